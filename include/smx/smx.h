@@ -1,0 +1,159 @@
+/*
+ * smx — exact, fast softmax, log-softmax and log-sum-exp.
+ *
+ * Public C API. Every function returns an smx_status (or documents why not),
+ * never aborts on caller error, and never reads or writes outside the
+ * caller's buffers. Pointers need no particular alignment.
+ *
+ * ---------------------------------------------------------------------------
+ * Special values: the written policy (the same for every algorithm, ISA and
+ * thread count; enforced in one place, src/api/row_policy.c)
+ * ---------------------------------------------------------------------------
+ *  - NaN anywhere in a row makes every output of that row NaN
+ *    (log-sum-exp of the row is NaN).
+ *  - An entry of -inf gives y = +0 exactly (log-softmax: -inf), and the rest of
+ *    the row is computed as if that entry were absent.
+ *  - A row of all -inf: logsumexp = -inf, softmax = 0, log-softmax = -inf.
+ *    With SMX_FLAG_MASKED_ROW_NAN all three are NaN instead (PyTorch).
+ *  - +inf entries (and no NaN): the limit. The k entries equal to +inf get
+ *    y = 1/k and all others +0; logsumexp = +inf; log-softmax = -log(k) on the
+ *    +inf entries and -inf elsewhere.
+ *  - n == 0, rows == 0 or cols == 0 return SMX_OK. Softmax and log-softmax
+ *    then write nothing; log-sum-exp of an empty row is -inf and is written for
+ *    each (empty) row.
+ *  - SMX_E_INVALID_ARG, with nothing written, for: a NULL pointer when there is
+ *    work to do; ld < cols; a temperature that is negative, NaN or infinite;
+ *    a size product that overflows; input and output ranges that overlap other
+ *    than exactly (x == y with ldx == ldy is in-place and allowed). For the rows
+ *    form the overlap test is on the whole spans [p, p + (rows-1)*ld + cols).
+ *
+ * ---------------------------------------------------------------------------
+ * Accuracy contract (eps = 2^-23 = FLT_EPSILON, t_i = (x_i - max(x)) / T)
+ * ---------------------------------------------------------------------------
+ *  Checked against a long-double reference for every algorithm x ISA x thread
+ *  count (tests/accuracy/), on rows of any length up to 2^26 and on adversarial
+ *  families (huge and tiny values, -inf masks, ties, spikes):
+ *  - softmax:      |y_i - ref_i| <= (4 + |t_i|/2) * eps * ref_i
+ *                  for every ref_i >= FLT_MIN. Outputs whose reference is below
+ *                  FLT_MIN (subnormal) are only guaranteed to be in [0, FLT_MIN).
+ *  - log-softmax:  |y_i - ref_i| <= 4 * eps * max(1, |ref_i|)
+ *  - log-sum-exp:  |out - ref|   <= 4 * eps * max(1, |ref|)
+ *  The |t_i|/2 term is the one rounding of x_i - max(x) in float; the rest is
+ *  the exponential (about 1 ulp, src/math/), the reduction (double partial
+ *  sums, so independent of the row length) and the final scaling.
+ *
+ *  Results are bitwise identical for every thread count. They may differ in the
+ *  last bits between ISAs (each ISA meets the same bound).
+ */
+#ifndef SMX_SMX_H
+#define SMX_SMX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32) && defined(SMX_SHARED_BUILD)
+#  define SMX_API __declspec(dllexport)
+#elif defined(_WIN32) && defined(SMX_SHARED)
+#  define SMX_API __declspec(dllimport)
+#elif defined(__GNUC__)
+#  define SMX_API __attribute__((visibility("default")))
+#else
+#  define SMX_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ version */
+#define SMX_VERSION_MAJOR 0
+#define SMX_VERSION_MINOR 1
+#define SMX_VERSION_PATCH 0
+#define SMX_VERSION_NUMBER (SMX_VERSION_MAJOR * 10000 + SMX_VERSION_MINOR * 100 + SMX_VERSION_PATCH)
+
+/** @return SMX_VERSION_NUMBER of the library actually linked (check it against the header's). */
+SMX_API unsigned smx_version_number(void);
+/** @return "MAJOR.MINOR.PATCH", a static string. */
+SMX_API const char *smx_version_string(void);
+
+/* ------------------------------------------------------------------- status */
+/* Stable numbers: never renumbered, gaps left for related codes. */
+typedef enum smx_status {
+  SMX_OK = 0,
+  SMX_E_INVALID_ARG = 10,          /* bad pointer, size, stride, option or aliasing  */
+  SMX_E_UNSUPPORTED = 20,          /* ISA or dtype not available on this machine     */
+  SMX_E_NOMEM = 30,                /* an allocation failed                           */
+  SMX_E_WORKSPACE_TOO_SMALL = 40,  /* reserved for plan-based APIs                   */
+  SMX_E_PARSE = 50,                /* reserved for file readers                      */
+  SMX_E_IO = 60,                   /* reserved for file readers and writers          */
+  SMX_E_THREAD = 70,               /* a worker thread could not be started           */
+  SMX_E_INTERNAL = 90              /* a bug in smx: please report it                 */
+} smx_status;
+
+/** @return a static, human-readable description; "unknown status" for other numbers. */
+SMX_API const char *smx_status_string(smx_status s);
+
+/* ------------------------------------------------------------------ options */
+typedef enum smx_algo {
+  SMX_ALGO_AUTO = 0,        /* picks by row length and ISA, from measured crossovers (docs/crossovers.md) */
+  SMX_ALGO_THREE_PASS = 1,  /* max; exp + store + sum; scale (3 reads, 2 writes; n exps)                */
+  SMX_ALGO_TWO_PASS = 2,    /* Dukhan & Ablavatski: (mantissa, exponent) sums (2 reads, 1 write)         */
+  SMX_ALGO_ONLINE = 3       /* Milakov & Gimelshein: blocked running (max, sum) (2 reads, 1 write)       */
+} smx_algo;
+
+/* A row of all -inf gives NaN outputs (and NaN log-sum-exp) instead of 0 / -inf. */
+#define SMX_FLAG_MASKED_ROW_NAN 0x1u
+
+typedef struct smx_options { /* all-zero, or a NULL pointer, means the defaults */
+  smx_algo algo;             /* AUTO picks by row length and ISA                  */
+  float temperature;         /* 0 means 1; computes softmax(x / T), T > 0, finite */
+  uint32_t flags;            /* SMX_FLAG_MASKED_ROW_NAN, ...                      */
+  int threads;               /* 0 or 1: the calling thread only; > 1 uses a pool  */
+} smx_options;
+
+/* ---------------------------------------------------------------- row ops */
+/*
+ * One row of n floats. y may equal x (in-place); any other overlap is rejected.
+ * Threads: a long row is cut into fixed chunks whose (max, sum) states are
+ * merged in a fixed order, so the result does not depend on opt->threads.
+ */
+SMX_API smx_status smx_softmax_f32(const float *x, float *y, size_t n, const smx_options *opt);
+SMX_API smx_status smx_log_softmax_f32(const float *x, float *y, size_t n, const smx_options *opt);
+/** *out = log(sum_i exp(x_i / T)), so that log_softmax = x / T - out. Empty row: -inf. */
+SMX_API smx_status smx_logsumexp_f32(const float *x, size_t n, float *out, const smx_options *opt);
+
+/*
+ * rows x cols matrices, row-major with leading dimensions ldx, ldy counted in
+ * elements (ld >= cols). Each row is normalised on its own.
+ * logsumexp_rows writes rows values to out (which must not overlap x).
+ */
+SMX_API smx_status smx_softmax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy,
+                                        size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_log_softmax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy,
+                                            size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_logsumexp_rows_f32(const float *x, size_t ldx, float *out,
+                                          size_t rows, size_t cols, const smx_options *opt);
+
+/* ------------------------------------------------------------ CPU and ISA */
+typedef enum smx_isa_level {
+  SMX_ISA_SCALAR = 0,
+  SMX_ISA_AVX2 = 1,     /* AVX2 + FMA                    */
+  SMX_ISA_AVX512 = 2    /* AVX-512F (+DQ, VL, BW)        */
+} smx_isa_level;
+
+/** @return the kernel set in use: "scalar", "avx2" or "avx512". */
+SMX_API const char *smx_isa(void);
+/** @return the best level this CPU supports (ignoring caps). */
+SMX_API smx_isa_level smx_cpu_isa(void);
+/*
+ * Caps the kernel set at `level` (never above what the CPU has), like the
+ * environment variable SMX_MAX_ISA=scalar|avx2|avx512, which is read once at
+ * first use. SMX_E_INVALID_ARG for an unknown level. Safe to call at any time;
+ * calls already running finish with the kernels they started with.
+ */
+SMX_API smx_status smx_set_max_isa(smx_isa_level level);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SMX_SMX_H */

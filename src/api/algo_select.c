@@ -1,0 +1,17 @@
+/*
+ * SMX_ALGO_AUTO: which algorithm is fastest for a row length, measured with
+ * bench/smx_bench on the development machine (docs/crossovers.md has the
+ * tables). In cache, the three-pass algorithm computes each exponential once
+ * and its extra passes hit L1/L2; once a row spills out of L2 the two-pass
+ * algorithms read memory twice instead of three times.
+ */
+#include <string.h>
+
+#include "api/algo_select.h"
+
+smx_algo smx_algo_auto(smx_op op, size_t cols, const char *isa) {
+  (void)isa;
+  if (op == SMX_OP_LOGSUMEXP) return SMX_ALGO_THREE_PASS;
+  if (cols <= ((size_t)1 << 17)) return SMX_ALGO_THREE_PASS;
+  return SMX_ALGO_TWO_PASS;
+}

@@ -1,0 +1,196 @@
+/*
+ * The three algorithms over one row, in terms of the kernel family
+ * (src/kernels/f32-softmax/). A long row is cut into SMX_CHUNK pieces; each
+ * phase runs over the pieces (on several threads when asked) and their
+ * results are folded left to right, so the arithmetic is the same whatever
+ * the number of threads. Chunk results go through a fixed window of
+ * SMX_WINDOW slots, so no call allocates.
+ */
+#include <float.h>
+#include <math.h>
+
+#include "api/softmax_row.h"
+#include "math/exp2_poly.h"
+#include "runtime/reduce_state.h"
+#include "runtime/thread_pool.h"
+
+#define SMX_WINDOW 64
+
+void smx_row_params_init(smx_row_params *p, const smx_f32_ukernels *k, smx_op op, smx_algo algo,
+                         float temperature, uint32_t flags, int threads) {
+  double t = temperature == 0.0f ? 1.0 : (double)temperature;
+  double c = SMX_LOG2E_D / t;
+  p->k = k;
+  p->op = op;
+  p->algo = algo;
+  p->c.c = c;
+  p->c.hi = (float)c;
+  p->c.lo = (float)(c - (double)p->c.hi);
+  /* a*c >= -127 for a >= amin: round amin toward zero */
+  p->c.amin = nextafterf((float)(-127.0 / c), 0.0f);
+  p->c.amin_s = (float)(-200.0 / c);
+  p->c.xlim = (float)(2097152.0 / c);
+  p->inv_t_d = 1.0 / t;
+  p->inv_t = (float)p->inv_t_d;
+  p->flags = flags;
+  p->threads = threads < 1 ? 1 : threads;
+}
+
+enum phase { P_MAX, P_EXPSUM, P_SCALE, P_ONLINE, P_SCALEEXP, P_EXT, P_SCALEEXT, P_LOGSUB };
+
+typedef struct chunk_job {
+  const smx_row_params *p;
+  enum phase phase;
+  const float *x;
+  float *y;            /* NULL: P_EXPSUM without stores */
+  size_t n, first;     /* row length; first chunk of the current window */
+  float m, s, off, inv_v, neg_e;
+  float mx[SMX_WINDOW];
+  double sum[SMX_WINDOW];
+  smx_online_state on[SMX_WINDOW];
+  smx_ext_state ext[SMX_WINDOW];
+} chunk_job;
+
+static void chunk_task(void *ctx, size_t w) {
+  chunk_job *j = ctx;
+  const smx_f32_ukernels *k = j->p->k;
+  size_t off = (j->first + w) * SMX_CHUNK;
+  size_t len = j->n - off < SMX_CHUNK ? j->n - off : SMX_CHUNK;
+  const float *x = j->x + off;
+  float *y = j->y ? j->y + off : NULL;
+  switch (j->phase) {
+    case P_MAX: j->mx[w] = k->rmax(len, x); break;
+    case P_EXPSUM: j->sum[w] = k->raddstoreexp(len, x, y, j->m, &j->p->c); break;
+    case P_SCALE: k->vscale(len, y, y, j->s); break;
+    case P_ONLINE: j->on[w] = k->ronline(len, x, &j->p->c); break;
+    case P_SCALEEXP: k->vscaleexp(len, x, y, j->m, &j->p->c, j->s); break;
+    case P_EXT: j->ext[w] = k->raddextexp(len, x, &j->p->c); break;
+    case P_SCALEEXT: k->vscaleextexp(len, x, y, &j->p->c, j->inv_v, j->neg_e); break;
+    case P_LOGSUB: k->vlogsub(len, x, y, j->m, j->s, j->off); break;
+  }
+}
+
+/* Runs one phase over every chunk; folds the chunk results in order into the
+ * accumulators (max, sum, online or ext state) that the phase produces. */
+typedef struct fold { float mx; double sum; smx_online_state on; smx_ext_state ext; } fold;
+
+static fold run_phase(chunk_job *j, enum phase ph) {
+  fold f = { -INFINITY, 0.0, smx_online_identity(), smx_ext_identity() };
+  size_t nchunks = (j->n + SMX_CHUNK - 1) / SMX_CHUNK;
+  j->phase = ph;
+  for (j->first = 0; j->first < nchunks; j->first += SMX_WINDOW) {
+    size_t nw = nchunks - j->first < SMX_WINDOW ? nchunks - j->first : SMX_WINDOW;
+    if (j->p->threads > 1 && nw > 1) smx_parallel_for(j->p->threads, nw, chunk_task, j);
+    else for (size_t w = 0; w < nw; w++) chunk_task(j, w);
+    for (size_t w = 0; w < nw; w++) {
+      switch (ph) {
+        case P_MAX: f.mx = j->mx[w] > f.mx ? j->mx[w] : f.mx; break;
+        case P_EXPSUM: f.sum += j->sum[w]; break;
+        case P_ONLINE: f.on = smx_online_merge(f.on, j->on[w], j->p->c.c); break;
+        case P_EXT: f.ext = smx_ext_merge(f.ext, j->ext[w]); break;
+        default: break;
+      }
+    }
+  }
+  return f;
+}
+
+/* The row is special (NaN, +inf or fully masked): the policy writes it. */
+static void write_special(const smx_row_params *p, const float *x, float *y, size_t n, float *lse) {
+  if (!smx_policy_row(p->op, x, y, n, p->flags, lse)) {
+    /* unreachable: a non-finite state always comes from a special row */
+    smx_policy_nan_row(p->op, y, n, lse);
+  }
+}
+
+static void three_pass(const smx_row_params *p, chunk_job *j, const float *x, float *y, size_t n, float *lse) {
+  fold f = run_phase(j, P_MAX);
+  if (!(f.mx > -INFINITY && f.mx < INFINITY)) {  /* all -inf, all NaN, or +inf */
+    write_special(p, x, y, n, lse);
+    return;
+  }
+  j->m = f.mx;
+  j->y = p->op == SMX_OP_SOFTMAX ? y : NULL;  /* only softmax keeps the exponentials */
+  fold g = run_phase(j, P_EXPSUM);
+  if (!(g.sum >= 1.0 && g.sum < INFINITY)) {
+    /* a NaN the max skipped; x is intact unless softmax already stored */
+    if (p->op == SMX_OP_SOFTMAX) smx_policy_nan_row(p->op, y, n, lse);
+    else write_special(p, x, y, n, lse);
+    return;
+  }
+  if (p->op == SMX_OP_SOFTMAX) {
+    j->s = (float)(1.0 / g.sum);
+    run_phase(j, P_SCALE);
+  } else if (p->op == SMX_OP_LOG_SOFTMAX) {
+    j->y = y;
+    j->s = p->inv_t;
+    j->off = (float)log(g.sum);
+    run_phase(j, P_LOGSUB);
+  } else {
+    *lse = (float)((double)f.mx * p->inv_t_d + log(g.sum));
+  }
+}
+
+static void online(const smx_row_params *p, chunk_job *j, const float *x, float *y, size_t n, float *lse) {
+  fold f = run_phase(j, P_ONLINE);
+  smx_online_state st = f.on;
+  if (!(st.d > 0.0 && st.d < INFINITY && st.m > -INFINITY && st.m < INFINITY)) {
+    write_special(p, x, y, n, lse);
+    return;
+  }
+  if (p->op == SMX_OP_LOGSUMEXP) { *lse = (float)(st.m * p->inv_t_d + log(st.d)); return; }
+  j->y = y;
+  j->m = (float)st.m;
+  if (p->op == SMX_OP_SOFTMAX) {
+    j->s = (float)(1.0 / st.d);
+    run_phase(j, P_SCALEEXP);
+  } else {
+    j->s = p->inv_t;
+    j->off = (float)log(st.d);
+    run_phase(j, P_LOGSUB);
+  }
+}
+
+static void two_pass(const smx_row_params *p, chunk_job *j, const float *x, float *y, size_t n, float *lse) {
+  fold f = run_phase(j, P_EXT);
+  smx_ext_state st = f.ext;
+  if (!(st.v > 0.0 && st.v < INFINITY)) {
+    /* a special row, or |x c| overflowed float (|x/T| > 2.3e38): three-pass handles those */
+    if (!smx_policy_row(p->op, x, y, n, p->flags, lse)) three_pass(p, j, x, y, n, lse);
+    return;
+  }
+  if (!(st.e >= SMX_EXTEXP_E_MIN && st.e <= SMX_EXTEXP_E_MAX)) {
+    /* |x/T| beyond about 1.45e6: the float exponents would not be exact */
+    three_pass(p, j, x, y, n, lse);
+    return;
+  }
+  const double ln2 = 0.69314718055994530941723212145818;
+  double L = (st.e + log2(st.v)) * ln2;   /* log sum exp(x/T) */
+  if (p->op == SMX_OP_LOGSUMEXP) { *lse = (float)L; return; }
+  j->y = y;
+  if (p->op == SMX_OP_SOFTMAX) {
+    j->inv_v = (float)(1.0 / st.v);
+    j->neg_e = (float)-st.e;
+    run_phase(j, P_SCALEEXT);
+  } else {
+    /* a shift near the max keeps (x - m) small, as in the other algorithms */
+    float m = (float)(st.e / p->c.c);
+    j->m = m;
+    j->s = p->inv_t;
+    j->off = (float)(L - (double)m * p->inv_t_d);
+    run_phase(j, P_LOGSUB);
+  }
+}
+
+void smx_row_f32(const smx_row_params *p, const float *x, float *y, size_t n, float *lse) {
+  chunk_job j;
+  j.p = p;
+  j.x = x;
+  j.y = y;
+  j.n = n;
+  switch (p->algo) {
+    case SMX_ALGO_ONLINE: online(p, &j, x, y, n, lse); break;
+    case SMX_ALGO_TWO_PASS: two_pass(p, &j, x, y, n, lse); break;
+    default: three_pass(p, &j, x, y, n, lse); break;
+  }
+}

@@ -1,0 +1,337 @@
+/*
+ * AVX-512F f32 softmax kernels (this file alone is built with -mavx512f/dq/vl/bw).
+ *
+ * exp(a/T) = 2^(a c): n = round(a c_hi), r = a c_hi - n + a c_lo (two FMAs, the
+ * product a*c_hi exact inside the FMA), 2^r by the degree-6 polynomial of
+ * math/exp2_poly.h, and vscalefps applies 2^n with hardware under/overflow.
+ * Sums go to double every SMX_FLUSH elements, so the error of the
+ * reduction does not grow with the row length.
+ * Tails use masked loads and stores: nothing outside [0, n) is touched.
+ */
+#include <float.h>
+#include <immintrin.h>
+#include <math.h>
+
+#include "kernels/f32-softmax/ukernels.h"
+#include "math/exp2_poly.h"
+#include "math/exp2_scalar.h"
+
+#define SMX_INLINE static inline __attribute__((always_inline))
+
+/* float sums of at most this many elements per lane accumulator (4 terms) go to double */
+#define SMX_FLUSH 256
+
+SMX_INLINE __mmask16 tail_mask(size_t rem) { return (__mmask16)((1u << rem) - 1u); }
+
+typedef struct expv { __m512 hi, lo; } expv;
+
+SMX_INLINE expv expv_load(const smx_expc *c) {
+  expv e = { _mm512_set1_ps(c->hi), _mm512_set1_ps(c->lo) };
+  return e;
+}
+
+/* 2^r for r in [-0.5, 0.5] */
+SMX_INLINE __m512 exp2_poly(__m512 r) {
+  __m512 p = _mm512_set1_ps(SMX_EXP2_C6);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(SMX_EXP2_C5));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(SMX_EXP2_C4));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(SMX_EXP2_C3));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(SMX_EXP2_C2));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(SMX_EXP2_C1));
+  return _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+}
+
+/* Splits a*c into n + r; a must be clamped by the caller (NaN passes through). */
+SMX_INLINE __m512 split(__m512 a, expv c, __m512 *n) {
+  *n = _mm512_roundscale_ps(_mm512_mul_ps(a, c.hi), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fmsub_ps(a, c.hi, *n);
+  return _mm512_fmadd_ps(a, c.lo, r);
+}
+
+/* 2^(a c) for a <= 0; a < amin (and -inf) give +0, NaN gives NaN. */
+SMX_INLINE __m512 exp_neg(__m512 a, expv c, __m512 amin) {
+  a = _mm512_max_ps(amin, a);  /* second operand returned for NaN: NaN is kept */
+  __m512 n;
+  __m512 r = split(a, c, &n);
+  return _mm512_scalef_ps(exp2_poly(r), n);
+}
+
+static float rmax_avx512(size_t n, const float *x) {
+  const __m512 ninf = _mm512_set1_ps(-INFINITY);
+  __m512 m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
+  size_t i = 0;
+  /* max(x, acc) returns acc when x is NaN: NaN entries are skipped */
+  for (; i + 64 <= n; i += 64) {
+    m0 = _mm512_max_ps(_mm512_loadu_ps(x + i), m0);
+    m1 = _mm512_max_ps(_mm512_loadu_ps(x + i + 16), m1);
+    m2 = _mm512_max_ps(_mm512_loadu_ps(x + i + 32), m2);
+    m3 = _mm512_max_ps(_mm512_loadu_ps(x + i + 48), m3);
+  }
+  for (; i + 16 <= n; i += 16) m0 = _mm512_max_ps(_mm512_loadu_ps(x + i), m0);
+  if (i < n) m1 = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, tail_mask(n - i), x + i), m1);
+  m0 = _mm512_max_ps(_mm512_max_ps(m0, m1), _mm512_max_ps(m2, m3));
+  return _mm512_reduce_max_ps(m0);
+}
+
+SMX_INLINE void flush_to_double(__m512 s, __m512d *d0, __m512d *d1) {
+  *d0 = _mm512_add_pd(*d0, _mm512_cvtps_pd(_mm512_castps512_ps256(s)));
+  *d1 = _mm512_add_pd(*d1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1))));
+}
+
+SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, const smx_expc *c, int store) {
+  const expv cv = expv_load(c);
+  const __m512 vm = _mm512_set1_ps(m), amin = _mm512_set1_ps(c->amin_s);
+  __m512d d0 = _mm512_setzero_pd(), d1 = _mm512_setzero_pd();
+  size_t i = 0;
+  while (n - i >= 64) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    size_t end = n - i >= SMX_FLUSH ? i + SMX_FLUSH : i + ((n - i) & ~(size_t)63);
+    for (; i < end; i += 64) {
+      __m512 e0 = exp_neg(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), cv, amin);
+      __m512 e1 = exp_neg(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm), cv, amin);
+      __m512 e2 = exp_neg(_mm512_sub_ps(_mm512_loadu_ps(x + i + 32), vm), cv, amin);
+      __m512 e3 = exp_neg(_mm512_sub_ps(_mm512_loadu_ps(x + i + 48), vm), cv, amin);
+      if (store) {
+        _mm512_storeu_ps(y + i, e0);
+        _mm512_storeu_ps(y + i + 16, e1);
+        _mm512_storeu_ps(y + i + 32, e2);
+        _mm512_storeu_ps(y + i + 48, e3);
+      }
+      a0 = _mm512_add_ps(a0, e0);
+      a1 = _mm512_add_ps(a1, e1);
+      a2 = _mm512_add_ps(a2, e2);
+      a3 = _mm512_add_ps(a3, e3);
+    }
+    flush_to_double(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)), &d0, &d1);
+  }
+  if (i < n) {
+    __m512 a0 = _mm512_setzero_ps();
+    for (; i + 16 <= n; i += 16) {
+      __m512 e = exp_neg(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), cv, amin);
+      if (store) _mm512_storeu_ps(y + i, e);
+      a0 = _mm512_add_ps(a0, e);
+    }
+    if (i < n) {
+      __mmask16 k = tail_mask(n - i);
+      __m512 e = exp_neg(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm), cv, amin);
+      e = _mm512_maskz_mov_ps(k, e);
+      if (store) _mm512_mask_storeu_ps(y + i, k, e);
+      a0 = _mm512_add_ps(a0, e);
+    }
+    flush_to_double(a0, &d0, &d1);
+  }
+  return _mm512_reduce_add_pd(_mm512_add_pd(d0, d1));
+}
+
+static double raddstoreexp_avx512(size_t n, const float *x, float *y, float m, const smx_expc *c) {
+  return y ? raddexp_impl(n, x, y, m, c, 1) : raddexp_impl(n, x, NULL, m, c, 0);
+}
+
+static void vscale_avx512(size_t n, const float *x, float *y, float s) {
+  const __m512 vs = _mm512_set1_ps(s);
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    __m512 v0 = _mm512_mul_ps(_mm512_loadu_ps(x + i), vs);
+    __m512 v1 = _mm512_mul_ps(_mm512_loadu_ps(x + i + 16), vs);
+    __m512 v2 = _mm512_mul_ps(_mm512_loadu_ps(x + i + 32), vs);
+    __m512 v3 = _mm512_mul_ps(_mm512_loadu_ps(x + i + 48), vs);
+    _mm512_storeu_ps(y + i, v0);
+    _mm512_storeu_ps(y + i + 16, v1);
+    _mm512_storeu_ps(y + i + 32, v2);
+    _mm512_storeu_ps(y + i + 48, v3);
+  }
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), vs));
+  if (i < n) {
+    __mmask16 k = tail_mask(n - i);
+    _mm512_mask_storeu_ps(y + i, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + i), vs));
+  }
+}
+
+static void vscaleexp_avx512(size_t n, const float *x, float *y, float m, const smx_expc *c, float s) {
+  const expv cv = expv_load(c);
+  const __m512 vm = _mm512_set1_ps(m), amin = _mm512_set1_ps(c->amin_s), vs = _mm512_set1_ps(s);
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m512 e0 = exp_neg(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), cv, amin);
+    __m512 e1 = exp_neg(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm), cv, amin);
+    _mm512_storeu_ps(y + i, _mm512_mul_ps(e0, vs));
+    _mm512_storeu_ps(y + i + 16, _mm512_mul_ps(e1, vs));
+  }
+  for (; i < n; i += 16) {
+    __mmask16 k = n - i >= 16 ? (__mmask16)0xffff : tail_mask(n - i);
+    __m512 e = exp_neg(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm), cv, amin);
+    _mm512_mask_storeu_ps(y + i, k, _mm512_mul_ps(e, vs));
+  }
+}
+
+/* Online normalizer, blocked and per lane: each lane keeps its own running max
+ * and a double sum; once per block of SMX_FLUSH elements the lane max moves
+ * and the lane sum is rescaled by one vector exp. */
+static smx_online_state ronline_avx512(size_t n, const float *x, const smx_expc *c) {
+  const expv cv = expv_load(c);
+  const __m512 amin = _mm512_set1_ps(c->amin_s), ninf = _mm512_set1_ps(-INFINITY);
+  __m512 vm = _mm512_set1_ps(-FLT_MAX);   /* finite, so vm - new max is never -inf - -inf */
+  __m512d d0 = _mm512_setzero_pd(), d1 = _mm512_setzero_pd();
+  for (size_t i = 0; i < n; i += SMX_FLUSH) {
+    size_t nb = n - i < SMX_FLUSH ? n - i : SMX_FLUSH;
+    const float *xb = x + i;
+    size_t full = nb & ~(size_t)15;
+    __mmask16 kt = tail_mask(nb - full);
+    __m512 bm0 = ninf, bm1 = ninf;
+    size_t j = 0;
+    for (; j + 32 <= full; j += 32) {
+      bm0 = _mm512_max_ps(_mm512_loadu_ps(xb + j), bm0);
+      bm1 = _mm512_max_ps(_mm512_loadu_ps(xb + j + 16), bm1);
+    }
+    if (j < full) bm0 = _mm512_max_ps(_mm512_loadu_ps(xb + j), bm0);
+    if (kt) bm1 = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, kt, xb + full), bm1);
+    __m512 nm = _mm512_max_ps(_mm512_max_ps(bm0, bm1), vm);
+    __m512 scale = exp_neg(_mm512_sub_ps(vm, nm), cv, amin);
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    j = 0;
+    for (; j + 64 <= full; j += 64) {
+      a0 = _mm512_add_ps(a0, exp_neg(_mm512_sub_ps(_mm512_loadu_ps(xb + j), nm), cv, amin));
+      a1 = _mm512_add_ps(a1, exp_neg(_mm512_sub_ps(_mm512_loadu_ps(xb + j + 16), nm), cv, amin));
+      a2 = _mm512_add_ps(a2, exp_neg(_mm512_sub_ps(_mm512_loadu_ps(xb + j + 32), nm), cv, amin));
+      a3 = _mm512_add_ps(a3, exp_neg(_mm512_sub_ps(_mm512_loadu_ps(xb + j + 48), nm), cv, amin));
+    }
+    for (; j < full; j += 16)
+      a0 = _mm512_add_ps(a0, exp_neg(_mm512_sub_ps(_mm512_loadu_ps(xb + j), nm), cv, amin));
+    if (kt) {
+      __m512 e = exp_neg(_mm512_sub_ps(_mm512_mask_loadu_ps(ninf, kt, xb + full), nm), cv, amin);
+      a1 = _mm512_add_ps(a1, _mm512_maskz_mov_ps(kt, e));
+    }
+    __m512 s = _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
+    d0 = _mm512_fmadd_pd(d0, _mm512_cvtps_pd(_mm512_castps512_ps256(scale)),
+                         _mm512_cvtps_pd(_mm512_castps512_ps256(s)));
+    d1 = _mm512_fmadd_pd(d1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(scale), 1))),
+                         _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1))));
+    vm = nm;
+  }
+  float lm[16];
+  double ld[16];
+  _mm512_storeu_ps(lm, vm);
+  _mm512_storeu_pd(ld, d0);
+  _mm512_storeu_pd(ld + 8, d1);
+  smx_online_state st = smx_online_identity();
+  for (int l = 0; l < 16; l++) {
+    smx_online_state ls = { lm[l], ld[l] };
+    st = smx_online_merge(st, ls, c->c);
+  }
+  if (st.d == 0.0) st.m = -FLT_MAX;
+  return st;
+}
+
+/* Dukhan & Ablavatski pass 1: per lane (v, e) pairs with sum 2^(x c) = v 2^e. */
+SMX_INLINE void ext_add(__m512 *v, __m512 *e, __m512 p, __m512 n) {
+  __m512 me = _mm512_max_ps(*e, n);
+  *v = _mm512_add_ps(_mm512_scalef_ps(*v, _mm512_sub_ps(*e, me)), _mm512_scalef_ps(p, _mm512_sub_ps(n, me)));
+  *e = me;
+}
+
+SMX_INLINE __m512 ext_term(__m512 x, expv cv, __m512 xmin, __m512 *n) {
+  x = _mm512_max_ps(xmin, x);   /* -inf and huge negatives become negligible; NaN kept */
+  return exp2_poly(split(x, cv, n));
+}
+
+static smx_ext_state raddextexp_avx512(size_t n, const float *x, const smx_expc *c) {
+  const expv cv = expv_load(c);
+  const __m512 xmin = _mm512_set1_ps(-c->xlim), ninf = _mm512_set1_ps(-INFINITY);
+  const __m512 lowest = _mm512_set1_ps(-FLT_MAX);
+  __m512d vd0 = _mm512_setzero_pd(), vd1 = _mm512_setzero_pd();
+  __m512 ed = lowest;
+  size_t i = 0;
+  while (i < n) {
+    size_t end = n - i >= SMX_FLUSH ? i + SMX_FLUSH : n;
+    __m512 v0 = _mm512_setzero_ps(), v1 = v0, v2 = v0, v3 = v0;
+    __m512 e0 = lowest, e1 = lowest, e2 = lowest, e3 = lowest;
+    __m512 n0, n1, n2, n3;
+    for (; i + 64 <= end; i += 64) {
+      __m512 p0 = ext_term(_mm512_loadu_ps(x + i), cv, xmin, &n0);
+      __m512 p1 = ext_term(_mm512_loadu_ps(x + i + 16), cv, xmin, &n1);
+      __m512 p2 = ext_term(_mm512_loadu_ps(x + i + 32), cv, xmin, &n2);
+      __m512 p3 = ext_term(_mm512_loadu_ps(x + i + 48), cv, xmin, &n3);
+      ext_add(&v0, &e0, p0, n0);
+      ext_add(&v1, &e1, p1, n1);
+      ext_add(&v2, &e2, p2, n2);
+      ext_add(&v3, &e3, p3, n3);
+    }
+    for (; i < end; i += 16) {
+      __mmask16 k = end - i >= 16 ? (__mmask16)0xffff : tail_mask(end - i);
+      __m512 p = ext_term(_mm512_mask_loadu_ps(ninf, k, x + i), cv, xmin, &n0);
+      p = _mm512_maskz_mov_ps(k, p);
+      ext_add(&v0, &e0, p, n0);
+    }
+    /* merge the four accumulators, then fold the block into the double lane state */
+    __m512 em = _mm512_max_ps(_mm512_max_ps(e0, e1), _mm512_max_ps(e2, e3));
+    __m512 vb = _mm512_add_ps(
+        _mm512_add_ps(_mm512_scalef_ps(v0, _mm512_sub_ps(e0, em)), _mm512_scalef_ps(v1, _mm512_sub_ps(e1, em))),
+        _mm512_add_ps(_mm512_scalef_ps(v2, _mm512_sub_ps(e2, em)), _mm512_scalef_ps(v3, _mm512_sub_ps(e3, em))));
+    __m512 en = _mm512_max_ps(ed, em);
+    __m512 sa = _mm512_sub_ps(ed, en), sb = _mm512_sub_ps(em, en);
+    __m512d sa0 = _mm512_cvtps_pd(_mm512_castps512_ps256(sa));
+    __m512d sa1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(sa), 1)));
+    __m512d sb0 = _mm512_cvtps_pd(_mm512_castps512_ps256(sb));
+    __m512d sb1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(sb), 1)));
+    __m512d vb0 = _mm512_cvtps_pd(_mm512_castps512_ps256(vb));
+    __m512d vb1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(vb), 1)));
+    vd0 = _mm512_add_pd(_mm512_scalef_pd(vd0, sa0), _mm512_scalef_pd(vb0, sb0));
+    vd1 = _mm512_add_pd(_mm512_scalef_pd(vd1, sa1), _mm512_scalef_pd(vb1, sb1));
+    ed = en;
+  }
+  float le[16];
+  double lv[16];
+  _mm512_storeu_ps(le, ed);
+  _mm512_storeu_pd(lv, vd0);
+  _mm512_storeu_pd(lv + 8, vd1);
+  smx_ext_state st = smx_ext_identity();
+  for (int l = 0; l < 16; l++) {
+    if (lv[l] != lv[l]) { st.v = NAN; break; }
+    smx_ext_state ls = { lv[l], le[l] };
+    st = smx_ext_merge(st, ls);
+  }
+  return st;
+}
+
+static void vscaleextexp_avx512(size_t n, const float *x, float *y, const smx_expc *c, float inv_v, float neg_e) {
+  const expv cv = expv_load(c);
+  const __m512 xmin = _mm512_set1_ps(-c->xlim), vinv = _mm512_set1_ps(inv_v), vne = _mm512_set1_ps(neg_e);
+  size_t i = 0;
+  __m512 n0, n1;
+  for (; i + 32 <= n; i += 32) {
+    __m512 p0 = ext_term(_mm512_loadu_ps(x + i), cv, xmin, &n0);
+    __m512 p1 = ext_term(_mm512_loadu_ps(x + i + 16), cv, xmin, &n1);
+    _mm512_storeu_ps(y + i, _mm512_scalef_ps(_mm512_mul_ps(p0, vinv), _mm512_add_ps(n0, vne)));
+    _mm512_storeu_ps(y + i + 16, _mm512_scalef_ps(_mm512_mul_ps(p1, vinv), _mm512_add_ps(n1, vne)));
+  }
+  for (; i < n; i += 16) {
+    __mmask16 k = n - i >= 16 ? (__mmask16)0xffff : tail_mask(n - i);
+    __m512 p = ext_term(_mm512_maskz_loadu_ps(k, x + i), cv, xmin, &n0);
+    _mm512_mask_storeu_ps(y + i, k, _mm512_scalef_ps(_mm512_mul_ps(p, vinv), _mm512_add_ps(n0, vne)));
+  }
+}
+
+static void vlogsub_avx512(size_t n, const float *x, float *y, float m, float s, float off) {
+  const __m512 vm = _mm512_set1_ps(m), vs = _mm512_set1_ps(s), voff = _mm512_set1_ps(off);
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    _mm512_storeu_ps(y + i, _mm512_fmsub_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), vs, voff));
+    _mm512_storeu_ps(y + i + 16, _mm512_fmsub_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm), vs, voff));
+  }
+  for (; i < n; i += 16) {
+    __mmask16 k = n - i >= 16 ? (__mmask16)0xffff : tail_mask(n - i);
+    _mm512_mask_storeu_ps(y + i, k, _mm512_fmsub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm), vs, voff));
+  }
+}
+
+const smx_f32_ukernels smx_f32_ukernels_avx512 = {
+  "avx512",
+  rmax_avx512,
+  raddstoreexp_avx512,
+  vscale_avx512,
+  vscaleexp_avx512,
+  ronline_avx512,
+  raddextexp_avx512,
+  vscaleextexp_avx512,
+  vlogsub_avx512,
+};

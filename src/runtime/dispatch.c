@@ -1,0 +1,100 @@
+/*
+ * Picks the kernel set once: the best level the CPU and OS support
+ * (cpuid + xgetbv), capped by SMX_MAX_ISA=scalar|avx2|avx512 read at first use,
+ * or later by smx_set_max_isa(). The table pointer is atomic, so a cap set
+ * while other threads compute is safe.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/dispatch.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+
+static unsigned long long xgetbv0(void) {
+  unsigned eax, edx;
+  __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+  return ((unsigned long long)edx << 32) | eax;
+}
+
+static smx_isa_level detect_cpu(void) {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return SMX_ISA_SCALAR;
+  int osxsave = (c >> 27) & 1, fma = (c >> 12) & 1, avx = (c >> 28) & 1;
+  if (!osxsave || !avx) return SMX_ISA_SCALAR;
+  unsigned long long xcr0 = xgetbv0();
+  if ((xcr0 & 0x6) != 0x6) return SMX_ISA_SCALAR;                  /* XMM and YMM state */
+  if (__get_cpuid_max(0, NULL) < 7) return SMX_ISA_SCALAR;
+  __cpuid_count(7, 0, a, b, c, d);
+  int avx2 = (b >> 5) & 1;
+  int avx512f = (b >> 16) & 1, avx512dq = (b >> 17) & 1, avx512bw = (b >> 30) & 1, avx512vl = (b >> 31) & 1;
+  smx_isa_level best = SMX_ISA_SCALAR;
+  if (avx2 && fma) best = SMX_ISA_AVX2;
+  if (best == SMX_ISA_AVX2 && avx512f && avx512dq && avx512bw && avx512vl && (xcr0 & 0xe6) == 0xe6)
+    best = SMX_ISA_AVX512;                                         /* opmask and ZMM state */
+  return best;
+}
+#else
+static smx_isa_level detect_cpu(void) { return SMX_ISA_SCALAR; }
+#endif
+
+static const smx_f32_ukernels *table_for(smx_isa_level level) {
+  switch (level) {
+#if defined(SMX_HAVE_X86_KERNELS)
+    case SMX_ISA_AVX512: return &smx_f32_ukernels_avx512;
+    case SMX_ISA_AVX2: return &smx_f32_ukernels_avx2;
+#endif
+    default: return &smx_f32_ukernels_scalar;
+  }
+}
+
+static smx_isa_level cpu_level = SMX_ISA_SCALAR;
+static _Atomic(const smx_f32_ukernels *) current = NULL;
+
+static smx_isa_level env_cap(void) {
+  const char *e = getenv("SMX_MAX_ISA");
+  if (!e || !*e) return SMX_ISA_AVX512;
+  if (!strcmp(e, "scalar")) return SMX_ISA_SCALAR;
+  if (!strcmp(e, "avx2")) return SMX_ISA_AVX2;
+  if (!strcmp(e, "avx512")) return SMX_ISA_AVX512;
+  /* an unknown value must not silently select the fastest path */
+  fprintf(stderr, "smx: SMX_MAX_ISA=%s is not scalar, avx2 or avx512; using scalar\n", e);
+  return SMX_ISA_SCALAR;
+}
+
+static void init_once(void) {
+  cpu_level = detect_cpu();
+#if !defined(SMX_HAVE_X86_KERNELS)
+  cpu_level = SMX_ISA_SCALAR;
+#endif
+  smx_isa_level cap = env_cap();
+  const smx_f32_ukernels *expected = NULL;
+  atomic_compare_exchange_strong(&current, &expected, table_for(cap < cpu_level ? cap : cpu_level));
+}
+
+#include <pthread.h>
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+const smx_f32_ukernels *smx_dispatch_f32(void) {
+  const smx_f32_ukernels *k = atomic_load_explicit(&current, memory_order_acquire);
+  if (k) return k;
+  pthread_once(&once, init_once);
+  return atomic_load_explicit(&current, memory_order_acquire);
+}
+
+smx_isa_level smx_cpu_isa(void) {
+  pthread_once(&once, init_once);
+  return cpu_level;
+}
+
+smx_status smx_set_max_isa(smx_isa_level level) {
+  if (level != SMX_ISA_SCALAR && level != SMX_ISA_AVX2 && level != SMX_ISA_AVX512) return SMX_E_INVALID_ARG;
+  pthread_once(&once, init_once);
+  atomic_store_explicit(&current, table_for(level < cpu_level ? level : cpu_level), memory_order_release);
+  return SMX_OK;
+}
+
+const char *smx_isa(void) { return smx_dispatch_f32()->isa; }

@@ -1,0 +1,11 @@
+/* Runtime CPU detection and the kernel table in use. */
+#ifndef SMX_RUNTIME_DISPATCH_H
+#define SMX_RUNTIME_DISPATCH_H
+
+#include "kernels/f32-softmax/ukernels.h"
+#include "smx/smx.h"
+
+/* The f32 softmax kernels for the current ISA level (picked once, capped by SMX_MAX_ISA / smx_set_max_isa). */
+const smx_f32_ukernels *smx_dispatch_f32(void);
+
+#endif

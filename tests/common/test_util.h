@@ -1,0 +1,109 @@
+/* Shared helpers for the C tests: counters, RNG, long-double references, guard pages. */
+#define _DEFAULT_SOURCE
+#ifndef SMX_TESTS_TEST_UTIL_H
+#define SMX_TESTS_TEST_UTIL_H
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "smx/smx.h"
+
+static long tu_pass, tu_fail;
+
+#define CHECK(cond, ...)                                                        \
+  do {                                                                          \
+    if (cond) tu_pass++;                                                        \
+    else {                                                                      \
+      tu_fail++;                                                                \
+      if (tu_fail <= 40) {                                                      \
+        fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);         \
+        fprintf(stderr, __VA_ARGS__);                                           \
+        fprintf(stderr, "\n");                                                  \
+      }                                                                         \
+    }                                                                           \
+  } while (0)
+
+static inline int tu_finish(const char *name) {
+  printf("%s: %ld passed, %ld failed\n", name, tu_pass, tu_fail);
+  return tu_fail ? 1 : 0;
+}
+
+/* splitmix64: small, seedable, good enough for test data */
+typedef struct { uint64_t s; } tu_rng;
+static inline uint64_t tu_next(tu_rng *r) {
+  uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static inline double tu_uniform(tu_rng *r) { return (double)(tu_next(r) >> 11) * 0x1p-53; }
+static inline float tu_uniform_f(tu_rng *r, float lo, float hi) { return (float)((double)lo + ((double)hi - (double)lo) * tu_uniform(r)); }
+static inline float tu_normal(tu_rng *r) {
+  double u1 = tu_uniform(r), u2 = tu_uniform(r);
+  if (u1 < 1e-300) u1 = 1e-300;
+  return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+/* Long-double reference: log sum exp(x/T) = max/T + log_d with
+ * log_d = log sum exp((x - max)/T); log-softmax_i = (x_i - max)/T - log_d.
+ * Returns log_d and sets *m; -inf (and *m = -inf) for a fully masked row. */
+static inline long double tu_ref_logd(const float *x, size_t n, float t, long double *mout) {
+  long double T = t == 0.0f ? 1.0L : (long double)t;
+  long double m = -INFINITY;
+  for (size_t i = 0; i < n; i++) if ((long double)x[i] > m) m = x[i];
+  *mout = m;
+  if (m == -INFINITY) return -INFINITY;
+  long double s = 0.0L, blk = 0.0L;   /* blocked sum: exact enough for 2^26 terms */
+  for (size_t i = 0; i < n; i++) {
+    blk += expl(((long double)x[i] - m) / T);
+    if ((i & 4095) == 4095) { s += blk; blk = 0.0L; }
+  }
+  s += blk;
+  return logl(s);
+}
+
+static inline long double tu_ref_lse(const float *x, size_t n, float t) {
+  long double m, T = t == 0.0f ? 1.0L : (long double)t;
+  long double ld = tu_ref_logd(x, n, t, &m);
+  return m == -INFINITY ? m : m / T + ld;
+}
+
+/* Guarded buffer: n floats placed flush against a PROT_NONE page (at the end,
+ * or at the start when at_start), so any over- or under-read faults. */
+typedef struct { void *base; size_t len; float *p; } tu_guard;
+static inline tu_guard tu_guard_alloc(size_t n, int at_start) {
+  size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+  size_t bytes = n * sizeof(float);
+  size_t body = (bytes + pg - 1) / pg * pg;
+  tu_guard g;
+  g.len = body + 2 * pg;
+  g.base = mmap(NULL, g.len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (g.base == MAP_FAILED) { perror("mmap"); exit(2); }
+  char *b = (char *)g.base + pg;
+  if (mprotect(b, body, PROT_READ | PROT_WRITE) != 0) { perror("mprotect"); exit(2); }
+  g.p = at_start ? (float *)b : (float *)(b + body - bytes);
+  return g;
+}
+static inline void tu_guard_free(tu_guard g) { munmap(g.base, g.len); }
+
+static const smx_algo tu_algos[3] = { SMX_ALGO_THREE_PASS, SMX_ALGO_TWO_PASS, SMX_ALGO_ONLINE };
+static const char *const tu_algo_names[4] = { "auto", "three-pass", "two-pass", "online" };
+static const smx_isa_level tu_isas[3] = { SMX_ISA_SCALAR, SMX_ISA_AVX2, SMX_ISA_AVX512 };
+static const char *const tu_isa_names[3] = { "scalar", "avx2", "avx512" };
+
+/* bit-exact float comparison that treats NaN == NaN and distinguishes -0 */
+static inline int tu_same(float a, float b) {
+  if (a != a && b != b) return 1;
+  uint32_t ua, ub;
+  memcpy(&ua, &a, 4);
+  memcpy(&ub, &b, 4);
+  return ua == ub;
+}
+
+#endif
