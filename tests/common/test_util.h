@@ -1,5 +1,7 @@
 /* Shared helpers for the C tests: counters, RNG, long-double references, guard pages. */
+#ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE
+#endif
 #ifndef SMX_TESTS_TEST_UTIL_H
 #define SMX_TESTS_TEST_UTIL_H
 
