@@ -103,6 +103,11 @@ typedef enum smx_algo {
 
 /* A row of all -inf gives NaN outputs (and NaN log-sum-exp) instead of 0 / -inf. */
 #define SMX_FLAG_MASKED_ROW_NAN 0x1u
+/* Output stores. By default smx writes outputs larger than the caches with
+ * non-temporal (streaming) stores, which skip reading y into the cache first;
+ * these flags force one way or the other (results are identical). */
+#define SMX_FLAG_STREAM_STORES 0x2u
+#define SMX_FLAG_CACHED_STORES 0x4u
 
 typedef struct smx_options { /* all-zero, or a NULL pointer, means the defaults */
   smx_algo algo;             /* AUTO picks by row length and ISA                  */

@@ -9,8 +9,17 @@
 
 #include "api/algo_select.h"
 
-smx_algo smx_algo_auto(smx_op op, size_t cols, const char *isa) {
+/* Outputs above this many bytes bypass the caches (the last-level cache of one
+ * CCX on the development machine is 32 MiB, and x and y share it). */
+#define SMX_STREAM_MIN_BYTES ((size_t)16 << 20)
+
+int smx_stream_default(size_t rows, size_t cols) {
+  return rows * cols >= SMX_STREAM_MIN_BYTES / sizeof(float);
+}
+
+smx_algo smx_algo_auto(smx_op op, size_t rows, size_t cols, const char *isa) {
   (void)isa;
+  (void)rows;
   if (op == SMX_OP_LOGSUMEXP) return SMX_ALGO_THREE_PASS;
   if (cols <= ((size_t)1 << 17)) return SMX_ALGO_THREE_PASS;
   return SMX_ALGO_TWO_PASS;

@@ -12,7 +12,7 @@
 #include "runtime/thread_pool.h"
 #include "smx/smx.h"
 
-#define SMX_KNOWN_FLAGS (SMX_FLAG_MASKED_ROW_NAN)
+#define SMX_KNOWN_FLAGS (SMX_FLAG_MASKED_ROW_NAN | SMX_FLAG_STREAM_STORES | SMX_FLAG_CACHED_STORES)
 
 typedef struct resolved {
   smx_algo algo;      /* may still be AUTO: resolved per row length */
@@ -31,6 +31,7 @@ static smx_status resolve_options(const smx_options *opt, resolved *r) {
   float t = opt->temperature;
   if (t != t || t < 0.0f || t == INFINITY) return SMX_E_INVALID_ARG;
   if (opt->flags & ~(uint32_t)SMX_KNOWN_FLAGS) return SMX_E_INVALID_ARG;
+  if ((opt->flags & SMX_FLAG_STREAM_STORES) && (opt->flags & SMX_FLAG_CACHED_STORES)) return SMX_E_INVALID_ARG;
   if (opt->threads < 0) return SMX_E_INVALID_ARG;
   r->algo = opt->algo;
   r->temperature = t == 0.0f ? 1.0f : t;
@@ -103,7 +104,9 @@ static smx_status run_rows(smx_op op, const float *x, size_t ldx, float *y, size
   }
 
   const smx_f32_ukernels *k = smx_dispatch_f32();
-  smx_algo algo = o.algo == SMX_ALGO_AUTO ? smx_algo_auto(op, cols, k->isa) : o.algo;
+  smx_algo algo = o.algo == SMX_ALGO_AUTO ? smx_algo_auto(op, rows, cols, k->isa) : o.algo;
+  int stream = op != SMX_OP_LOGSUMEXP && !(o.flags & SMX_FLAG_CACHED_STORES) &&
+               ((o.flags & SMX_FLAG_STREAM_STORES) || smx_stream_default(rows, cols));
   rows_job j;
   j.op = op;
   j.x = x;
@@ -120,6 +123,7 @@ static smx_status run_rows(smx_op op, const float *x, size_t ldx, float *y, size
   if (threads > 1 && (rows >= 2 * (size_t)threads || cols <= 2 * SMX_CHUNK)) {
     /* whole rows per task; a few tasks per thread for balance */
     smx_row_params_init(&j.p, k, op, algo, o.temperature, o.flags, 1);
+    j.p.stream = stream;
     size_t ntasks = (size_t)threads * 4;
     if (ntasks > rows) ntasks = rows;
     j.rows_per_task = (rows + ntasks - 1) / ntasks;
@@ -128,6 +132,7 @@ static smx_status run_rows(smx_op op, const float *x, size_t ldx, float *y, size
   } else {
     /* one row at a time, long rows split into chunks across threads */
     smx_row_params_init(&j.p, k, op, algo, o.temperature, o.flags, threads);
+    j.p.stream = stream;
     j.rows_per_task = rows;
     rows_task(&j, 0);
   }

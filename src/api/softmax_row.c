@@ -34,6 +34,7 @@ void smx_row_params_init(smx_row_params *p, const smx_f32_ukernels *k, smx_op op
   p->inv_t = (float)p->inv_t_d;
   p->flags = flags;
   p->threads = threads < 1 ? 1 : threads;
+  p->stream = 0;
 }
 
 enum phase { P_MAX, P_EXPSUM, P_SCALE, P_ONLINE, P_SCALEEXP, P_EXT, P_SCALEEXT, P_LOGSUB };
@@ -61,12 +62,12 @@ static void chunk_task(void *ctx, size_t w) {
   switch (j->phase) {
     case P_MAX: j->mx[w] = k->rmax(len, x); break;
     case P_EXPSUM: j->sum[w] = k->raddstoreexp(len, x, y, j->m, &j->p->c); break;
-    case P_SCALE: k->vscale(len, y, y, j->s); break;
+    case P_SCALE: k->vscale(len, y, y, j->s, j->p->stream); break;
     case P_ONLINE: j->on[w] = k->ronline(len, x, &j->p->c); break;
-    case P_SCALEEXP: k->vscaleexp(len, x, y, j->m, &j->p->c, j->s); break;
+    case P_SCALEEXP: k->vscaleexp(len, x, y, j->m, &j->p->c, j->s, j->p->stream); break;
     case P_EXT: j->ext[w] = k->raddextexp(len, x, &j->p->c); break;
-    case P_SCALEEXT: k->vscaleextexp(len, x, y, &j->p->c, j->inv_v, j->neg_e); break;
-    case P_LOGSUB: k->vlogsub(len, x, y, j->m, j->s, j->off); break;
+    case P_SCALEEXT: k->vscaleextexp(len, x, y, &j->p->c, j->inv_v, j->neg_e, j->p->stream); break;
+    case P_LOGSUB: k->vlogsub(len, x, y, j->m, j->s, j->off, j->p->stream); break;
   }
 }
 

@@ -20,6 +20,7 @@ typedef struct smx_row_params {
   double inv_t_d;      /* 1/T in double                  */
   uint32_t flags;
   int threads;         /* threads for the chunks of one long row; 1 = this thread only */
+  int stream;          /* non-temporal output stores (output far larger than the caches) */
 } smx_row_params;
 
 void smx_row_params_init(smx_row_params *p, const smx_f32_ukernels *k, smx_op op, smx_algo algo,

@@ -72,6 +72,18 @@ SMX_INLINE float hmax(__m256 v) {
   return _mm_cvtss_f32(m);
 }
 
+/* Output stores: non-temporal for streamed rows (y aligned by stream_head). */
+SMX_INLINE void store_out(int stream, float *p, __m256 v) {
+  if (stream) _mm256_stream_ps(p, v);
+  else _mm256_storeu_ps(p, v);
+}
+
+/* Elements to handle with ordinary stores before y reaches a 32-byte boundary. */
+SMX_INLINE size_t stream_head(const float *y, size_t n) {
+  size_t h = ((32 - ((uintptr_t)y & 31)) & 31) / sizeof(float);
+  return h < n ? h : n;
+}
+
 static float rmax_avx2(size_t n, const float *x) {
   const __m256 ninf = _mm256_set1_ps(-INFINITY);
   __m256 m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
@@ -147,7 +159,7 @@ static double raddstoreexp_avx2(size_t n, const float *x, float *y, float m, con
   return y ? raddexp_impl(n, x, y, m, c, 1) : raddexp_impl(n, x, NULL, m, c, 0);
 }
 
-static void vscale_avx2(size_t n, const float *x, float *y, float s) {
+SMX_INLINE void vscale_impl(size_t n, const float *x, float *y, float s, int stream) {
   const __m256 vs = _mm256_set1_ps(s);
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
@@ -155,33 +167,49 @@ static void vscale_avx2(size_t n, const float *x, float *y, float s) {
     __m256 v1 = _mm256_mul_ps(_mm256_loadu_ps(x + i + 8), vs);
     __m256 v2 = _mm256_mul_ps(_mm256_loadu_ps(x + i + 16), vs);
     __m256 v3 = _mm256_mul_ps(_mm256_loadu_ps(x + i + 24), vs);
-    _mm256_storeu_ps(y + i, v0);
-    _mm256_storeu_ps(y + i + 8, v1);
-    _mm256_storeu_ps(y + i + 16, v2);
-    _mm256_storeu_ps(y + i + 24, v3);
+    store_out(stream, y + i, v0);
+    store_out(stream, y + i + 8, v1);
+    store_out(stream, y + i + 16, v2);
+    store_out(stream, y + i + 24, v3);
   }
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vs));
+  for (; i + 8 <= n; i += 8) store_out(stream, y + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vs));
   if (i < n) {
     __m256i k = tail_mask(n - i);
     _mm256_maskstore_ps(y + i, k, _mm256_mul_ps(_mm256_maskload_ps(x + i, k), vs));
   }
 }
 
-static void vscaleexp_avx2(size_t n, const float *x, float *y, float m, const smx_expc *c, float s) {
+static void vscale_avx2(size_t n, const float *x, float *y, float s, int stream) {
+  if (!stream) { vscale_impl(n, x, y, s, 0); return; }
+  size_t h = stream_head(y, n);
+  vscale_impl(h, x, y, s, 0);
+  vscale_impl(n - h, x + h, y + h, s, 1);
+  _mm_sfence();
+}
+
+SMX_INLINE void vscaleexp_impl(size_t n, const float *x, float *y, float m, const smx_expc *c, float s, int stream) {
   const expv cv = expv_load(c);
   const __m256 vm = _mm256_set1_ps(m), amin = _mm256_set1_ps(c->amin), vs = _mm256_set1_ps(s);
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     __m256 e0 = exp_neg(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), cv, amin);
     __m256 e1 = exp_neg(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm), cv, amin);
-    _mm256_storeu_ps(y + i, _mm256_mul_ps(e0, vs));
-    _mm256_storeu_ps(y + i + 8, _mm256_mul_ps(e1, vs));
+    store_out(stream, y + i, _mm256_mul_ps(e0, vs));
+    store_out(stream, y + i + 8, _mm256_mul_ps(e1, vs));
   }
   for (; i < n; i += 8) {
     __m256i k = tail_mask(n - i >= 8 ? 8 : n - i);
     __m256 e = exp_neg(_mm256_sub_ps(_mm256_maskload_ps(x + i, k), vm), cv, amin);
     _mm256_maskstore_ps(y + i, k, _mm256_mul_ps(e, vs));
   }
+}
+
+static void vscaleexp_avx2(size_t n, const float *x, float *y, float m, const smx_expc *c, float s, int stream) {
+  if (!stream) { vscaleexp_impl(n, x, y, m, c, s, 0); return; }
+  size_t h = stream_head(y, n);
+  vscaleexp_impl(h, x, y, m, c, s, 0);
+  vscaleexp_impl(n - h, x + h, y + h, m, c, s, 1);
+  _mm_sfence();
 }
 
 SMX_INLINE __m256d lo_pd(__m256 v) { return _mm256_cvtps_pd(_mm256_castps256_ps128(v)); }
@@ -312,7 +340,7 @@ static smx_ext_state raddextexp_avx2(size_t n, const float *x, const smx_expc *c
   return st;
 }
 
-static void vscaleextexp_avx2(size_t n, const float *x, float *y, const smx_expc *c, float inv_v, float neg_e) {
+SMX_INLINE void vscaleextexp_impl(size_t n, const float *x, float *y, const smx_expc *c, float inv_v, float neg_e, int stream) {
   const expv cv = expv_load(c);
   const __m256 xmin = _mm256_set1_ps(-c->xlim), vinv = _mm256_set1_ps(inv_v), vne = _mm256_set1_ps(neg_e);
   size_t i = 0;
@@ -320,8 +348,8 @@ static void vscaleextexp_avx2(size_t n, const float *x, float *y, const smx_expc
   for (; i + 16 <= n; i += 16) {
     __m256 p0 = ext_term(_mm256_loadu_ps(x + i), cv, xmin, &n0);
     __m256 p1 = ext_term(_mm256_loadu_ps(x + i + 8), cv, xmin, &n1);
-    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(p0, vinv), pow2_neg(_mm256_add_ps(n0, vne))));
-    _mm256_storeu_ps(y + i + 8, _mm256_mul_ps(_mm256_mul_ps(p1, vinv), pow2_neg(_mm256_add_ps(n1, vne))));
+    store_out(stream, y + i, _mm256_mul_ps(_mm256_mul_ps(p0, vinv), pow2_neg(_mm256_add_ps(n0, vne))));
+    store_out(stream, y + i + 8, _mm256_mul_ps(_mm256_mul_ps(p1, vinv), pow2_neg(_mm256_add_ps(n1, vne))));
   }
   for (; i < n; i += 8) {
     __m256i k = tail_mask(n - i >= 8 ? 8 : n - i);
@@ -330,17 +358,33 @@ static void vscaleextexp_avx2(size_t n, const float *x, float *y, const smx_expc
   }
 }
 
-static void vlogsub_avx2(size_t n, const float *x, float *y, float m, float s, float off) {
+static void vscaleextexp_avx2(size_t n, const float *x, float *y, const smx_expc *c, float inv_v, float neg_e, int stream) {
+  if (!stream) { vscaleextexp_impl(n, x, y, c, inv_v, neg_e, 0); return; }
+  size_t h = stream_head(y, n);
+  vscaleextexp_impl(h, x, y, c, inv_v, neg_e, 0);
+  vscaleextexp_impl(n - h, x + h, y + h, c, inv_v, neg_e, 1);
+  _mm_sfence();
+}
+
+SMX_INLINE void vlogsub_impl(size_t n, const float *x, float *y, float m, float s, float off, int stream) {
   const __m256 vm = _mm256_set1_ps(m), vs = _mm256_set1_ps(s), voff = _mm256_set1_ps(off);
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    _mm256_storeu_ps(y + i, _mm256_fmsub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vs, voff));
-    _mm256_storeu_ps(y + i + 8, _mm256_fmsub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm), vs, voff));
+    store_out(stream, y + i, _mm256_fmsub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vs, voff));
+    store_out(stream, y + i + 8, _mm256_fmsub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm), vs, voff));
   }
   for (; i < n; i += 8) {
     __m256i k = tail_mask(n - i >= 8 ? 8 : n - i);
     _mm256_maskstore_ps(y + i, k, _mm256_fmsub_ps(_mm256_sub_ps(_mm256_maskload_ps(x + i, k), vm), vs, voff));
   }
+}
+
+static void vlogsub_avx2(size_t n, const float *x, float *y, float m, float s, float off, int stream) {
+  if (!stream) { vlogsub_impl(n, x, y, m, s, off, 0); return; }
+  size_t h = stream_head(y, n);
+  vlogsub_impl(h, x, y, m, s, off, 0);
+  vlogsub_impl(n - h, x + h, y + h, m, s, off, 1);
+  _mm_sfence();
 }
 
 const smx_f32_ukernels smx_f32_ukernels_avx2 = {

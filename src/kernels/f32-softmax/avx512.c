@@ -11,6 +11,7 @@
 #include <float.h>
 #include <immintrin.h>
 #include <math.h>
+#include <stdint.h>
 
 #include "kernels/f32-softmax/ukernels.h"
 #include "math/exp2_poly.h"
@@ -54,6 +55,18 @@ SMX_INLINE __m512 exp_neg(__m512 a, expv c, __m512 amin) {
   __m512 n;
   __m512 r = split(a, c, &n);
   return _mm512_scalef_ps(exp2_poly(r), n);
+}
+
+/* Output stores: non-temporal for streamed rows (y aligned by stream_head). */
+SMX_INLINE void store_out(int stream, float *p, __m512 v) {
+  if (stream) _mm512_stream_ps(p, v);
+  else _mm512_storeu_ps(p, v);
+}
+
+/* Elements to handle with ordinary stores before y reaches a 64-byte boundary. */
+SMX_INLINE size_t stream_head(const float *y, size_t n) {
+  size_t h = ((64 - ((uintptr_t)y & 63)) & 63) / sizeof(float);
+  return h < n ? h : n;
 }
 
 static float rmax_avx512(size_t n, const float *x) {
@@ -127,7 +140,7 @@ static double raddstoreexp_avx512(size_t n, const float *x, float *y, float m, c
   return y ? raddexp_impl(n, x, y, m, c, 1) : raddexp_impl(n, x, NULL, m, c, 0);
 }
 
-static void vscale_avx512(size_t n, const float *x, float *y, float s) {
+SMX_INLINE void vscale_impl(size_t n, const float *x, float *y, float s, int stream) {
   const __m512 vs = _mm512_set1_ps(s);
   size_t i = 0;
   for (; i + 64 <= n; i += 64) {
@@ -135,33 +148,49 @@ static void vscale_avx512(size_t n, const float *x, float *y, float s) {
     __m512 v1 = _mm512_mul_ps(_mm512_loadu_ps(x + i + 16), vs);
     __m512 v2 = _mm512_mul_ps(_mm512_loadu_ps(x + i + 32), vs);
     __m512 v3 = _mm512_mul_ps(_mm512_loadu_ps(x + i + 48), vs);
-    _mm512_storeu_ps(y + i, v0);
-    _mm512_storeu_ps(y + i + 16, v1);
-    _mm512_storeu_ps(y + i + 32, v2);
-    _mm512_storeu_ps(y + i + 48, v3);
+    store_out(stream, y + i, v0);
+    store_out(stream, y + i + 16, v1);
+    store_out(stream, y + i + 32, v2);
+    store_out(stream, y + i + 48, v3);
   }
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), vs));
+  for (; i + 16 <= n; i += 16) store_out(stream, y + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), vs));
   if (i < n) {
     __mmask16 k = tail_mask(n - i);
     _mm512_mask_storeu_ps(y + i, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + i), vs));
   }
 }
 
-static void vscaleexp_avx512(size_t n, const float *x, float *y, float m, const smx_expc *c, float s) {
+static void vscale_avx512(size_t n, const float *x, float *y, float s, int stream) {
+  if (!stream) { vscale_impl(n, x, y, s, 0); return; }
+  size_t h = stream_head(y, n);
+  vscale_impl(h, x, y, s, 0);
+  vscale_impl(n - h, x + h, y + h, s, 1);
+  _mm_sfence();
+}
+
+SMX_INLINE void vscaleexp_impl(size_t n, const float *x, float *y, float m, const smx_expc *c, float s, int stream) {
   const expv cv = expv_load(c);
   const __m512 vm = _mm512_set1_ps(m), amin = _mm512_set1_ps(c->amin_s), vs = _mm512_set1_ps(s);
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
     __m512 e0 = exp_neg(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), cv, amin);
     __m512 e1 = exp_neg(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm), cv, amin);
-    _mm512_storeu_ps(y + i, _mm512_mul_ps(e0, vs));
-    _mm512_storeu_ps(y + i + 16, _mm512_mul_ps(e1, vs));
+    store_out(stream, y + i, _mm512_mul_ps(e0, vs));
+    store_out(stream, y + i + 16, _mm512_mul_ps(e1, vs));
   }
   for (; i < n; i += 16) {
     __mmask16 k = n - i >= 16 ? (__mmask16)0xffff : tail_mask(n - i);
     __m512 e = exp_neg(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm), cv, amin);
     _mm512_mask_storeu_ps(y + i, k, _mm512_mul_ps(e, vs));
   }
+}
+
+static void vscaleexp_avx512(size_t n, const float *x, float *y, float m, const smx_expc *c, float s, int stream) {
+  if (!stream) { vscaleexp_impl(n, x, y, m, c, s, 0); return; }
+  size_t h = stream_head(y, n);
+  vscaleexp_impl(h, x, y, m, c, s, 0);
+  vscaleexp_impl(n - h, x + h, y + h, m, c, s, 1);
+  _mm_sfence();
 }
 
 /* Online normalizer, blocked and per lane: each lane keeps its own running max
@@ -293,7 +322,7 @@ static smx_ext_state raddextexp_avx512(size_t n, const float *x, const smx_expc 
   return st;
 }
 
-static void vscaleextexp_avx512(size_t n, const float *x, float *y, const smx_expc *c, float inv_v, float neg_e) {
+SMX_INLINE void vscaleextexp_impl(size_t n, const float *x, float *y, const smx_expc *c, float inv_v, float neg_e, int stream) {
   const expv cv = expv_load(c);
   const __m512 xmin = _mm512_set1_ps(-c->xlim), vinv = _mm512_set1_ps(inv_v), vne = _mm512_set1_ps(neg_e);
   size_t i = 0;
@@ -301,8 +330,8 @@ static void vscaleextexp_avx512(size_t n, const float *x, float *y, const smx_ex
   for (; i + 32 <= n; i += 32) {
     __m512 p0 = ext_term(_mm512_loadu_ps(x + i), cv, xmin, &n0);
     __m512 p1 = ext_term(_mm512_loadu_ps(x + i + 16), cv, xmin, &n1);
-    _mm512_storeu_ps(y + i, _mm512_scalef_ps(_mm512_mul_ps(p0, vinv), _mm512_add_ps(n0, vne)));
-    _mm512_storeu_ps(y + i + 16, _mm512_scalef_ps(_mm512_mul_ps(p1, vinv), _mm512_add_ps(n1, vne)));
+    store_out(stream, y + i, _mm512_scalef_ps(_mm512_mul_ps(p0, vinv), _mm512_add_ps(n0, vne)));
+    store_out(stream, y + i + 16, _mm512_scalef_ps(_mm512_mul_ps(p1, vinv), _mm512_add_ps(n1, vne)));
   }
   for (; i < n; i += 16) {
     __mmask16 k = n - i >= 16 ? (__mmask16)0xffff : tail_mask(n - i);
@@ -311,17 +340,33 @@ static void vscaleextexp_avx512(size_t n, const float *x, float *y, const smx_ex
   }
 }
 
-static void vlogsub_avx512(size_t n, const float *x, float *y, float m, float s, float off) {
+static void vscaleextexp_avx512(size_t n, const float *x, float *y, const smx_expc *c, float inv_v, float neg_e, int stream) {
+  if (!stream) { vscaleextexp_impl(n, x, y, c, inv_v, neg_e, 0); return; }
+  size_t h = stream_head(y, n);
+  vscaleextexp_impl(h, x, y, c, inv_v, neg_e, 0);
+  vscaleextexp_impl(n - h, x + h, y + h, c, inv_v, neg_e, 1);
+  _mm_sfence();
+}
+
+SMX_INLINE void vlogsub_impl(size_t n, const float *x, float *y, float m, float s, float off, int stream) {
   const __m512 vm = _mm512_set1_ps(m), vs = _mm512_set1_ps(s), voff = _mm512_set1_ps(off);
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    _mm512_storeu_ps(y + i, _mm512_fmsub_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), vs, voff));
-    _mm512_storeu_ps(y + i + 16, _mm512_fmsub_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm), vs, voff));
+    store_out(stream, y + i, _mm512_fmsub_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), vs, voff));
+    store_out(stream, y + i + 16, _mm512_fmsub_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm), vs, voff));
   }
   for (; i < n; i += 16) {
     __mmask16 k = n - i >= 16 ? (__mmask16)0xffff : tail_mask(n - i);
     _mm512_mask_storeu_ps(y + i, k, _mm512_fmsub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm), vs, voff));
   }
+}
+
+static void vlogsub_avx512(size_t n, const float *x, float *y, float m, float s, float off, int stream) {
+  if (!stream) { vlogsub_impl(n, x, y, m, s, off, 0); return; }
+  size_t h = stream_head(y, n);
+  vlogsub_impl(h, x, y, m, s, off, 0);
+  vlogsub_impl(n - h, x + h, y + h, m, s, off, 1);
+  _mm_sfence();
 }
 
 const smx_f32_ukernels smx_f32_ukernels_avx512 = {

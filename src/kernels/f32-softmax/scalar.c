@@ -47,11 +47,13 @@ static double raddstoreexp_scalar(size_t n, const float *x, float *y, float m, c
   return s0 + s1;
 }
 
-static void vscale_scalar(size_t n, const float *x, float *y, float s) {
+static void vscale_scalar(size_t n, const float *x, float *y, float s, int stream) {
+  (void)stream;
   for (size_t i = 0; i < n; i++) y[i] = x[i] * s;
 }
 
-static void vscaleexp_scalar(size_t n, const float *x, float *y, float m, const smx_expc *c, float s) {
+static void vscaleexp_scalar(size_t n, const float *x, float *y, float m, const smx_expc *c, float s, int stream) {
+  (void)stream;
   for (size_t i = 0; i < n; i++) y[i] = (float)(exp_arg(x[i], m, c->c) * (double)s);
 }
 
@@ -93,14 +95,17 @@ static smx_ext_state raddextexp_scalar(size_t n, const float *x, const smx_expc 
   return st;
 }
 
-static void vscaleextexp_scalar(size_t n, const float *x, float *y, const smx_expc *c, float inv_v, float neg_e) {
+static void vscaleextexp_scalar(size_t n, const float *x, float *y, const smx_expc *c, float inv_v, float neg_e,
+                                int stream) {
+  (void)stream;
   for (size_t i = 0; i < n; i++) {
     double z = (double)x[i] * c->c + (double)neg_e;
     y[i] = (float)(smx_exp2_d(z) * (double)inv_v);
   }
 }
 
-static void vlogsub_scalar(size_t n, const float *x, float *y, float m, float s, float off) {
+static void vlogsub_scalar(size_t n, const float *x, float *y, float m, float s, float off, int stream) {
+  (void)stream;
   for (size_t i = 0; i < n; i++) y[i] = (float)((double)(x[i] - m) * s - (double)off);
 }
 

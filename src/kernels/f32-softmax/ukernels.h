@@ -38,19 +38,23 @@ typedef struct smx_f32_ukernels {
   /* e_i = 2^((x_i - m) c); stores e_i to y unless y is NULL; returns the sum
    * of e_i accumulated in double partial sums. NaN in x gives a NaN sum. */
   double (*raddstoreexp)(size_t n, const float *x, float *y, float m, const smx_expc *c);
+  /* The kernels that write a full output row take `stream`: nonzero stores
+   * full vectors with non-temporal stores (no read-for-ownership of y; used
+   * when the output is far larger than the caches), after aligning y. */
   /* y_i = x_i * s (y may equal x). */
-  void (*vscale)(size_t n, const float *x, float *y, float s);
+  void (*vscale)(size_t n, const float *x, float *y, float s, int stream);
   /* y_i = 2^((x_i - m) c) * s. */
-  void (*vscaleexp)(size_t n, const float *x, float *y, float m, const smx_expc *c, float s);
+  void (*vscaleexp)(size_t n, const float *x, float *y, float m, const smx_expc *c, float s, int stream);
   /* Online normalizer over the block: returns (m, d) with d = sum 2^((x_i - m) c).
    * Every entry -inf: (m <= -FLT_MAX, 0). */
   smx_online_state (*ronline)(size_t n, const float *x, const smx_expc *c);
   /* Dukhan-Ablavatski pass 1: sum 2^(x_i c) = v * 2^e. */
   smx_ext_state (*raddextexp)(size_t n, const float *x, const smx_expc *c);
   /* Pass 2: y_i = 2^(x_i c - e) * inv_v, with neg_e = -e. */
-  void (*vscaleextexp)(size_t n, const float *x, float *y, const smx_expc *c, float inv_v, float neg_e);
+  void (*vscaleextexp)(size_t n, const float *x, float *y, const smx_expc *c, float inv_v, float neg_e,
+                       int stream);
   /* y_i = (x_i - m) * s - off (log-softmax). */
-  void (*vlogsub)(size_t n, const float *x, float *y, float m, float s, float off);
+  void (*vlogsub)(size_t n, const float *x, float *y, float m, float s, float off, int stream);
 } smx_f32_ukernels;
 
 extern const smx_f32_ukernels smx_f32_ukernels_scalar;
