@@ -49,6 +49,8 @@ static void test_bad_arguments(void) {
   o.algo = SMX_ALGO_AUTO;
   o.flags = 0x80000000u;
   CHECK(smx_softmax_f32(x, y, 8, &o) == SMX_E_INVALID_ARG, "unknown flag");
+  o.flags = SMX_FLAG_STREAM_STORES | SMX_FLAG_CACHED_STORES;
+  CHECK(smx_softmax_f32(x, y, 8, &o) == SMX_E_INVALID_ARG, "contradictory store flags");
   o.flags = 0;
   o.threads = -1;
   CHECK(smx_softmax_f32(x, y, 8, &o) == SMX_E_INVALID_ARG, "negative threads");
@@ -248,6 +250,21 @@ static void test_inplace_and_strides(void) {
     }
 }
 
+static void test_stream_identical(void) {
+  tu_rng rng = { 5 };
+  size_t n = 100003;
+  float *x = malloc(n * sizeof(float)), *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
+  for (size_t i = 0; i < n; i++) x[i] = tu_uniform_f(&rng, -10, 10);
+  for (int al = 0; al < 3; al++)
+    for (int op = 0; op < 2; op++) {
+      smx_options oc = { tu_algos[al], 0, SMX_FLAG_CACHED_STORES, 1 }, os = { tu_algos[al], 0, SMX_FLAG_STREAM_STORES, 1 };
+      if (op) { smx_log_softmax_f32(x, a, n - 1, &oc); smx_log_softmax_f32(x + 1, b, n - 1, &os); smx_log_softmax_f32(x, b, n - 1, &os); }
+      else { smx_softmax_f32(x, a, n - 1, &oc); smx_softmax_f32(x, b + 1, n - 1, &os); smx_softmax_f32(x, b, n - 1, &os); }
+      CHECK(memcmp(a, b, (n - 1) * sizeof(float)) == 0, "streaming stores change results (%s)", tu_algo_names[tu_algos[al]]);
+    }
+  free(x); free(a); free(b);
+}
+
 static void test_threads_identical(void) {
   tu_rng rng = { 3 };
   size_t R = 300, C = 1000;
@@ -272,6 +289,7 @@ int main(void) {
   test_special_values();
   test_masked_equals_removed();
   test_inplace_and_strides();
+  test_stream_identical();
   test_threads_identical();
   return tu_finish("test_api");
 }

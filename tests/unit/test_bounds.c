@@ -13,12 +13,13 @@ static void run_len(size_t n, int at_start) {
   if (n > 3) gx.p[n / 2] = -INFINITY;
   for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
     smx_set_max_isa(tu_isas[isa]);
-    for (int a = 0; a < 3; a++) {
-      smx_options o = { tu_algos[a], 0, 0, 1 };
+    for (int a = 0; a < 6; a++) {
+      /* each algorithm with cached and with streaming (non-temporal) output stores */
+      smx_options o = { tu_algos[a % 3], 0, a < 3 ? SMX_FLAG_CACHED_STORES : SMX_FLAG_STREAM_STORES, 1 };
       CHECK(smx_softmax_f32(gx.p, gy.p, n, &o) == SMX_OK, "softmax n=%zu", n);
       double s = 0;
       for (size_t i = 0; i < n; i++) s += gy.p[i];
-      CHECK(fabs(s - 1.0) < 1e-5, "n=%zu %s %s: sum %.9g", n, tu_isa_names[isa], tu_algo_names[tu_algos[a]], s);
+      CHECK(fabs(s - 1.0) < 1e-5, "n=%zu %s %s: sum %.9g", n, tu_isa_names[isa], tu_algo_names[tu_algos[a % 3]], s);
       CHECK(smx_log_softmax_f32(gx.p, gy.p, n, &o) == SMX_OK, "log-softmax n=%zu", n);
       CHECK(smx_logsumexp_f32(gx.p, n, go.p, &o) == SMX_OK, "logsumexp n=%zu", n);
       /* in place, inside the guarded input */
