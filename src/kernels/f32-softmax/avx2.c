@@ -43,6 +43,16 @@ SMX_INLINE __m256 exp2_poly(__m256 r) {
   return _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
 }
 
+/* 2^r, degree 5: for exponentials that are only summed */
+SMX_INLINE __m256 exp2_poly5(__m256 r) {
+  __m256 p = _mm256_set1_ps(SMX_EXP2_D5_C5);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(SMX_EXP2_D5_C4));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(SMX_EXP2_D5_C3));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(SMX_EXP2_D5_C2));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(SMX_EXP2_D5_C1));
+  return _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+}
+
 SMX_INLINE __m256 split(__m256 a, expv c, __m256 *n) {
   *n = _mm256_round_ps(_mm256_mul_ps(a, c.hi), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m256 r = _mm256_fmsub_ps(a, c.hi, *n);
@@ -63,6 +73,16 @@ SMX_INLINE __m256 exp_neg(__m256 a, expv c, __m256 amin) {
   __m256 r = split(a, c, &n);
   __m256i b = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
   return _mm256_mul_ps(exp2_poly(r), _mm256_castsi256_ps(_mm256_slli_epi32(b, 23)));
+}
+
+
+/* The same with the degree-5 polynomial, for sums that feed a logarithm only. */
+SMX_INLINE __m256 exp_neg_sum(__m256 a, expv c, __m256 amin) {
+  a = _mm256_max_ps(amin, a);
+  __m256 n;
+  __m256 r = split(a, c, &n);
+  __m256i b = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
+  return _mm256_mul_ps(exp2_poly5(r), _mm256_castsi256_ps(_mm256_slli_epi32(b, 23)));
 }
 
 SMX_INLINE float hmax(__m256 v) {
@@ -110,6 +130,11 @@ SMX_INLINE double hsum_pd(__m256d a, __m256d b) {
   return (t[0] + t[1]) + (t[2] + t[3]);
 }
 
+/* Stored exponentials are outputs and get the degree-6 polynomial. */
+SMX_INLINE __m256 exp_neg_for(int stored, __m256 a, expv c, __m256 amin) {
+  return stored ? exp_neg(a, c, amin) : exp_neg_sum(a, c, amin);
+}
+
 SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, const smx_expc *c, int store) {
   const expv cv = expv_load(c);
   const __m256 vm = _mm256_set1_ps(m), amin = _mm256_set1_ps(c->amin);
@@ -119,10 +144,10 @@ SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, cons
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     size_t end = n - i >= SMX_FLUSH ? i + SMX_FLUSH : i + ((n - i) & ~(size_t)31);
     for (; i < end; i += 32) {
-      __m256 e0 = exp_neg(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), cv, amin);
-      __m256 e1 = exp_neg(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm), cv, amin);
-      __m256 e2 = exp_neg(_mm256_sub_ps(_mm256_loadu_ps(x + i + 16), vm), cv, amin);
-      __m256 e3 = exp_neg(_mm256_sub_ps(_mm256_loadu_ps(x + i + 24), vm), cv, amin);
+      __m256 e0 = exp_neg_for(store, _mm256_sub_ps(_mm256_loadu_ps(x + i), vm), cv, amin);
+      __m256 e1 = exp_neg_for(store, _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm), cv, amin);
+      __m256 e2 = exp_neg_for(store, _mm256_sub_ps(_mm256_loadu_ps(x + i + 16), vm), cv, amin);
+      __m256 e3 = exp_neg_for(store, _mm256_sub_ps(_mm256_loadu_ps(x + i + 24), vm), cv, amin);
       if (store) {
         _mm256_storeu_ps(y + i, e0);
         _mm256_storeu_ps(y + i + 8, e1);
@@ -139,13 +164,13 @@ SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, cons
   if (i < n) {
     __m256 a0 = _mm256_setzero_ps();
     for (; i + 8 <= n; i += 8) {
-      __m256 e = exp_neg(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), cv, amin);
+      __m256 e = exp_neg_for(store, _mm256_sub_ps(_mm256_loadu_ps(x + i), vm), cv, amin);
       if (store) _mm256_storeu_ps(y + i, e);
       a0 = _mm256_add_ps(a0, e);
     }
     if (i < n) {
       __m256i k = tail_mask(n - i);
-      __m256 e = exp_neg(_mm256_sub_ps(_mm256_maskload_ps(x + i, k), vm), cv, amin);
+      __m256 e = exp_neg_for(store, _mm256_sub_ps(_mm256_maskload_ps(x + i, k), vm), cv, amin);
       e = _mm256_and_ps(e, _mm256_castsi256_ps(k));
       if (store) _mm256_maskstore_ps(y + i, k, e);
       a0 = _mm256_add_ps(a0, e);

@@ -42,6 +42,16 @@ SMX_INLINE __m512 exp2_poly(__m512 r) {
   return _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
 }
 
+/* 2^r, degree 5: for exponentials that are only summed */
+SMX_INLINE __m512 exp2_poly5(__m512 r) {
+  __m512 p = _mm512_set1_ps(SMX_EXP2_D5_C5);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(SMX_EXP2_D5_C4));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(SMX_EXP2_D5_C3));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(SMX_EXP2_D5_C2));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(SMX_EXP2_D5_C1));
+  return _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+}
+
 /* Splits a*c into n + r; a must be clamped by the caller (NaN passes through). */
 SMX_INLINE __m512 split(__m512 a, expv c, __m512 *n) {
   *n = _mm512_roundscale_ps(_mm512_mul_ps(a, c.hi), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -55,6 +65,14 @@ SMX_INLINE __m512 exp_neg(__m512 a, expv c, __m512 amin) {
   __m512 n;
   __m512 r = split(a, c, &n);
   return _mm512_scalef_ps(exp2_poly(r), n);
+}
+
+/* The same with the degree-5 polynomial, for sums that feed a logarithm only. */
+SMX_INLINE __m512 exp_neg_sum(__m512 a, expv c, __m512 amin) {
+  a = _mm512_max_ps(amin, a);
+  __m512 n;
+  __m512 r = split(a, c, &n);
+  return _mm512_scalef_ps(exp2_poly5(r), n);
 }
 
 /* Output stores: non-temporal for streamed rows (y aligned by stream_head). */
@@ -91,6 +109,11 @@ SMX_INLINE void flush_to_double(__m512 s, __m512d *d0, __m512d *d1) {
   *d1 = _mm512_add_pd(*d1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1))));
 }
 
+/* Stored exponentials are outputs and get the degree-6 polynomial. */
+SMX_INLINE __m512 exp_neg_for(int stored, __m512 a, expv c, __m512 amin) {
+  return stored ? exp_neg(a, c, amin) : exp_neg_sum(a, c, amin);
+}
+
 SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, const smx_expc *c, int store) {
   const expv cv = expv_load(c);
   const __m512 vm = _mm512_set1_ps(m), amin = _mm512_set1_ps(c->amin_s);
@@ -100,10 +123,10 @@ SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, cons
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     size_t end = n - i >= SMX_FLUSH ? i + SMX_FLUSH : i + ((n - i) & ~(size_t)63);
     for (; i < end; i += 64) {
-      __m512 e0 = exp_neg(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), cv, amin);
-      __m512 e1 = exp_neg(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm), cv, amin);
-      __m512 e2 = exp_neg(_mm512_sub_ps(_mm512_loadu_ps(x + i + 32), vm), cv, amin);
-      __m512 e3 = exp_neg(_mm512_sub_ps(_mm512_loadu_ps(x + i + 48), vm), cv, amin);
+      __m512 e0 = exp_neg_for(store, _mm512_sub_ps(_mm512_loadu_ps(x + i), vm), cv, amin);
+      __m512 e1 = exp_neg_for(store, _mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm), cv, amin);
+      __m512 e2 = exp_neg_for(store, _mm512_sub_ps(_mm512_loadu_ps(x + i + 32), vm), cv, amin);
+      __m512 e3 = exp_neg_for(store, _mm512_sub_ps(_mm512_loadu_ps(x + i + 48), vm), cv, amin);
       if (store) {
         _mm512_storeu_ps(y + i, e0);
         _mm512_storeu_ps(y + i + 16, e1);
@@ -120,13 +143,13 @@ SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, cons
   if (i < n) {
     __m512 a0 = _mm512_setzero_ps();
     for (; i + 16 <= n; i += 16) {
-      __m512 e = exp_neg(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), cv, amin);
+      __m512 e = exp_neg_for(store, _mm512_sub_ps(_mm512_loadu_ps(x + i), vm), cv, amin);
       if (store) _mm512_storeu_ps(y + i, e);
       a0 = _mm512_add_ps(a0, e);
     }
     if (i < n) {
       __mmask16 k = tail_mask(n - i);
-      __m512 e = exp_neg(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm), cv, amin);
+      __m512 e = exp_neg_for(store, _mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm), cv, amin);
       e = _mm512_maskz_mov_ps(k, e);
       if (store) _mm512_mask_storeu_ps(y + i, k, e);
       a0 = _mm512_add_ps(a0, e);
