@@ -8,6 +8,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 
 #include "api/softmax_row.h"
 #include "math/exp2_poly.h"
@@ -16,20 +17,33 @@
 
 #define SMX_WINDOW 64
 
+static void expc_init(smx_expc *e, double t) {
+  double c = SMX_LOG2E_D / t;
+  e->c = c;
+  e->hi = (float)c;
+  e->lo = (float)(c - (double)e->hi);
+  /* a*c >= -127 for a >= amin: round amin toward zero */
+  e->amin = nextafterf((float)(-127.0 / c), 0.0f);
+  e->amin_s = (float)(-200.0 / c);
+  e->xlim = (float)(2097152.0 / c);
+}
+
+static smx_expc unit_expc;
+static pthread_once_t unit_once = PTHREAD_ONCE_INIT;
+static void unit_init(void) { expc_init(&unit_expc, 1.0); }
+
 void smx_row_params_init(smx_row_params *p, const smx_f32_ukernels *k, smx_op op, smx_algo algo,
                          float temperature, uint32_t flags, int threads) {
   double t = temperature == 0.0f ? 1.0 : (double)temperature;
-  double c = SMX_LOG2E_D / t;
+  if (t == 1.0) {
+    pthread_once(&unit_once, unit_init);   /* T = 1, the common case: computed once */
+    p->c = unit_expc;
+  } else {
+    expc_init(&p->c, t);
+  }
   p->k = k;
   p->op = op;
   p->algo = algo;
-  p->c.c = c;
-  p->c.hi = (float)c;
-  p->c.lo = (float)(c - (double)p->c.hi);
-  /* a*c >= -127 for a >= amin: round amin toward zero */
-  p->c.amin = nextafterf((float)(-127.0 / c), 0.0f);
-  p->c.amin_s = (float)(-200.0 / c);
-  p->c.xlim = (float)(2097152.0 / c);
   p->inv_t_d = 1.0 / t;
   p->inv_t = (float)p->inv_t_d;
   p->flags = flags;
@@ -183,7 +197,26 @@ static void two_pass(const smx_row_params *p, chunk_job *j, const float *x, floa
   }
 }
 
+/* The three-pass algorithm on a row of one chunk, without the chunk
+ * machinery: the same kernel calls in the same order as three_pass(), so the
+ * same bits, with less per-call overhead for short rows. */
+static void three_pass_short(const smx_row_params *p, const float *x, float *y, size_t n, float *lse) {
+  const smx_f32_ukernels *k = p->k;
+  float m = k->rmax(n, x);
+  if (!(m > -INFINITY && m < INFINITY)) { write_special(p, x, y, n, lse); return; }
+  double sum = 0.0 + k->raddstoreexp(n, x, p->op == SMX_OP_SOFTMAX ? y : NULL, m, &p->c);
+  if (!(sum >= 1.0 && sum < INFINITY)) {
+    if (p->op == SMX_OP_SOFTMAX) smx_policy_nan_row(p->op, y, n, lse);
+    else write_special(p, x, y, n, lse);
+    return;
+  }
+  if (p->op == SMX_OP_SOFTMAX) k->vscale(n, y, y, (float)(1.0 / sum), p->stream);
+  else if (p->op == SMX_OP_LOG_SOFTMAX) k->vlogsub(n, x, y, m, p->inv_t, (float)log(sum), p->stream);
+  else *lse = (float)((double)m * p->inv_t_d + log(sum));
+}
+
 void smx_row_f32(const smx_row_params *p, const float *x, float *y, size_t n, float *lse) {
+  if (n <= SMX_CHUNK && p->algo == SMX_ALGO_THREE_PASS) { three_pass_short(p, x, y, n, lse); return; }
   chunk_job j;
   j.p = p;
   j.x = x;
