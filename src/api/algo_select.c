@@ -18,9 +18,12 @@ int smx_stream_default(size_t rows, size_t cols) {
 }
 
 smx_algo smx_algo_auto(smx_op op, size_t rows, size_t cols, const char *isa) {
-  (void)isa;
   (void)rows;
-  if (op == SMX_OP_LOGSUMEXP) return SMX_ALGO_THREE_PASS;
-  if (cols <= ((size_t)1 << 17)) return SMX_ALGO_THREE_PASS;
-  return SMX_ALGO_TWO_PASS;
+  /* Scalar and AVX2 kernels are bound by arithmetic even out of cache (the
+   * AVX2 two-pass rebuilds 2^n in integer lanes twice per vector): there the
+   * three-pass algorithm, one exponential per element, is fastest at every
+   * length. With AVX-512 the two-pass algorithm wins once rows leave L2/L3. */
+  if (strcmp(isa, "avx512") != 0) return SMX_ALGO_THREE_PASS;
+  size_t limit = op == SMX_OP_LOGSUMEXP ? ((size_t)1 << 18) : ((size_t)1 << 20);
+  return cols <= limit ? SMX_ALGO_THREE_PASS : SMX_ALGO_TWO_PASS;
 }

@@ -51,7 +51,7 @@ void smx_row_params_init(smx_row_params *p, const smx_f32_ukernels *k, smx_op op
   p->stream = 0;
 }
 
-enum phase { P_MAX, P_EXPSUM, P_SCALE, P_ONLINE, P_SCALEEXP, P_EXT, P_SCALEEXT, P_LOGSUB };
+enum phase { P_MAX, P_EXPSUM, P_EXPSUB, P_SCALE, P_ONLINE, P_SCALEEXP, P_EXT, P_SCALEEXT, P_LOGSUB };
 
 typedef struct chunk_job {
   const smx_row_params *p;
@@ -76,6 +76,7 @@ static void chunk_task(void *ctx, size_t w) {
   switch (j->phase) {
     case P_MAX: j->mx[w] = k->rmax(len, x); break;
     case P_EXPSUM: j->sum[w] = k->raddstoreexp(len, x, y, j->m, &j->p->c); break;
+    case P_EXPSUB: j->sum[w] = k->raddexpstoresub(len, x, y, j->m, &j->p->c, j->s); break;
     case P_SCALE: k->vscale(len, y, y, j->s, j->p->stream); break;
     case P_ONLINE: j->on[w] = k->ronline(len, x, &j->p->c); break;
     case P_SCALEEXP: k->vscaleexp(len, x, y, j->m, &j->p->c, j->s, j->p->stream); break;
@@ -100,7 +101,8 @@ static fold run_phase(chunk_job *j, enum phase ph) {
     for (size_t w = 0; w < nw; w++) {
       switch (ph) {
         case P_MAX: f.mx = j->mx[w] > f.mx ? j->mx[w] : f.mx; break;
-        case P_EXPSUM: f.sum += j->sum[w]; break;
+        case P_EXPSUM:
+        case P_EXPSUB: f.sum += j->sum[w]; break;
         case P_ONLINE: f.on = smx_online_merge(f.on, j->on[w], j->p->c.c); break;
         case P_EXT: f.ext = smx_ext_merge(f.ext, j->ext[w]); break;
         default: break;
@@ -125,20 +127,22 @@ static void three_pass(const smx_row_params *p, chunk_job *j, const float *x, fl
     return;
   }
   j->m = f.mx;
-  j->y = p->op == SMX_OP_SOFTMAX ? y : NULL;  /* only softmax keeps the exponentials */
-  fold g = run_phase(j, P_EXPSUM);
+  j->y = p->op == SMX_OP_LOGSUMEXP ? NULL : y;
+  j->s = p->inv_t;
+  /* softmax stores the exponentials, log-softmax the shifted inputs (x - m)/T */
+  fold g = run_phase(j, p->op == SMX_OP_LOG_SOFTMAX ? P_EXPSUB : P_EXPSUM);
   if (!(g.sum >= 1.0 && g.sum < INFINITY)) {
-    /* a NaN the max skipped; x is intact unless softmax already stored */
-    if (p->op == SMX_OP_SOFTMAX) smx_policy_nan_row(p->op, y, n, lse);
-    else write_special(p, x, y, n, lse);
+    /* a NaN the max skipped: y may already overwrite x, and NaN is the only case left */
+    smx_policy_nan_row(p->op, y, n, lse);
     return;
   }
   if (p->op == SMX_OP_SOFTMAX) {
     j->s = (float)(1.0 / g.sum);
     run_phase(j, P_SCALE);
   } else if (p->op == SMX_OP_LOG_SOFTMAX) {
-    j->y = y;
-    j->s = p->inv_t;
+    j->x = y;   /* in place: y = y - log d */
+    j->m = 0.0f;
+    j->s = 1.0f;
     j->off = (float)log(g.sum);
     run_phase(j, P_LOGSUB);
   } else {
@@ -204,14 +208,15 @@ static void three_pass_short(const smx_row_params *p, const float *x, float *y, 
   const smx_f32_ukernels *k = p->k;
   float m = k->rmax(n, x);
   if (!(m > -INFINITY && m < INFINITY)) { write_special(p, x, y, n, lse); return; }
-  double sum = 0.0 + k->raddstoreexp(n, x, p->op == SMX_OP_SOFTMAX ? y : NULL, m, &p->c);
+  double sum = 0.0 + (p->op == SMX_OP_LOG_SOFTMAX ? k->raddexpstoresub(n, x, y, m, &p->c, p->inv_t)
+                                                  : k->raddstoreexp(n, x, p->op == SMX_OP_SOFTMAX ? y : NULL, m, &p->c));
   if (!(sum >= 1.0 && sum < INFINITY)) {
-    if (p->op == SMX_OP_SOFTMAX) smx_policy_nan_row(p->op, y, n, lse);
-    else write_special(p, x, y, n, lse);
+    /* a NaN that the max skipped: y may already overwrite x, and NaN is the only case left */
+    smx_policy_nan_row(p->op, y, n, lse);
     return;
   }
   if (p->op == SMX_OP_SOFTMAX) k->vscale(n, y, y, (float)(1.0 / sum), p->stream);
-  else if (p->op == SMX_OP_LOG_SOFTMAX) k->vlogsub(n, x, y, m, p->inv_t, (float)log(sum), p->stream);
+  else if (p->op == SMX_OP_LOG_SOFTMAX) k->vlogsub(n, y, y, 0.0f, 1.0f, (float)log(sum), p->stream);
   else *lse = (float)((double)m * p->inv_t_d + log(sum));
 }
 

@@ -135,24 +135,25 @@ SMX_INLINE __m256 exp_neg_for(int stored, __m256 a, expv c, __m256 amin) {
   return stored ? exp_neg(a, c, amin) : exp_neg_sum(a, c, amin);
 }
 
-SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, const smx_expc *c, int store) {
+/* mode 0: sum only; 1: also store e_i (softmax); 2: also store (x_i - m) s (log-softmax). */
+SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, const smx_expc *c, int mode, float s) {
   const expv cv = expv_load(c);
-  const __m256 vm = _mm256_set1_ps(m), amin = _mm256_set1_ps(c->amin);
+  const __m256 vm = _mm256_set1_ps(m), amin = _mm256_set1_ps(c->amin), vs = _mm256_set1_ps(s);
   __m256d d0 = _mm256_setzero_pd(), d1 = _mm256_setzero_pd();
   size_t i = 0;
   while (n - i >= 32) {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     size_t end = n - i >= SMX_FLUSH ? i + SMX_FLUSH : i + ((n - i) & ~(size_t)31);
     for (; i < end; i += 32) {
-      __m256 e0 = exp_neg_for(store, _mm256_sub_ps(_mm256_loadu_ps(x + i), vm), cv, amin);
-      __m256 e1 = exp_neg_for(store, _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm), cv, amin);
-      __m256 e2 = exp_neg_for(store, _mm256_sub_ps(_mm256_loadu_ps(x + i + 16), vm), cv, amin);
-      __m256 e3 = exp_neg_for(store, _mm256_sub_ps(_mm256_loadu_ps(x + i + 24), vm), cv, amin);
-      if (store) {
-        _mm256_storeu_ps(y + i, e0);
-        _mm256_storeu_ps(y + i + 8, e1);
-        _mm256_storeu_ps(y + i + 16, e2);
-        _mm256_storeu_ps(y + i + 24, e3);
+      __m256 t0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), vm), t1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm);
+      __m256 t2 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 16), vm), t3 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 24), vm);
+      __m256 e0 = exp_neg_for(mode == 1, t0, cv, amin), e1 = exp_neg_for(mode == 1, t1, cv, amin);
+      __m256 e2 = exp_neg_for(mode == 1, t2, cv, amin), e3 = exp_neg_for(mode == 1, t3, cv, amin);
+      if (mode) {
+        _mm256_storeu_ps(y + i, mode == 1 ? e0 : _mm256_mul_ps(t0, vs));
+        _mm256_storeu_ps(y + i + 8, mode == 1 ? e1 : _mm256_mul_ps(t1, vs));
+        _mm256_storeu_ps(y + i + 16, mode == 1 ? e2 : _mm256_mul_ps(t2, vs));
+        _mm256_storeu_ps(y + i + 24, mode == 1 ? e3 : _mm256_mul_ps(t3, vs));
       }
       a0 = _mm256_add_ps(a0, e0);
       a1 = _mm256_add_ps(a1, e1);
@@ -164,15 +165,16 @@ SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, cons
   if (i < n) {
     __m256 a0 = _mm256_setzero_ps();
     for (; i + 8 <= n; i += 8) {
-      __m256 e = exp_neg_for(store, _mm256_sub_ps(_mm256_loadu_ps(x + i), vm), cv, amin);
-      if (store) _mm256_storeu_ps(y + i, e);
+      __m256 t = _mm256_sub_ps(_mm256_loadu_ps(x + i), vm);
+      __m256 e = exp_neg_for(mode == 1, t, cv, amin);
+      if (mode) _mm256_storeu_ps(y + i, mode == 1 ? e : _mm256_mul_ps(t, vs));
       a0 = _mm256_add_ps(a0, e);
     }
     if (i < n) {
       __m256i k = tail_mask(n - i);
-      __m256 e = exp_neg_for(store, _mm256_sub_ps(_mm256_maskload_ps(x + i, k), vm), cv, amin);
-      e = _mm256_and_ps(e, _mm256_castsi256_ps(k));
-      if (store) _mm256_maskstore_ps(y + i, k, e);
+      __m256 t = _mm256_sub_ps(_mm256_maskload_ps(x + i, k), vm);
+      __m256 e = _mm256_and_ps(exp_neg_for(mode == 1, t, cv, amin), _mm256_castsi256_ps(k));
+      if (mode) _mm256_maskstore_ps(y + i, k, mode == 1 ? e : _mm256_mul_ps(t, vs));
       a0 = _mm256_add_ps(a0, e);
     }
     flush_to_double(a0, &d0, &d1);
@@ -181,7 +183,11 @@ SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, cons
 }
 
 static double raddstoreexp_avx2(size_t n, const float *x, float *y, float m, const smx_expc *c) {
-  return y ? raddexp_impl(n, x, y, m, c, 1) : raddexp_impl(n, x, NULL, m, c, 0);
+  return y ? raddexp_impl(n, x, y, m, c, 1, 1.0f) : raddexp_impl(n, x, NULL, m, c, 0, 1.0f);
+}
+
+static double raddexpstoresub_avx2(size_t n, const float *x, float *y, float m, const smx_expc *c, float s) {
+  return raddexp_impl(n, x, y, m, c, 2, s);
 }
 
 SMX_INLINE void vscale_impl(size_t n, const float *x, float *y, float s, int stream) {
@@ -416,6 +422,7 @@ const smx_f32_ukernels smx_f32_ukernels_avx2 = {
   "avx2",
   rmax_avx2,
   raddstoreexp_avx2,
+  raddexpstoresub_avx2,
   vscale_avx2,
   vscaleexp_avx2,
   ronline_avx2,

@@ -114,24 +114,25 @@ SMX_INLINE __m512 exp_neg_for(int stored, __m512 a, expv c, __m512 amin) {
   return stored ? exp_neg(a, c, amin) : exp_neg_sum(a, c, amin);
 }
 
-SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, const smx_expc *c, int store) {
+/* mode 0: sum only; 1: also store e_i (softmax); 2: also store (x_i - m) s (log-softmax). */
+SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, const smx_expc *c, int mode, float s) {
   const expv cv = expv_load(c);
-  const __m512 vm = _mm512_set1_ps(m), amin = _mm512_set1_ps(c->amin_s);
+  const __m512 vm = _mm512_set1_ps(m), amin = _mm512_set1_ps(c->amin_s), vs = _mm512_set1_ps(s);
   __m512d d0 = _mm512_setzero_pd(), d1 = _mm512_setzero_pd();
   size_t i = 0;
   while (n - i >= 64) {
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     size_t end = n - i >= SMX_FLUSH ? i + SMX_FLUSH : i + ((n - i) & ~(size_t)63);
     for (; i < end; i += 64) {
-      __m512 e0 = exp_neg_for(store, _mm512_sub_ps(_mm512_loadu_ps(x + i), vm), cv, amin);
-      __m512 e1 = exp_neg_for(store, _mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm), cv, amin);
-      __m512 e2 = exp_neg_for(store, _mm512_sub_ps(_mm512_loadu_ps(x + i + 32), vm), cv, amin);
-      __m512 e3 = exp_neg_for(store, _mm512_sub_ps(_mm512_loadu_ps(x + i + 48), vm), cv, amin);
-      if (store) {
-        _mm512_storeu_ps(y + i, e0);
-        _mm512_storeu_ps(y + i + 16, e1);
-        _mm512_storeu_ps(y + i + 32, e2);
-        _mm512_storeu_ps(y + i + 48, e3);
+      __m512 t0 = _mm512_sub_ps(_mm512_loadu_ps(x + i), vm), t1 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm);
+      __m512 t2 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 32), vm), t3 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 48), vm);
+      __m512 e0 = exp_neg_for(mode == 1, t0, cv, amin), e1 = exp_neg_for(mode == 1, t1, cv, amin);
+      __m512 e2 = exp_neg_for(mode == 1, t2, cv, amin), e3 = exp_neg_for(mode == 1, t3, cv, amin);
+      if (mode) {
+        _mm512_storeu_ps(y + i, mode == 1 ? e0 : _mm512_mul_ps(t0, vs));
+        _mm512_storeu_ps(y + i + 16, mode == 1 ? e1 : _mm512_mul_ps(t1, vs));
+        _mm512_storeu_ps(y + i + 32, mode == 1 ? e2 : _mm512_mul_ps(t2, vs));
+        _mm512_storeu_ps(y + i + 48, mode == 1 ? e3 : _mm512_mul_ps(t3, vs));
       }
       a0 = _mm512_add_ps(a0, e0);
       a1 = _mm512_add_ps(a1, e1);
@@ -143,15 +144,16 @@ SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, cons
   if (i < n) {
     __m512 a0 = _mm512_setzero_ps();
     for (; i + 16 <= n; i += 16) {
-      __m512 e = exp_neg_for(store, _mm512_sub_ps(_mm512_loadu_ps(x + i), vm), cv, amin);
-      if (store) _mm512_storeu_ps(y + i, e);
+      __m512 t = _mm512_sub_ps(_mm512_loadu_ps(x + i), vm);
+      __m512 e = exp_neg_for(mode == 1, t, cv, amin);
+      if (mode) _mm512_storeu_ps(y + i, mode == 1 ? e : _mm512_mul_ps(t, vs));
       a0 = _mm512_add_ps(a0, e);
     }
     if (i < n) {
       __mmask16 k = tail_mask(n - i);
-      __m512 e = exp_neg_for(store, _mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm), cv, amin);
-      e = _mm512_maskz_mov_ps(k, e);
-      if (store) _mm512_mask_storeu_ps(y + i, k, e);
+      __m512 t = _mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm);
+      __m512 e = _mm512_maskz_mov_ps(k, exp_neg_for(mode == 1, t, cv, amin));
+      if (mode) _mm512_mask_storeu_ps(y + i, k, mode == 1 ? e : _mm512_mul_ps(t, vs));
       a0 = _mm512_add_ps(a0, e);
     }
     flush_to_double(a0, &d0, &d1);
@@ -160,7 +162,11 @@ SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, cons
 }
 
 static double raddstoreexp_avx512(size_t n, const float *x, float *y, float m, const smx_expc *c) {
-  return y ? raddexp_impl(n, x, y, m, c, 1) : raddexp_impl(n, x, NULL, m, c, 0);
+  return y ? raddexp_impl(n, x, y, m, c, 1, 1.0f) : raddexp_impl(n, x, NULL, m, c, 0, 1.0f);
+}
+
+static double raddexpstoresub_avx512(size_t n, const float *x, float *y, float m, const smx_expc *c, float s) {
+  return raddexp_impl(n, x, y, m, c, 2, s);
 }
 
 SMX_INLINE void vscale_impl(size_t n, const float *x, float *y, float s, int stream) {
@@ -396,6 +402,7 @@ const smx_f32_ukernels smx_f32_ukernels_avx512 = {
   "avx512",
   rmax_avx512,
   raddstoreexp_avx512,
+  raddexpstoresub_avx512,
   vscale_avx512,
   vscaleexp_avx512,
   ronline_avx512,

@@ -47,6 +47,16 @@ static double raddstoreexp_scalar(size_t n, const float *x, float *y, float m, c
   return s0 + s1;
 }
 
+static double raddexpstoresub_scalar(size_t n, const float *x, float *y, float m, const smx_expc *c, float s) {
+  double s0 = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    float a = x[i] - m;
+    s0 += smx_exp2_d((double)a * c->c);
+    y[i] = a * s;
+  }
+  return s0;
+}
+
 static void vscale_scalar(size_t n, const float *x, float *y, float s, int stream) {
   (void)stream;
   for (size_t i = 0; i < n; i++) y[i] = x[i] * s;
@@ -113,6 +123,7 @@ const smx_f32_ukernels smx_f32_ukernels_scalar = {
   "scalar",
   rmax_scalar,
   raddstoreexp_scalar,
+  raddexpstoresub_scalar,
   vscale_scalar,
   vscaleexp_scalar,
   ronline_scalar,

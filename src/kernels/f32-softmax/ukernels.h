@@ -38,6 +38,9 @@ typedef struct smx_f32_ukernels {
   /* e_i = 2^((x_i - m) c); stores e_i to y unless y is NULL; returns the sum
    * of e_i accumulated in double partial sums. NaN in x gives a NaN sum. */
   double (*raddstoreexp)(size_t n, const float *x, float *y, float m, const smx_expc *c);
+  /* Log-softmax pass 2: returns the same sum (exponentials that only feed a
+   * logarithm may use a cheaper polynomial) and stores y_i = (x_i - m) * s. */
+  double (*raddexpstoresub)(size_t n, const float *x, float *y, float m, const smx_expc *c, float s);
   /* The kernels that write a full output row take `stream`: nonzero stores
    * full vectors with non-temporal stores (no read-for-ownership of y; used
    * when the output is far larger than the caches), after aligning y. */
