@@ -21,6 +21,9 @@
 
 /* float sums of at most this many elements per lane accumulator (4 terms) go to double */
 #define SMX_FLUSH 256
+/* Prefetch distance of the two-pass kernels, in floats (measured: 2048-8192 all
+ * reach the plateau on a 64Mi row; below 1024 the first look at a block stalls). */
+#define SMX_EXT_PREFETCH 4096
 
 SMX_INLINE __mmask16 tail_mask(size_t rem) { return (__mmask16)((1u << rem) - 1u); }
 
@@ -73,6 +76,14 @@ SMX_INLINE __m512 exp_neg_sum(__m512 a, expv c, __m512 amin) {
   __m512 n;
   __m512 r = split(a, c, &n);
   return _mm512_scalef_ps(exp2_poly5(r), n);
+}
+
+/* Software prefetch of the 4 cache lines SMX_EXT_PREFETCH floats ahead of p.
+ * Integer arithmetic: the address may lie past the caller's buffer, which a
+ * prefetch may touch (it never faults) but a C pointer may not point to. */
+SMX_INLINE void prefetch_ahead(const float *p) {
+  uintptr_t a = (uintptr_t)p + SMX_EXT_PREFETCH * sizeof(float);
+  for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(a + 64 * (uintptr_t)l), _MM_HINT_T0);
 }
 
 /* Output stores: non-temporal for streamed rows (y aligned by stream_head). */
@@ -280,53 +291,62 @@ static smx_online_state ronline_avx512(size_t n, const float *x, const smx_expc 
   return st;
 }
 
-/* Dukhan & Ablavatski pass 1: per lane (v, e) pairs with sum 2^(x c) = v 2^e. */
-SMX_INLINE void ext_add(__m512 *v, __m512 *e, __m512 p, __m512 n) {
-  __m512 me = _mm512_max_ps(*e, n);
-  *v = _mm512_add_ps(_mm512_scalef_ps(*v, _mm512_sub_ps(*e, me)), _mm512_scalef_ps(p, _mm512_sub_ps(n, me)));
-  *e = me;
-}
-
+/* Dukhan & Ablavatski pass 1: per lane (v, e) pairs with sum 2^(x c) = v 2^e.
+ * Within a block of SMX_FLUSH elements every lane shares one exponent E, the
+ * exponent of the lane's block maximum (found by a first look at the block,
+ * from L1), so each term is added as scalef(p, n - E) with n <= E and no
+ * per-element exponent bookkeeping. Blocks are folded into per-lane double
+ * (v, e) states, so the sum does not lose accuracy on long rows. */
 SMX_INLINE __m512 ext_term(__m512 x, expv cv, __m512 xmin, __m512 *n) {
   x = _mm512_max_ps(xmin, x);   /* -inf and huge negatives become negligible; NaN kept */
   return exp2_poly(split(x, cv, n));
 }
 
+SMX_INLINE __m512 ext_scaled(__m512 x, expv cv, __m512 xmin, __m512 e) {
+  __m512 n;
+  __m512 p = ext_term(x, cv, xmin, &n);
+  return _mm512_scalef_ps(p, _mm512_sub_ps(n, e));
+}
+
 static smx_ext_state raddextexp_avx512(size_t n, const float *x, const smx_expc *c) {
   const expv cv = expv_load(c);
   const __m512 xmin = _mm512_set1_ps(-c->xlim), ninf = _mm512_set1_ps(-INFINITY);
-  const __m512 lowest = _mm512_set1_ps(-FLT_MAX);
   __m512d vd0 = _mm512_setzero_pd(), vd1 = _mm512_setzero_pd();
-  __m512 ed = lowest;
-  size_t i = 0;
-  while (i < n) {
-    size_t end = n - i >= SMX_FLUSH ? i + SMX_FLUSH : n;
-    __m512 v0 = _mm512_setzero_ps(), v1 = v0, v2 = v0, v3 = v0;
-    __m512 e0 = lowest, e1 = lowest, e2 = lowest, e3 = lowest;
-    __m512 n0, n1, n2, n3;
-    for (; i + 64 <= end; i += 64) {
-      __m512 p0 = ext_term(_mm512_loadu_ps(x + i), cv, xmin, &n0);
-      __m512 p1 = ext_term(_mm512_loadu_ps(x + i + 16), cv, xmin, &n1);
-      __m512 p2 = ext_term(_mm512_loadu_ps(x + i + 32), cv, xmin, &n2);
-      __m512 p3 = ext_term(_mm512_loadu_ps(x + i + 48), cv, xmin, &n3);
-      ext_add(&v0, &e0, p0, n0);
-      ext_add(&v1, &e1, p1, n1);
-      ext_add(&v2, &e2, p2, n2);
-      ext_add(&v3, &e3, p3, n3);
+  __m512 ed = _mm512_set1_ps(-FLT_MAX);
+  for (size_t i = 0; i < n; i += SMX_FLUSH) {
+    size_t nb = n - i < SMX_FLUSH ? n - i : SMX_FLUSH;
+    const float *xb = x + i;
+    size_t full = nb & ~(size_t)15;
+    __mmask16 kt = tail_mask(nb - full);
+    __m512 bm0 = xmin, bm1 = xmin;
+    size_t j = 0;
+    for (; j + 32 <= full; j += 32) {
+      bm0 = _mm512_max_ps(_mm512_loadu_ps(xb + j), bm0);
+      bm1 = _mm512_max_ps(_mm512_loadu_ps(xb + j + 16), bm1);
     }
-    for (; i < end; i += 16) {
-      __mmask16 k = end - i >= 16 ? (__mmask16)0xffff : tail_mask(end - i);
-      __m512 p = ext_term(_mm512_mask_loadu_ps(ninf, k, x + i), cv, xmin, &n0);
-      p = _mm512_maskz_mov_ps(k, p);
-      ext_add(&v0, &e0, p, n0);
+    if (j < full) bm0 = _mm512_max_ps(_mm512_loadu_ps(xb + j), bm0);
+    if (kt) bm1 = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, kt, xb + full), bm1);
+    __m512 e = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_max_ps(bm0, bm1), cv.hi),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    j = 0;
+    for (; j + 64 <= full; j += 64) {
+      /* the block's first look (max) would otherwise stall on memory: fetch ahead */
+      prefetch_ahead(xb + j);
+      a0 = _mm512_add_ps(a0, ext_scaled(_mm512_loadu_ps(xb + j), cv, xmin, e));
+      a1 = _mm512_add_ps(a1, ext_scaled(_mm512_loadu_ps(xb + j + 16), cv, xmin, e));
+      a2 = _mm512_add_ps(a2, ext_scaled(_mm512_loadu_ps(xb + j + 32), cv, xmin, e));
+      a3 = _mm512_add_ps(a3, ext_scaled(_mm512_loadu_ps(xb + j + 48), cv, xmin, e));
     }
-    /* merge the four accumulators, then fold the block into the double lane state */
-    __m512 em = _mm512_max_ps(_mm512_max_ps(e0, e1), _mm512_max_ps(e2, e3));
-    __m512 vb = _mm512_add_ps(
-        _mm512_add_ps(_mm512_scalef_ps(v0, _mm512_sub_ps(e0, em)), _mm512_scalef_ps(v1, _mm512_sub_ps(e1, em))),
-        _mm512_add_ps(_mm512_scalef_ps(v2, _mm512_sub_ps(e2, em)), _mm512_scalef_ps(v3, _mm512_sub_ps(e3, em))));
-    __m512 en = _mm512_max_ps(ed, em);
-    __m512 sa = _mm512_sub_ps(ed, en), sb = _mm512_sub_ps(em, en);
+    for (; j < full; j += 16) a0 = _mm512_add_ps(a0, ext_scaled(_mm512_loadu_ps(xb + j), cv, xmin, e));
+    if (kt) {
+      __m512 t = ext_scaled(_mm512_mask_loadu_ps(ninf, kt, xb + full), cv, xmin, e);
+      a1 = _mm512_add_ps(a1, _mm512_maskz_mov_ps(kt, t));
+    }
+    __m512 vb = _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
+    /* fold the block (vb, e) into the double lane state (vd, ed) */
+    __m512 en = _mm512_max_ps(ed, e);
+    __m512 sa = _mm512_sub_ps(ed, en), sb = _mm512_sub_ps(e, en);
     __m512d sa0 = _mm512_cvtps_pd(_mm512_castps512_ps256(sa));
     __m512d sa1 = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(sa), 1)));
     __m512d sb0 = _mm512_cvtps_pd(_mm512_castps512_ps256(sb));
