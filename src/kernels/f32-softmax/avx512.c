@@ -233,6 +233,20 @@ static void vscaleexp_avx512(size_t n, const float *x, float *y, float m, const 
   _mm_sfence();
 }
 
+/* Per-lane maximum of a block: `full` whole vectors then the lanes in kt,
+ * starting from init. NaN entries are skipped (max returns the accumulator). */
+SMX_INLINE __m512 block_lane_max(const float *xb, size_t full, __mmask16 kt, __m512 init) {
+  __m512 bm0 = init, bm1 = init;
+  size_t j = 0;
+  for (; j + 32 <= full; j += 32) {
+    bm0 = _mm512_max_ps(_mm512_loadu_ps(xb + j), bm0);
+    bm1 = _mm512_max_ps(_mm512_loadu_ps(xb + j + 16), bm1);
+  }
+  if (j < full) bm0 = _mm512_max_ps(_mm512_loadu_ps(xb + j), bm0);
+  if (kt) bm1 = _mm512_max_ps(_mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), kt, xb + full), bm1);
+  return _mm512_max_ps(bm0, bm1);
+}
+
 /* Online normalizer, blocked and per lane: each lane keeps its own running max
  * and a double sum; once per block of SMX_FLUSH elements the lane max moves
  * and the lane sum is rescaled by one vector exp. */
@@ -246,18 +260,10 @@ static smx_online_state ronline_avx512(size_t n, const float *x, const smx_expc 
     const float *xb = x + i;
     size_t full = nb & ~(size_t)15;
     __mmask16 kt = tail_mask(nb - full);
-    __m512 bm0 = ninf, bm1 = ninf;
-    size_t j = 0;
-    for (; j + 32 <= full; j += 32) {
-      bm0 = _mm512_max_ps(_mm512_loadu_ps(xb + j), bm0);
-      bm1 = _mm512_max_ps(_mm512_loadu_ps(xb + j + 16), bm1);
-    }
-    if (j < full) bm0 = _mm512_max_ps(_mm512_loadu_ps(xb + j), bm0);
-    if (kt) bm1 = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, kt, xb + full), bm1);
-    __m512 nm = _mm512_max_ps(_mm512_max_ps(bm0, bm1), vm);
+    __m512 nm = _mm512_max_ps(block_lane_max(xb, full, kt, ninf), vm);
     __m512 scale = exp_neg(_mm512_sub_ps(vm, nm), cv, amin);
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    j = 0;
+    size_t j = 0;
     for (; j + 64 <= full; j += 64) {
       a0 = _mm512_add_ps(a0, exp_neg(_mm512_sub_ps(_mm512_loadu_ps(xb + j), nm), cv, amin));
       a1 = _mm512_add_ps(a1, exp_neg(_mm512_sub_ps(_mm512_loadu_ps(xb + j + 16), nm), cv, amin));
@@ -318,18 +324,10 @@ static smx_ext_state raddextexp_avx512(size_t n, const float *x, const smx_expc 
     const float *xb = x + i;
     size_t full = nb & ~(size_t)15;
     __mmask16 kt = tail_mask(nb - full);
-    __m512 bm0 = xmin, bm1 = xmin;
-    size_t j = 0;
-    for (; j + 32 <= full; j += 32) {
-      bm0 = _mm512_max_ps(_mm512_loadu_ps(xb + j), bm0);
-      bm1 = _mm512_max_ps(_mm512_loadu_ps(xb + j + 16), bm1);
-    }
-    if (j < full) bm0 = _mm512_max_ps(_mm512_loadu_ps(xb + j), bm0);
-    if (kt) bm1 = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, kt, xb + full), bm1);
-    __m512 e = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_max_ps(bm0, bm1), cv.hi),
+    __m512 e = _mm512_roundscale_ps(_mm512_mul_ps(block_lane_max(xb, full, kt, xmin), cv.hi),
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    j = 0;
+    size_t j = 0;
     for (; j + 64 <= full; j += 64) {
       /* the block's first look (max) would otherwise stall on memory: fetch ahead */
       prefetch_ahead(xb + j);
