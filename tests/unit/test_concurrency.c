@@ -5,19 +5,20 @@
 #include "../common/test_util.h"
 
 enum { R = 64, C = 3000, CALLERS = 4, ROUNDS = 20 };
-static float x[R * C], ref[R * C], longx[300000], longref[300000];
+static float x[R * C], longx[300000], longref[300000];
+#define BATCH_BYTES (sizeof(float) * R * C)
 
 static void *caller(void *arg) {
   long id = (long)arg;
-  float *y = malloc(sizeof ref), *yl = malloc(sizeof longref);
+  float *y = malloc(BATCH_BYTES), *yl = malloc(sizeof longref);
   long bad = 0;
   for (int r = 0; r < ROUNDS; r++) {
     smx_options o = { tu_algos[(id + r) % 3], 0, 0, 2 };
     smx_softmax_rows_f32(x, C, y, C, R, C, &o);
     smx_options oa = { tu_algos[(id + r) % 3], 0, 0, 1 };
-    float *want = malloc(sizeof ref);
+    float *want = malloc(BATCH_BYTES);
     smx_softmax_rows_f32(x, C, want, C, R, C, &oa);
-    bad += memcmp(y, want, sizeof ref) != 0;
+    bad += memcmp(y, want, BATCH_BYTES) != 0;
     free(want);
     smx_options ol = { SMX_ALGO_ONLINE, 0, 0, 3 };
     smx_softmax_f32(longx, yl, 300000, &ol);
