@@ -15,7 +15,22 @@
 #include "math/exp2_poly.h"
 
 #define SMX_INLINE static inline __attribute__((always_inline))
+
 #define SMX_FLUSH 128
+/* rows up to this length prefetch the data after them (see raddexp_impl) */
+#define SMX_SHORT_ROW 8192
+#define SMX_PREFETCH_AHEAD 4096
+
+/* Prefetch the 4 cache lines SMX_PREFETCH_AHEAD floats past p (ET0: for
+ * writing). Integer arithmetic: the address may lie past the caller's buffer,
+ * which a prefetch may touch (it never faults) but a C pointer may not. */
+SMX_INLINE void prefetch_ahead(const float *p, int for_write) {
+  uintptr_t a = (uintptr_t)p + SMX_PREFETCH_AHEAD * sizeof(float);
+  for (int l = 0; l < 4; l++) {
+    if (for_write) _mm_prefetch((const char *)(a + 64 * (uintptr_t)l), _MM_HINT_ET0);
+    else _mm_prefetch((const char *)(a + 64 * (uintptr_t)l), _MM_HINT_T0);
+  }
+}
 
 static const int32_t mask_table[16] = { -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0 };
 
@@ -139,12 +154,18 @@ SMX_INLINE __m256 exp_neg_for(int stored, __m256 a, expv c, __m256 amin) {
 SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, const smx_expc *c, int mode, float s) {
   const expv cv = expv_load(c);
   const __m256 vm = _mm256_set1_ps(m), amin = _mm256_set1_ps(c->amin), vs = _mm256_set1_ps(s);
+  /* a short row is usually one of a batch: fetch what follows (as avx512.c) */
+  const int short_row = n <= SMX_SHORT_ROW;
   __m256d d0 = _mm256_setzero_pd(), d1 = _mm256_setzero_pd();
   size_t i = 0;
   while (n - i >= 32) {
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     size_t end = n - i >= SMX_FLUSH ? i + SMX_FLUSH : i + ((n - i) & ~(size_t)31);
     for (; i < end; i += 32) {
+      if (short_row && !(i & 32)) {
+        prefetch_ahead(x + i, 0);
+        if (mode) prefetch_ahead(y + i, 1);
+      }
       __m256 t0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), vm), t1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm);
       __m256 t2 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 16), vm), t3 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 24), vm);
       __m256 e0 = exp_neg_for(mode == 1, t0, cv, amin), e1 = exp_neg_for(mode == 1, t1, cv, amin);

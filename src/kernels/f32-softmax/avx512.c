@@ -24,6 +24,8 @@
 /* Prefetch distance of the two-pass kernels, in floats (measured: 2048-8192 all
  * reach the plateau on a 64Mi row; below 1024 the first look at a block stalls). */
 #define SMX_EXT_PREFETCH 4096
+/* rows up to this length prefetch the data after them (see raddexp_impl) */
+#define SMX_SHORT_ROW 8192
 
 SMX_INLINE __mmask16 tail_mask(size_t rem) { return (__mmask16)((1u << rem) - 1u); }
 
@@ -86,6 +88,13 @@ SMX_INLINE void prefetch_ahead(const float *p) {
   for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(a + 64 * (uintptr_t)l), _MM_HINT_T0);
 }
 
+/* The same for lines about to be written: fetched in exclusive state, so the
+ * stores do not wait for a read-for-ownership. */
+SMX_INLINE void prefetchw_ahead(const float *p) {
+  uintptr_t a = (uintptr_t)p + SMX_EXT_PREFETCH * sizeof(float);
+  for (int l = 0; l < 4; l++) _mm_prefetch((const char *)(a + 64 * (uintptr_t)l), _MM_HINT_ET0);
+}
+
 /* Output stores: non-temporal for streamed rows (y aligned by stream_head). */
 SMX_INLINE void store_out(int stream, float *p, __m512 v) {
   if (stream) _mm512_stream_ps(p, v);
@@ -129,12 +138,21 @@ SMX_INLINE __m512 exp_neg_for(int stored, __m512 a, expv c, __m512 amin) {
 SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, const smx_expc *c, int mode, float s) {
   const expv cv = expv_load(c);
   const __m512 vm = _mm512_set1_ps(m), amin = _mm512_set1_ps(c->amin_s), vs = _mm512_set1_ps(s);
+  /* A short row is usually one of a batch: fetch the rows that follow (x, and
+   * y for writing, so that stores do not wait for ownership) while this one
+   * is computed. Long rows are a single stream the hardware prefetcher keeps
+   * up with; prefetching them was measured slower. */
+  const int short_row = n <= SMX_SHORT_ROW;
   __m512d d0 = _mm512_setzero_pd(), d1 = _mm512_setzero_pd();
   size_t i = 0;
   while (n - i >= 64) {
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     size_t end = n - i >= SMX_FLUSH ? i + SMX_FLUSH : i + ((n - i) & ~(size_t)63);
     for (; i < end; i += 64) {
+      if (short_row) {
+        prefetch_ahead(x + i);
+        if (mode) prefetchw_ahead(y + i);
+      }
       __m512 t0 = _mm512_sub_ps(_mm512_loadu_ps(x + i), vm), t1 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm);
       __m512 t2 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 32), vm), t3 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 48), vm);
       __m512 e0 = exp_neg_for(mode == 1, t0, cv, amin), e1 = exp_neg_for(mode == 1, t1, cv, amin);
