@@ -25,6 +25,16 @@
  *             log-softmax instead (XNNPACK has none); log-sum-exp has no peer.
  *   roof      GB/s / the 2R1W roof GB/s measured for that thread count.
  *
+ * The roof (c[i] = a[i] + b[i] over three arrays of 64Mi floats, split across
+ * T pthreads, median of several repetitions) is measured first and used for
+ * the fractions; it is measured again at the end only to show its drift.
+ *
+ * Shared machines: during each timed loop the benchmark compares the whole
+ * machine's busy CPU time (/proc/stat) with its own; a row during which other
+ * processes kept more than BUSY_LIMIT CPUs busy is marked BUSY. A row whose
+ * output check (row sums, or log-sum-exp against a double reference, on the
+ * first, middle and last row) is off by more than 1e-3 is marked CHECK.
+ *
  * Threading of the peers:
  *   - smx: smx_options.threads.
  *   - XNNPACK: threadpool NULL (the calling thread) for 1 thread, and
@@ -470,7 +480,7 @@ static void *roof_main(void *arg) {
 }
 
 /* Median GB/s of c[i] = a[i] + b[i] with `threads` threads, 12 bytes/element. */
-static double measure_roof(roof_shared *s, int threads, int reps, double *other) {
+static double measure_roof(roof_shared *s, int threads, int reps, double *other, double *cpu) {
   pthread_t tid[MAX_THREAD_MODES * 4];
   roof_worker w[MAX_THREAD_MODES * 4];
   double times[64];
@@ -488,6 +498,7 @@ static double measure_roof(roof_shared *s, int threads, int reps, double *other)
   }
   double gbps = 0.0;
   *other = -1.0;
+  *cpu = 0.0;
   if (started == threads - 1) {
     double w0 = 0, c0 = 0, m0 = 0;
     for (int k = -1; k < reps; k++) { /* k == -1: warm-up */
@@ -500,6 +511,7 @@ static double measure_roof(roof_shared *s, int threads, int reps, double *other)
     }
     double wall = now_s() - w0, own = cpu_s() - c0, m1 = machine_busy_s();
     *other = others_cpus(m0, m1, own, wall);
+    *cpu = wall > 0 ? own / wall : 0.0;
     gbps = BYTES_PER_ELEM * (double)s->n / median(times, (size_t)reps) / 1e9;
     s->stop = 1;
     pthread_barrier_wait(&s->start);
@@ -512,6 +524,50 @@ static double measure_roof(roof_shared *s, int threads, int reps, double *other)
   pthread_barrier_destroy(&s->start);
   pthread_barrier_destroy(&s->end);
   return gbps;
+}
+
+/* Measures the roof for each thread count into gbps[] and prints it (with the
+ * earlier value `before` when given). Returns -1 when out of memory. */
+static int verbose;
+static int busy_rows; /* rows measured while other processes used the CPUs */
+
+static int run_roof(const int *modes, int nmodes, int reps, double *gbps, const double *before) {
+  roof_shared s;
+  memset(&s, 0, sizeof s);
+  s.n = ROOF_N;
+  s.a = alloc_floats(s.n);
+  s.b = alloc_floats(s.n);
+  s.c = alloc_floats(s.n);
+  if (!s.a || !s.b || !s.c) {
+    fprintf(stderr, "smx_bench: out of memory for the roof arrays\n");
+    free(s.a);
+    free(s.b);
+    free(s.c);
+    return -1;
+  }
+  for (size_t i = 0; i < s.n; i++) {
+    s.a[i] = (float)(i & 1023);
+    s.b[i] = 0.5f;
+  }
+  for (int m = 0; m < nmodes; m++) {
+    double other, cpu;
+    gbps[m] = measure_roof(&s, modes[m], reps, &other, &cpu);
+    printf("  %2d thread%s: %6.2f GB/s", modes[m], modes[m] == 1 ? " " : "s", gbps[m]);
+    if (before) printf(" (at the start: %.2f GB/s)", before[m]);
+    if (verbose) printf("   cpu/wall %.2f, others %.2f", cpu, other);
+    if (other > BUSY_LIMIT) {
+      printf("   BUSY: other processes used %.2f CPUs", other);
+      busy_rows++;
+    }
+    printf("\n");
+  }
+  volatile float sink = s.c[s.n / 2];
+  (void)sink;
+  free(s.a);
+  free(s.b);
+  free(s.c);
+  fflush(stdout);
+  return 0;
 }
 
 /* ---------------------------------------------------------- peer setup */
@@ -621,8 +677,6 @@ static void xnn_setup(run_ctx *c) {
 /* ---------------------------------------------------------------- output */
 
 static FILE *csv;
-static int verbose;
-static int busy_rows; /* rows measured while other processes used the CPUs */
 
 static void fmt_or_dash(char *buf, size_t n, const char *fmt, double v, int ok) {
   if (ok) snprintf(buf, n, fmt, v);
@@ -798,38 +852,10 @@ int main(int argc, char **argv) {
   printf("peer XNNPACK: not found at build time, skipped\n");
 #endif
 
-  /* ---- roof */
+  /* ---- roof (measured again at the end, to show how much it drifted) */
   double roof[MAX_THREAD_MODES] = {0};
-  {
-    roof_shared s;
-    memset(&s, 0, sizeof s);
-    s.n = ROOF_N;
-    s.a = alloc_floats(s.n);
-    s.b = alloc_floats(s.n);
-    s.c = alloc_floats(s.n);
-    if (!s.a || !s.b || !s.c) {
-      fprintf(stderr, "smx_bench: out of memory for the roof arrays\n");
-      return 1;
-    }
-    fill_uniform(s.a, s.n);
-    fill_uniform(s.b, s.n);
-    printf("2R1W roof (c[i] = a[i] + b[i], 3 x 64Mi floats, 12 bytes/element, median):\n");
-    for (int m = 0; m < nmodes; m++) {
-      double other;
-      roof[m] = measure_roof(&s, thread_modes[m], quick ? 5 : 9, &other);
-      printf("  %2d thread%s: %6.2f GB/s", thread_modes[m], thread_modes[m] == 1 ? " " : "s", roof[m]);
-      if (other > BUSY_LIMIT) {
-        printf("   BUSY: other processes used %.2f CPUs", other);
-        busy_rows++;
-      }
-      printf("\n");
-    }
-    volatile float sink = s.c[s.n / 2];
-    (void)sink;
-    free(s.a);
-    free(s.b);
-    free(s.c);
-  }
+  printf("2R1W roof (c[i] = a[i] + b[i], 3 x 64Mi floats, 12 bytes/element, median):\n");
+  if (run_roof(thread_modes, nmodes, quick ? 5 : 9, roof, NULL) != 0) return 1;
   printf("\n%-18s %3s  %-20s %10s %9s %8s %7s\n", "case", "thr", "contender", "ns/elem", "GB/s", "vs-peer", "roof");
   fflush(stdout);
 
@@ -888,6 +914,9 @@ int main(int argc, char **argv) {
 #ifdef SMX_BENCH_HAVE_XNNPACK
   if (xnn_ok) xnn_deinitialize();
 #endif
+  double roof_end[MAX_THREAD_MODES] = {0};
+  printf("\n2R1W roof again at the end (fractions above use the first one):\n");
+  run_roof(thread_modes, nmodes, quick ? 5 : 9, roof_end, roof);
   if (busy_rows)
     printf("\nnote: %d row(s) were measured while other processes used more than %.2f CPUs (BUSY): "
            "rerun them on an idle machine.\n", busy_rows, BUSY_LIMIT);

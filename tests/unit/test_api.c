@@ -280,6 +280,29 @@ static void test_threads_identical(void) {
     }
   }
   free(x); free(y1); free(y);
+  /* one long row split into chunks across threads (rows this long are split) */
+  size_t n = ((size_t)1 << 21) + 12345;
+  x = malloc(n * sizeof(float));
+  y1 = malloc(n * sizeof(float));
+  y = malloc(n * sizeof(float));
+  for (size_t i = 0; i < n; i++) x[i] = (i % 7 == 3) ? -INFINITY : tu_normal(&rng) * 4.0f;
+  for (int a = 0; a < 3; a++)
+    for (int op = 0; op < 3; op++) {
+      float l1 = 0, l = 0;
+      smx_options o = { tu_algos[a], 0, 0, 1 };
+      if (op == 0) smx_softmax_f32(x, y1, n, &o);
+      else if (op == 1) smx_log_softmax_f32(x, y1, n, &o);
+      else smx_logsumexp_f32(x, n, &l1, &o);
+      for (int t = 2; t <= 3; t++) {
+        o.threads = t;
+        if (op == 0) smx_softmax_f32(x, y, n, &o);
+        else if (op == 1) smx_log_softmax_f32(x, y, n, &o);
+        else smx_logsumexp_f32(x, n, &l, &o);
+        CHECK(op == 2 ? tu_same(l, l1) : memcmp(y, y1, n * sizeof(float)) == 0, "long row, op %d, threads=%d differs (%s)",
+              op, t, tu_algo_names[tu_algos[a]]);
+      }
+    }
+  free(x); free(y1); free(y);
 }
 
 int main(void) {
