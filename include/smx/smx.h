@@ -139,6 +139,36 @@ SMX_API smx_status smx_log_softmax_rows_f32(const float *x, size_t ldx, float *y
 SMX_API smx_status smx_logsumexp_rows_f32(const float *x, size_t ldx, float *out,
                                           size_t rows, size_t cols, const smx_options *opt);
 
+/* ------------------------------------------------------- half precision */
+/*
+ * Rows stored as IEEE binary16 (f16) or bfloat16 (bf16), passed as their bit
+ * patterns (uint16_t). The arithmetic is f32, through a small buffer (no
+ * full-size temporary); outputs are rounded once to the storage type (nearest
+ * even). Log-sum-exp is returned as float. Same special-value policy and
+ * argument checks as the f32 functions; rows are never split across threads.
+ * Accuracy: the f32 bound plus the storage rounding: |y - ref| <= u*|ref| +
+ * (f32 bound), u = 2^-11 (f16) or 2^-8 (bf16), for outputs in the normal range
+ * of the storage type; smaller outputs are within half its smallest subnormal.
+ */
+SMX_API smx_status smx_softmax_f16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt);
+SMX_API smx_status smx_log_softmax_f16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt);
+SMX_API smx_status smx_logsumexp_f16(const uint16_t *x, size_t n, float *out, const smx_options *opt);
+SMX_API smx_status smx_softmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+                                        size_t cols, const smx_options *opt);
+SMX_API smx_status smx_log_softmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+                                            size_t cols, const smx_options *opt);
+SMX_API smx_status smx_logsumexp_rows_f16(const uint16_t *x, size_t ldx, float *out, size_t rows, size_t cols,
+                                          const smx_options *opt);
+SMX_API smx_status smx_softmax_bf16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt);
+SMX_API smx_status smx_log_softmax_bf16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt);
+SMX_API smx_status smx_logsumexp_bf16(const uint16_t *x, size_t n, float *out, const smx_options *opt);
+SMX_API smx_status smx_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+                                         size_t cols, const smx_options *opt);
+SMX_API smx_status smx_log_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+                                             size_t cols, const smx_options *opt);
+SMX_API smx_status smx_logsumexp_rows_bf16(const uint16_t *x, size_t ldx, float *out, size_t rows, size_t cols,
+                                           const smx_options *opt);
+
 /* ------------------------------------------------------------ CPU and ISA */
 typedef enum smx_isa_level {
   SMX_ISA_SCALAR = 0,

@@ -8,31 +8,40 @@ void smx_policy_nan_row(smx_op op, float *y, size_t n, float *lse) {
   for (size_t i = 0; i < n; i++) y[i] = NAN;
 }
 
-int smx_policy_row(smx_op op, const float *x, float *y, size_t n, uint32_t flags, float *lse) {
-  int has_nan = 0;
-  size_t n_posinf = 0, n_live = 0;   /* live: above -inf */
+void smx_policy_scan(const float *x, size_t n, smx_row_summary *s) {
   for (size_t i = 0; i < n; i++) {
     float v = x[i];
-    if (v != v) has_nan = 1;
-    else if (v == INFINITY) n_posinf++;
-    if (v > -INFINITY) n_live++;
+    if (v != v) s->has_nan = 1;
+    else if (v == INFINITY) s->n_posinf++;
+    if (v > -INFINITY) s->n_live++;
   }
-  if (has_nan) { smx_policy_nan_row(op, y, n, lse); return 1; }
-  if (n_posinf > 0) {
+}
+
+int smx_policy_is_special(const smx_row_summary *s) { return s->has_nan || s->n_posinf > 0 || s->n_live == 0; }
+
+float smx_policy_value(smx_op op, const smx_row_summary *s, uint32_t flags, float xi) {
+  if (s->has_nan) return NAN;
+  if (s->n_posinf > 0) {
     /* the limit of softmax(x) as the +inf entries grow together */
-    if (op == SMX_OP_LOGSUMEXP) { *lse = INFINITY; return 1; }
-    float on = op == SMX_OP_SOFTMAX ? (float)(1.0 / (double)n_posinf) : (float)(-log((double)n_posinf));
-    float off = op == SMX_OP_SOFTMAX ? 0.0f : -INFINITY;
-    for (size_t i = 0; i < n; i++) y[i] = x[i] == INFINITY ? on : off;
-    return 1;
+    if (xi != INFINITY) return op == SMX_OP_SOFTMAX ? 0.0f : -INFINITY;
+    return op == SMX_OP_SOFTMAX ? (float)(1.0 / (double)s->n_posinf) : (float)(-log((double)s->n_posinf));
   }
-  if (n_live == 0) {
-    /* fully masked row (every entry -inf) */
-    int as_nan = (flags & SMX_FLAG_MASKED_ROW_NAN) != 0;
-    if (op == SMX_OP_LOGSUMEXP) { *lse = as_nan ? NAN : -INFINITY; return 1; }
-    float v = as_nan ? NAN : (op == SMX_OP_SOFTMAX ? 0.0f : -INFINITY);
-    for (size_t i = 0; i < n; i++) y[i] = v;
-    return 1;
-  }
-  return 0;
+  /* fully masked row (every entry -inf) */
+  if (flags & SMX_FLAG_MASKED_ROW_NAN) return NAN;
+  return op == SMX_OP_SOFTMAX ? 0.0f : -INFINITY;
+}
+
+float smx_policy_lse(const smx_row_summary *s, uint32_t flags) {
+  if (s->has_nan) return NAN;
+  if (s->n_posinf > 0) return INFINITY;
+  return (flags & SMX_FLAG_MASKED_ROW_NAN) ? NAN : -INFINITY;
+}
+
+int smx_policy_row(smx_op op, const float *x, float *y, size_t n, uint32_t flags, float *lse) {
+  smx_row_summary s = { 0, 0, 0 };
+  smx_policy_scan(x, n, &s);   /* the whole row first: y may be x */
+  if (!smx_policy_is_special(&s)) return 0;
+  if (op == SMX_OP_LOGSUMEXP) { *lse = smx_policy_lse(&s, flags); return 1; }
+  for (size_t i = 0; i < n; i++) y[i] = smx_policy_value(op, &s, flags, x[i]);
+  return 1;
 }

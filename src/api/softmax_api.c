@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "api/algo_select.h"
+#include "api/half_row.h"
 #include "api/softmax_row.h"
 #include "runtime/dispatch.h"
 #include "runtime/thread_pool.h"
@@ -44,7 +45,8 @@ static smx_status resolve_options(const smx_options *opt, resolved *r) {
 }
 
 /* Elements spanned by a rows x cols matrix with leading dimension ld; 0 on overflow
- * of the byte size. Requires rows >= 1, cols >= 1, ld >= cols. */
+ * of the byte size (counted for the widest element, float). Requires rows >= 1,
+ * cols >= 1, ld >= cols. */
 static size_t span_elems(size_t rows, size_t cols, size_t ld) {
   const size_t max_elems = (size_t)PTRDIFF_MAX / sizeof(float);
   if (cols > max_elems) return 0;
@@ -60,8 +62,9 @@ static int ranges_overlap(const void *a, size_t a_bytes, const void *b, size_t b
 typedef struct rows_job {
   smx_row_params p;
   smx_op op;
-  const float *x;
-  float *y;       /* softmax ops */
+  smx_elem elem;
+  const void *x;
+  void *y;        /* softmax ops */
   float *out;     /* logsumexp   */
   size_t ldx, ldy, rows, cols, rows_per_task;
 } rows_job;
@@ -70,14 +73,17 @@ static void rows_task(void *ctx, size_t t) {
   const rows_job *j = ctx;
   size_t r0 = t * j->rows_per_task;
   size_t r1 = r0 + j->rows_per_task < j->rows ? r0 + j->rows_per_task : j->rows;
+  size_t es = smx_elem_size(j->elem);
   for (size_t r = r0; r < r1; r++) {
-    const float *xr = j->x + r * j->ldx;
-    if (j->op == SMX_OP_LOGSUMEXP) smx_row_f32(&j->p, xr, NULL, j->cols, j->out + r);
-    else smx_row_f32(&j->p, xr, j->y + r * j->ldy, j->cols, NULL);
+    const char *xr = (const char *)j->x + r * j->ldx * es;
+    char *yr = j->op == SMX_OP_LOGSUMEXP ? NULL : (char *)j->y + r * j->ldy * es;
+    float *lse = j->op == SMX_OP_LOGSUMEXP ? j->out + r : NULL;
+    if (j->elem == SMX_ELEM_F32) smx_row_f32(&j->p, (const float *)xr, (float *)yr, j->cols, lse);
+    else smx_row_half(&j->p, j->elem, (const uint16_t *)xr, (uint16_t *)yr, j->cols, lse);
   }
 }
 
-static smx_status run_rows(smx_op op, const float *x, size_t ldx, float *y, size_t ldy, float *out,
+static smx_status run_rows(smx_op op, smx_elem elem, const void *x, size_t ldx, void *y, size_t ldy, float *out,
                            size_t rows, size_t cols, const smx_options *opt) {
   resolved o;
   smx_status st = resolve_options(opt, &o);
@@ -95,23 +101,29 @@ static smx_status run_rows(smx_op op, const float *x, size_t ldx, float *y, size
     return SMX_OK;
   }
   if (!x || (op != SMX_OP_LOGSUMEXP && !y)) return SMX_E_INVALID_ARG;
+  size_t es = smx_elem_size(elem);
   size_t xs = span_elems(rows, cols, ldx);
   if (!xs) return SMX_E_INVALID_ARG;
   if (op == SMX_OP_LOGSUMEXP) {
-    if (ranges_overlap(x, xs * sizeof(float), out, rows * sizeof(float))) return SMX_E_INVALID_ARG;
+    if (ranges_overlap(x, xs * es, out, rows * sizeof(float))) return SMX_E_INVALID_ARG;
   } else {
     size_t ys = span_elems(rows, cols, ldy);
     if (!ys) return SMX_E_INVALID_ARG;
-    int exact = (const float *)y == x && ldx == ldy;
-    if (!exact && ranges_overlap(x, xs * sizeof(float), y, ys * sizeof(float))) return SMX_E_INVALID_ARG;
+    int exact = (const void *)y == x && ldx == ldy;
+    if (!exact && ranges_overlap(x, xs * es, y, ys * es)) return SMX_E_INVALID_ARG;
   }
 
   const smx_f32_ukernels *k = smx_dispatch_f32();
+  /* a temperature so extreme that log2(e)/T leaves the float range: the
+   * scalar kernels carry it in double */
+  double c = 1.4426950408889634 / (double)o.temperature;
+  if (!(c >= 0x1p-100 && c <= 0x1p100)) k = &smx_f32_ukernels_scalar;
   smx_algo algo = o.algo == SMX_ALGO_AUTO ? smx_algo_auto(op, rows, cols, k->isa) : o.algo;
   int stream = op != SMX_OP_LOGSUMEXP && !(o.flags & SMX_FLAG_CACHED_STORES) &&
                ((o.flags & SMX_FLAG_STREAM_STORES) || smx_stream_default(rows, cols));
   rows_job j;
   j.op = op;
+  j.elem = elem;
   j.x = x;
   j.y = y;
   j.out = out;
@@ -125,8 +137,9 @@ static smx_status run_rows(smx_op op, const float *x, size_t ldx, float *y, size
   if (rows * cols < ((size_t)1 << 14)) threads = 1;
   /* Splitting one row across threads costs a barrier per phase and moves the
    * row between private caches: measured to pay only from 2Mi columns
-   * (256Ki: 0.23 ns/element on one thread, 0.43 on two; 2Mi: 0.32 vs 0.20). */
-  int split_rows = threads > 1 && rows < 2 * (size_t)threads && cols >= SMX_SPLIT_ROW_MIN;
+   * (256Ki: 0.23 ns/element on one thread, 0.43 on two; 2Mi: 0.32 vs 0.20).
+   * Half-precision rows are never split (they stream through a small buffer). */
+  int split_rows = threads > 1 && rows < 2 * (size_t)threads && cols >= SMX_SPLIT_ROW_MIN && elem == SMX_ELEM_F32;
   if (threads > 1 && !split_rows && rows < 2) threads = 1;
   if (threads > 1 && !split_rows) {
     /* whole rows per task; a few tasks per thread for balance */
@@ -149,27 +162,83 @@ static smx_status run_rows(smx_op op, const float *x, size_t ldx, float *y, size
 
 smx_status smx_softmax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,
                                 const smx_options *opt) {
-  return run_rows(SMX_OP_SOFTMAX, x, ldx, y, ldy, NULL, rows, cols, opt);
+  return run_rows(SMX_OP_SOFTMAX, SMX_ELEM_F32, x, ldx, y, ldy, NULL, rows, cols, opt);
 }
 
 smx_status smx_log_softmax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,
                                     const smx_options *opt) {
-  return run_rows(SMX_OP_LOG_SOFTMAX, x, ldx, y, ldy, NULL, rows, cols, opt);
+  return run_rows(SMX_OP_LOG_SOFTMAX, SMX_ELEM_F32, x, ldx, y, ldy, NULL, rows, cols, opt);
 }
 
 smx_status smx_logsumexp_rows_f32(const float *x, size_t ldx, float *out, size_t rows, size_t cols,
                                   const smx_options *opt) {
-  return run_rows(SMX_OP_LOGSUMEXP, x, ldx, NULL, 0, out, rows, cols, opt);
+  return run_rows(SMX_OP_LOGSUMEXP, SMX_ELEM_F32, x, ldx, NULL, 0, out, rows, cols, opt);
 }
 
 smx_status smx_softmax_f32(const float *x, float *y, size_t n, const smx_options *opt) {
-  return run_rows(SMX_OP_SOFTMAX, x, n, y, n, NULL, 1, n, opt);
+  return run_rows(SMX_OP_SOFTMAX, SMX_ELEM_F32, x, n, y, n, NULL, 1, n, opt);
 }
 
 smx_status smx_log_softmax_f32(const float *x, float *y, size_t n, const smx_options *opt) {
-  return run_rows(SMX_OP_LOG_SOFTMAX, x, n, y, n, NULL, 1, n, opt);
+  return run_rows(SMX_OP_LOG_SOFTMAX, SMX_ELEM_F32, x, n, y, n, NULL, 1, n, opt);
 }
 
 smx_status smx_logsumexp_f32(const float *x, size_t n, float *out, const smx_options *opt) {
-  return run_rows(SMX_OP_LOGSUMEXP, x, n, NULL, 0, out, 1, n, opt);
+  return run_rows(SMX_OP_LOGSUMEXP, SMX_ELEM_F32, x, n, NULL, 0, out, 1, n, opt);
+}
+
+/* ---- half precision: f16 and bf16 storage, f32 arithmetic (src/api/half_row.c) */
+
+smx_status smx_softmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
+                                const smx_options *opt) {
+  return run_rows(SMX_OP_SOFTMAX, SMX_ELEM_F16, x, ldx, y, ldy, NULL, rows, cols, opt);
+}
+
+smx_status smx_log_softmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+                                    size_t cols, const smx_options *opt) {
+  return run_rows(SMX_OP_LOG_SOFTMAX, SMX_ELEM_F16, x, ldx, y, ldy, NULL, rows, cols, opt);
+}
+
+smx_status smx_logsumexp_rows_f16(const uint16_t *x, size_t ldx, float *out, size_t rows, size_t cols,
+                                  const smx_options *opt) {
+  return run_rows(SMX_OP_LOGSUMEXP, SMX_ELEM_F16, x, ldx, NULL, 0, out, rows, cols, opt);
+}
+
+smx_status smx_softmax_f16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt) {
+  return run_rows(SMX_OP_SOFTMAX, SMX_ELEM_F16, x, n, y, n, NULL, 1, n, opt);
+}
+
+smx_status smx_log_softmax_f16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt) {
+  return run_rows(SMX_OP_LOG_SOFTMAX, SMX_ELEM_F16, x, n, y, n, NULL, 1, n, opt);
+}
+
+smx_status smx_logsumexp_f16(const uint16_t *x, size_t n, float *out, const smx_options *opt) {
+  return run_rows(SMX_OP_LOGSUMEXP, SMX_ELEM_F16, x, n, NULL, 0, out, 1, n, opt);
+}
+
+smx_status smx_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
+                                 const smx_options *opt) {
+  return run_rows(SMX_OP_SOFTMAX, SMX_ELEM_BF16, x, ldx, y, ldy, NULL, rows, cols, opt);
+}
+
+smx_status smx_log_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+                                     size_t cols, const smx_options *opt) {
+  return run_rows(SMX_OP_LOG_SOFTMAX, SMX_ELEM_BF16, x, ldx, y, ldy, NULL, rows, cols, opt);
+}
+
+smx_status smx_logsumexp_rows_bf16(const uint16_t *x, size_t ldx, float *out, size_t rows, size_t cols,
+                                   const smx_options *opt) {
+  return run_rows(SMX_OP_LOGSUMEXP, SMX_ELEM_BF16, x, ldx, NULL, 0, out, rows, cols, opt);
+}
+
+smx_status smx_softmax_bf16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt) {
+  return run_rows(SMX_OP_SOFTMAX, SMX_ELEM_BF16, x, n, y, n, NULL, 1, n, opt);
+}
+
+smx_status smx_log_softmax_bf16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt) {
+  return run_rows(SMX_OP_LOG_SOFTMAX, SMX_ELEM_BF16, x, n, y, n, NULL, 1, n, opt);
+}
+
+smx_status smx_logsumexp_bf16(const uint16_t *x, size_t n, float *out, const smx_options *opt) {
+  return run_rows(SMX_OP_LOGSUMEXP, SMX_ELEM_BF16, x, n, NULL, 0, out, 1, n, opt);
 }

@@ -28,11 +28,12 @@ static smx_isa_level detect_cpu(void) {
   unsigned long long xcr0 = xgetbv0();
   if ((xcr0 & 0x6) != 0x6) return SMX_ISA_SCALAR;                  /* XMM and YMM state */
   if (__get_cpuid_max(0, NULL) < 7) return SMX_ISA_SCALAR;
+  int f16c = (c >> 29) & 1;   /* leaf 1 ecx, read before leaf 7 overwrites c */
   __cpuid_count(7, 0, a, b, c, d);
   int avx2 = (b >> 5) & 1;
   int avx512f = (b >> 16) & 1, avx512dq = (b >> 17) & 1, avx512bw = (b >> 30) & 1, avx512vl = (b >> 31) & 1;
   smx_isa_level best = SMX_ISA_SCALAR;
-  if (avx2 && fma) best = SMX_ISA_AVX2;
+  if (avx2 && fma && f16c) best = SMX_ISA_AVX2;
   if (best == SMX_ISA_AVX2 && avx512f && avx512dq && avx512bw && avx512vl && (xcr0 & 0xe6) == 0xe6)
     best = SMX_ISA_AVX512;                                         /* opmask and ZMM state */
   return best;
@@ -41,18 +42,30 @@ static smx_isa_level detect_cpu(void) {
 static smx_isa_level detect_cpu(void) { return SMX_ISA_SCALAR; }
 #endif
 
-static const smx_f32_ukernels *table_for(smx_isa_level level) {
+/* Everything one ISA level provides; the dispatcher swaps whole sets. */
+typedef struct kernel_set {
+  const smx_f32_ukernels *f32;
+  const smx_cvt_ukernels *cvt;
+} kernel_set;
+
+static const kernel_set set_scalar = { &smx_f32_ukernels_scalar, &smx_cvt_ukernels_scalar };
+#if defined(SMX_HAVE_X86_KERNELS)
+static const kernel_set set_avx2 = { &smx_f32_ukernels_avx2, &smx_cvt_ukernels_avx2 };
+static const kernel_set set_avx512 = { &smx_f32_ukernels_avx512, &smx_cvt_ukernels_avx512 };
+#endif
+
+static const kernel_set *table_for(smx_isa_level level) {
   switch (level) {
 #if defined(SMX_HAVE_X86_KERNELS)
-    case SMX_ISA_AVX512: return &smx_f32_ukernels_avx512;
-    case SMX_ISA_AVX2: return &smx_f32_ukernels_avx2;
+    case SMX_ISA_AVX512: return &set_avx512;
+    case SMX_ISA_AVX2: return &set_avx2;
 #endif
-    default: return &smx_f32_ukernels_scalar;
+    default: return &set_scalar;
   }
 }
 
 static smx_isa_level cpu_level = SMX_ISA_SCALAR;
-static _Atomic(const smx_f32_ukernels *) current = NULL;
+static _Atomic(const kernel_set *) current = NULL;
 
 static smx_isa_level env_cap(void) {
   const char *e = getenv("SMX_MAX_ISA");
@@ -71,19 +84,22 @@ static void init_once(void) {
   cpu_level = SMX_ISA_SCALAR;
 #endif
   smx_isa_level cap = env_cap();
-  const smx_f32_ukernels *expected = NULL;
+  const kernel_set *expected = NULL;
   atomic_compare_exchange_strong(&current, &expected, table_for(cap < cpu_level ? cap : cpu_level));
 }
 
 #include <pthread.h>
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-const smx_f32_ukernels *smx_dispatch_f32(void) {
-  const smx_f32_ukernels *k = atomic_load_explicit(&current, memory_order_acquire);
+static const kernel_set *current_set(void) {
+  const kernel_set *k = atomic_load_explicit(&current, memory_order_acquire);
   if (k) return k;
   pthread_once(&once, init_once);
   return atomic_load_explicit(&current, memory_order_acquire);
 }
+
+const smx_f32_ukernels *smx_dispatch_f32(void) { return current_set()->f32; }
+const smx_cvt_ukernels *smx_dispatch_cvt(void) { return current_set()->cvt; }
 
 smx_isa_level smx_cpu_isa(void) {
   pthread_once(&once, init_once);
