@@ -58,7 +58,7 @@ void smx_row_half(const smx_row_params *p, smx_elem elem, const uint16_t *x, uin
     size_t len = n - i < SMX_HALF_BLOCK ? n - i : SMX_HALF_BLOCK;
     to(len, x + i, a);
     if (p->op == SMX_OP_SOFTMAX) k->vscaleexp(len, a, b, m, &p->c, s, 0);
-    else k->vlogsub(len, a, b, m, p->inv_t, off, 0);
+    else k->vlogsub(len, a, b, m, p->inv_t_d, off, 0);
     from(len, b, y + i);
   }
 }

@@ -60,6 +60,7 @@ typedef struct chunk_job {
   float *y;            /* NULL: P_EXPSUM without stores */
   size_t n, first;     /* row length; first chunk of the current window */
   float m, s, off, inv_v, neg_e;
+  double sd;          /* P_LOGSUB: 1/T */
   float mx[SMX_WINDOW];
   double sum[SMX_WINDOW];
   smx_online_state on[SMX_WINDOW];
@@ -76,13 +77,13 @@ static void chunk_task(void *ctx, size_t w) {
   switch (j->phase) {
     case P_MAX: j->mx[w] = k->rmax(len, x); break;
     case P_EXPSUM: j->sum[w] = k->raddstoreexp(len, x, y, j->m, &j->p->c); break;
-    case P_EXPSUB: j->sum[w] = k->raddexpstoresub(len, x, y, j->m, &j->p->c, j->s); break;
+    case P_EXPSUB: j->sum[w] = k->raddexpstoresub(len, x, y, j->m, &j->p->c); break;
     case P_SCALE: k->vscale(len, y, y, j->s, j->p->stream); break;
     case P_ONLINE: j->on[w] = k->ronline(len, x, &j->p->c); break;
     case P_SCALEEXP: k->vscaleexp(len, x, y, j->m, &j->p->c, j->s, j->p->stream); break;
     case P_EXT: j->ext[w] = k->raddextexp(len, x, &j->p->c); break;
     case P_SCALEEXT: k->vscaleextexp(len, x, y, &j->p->c, j->inv_v, j->neg_e, j->p->stream); break;
-    case P_LOGSUB: k->vlogsub(len, x, y, j->m, j->s, j->off, j->p->stream); break;
+    case P_LOGSUB: k->vlogsub(len, x, y, j->m, j->sd, j->off, j->p->stream); break;
   }
 }
 
@@ -127,10 +128,11 @@ static void three_pass(const smx_row_params *p, chunk_job *j, const float *x, fl
     return;
   }
   j->m = f.mx;
-  j->y = p->op == SMX_OP_LOGSUMEXP ? NULL : y;
-  j->s = p->inv_t;
-  /* softmax stores the exponentials, log-softmax the shifted inputs (x - m)/T */
-  fold g = run_phase(j, p->op == SMX_OP_LOG_SOFTMAX ? P_EXPSUB : P_EXPSUM);
+  /* softmax stores the exponentials; log-softmax at T = 1 the shifted inputs
+   * x - m (then subtracts log d in place); otherwise only the sum is formed */
+  int store_shift = p->op == SMX_OP_LOG_SOFTMAX && p->inv_t_d == 1.0;
+  j->y = p->op == SMX_OP_SOFTMAX || store_shift ? y : NULL;
+  fold g = run_phase(j, store_shift ? P_EXPSUB : P_EXPSUM);
   if (!(g.sum >= 1.0 && g.sum < INFINITY)) {
     /* a NaN the max skipped: y may already overwrite x, and NaN is the only case left */
     smx_policy_nan_row(p->op, y, n, lse);
@@ -140,9 +142,12 @@ static void three_pass(const smx_row_params *p, chunk_job *j, const float *x, fl
     j->s = (float)(1.0 / g.sum);
     run_phase(j, P_SCALE);
   } else if (p->op == SMX_OP_LOG_SOFTMAX) {
-    j->x = y;   /* in place: y = y - log d */
-    j->m = 0.0f;
-    j->s = 1.0f;
+    j->y = y;
+    if (store_shift) {   /* in place: y = y - log d */
+      j->x = y;
+      j->m = 0.0f;
+    }
+    j->sd = store_shift ? 1.0 : p->inv_t_d;
     j->off = (float)log(g.sum);
     run_phase(j, P_LOGSUB);
   } else {
@@ -164,7 +169,7 @@ static void online(const smx_row_params *p, chunk_job *j, const float *x, float 
     j->s = (float)(1.0 / st.d);
     run_phase(j, P_SCALEEXP);
   } else {
-    j->s = p->inv_t;
+    j->sd = p->inv_t_d;
     j->off = (float)log(st.d);
     run_phase(j, P_LOGSUB);
   }
@@ -193,9 +198,14 @@ static void two_pass(const smx_row_params *p, chunk_job *j, const float *x, floa
     run_phase(j, P_SCALEEXT);
   } else {
     /* a shift near the max keeps (x - m) small, as in the other algorithms */
-    float m = (float)(st.e / p->c.c);
+    double md = st.e / p->c.c;
+    if (!(fabs(md) <= FLT_MAX)) {   /* only at extreme temperatures (scalar kernels) */
+      three_pass(p, j, x, y, n, lse);
+      return;
+    }
+    float m = (float)md;
     j->m = m;
-    j->s = p->inv_t;
+    j->sd = p->inv_t_d;
     j->off = (float)(L - (double)m * p->inv_t_d);
     run_phase(j, P_LOGSUB);
   }
@@ -208,15 +218,17 @@ static void three_pass_short(const smx_row_params *p, const float *x, float *y, 
   const smx_f32_ukernels *k = p->k;
   float m = k->rmax(n, x);
   if (!(m > -INFINITY && m < INFINITY)) { write_special(p, x, y, n, lse); return; }
-  double sum = 0.0 + (p->op == SMX_OP_LOG_SOFTMAX ? k->raddexpstoresub(n, x, y, m, &p->c, p->inv_t)
-                                                  : k->raddstoreexp(n, x, p->op == SMX_OP_SOFTMAX ? y : NULL, m, &p->c));
+  int store_shift = p->op == SMX_OP_LOG_SOFTMAX && p->inv_t_d == 1.0;   /* as in three_pass() */
+  double sum = 0.0 + (store_shift ? k->raddexpstoresub(n, x, y, m, &p->c)
+                                  : k->raddstoreexp(n, x, p->op == SMX_OP_SOFTMAX ? y : NULL, m, &p->c));
   if (!(sum >= 1.0 && sum < INFINITY)) {
     /* a NaN that the max skipped: y may already overwrite x, and NaN is the only case left */
     smx_policy_nan_row(p->op, y, n, lse);
     return;
   }
   if (p->op == SMX_OP_SOFTMAX) k->vscale(n, y, y, (float)(1.0 / sum), p->stream);
-  else if (p->op == SMX_OP_LOG_SOFTMAX) k->vlogsub(n, y, y, 0.0f, 1.0f, (float)log(sum), p->stream);
+  else if (store_shift) k->vlogsub(n, y, y, 0.0f, 1.0, (float)log(sum), p->stream);
+  else if (p->op == SMX_OP_LOG_SOFTMAX) k->vlogsub(n, x, y, m, p->inv_t_d, (float)log(sum), p->stream);
   else *lse = (float)((double)m * p->inv_t_d + log(sum));
 }
 

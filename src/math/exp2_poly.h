@@ -32,6 +32,23 @@
 #define SMX_EXP2_D5_C4 0x1.3cea8ep-7f
 #define SMX_EXP2_D5_C5 0x1.5bb914p-10f
 
+/*
+ * 2^r in double on [-0.5, 0.5]: Taylor coefficients (ln 2)^k / k!, degree 10
+ * (truncation < 2.2e-13 relative). Used where an exponential is applied again
+ * and again to one running sum (the online kernels' rescale), so that its
+ * error cannot compound the way a float exponential's would.
+ */
+#define SMX_EXP2D_C1 0x1.62e42fefa39efp-1
+#define SMX_EXP2D_C2 0x1.ebfbdff82c58fp-3
+#define SMX_EXP2D_C3 0x1.c6b08d704a0c0p-5
+#define SMX_EXP2D_C4 0x1.3b2ab6fba4e77p-7
+#define SMX_EXP2D_C5 0x1.5d87fe78a6731p-10
+#define SMX_EXP2D_C6 0x1.430912f86c787p-13
+#define SMX_EXP2D_C7 0x1.ffcbfc588b0c7p-17
+#define SMX_EXP2D_C8 0x1.62c0223a5c824p-20
+#define SMX_EXP2D_C9 0x1.b5253d395e7c4p-24
+#define SMX_EXP2D_C10 0x1.e4cf5158b8ecap-28
+
 /* log2(e) split so that hi + lo carries about 48 bits. */
 #define SMX_LOG2E_D 1.4426950408889634073599246810018921
 

@@ -48,7 +48,8 @@ static inline smx_ext_state smx_ext_merge(smx_ext_state a, smx_ext_state b) {
   r.e = a.e > b.e ? a.e : b.e;
   /* exponents are integers: ldexp is exact and cheap */
   double da = a.e - r.e, db = b.e - r.e;
-  r.v = (da < -2000.0 ? 0.0 : ldexp(a.v, (int)da)) + (db < -2000.0 ? 0.0 : ldexp(b.v, (int)db));
+  /* written so that a NaN difference (inf - inf) never reaches the int conversion */
+  r.v = (!(da >= -2000.0) ? 0.0 : ldexp(a.v, (int)da)) + (!(db >= -2000.0) ? 0.0 : ldexp(b.v, (int)db));
   return r;
 }
 

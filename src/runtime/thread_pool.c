@@ -63,9 +63,33 @@ static int grow(int want) {
   return pool.nworkers < want ? pool.nworkers : want;
 }
 
+/* fork(): the child inherits the pool's bookkeeping but none of its threads.
+ * Holding both locks across fork means the child sees no job in flight; it
+ * then forgets the parent's workers and starts its own when first asked. */
+static void atfork_prepare(void) {
+  pthread_mutex_lock(&busy);
+  pthread_mutex_lock(&pool.lock);
+}
+static void atfork_parent(void) {
+  pthread_mutex_unlock(&pool.lock);
+  pthread_mutex_unlock(&busy);
+}
+static void atfork_child(void) {
+  pool.nworkers = 0;
+  pool.active = 0;
+  pool.finished = 0;
+  pthread_cond_init(&pool.wake, NULL);
+  pthread_cond_init(&pool.done_cv, NULL);
+  pthread_mutex_unlock(&pool.lock);
+  pthread_mutex_unlock(&busy);
+}
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void register_atfork(void) { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
+
 void smx_parallel_for(int threads, size_t ntasks, smx_task_fn fn, void *ctx) {
   if (threads > SMX_MAX_THREADS) threads = SMX_MAX_THREADS;
   if ((size_t)threads > ntasks) threads = (int)ntasks;
+  if (threads > 1) pthread_once(&atfork_once, register_atfork);
   if (threads <= 1 || pthread_mutex_trylock(&busy) != 0) {
     for (size_t i = 0; i < ntasks; i++) fn(ctx, i);
     return;

@@ -169,6 +169,22 @@ int main(void) {
   run_family("huge +-3e38", x, 3001, 0.0f);
   for (size_t i = 0; i < 3001; i++) x[i] = 1e30f + (float)(i % 50) * 0x1p77f;
   run_family("1e30 + small steps", x, 3001, 0.0f);
+  /* rows spanning more than FLT_MAX, where x - max overflows float, at T > 1 */
+  for (size_t i = 0; i < 1001; i++) x[i] = tu_uniform_f(&rng, -FLT_MAX, FLT_MAX);
+  x[3] = FLT_MAX;
+  x[4] = -FLT_MAX;
+  run_family("span > FLT_MAX T=4", x, 1001, 4.0f);
+  run_family("span > FLT_MAX T=1e38", x, 1001, 1e38f);
+  /* extreme temperatures: 1/T or log2(e)/T outside the float range */
+  for (size_t i = 0; i < 1003; i++) x[i] = tu_uniform_f(&rng, -10, 10) * 1e-40f;
+  run_family("tiny values T=1e-40", x, 1003, 1e-40f);
+  for (size_t i = 0; i < 1003; i++) x[i] = tu_uniform_f(&rng, -3e31f, 3e31f);
+  run_family("uniform[-3e31,3e31] T=1e30", x, 1003, 1e30f);
+  /* slowly rising rows: the running max moves every block, so rescales compound */
+  for (size_t i = 0; i < 65536; i++) x[i] = (float)i * 1e-6f - 11.0f;
+  run_family("slow ramp -11", x, 65536, 0.0f);
+  for (size_t i = 0; i < 65536; i++) x[i] = (float)i * 1e-6f;
+  run_family("slow ramp 0", x, 65536, 0.0f);
   for (size_t i = 0; i < 999; i++) x[i] = (float)(i % 7) * 1e-41f;
   run_family("subnormal", x, 999, 0.0f);
   for (size_t len = 1; len <= 2 * 16 + 1; len++) {

@@ -1,6 +1,8 @@
 /* Calls from several user threads at once, each asking for 2 threads, give
  * the same bits as a serial call (the shared pool is safe to contend for). */
 #include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../common/test_util.h"
 
@@ -42,5 +44,19 @@ int main(void) {
     pthread_join(t[i], &bad);
     CHECK(bad == NULL, "caller %ld saw %ld mismatching results", i, (long)bad);
   }
+  /* fork after the pool has workers: the child must compute, not wait for
+   * threads it does not have (alarm turns a hang into a failure) */
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(20);
+    float *y = malloc(BATCH_BYTES), *want = malloc(BATCH_BYTES);
+    smx_options o2 = { SMX_ALGO_THREE_PASS, 0, 0, 2 }, o1 = { SMX_ALGO_THREE_PASS, 0, 0, 1 };
+    smx_softmax_rows_f32(x, C, y, C, R, C, &o2);
+    smx_softmax_rows_f32(x, C, want, C, R, C, &o1);
+    _exit(memcmp(y, want, BATCH_BYTES) == 0 ? 0 : 3);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "forked child: status %d", status);
   return tu_finish("test_concurrency");
 }

@@ -113,7 +113,8 @@ SMX_INLINE void store_out(int stream, float *p, __m256 v) {
   else _mm256_storeu_ps(p, v);
 }
 
-/* Elements to handle with ordinary stores before y reaches a 32-byte boundary. */
+/* Streaming is skipped when y is not 4-byte aligned (it could never reach a
+ * vector boundary). Elements to handle with ordinary stores before y reaches a 32-byte boundary. */
 SMX_INLINE size_t stream_head(const float *y, size_t n) {
   size_t h = ((32 - ((uintptr_t)y & 31)) & 31) / sizeof(float);
   return h < n ? h : n;
@@ -150,10 +151,10 @@ SMX_INLINE __m256 exp_neg_for(int stored, __m256 a, expv c, __m256 amin) {
   return stored ? exp_neg(a, c, amin) : exp_neg_sum(a, c, amin);
 }
 
-/* mode 0: sum only; 1: also store e_i (softmax); 2: also store (x_i - m) s (log-softmax). */
-SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, const smx_expc *c, int mode, float s) {
+/* mode 0: sum only; 1: also store e_i (softmax); 2: also store x_i - m (log-softmax at T = 1). */
+SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, const smx_expc *c, int mode) {
   const expv cv = expv_load(c);
-  const __m256 vm = _mm256_set1_ps(m), amin = _mm256_set1_ps(c->amin), vs = _mm256_set1_ps(s);
+  const __m256 vm = _mm256_set1_ps(m), amin = _mm256_set1_ps(c->amin);
   /* a short row is usually one of a batch: fetch what follows (as avx512.c) */
   const int short_row = n <= SMX_SHORT_ROW;
   __m256d d0 = _mm256_setzero_pd(), d1 = _mm256_setzero_pd();
@@ -171,10 +172,10 @@ SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, cons
       __m256 e0 = exp_neg_for(mode == 1, t0, cv, amin), e1 = exp_neg_for(mode == 1, t1, cv, amin);
       __m256 e2 = exp_neg_for(mode == 1, t2, cv, amin), e3 = exp_neg_for(mode == 1, t3, cv, amin);
       if (mode) {
-        _mm256_storeu_ps(y + i, mode == 1 ? e0 : _mm256_mul_ps(t0, vs));
-        _mm256_storeu_ps(y + i + 8, mode == 1 ? e1 : _mm256_mul_ps(t1, vs));
-        _mm256_storeu_ps(y + i + 16, mode == 1 ? e2 : _mm256_mul_ps(t2, vs));
-        _mm256_storeu_ps(y + i + 24, mode == 1 ? e3 : _mm256_mul_ps(t3, vs));
+        _mm256_storeu_ps(y + i, mode == 1 ? e0 : t0);
+        _mm256_storeu_ps(y + i + 8, mode == 1 ? e1 : t1);
+        _mm256_storeu_ps(y + i + 16, mode == 1 ? e2 : t2);
+        _mm256_storeu_ps(y + i + 24, mode == 1 ? e3 : t3);
       }
       a0 = _mm256_add_ps(a0, e0);
       a1 = _mm256_add_ps(a1, e1);
@@ -188,14 +189,14 @@ SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, cons
     for (; i + 8 <= n; i += 8) {
       __m256 t = _mm256_sub_ps(_mm256_loadu_ps(x + i), vm);
       __m256 e = exp_neg_for(mode == 1, t, cv, amin);
-      if (mode) _mm256_storeu_ps(y + i, mode == 1 ? e : _mm256_mul_ps(t, vs));
+      if (mode) _mm256_storeu_ps(y + i, mode == 1 ? e : t);
       a0 = _mm256_add_ps(a0, e);
     }
     if (i < n) {
       __m256i k = tail_mask(n - i);
       __m256 t = _mm256_sub_ps(_mm256_maskload_ps(x + i, k), vm);
       __m256 e = _mm256_and_ps(exp_neg_for(mode == 1, t, cv, amin), _mm256_castsi256_ps(k));
-      if (mode) _mm256_maskstore_ps(y + i, k, mode == 1 ? e : _mm256_mul_ps(t, vs));
+      if (mode) _mm256_maskstore_ps(y + i, k, mode == 1 ? e : t);
       a0 = _mm256_add_ps(a0, e);
     }
     flush_to_double(a0, &d0, &d1);
@@ -204,11 +205,11 @@ SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, cons
 }
 
 static double raddstoreexp_avx2(size_t n, const float *x, float *y, float m, const smx_expc *c) {
-  return y ? raddexp_impl(n, x, y, m, c, 1, 1.0f) : raddexp_impl(n, x, NULL, m, c, 0, 1.0f);
+  return y ? raddexp_impl(n, x, y, m, c, 1) : raddexp_impl(n, x, NULL, m, c, 0);
 }
 
-static double raddexpstoresub_avx2(size_t n, const float *x, float *y, float m, const smx_expc *c, float s) {
-  return raddexp_impl(n, x, y, m, c, 2, s);
+static double raddexpstoresub_avx2(size_t n, const float *x, float *y, float m, const smx_expc *c) {
+  return raddexp_impl(n, x, y, m, c, 2);
 }
 
 SMX_INLINE void vscale_impl(size_t n, const float *x, float *y, float s, int stream) {
@@ -232,7 +233,8 @@ SMX_INLINE void vscale_impl(size_t n, const float *x, float *y, float s, int str
 }
 
 static void vscale_avx2(size_t n, const float *x, float *y, float s, int stream) {
-  if (!stream) { vscale_impl(n, x, y, s, 0); return; }
+  /* streaming needs y 4-byte aligned to reach a vector boundary */
+  if (!stream || ((uintptr_t)y & 3)) { vscale_impl(n, x, y, s, 0); return; }
   size_t h = stream_head(y, n);
   vscale_impl(h, x, y, s, 0);
   vscale_impl(n - h, x + h, y + h, s, 1);
@@ -257,7 +259,7 @@ SMX_INLINE void vscaleexp_impl(size_t n, const float *x, float *y, float m, cons
 }
 
 static void vscaleexp_avx2(size_t n, const float *x, float *y, float m, const smx_expc *c, float s, int stream) {
-  if (!stream) { vscaleexp_impl(n, x, y, m, c, s, 0); return; }
+  if (!stream || ((uintptr_t)y & 3)) { vscaleexp_impl(n, x, y, m, c, s, 0); return; }
   size_t h = stream_head(y, n);
   vscaleexp_impl(h, x, y, m, c, s, 0);
   vscaleexp_impl(n - h, x + h, y + h, m, c, s, 1);
@@ -266,6 +268,29 @@ static void vscaleexp_avx2(size_t n, const float *x, float *y, float m, const sm
 
 SMX_INLINE __m256d lo_pd(__m256 v) { return _mm256_cvtps_pd(_mm256_castps256_ps128(v)); }
 SMX_INLINE __m256d hi_pd(__m256 v) { return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)); }
+
+/* 2^z in double for z <= 0 (NaN kept, z < -1022 gives 2^-1022): the online
+ * kernels rescale a running sum by this once per block, hundreds of times per
+ * row, so a float factor's rounding would compound (math/exp2_poly.h). */
+SMX_INLINE __m256d exp2_pd_neg(__m256d z) {
+  z = _mm256_max_pd(_mm256_set1_pd(-1022.0), z);
+  __m256d n = _mm256_round_pd(z, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256d r = _mm256_sub_pd(z, n);
+  __m256d p = _mm256_set1_pd(SMX_EXP2D_C10);
+  p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(SMX_EXP2D_C9));
+  p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(SMX_EXP2D_C8));
+  p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(SMX_EXP2D_C7));
+  p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(SMX_EXP2D_C6));
+  p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(SMX_EXP2D_C5));
+  p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(SMX_EXP2D_C4));
+  p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(SMX_EXP2D_C3));
+  p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(SMX_EXP2D_C2));
+  p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(SMX_EXP2D_C1));
+  p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0));
+  /* 2^n for integer n in [-1022, 0], built in the exponent field */
+  __m256i e = _mm256_add_epi64(_mm256_cvtepi32_epi64(_mm256_cvtpd_epi32(n)), _mm256_set1_epi64x(1023));
+  return _mm256_mul_pd(p, _mm256_castsi256_pd(_mm256_slli_epi64(e, 52)));
+}
 
 static smx_online_state ronline_avx2(size_t n, const float *x, const smx_expc *c) {
   const expv cv = expv_load(c);
@@ -291,7 +316,6 @@ static smx_online_state ronline_avx2(size_t n, const float *x, const smx_expc *c
       bm1 = _mm256_max_ps(xt, bm1);
     }
     __m256 nm = _mm256_max_ps(_mm256_max_ps(bm0, bm1), vm);
-    __m256 scale = exp_neg(_mm256_sub_ps(vm, nm), cv, amin);
     __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     j = 0;
     for (; j + 32 <= full; j += 32) {
@@ -304,8 +328,10 @@ static smx_online_state ronline_avx2(size_t n, const float *x, const smx_expc *c
       a0 = _mm256_add_ps(a0, exp_neg(_mm256_sub_ps(_mm256_loadu_ps(xb + j), nm), cv, amin));
     if (rem) a1 = _mm256_add_ps(a1, exp_neg(_mm256_sub_ps(xt, nm), cv, amin));
     __m256 s = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
-    d0 = _mm256_fmadd_pd(d0, lo_pd(scale), lo_pd(s));
-    d1 = _mm256_fmadd_pd(d1, hi_pd(scale), hi_pd(s));
+    /* rescale the lane sums to the new lane maxima, in double */
+    __m256d cd = _mm256_set1_pd(c->c);
+    d0 = _mm256_fmadd_pd(d0, exp2_pd_neg(_mm256_mul_pd(_mm256_sub_pd(lo_pd(vm), lo_pd(nm)), cd)), lo_pd(s));
+    d1 = _mm256_fmadd_pd(d1, exp2_pd_neg(_mm256_mul_pd(_mm256_sub_pd(hi_pd(vm), hi_pd(nm)), cd)), hi_pd(s));
     vm = nm;
   }
   float lm[8];
@@ -411,28 +437,52 @@ SMX_INLINE void vscaleextexp_impl(size_t n, const float *x, float *y, const smx_
 }
 
 static void vscaleextexp_avx2(size_t n, const float *x, float *y, const smx_expc *c, float inv_v, float neg_e, int stream) {
-  if (!stream) { vscaleextexp_impl(n, x, y, c, inv_v, neg_e, 0); return; }
+  if (!stream || ((uintptr_t)y & 3)) { vscaleextexp_impl(n, x, y, c, inv_v, neg_e, 0); return; }
   size_t h = stream_head(y, n);
   vscaleextexp_impl(h, x, y, c, inv_v, neg_e, 0);
   vscaleextexp_impl(n - h, x + h, y + h, c, inv_v, neg_e, 1);
   _mm_sfence();
 }
 
+/* Lanes where x - m overflowed to -inf although x is finite (a row spanning
+ * more than FLT_MAX, T > 1) are redone in double; never taken on ordinary rows.
+ * Per vector, before the store, so that in-place rows still have their x. */
+static __attribute__((noinline)) __m256 logsub_overflow(__m256 x, __m256 v, int o, float m, float s, float off) {
+  float xs[8], ys[8];
+  _mm256_storeu_ps(xs, x);
+  _mm256_storeu_ps(ys, v);
+  for (int l = 0; l < 8; l++)
+    if ((o >> l) & 1) ys[l] = (float)(((double)xs[l] - (double)m) * s - (double)off);
+  return _mm256_loadu_ps(ys);
+}
+
+typedef struct logsub_c { __m256 vm, vs, voff; float m, s, off; } logsub_c;
+
+SMX_INLINE __m256 logsub(__m256 x, const logsub_c *c) {
+  __m256 d = _mm256_sub_ps(x, c->vm);
+  __m256 v = _mm256_fmsub_ps(d, c->vs, c->voff);
+  __m256 ninf = _mm256_set1_ps(-INFINITY);
+  int o = _mm256_movemask_ps(_mm256_and_ps(_mm256_cmp_ps(d, ninf, _CMP_EQ_OQ), _mm256_cmp_ps(x, ninf, _CMP_NEQ_UQ)));
+  if (__builtin_expect(o != 0, 0)) v = logsub_overflow(x, v, o, c->m, c->s, c->off);
+  return v;
+}
+
 SMX_INLINE void vlogsub_impl(size_t n, const float *x, float *y, float m, float s, float off, int stream) {
-  const __m256 vm = _mm256_set1_ps(m), vs = _mm256_set1_ps(s), voff = _mm256_set1_ps(off);
+  const logsub_c c = { _mm256_set1_ps(m), _mm256_set1_ps(s), _mm256_set1_ps(off), m, s, off };
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    store_out(stream, y + i, _mm256_fmsub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vs, voff));
-    store_out(stream, y + i + 8, _mm256_fmsub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm), vs, voff));
+    store_out(stream, y + i, logsub(_mm256_loadu_ps(x + i), &c));
+    store_out(stream, y + i + 8, logsub(_mm256_loadu_ps(x + i + 8), &c));
   }
   for (; i < n; i += 8) {
     __m256i k = tail_mask(n - i >= 8 ? 8 : n - i);
-    _mm256_maskstore_ps(y + i, k, _mm256_fmsub_ps(_mm256_sub_ps(_mm256_maskload_ps(x + i, k), vm), vs, voff));
+    _mm256_maskstore_ps(y + i, k, logsub(load_or(_mm256_set1_ps(-INFINITY), k, x + i), &c));
   }
 }
 
-static void vlogsub_avx2(size_t n, const float *x, float *y, float m, float s, float off, int stream) {
-  if (!stream) { vlogsub_impl(n, x, y, m, s, off, 0); return; }
+static void vlogsub_avx2(size_t n, const float *x, float *y, float m, double sd, float off, int stream) {
+  float s = (float)sd;   /* vector kernels run only while 1/T fits a float (src/api/softmax_api.c) */
+  if (!stream || ((uintptr_t)y & 3)) { vlogsub_impl(n, x, y, m, s, off, 0); return; }
   size_t h = stream_head(y, n);
   vlogsub_impl(h, x, y, m, s, off, 0);
   vlogsub_impl(n - h, x + h, y + h, m, s, off, 1);

@@ -101,7 +101,8 @@ SMX_INLINE void store_out(int stream, float *p, __m512 v) {
   else _mm512_storeu_ps(p, v);
 }
 
-/* Elements to handle with ordinary stores before y reaches a 64-byte boundary. */
+/* Streaming is skipped when y is not 4-byte aligned (it could never reach a
+ * vector boundary). Elements to handle with ordinary stores before y reaches a 64-byte boundary. */
 SMX_INLINE size_t stream_head(const float *y, size_t n) {
   size_t h = ((64 - ((uintptr_t)y & 63)) & 63) / sizeof(float);
   return h < n ? h : n;
@@ -134,10 +135,10 @@ SMX_INLINE __m512 exp_neg_for(int stored, __m512 a, expv c, __m512 amin) {
   return stored ? exp_neg(a, c, amin) : exp_neg_sum(a, c, amin);
 }
 
-/* mode 0: sum only; 1: also store e_i (softmax); 2: also store (x_i - m) s (log-softmax). */
-SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, const smx_expc *c, int mode, float s) {
+/* mode 0: sum only; 1: also store e_i (softmax); 2: also store x_i - m (log-softmax at T = 1). */
+SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, const smx_expc *c, int mode) {
   const expv cv = expv_load(c);
-  const __m512 vm = _mm512_set1_ps(m), amin = _mm512_set1_ps(c->amin_s), vs = _mm512_set1_ps(s);
+  const __m512 vm = _mm512_set1_ps(m), amin = _mm512_set1_ps(c->amin_s);
   /* A short row is usually one of a batch: fetch the rows that follow (x, and
    * y for writing, so that stores do not wait for ownership) while this one
    * is computed. Long rows are a single stream the hardware prefetcher keeps
@@ -158,10 +159,10 @@ SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, cons
       __m512 e0 = exp_neg_for(mode == 1, t0, cv, amin), e1 = exp_neg_for(mode == 1, t1, cv, amin);
       __m512 e2 = exp_neg_for(mode == 1, t2, cv, amin), e3 = exp_neg_for(mode == 1, t3, cv, amin);
       if (mode) {
-        _mm512_storeu_ps(y + i, mode == 1 ? e0 : _mm512_mul_ps(t0, vs));
-        _mm512_storeu_ps(y + i + 16, mode == 1 ? e1 : _mm512_mul_ps(t1, vs));
-        _mm512_storeu_ps(y + i + 32, mode == 1 ? e2 : _mm512_mul_ps(t2, vs));
-        _mm512_storeu_ps(y + i + 48, mode == 1 ? e3 : _mm512_mul_ps(t3, vs));
+        _mm512_storeu_ps(y + i, mode == 1 ? e0 : t0);
+        _mm512_storeu_ps(y + i + 16, mode == 1 ? e1 : t1);
+        _mm512_storeu_ps(y + i + 32, mode == 1 ? e2 : t2);
+        _mm512_storeu_ps(y + i + 48, mode == 1 ? e3 : t3);
       }
       a0 = _mm512_add_ps(a0, e0);
       a1 = _mm512_add_ps(a1, e1);
@@ -175,14 +176,14 @@ SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, cons
     for (; i + 16 <= n; i += 16) {
       __m512 t = _mm512_sub_ps(_mm512_loadu_ps(x + i), vm);
       __m512 e = exp_neg_for(mode == 1, t, cv, amin);
-      if (mode) _mm512_storeu_ps(y + i, mode == 1 ? e : _mm512_mul_ps(t, vs));
+      if (mode) _mm512_storeu_ps(y + i, mode == 1 ? e : t);
       a0 = _mm512_add_ps(a0, e);
     }
     if (i < n) {
       __mmask16 k = tail_mask(n - i);
       __m512 t = _mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm);
       __m512 e = _mm512_maskz_mov_ps(k, exp_neg_for(mode == 1, t, cv, amin));
-      if (mode) _mm512_mask_storeu_ps(y + i, k, mode == 1 ? e : _mm512_mul_ps(t, vs));
+      if (mode) _mm512_mask_storeu_ps(y + i, k, mode == 1 ? e : t);
       a0 = _mm512_add_ps(a0, e);
     }
     flush_to_double(a0, &d0, &d1);
@@ -191,11 +192,11 @@ SMX_INLINE double raddexp_impl(size_t n, const float *x, float *y, float m, cons
 }
 
 static double raddstoreexp_avx512(size_t n, const float *x, float *y, float m, const smx_expc *c) {
-  return y ? raddexp_impl(n, x, y, m, c, 1, 1.0f) : raddexp_impl(n, x, NULL, m, c, 0, 1.0f);
+  return y ? raddexp_impl(n, x, y, m, c, 1) : raddexp_impl(n, x, NULL, m, c, 0);
 }
 
-static double raddexpstoresub_avx512(size_t n, const float *x, float *y, float m, const smx_expc *c, float s) {
-  return raddexp_impl(n, x, y, m, c, 2, s);
+static double raddexpstoresub_avx512(size_t n, const float *x, float *y, float m, const smx_expc *c) {
+  return raddexp_impl(n, x, y, m, c, 2);
 }
 
 SMX_INLINE void vscale_impl(size_t n, const float *x, float *y, float s, int stream) {
@@ -219,7 +220,8 @@ SMX_INLINE void vscale_impl(size_t n, const float *x, float *y, float s, int str
 }
 
 static void vscale_avx512(size_t n, const float *x, float *y, float s, int stream) {
-  if (!stream) { vscale_impl(n, x, y, s, 0); return; }
+  /* streaming needs y 4-byte aligned to reach a vector boundary */
+  if (!stream || ((uintptr_t)y & 3)) { vscale_impl(n, x, y, s, 0); return; }
   size_t h = stream_head(y, n);
   vscale_impl(h, x, y, s, 0);
   vscale_impl(n - h, x + h, y + h, s, 1);
@@ -244,7 +246,7 @@ SMX_INLINE void vscaleexp_impl(size_t n, const float *x, float *y, float m, cons
 }
 
 static void vscaleexp_avx512(size_t n, const float *x, float *y, float m, const smx_expc *c, float s, int stream) {
-  if (!stream) { vscaleexp_impl(n, x, y, m, c, s, 0); return; }
+  if (!stream || ((uintptr_t)y & 3)) { vscaleexp_impl(n, x, y, m, c, s, 0); return; }
   size_t h = stream_head(y, n);
   vscaleexp_impl(h, x, y, m, c, s, 0);
   vscaleexp_impl(n - h, x + h, y + h, m, c, s, 1);
@@ -265,6 +267,32 @@ SMX_INLINE __m512 block_lane_max(const float *xb, size_t full, __mmask16 kt, __m
   return _mm512_max_ps(bm0, bm1);
 }
 
+/* 2^z in double for z <= 0 (NaN kept, z < -1022 gives 2^-1022): the online
+ * kernels rescale a running sum by this once per block, hundreds of times per
+ * row, so a float factor's rounding would compound (math/exp2_poly.h). */
+SMX_INLINE __m512d exp2_pd_neg(__m512d z) {
+  z = _mm512_max_pd(_mm512_set1_pd(-1022.0), z);
+  __m512d n = _mm512_roundscale_pd(z, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512d r = _mm512_sub_pd(z, n);
+  __m512d p = _mm512_set1_pd(SMX_EXP2D_C10);
+  p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(SMX_EXP2D_C9));
+  p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(SMX_EXP2D_C8));
+  p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(SMX_EXP2D_C7));
+  p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(SMX_EXP2D_C6));
+  p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(SMX_EXP2D_C5));
+  p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(SMX_EXP2D_C4));
+  p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(SMX_EXP2D_C3));
+  p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(SMX_EXP2D_C2));
+  p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(SMX_EXP2D_C1));
+  p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
+  return _mm512_scalef_pd(p, n);
+}
+
+SMX_INLINE __m512d lo_pd(__m512 v) { return _mm512_cvtps_pd(_mm512_castps512_ps256(v)); }
+SMX_INLINE __m512d hi_pd(__m512 v) {
+  return _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+}
+
 /* Online normalizer, blocked and per lane: each lane keeps its own running max
  * and a double sum; once per block of SMX_FLUSH elements the lane max moves
  * and the lane sum is rescaled by one vector exp. */
@@ -279,7 +307,6 @@ static smx_online_state ronline_avx512(size_t n, const float *x, const smx_expc 
     size_t full = nb & ~(size_t)15;
     __mmask16 kt = tail_mask(nb - full);
     __m512 nm = _mm512_max_ps(block_lane_max(xb, full, kt, ninf), vm);
-    __m512 scale = exp_neg(_mm512_sub_ps(vm, nm), cv, amin);
     __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
     size_t j = 0;
     for (; j + 64 <= full; j += 64) {
@@ -295,10 +322,10 @@ static smx_online_state ronline_avx512(size_t n, const float *x, const smx_expc 
       a1 = _mm512_add_ps(a1, _mm512_maskz_mov_ps(kt, e));
     }
     __m512 s = _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
-    d0 = _mm512_fmadd_pd(d0, _mm512_cvtps_pd(_mm512_castps512_ps256(scale)),
-                         _mm512_cvtps_pd(_mm512_castps512_ps256(s)));
-    d1 = _mm512_fmadd_pd(d1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(scale), 1))),
-                         _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1))));
+    /* rescale the lane sums to the new lane maxima, in double */
+    __m512d cd = _mm512_set1_pd(c->c);
+    d0 = _mm512_fmadd_pd(d0, exp2_pd_neg(_mm512_mul_pd(_mm512_sub_pd(lo_pd(vm), lo_pd(nm)), cd)), lo_pd(s));
+    d1 = _mm512_fmadd_pd(d1, exp2_pd_neg(_mm512_mul_pd(_mm512_sub_pd(hi_pd(vm), hi_pd(nm)), cd)), hi_pd(s));
     vm = nm;
   }
   float lm[16];
@@ -406,28 +433,52 @@ SMX_INLINE void vscaleextexp_impl(size_t n, const float *x, float *y, const smx_
 }
 
 static void vscaleextexp_avx512(size_t n, const float *x, float *y, const smx_expc *c, float inv_v, float neg_e, int stream) {
-  if (!stream) { vscaleextexp_impl(n, x, y, c, inv_v, neg_e, 0); return; }
+  if (!stream || ((uintptr_t)y & 3)) { vscaleextexp_impl(n, x, y, c, inv_v, neg_e, 0); return; }
   size_t h = stream_head(y, n);
   vscaleextexp_impl(h, x, y, c, inv_v, neg_e, 0);
   vscaleextexp_impl(n - h, x + h, y + h, c, inv_v, neg_e, 1);
   _mm_sfence();
 }
 
+/* Lanes where x - m overflowed to -inf although x is finite (a row spanning
+ * more than FLT_MAX, T > 1) are redone in double; never taken on ordinary rows.
+ * Per vector, before the store, so that in-place rows still have their x. */
+static __attribute__((noinline)) __m512 logsub_overflow(__m512 x, __m512 v, __mmask16 o, float m, float s, float off) {
+  float xs[16], ys[16];
+  _mm512_storeu_ps(xs, x);
+  _mm512_storeu_ps(ys, v);
+  for (int l = 0; l < 16; l++)
+    if ((o >> l) & 1) ys[l] = (float)(((double)xs[l] - (double)m) * s - (double)off);
+  return _mm512_loadu_ps(ys);
+}
+
+typedef struct logsub_c { __m512 vm, vs, voff; float m, s, off; } logsub_c;
+
+SMX_INLINE __m512 logsub(__m512 x, const logsub_c *c) {
+  __m512 d = _mm512_sub_ps(x, c->vm);
+  __m512 v = _mm512_fmsub_ps(d, c->vs, c->voff);
+  __mmask16 o = _mm512_cmp_ps_mask(d, _mm512_set1_ps(-INFINITY), _CMP_EQ_OQ) &
+                _mm512_cmp_ps_mask(x, _mm512_set1_ps(-INFINITY), _CMP_NEQ_UQ);
+  if (__builtin_expect(o != 0, 0)) v = logsub_overflow(x, v, o, c->m, c->s, c->off);
+  return v;
+}
+
 SMX_INLINE void vlogsub_impl(size_t n, const float *x, float *y, float m, float s, float off, int stream) {
-  const __m512 vm = _mm512_set1_ps(m), vs = _mm512_set1_ps(s), voff = _mm512_set1_ps(off);
+  const logsub_c c = { _mm512_set1_ps(m), _mm512_set1_ps(s), _mm512_set1_ps(off), m, s, off };
   size_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    store_out(stream, y + i, _mm512_fmsub_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm), vs, voff));
-    store_out(stream, y + i + 16, _mm512_fmsub_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm), vs, voff));
+    store_out(stream, y + i, logsub(_mm512_loadu_ps(x + i), &c));
+    store_out(stream, y + i + 16, logsub(_mm512_loadu_ps(x + i + 16), &c));
   }
   for (; i < n; i += 16) {
     __mmask16 k = n - i >= 16 ? (__mmask16)0xffff : tail_mask(n - i);
-    _mm512_mask_storeu_ps(y + i, k, _mm512_fmsub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm), vs, voff));
+    _mm512_mask_storeu_ps(y + i, k, logsub(_mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), k, x + i), &c));
   }
 }
 
-static void vlogsub_avx512(size_t n, const float *x, float *y, float m, float s, float off, int stream) {
-  if (!stream) { vlogsub_impl(n, x, y, m, s, off, 0); return; }
+static void vlogsub_avx512(size_t n, const float *x, float *y, float m, double sd, float off, int stream) {
+  float s = (float)sd;   /* vector kernels run only while 1/T fits a float (src/api/softmax_api.c) */
+  if (!stream || ((uintptr_t)y & 3)) { vlogsub_impl(n, x, y, m, s, off, 0); return; }
   size_t h = stream_head(y, n);
   vlogsub_impl(h, x, y, m, s, off, 0);
   vlogsub_impl(n - h, x + h, y + h, m, s, off, 1);

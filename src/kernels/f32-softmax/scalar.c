@@ -21,10 +21,12 @@ static float rmax_scalar(size_t n, const float *x) {
   return m1 > m0 ? m1 : m0;
 }
 
-/* e^((x - m)/T) for a = x - m rounded in float (the one rounding the contract allows). */
+/* e^((x - m)/T), with x - m rounded to float (the one rounding the contract
+ * allows) unless it overflows float, when the double difference is used. */
 static inline double exp_arg(float x, float m, double c) {
   float a = x - m;
-  return smx_exp2_d((double)a * c);
+  double ad = a == -INFINITY && x != -INFINITY ? (double)x - (double)m : (double)a;
+  return smx_exp2_d(ad * c);
 }
 
 static double raddstoreexp_scalar(size_t n, const float *x, float *y, float m, const smx_expc *c) {
@@ -47,12 +49,12 @@ static double raddstoreexp_scalar(size_t n, const float *x, float *y, float m, c
   return s0 + s1;
 }
 
-static double raddexpstoresub_scalar(size_t n, const float *x, float *y, float m, const smx_expc *c, float s) {
+static double raddexpstoresub_scalar(size_t n, const float *x, float *y, float m, const smx_expc *c) {
   double s0 = 0.0;
   for (size_t i = 0; i < n; i++) {
     float a = x[i] - m;
     s0 += smx_exp2_d((double)a * c->c);
-    y[i] = a * s;
+    y[i] = a;
   }
   return s0;
 }
@@ -114,9 +116,13 @@ static void vscaleextexp_scalar(size_t n, const float *x, float *y, const smx_ex
   }
 }
 
-static void vlogsub_scalar(size_t n, const float *x, float *y, float m, float s, float off, int stream) {
+static void vlogsub_scalar(size_t n, const float *x, float *y, float m, double s, float off, int stream) {
   (void)stream;
-  for (size_t i = 0; i < n; i++) y[i] = (float)((double)(x[i] - m) * s - (double)off);
+  for (size_t i = 0; i < n; i++) {
+    float a = x[i] - m;
+    double ad = a == -INFINITY && x[i] != -INFINITY ? (double)x[i] - (double)m : (double)a;
+    y[i] = (float)(ad * s - (double)off);
+  }
 }
 
 const smx_f32_ukernels smx_f32_ukernels_scalar = {

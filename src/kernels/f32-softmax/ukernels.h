@@ -38,9 +38,9 @@ typedef struct smx_f32_ukernels {
   /* e_i = 2^((x_i - m) c); stores e_i to y unless y is NULL; returns the sum
    * of e_i accumulated in double partial sums. NaN in x gives a NaN sum. */
   double (*raddstoreexp)(size_t n, const float *x, float *y, float m, const smx_expc *c);
-  /* Log-softmax pass 2: returns the same sum (exponentials that only feed a
-   * logarithm may use a cheaper polynomial) and stores y_i = (x_i - m) * s. */
-  double (*raddexpstoresub)(size_t n, const float *x, float *y, float m, const smx_expc *c, float s);
+  /* Log-softmax pass 2 at T = 1: returns the same sum (exponentials that only
+   * feed a logarithm may use a cheaper polynomial) and stores y_i = x_i - m. */
+  double (*raddexpstoresub)(size_t n, const float *x, float *y, float m, const smx_expc *c);
   /* The kernels that write a full output row take `stream`: nonzero stores
    * full vectors with non-temporal stores (no read-for-ownership of y; used
    * when the output is far larger than the caches), after aligning y. */
@@ -56,8 +56,10 @@ typedef struct smx_f32_ukernels {
   /* Pass 2: y_i = 2^(x_i c - e) * inv_v, with neg_e = -e. */
   void (*vscaleextexp)(size_t n, const float *x, float *y, const smx_expc *c, float inv_v, float neg_e,
                        int stream);
-  /* y_i = (x_i - m) * s - off (log-softmax). */
-  void (*vlogsub)(size_t n, const float *x, float *y, float m, float s, float off, int stream);
+  /* y_i = (x_i - m) * s - off (log-softmax). Where x_i - m overflows float
+   * (a row spanning more than FLT_MAX) the value is formed in double. s is a
+   * double so that scalar kernels can carry 1/T for any T > 0. */
+  void (*vlogsub)(size_t n, const float *x, float *y, float m, double s, float off, int stream);
 } smx_f32_ukernels;
 
 extern const smx_f32_ukernels smx_f32_ukernels_scalar;
