@@ -60,12 +60,16 @@ static int demo_rows(void) {
 /* median of `reps` timings of one call, in ns per element */
 static double time_call(int op, const float *x, float *y, size_t rows, size_t cols, const smx_options *o, int reps) {
   double ts[16];
+  /* short calls are repeated so that one timing spans at least ~64Ki elements */
+  size_t inner = rows * cols >= ((size_t)1 << 16) ? 1 : ((size_t)1 << 16) / (rows * cols);
   for (int r = 0; r < reps; r++) {
     double t0 = now();
-    if (op == 0) smx_softmax_rows_f32(x, cols, y, cols, rows, cols, o);
-    else if (op == 1) smx_log_softmax_rows_f32(x, cols, y, cols, rows, cols, o);
-    else smx_logsumexp_rows_f32(x, cols, y, rows, cols, o);
-    ts[r] = now() - t0;
+    for (size_t k = 0; k < inner; k++) {
+      if (op == 0) smx_softmax_rows_f32(x, cols, y, cols, rows, cols, o);
+      else if (op == 1) smx_log_softmax_rows_f32(x, cols, y, cols, rows, cols, o);
+      else smx_logsumexp_rows_f32(x, cols, y, rows, cols, o);
+    }
+    ts[r] = (now() - t0) / (double)inner;
   }
   for (int i = 0; i < reps; i++)
     for (int j = i + 1; j < reps; j++)
