@@ -50,6 +50,29 @@ static inline uint16_t smx_f32_to_f16(float f) {
   return (uint16_t)(sign | q);
 }
 
+/* double -> f16 in one rounding (f64 -> f32 -> f16 could round twice); for
+ * .npy files that store float16 data written from double values. */
+static inline uint16_t smx_f64_to_f16(double x) {
+  uint64_t b;
+  memcpy(&b, &x, sizeof b);
+  uint16_t sign = (uint16_t)((b >> 48) & 0x8000u);
+  uint64_t a = b & 0x7fffffffffffffffull;
+  if (a > 0x7ff0000000000000ull) return (uint16_t)(sign | 0x7e00u | ((a >> 42) & 0x3ffu));
+  if (a == 0x7ff0000000000000ull) return (uint16_t)(sign | 0x7c00u);
+  int e = (int)(a >> 52) - 1023;                 /* unbiased exponent */
+  if (e >= 16) return (uint16_t)(sign | 0x7c00u); /* >= 65536: beyond rounding to 65504 */
+  if (e < -25) return sign;                      /* < 2^-25: below half the least subnormal */
+  uint64_t m = (a & 0xfffffffffffffull) | (1ull << 52);  /* e >= -25: a normal double */
+  /* Keep the bits that land in the binary16 significand: 11 for a normal
+   * result (e >= -14), fewer for a subnormal one (value = q * 2^-24). */
+  int shift = e >= -14 ? 42 : 28 - e;            /* 42 .. 53 */
+  uint64_t q = m >> shift, rem = m & ((1ull << shift) - 1), half = 1ull << (shift - 1);
+  if (rem > half || (rem == half && (q & 1u))) q++;
+  if (e < -14) return (uint16_t)(sign | q);      /* q may reach 0x400: the least normal, correctly */
+  /* q is in [2^10, 2^11]; q == 2^11 carries into the exponent (65520 -> inf too) */
+  return (uint16_t)(sign | (((uint64_t)(e + 15) << 10) + (q - 0x400u)));
+}
+
 static inline float smx_bf16_to_f32(uint16_t h) {
   uint32_t u = (uint32_t)h << 16;
   float f;
