@@ -1,16 +1,18 @@
 /*
- * smx: the command-line front end. For now: `smx demo` (the default) prints
- * softmax, log-softmax and log-sum-exp of a few sample rows, the special-value
- * policy in action, and a quick speed table; `smx info` prints the build.
- * Messages go to stderr prefixed "smx: "; exit codes: 0 ok, 1 usage, 2 failure.
+ * smx: the command-line front end. `smx softmax|log-softmax|logsumexp` run
+ * over .npy files (programs/cmd_rows.c); `smx demo` (the default) prints sample
+ * rows and a quick speed table; `smx info` prints the build. Data goes to
+ * files or stdout, messages to stderr prefixed "smx: "; exit codes in cli.h.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
 #include "smx/smx.h"
 
 static double now(void) {
@@ -134,9 +136,44 @@ static int demo_speed(void) {
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: smx [demo | info | --help | --version]\n"
-          "  demo     softmax of sample rows and a quick speed table (default)\n"
-          "  info     version, kernel set in use, CPU support\n");
+          "usage: smx COMMAND [options]\n"
+          "  softmax IN.npy -o OUT.npy      softmax over the last axis\n"
+          "  log-softmax IN.npy -o OUT.npy  log-softmax over the last axis\n"
+          "  logsumexp IN.npy -o OUT.npy    log-sum-exp of each row (the last axis is reduced)\n"
+          "  demo                           softmax of sample rows and a quick speed table\n"
+          "  info                           version, kernel set in use, CPU support\n"
+          "options for softmax, log-softmax and logsumexp:\n"
+          "  -o, --output FILE      output .npy (- for stdout); written whole or not at all\n"
+          "  -t, --temperature T    compute softmax(x / T), T > 0 (default 1)\n"
+          "  --algo A               auto, three-pass, two-pass or online (default auto)\n"
+          "  --threads N            threads to use (default 1)\n"
+          "  --masked-row zero|nan  rows of all -inf: 0 / -inf (default) or NaN\n"
+          "  --axis -1              the softmax axis (only the last axis in this version)\n"
+          "  -q, --quiet            no notes on stderr\n"
+          "IN may be - for stdin. Inputs of any .npy dtype are read; float16 and float64\n"
+          "files are written back in their dtype, others as float32.\n"
+          "exit codes: 0 ok, 1 usage, 2 bad input, 3 output not written, 4 computation refused,\n"
+          "            130 interrupted\n");
+}
+
+int smx_cli_usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("smx: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputs("\nsmx: try 'smx --help'\n", stderr);
+  va_end(ap);
+  return SMX_CLI_EXIT_USAGE;
+}
+
+int smx_cli_fail(int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("smx: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return code;
 }
 
 int main(int argc, char **argv) {
@@ -156,7 +193,7 @@ int main(int argc, char **argv) {
     int rc = demo_rows();
     return rc ? rc : demo_speed();
   }
-  fprintf(stderr, "smx: unknown command '%s'\n", cmd);
-  usage(stderr);
-  return 1;
+  if (!strcmp(cmd, "softmax") || !strcmp(cmd, "log-softmax") || !strcmp(cmd, "logsumexp"))
+    return smx_cmd_rows(cmd, argc - 2, argv + 2);
+  return smx_cli_usage_error("unknown command '%s'", cmd);
 }

@@ -1,0 +1,22 @@
+/* Shared pieces of the smx command: exit codes and message helpers. */
+#ifndef SMX_PROGRAMS_CLI_H
+#define SMX_PROGRAMS_CLI_H
+
+/* Documented exit codes (smx --help). */
+enum {
+  SMX_CLI_EXIT_OK = 0,
+  SMX_CLI_EXIT_USAGE = 1,        /* bad command line                       */
+  SMX_CLI_EXIT_INPUT = 2,        /* an input file is missing or malformed   */
+  SMX_CLI_EXIT_OUTPUT = 3,       /* the output could not be written         */
+  SMX_CLI_EXIT_COMPUTE = 4,      /* the library refused the data            */
+  SMX_CLI_EXIT_INTERRUPTED = 130 /* SIGINT / SIGTERM: no output was left    */
+};
+
+/* "smx: <message>" and the usage hint on stderr; returns SMX_CLI_EXIT_USAGE. */
+int smx_cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "smx: <message>" on stderr; returns code. */
+int smx_cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+int smx_cmd_rows(const char *cmd, int argc, char **argv);
+
+#endif
