@@ -3,7 +3,7 @@
  *
  * Public C API. Every function returns an smx_status (or documents why not),
  * never aborts on caller error, and never reads or writes outside the
- * caller's buffers. Pointers need no particular alignment.
+ * caller's buffers. Pointers need no alignment beyond their element type's.
  *
  * ---------------------------------------------------------------------------
  * Special values: the written policy (the same for every algorithm, ISA and
@@ -40,7 +40,10 @@
  *  - log-sum-exp:  |out - ref|   <= 4 * eps * max(1, |ref|)
  *  The |t_i|/2 term is the one rounding of x_i - max(x) in float; the rest is
  *  the exponential (about 1 ulp, src/math/), the reduction (double partial
- *  sums, so independent of the row length) and the final scaling.
+ *  sums, so independent of the row length) and the final scaling. A
+ *  log-softmax value beyond the float range is -inf (its correct rounding).
+ *  Any positive finite temperature is accepted; when log2(e)/T leaves
+ *  [2^-100, 2^100] the scalar kernels, which carry it in double, are used.
  *
  *  Results are bitwise identical for every thread count. They may differ in the
  *  last bits between ISAs (each ISA meets the same bound).
