@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "smx/smx.h"
@@ -22,6 +24,29 @@
 
 static volatile sig_atomic_t interrupted = 0;
 static void on_signal(int sig) { (void)sig; interrupted = 1; }
+
+/* A progress line on stderr, only when it is a terminal and not -q; at most
+ * every 0.2 s, cleared at the end. */
+typedef struct progress { int on; double last; const char *what; } progress;
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void progress_show(progress *p, uint64_t done, uint64_t total) {
+  if (!p->on || total == 0) return;
+  double t = now_s();
+  if (t - p->last < 0.2 && done < total) return;
+  p->last = t;
+  fprintf(stderr, "\rsmx: %s %3d%%", p->what, (int)(100.0 * (double)done / (double)total));
+  fflush(stderr);
+}
+
+static void progress_end(progress *p) {
+  if (p->on) fprintf(stderr, "\r\033[K");
+}
 
 static int parse_algo(const char *s, smx_algo *a) {
   static const char *names[] = { "auto", "three-pass", "two-pass", "online" };
@@ -116,8 +141,10 @@ int smx_cmd_rows(const char *cmd, int argc, char **argv) {
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
 
+  progress pr = { !quiet && isatty(STDERR_FILENO), 0.0, in };
   int rc = 0;
   for (uint64_t r0 = 0; r0 < rows && !rc; r0 += block) {
+    progress_show(&pr, r0, rows);
     if (interrupted) { rc = smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted; %s was not written", out); break; }
     size_t nr = (size_t)(rows - r0 < block ? rows - r0 : block);
     if (cols && smx_npy_read_rows_f32(r, r0, nr, x, err, sizeof err) != SMX_OK) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err); break; }
@@ -129,6 +156,7 @@ int smx_cmd_rows(const char *cmd, int argc, char **argv) {
             : (cols ? smx_npy_write_rows_f32(w, x, nr, err, sizeof err) : SMX_OK);
     if (s != SMX_OK) { rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err); break; }
   }
+  progress_end(&pr);
   free(x);
   free(l);
   smx_npy_close(r);

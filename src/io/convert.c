@@ -62,7 +62,20 @@ static inline double u64_to_f64(uint64_t u) { double f; memcpy(&f, &u, 8); retur
       break;                                                               \
   }
 
+/* The common case, little-endian float32 into contiguous floats on a
+ * little-endian machine, is a copy. */
+static int native_f32(smx_dtype t, int big, size_t stride) {
+  const uint32_t one = 1;
+  unsigned char first;
+  memcpy(&first, &one, 1);
+  return t == SMX_DTYPE_F32 && !big && stride == 1 && first == 1;
+}
+
 void smx_io_decode_f32(smx_dtype t, int big, const unsigned char *src, size_t n, float *dst, size_t stride) {
+  if (native_f32(t, big, stride)) {
+    memcpy(dst, src, n * sizeof(float));
+    return;
+  }
   DECODE_BODY(float)
 }
 void smx_io_decode_f64(smx_dtype t, int big, const unsigned char *src, size_t n, double *dst, size_t stride) {
@@ -96,11 +109,17 @@ static inline int fits(smx_dtype t, double x) {
   }
 }
 
+static int is_float_type(smx_dtype t) {
+  return t == SMX_DTYPE_BOOL || t == SMX_DTYPE_F16 || t == SMX_DTYPE_F32 || t == SMX_DTYPE_F64;
+}
+
 size_t smx_io_check_f32(smx_dtype t, const float *src, size_t n) {
+  if (is_float_type(t)) return n;   /* every value is representable: no scan */
   for (size_t i = 0; i < n; i++) if (!fits(t, src[i])) return i;
   return n;
 }
 size_t smx_io_check_f64(smx_dtype t, const double *src, size_t n) {
+  if (is_float_type(t)) return n;
   for (size_t i = 0; i < n; i++) if (!fits(t, src[i])) return i;
   return n;
 }
@@ -139,6 +158,10 @@ static inline uint64_t int_bits(double x) { return x < 0 ? (uint64_t)(int64_t)ro
   }
 
 void smx_io_encode_f32(smx_dtype t, int big, const float *src, size_t stride, size_t n, unsigned char *dst) {
+  if (native_f32(t, big, stride)) {
+    memcpy(dst, src, n * sizeof(float));
+    return;
+  }
   typedef float ST;
   ENCODE_BODY
 }
