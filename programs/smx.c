@@ -60,6 +60,14 @@ static int demo_rows(void) {
   return 0;
 }
 
+/* median of reps timings (sorted in place), in ns per element of n */
+static double median_ns(double *ts, int reps, size_t n) {
+  for (int i = 0; i < reps; i++)
+    for (int j = i + 1; j < reps; j++)
+      if (ts[j] < ts[i]) { double t = ts[i]; ts[i] = ts[j]; ts[j] = t; }
+  return ts[reps / 2] * 1e9 / (double)n;
+}
+
 /* median of `reps` timings of one call, in ns per element */
 static double time_call(int op, const float *x, float *y, size_t rows, size_t cols, const smx_options *o, int reps) {
   double ts[16];
@@ -74,10 +82,7 @@ static double time_call(int op, const float *x, float *y, size_t rows, size_t co
     }
     ts[r] = (now() - t0) / (double)inner;
   }
-  for (int i = 0; i < reps; i++)
-    for (int j = i + 1; j < reps; j++)
-      if (ts[j] < ts[i]) { double t = ts[i]; ts[i] = ts[j]; ts[j] = t; }
-  return ts[reps / 2] * 1e9 / (double)(rows * cols);
+  return median_ns(ts, reps, rows * cols);
 }
 
 /* the textbook loop, as a yardstick: max, expf and sum, scale */
@@ -95,10 +100,7 @@ static double time_plain(const float *x, float *y, size_t rows, size_t cols, int
     }
     ts[r] = now() - t0;
   }
-  for (int i = 0; i < reps; i++)
-    for (int j = i + 1; j < reps; j++)
-      if (ts[j] < ts[i]) { double t = ts[i]; ts[i] = ts[j]; ts[j] = t; }
-  return ts[reps / 2] * 1e9 / (double)(rows * cols);
+  return median_ns(ts, reps, rows * cols);
 }
 
 static int demo_speed(void) {
@@ -187,22 +189,26 @@ static int run_bench(int argc, char **argv) {
   return demo_speed();
 }
 
+/* "smx: <message>\n" on stderr */
+static void vmessage(const char *fmt, va_list ap) {
+  fputs("smx: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+}
+
 int smx_cli_usage_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("smx: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputs("\nsmx: try 'smx --help'\n", stderr);
+  vmessage(fmt, ap);
   va_end(ap);
+  fputs("smx: try 'smx --help'\n", stderr);
   return SMX_CLI_EXIT_USAGE;
 }
 
 int smx_cli_fail(int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("smx: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vmessage(fmt, ap);
   va_end(ap);
   return code;
 }
