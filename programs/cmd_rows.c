@@ -70,8 +70,8 @@ int smx_cmd_rows(const char *cmd, int argc, char **argv) {
       if (!v) return smx_cli_usage_error("%s needs a value", a);
       errno = 0;
       double t = strtod(v, &end);
-      if (*end || errno || !(t > 0.0) || t > 3.4e38) return smx_cli_usage_error("--temperature must be a positive finite number, not '%s'", v);
-      o.temperature = (float)t; i++;
+      if (*end || errno || !(t > 0.0) || !(t <= 1.7e308)) return smx_cli_usage_error("--temperature must be a positive finite number, not '%s'", v);
+      o.temperature = t; i++;
     } else if (!strcmp(a, "--algo")) {
       if (!v || !parse_algo(v, &o.algo)) return smx_cli_usage_error("--algo must be auto, three-pass, two-pass or online");
       i++;

@@ -114,7 +114,7 @@ typedef enum smx_algo {
 
 typedef struct smx_options { /* all-zero, or a NULL pointer, means the defaults */
   smx_algo algo;             /* AUTO picks by row length and ISA                  */
-  float temperature;         /* 0 means 1; computes softmax(x / T), T > 0, finite */
+  double temperature;        /* 0 means 1; computes softmax(x / T), T > 0, finite */
   uint32_t flags;            /* SMX_FLAG_MASKED_ROW_NAN, ...                      */
   int threads;               /* 0 or 1: the calling thread only; > 1 uses a pool  */
 } smx_options;

@@ -20,25 +20,25 @@
 
 typedef struct resolved {
   smx_algo algo;      /* may still be AUTO: resolved per row length */
-  float temperature;
+  double temperature;
   uint32_t flags;
   int threads;
 } resolved;
 
 static smx_status resolve_options(const smx_options *opt, resolved *r) {
   r->algo = SMX_ALGO_AUTO;
-  r->temperature = 1.0f;
+  r->temperature = 1.0;
   r->flags = 0;
   r->threads = 1;
   if (!opt) return SMX_OK;
   if ((unsigned)opt->algo > (unsigned)SMX_ALGO_ONLINE) return SMX_E_INVALID_ARG;
-  float t = opt->temperature;
-  if (t != t || t < 0.0f || t == INFINITY) return SMX_E_INVALID_ARG;
+  double t = opt->temperature;
+  if (t != t || t < 0.0 || t == INFINITY) return SMX_E_INVALID_ARG;
   if (opt->flags & ~(uint32_t)SMX_KNOWN_FLAGS) return SMX_E_INVALID_ARG;
   if ((opt->flags & SMX_FLAG_STREAM_STORES) && (opt->flags & SMX_FLAG_CACHED_STORES)) return SMX_E_INVALID_ARG;
   if (opt->threads < 0) return SMX_E_INVALID_ARG;
   r->algo = opt->algo;
-  r->temperature = t == 0.0f ? 1.0f : t;
+  r->temperature = t == 0.0 ? 1.0 : t;
   r->flags = opt->flags;
   r->threads = opt->threads > SMX_MAX_THREADS ? SMX_MAX_THREADS : (opt->threads < 1 ? 1 : opt->threads);
   return SMX_OK;
@@ -116,7 +116,7 @@ static smx_status run_rows(smx_op op, smx_elem elem, const void *x, size_t ldx, 
   const smx_f32_ukernels *k = smx_dispatch_f32();
   /* a temperature so extreme that log2(e)/T leaves the float range: the
    * scalar kernels carry it in double */
-  double c = 1.4426950408889634 / (double)o.temperature;
+  double c = 1.4426950408889634 / o.temperature;
   if (!(c >= 0x1p-100 && c <= 0x1p100)) k = &smx_f32_ukernels_scalar;
   smx_algo algo = o.algo == SMX_ALGO_AUTO ? smx_algo_auto(op, rows, cols, k->isa) : o.algo;
   int stream = op != SMX_OP_LOGSUMEXP && !(o.flags & SMX_FLAG_CACHED_STORES) &&

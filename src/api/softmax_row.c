@@ -17,15 +17,18 @@
 
 #define SMX_WINDOW 64
 
+/* double to float, saturating at +-FLT_MAX (an out-of-range conversion is UB) */
+static float sat_float(double v) { return v > FLT_MAX ? FLT_MAX : v < -FLT_MAX ? -FLT_MAX : (float)v; }
+
 static void expc_init(smx_expc *e, double t) {
   double c = SMX_LOG2E_D / t;
   e->c = c;
-  e->hi = (float)c;
-  e->lo = (float)(c - (double)e->hi);
+  e->hi = sat_float(c);
+  e->lo = sat_float(c - (double)e->hi);
   /* a*c >= -127 for a >= amin: round amin toward zero */
-  e->amin = nextafterf((float)(-127.0 / c), 0.0f);
-  e->amin_s = (float)(-200.0 / c);
-  e->xlim = (float)(2097152.0 / c);
+  e->amin = nextafterf(sat_float(-127.0 / c), 0.0f);
+  e->amin_s = sat_float(-200.0 / c);
+  e->xlim = sat_float(2097152.0 / c);
 }
 
 static smx_expc unit_expc;
@@ -33,8 +36,8 @@ static pthread_once_t unit_once = PTHREAD_ONCE_INIT;
 static void unit_init(void) { expc_init(&unit_expc, 1.0); }
 
 void smx_row_params_init(smx_row_params *p, const smx_f32_ukernels *k, smx_op op, smx_algo algo,
-                         float temperature, uint32_t flags, int threads) {
-  double t = temperature == 0.0f ? 1.0 : (double)temperature;
+                         double temperature, uint32_t flags, int threads) {
+  double t = temperature == 0.0 ? 1.0 : temperature;
   if (t == 1.0) {
     pthread_once(&unit_once, unit_init);   /* T = 1, the common case: computed once */
     p->c = unit_expc;
@@ -45,7 +48,6 @@ void smx_row_params_init(smx_row_params *p, const smx_f32_ukernels *k, smx_op op
   p->op = op;
   p->algo = algo;
   p->inv_t_d = 1.0 / t;
-  p->inv_t = (float)p->inv_t_d;
   p->flags = flags;
   p->threads = threads < 1 ? 1 : threads;
   p->stream = 0;

@@ -16,7 +16,6 @@ typedef struct smx_row_params {
   smx_op op;
   smx_algo algo;       /* resolved: never SMX_ALGO_AUTO */
   smx_expc c;          /* exp(a/T) = 2^(a c)             */
-  float inv_t;         /* 1/T rounded to float           */
   double inv_t_d;      /* 1/T in double                  */
   uint32_t flags;
   int threads;         /* threads for the chunks of one long row; 1 = this thread only */
@@ -24,7 +23,7 @@ typedef struct smx_row_params {
 } smx_row_params;
 
 void smx_row_params_init(smx_row_params *p, const smx_f32_ukernels *k, smx_op op, smx_algo algo,
-                         float temperature, uint32_t flags, int threads);
+                         double temperature, uint32_t flags, int threads);
 
 /* y: n outputs for softmax/log-softmax; lse: one output for logsumexp. n >= 1. */
 void smx_row_f32(const smx_row_params *p, const float *x, float *y, size_t n, float *lse);

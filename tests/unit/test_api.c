@@ -305,8 +305,29 @@ static void test_threads_identical(void) {
   free(x); free(y1); free(y);
 }
 
+/* The temperature is a double: values beyond the float range are accepted for
+ * float data too, and give the limits (uniform, or one-hot on the max). */
+static void test_temperature_beyond_float(void) {
+  float x[5] = { 1.0f, 3.0f, -2.0f, 3.0f, 0.5f }, y[5], lse;
+  smx_options o = { 0 };
+  for (int isa = 0; isa <= 2; isa++) {
+    smx_set_max_isa((smx_isa_level)isa);
+    o.temperature = 1e300;
+    CHECK(smx_softmax_f32(x, y, 5, &o) == SMX_OK, "T=1e300");
+    for (int i = 0; i < 5; i++) CHECK(fabsf(y[i] - 0.2f) <= 1e-7f, "T=1e300 uniform: y[%d]=%g", i, y[i]);
+    CHECK(smx_logsumexp_f32(x, 5, &lse, &o) == SMX_OK && fabsf(lse - logf(5.0f)) <= 1e-6f, "T=1e300 lse %g", lse);
+    o.temperature = 1e-300;
+    CHECK(smx_softmax_f32(x, y, 5, &o) == SMX_OK, "T=1e-300");
+    CHECK(y[0] == 0.0f && y[1] == 0.5f && y[2] == 0.0f && y[3] == 0.5f && y[4] == 0.0f, "T=1e-300 one-hot ties");
+    CHECK(smx_log_softmax_f32(x, y, 5, &o) == SMX_OK && y[0] == -INFINITY && fabsf(y[1] + logf(2.0f)) <= 1e-6f,
+          "T=1e-300 log-softmax %g %g", y[0], y[1]);
+  }
+  smx_set_max_isa(SMX_ISA_AVX512);
+}
+
 int main(void) {
   test_status_and_version();
+  test_temperature_beyond_float();
   test_bad_arguments();
   test_empty();
   test_special_values();
