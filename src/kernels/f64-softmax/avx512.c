@@ -33,10 +33,13 @@ SMX_INLINE V v_fmsub(V a, V b, V c) { return _mm512_fmsub_pd(a, b, c); }
 /* max / min return b when either is NaN */
 SMX_INLINE V v_max(V a, V b) { return _mm512_max_pd(a, b); }
 SMX_INLINE V v_min(V a, V b) { return _mm512_min_pd(a, b); }
+SMX_INLINE V v_fnmadd(V a, V b, V c) { return _mm512_fnmadd_pd(a, b, c); }   /* c - a b */
 SMX_INLINE V v_round(V a) { return _mm512_roundscale_pd(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+SMX_INLINE V v_ceil(V a) { return _mm512_roundscale_pd(a, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); }
 SMX_INLINE M v_gt(V a, V b) { return _mm512_cmp_pd_mask(a, b, _CMP_GT_OQ); }
 SMX_INLINE M v_eq(V a, V b) { return _mm512_cmp_pd_mask(a, b, _CMP_EQ_OQ); }
 SMX_INLINE M m_andnot(M a, M b) { return (M)(~a & b); }   /* !a && b */
+SMX_INLINE M m_and(M a, M b) { return (M)(a & b); }
 SMX_INLINE int m_any(M a) { return a != 0; }
 SMX_INLINE V v_sel(M m, V t, V f) { return _mm512_mask_blend_pd(m, f, t); }
 /* p 2^n, n an integer (any size: vscalefpd saturates), rounded once */

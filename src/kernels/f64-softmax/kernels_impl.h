@@ -6,7 +6,7 @@
  * flags.
  *
  * exp(a/T) = 2^(a c): n = round(a hi), r = (a hi - n, one FMA, exact before
- * its rounding) + a lo, 2^r by the degree-13 polynomial of math/exp2_poly.h
+ * its rounding) + a lo, 2^r by the degree-11 polynomial of math/exp2_poly.h
  * (Horner with FMAs), 2^n by v_scale2 (rounded once, subnormals included).
  * Sums: Knuth two-sum per lane (value, error), reduced lane by lane in a
  * fixed order as double-doubles.
@@ -20,28 +20,26 @@
 /* a c below this gives +0 (2^-1090 rounds to zero) */
 #define SMX_F64_ZMIN (-1090.0)
 
-typedef struct cvec { V hi, lo, amin; } cvec;
+typedef struct cvec { V hi, lo, amin, invc; } cvec;
 
 SMX_INLINE cvec cvec_load(const smx_expcd *c) {
-  cvec v = { v_set1(c->hi), v_set1(c->lo), v_set1(SMX_F64_ZMIN / c->hi) };
+  cvec v = { v_set1(c->hi), v_set1(c->lo), v_set1(SMX_F64_ZMIN / c->hi), v_set1(1.0 / c->hi) };
   return v;
 }
 
-/* 2^r for |r| <= 0.6 */
-SMX_INLINE V poly13(V r) {
-  V p = v_set1(SMX_EXP2D_C13);
-  p = v_fmadd(p, r, v_set1(SMX_EXP2D_C12));
-  p = v_fmadd(p, r, v_set1(SMX_EXP2D_C11));
-  p = v_fmadd(p, r, v_set1(SMX_EXP2D_C10));
-  p = v_fmadd(p, r, v_set1(SMX_EXP2D_C9));
-  p = v_fmadd(p, r, v_set1(SMX_EXP2D_C8));
-  p = v_fmadd(p, r, v_set1(SMX_EXP2D_C7));
-  p = v_fmadd(p, r, v_set1(SMX_EXP2D_C6));
-  p = v_fmadd(p, r, v_set1(SMX_EXP2D_C5));
-  p = v_fmadd(p, r, v_set1(SMX_EXP2D_C4));
-  p = v_fmadd(p, r, v_set1(SMX_EXP2D_C3));
-  p = v_fmadd(p, r, v_set1(SMX_EXP2D_C2));
-  p = v_fmadd(p, r, v_set1(SMX_EXP2D_C1));
+/* 2^r for |r| <= 0.5005 (math/exp2_poly.h) */
+SMX_INLINE V exp2_poly11(V r) {
+  V p = v_set1(SMX_EXP2D11_C11);
+  p = v_fmadd(p, r, v_set1(SMX_EXP2D11_C10));
+  p = v_fmadd(p, r, v_set1(SMX_EXP2D11_C9));
+  p = v_fmadd(p, r, v_set1(SMX_EXP2D11_C8));
+  p = v_fmadd(p, r, v_set1(SMX_EXP2D11_C7));
+  p = v_fmadd(p, r, v_set1(SMX_EXP2D11_C6));
+  p = v_fmadd(p, r, v_set1(SMX_EXP2D11_C5));
+  p = v_fmadd(p, r, v_set1(SMX_EXP2D11_C4));
+  p = v_fmadd(p, r, v_set1(SMX_EXP2D11_C3));
+  p = v_fmadd(p, r, v_set1(SMX_EXP2D11_C2));
+  p = v_fmadd(p, r, v_set1(SMX_EXP2D11_C1));
   return v_fmadd(p, r, v_set1(1.0));
 }
 
@@ -56,7 +54,7 @@ SMX_INLINE V exp_neg(V a, cvec c) {
   a = v_max(c.amin, a);   /* the second operand is returned for NaN: NaN is kept */
   V n;
   V r = split(a, c, &n);
-  return v_scale2(poly13(r), n);
+  return v_scale2(exp2_poly11(r), n);
 }
 
 /* 2^((a - b) c) with a - b formed exactly (two-sum), for a <= b */
@@ -69,7 +67,7 @@ SMX_INLINE V exp_diff(V a, V b, cvec c) {
   dl = v_sel(low, v_set1(0.0), dl);
   V n = v_round(v_mul(dh, c.hi));
   V r = v_add(v_fmsub(dh, c.hi, n), v_fmadd(dh, c.lo, v_mul(dl, c.hi)));
-  return v_scale2(poly13(r), n);
+  return v_scale2(exp2_poly11(r), n);
 }
 
 /* (*s, *e) += t, Knuth's two-sum per lane */
@@ -79,6 +77,16 @@ SMX_INLINE void acc_add(V *s, V *e, V t) {
   V err = v_add(v_sub(*s, v_sub(s2, bp)), v_sub(t, bp));
   *s = s2;
   *e = v_add(*e, err);
+}
+
+/* (*s, *e) += t by Dekker's fast two-sum, exact when *s >= t >= 0: the
+ * three-pass sums start at a bias of 2 (every term is at most 1), so that
+ * holds throughout, and the bias is taken off exactly at the end. */
+#define SMX_F64_BIAS 2.0
+SMX_INLINE void acc_add_biased(V *s, V *e, V t) {
+  V s2 = v_add(*s, t);
+  *e = v_add(*e, v_sub(t, v_sub(s2, *s)));
+  *s = s2;
 }
 
 /* The lanes of two (sum, error) pairs as one double-double, in lane order. */
@@ -129,8 +137,8 @@ static double rmax_k(size_t n, const double *x) {
 
 SMX_INLINE smx_dd raddexp_impl(size_t n, const double *x, double *y, double m, const smx_expcd *c, int store) {
   const cvec cv = cvec_load(c);
-  const V vm = v_set1(m), z = v_set1(0.0);
-  V s0 = z, e0 = z, s1 = z, e1 = z;
+  const V vm = v_set1(m), z = v_set1(0.0), bias = v_set1(SMX_F64_BIAS);
+  V s0 = bias, e0 = z, s1 = bias, e1 = z;
   size_t i = 0;
   for (; i + 4 * W <= n; i += 4 * W) {
     V t0 = exp_neg(v_sub(v_ld(x + i), vm), cv), t1 = exp_neg(v_sub(v_ld(x + i + W), vm), cv);
@@ -141,10 +149,10 @@ SMX_INLINE smx_dd raddexp_impl(size_t n, const double *x, double *y, double m, c
       v_st(y + i + 2 * W, t2);
       v_st(y + i + 3 * W, t3);
     }
-    acc_add(&s0, &e0, t0);
-    acc_add(&s1, &e1, t1);
-    acc_add(&s0, &e0, t2);
-    acc_add(&s1, &e1, t3);
+    acc_add_biased(&s0, &e0, t0);
+    acc_add_biased(&s1, &e1, t1);
+    acc_add_biased(&s0, &e0, t2);
+    acc_add_biased(&s1, &e1, t3);
   }
   for (; i < n; i += W) {
     size_t k = n - i < W ? n - i : W;
@@ -154,9 +162,11 @@ SMX_INLINE smx_dd raddexp_impl(size_t n, const double *x, double *y, double m, c
       if (k == W) v_st(y + i, t);
       else v_st_part(y + i, k, t);
     }
-    acc_add(&s0, &e0, t);
+    acc_add_biased(&s0, &e0, t);
   }
-  return lanes_dd(s0, e0, s1, e1);
+  smx_dd r = lanes_dd(s0, e0, s1, e1);
+  smx_dd unbias = { -2.0 * W * SMX_F64_BIAS, 0.0 };
+  return smx_dd_add(r, unbias);
 }
 
 static smx_dd raddstoreexp_k(size_t n, const double *x, double *y, double m, const smx_expcd *c) {
@@ -213,19 +223,33 @@ static void vscaleexp_k(size_t n, const double *x, double *y, double m, const sm
   v_sfence();
 }
 
-/* One online step over block maxima bm (>= m, from a NaN-skipping chain):
- * lanes whose max rose by more than 1/c take it as their reference and scale
- * their sums by 2^((m - bm) c) <= 1/2 (lazy rescale, reduce_state_f64.h). */
+/* One online step over block maxima bm (>= m, from a NaN-skipping chain),
+ * lane by lane as smx_online_dd_merge (reduce_state_f64.h): lanes whose max
+ * rose by more than 1/c move their reference to m + k/c, k an integer, and
+ * scale their sums by 2^-k exactly with the tiny rest of the factor put in
+ * the error word, so rescales never compound; a lane too far behind (or
+ * whose m is too large for m + k/c to be near) takes bm and an ordinary
+ * exponential factor. */
 SMX_INLINE void online_rescale(V bm, V *m, V *s0, V *e0, V *s1, V *e1, cvec cv) {
-  M up = v_gt(v_mul(v_sub(bm, *m), cv.hi), v_set1(1.0));
+  const V one = v_set1(1.0), z = v_set1(0.0);
+  V gap = v_mul(v_sub(bm, *m), cv.hi);
+  M up = v_gt(gap, one);
   if (!m_any(up)) return;
-  V nm = v_sel(up, bm, *m);
-  V f = v_sel(up, exp_diff(*m, nm, cv), v_set1(1.0));
+  V k = v_ceil(v_min(gap, v_set1(1000.0)));   /* NaN-free: min returns 1000 for NaN gap */
+  V mn = v_add(*m, v_mul(k, cv.invc));
+  V dh = v_sub(mn, *m);
+  V bp = v_sub(dh, mn);
+  V dl = v_add(v_sub(mn, v_sub(dh, bp)), v_sub(v_sub(z, *m), bp));
+  V delta = v_sub(v_fnmadd(dh, cv.hi, k), v_fmadd(dh, cv.lo, v_mul(dl, cv.hi)));
+  V adelta = v_max(delta, v_sub(z, delta));
+  M exact = m_and(m_and(up, v_gt(v_set1(1000.5), gap)), v_gt(v_set1(0x1p-30), adelta));
+  V f = v_sel(exact, v_scale2(one, v_sub(z, k)), v_sel(up, exp_diff(*m, bm, cv), one));
+  V corr = v_sel(exact, v_mul(delta, v_set1(SMX_LN2_HI)), z);
+  *m = v_sel(exact, mn, v_sel(up, bm, *m));
   *s0 = v_mul(*s0, f);
-  *e0 = v_mul(*e0, f);
+  *e0 = v_fmadd(*s0, corr, v_mul(*e0, f));
   *s1 = v_mul(*s1, f);
-  *e1 = v_mul(*e1, f);
-  *m = nm;
+  *e1 = v_fmadd(*s1, corr, v_mul(*e1, f));
 }
 
 static smx_online_dd ronline_k(size_t n, const double *x, const smx_expcd *c) {
@@ -277,7 +301,7 @@ SMX_INLINE xclamp xclamp_load(const smx_expcd *c) {
 
 SMX_INLINE V ext_split(V xv, xclamp xl, cvec cv, V *n) {
   xv = v_min(xl.hi, v_max(xl.lo, xv));   /* NaN is kept by both */
-  return poly13(split(xv, cv, n));
+  return exp2_poly11(split(xv, cv, n));
 }
 
 static smx_ext_dd raddextexp_k(size_t n, const double *x, const smx_expcd *c) {
