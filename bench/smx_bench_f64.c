@@ -1,6 +1,7 @@
 /*
- * smx_bench_f64: f64 softmax, log-softmax and log-sum-exp of smx against a
- * plain C loop over libm's exp (what one writes without smx), per algorithm.
+ * smx_bench_f64: f64 softmax, log-softmax and log-sum-exp of smx, each with
+ * every algorithm, against a plain C loop over libm's exp (what one writes
+ * without smx).
  * oneDNN (2.6 here) has no f64 data type, so it has no f64 softmax to
  * compare; bench/f64_peers.py times NumPy, SciPy and PyTorch on the same
  * shapes. Each sample times whole calls (repeated until 20 ms), the methods
@@ -59,11 +60,16 @@ static void plain_logsumexp_rows(const double *x, double *out, size_t rows, size
   }
 }
 
-enum { M_AUTO, M_THREE, M_TWO, M_ONLINE, M_PLAIN, M_LOGSM, M_LSE, M_PLAIN_LSE, M_COUNT };
-static const char *const method_names[M_COUNT] = { "smx softmax auto",  "smx softmax three-pass",
-                                                   "smx softmax two-pass", "smx softmax online",
-                                                   "plain C softmax (libm exp)", "smx log-softmax auto",
-                                                   "smx logsumexp auto", "plain C logsumexp (libm exp)" };
+/* methods: each op (softmax, log-softmax, logsumexp) with each algorithm, and the plain C loops */
+enum { N_ALGO = 4, M_PLAIN = 3 * N_ALGO, M_PLAIN_LSE, M_COUNT };
+static const char *const op_names[3] = { "softmax", "log-softmax", "logsumexp" };
+static const char *const algo_names[N_ALGO] = { "auto", "three-pass", "two-pass", "online" };
+
+static void method_name(int m, char *buf, size_t n) {
+  if (m == M_PLAIN) snprintf(buf, n, "plain C softmax (libm exp)");
+  else if (m == M_PLAIN_LSE) snprintf(buf, n, "plain C logsumexp (libm exp)");
+  else snprintf(buf, n, "smx %s %s", op_names[m / N_ALGO], algo_names[m % N_ALGO]);
+}
 
 typedef struct ctx {
   const double *x;
@@ -73,19 +79,15 @@ typedef struct ctx {
 } ctx;
 
 static int run(const ctx *c, int m) {
-  smx_options o = { SMX_ALGO_AUTO, 0, 0, c->threads };
   size_t R = c->rows, C = c->cols;
-  switch (m) {
-    case M_THREE: o.algo = SMX_ALGO_THREE_PASS; break;
-    case M_TWO: o.algo = SMX_ALGO_TWO_PASS; break;
-    case M_ONLINE: o.algo = SMX_ALGO_ONLINE; break;
-    case M_PLAIN: plain_softmax_rows(c->x, c->y, R, C); return 0;
-    case M_PLAIN_LSE: plain_logsumexp_rows(c->x, c->lse, R, C); return 0;
-    case M_LOGSM: return smx_log_softmax_rows_f64(c->x, C, c->y, C, R, C, &o) != SMX_OK;
-    case M_LSE: return smx_logsumexp_rows_f64(c->x, C, c->lse, R, C, &o) != SMX_OK;
-    default: break;
+  if (m == M_PLAIN) { plain_softmax_rows(c->x, c->y, R, C); return 0; }
+  if (m == M_PLAIN_LSE) { plain_logsumexp_rows(c->x, c->lse, R, C); return 0; }
+  smx_options o = { (smx_algo)(m % N_ALGO), 0, 0, c->threads };
+  switch (m / N_ALGO) {
+    case 0: return smx_softmax_rows_f64(c->x, C, c->y, C, R, C, &o) != SMX_OK;
+    case 1: return smx_log_softmax_rows_f64(c->x, C, c->y, C, R, C, &o) != SMX_OK;
+    default: return smx_logsumexp_rows_f64(c->x, C, c->lse, R, C, &o) != SMX_OK;
   }
-  return smx_softmax_rows_f64(c->x, C, c->y, C, R, C, &o) != SMX_OK;
 }
 
 /* seconds per call: a batch of calls (doubled until it lasts 20 ms) timed as a whole */
@@ -93,7 +95,12 @@ static double sample(const ctx *c, int m) {
   for (long calls = 1;; calls *= 2) {
     double t0 = now_s();
     for (long k = 0; k < calls; k++)
-      if (run(c, m)) { fprintf(stderr, "smx_bench_f64: %s failed\n", method_names[m]); exit(1); }
+      if (run(c, m)) {
+        char name[64];
+        method_name(m, name, sizeof name);
+        fprintf(stderr, "smx_bench_f64: %s failed\n", name);
+        exit(1);
+      }
     double t = now_s() - t0;
     if (t >= 0.02) return t / (double)calls;
   }
@@ -162,11 +169,12 @@ int main(int argc, char **argv) {
       med[m] = t[m * reps + reps / 2];
     }
     for (int m = 0; m < M_COUNT; m++) {
-      int lse_op = m == M_LSE || m == M_PLAIN_LSE;
+      int lse_op = m == M_PLAIN_LSE || (m < M_PLAIN && m / N_ALGO == 2);
       double bytes = (double)n * 8.0 * (lse_op ? 1.0 : 2.0);
       double base = lse_op ? med[M_PLAIN_LSE] : med[M_PLAIN];
-      printf("  %-30s %10.3f %8.2f %13.2fx\n", method_names[m], med[m] * 1e9 / (double)n, bytes / med[m] * 1e-9,
-             base / med[m]);
+      char name[64];
+      method_name(m, name, sizeof name);
+      printf("  %-30s %10.3f %8.2f %13.2fx\n", name, med[m] * 1e9 / (double)n, bytes / med[m] * 1e-9, base / med[m]);
     }
     free(t);
     free(x);
