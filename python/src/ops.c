@@ -1,0 +1,134 @@
+/*
+ * The three functions exposed to Python: parse and check the arguments,
+ * pick or check the output, describe the arrays to the walker (walk.c) and
+ * run it with the GIL released. No arithmetic here.
+ */
+#include "ops.h"
+
+#include "arrays.h"
+#include "options.h"
+#include "walk.h"
+
+typedef struct call_args {
+  PyObject *a, *axis, *temperature, *out, *algo, *threads, *masked_row, *keepdims;
+} call_args;
+
+/* Fills the walker's description of x (and y) around `axis`. For log-sum-exp,
+ * y has the reduced shape: with keepdims its axis has length 1 and is skipped. */
+static void describe(smx_py_job *j, PyArrayObject *x, PyArrayObject *y, int axis, int keepdims) {
+  int nd = PyArray_NDIM(x), k = 0, lse = j->op == SMX_PY_LOGSUMEXP;
+  j->x = PyArray_BYTES(x);
+  j->y = PyArray_BYTES(y);
+  j->n = (size_t)PyArray_DIM(x, axis);
+  j->x_axis = PyArray_STRIDE(x, axis);
+  j->y_axis = lse ? 0 : PyArray_STRIDE(y, axis);
+  for (int d = 0; d < nd; d++) {
+    if (d == axis) continue;
+    int yd = lse && !keepdims && d > axis ? d - 1 : d;
+    j->shape[k] = (size_t)PyArray_DIM(x, d);
+    j->xs[k] = PyArray_STRIDE(x, d);
+    j->ys[k] = PyArray_STRIDE(y, yd);
+    k++;
+  }
+  j->outer = k;
+}
+
+static PyObject *run_op(const char *fn, smx_py_op op, const call_args *c) {
+  smx_py_job job;
+  smx_py_dtype dt;
+  int axis, keepdims = 0;
+  if (smx_py_parse_options(fn, c->temperature, c->algo, c->threads, c->masked_row, &job.opt) < 0) return NULL;
+  if (c->keepdims && (keepdims = PyObject_IsTrue(c->keepdims)) < 0) return NULL;
+  PyArrayObject *x = smx_py_input(fn, c->a, &dt);
+  if (!x) return NULL;
+  int nd = PyArray_NDIM(x);
+  if (smx_py_parse_axis(fn, c->axis, nd, &axis) < 0) goto fail_x;
+  job.op = op;
+  job.dtype = dt;
+
+  /* the result's shape */
+  npy_intp shape[NPY_MAXDIMS];
+  int rnd = 0;
+  for (int d = 0; d < nd; d++) {
+    if (op == SMX_PY_LOGSUMEXP && d == axis) {
+      if (keepdims) shape[rnd++] = 1;
+    } else {
+      shape[rnd++] = PyArray_DIM(x, d);
+    }
+  }
+
+  PyArrayObject *y;
+  int have_out = c->out && c->out != Py_None;
+  if (have_out) {
+    if (smx_py_check_out(fn, c->out, x, rnd, shape) < 0) goto fail_x;
+    y = (PyArrayObject *)c->out;
+    Py_INCREF(y);
+    /* out exactly x is in-place (the library allows it); any other overlap
+     * would read values already overwritten, so x is copied first. */
+    int in_place = op != SMX_PY_LOGSUMEXP && smx_py_same_elements(x, y);
+    if (!in_place && smx_py_spans_overlap(x, y)) {
+      PyArrayObject *copy = (PyArrayObject *)PyArray_NewCopy(x, NPY_KEEPORDER);
+      if (!copy) goto fail_y;
+      Py_DECREF(x);
+      x = copy;
+    }
+  } else if (op == SMX_PY_LOGSUMEXP) {
+    y = (PyArrayObject *)PyArray_SimpleNew(rnd, shape, PyArray_TYPE(x));
+    if (!y) goto fail_x;
+  } else {
+    /* the input's memory order, so that a Fortran or transposed input walks the same way in y */
+    y = (PyArrayObject *)PyArray_NewLikeArray(x, NPY_KEEPORDER, NULL, 0);
+    if (!y) goto fail_x;
+  }
+
+  describe(&job, x, y, axis, keepdims);
+  smx_status s;
+  Py_BEGIN_ALLOW_THREADS
+  s = smx_py_run(&job);
+  Py_END_ALLOW_THREADS
+  Py_DECREF(x);
+  if (s != SMX_OK) {
+    Py_DECREF(y);
+    return smx_py_raise_status(fn, s);
+  }
+  /* like NumPy reductions, a full reduction without out= gives a scalar */
+  if (!have_out && op == SMX_PY_LOGSUMEXP) return PyArray_Return(y);
+  return (PyObject *)y;
+
+fail_y:
+  Py_DECREF(y);
+fail_x:
+  Py_DECREF(x);
+  return NULL;
+}
+
+static int parse(const char *fmt, PyObject *args, PyObject *kwargs, call_args *c, int with_keepdims) {
+  static char *kw[] = {"a", "axis", "temperature", "out", "algo", "threads", "masked_row", "keepdims", NULL};
+  memset(c, 0, sizeof *c);
+  if (with_keepdims)
+    return PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &c->a, &c->axis, &c->temperature, &c->out, &c->algo,
+                                       &c->threads, &c->masked_row, &c->keepdims);
+  return PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &c->a, &c->axis, &c->temperature, &c->out, &c->algo,
+                                     &c->threads, &c->masked_row);
+}
+
+PyObject *smx_py_softmax(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  call_args c;
+  if (!parse("O|OOOOOO:softmax", args, kwargs, &c, 0)) return NULL;
+  return run_op("smx.softmax", SMX_PY_SOFTMAX, &c);
+}
+
+PyObject *smx_py_log_softmax(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  call_args c;
+  if (!parse("O|OOOOOO:log_softmax", args, kwargs, &c, 0)) return NULL;
+  return run_op("smx.log_softmax", SMX_PY_LOG_SOFTMAX, &c);
+}
+
+PyObject *smx_py_logsumexp(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  call_args c;
+  if (!parse("O|OOOOOOO:logsumexp", args, kwargs, &c, 1)) return NULL;
+  return run_op("smx.logsumexp", SMX_PY_LOGSUMEXP, &c);
+}

@@ -1,0 +1,215 @@
+/*
+ * Array walking: see walk.h. Memory is touched only through the strides the
+ * caller gave, so any NumPy view (negative, zero or odd strides) is safe.
+ */
+#include "walk.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Gathered blocks aim at this many bytes (stays in L2), but hold at least
+ * SMX_PY_MIN_BLOCK rows (a cache line of each column) while that is below
+ * SMX_PY_SCRATCH_MAX. */
+#define SMX_PY_SCRATCH_TARGET ((size_t)1 << 20)
+#define SMX_PY_SCRATCH_MAX ((size_t)16 << 20)
+#define SMX_PY_MIN_BLOCK 16
+/* log-sum-exp values are produced this many rows at a time, then stored */
+#define SMX_PY_LSE_CHUNK 1024
+
+static ptrdiff_t abs_pd(ptrdiff_t v) { return v < 0 ? -v : v; }
+
+/* Drops size-1 dims, sorts by |x stride| (largest first, stable) and merges
+ * dims that are evenly spaced in x and y. Returns 0 if some dim is empty. */
+static int simplify(smx_py_job *j) {
+  int k = 0;
+  for (int d = 0; d < j->outer; d++) {
+    if (j->shape[d] == 0) return 0;
+    if (j->shape[d] == 1) continue;
+    j->shape[k] = j->shape[d];
+    j->xs[k] = j->xs[d];
+    j->ys[k] = j->ys[d];
+    k++;
+  }
+  for (int a = 1; a < k; a++) { /* insertion sort: at most a few dims */
+    size_t sh = j->shape[a];
+    ptrdiff_t xs = j->xs[a], ys = j->ys[a];
+    int b = a;
+    while (b > 0 && abs_pd(j->xs[b - 1]) < abs_pd(xs)) {
+      j->shape[b] = j->shape[b - 1];
+      j->xs[b] = j->xs[b - 1];
+      j->ys[b] = j->ys[b - 1];
+      b--;
+    }
+    j->shape[b] = sh;
+    j->xs[b] = xs;
+    j->ys[b] = ys;
+  }
+  int m = 0;
+  for (int d = 1; d < k; d++) {
+    size_t inner = j->shape[d];
+    if (j->xs[m] == (ptrdiff_t)inner * j->xs[d] && j->ys[m] == (ptrdiff_t)inner * j->ys[d]) {
+      j->shape[m] *= inner;
+      j->xs[m] = j->xs[d];
+      j->ys[m] = j->ys[d];
+    } else {
+      m++;
+      j->shape[m] = j->shape[d];
+      j->xs[m] = j->xs[d];
+      j->ys[m] = j->ys[d];
+    }
+  }
+  j->outer = k == 0 ? 0 : m + 1;
+  if (j->outer == 0) { /* a single row: one dim of one row */
+    j->outer = 1;
+    j->shape[0] = 1;
+    j->xs[0] = 0;
+    j->ys[0] = 0;
+  }
+  return 1;
+}
+
+/* Leading dimension in elements for rows `stride` bytes apart, or 0 when the
+ * rows API cannot take them (negative, odd or overlapping). */
+static size_t leading_dim(ptrdiff_t stride, size_t es, size_t n, size_t rows) {
+  if (rows == 1) return n;
+  if (stride <= 0 || (size_t)stride % es != 0) return 0;
+  size_t ld = (size_t)stride / es;
+  return ld >= n ? ld : 0;
+}
+
+typedef struct walker {
+  smx_py_job *j;
+  size_t es;
+  void *lse;       /* SMX_PY_LSE_CHUNK values (log-sum-exp)  */
+  char *buf;       /* gathered rows (non-unit-stride axis)   */
+  size_t block;    /* rows per gathered block                */
+} walker;
+
+/* Log-sum-exp of `rows` unit-stride rows ldx apart, stored `ystride` apart. */
+static smx_status lse_rows(walker *w, const char *x, size_t ldx, char *y, ptrdiff_t ystride, size_t rows) {
+  smx_py_job *j = w->j;
+  size_t es = w->es;
+  for (size_t r0 = 0; r0 < rows; r0 += SMX_PY_LSE_CHUNK) {
+    size_t b = rows - r0 < SMX_PY_LSE_CHUNK ? rows - r0 : SMX_PY_LSE_CHUNK;
+    smx_status s = smx_py_rows(j->op, j->dtype, x + r0 * ldx * es, ldx, w->lse, 0, b, j->n, &j->opt);
+    if (s != SMX_OK) return s;
+    for (size_t i = 0; i < b; i++) smx_py_store_lse(j->dtype, w->lse, i, y + (ptrdiff_t)(r0 + i) * ystride);
+  }
+  return SMX_OK;
+}
+
+/* The innermost outer dim at (x, y), with a unit-stride axis. */
+static smx_status run_direct(walker *w, const char *x, char *y) {
+  smx_py_job *j = w->j;
+  int r = j->outer - 1;
+  size_t rows = j->shape[r], n = j->n, es = w->es;
+  int lse = j->op == SMX_PY_LOGSUMEXP;
+  size_t ldx = leading_dim(j->xs[r], es, n, rows);
+  size_t ldy = lse ? n : leading_dim(j->ys[r], es, n, rows);
+  if (ldx && ldy) {
+    if (lse) return lse_rows(w, x, ldx, y, j->ys[r], rows);
+    return smx_py_rows(j->op, j->dtype, x, ldx, y, ldy, rows, n, &j->opt);
+  }
+  for (size_t i = 0; i < rows; i++) { /* rows the rows API cannot express: one at a time */
+    const char *xi = x + (ptrdiff_t)i * j->xs[r];
+    char *yi = y + (ptrdiff_t)i * j->ys[r];
+    smx_status s = lse ? lse_rows(w, xi, n, yi, 0, 1) : smx_py_rows(j->op, j->dtype, xi, n, yi, n, 1, n, &j->opt);
+    if (s != SMX_OK) return s;
+  }
+  return SMX_OK;
+}
+
+/* Copies a rows x n block between strided memory and the dense buffer. The
+ * loop with the smaller source/destination stride runs innermost. */
+static void copy_block(size_t es, size_t rows, size_t n, char *dst, ptrdiff_t d_row, ptrdiff_t d_col,
+                       const char *src, ptrdiff_t s_row, ptrdiff_t s_col) {
+  int rows_inner = abs_pd(s_row) + abs_pd(d_row) < abs_pd(s_col) + abs_pd(d_col);
+  size_t outer = rows_inner ? n : rows, inner = rows_inner ? rows : n;
+  ptrdiff_t so = rows_inner ? s_col : s_row, si = rows_inner ? s_row : s_col;
+  ptrdiff_t dO = rows_inner ? d_col : d_row, di = rows_inner ? d_row : d_col;
+  for (size_t a = 0; a < outer; a++) {
+    const char *s = src + (ptrdiff_t)a * so;
+    char *d = dst + (ptrdiff_t)a * dO;
+    switch (es) {
+    case 2:
+      for (size_t b = 0; b < inner; b++) memcpy(d + (ptrdiff_t)b * di, s + (ptrdiff_t)b * si, 2);
+      break;
+    case 4:
+      for (size_t b = 0; b < inner; b++) memcpy(d + (ptrdiff_t)b * di, s + (ptrdiff_t)b * si, 4);
+      break;
+    default:
+      for (size_t b = 0; b < inner; b++) memcpy(d + (ptrdiff_t)b * di, s + (ptrdiff_t)b * si, 8);
+      break;
+    }
+  }
+}
+
+/* The innermost outer dim at (x, y), axis not unit-stride: gather, compute, scatter. */
+static smx_status run_gathered(walker *w, const char *x, char *y) {
+  smx_py_job *j = w->j;
+  int r = j->outer - 1;
+  size_t rows = j->shape[r], n = j->n, es = w->es;
+  ptrdiff_t row_bytes = (ptrdiff_t)(n * es);
+  for (size_t r0 = 0; r0 < rows; r0 += w->block) {
+    size_t b = rows - r0 < w->block ? rows - r0 : w->block;
+    const char *xb = x + (ptrdiff_t)r0 * j->xs[r];
+    char *yb = y + (ptrdiff_t)r0 * j->ys[r];
+    copy_block(es, b, n, w->buf, row_bytes, (ptrdiff_t)es, xb, j->xs[r], j->x_axis);
+    smx_status s;
+    if (j->op == SMX_PY_LOGSUMEXP) {
+      s = lse_rows(w, w->buf, n, yb, j->ys[r], b);
+    } else {
+      s = smx_py_rows(j->op, j->dtype, w->buf, n, w->buf, n, b, n, &j->opt);
+      if (s == SMX_OK) copy_block(es, b, n, yb, j->ys[r], j->y_axis, w->buf, row_bytes, (ptrdiff_t)es);
+    }
+    if (s != SMX_OK) return s;
+  }
+  return SMX_OK;
+}
+
+smx_status smx_py_run(smx_py_job *j) {
+  walker w = {j, smx_py_elem_size(j->dtype), NULL, NULL, 0};
+  size_t es = w.es, n = j->n;
+  if (!simplify(j)) return SMX_OK; /* no rows */
+  if (n <= 1) j->x_axis = j->y_axis = (ptrdiff_t)es; /* the stride of a short axis is irrelevant */
+  int lse = j->op == SMX_PY_LOGSUMEXP;
+  int gather = j->x_axis != (ptrdiff_t)es || (!lse && j->y_axis != (ptrdiff_t)es);
+  smx_status s = SMX_OK;
+  if (lse && !(w.lse = malloc(SMX_PY_LSE_CHUNK * smx_py_lse_size(j->dtype)))) return SMX_E_NOMEM;
+  if (gather) {
+    size_t rows = j->shape[j->outer - 1], row_bytes = n * es;
+    size_t block = SMX_PY_SCRATCH_TARGET / row_bytes;
+    if (block < SMX_PY_MIN_BLOCK && row_bytes <= SMX_PY_SCRATCH_MAX / SMX_PY_MIN_BLOCK) block = SMX_PY_MIN_BLOCK;
+    if (block < 1) block = 1;
+    if (block > rows) block = rows;
+    w.block = block;
+    if (!(w.buf = malloc(block * row_bytes))) {
+      free(w.lse);
+      return SMX_E_NOMEM;
+    }
+  }
+  /* odometer over every outer dim but the innermost */
+  int od = j->outer - 1;
+  size_t idx[SMX_PY_MAX_DIMS] = {0};
+  const char *x = j->x;
+  char *y = j->y;
+  for (;;) {
+    s = gather ? run_gathered(&w, x, y) : run_direct(&w, x, y);
+    if (s != SMX_OK) break;
+    int d = od - 1;
+    while (d >= 0) {
+      x += j->xs[d];
+      y += j->ys[d];
+      if (++idx[d] < j->shape[d]) break;
+      x -= (ptrdiff_t)j->shape[d] * j->xs[d];
+      y -= (ptrdiff_t)j->shape[d] * j->ys[d];
+      idx[d] = 0;
+      d--;
+    }
+    if (d < 0) break;
+  }
+  free(w.buf);
+  free(w.lse);
+  return s;
+}
