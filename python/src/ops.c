@@ -103,11 +103,12 @@ fail_x:
 }
 
 static int parse(const char *fmt, PyObject *args, PyObject *kwargs, call_args *c, int with_keepdims) {
-  static char *kw[] = {"a", "axis", "temperature", "out", "algo", "threads", "masked_row", "keepdims", NULL};
+  static char *kw[] = {"a", "axis", "temperature", "out", "algo", "threads", "masked_row", NULL};
+  static char *kw_reduce[] = {"a", "axis", "temperature", "out", "algo", "threads", "masked_row", "keepdims", NULL};
   memset(c, 0, sizeof *c);
   if (with_keepdims)
-    return PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &c->a, &c->axis, &c->temperature, &c->out, &c->algo,
-                                       &c->threads, &c->masked_row, &c->keepdims);
+    return PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw_reduce, &c->a, &c->axis, &c->temperature, &c->out,
+                                       &c->algo, &c->threads, &c->masked_row, &c->keepdims);
   return PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &c->a, &c->axis, &c->temperature, &c->out, &c->algo,
                                      &c->threads, &c->masked_row);
 }
