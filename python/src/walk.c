@@ -14,6 +14,7 @@
 #define SMX_PY_SCRATCH_TARGET ((size_t)1 << 20)
 #define SMX_PY_SCRATCH_MAX ((size_t)16 << 20)
 #define SMX_PY_MIN_BLOCK 16
+#define SMX_PY_ROW_PAD 64
 /* log-sum-exp values are produced this many rows at a time, then stored */
 #define SMX_PY_LSE_CHUNK 1024
 
@@ -84,6 +85,7 @@ typedef struct walker {
   void *lse;       /* SMX_PY_LSE_CHUNK values (log-sum-exp)  */
   char *buf;       /* gathered rows (non-unit-stride axis)   */
   size_t block;    /* rows per gathered block                */
+  size_t ldb;      /* elements from one buffered row to the next */
 } walker;
 
 /* Log-sum-exp of `rows` unit-stride rows ldx apart, stored `ystride` apart. */
@@ -120,27 +122,47 @@ static smx_status run_direct(walker *w, const char *x, char *y) {
   return SMX_OK;
 }
 
-/* Copies a rows x n block between strided memory and the dense buffer. The
- * loop with the smaller source/destination stride runs innermost. */
-static void copy_block(size_t es, size_t rows, size_t n, char *dst, ptrdiff_t d_row, ptrdiff_t d_col,
-                       const char *src, ptrdiff_t s_row, ptrdiff_t s_col) {
-  int rows_inner = abs_pd(s_row) + abs_pd(d_row) < abs_pd(s_col) + abs_pd(d_col);
-  size_t outer = rows_inner ? n : rows, inner = rows_inner ? rows : n;
-  ptrdiff_t so = rows_inner ? s_col : s_row, si = rows_inner ? s_row : s_col;
-  ptrdiff_t dO = rows_inner ? d_col : d_row, di = rows_inner ? d_row : d_col;
-  for (size_t a = 0; a < outer; a++) {
+/* Copies elements of size es at (a, b) offsets a*so + b*si (source) and
+ * a*dO + b*di (destination), 0 <= a < na, 0 <= b < nb. */
+static void copy_tile(size_t es, size_t na, size_t nb, char *dst, ptrdiff_t dO, ptrdiff_t di, const char *src,
+                      ptrdiff_t so, ptrdiff_t si) {
+  for (size_t a = 0; a < na; a++) {
     const char *s = src + (ptrdiff_t)a * so;
     char *d = dst + (ptrdiff_t)a * dO;
-    switch (es) {
+    switch (es) { /* fixed-size memcpy: one load and one store */
     case 2:
-      for (size_t b = 0; b < inner; b++) memcpy(d + (ptrdiff_t)b * di, s + (ptrdiff_t)b * si, 2);
+      for (size_t b = 0; b < nb; b++) memcpy(d + (ptrdiff_t)b * di, s + (ptrdiff_t)b * si, 2);
       break;
     case 4:
-      for (size_t b = 0; b < inner; b++) memcpy(d + (ptrdiff_t)b * di, s + (ptrdiff_t)b * si, 4);
+      for (size_t b = 0; b < nb; b++) memcpy(d + (ptrdiff_t)b * di, s + (ptrdiff_t)b * si, 4);
       break;
     default:
-      for (size_t b = 0; b < inner; b++) memcpy(d + (ptrdiff_t)b * di, s + (ptrdiff_t)b * si, 8);
+      for (size_t b = 0; b < nb; b++) memcpy(d + (ptrdiff_t)b * di, s + (ptrdiff_t)b * si, 8);
       break;
+    }
+  }
+}
+
+/* Tile edge of the blocked transpose: the lines of one tile stay in L1. */
+#define SMX_PY_TILE 32
+
+/* Copies a rows x n block between the caller's strided memory and the
+ * (padded) buffer, in tiles: a transpose when the axis is the slow dimension.
+ * The inner loop runs along the caller's smaller stride (whole cache lines);
+ * the buffer's rows are padded so that its side never shares cache sets. */
+static void copy_block(size_t es, size_t rows, size_t n, char *dst, ptrdiff_t d_row, ptrdiff_t d_col,
+                       const char *src, ptrdiff_t s_row, ptrdiff_t s_col, int dst_is_buffer) {
+  ptrdiff_t u_row = dst_is_buffer ? s_row : d_row, u_col = dst_is_buffer ? s_col : d_col;
+  int rows_inner = abs_pd(u_row) < abs_pd(u_col);
+  size_t na = rows_inner ? n : rows, nb = rows_inner ? rows : n;
+  ptrdiff_t so = rows_inner ? s_col : s_row, si = rows_inner ? s_row : s_col;
+  ptrdiff_t dO = rows_inner ? d_col : d_row, di = rows_inner ? d_row : d_col;
+  for (size_t a0 = 0; a0 < na; a0 += SMX_PY_TILE) {
+    size_t ta = na - a0 < SMX_PY_TILE ? na - a0 : SMX_PY_TILE;
+    for (size_t b0 = 0; b0 < nb; b0 += SMX_PY_TILE) {
+      size_t tb = nb - b0 < SMX_PY_TILE ? nb - b0 : SMX_PY_TILE;
+      copy_tile(es, ta, tb, dst + (ptrdiff_t)a0 * dO + (ptrdiff_t)b0 * di, dO, di,
+                src + (ptrdiff_t)a0 * so + (ptrdiff_t)b0 * si, so, si);
     }
   }
 }
@@ -150,18 +172,18 @@ static smx_status run_gathered(walker *w, const char *x, char *y) {
   smx_py_job *j = w->j;
   int r = j->outer - 1;
   size_t rows = j->shape[r], n = j->n, es = w->es;
-  ptrdiff_t row_bytes = (ptrdiff_t)(n * es);
+  ptrdiff_t row_bytes = (ptrdiff_t)(w->ldb * es);
   for (size_t r0 = 0; r0 < rows; r0 += w->block) {
     size_t b = rows - r0 < w->block ? rows - r0 : w->block;
     const char *xb = x + (ptrdiff_t)r0 * j->xs[r];
     char *yb = y + (ptrdiff_t)r0 * j->ys[r];
-    copy_block(es, b, n, w->buf, row_bytes, (ptrdiff_t)es, xb, j->xs[r], j->x_axis);
+    copy_block(es, b, n, w->buf, row_bytes, (ptrdiff_t)es, xb, j->xs[r], j->x_axis, 1);
     smx_status s;
     if (j->op == SMX_PY_LOGSUMEXP) {
-      s = lse_rows(w, w->buf, n, yb, j->ys[r], b);
+      s = lse_rows(w, w->buf, w->ldb, yb, j->ys[r], b);
     } else {
-      s = smx_py_rows(j->op, j->dtype, w->buf, n, w->buf, n, b, n, &j->opt);
-      if (s == SMX_OK) copy_block(es, b, n, yb, j->ys[r], j->y_axis, w->buf, row_bytes, (ptrdiff_t)es);
+      s = smx_py_rows(j->op, j->dtype, w->buf, w->ldb, w->buf, w->ldb, b, n, &j->opt);
+      if (s == SMX_OK) copy_block(es, b, n, yb, j->ys[r], j->y_axis, w->buf, row_bytes, (ptrdiff_t)es, 0);
     }
     if (s != SMX_OK) return s;
   }
@@ -169,7 +191,7 @@ static smx_status run_gathered(walker *w, const char *x, char *y) {
 }
 
 smx_status smx_py_run(smx_py_job *j) {
-  walker w = {j, smx_py_elem_size(j->dtype), NULL, NULL, 0};
+  walker w = {j, smx_py_elem_size(j->dtype), NULL, NULL, 0, 0};
   size_t es = w.es, n = j->n;
   if (!simplify(j)) return SMX_OK; /* no rows */
   if (n <= 1) j->x_axis = j->y_axis = (ptrdiff_t)es; /* the stride of a short axis is irrelevant */
@@ -178,7 +200,10 @@ smx_status smx_py_run(smx_py_job *j) {
   smx_status s = SMX_OK;
   if (lse && !(w.lse = malloc(SMX_PY_LSE_CHUNK * smx_py_lse_size(j->dtype)))) return SMX_E_NOMEM;
   if (gather) {
-    size_t rows = j->shape[j->outer - 1], row_bytes = n * es;
+    /* Buffered rows one cache line longer than n: rows a power of two apart
+     * would share cache sets, and the transposing copy touches one line per row. */
+    w.ldb = n + SMX_PY_ROW_PAD / es;
+    size_t rows = j->shape[j->outer - 1], row_bytes = w.ldb * es;
     size_t block = SMX_PY_SCRATCH_TARGET / row_bytes;
     if (block < SMX_PY_MIN_BLOCK && row_bytes <= SMX_PY_SCRATCH_MAX / SMX_PY_MIN_BLOCK) block = SMX_PY_MIN_BLOCK;
     if (block < 1) block = 1;
