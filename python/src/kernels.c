@@ -29,9 +29,11 @@ smx_status smx_py_rows(smx_py_op op, smx_py_dtype dt, const void *x, size_t ldx,
     if (op == SMX_PY_LOG_SOFTMAX) return smx_log_softmax_rows_f32(x, ldx, y, ldy, rows, cols, opt);
     return smx_logsumexp_rows_f32(x, ldx, y, rows, cols, opt);
   case SMX_PY_F64:
-    break;
+    if (op == SMX_PY_SOFTMAX) return smx_softmax_rows_f64(x, ldx, y, ldy, rows, cols, opt);
+    if (op == SMX_PY_LOG_SOFTMAX) return smx_log_softmax_rows_f64(x, ldx, y, ldy, rows, cols, opt);
+    return smx_logsumexp_rows_f64(x, ldx, y, rows, cols, opt);
   }
-  return SMX_E_UNSUPPORTED;
+  return SMX_E_INVALID_ARG;
 }
 
 void smx_py_store_lse(smx_py_dtype dt, const void *lse, size_t i, void *dst) {

@@ -28,6 +28,7 @@ OPS = ("softmax", "log_softmax", "logsumexp")
 EPS32 = 2.0 ** -23
 EPS64 = 2.0 ** -52
 FLT_MIN = float(np.finfo(np.float32).tiny)
+DBL_MIN = float(np.finfo(np.float64).tiny)
 RNG = np.random.default_rng(20261202)
 
 
@@ -56,16 +57,16 @@ def reference(op, x, axis=-1, temperature=1.0):
 def bound(op, dtype, ref, t):
     """Largest allowed |y - ref|, from the accuracy contract in smx.h: the f32
     bound, plus one rounding to the storage type for float16 (u = 2^-11 for
-    normal outputs, half the smallest subnormal below), or the same shape of
-    bound with eps = 2^-52 for float64."""
-    ref = np.abs(ref).astype(np.float64)
-    eps = EPS64 if dtype == np.float64 else EPS32
+    normal outputs, half the smallest subnormal below); for float64 the f64
+    contract (6 instead of 4, eps = 2^-52, DBL_MIN)."""
+    f64 = dtype == np.float64
+    ref = np.abs(ref).astype(np.longdouble if f64 else np.float64)
+    eps, c, tiny = (EPS64, 6, DBL_MIN) if f64 else (EPS32, 4, FLT_MIN)
     if op == "softmax":
-        b = (4 + np.abs(np.asarray(t, dtype=np.float64)) / 2) * eps * ref
-        if dtype != np.float64:
-            b = np.where(ref >= FLT_MIN, b, FLT_MIN)  # subnormal outputs: only in [0, FLT_MIN)
+        b = (c + np.abs(np.asarray(t, dtype=ref.dtype)) / 2) * eps * ref
+        b = np.where(ref >= tiny, b, tiny)  # subnormal outputs: only in [0, tiny)
     else:
-        b = 4 * eps * np.maximum(1.0, ref)
+        b = c * eps * np.maximum(1.0, ref)
     if dtype == np.float16:
         b = b + np.where(ref >= 2.0 ** -14, 2.0 ** -11 * ref, 2.0 ** -25)
     return b
