@@ -9,6 +9,8 @@
 #include "options.h"
 #include "walk.h"
 
+_Static_assert(NPY_MAXDIMS <= SMX_PY_MAX_DIMS, "the walker holds every dimension of a NumPy array");
+
 typedef struct call_args {
   PyObject *a, *axis, *temperature, *out, *algo, *threads, *masked_row, *keepdims;
 } call_args;

@@ -286,6 +286,38 @@ class TestOut(Case):
         np.testing.assert_array_equal(b[10:30], smx.softmax(x))
 
 
+class TestCopies(unittest.TestCase):
+    """smx copies an input only when it must: NumPy reports its allocations
+    to tracemalloc, so a copy of an 8 MB input would show in the peak (the
+    gathered path's bounded scratch buffer is C memory, at most a few MB)."""
+
+    def peak(self, fn):
+        import tracemalloc
+        tracemalloc.start()
+        try:
+            fn()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    def test_no_copies(self):
+        x = randn((512, 4096), np.float32)
+        y = np.empty_like(x)
+        xf = np.asfortranarray(x)
+        yf = np.empty_like(xf)
+        for name, fn in (("axis -1", lambda: smx.softmax(x, out=y)),
+                         ("axis 0", lambda: smx.log_softmax(x, axis=0, out=y)),
+                         ("fortran", lambda: smx.softmax(xf, out=yf)),
+                         ("in place", lambda: smx.softmax(y, out=y)),
+                         ("view", lambda: smx.softmax(x[::2, ::3], out=y[::2, ::3])),
+                         ("logsumexp axis 0", lambda: smx.logsumexp(x, axis=0))):
+            with self.subTest(name):
+                self.assertLess(self.peak(fn), 1 << 20)
+        # a byte-swapped input is the case that needs one
+        xs = x.astype(">f4")
+        self.assertGreater(self.peak(lambda: smx.softmax(xs, out=y)), x.nbytes)
+
+
 class TestSpecialValues(Case):
     """The written policy of smx.h; where scipy and torch differ, both are asserted."""
 
