@@ -9,7 +9,7 @@
 
 #define SMX_PY_COMMON_DOC                                                                                  \
   "a : array_like of float16, float32 or float64 (any strides, views, memory order).\n"                  \
-  "axis : int, the axis along which to normalise (default -1).\n"                                         \
+  "axis : int, the axis along which to normalise (default -1); None: all elements, as scipy.\n"                                         \
   "temperature : float > 0, finite; computes on a / temperature.\n"                                        \
   "out : ndarray of the result's shape and the input's dtype; may be the input itself (in place).\n"      \
   "algo : 'auto', 'three-pass', 'two-pass' or 'online'.\n"                                                 \

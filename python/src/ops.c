@@ -35,6 +35,76 @@ static void describe(smx_py_job *j, PyArrayObject *x, PyArrayObject *y, int axis
   j->outer = k;
 }
 
+/* Runs the walker over (x, y) with the GIL released; an exception on failure. */
+static int compute(const char *fn, smx_py_job *job, PyArrayObject *x, PyArrayObject *y, int axis, int keepdims) {
+  describe(job, x, y, axis, keepdims);
+  smx_status s;
+  Py_BEGIN_ALLOW_THREADS
+  s = smx_py_run(job);
+  Py_END_ALLOW_THREADS
+  if (s != SMX_OK) {
+    smx_py_raise_status(fn, s);
+    return -1;
+  }
+  return 0;
+}
+
+/* axis=None (as scipy): over all elements. The input is read as one row in
+ * its memory order (a view when it is contiguous in some order, else a copy);
+ * the result is written to a fresh array and copied into out= if given. */
+static PyObject *run_all(const char *fn, smx_py_job *job, PyArrayObject *x, PyObject *out, int keepdims) {
+  int nd = PyArray_NDIM(x), lse = job->op == SMX_PY_LOGSUMEXP;
+  npy_intp shape[NPY_MAXDIMS];
+  int rnd = lse ? (keepdims ? nd : 0) : nd;
+  for (int d = 0; d < rnd; d++) shape[d] = lse ? 1 : PyArray_DIM(x, d);
+  if (out && smx_py_check_out(fn, out, x, rnd, shape) < 0) return NULL;
+  PyArrayObject *flat = (PyArrayObject *)PyArray_Ravel(x, NPY_KEEPORDER), *res = NULL, *yflat = NULL;
+  if (!flat) return NULL;
+  if (lse) {
+    res = yflat = (PyArrayObject *)PyArray_SimpleNew(0, shape, PyArray_TYPE(x));
+    if (!res) goto done;
+    Py_INCREF(yflat);
+  } else {
+    /* a dense array in x's memory order; its ravel in that order is a view
+     * with the same element order as x's */
+    res = (PyArrayObject *)PyArray_NewLikeArray(x, NPY_KEEPORDER, NULL, 0);
+    if (!res) goto done;
+    yflat = (PyArrayObject *)PyArray_Ravel(res, NPY_KEEPORDER);
+    if (!yflat) goto fail;
+    if (PyArray_SIZE(res) > 1 && PyArray_BASE(yflat) == NULL) {
+      PyErr_Format(PyExc_RuntimeError, "%s: internal error: no flat view of the result", fn);
+      goto fail;
+    }
+  }
+  if (compute(fn, job, flat, yflat, 0, 0) < 0) goto fail;
+  if (lse) {
+    PyArray_Dims dims = {shape, rnd};
+    PyArrayObject *r = (PyArrayObject *)PyArray_Newshape(res, &dims, NPY_CORDER);
+    Py_DECREF(res);
+    res = r;
+    if (!res) goto done;
+  }
+  if (out) {
+    if (PyArray_CopyInto((PyArrayObject *)out, res) < 0) goto fail;
+    Py_DECREF(res);
+    Py_INCREF(out);
+    res = (PyArrayObject *)out;
+  } else if (lse) {
+    PyObject *r = PyArray_Return(res); /* a scalar, like NumPy reductions */
+    res = NULL;
+    Py_XDECREF(yflat);
+    Py_DECREF(flat);
+    return r;
+  }
+  goto done;
+fail:
+  Py_CLEAR(res);
+done:
+  Py_XDECREF(yflat);
+  Py_DECREF(flat);
+  return (PyObject *)res;
+}
+
 static PyObject *run_op(const char *fn, smx_py_op op, const call_args *c) {
   smx_py_job job;
   smx_py_dtype dt;
@@ -43,10 +113,16 @@ static PyObject *run_op(const char *fn, smx_py_op op, const call_args *c) {
   if (c->keepdims && (keepdims = PyObject_IsTrue(c->keepdims)) < 0) return NULL;
   PyArrayObject *x = smx_py_input(fn, c->a, &dt);
   if (!x) return NULL;
-  int nd = PyArray_NDIM(x);
-  if (smx_py_parse_axis(fn, c->axis, nd, &axis) < 0) goto fail_x;
   job.op = op;
   job.dtype = dt;
+  int have_out = c->out && c->out != Py_None;
+  if (c->axis == Py_None) {
+    PyObject *r = run_all(fn, &job, x, have_out ? c->out : NULL, keepdims);
+    Py_DECREF(x);
+    return r;
+  }
+  int nd = PyArray_NDIM(x);
+  if (smx_py_parse_axis(fn, c->axis, nd, &axis) < 0) goto fail_x;
 
   /* the result's shape */
   npy_intp shape[NPY_MAXDIMS];
@@ -60,7 +136,6 @@ static PyObject *run_op(const char *fn, smx_py_op op, const call_args *c) {
   }
 
   PyArrayObject *y;
-  int have_out = c->out && c->out != Py_None;
   if (have_out) {
     if (smx_py_check_out(fn, c->out, x, rnd, shape) < 0) goto fail_x;
     y = (PyArrayObject *)c->out;
@@ -83,15 +158,11 @@ static PyObject *run_op(const char *fn, smx_py_op op, const call_args *c) {
     if (!y) goto fail_x;
   }
 
-  describe(&job, x, y, axis, keepdims);
-  smx_status s;
-  Py_BEGIN_ALLOW_THREADS
-  s = smx_py_run(&job);
-  Py_END_ALLOW_THREADS
+  int rc = compute(fn, &job, x, y, axis, keepdims);
   Py_DECREF(x);
-  if (s != SMX_OK) {
+  if (rc < 0) {
     Py_DECREF(y);
-    return smx_py_raise_status(fn, s);
+    return NULL;
   }
   /* like NumPy reductions, a full reduction without out= gives a scalar */
   if (!have_out && op == SMX_PY_LOGSUMEXP) return PyArray_Return(y);

@@ -91,6 +91,10 @@ int smx_py_parse_options(const char *fn, PyObject *temperature, PyObject *algo, 
 
 int smx_py_parse_axis(const char *fn, PyObject *axis, int ndim, int *out) {
   long long a = -1;
+  if (axis && (PyBool_Check(axis) || !PyIndex_Check(axis))) {
+    PyErr_Format(PyExc_TypeError, "%s: axis must be an int or None, not %.100s", fn, Py_TYPE(axis)->tp_name);
+    return -1;
+  }
   if (axis && parse_int(fn, "axis", axis, &a) < 0) return -1;
   if (a < -(long long)ndim || a >= ndim) {
     PyErr_Format(PyExc_ValueError, "%s: axis %lld is out of range for an array of %d dimension%s", fn, a, ndim,

@@ -15,7 +15,8 @@
 int smx_py_parse_options(const char *fn, PyObject *temperature, PyObject *algo, PyObject *threads,
                          PyObject *masked_row, smx_options *opt);
 
-/* axis (NULL: -1) checked against ndim and normalised to [0, ndim). */
+/* axis (NULL: -1; None is handled by the caller) checked against ndim and
+ * normalised to [0, ndim). */
 int smx_py_parse_axis(const char *fn, PyObject *axis, int ndim, int *out);
 
 /* Raises the exception for a library status: ValueError (invalid argument),

@@ -108,6 +108,32 @@ class TestValues(Case):
                             self.assertEqual(y.dtype, dtype)
                             self.assert_within(op, y, x, axis)
 
+    def test_axis_none_is_all_elements(self):
+        # as scipy's axis=None: one row of every element, in any layout
+        for dtype in DTYPES:
+            base = randn((3, 4, 5), dtype)
+            for v in (base, np.asfortranarray(base), base.transpose(2, 0, 1), base[:, ::2, ::-1],
+                      np.asarray(base[0, 0, 0])):
+                for op in OPS:
+                    with self.subTest(dtype=dtype, shape=v.shape, op=op):
+                        y = getattr(smx, op)(v, axis=None)
+                        self.assert_within(op, np.ravel(y) if op != "logsumexp" else y,
+                                           v.reshape(-1), 0)
+                        self.assertEqual(np.shape(y), v.shape if op != "logsumexp" else ())
+                        if op != "logsumexp":  # element i of y belongs to element i of v
+                            np.testing.assert_array_equal(
+                                y, getattr(smx, op)(np.ascontiguousarray(v).reshape(-1)).reshape(v.shape))
+        x = randn((3, 4), np.float32)
+        self.assertEqual(smx.logsumexp(x, axis=None, keepdims=True).shape, (1, 1))
+        out = np.empty_like(x)
+        self.assertIs(smx.softmax(x, axis=None, out=out), out)
+        np.testing.assert_array_equal(out, smx.softmax(x, axis=None))
+        expect = smx.log_softmax(x, axis=None)
+        self.assertIs(smx.log_softmax(x, axis=None, out=x), x)  # in place (through a fresh result)
+        np.testing.assert_array_equal(x, expect)
+        o = np.empty((), np.float32)
+        self.assertIs(smx.logsumexp(out, axis=None, out=o), o)
+
     def test_default_axis_is_last(self):
         x = randn((4, 9), np.float32)
         np.testing.assert_array_equal(smx.softmax(x), smx.softmax(x, axis=1))
@@ -449,8 +475,8 @@ class TestErrors(unittest.TestCase):
         self.assert_raises_msg(ValueError, "axis -3 is out of range", smx.logsumexp, x, axis=-3)
         self.assert_raises_msg(ValueError, "out of range for an array of 0 dimensions", smx.softmax,
                                np.float32(1.0))
-        self.assert_raises_msg(TypeError, "axis must be an int", smx.softmax, x, axis=1.0)
-        self.assert_raises_msg(TypeError, "axis must be an int", smx.softmax, x, axis=None)
+        self.assert_raises_msg(TypeError, "axis must be an int or None", smx.softmax, x, axis=1.0)
+        self.assert_raises_msg(TypeError, "axis must be an int", smx.softmax, x, axis=(0, 1))
         self.assert_raises_msg(TypeError, "axis must be an int", smx.softmax, x, axis=True)
         self.assertEqual(smx.softmax(x, axis=np.int64(0)).shape, (2, 3))
 
