@@ -1,8 +1,9 @@
 """smx: exact, fast softmax, log-softmax and log-sum-exp over NumPy arrays.
 
 A thin layer over the C library (libsmx, linked statically into smx._smx):
-float16, float32 and float64 arrays of any layout, any axis, results in the
-input's dtype, the GIL released while computing. See help(smx.softmax).
+float16, float32 and float64 arrays of any layout, any axis (None: all
+elements, as scipy), results in the input's dtype, the GIL released while
+computing. See help(smx.softmax).
 
 Deliberate differences from scipy.special and torch:
   * a row of all -inf gives softmax 0, log_softmax -inf and logsumexp -inf

@@ -9,7 +9,7 @@
 
 #define SMX_PY_COMMON_DOC                                                                                  \
   "a : array_like of float16, float32 or float64 (any strides, views, memory order).\n"                  \
-  "axis : int, the axis along which to normalise (default -1); None: all elements, as scipy.\n"                                         \
+  "axis : int, the axis along which to normalise (default -1); None: all elements, as scipy.\n"         \
   "temperature : float > 0, finite; computes on a / temperature.\n"                                        \
   "out : ndarray of the result's shape and the input's dtype; may be the input itself (in place).\n"      \
   "algo : 'auto', 'three-pass', 'two-pass' or 'online'.\n"                                                 \
@@ -35,7 +35,8 @@ PyDoc_STRVAR(logsumexp_doc,
              "log(sum(exp(a / T))) along axis (reduced; keepdims=True keeps it with length 1), in the\n"
              "input's dtype; a scalar for a 1-D input without out=. An empty axis gives -inf.\n\n"
              SMX_PY_COMMON_DOC);
-PyDoc_STRVAR(isa_doc, "isa($module, /)\n--\n\nThe kernel set in use: 'scalar', 'avx2' or 'avx512' (SMX_MAX_ISA caps it).");
+PyDoc_STRVAR(isa_doc,
+             "isa($module, /)\n--\n\nThe kernel set in use: 'scalar', 'avx2' or 'avx512' (SMX_MAX_ISA caps it).");
 
 static PyObject *py_isa(PyObject *self, PyObject *unused) {
   (void)self;

@@ -106,7 +106,9 @@ int smx_py_parse_axis(const char *fn, PyObject *axis, int ndim, int *out) {
 }
 
 PyObject *smx_py_raise_status(const char *fn, smx_status s) {
-  PyObject *type = s == SMX_E_INVALID_ARG ? PyExc_ValueError : s == SMX_E_NOMEM ? PyExc_MemoryError : PyExc_RuntimeError;
+  PyObject *type = s == SMX_E_INVALID_ARG ? PyExc_ValueError
+                   : s == SMX_E_NOMEM     ? PyExc_MemoryError
+                                          : PyExc_RuntimeError;
   PyErr_Format(type, "%s: %s (smx status %d)", fn, smx_status_string(s), (int)s);
   return NULL;
 }
