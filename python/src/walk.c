@@ -4,6 +4,8 @@
  */
 #include "walk.h"
 
+#include "runtime/thread_pool.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,10 +83,12 @@ static size_t leading_dim(ptrdiff_t stride, size_t es, size_t n, size_t rows) {
 
 typedef struct walker {
   smx_py_job *j;
+  smx_options opt; /* the job's, or one thread each when the walker is one of a team */
   size_t es;
   void *lse;       /* SMX_PY_LSE_CHUNK values (log-sum-exp)  */
   char *buf;       /* gathered rows (non-unit-stride axis)   */
   size_t block;    /* rows per gathered block                */
+  size_t nblk;     /* blocks per innermost outer dim         */
   size_t ldb;      /* elements from one buffered row to the next */
 } walker;
 
@@ -94,7 +98,7 @@ static smx_status lse_rows(walker *w, const char *x, size_t ldx, char *y, ptrdif
   size_t es = w->es;
   for (size_t r0 = 0; r0 < rows; r0 += SMX_PY_LSE_CHUNK) {
     size_t b = rows - r0 < SMX_PY_LSE_CHUNK ? rows - r0 : SMX_PY_LSE_CHUNK;
-    smx_status s = smx_py_rows(j->op, j->dtype, x + r0 * ldx * es, ldx, w->lse, 0, b, j->n, &j->opt);
+    smx_status s = smx_py_rows(j->op, j->dtype, x + r0 * ldx * es, ldx, w->lse, 0, b, j->n, &w->opt);
     if (s != SMX_OK) return s;
     for (size_t i = 0; i < b; i++) smx_py_store_lse(j->dtype, w->lse, i, y + (ptrdiff_t)(r0 + i) * ystride);
   }
@@ -111,12 +115,12 @@ static smx_status run_direct(walker *w, const char *x, char *y) {
   size_t ldy = lse ? n : leading_dim(j->ys[r], es, n, rows);
   if (ldx && ldy) {
     if (lse) return lse_rows(w, x, ldx, y, j->ys[r], rows);
-    return smx_py_rows(j->op, j->dtype, x, ldx, y, ldy, rows, n, &j->opt);
+    return smx_py_rows(j->op, j->dtype, x, ldx, y, ldy, rows, n, &w->opt);
   }
   for (size_t i = 0; i < rows; i++) { /* rows the rows API cannot express: one at a time */
     const char *xi = x + (ptrdiff_t)i * j->xs[r];
     char *yi = y + (ptrdiff_t)i * j->ys[r];
-    smx_status s = lse ? lse_rows(w, xi, n, yi, 0, 1) : smx_py_rows(j->op, j->dtype, xi, n, yi, n, 1, n, &j->opt);
+    smx_status s = lse ? lse_rows(w, xi, n, yi, 0, 1) : smx_py_rows(j->op, j->dtype, xi, n, yi, n, 1, n, &w->opt);
     if (s != SMX_OK) return s;
   }
   return SMX_OK;
@@ -167,60 +171,124 @@ static void copy_block(size_t es, size_t rows, size_t n, char *dst, ptrdiff_t d_
   }
 }
 
-/* The innermost outer dim at (x, y), axis not unit-stride: gather, compute, scatter. */
-static smx_status run_gathered(walker *w, const char *x, char *y) {
+/* Block k of the gathered walk (axis not unit-stride): rows block k % nblk
+ * of the innermost outer dim, at outer position k / nblk. Gather, compute in
+ * the buffer, scatter. */
+static smx_status gather_block(walker *w, size_t k) {
   smx_py_job *j = w->j;
   int r = j->outer - 1;
-  size_t rows = j->shape[r], n = j->n, es = w->es;
-  ptrdiff_t row_bytes = (ptrdiff_t)(w->ldb * es);
-  for (size_t r0 = 0; r0 < rows; r0 += w->block) {
-    size_t b = rows - r0 < w->block ? rows - r0 : w->block;
-    const char *xb = x + (ptrdiff_t)r0 * j->xs[r];
-    char *yb = y + (ptrdiff_t)r0 * j->ys[r];
-    copy_block(es, b, n, w->buf, row_bytes, (ptrdiff_t)es, xb, j->xs[r], j->x_axis, 1);
-    smx_status s;
-    if (j->op == SMX_PY_LOGSUMEXP) {
-      s = lse_rows(w, w->buf, w->ldb, yb, j->ys[r], b);
-    } else {
-      s = smx_py_rows(j->op, j->dtype, w->buf, w->ldb, w->buf, w->ldb, b, n, &j->opt);
-      if (s == SMX_OK) copy_block(es, b, n, yb, j->ys[r], j->y_axis, w->buf, row_bytes, (ptrdiff_t)es, 0);
-    }
-    if (s != SMX_OK) return s;
+  size_t rows = j->shape[r], n = j->n, es = w->es, pos = k / w->nblk, r0 = (k % w->nblk) * w->block;
+  const char *x = j->x;
+  char *y = j->y;
+  for (int d = r - 1; d >= 0; d--) {
+    ptrdiff_t i = (ptrdiff_t)(pos % j->shape[d]);
+    pos /= j->shape[d];
+    x += i * j->xs[d];
+    y += i * j->ys[d];
   }
+  size_t b = rows - r0 < w->block ? rows - r0 : w->block;
+  ptrdiff_t row_bytes = (ptrdiff_t)(w->ldb * es);
+  const char *xb = x + (ptrdiff_t)r0 * j->xs[r];
+  char *yb = y + (ptrdiff_t)r0 * j->ys[r];
+  copy_block(es, b, n, w->buf, row_bytes, (ptrdiff_t)es, xb, j->xs[r], j->x_axis, 1);
+  if (j->op == SMX_PY_LOGSUMEXP) return lse_rows(w, w->buf, w->ldb, yb, j->ys[r], b);
+  smx_status s = smx_py_rows(j->op, j->dtype, w->buf, w->ldb, w->buf, w->ldb, b, n, &w->opt);
+  if (s == SMX_OK) copy_block(es, b, n, yb, j->ys[r], j->y_axis, w->buf, row_bytes, (ptrdiff_t)es, 0);
+  return s;
+}
+
+/* Scratch of one walker; SMX_E_NOMEM when it cannot be allocated. */
+static smx_status walker_alloc(walker *w, int gather) {
+  int lse = w->j->op == SMX_PY_LOGSUMEXP;
+  if (lse && !(w->lse = malloc(SMX_PY_LSE_CHUNK * smx_py_lse_size(w->j->dtype)))) return SMX_E_NOMEM;
+  if (gather && !(w->buf = malloc(w->block * w->ldb * w->es))) return SMX_E_NOMEM;
   return SMX_OK;
 }
 
+static void walker_free(walker *w) {
+  free(w->buf);
+  free(w->lse);
+}
+
+/* Gathered walks with threads > 1: each thread gathers its own share of the
+ * blocks into its own buffer (the copies are most of the work), and the
+ * library runs each block on that thread. Rows are independent and the
+ * library's results do not depend on its thread count, so neither does ours. */
+#define SMX_PY_MAX_TEAM 64
+#define SMX_PY_TEAM_MIN ((size_t)1 << 16)
+
+typedef struct team {
+  walker w[SMX_PY_MAX_TEAM];
+  smx_status status[SMX_PY_MAX_TEAM];
+  size_t total, size;
+} team;
+
+static void team_task(void *ctx, size_t t) {
+  team *tm = ctx;
+  size_t k0 = t * tm->total / tm->size, k1 = (t + 1) * tm->total / tm->size;
+  for (size_t k = k0; k < k1 && tm->status[t] == SMX_OK; k++) tm->status[t] = gather_block(&tm->w[t], k);
+}
+
+static smx_status run_team(const walker *proto, size_t total, int threads) {
+  team *tm = calloc(1, sizeof *tm);
+  if (!tm) return SMX_E_NOMEM;
+  tm->total = total;
+  tm->size = (size_t)threads < total ? (size_t)threads : total;
+  if (tm->size > SMX_PY_MAX_TEAM) tm->size = SMX_PY_MAX_TEAM;
+  smx_status s = SMX_OK;
+  for (size_t t = 0; t < tm->size && s == SMX_OK; t++) {
+    tm->w[t] = *proto;
+    tm->w[t].opt.threads = 1;
+    s = walker_alloc(&tm->w[t], 1);
+  }
+  if (s == SMX_OK) smx_parallel_for((int)tm->size, tm->size, team_task, tm);
+  for (size_t t = 0; t < tm->size; t++) {
+    if (s == SMX_OK) s = tm->status[t];
+    walker_free(&tm->w[t]);
+  }
+  free(tm);
+  return s;
+}
+
 smx_status smx_py_run(smx_py_job *j) {
-  walker w = {j, smx_py_elem_size(j->dtype), NULL, NULL, 0, 0};
+  walker w = {j, j->opt, smx_py_elem_size(j->dtype), NULL, NULL, 0, 0, 0};
   size_t es = w.es, n = j->n;
   if (!simplify(j)) return SMX_OK; /* no rows */
   if (n <= 1) j->x_axis = j->y_axis = (ptrdiff_t)es; /* the stride of a short axis is irrelevant */
   int lse = j->op == SMX_PY_LOGSUMEXP;
   int gather = j->x_axis != (ptrdiff_t)es || (!lse && j->y_axis != (ptrdiff_t)es);
+  int od = j->outer - 1;
   smx_status s = SMX_OK;
-  if (lse && !(w.lse = malloc(SMX_PY_LSE_CHUNK * smx_py_lse_size(j->dtype)))) return SMX_E_NOMEM;
   if (gather) {
     /* Buffered rows one cache line longer than n: rows a power of two apart
      * would share cache sets, and the transposing copy touches one line per row. */
     w.ldb = n + SMX_PY_ROW_PAD / es;
-    size_t rows = j->shape[j->outer - 1], row_bytes = w.ldb * es;
+    size_t rows = j->shape[od], row_bytes = w.ldb * es;
     size_t block = SMX_PY_SCRATCH_TARGET / row_bytes;
     if (block < SMX_PY_MIN_BLOCK && row_bytes <= SMX_PY_SCRATCH_MAX / SMX_PY_MIN_BLOCK) block = SMX_PY_MIN_BLOCK;
     if (block < 1) block = 1;
     if (block > rows) block = rows;
     w.block = block;
-    if (!(w.buf = malloc(block * row_bytes))) {
-      free(w.lse);
-      return SMX_E_NOMEM;
-    }
+    w.nblk = (rows + block - 1) / block;
+    size_t total = w.nblk;
+    for (int d = 0; d < od; d++) total *= j->shape[d];
+    size_t elems = total * block * n; /* about: small walks stay on the calling thread */
+    if (j->opt.threads > 1 && total > 1 && elems >= SMX_PY_TEAM_MIN) return run_team(&w, total, j->opt.threads);
+    s = walker_alloc(&w, 1);
+    for (size_t k = 0; k < total && s == SMX_OK; k++) s = gather_block(&w, k);
+    walker_free(&w);
+    return s;
+  }
+  if ((s = walker_alloc(&w, 0)) != SMX_OK) {
+    walker_free(&w);
+    return s;
   }
   /* odometer over every outer dim but the innermost */
-  int od = j->outer - 1;
   size_t idx[SMX_PY_MAX_DIMS] = {0};
   const char *x = j->x;
   char *y = j->y;
   for (;;) {
-    s = gather ? run_gathered(&w, x, y) : run_direct(&w, x, y);
+    s = run_direct(&w, x, y);
     if (s != SMX_OK) break;
     int d = od - 1;
     while (d >= 0) {
@@ -234,7 +302,6 @@ smx_status smx_py_run(smx_py_job *j) {
     }
     if (d < 0) break;
   }
-  free(w.buf);
-  free(w.lse);
+  walker_free(&w);
   return s;
 }

@@ -8,7 +8,8 @@
  * least a row apart; the remaining outer dimensions are iterated. A row that
  * is not unit-stride (axis != -1 of a C array, a Fortran array, a sliced view)
  * is gathered, in blocks of rows, into a bounded scratch buffer, computed
- * there and scattered back: no full-size temporary.
+ * there and scattered back: no full-size temporary. With threads > 1 each
+ * thread gathers its own share of the blocks.
  */
 #ifndef SMX_PY_WALK_H
 #define SMX_PY_WALK_H

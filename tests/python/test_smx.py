@@ -223,8 +223,13 @@ class TestValues(Case):
                 for threads in (0, 2, 3, 8):
                     with self.subTest(dtype=dtype, op=op, threads=threads):
                         np.testing.assert_array_equal(getattr(smx, op)(x, threads=threads), one)
-            xt = x.T  # the gathered path with threads
-            np.testing.assert_array_equal(smx.softmax(xt, axis=0, threads=2), smx.softmax(xt, axis=0))
+            # the gathered path: with threads > 1 each thread gathers its own blocks
+            for v, axis in ((x.T, 0), (x.reshape(8, 8, 3000).transpose(2, 0, 1), 0), (x[:, ::2], 1)):
+                for op in OPS:
+                    one = getattr(smx, op)(v, axis=axis)
+                    for threads in (2, 3, 100):
+                        with self.subTest(dtype=dtype, shape=v.shape, op=op, threads=threads):
+                            np.testing.assert_array_equal(getattr(smx, op)(v, axis=axis, threads=threads), one)
 
     def test_adversarial_rows(self):
         rows = {
