@@ -5,8 +5,8 @@
  *   c = log2(e) / T is carried as hi + lo (about 106 bits). n = round(a hi);
  *   r = fma(a, hi, -n) + a lo: the FMA forms a*hi - n exactly and rounds once
  *   a number below 0.5, so r is within about 2^-54 of the true a c - n even
- *   when |a c| is 1000. 2^r is the degree-13 Taylor polynomial of
- *   src/math/exp2_poly.h (truncation 4e-18), 2^n is built in the exponent
+ *   when |a c| is 1000. 2^r is the degree-11 polynomial of
+ *   src/math/exp2_poly.h (0.085 eps), 2^n is built in the exponent
  *   field; results below DBL_MIN are scaled in two steps so that they are
  *   rounded once. a c < -1100 (and a = -inf) gives +0; NaN stays NaN.
  *
@@ -22,22 +22,21 @@
 
 #include "math/exp2_poly.h"
 
-/* 2^r for |r| <= 0.6 */
+/* 2^r for |r| <= 0.5005 */
 static inline double smx_exp2d_poly(double r) {
-  double p = SMX_EXP2D_C13;
-  p = p * r + SMX_EXP2D_C12;
-  p = p * r + SMX_EXP2D_C11;
-  p = p * r + SMX_EXP2D_C10;
-  p = p * r + SMX_EXP2D_C9;
-  p = p * r + SMX_EXP2D_C8;
-  p = p * r + SMX_EXP2D_C7;
-  p = p * r + SMX_EXP2D_C6;
-  p = p * r + SMX_EXP2D_C5;
-  p = p * r + SMX_EXP2D_C4;
-  p = p * r + SMX_EXP2D_C3;
-  p = p * r + SMX_EXP2D_C2;
-  p = p * r + SMX_EXP2D_C1;
-  return p * r + 1.0;
+  double p = SMX_EXP2D11_C11;
+  p = p * r + SMX_EXP2D11_C10;
+  p = p * r + SMX_EXP2D11_C9;
+  p = p * r + SMX_EXP2D11_C8;
+  p = p * r + SMX_EXP2D11_C7;
+  p = p * r + SMX_EXP2D11_C6;
+  p = p * r + SMX_EXP2D11_C5;
+  p = p * r + SMX_EXP2D11_C4;
+  p = p * r + SMX_EXP2D11_C3;
+  p = p * r + SMX_EXP2D11_C2;
+  /* the last two steps carry the result's error: fused, as the vector kernels do */
+  p = fma(p, r, SMX_EXP2D11_C1);
+  return fma(p, r, 1.0);
 }
 
 /* 2^n for an integer n in [-1022, 1023] */

@@ -42,9 +42,8 @@ static smx_isa_level detect_cpu(void) {
 static smx_isa_level detect_cpu(void) { return SMX_ISA_SCALAR; }
 #endif
 
-/* f64 vector kernels: scalar until avx2.c / avx512.c of src/kernels/f64-softmax/ land */
-#define SMX_F64_AVX2 &smx_f64_ukernels_scalar
-#define SMX_F64_AVX512 &smx_f64_ukernels_scalar
+#define SMX_F64_AVX2 &smx_f64_ukernels_avx2
+#define SMX_F64_AVX512 &smx_f64_ukernels_avx512
 
 /* Everything one ISA level provides; the dispatcher swaps whole sets. */
 typedef struct kernel_set {
