@@ -59,10 +59,10 @@ def bound(op, dtype, ref, t):
     """Largest allowed |y - ref|, from the accuracy contract in smx.h: the f32
     bound, plus one rounding to the storage type for float16 (u = 2^-11 for
     normal outputs, half the smallest subnormal below); for float64 the f64
-    contract (6 instead of 4, eps = 2^-52, DBL_MIN)."""
+    contract (the same shape with eps = 2^-52 and DBL_MIN)."""
     f64 = dtype == np.float64
     ref = np.abs(ref).astype(np.longdouble if f64 else np.float64)
-    eps, c, tiny = (EPS64, 6, DBL_MIN) if f64 else (EPS32, 4, FLT_MIN)
+    eps, c, tiny = (EPS64, 4, DBL_MIN) if f64 else (EPS32, 4, FLT_MIN)
     if op == "softmax":
         b = (c + np.abs(np.asarray(t, dtype=ref.dtype)) / 2) * eps * ref
         b = np.where(ref >= tiny, b, tiny)  # subnormal outputs: only in [0, tiny)
