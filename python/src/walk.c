@@ -262,6 +262,7 @@ smx_status smx_py_run(smx_py_job *j) {
   if (gather) {
     /* Buffered rows one cache line longer than n: rows a power of two apart
      * would share cache sets, and the transposing copy touches one line per row. */
+    if (n > (size_t)PTRDIFF_MAX / es - SMX_PY_ROW_PAD) return SMX_E_NOMEM; /* a broadcast row of 2^60 */
     w.ldb = n + SMX_PY_ROW_PAD / es;
     size_t rows = j->shape[od], row_bytes = w.ldb * es;
     size_t block = SMX_PY_SCRATCH_TARGET / row_bytes;
