@@ -172,6 +172,29 @@ SMX_API smx_status smx_log_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint
 SMX_API smx_status smx_logsumexp_rows_bf16(const uint16_t *x, size_t ldx, float *out, size_t rows, size_t cols,
                                            const smx_options *opt);
 
+/* ------------------------------------------------------------------ f64 */
+/*
+ * Rows of doubles: the same algorithms, options, flags, argument checks,
+ * special-value policy and thread-count independence as the f32 functions,
+ * with double arithmetic throughout (exp to about 1 ulp, compensated sums).
+ * Log-sum-exp is returned as double. Accuracy contract (eps = 2^-52 =
+ * DBL_EPSILON, t_i = (x_i - max(x)) / T), checked against an x87
+ * long-double reference (tests/accuracy/test_accuracy_f64.c):
+ *  - softmax:      |y_i - ref_i| <= (6 + |t_i|/2) * eps * ref_i for ref_i >= DBL_MIN;
+ *                  smaller outputs are in [0, DBL_MIN).
+ *  - log-softmax:  |y_i - ref_i| <= 6 * eps * max(1, |ref_i|)
+ *  - log-sum-exp:  |out - ref|   <= 6 * eps * max(1, |ref|)
+ */
+SMX_API smx_status smx_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt);
+SMX_API smx_status smx_log_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt);
+SMX_API smx_status smx_logsumexp_f64(const double *x, size_t n, double *out, const smx_options *opt);
+SMX_API smx_status smx_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
+                                        size_t cols, const smx_options *opt);
+SMX_API smx_status smx_log_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
+                                            size_t cols, const smx_options *opt);
+SMX_API smx_status smx_logsumexp_rows_f64(const double *x, size_t ldx, double *out, size_t rows, size_t cols,
+                                          const smx_options *opt);
+
 /* ------------------------------------------------------------ CPU and ISA */
 typedef enum smx_isa_level {
   SMX_ISA_SCALAR = 0,

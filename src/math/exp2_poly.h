@@ -49,6 +49,22 @@
 #define SMX_EXP2D_C9 0x1.b5253d395e7c4p-24
 #define SMX_EXP2D_C10 0x1.e4cf5158b8ecap-28
 
+/*
+ * The f64 kernels continue the same Taylor series to degree 13: measured
+ * (tests/unit/test_exp_f64.c, src/math/README.md) the degree-10 polynomial is
+ * 2.2e-13 relative (about 1000 double ulps) at r = +-0.5, far too coarse for
+ * double results; degree 13 truncates at 4.2e-18 (0.02 double eps).
+ */
+#define SMX_EXP2D_C11 0x1.e8cac7351bb25p-32
+#define SMX_EXP2D_C12 0x1.c3bd650fc2986p-36
+#define SMX_EXP2D_C13 0x1.816193166d0f9p-40
+
+/* log2(e) and ln(2) as double-double pairs (hi + lo to about 106 bits). */
+#define SMX_LOG2E_HI 0x1.71547652b82fep+0
+#define SMX_LOG2E_LO 0x1.777d0ffda0d24p-56
+#define SMX_LN2_HI 0x1.62e42fefa39efp-1
+#define SMX_LN2_LO 0x1.abc9e3b39803fp-56
+
 /* log2(e) split so that hi + lo carries about 48 bits. */
 #define SMX_LOG2E_D 1.4426950408889634073599246810018921
 
