@@ -44,7 +44,9 @@ static void take_npy_info(cli_src *s) {
 static void setup_map(cli_src *s, const char *path) {
   const smx_npy_info *in = smx_npy_reader_info(s->npy);
   s->map_fd = -1;
-  if (!strcmp(path, "-") || !smx_io_native_float(in->dtype, in->big_endian)) return;
+  const char *off = getenv("SMX_CLI_NO_MMAP");  /* to measure the difference */
+  if ((off && *off && strcmp(off, "0")) || !strcmp(path, "-") || !smx_io_native_float(in->dtype, in->big_endian))
+    return;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   struct stat st;
   if (fd < 0) return;

@@ -147,9 +147,10 @@ int smx_cmd_rows(const char *cmd, int argc, char **argv) {
   }
   int nd = s.ndim;
   if ((nd == 0 && axis != 0 && axis != -1) || (nd > 0 && (axis < -nd || axis >= nd))) {
+    int rc = smx_cli_usage_error("--axis %ld is out of range for %s, which has %d dimension%s", axis, s.name, nd,
+                                 nd == 1 ? "" : "s");
     cli_src_close(&s);
-    return smx_cli_usage_error("--axis %ld is out of range for %s, which has %d dimension%s", axis, s.name, nd,
-                               nd == 1 ? "" : "s");
+    return rc;
   }
   int ax = nd == 0 ? 0 : (int)(axis < 0 ? axis + nd : axis);
 
@@ -160,8 +161,6 @@ int smx_cmd_rows(const char *cmd, int argc, char **argv) {
   int in_float = idt == SMX_DTYPE_F16 || idt == SMX_DTYPE_F32 || idt == SMX_DTYPE_F64;
   cli_ctype ct = idt == SMX_DTYPE_F16 && odt == SMX_DTYPE_F16 ? CLI_F16
                : idt == SMX_DTYPE_F64 || (!in_float && odt == SMX_DTYPE_F64) ? CLI_F64 : CLI_F32;
-  if (ct == CLI_F64 && !quiet)
-    fprintf(stderr, "smx: note: %s is computed in float32 (float64 kernels are not in this version)\n", s.name);
 
   uint64_t oshape[SMX_NPY_MAX_DIMS], stshape[SMX_NPY_MAX_DIMS];
   int ond = 0;
