@@ -12,16 +12,17 @@
 #include "math/exp2_poly.h"
 
 #define SMX_INLINE static inline __attribute__((always_inline))
-#define SMX_FLUSH 128
 
 static const int32_t mask_table[16] = { -1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0 };
 
 /* lanes [0, rem) set, rem in 0..8 */
 SMX_INLINE __m256i tail_mask(size_t rem) { return _mm256_loadu_si256((const __m256i *)(mask_table + 8 - rem)); }
 
-SMX_INLINE void flush_to_double(__m256 s, __m256d *d) {
-  *d = _mm256_add_pd(*d, _mm256_cvtps_pd(_mm256_castps256_ps128(s)));
-  *d = _mm256_add_pd(*d, _mm256_cvtps_pd(_mm256_extractf128_ps(s, 1)));
+/* Adds the 8 floats of v to two double accumulators (exact widening): sums
+ * that can cancel (<dy, y>, sum dy, sum x) lose nothing to float partial sums. */
+SMX_INLINE void acc_double(__m256 v, __m256d *d0, __m256d *d1) {
+  *d0 = _mm256_add_pd(*d0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+  *d1 = _mm256_add_pd(*d1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
 }
 
 SMX_INLINE double hsum_pd(__m256d d) {
@@ -48,41 +49,27 @@ SMX_INLINE __m256 exp2c(__m256 a, __m256 hi, __m256 lo, __m256 amin, __m256 amax
 /* The same lanes and order as the sum inside expaffine_impl, so a loss is the
  * same bits with or without a gradient. */
 static double rsum_avx2(size_t n, const float *x) {
-  __m256d d = _mm256_setzero_pd();
-  for (size_t i = 0; i < n; i += SMX_FLUSH) {
-    size_t nb = n - i < SMX_FLUSH ? n - i : SMX_FLUSH, j = 0;
-    const float *xb = x + i;
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0;
-    for (; j + 16 <= nb; j += 16) {
-      s0 = _mm256_add_ps(s0, _mm256_loadu_ps(xb + j));
-      s1 = _mm256_add_ps(s1, _mm256_loadu_ps(xb + j + 8));
-    }
-    for (; j < nb; j += 8) s0 = _mm256_add_ps(s0, _mm256_maskload_ps(xb + j, tail_mask(nb - j >= 8 ? 8 : nb - j)));
-    flush_to_double(_mm256_add_ps(s0, s1), &d);
+  __m256d d0 = _mm256_setzero_pd(), d1 = d0;
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    acc_double(_mm256_loadu_ps(x + i), &d0, &d1);
+    acc_double(_mm256_loadu_ps(x + i + 8), &d0, &d1);
   }
-  return hsum_pd(d);
+  for (; i < n; i += 8) acc_double(_mm256_maskload_ps(x + i, tail_mask(n - i >= 8 ? 8 : n - i)), &d0, &d1);
+  return hsum_pd(_mm256_add_pd(d0, d1));
 }
 
+/* Products of two floats are exact in double, and so is nothing lost before the sum. */
 static double rdot_avx2(size_t n, const float *a, const float *b) {
-  __m256d d = _mm256_setzero_pd();
-  for (size_t i = 0; i < n; i += SMX_FLUSH) {
-    size_t nb = n - i < SMX_FLUSH ? n - i : SMX_FLUSH, j = 0;
-    const float *ab = a + i, *bb = b + i;
-    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    for (; j + 32 <= nb; j += 32) {
-      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(ab + j), _mm256_loadu_ps(bb + j), a0);
-      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(ab + j + 8), _mm256_loadu_ps(bb + j + 8), a1);
-      a2 = _mm256_fmadd_ps(_mm256_loadu_ps(ab + j + 16), _mm256_loadu_ps(bb + j + 16), a2);
-      a3 = _mm256_fmadd_ps(_mm256_loadu_ps(ab + j + 24), _mm256_loadu_ps(bb + j + 24), a3);
-    }
-    for (; j + 8 <= nb; j += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(ab + j), _mm256_loadu_ps(bb + j), a0);
-    if (j < nb) {
-      __m256i k = tail_mask(nb - j);
-      a1 = _mm256_fmadd_ps(_mm256_maskload_ps(ab + j, k), _mm256_maskload_ps(bb + j, k), a1);
-    }
-    flush_to_double(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)), &d);
+  __m256d d0 = _mm256_setzero_pd(), d1 = d0;
+  size_t i = 0;
+  for (; i < n; i += 8) {
+    __m256i k = tail_mask(n - i >= 8 ? 8 : n - i);
+    __m256 va = _mm256_maskload_ps(a + i, k), vb = _mm256_maskload_ps(b + i, k);
+    d0 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(va)), _mm256_cvtps_pd(_mm256_castps256_ps128(vb)), d0);
+    d1 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(va, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(vb, 1)), d1);
   }
-  return hsum_pd(d);
+  return hsum_pd(_mm256_add_pd(d0, d1));
 }
 
 static void vsoftmax_bwd_avx2(size_t n, const float *y, const float *dy, float *dx, float dot, float s) {
@@ -121,29 +108,23 @@ SMX_INLINE double expaffine_impl(size_t n, const float *x, float *g, float m, co
   const __m256 vm = _mm256_set1_ps(m), hi = _mm256_set1_ps(c->hi), lo = _mm256_set1_ps(c->lo);
   const __m256 amin = _mm256_set1_ps(c->amin), amax = _mm256_setzero_ps();
   const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
-  __m256d d = _mm256_setzero_pd();
-  for (size_t i = 0; i < n; i += SMX_FLUSH) {
-    size_t nb = n - i < SMX_FLUSH ? n - i : SMX_FLUSH, j = 0;
-    const float *xb = x + i;
-    float *gb = g + i;
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0;
-    for (; j + 16 <= nb; j += 16) {
-      __m256 x0 = _mm256_loadu_ps(xb + j), x1 = _mm256_loadu_ps(xb + j + 8);
-      if (want_sum) { s0 = _mm256_add_ps(s0, x0); s1 = _mm256_add_ps(s1, x1); }
-      __m256 e0 = exp2c(_mm256_sub_ps(x0, vm), hi, lo, amin, amax);
-      __m256 e1 = exp2c(_mm256_sub_ps(x1, vm), hi, lo, amin, amax);
-      _mm256_storeu_ps(gb + j, _mm256_fmadd_ps(e0, va, vb));
-      _mm256_storeu_ps(gb + j + 8, _mm256_fmadd_ps(e1, va, vb));
-    }
-    for (; j < nb; j += 8) {
-      __m256i k = tail_mask(nb - j >= 8 ? 8 : nb - j);
-      __m256 x0 = _mm256_maskload_ps(xb + j, k);
-      if (want_sum) s0 = _mm256_add_ps(s0, x0);
-      _mm256_maskstore_ps(gb + j, k, _mm256_fmadd_ps(exp2c(_mm256_sub_ps(x0, vm), hi, lo, amin, amax), va, vb));
-    }
-    if (want_sum) flush_to_double(_mm256_add_ps(s0, s1), &d);
+  __m256d d0 = _mm256_setzero_pd(), d1 = d0;
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m256 x0 = _mm256_loadu_ps(x + i), x1 = _mm256_loadu_ps(x + i + 8);
+    if (want_sum) { acc_double(x0, &d0, &d1); acc_double(x1, &d0, &d1); }
+    __m256 e0 = exp2c(_mm256_sub_ps(x0, vm), hi, lo, amin, amax);
+    __m256 e1 = exp2c(_mm256_sub_ps(x1, vm), hi, lo, amin, amax);
+    _mm256_storeu_ps(g + i, _mm256_fmadd_ps(e0, va, vb));
+    _mm256_storeu_ps(g + i + 8, _mm256_fmadd_ps(e1, va, vb));
   }
-  return want_sum ? hsum_pd(d) : 0.0;
+  for (; i < n; i += 8) {
+    __m256i k = tail_mask(n - i >= 8 ? 8 : n - i);
+    __m256 x0 = _mm256_maskload_ps(x + i, k);
+    if (want_sum) acc_double(x0, &d0, &d1);
+    _mm256_maskstore_ps(g + i, k, _mm256_fmadd_ps(exp2c(_mm256_sub_ps(x0, vm), hi, lo, amin, amax), va, vb));
+  }
+  return want_sum ? hsum_pd(_mm256_add_pd(d0, d1)) : 0.0;
 }
 
 static double vexpaffine_avx2(size_t n, const float *x, float *g, float m, const smx_expc *c, float a, float b,

@@ -2,7 +2,7 @@
  * AVX-512F gradient kernels (this file alone is built with -mavx512f/dq/vl/bw).
  * exp as in the softmax kernels: 2^(a c) = 2^r * 2^n with the degree-6
  * polynomial of math/exp2_poly.h and vscalefps for 2^n (hardware under- and
- * overflow). Float lane sums go to double every SMX_FLUSH elements. Tails use
+ * overflow). Sums are formed in double lanes (exact widening). Tails use
  * masked loads and stores: nothing outside [0, n) is touched.
  */
 #include <immintrin.h>
@@ -12,13 +12,14 @@
 #include "math/exp2_poly.h"
 
 #define SMX_INLINE static inline __attribute__((always_inline))
-#define SMX_FLUSH 256
 
 SMX_INLINE __mmask16 tail_mask(size_t rem) { return (__mmask16)((1u << rem) - 1u); }
 
-SMX_INLINE void flush_to_double(__m512 s, __m512d *d) {
-  *d = _mm512_add_pd(*d, _mm512_cvtps_pd(_mm512_castps512_ps256(s)));
-  *d = _mm512_add_pd(*d, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1))));
+/* Adds the 16 floats of v to two double accumulators (exact widening): sums
+ * that can cancel (<dy, y>, sum dy, sum x) lose nothing to float partial sums. */
+SMX_INLINE void acc_double(__m512 v, __m512d *d0, __m512d *d1) {
+  *d0 = _mm512_add_pd(*d0, _mm512_cvtps_pd(_mm512_castps512_ps256(v)));
+  *d1 = _mm512_add_pd(*d1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
 }
 
 /* 2^(a (hi + lo)), a clamped below at amin (NaN kept); overflow gives +inf. */
@@ -39,44 +40,28 @@ SMX_INLINE __m512 exp2c(__m512 a, __m512 hi, __m512 lo, __m512 amin) {
 /* The same lanes and order as the sum inside expaffine_impl, so a loss is the
  * same bits with or without a gradient. */
 static double rsum_avx512(size_t n, const float *x) {
-  __m512d d = _mm512_setzero_pd();
-  for (size_t i = 0; i < n; i += SMX_FLUSH) {
-    size_t nb = n - i < SMX_FLUSH ? n - i : SMX_FLUSH, j = 0;
-    const float *xb = x + i;
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0;
-    for (; j + 32 <= nb; j += 32) {
-      s0 = _mm512_add_ps(s0, _mm512_loadu_ps(xb + j));
-      s1 = _mm512_add_ps(s1, _mm512_loadu_ps(xb + j + 16));
-    }
-    for (; j < nb; j += 16) {
-      __mmask16 k = nb - j >= 16 ? (__mmask16)0xffff : tail_mask(nb - j);
-      s0 = _mm512_add_ps(s0, _mm512_maskz_loadu_ps(k, xb + j));
-    }
-    flush_to_double(_mm512_add_ps(s0, s1), &d);
+  __m512d d0 = _mm512_setzero_pd(), d1 = d0;
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    acc_double(_mm512_loadu_ps(x + i), &d0, &d1);
+    acc_double(_mm512_loadu_ps(x + i + 16), &d0, &d1);
   }
-  return _mm512_reduce_add_pd(d);
+  for (; i < n; i += 16) acc_double(_mm512_maskz_loadu_ps(n - i >= 16 ? (__mmask16)0xffff : tail_mask(n - i), x + i), &d0, &d1);
+  return _mm512_reduce_add_pd(_mm512_add_pd(d0, d1));
 }
 
+/* Products of two floats are exact in double, and so is nothing lost before the sum. */
 static double rdot_avx512(size_t n, const float *a, const float *b) {
-  __m512d d = _mm512_setzero_pd();
-  for (size_t i = 0; i < n; i += SMX_FLUSH) {
-    size_t nb = n - i < SMX_FLUSH ? n - i : SMX_FLUSH, j = 0;
-    const float *ab = a + i, *bb = b + i;
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    for (; j + 64 <= nb; j += 64) {
-      a0 = _mm512_fmadd_ps(_mm512_loadu_ps(ab + j), _mm512_loadu_ps(bb + j), a0);
-      a1 = _mm512_fmadd_ps(_mm512_loadu_ps(ab + j + 16), _mm512_loadu_ps(bb + j + 16), a1);
-      a2 = _mm512_fmadd_ps(_mm512_loadu_ps(ab + j + 32), _mm512_loadu_ps(bb + j + 32), a2);
-      a3 = _mm512_fmadd_ps(_mm512_loadu_ps(ab + j + 48), _mm512_loadu_ps(bb + j + 48), a3);
-    }
-    for (; j + 16 <= nb; j += 16) a0 = _mm512_fmadd_ps(_mm512_loadu_ps(ab + j), _mm512_loadu_ps(bb + j), a0);
-    if (j < nb) {
-      __mmask16 k = tail_mask(nb - j);
-      a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, ab + j), _mm512_maskz_loadu_ps(k, bb + j), a1);
-    }
-    flush_to_double(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)), &d);
+  __m512d d0 = _mm512_setzero_pd(), d1 = d0;
+  size_t i = 0;
+  for (; i < n; i += 16) {
+    __mmask16 k = n - i >= 16 ? (__mmask16)0xffff : tail_mask(n - i);
+    __m512 va = _mm512_maskz_loadu_ps(k, a + i), vb = _mm512_maskz_loadu_ps(k, b + i);
+    d0 = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(va)), _mm512_cvtps_pd(_mm512_castps512_ps256(vb)), d0);
+    d1 = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(va), 1))),
+                         _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(vb), 1))), d1);
   }
-  return _mm512_reduce_add_pd(d);
+  return _mm512_reduce_add_pd(_mm512_add_pd(d0, d1));
 }
 
 static void vsoftmax_bwd_avx512(size_t n, const float *y, const float *dy, float *dx, float dot, float s) {
@@ -114,28 +99,22 @@ SMX_INLINE double expaffine_impl(size_t n, const float *x, float *g, float m, co
                                  int want_sum) {
   const __m512 vm = _mm512_set1_ps(m), hi = _mm512_set1_ps(c->hi), lo = _mm512_set1_ps(c->lo);
   const __m512 amin = _mm512_set1_ps(c->amin_s), va = _mm512_set1_ps(a), vb = _mm512_set1_ps(b);
-  __m512d d = _mm512_setzero_pd();
-  for (size_t i = 0; i < n; i += SMX_FLUSH) {
-    size_t nb = n - i < SMX_FLUSH ? n - i : SMX_FLUSH, j = 0;
-    const float *xb = x + i;
-    float *gb = g + i;
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0;
-    for (; j + 32 <= nb; j += 32) {
-      __m512 x0 = _mm512_loadu_ps(xb + j), x1 = _mm512_loadu_ps(xb + j + 16);
-      if (want_sum) { s0 = _mm512_add_ps(s0, x0); s1 = _mm512_add_ps(s1, x1); }
-      __m512 e0 = exp2c(_mm512_sub_ps(x0, vm), hi, lo, amin), e1 = exp2c(_mm512_sub_ps(x1, vm), hi, lo, amin);
-      _mm512_storeu_ps(gb + j, _mm512_fmadd_ps(e0, va, vb));
-      _mm512_storeu_ps(gb + j + 16, _mm512_fmadd_ps(e1, va, vb));
-    }
-    for (; j < nb; j += 16) {
-      __mmask16 k = nb - j >= 16 ? (__mmask16)0xffff : tail_mask(nb - j);
-      __m512 x0 = _mm512_maskz_loadu_ps(k, xb + j);
-      if (want_sum) s0 = _mm512_add_ps(s0, x0);
-      _mm512_mask_storeu_ps(gb + j, k, _mm512_fmadd_ps(exp2c(_mm512_sub_ps(x0, vm), hi, lo, amin), va, vb));
-    }
-    if (want_sum) flush_to_double(_mm512_add_ps(s0, s1), &d);
+  __m512d d0 = _mm512_setzero_pd(), d1 = d0;
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    __m512 x0 = _mm512_loadu_ps(x + i), x1 = _mm512_loadu_ps(x + i + 16);
+    if (want_sum) { acc_double(x0, &d0, &d1); acc_double(x1, &d0, &d1); }
+    __m512 e0 = exp2c(_mm512_sub_ps(x0, vm), hi, lo, amin), e1 = exp2c(_mm512_sub_ps(x1, vm), hi, lo, amin);
+    _mm512_storeu_ps(g + i, _mm512_fmadd_ps(e0, va, vb));
+    _mm512_storeu_ps(g + i + 16, _mm512_fmadd_ps(e1, va, vb));
   }
-  return want_sum ? _mm512_reduce_add_pd(d) : 0.0;
+  for (; i < n; i += 16) {
+    __mmask16 k = n - i >= 16 ? (__mmask16)0xffff : tail_mask(n - i);
+    __m512 x0 = _mm512_maskz_loadu_ps(k, x + i);
+    if (want_sum) acc_double(x0, &d0, &d1);
+    _mm512_mask_storeu_ps(g + i, k, _mm512_fmadd_ps(exp2c(_mm512_sub_ps(x0, vm), hi, lo, amin), va, vb));
+  }
+  return want_sum ? _mm512_reduce_add_pd(_mm512_add_pd(d0, d1)) : 0.0;
 }
 
 static double vexpaffine_avx512(size_t n, const float *x, float *g, float m, const smx_expc *c, float a, float b,

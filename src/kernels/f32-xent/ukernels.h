@@ -6,9 +6,9 @@
  *
  * Like every smx kernel they never check arguments, never allocate and never
  * decide the special-value policy. Any n >= 1, any alignment; they touch
- * exactly the n elements of each array (tails are masked). Sums are formed in
- * float lane accumulators flushed to double every few hundred elements, so
- * their error does not grow with the row length. y / x may equal dx / g.
+ * exactly the n elements of each array (tails are masked). Sums and dot
+ * products are formed in double lanes (floats widen, and their products are,
+ * exactly), so cancelling sums lose nothing. y / x may equal dx / g.
  */
 #ifndef SMX_KERNELS_F32_XENT_UKERNELS_H
 #define SMX_KERNELS_F32_XENT_UKERNELS_H
@@ -21,7 +21,7 @@ typedef struct smx_xent_ukernels {
   const char *isa;
   /* sum_i x_i (double partial sums; NaN and infinities propagate). */
   double (*rsum)(size_t n, const float *x);
-  /* sum_i a_i * b_i (products in float, sums in double). */
+  /* sum_i a_i * b_i (exact products, sums in double). */
   double (*rdot)(size_t n, const float *a, const float *b);
   /* Softmax backward: dx_i = y_i * (dy_i - dot) * s. */
   void (*vsoftmax_bwd)(size_t n, const float *y, const float *dy, float *dx, float dot, float s);
