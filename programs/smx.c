@@ -156,6 +156,11 @@ static void usage(FILE *f) {
           "  -q, --quiet            no notes on stderr\n"
           "IN may be - for stdin. Inputs of any .npy dtype are read; float16 and float64\n"
           "files are written back in their dtype, others as float32.\n"
+          "  xent LOGITS.npy --targets T.npy [-o LOSS.npy] [--grad GRAD.npy]\n"
+          "                                 cross-entropy over the last axis (integer targets)\n"
+          "    --reduction none|mean|sum  (default mean; without -o the value is printed)\n"
+          "    --ignore-index I  (default -100)   --label-smoothing E   --z-loss Z\n"
+          "    -t T, --threads N, --masked-row zero|nan, -q as above; a bad target is exit 2\n"
           "exit codes: 0 ok, 1 usage, 2 bad input, 3 output not written, 4 computation refused,\n"
           "            130 interrupted\n");
 }
@@ -233,5 +238,6 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "bench")) return run_bench(argc - 2, argv + 2);
   if (!strcmp(cmd, "softmax") || !strcmp(cmd, "log-softmax") || !strcmp(cmd, "logsumexp"))
     return smx_cmd_rows(cmd, argc - 2, argv + 2);
+  if (!strcmp(cmd, "xent")) return smx_cmd_xent(argc - 2, argv + 2);
   return smx_cli_usage_error("unknown command '%s'", cmd);
 }

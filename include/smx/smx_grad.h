@@ -90,13 +90,14 @@ typedef struct smx_xent_options {
   double label_smoothing;   /* eps in [0, 1]                                                          */
   double z_loss;            /* coefficient z >= 0 of z * lse^2 (PaLM's auxiliary loss); 0 = none      */
   double temperature;       /* 0 means 1: the loss of softmax(x / T)                                   */
+  double grad_scale;        /* 0 means 1: multiplies the gradient (an upstream dL/dloss), finite        */
   uint32_t flags;           /* SMX_FLAG_MASKED_ROW_NAN: an all -inf row gives NaN (PyTorch)             */
   int threads;              /* 0 or 1: the calling thread only                                          */
 } smx_xent_options;
 
 /* PyTorch's defaults, also what a NULL options pointer means. Note that an
  * all-zero struct has ignore_index 0 (class 0 ignored): start from this. */
-#define SMX_XENT_OPTIONS_INIT { SMX_REDUCTION_MEAN, -100, 0.0, 0.0, 0.0, 0u, 1 }
+#define SMX_XENT_OPTIONS_INIT { SMX_REDUCTION_MEAN, -100, 0.0, 0.0, 0.0, 0.0, 0u, 1 }
 
 /*
  * Cross-entropy of rows x cols logits (row r, class j at logits[r*ld + j])
@@ -105,7 +106,8 @@ typedef struct smx_xent_options {
  * label_smoothing), plus an optional z-loss. Per row, with lse = log sum_j
  * exp(x_j / T), V = cols, e = label_smoothing:
  *   loss_r = (1 - e) * (lse - x_t / T) + e * (lse - mean_j x_j / T) + z * lse^2
- * and, with s = 1 (SUM, NONE) or 1 / (rows not ignored) (MEAN), p = softmax(x / T):
+ * and, with s = grad_scale (SUM, NONE) or grad_scale / (rows not ignored) (MEAN),
+ * p = softmax(x / T):
  *   grad_rj = (s / T) * (p_j * (1 + 2 z lse) - e / V - (1 - e) * [j == t])
  * i.e. the gradient of the returned loss (of sum_r loss_r for NONE).
  *
@@ -125,7 +127,8 @@ typedef struct smx_xent_options {
  * SMX_E_INVALID_ARG, with nothing written, for: a target outside [0, cols)
  * that is not ignore_index (all targets are checked first); a NULL logits,
  * targets or loss when rows > 0; ld or ldg < cols; cols == 0 with rows > 0;
- * label_smoothing outside [0, 1], z_loss < 0 or either NaN/inf; a bad
+ * label_smoothing outside [0, 1], z_loss < 0 or either NaN/inf; grad_scale
+ * NaN or infinite; a bad
  * temperature, reduction, index type or flag, threads < 0; grad overlapping
  * logits other than exactly; loss or lse overlapping logits, grad or each other.
  * rows == 0: SMX_OK; loss gets 0 for SUM and NaN for MEAN (PyTorch), nothing

@@ -57,6 +57,7 @@ static smx_status run_xent(smx_elem elem, const void *logits, size_t ld, size_t 
   if (ttype != SMX_INDEX_I32 && ttype != SMX_INDEX_I64) return SMX_E_INVALID_ARG;
   if (!(o->label_smoothing >= 0.0 && o->label_smoothing <= 1.0)) return SMX_E_INVALID_ARG;
   if (!(o->z_loss >= 0.0 && o->z_loss <= 1.7976931348623157e308)) return SMX_E_INVALID_ARG;
+  if (!(o->grad_scale >= -1.7976931348623157e308 && o->grad_scale <= 1.7976931348623157e308)) return SMX_E_INVALID_ARG;
   if (o->flags & ~(uint32_t)SMX_FLAG_MASKED_ROW_NAN) return SMX_E_INVALID_ARG;
   if (o->threads < 0) return SMX_E_INVALID_ARG;
   double temp = smx_lm_temperature(o->temperature);
@@ -108,7 +109,8 @@ static smx_status run_xent(smx_elem elem, const void *logits, size_t ld, size_t 
   j.p.inv_t = 1.0 / temp;
   j.p.eps = o->label_smoothing;
   j.p.z = o->z_loss;
-  j.p.s = o->reduction == SMX_REDUCTION_MEAN ? (count ? 1.0 / (double)count : 0.0) : 1.0;
+  double up = o->grad_scale == 0.0 ? 1.0 : o->grad_scale;
+  j.p.s = o->reduction == SMX_REDUCTION_MEAN ? (count ? up / (double)count : 0.0) : up;
   j.p.flags = o->flags;
   j.elem = elem;
   j.x = logits;

@@ -207,7 +207,7 @@ static void test_finite_differences(void) {
     xopt o = { v == 1 ? SMX_REDUCTION_SUM : SMX_REDUCTION_MEAN, -100, v >= 2 ? 0.2 : 0.0, v == 3 ? 0.05 : 0.0,
                v == 2 ? 0.6 : 1.0 };
     for (int i = 0; i < R * C; i++) x[i] = tu_normal(&rng) * 2.0f;
-    smx_xent_options so = { o.red, o.ignore, o.eps, o.z, o.t, 0, 1 };
+    smx_xent_options so = { o.red, o.ignore, o.eps, o.z, o.t, 0.0, 0, 1 };
     float loss;
     CHECK(smx_cross_entropy_f32(x, C, R, C, t, SMX_INDEX_I64, &so, &loss, g, C, NULL) == SMX_OK, "fd call");
     long bad = 0;
@@ -255,6 +255,21 @@ static void test_torch_semantics(void) {
   CHECK(smx_cross_entropy_f32(x, 3, 2, 3, t3, SMX_INDEX_I32, &o, &loss, NULL, 0, NULL) == SMX_OK &&
             fabs(loss - want) < 1e-6,
         "ignore_index 0: %g", loss);
+  /* grad_scale multiplies the gradient only */
+  {
+    float gs1[6], gs2[6], l1, l2;
+    int32_t tt[2] = { 1, 2 };
+    smx_xent_options a = SMX_XENT_OPTIONS_INIT, b2 = SMX_XENT_OPTIONS_INIT;
+    b2.grad_scale = -0.5;
+    CHECK(smx_cross_entropy_f32(x, 3, 2, 3, tt, SMX_INDEX_I32, &a, &l1, gs1, 3, NULL) == SMX_OK &&
+              smx_cross_entropy_f32(x, 3, 2, 3, tt, SMX_INDEX_I32, &b2, &l2, gs2, 3, NULL) == SMX_OK, "grad_scale");
+    int ok = l1 == l2;
+    for (int i = 0; i < 6; i++) ok &= fabsf(gs2[i] + 0.5f * gs1[i]) <= 1e-7f;
+    CHECK(ok, "grad_scale -0.5");
+    b2.grad_scale = NAN;
+    CHECK(smx_cross_entropy_f32(x, 3, 2, 3, tt, SMX_INDEX_I32, &b2, &l2, gs2, 3, NULL) == SMX_E_INVALID_ARG,
+          "grad_scale NaN");
+  }
   /* rows == 0 */
   o = (smx_xent_options)SMX_XENT_OPTIONS_INIT;
   loss = 5;
@@ -421,7 +436,7 @@ static void test_half(void) {
       smx_set_max_isa(tu_isas[isa]);
       for (int v = 0; v < 3; v++) {
         xopt xo = { SMX_REDUCTION_NONE, -100, v == 1 ? 0.1 : 0.0, v == 2 ? 1e-3 : 0.0, v == 2 ? 0.8 : 0.0 };
-        smx_xent_options o = { xo.red, xo.ignore, xo.eps, xo.z, xo.t, 0, 2 };
+        smx_xent_options o = { xo.red, xo.ignore, xo.eps, xo.z, xo.t, 0.0, 0, 2 };
         smx_status s = kind == 0 ? smx_cross_entropy_f16(h, C, R, C, t, SMX_INDEX_I64, &o, lossn, gh, C, lse)
                                  : smx_cross_entropy_bf16(h, C, R, C, t, SMX_INDEX_I64, &o, lossn, gh, C, lse);
         CHECK(s == SMX_OK, "half status");
