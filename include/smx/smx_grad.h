@@ -144,8 +144,8 @@ typedef struct smx_xent_options {
  *  - k entries +inf (no NaN): the limit, p = 1/k on them and 0 elsewhere;
  *    lse +inf; loss log(k) if x_t = +inf (and e = 0, z = 0), else +inf; an
  *    entry with p = 0 gets no z-loss term (not 0 * inf). PyTorch gives NaN.
- * Ignored rows are never read beyond the target: loss 0, gradient 0, and lse
- * computed as for any row.
+ * Ignored rows: loss 0 and gradient 0 whatever their logits; they are read
+ * only when lse is asked for (then computed as for any row).
  *
  * Accuracy (references in long double on the same inputs):
  *   loss (each row, or the reduction): |err| <= 4 * eps * max(1, |ref|)

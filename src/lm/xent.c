@@ -41,7 +41,7 @@ static void xent_task(void *ctx, size_t task) {
     float lse;
     const char *x = (const char *)j->x + r * j->ld * es;
     void *g = j->g ? (char *)j->g + r * j->ldg * es : NULL;
-    smx_xent_row(&j->p, j->elem, x, j->cols, t, t == j->ignore, &l, &lse, g);
+    smx_xent_row(&j->p, j->elem, x, j->cols, t, t == j->ignore, &l, j->lse ? &lse : NULL, g);
     if (j->row_loss) j->row_loss[r] = l;
     else j->loss[r] = (float)l;
     if (j->lse) j->lse[r] = lse;

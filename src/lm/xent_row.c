@@ -90,7 +90,7 @@ static void special_row(const smx_xent_params *p, const row_io *io, const void *
     }
   }
   if (!smx_policy_is_special(&s)) s.has_nan = 1;   /* unreachable: a non-finite state comes from a special row */
-  *lse = smx_policy_lse(&s, p->flags);
+  if (lse) *lse = smx_policy_lse(&s, p->flags);
   if (ignored) {
     *loss = 0.0;
     if (g) write_zeros(io, g, n);
@@ -130,6 +130,11 @@ void smx_xent_row(const smx_xent_params *p, smx_elem elem, const void *x, size_t
   if (elem == SMX_ELEM_BF16) { io.to = p->cv->bf16_to_f32; io.from = p->cv->f32_to_bf16; }
   size_t t = ignored ? 0 : (size_t)t64;
   int want_sum = !ignored && p->eps > 0.0;
+  if (ignored && !lse) {   /* nothing to compute: the row is not even read */
+    *loss = 0.0;
+    if (g) write_zeros(&io, g, n);
+    return;
+  }
 
   /* pass 1: (m, d) with sum_j 2^((x_j - m) c) = d; half rows also sum x here */
   smx_online_state st;
@@ -151,7 +156,7 @@ void smx_xent_row(const smx_xent_params *p, smx_elem elem, const void *x, size_t
     return;
   }
   double logd = log(st.d), lse_d = st.m * p->inv_t + logd;
-  *lse = (float)lse_d;
+  if (lse) *lse = (float)lse_d;
   if (ignored) {
     *loss = 0.0;
     if (g) write_zeros(&io, g, n);

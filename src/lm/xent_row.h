@@ -23,8 +23,9 @@ typedef struct smx_xent_params {
 
 /*
  * Row of n >= 1 logits x (elem storage) with target t (0 <= t < n unless
- * ignored). Writes *loss (0 for an ignored row), *lse, and the gradient g
- * (n elements, same storage; may equal x) unless g is NULL.
+ * ignored). Writes *loss (0 for an ignored row), *lse unless lse is NULL,
+ * and the gradient g (n elements, same storage; may equal x) unless g is
+ * NULL. An ignored row is not read at all when lse is NULL.
  */
 void smx_xent_row(const smx_xent_params *p, smx_elem elem, const void *x, size_t n, int64_t t, int ignored,
                   double *loss, float *lse, void *g);
