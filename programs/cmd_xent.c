@@ -49,15 +49,17 @@ static int read_targets(const char *path, uint64_t want, int64_t **t) {
   char err[512];
   smx_npy_reader *r = NULL;
   if (smx_npy_open(path, &r, err, sizeof err) != SMX_OK) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err);
-  const smx_npy_info *info = smx_npy_reader_info(r);
-  if (!is_integer_dtype(info->dtype)) {
+  const smx_npy_info *info = smx_npy_reader_info(r);   /* owned by r: read it before smx_npy_close */
+  smx_dtype dt = info->dtype;
+  uint64_t count = info->count;
+  if (!is_integer_dtype(dt)) {
     smx_npy_close(r);
-    return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: targets must be integers, not %s", path, smx_dtype_name(info->dtype));
+    return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: targets must be integers, not %s", path, smx_dtype_name(dt));
   }
-  if (info->count != want) {
+  if (count != want) {
     smx_npy_close(r);
     return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s has %llu targets; the logits have %llu rows", path,
-                        (unsigned long long)info->count, (unsigned long long)want);
+                        (unsigned long long)count, (unsigned long long)want);
   }
   size_t n = (size_t)want;
   double *d = malloc((n ? n : 1) * sizeof(double));

@@ -257,7 +257,7 @@ static void test_torch_semantics(void) {
         "ignore_index 0: %g", loss);
   /* grad_scale multiplies the gradient only */
   {
-    float gs1[6], gs2[6], l1, l2;
+    float gs1[6] = { 0 }, gs2[6] = { 0 }, l1 = 0.0f, l2 = 1.0f;
     int32_t tt[2] = { 1, 2 };
     smx_xent_options a = SMX_XENT_OPTIONS_INIT, b2 = SMX_XENT_OPTIONS_INIT;
     b2.grad_scale = -0.5;
