@@ -155,7 +155,8 @@ typedef struct smx_xent_options {
  *     |grad_j - ref_j| <= (6 + |x_j - max| / (2T)) * eps * |q_j| + 2 * eps * |r_j|
  *                         + (s/T) * |1 + 2 z lse| * FLT_MIN
  *     (the softmax bound of smx.h on p_j, plus the roundings of the scale;
- *     as for softmax, a p_j below FLT_MIN may come out as 0).
+ *     as for softmax, a p_j below FLT_MIN may come out as 0). Gradients
+ *     beyond the float range (s/T above about 1e38) saturate at +-FLT_MAX.
  */
 SMX_API smx_status smx_cross_entropy_f32(const float *logits, size_t ld, size_t rows, size_t cols,
                                          const void *targets, smx_index_type ttype, const smx_xent_options *opt,

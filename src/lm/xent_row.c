@@ -9,6 +9,7 @@
  * scanned and written here, following the policy of smx.h as documented in
  * smx_grad.h.
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -17,6 +18,10 @@
 #include "runtime/reduce_state.h"
 
 #define SMX_XENT_BLOCK 2048
+
+/* double to float, saturating at +-FLT_MAX (an out-of-range conversion is UB;
+ * a scale that large only comes from T near 1e-38: then 0 * scale stays 0) */
+static float sat_float(double v) { return v > FLT_MAX ? FLT_MAX : v < -FLT_MAX ? -FLT_MAX : (float)v; }
 
 typedef void (*to_f32_fn)(size_t n, const uint16_t *x, float *y);
 typedef void (*from_f32_fn)(size_t n, const float *x, uint16_t *y);
@@ -57,7 +62,7 @@ static float special_value(const special_grad *sg, float xi, size_t i) {
   if (sg->nan) return NAN;
   double p = sg->posinf && xi == INFINITY ? sg->pk : 0.0;
   double v = (p > 0.0 ? p * sg->zf : 0.0) - sg->eps_n - (i == sg->t ? sg->one_minus_eps : 0.0);
-  return (float)(sg->gs * v);
+  return sat_float(sg->gs * v);
 }
 
 static void write_special_grad(const row_io *io, const special_grad *sg, const void *x, void *g, size_t n) {
@@ -166,7 +171,7 @@ void smx_xent_row(const smx_xent_params *p, smx_elem elem, const void *x, size_t
   float m = (float)st.m;              /* a float: the largest entry */
   if (g) {
     double gs = p->s * p->inv_t, zf = 1.0 + 2.0 * p->z * lse_d;
-    float a = (float)(gs * zf / st.d), b = (float)(-gs * p->eps / (double)n);
+    float a = sat_float(gs * zf / st.d), b = sat_float(-gs * p->eps / (double)n);
     if (elem == SMX_ELEM_F32) {
       double s2 = p->g->vexpaffine(n, x, g, m, &p->c, a, b, want_sum);
       if (want_sum) sx = s2;
@@ -181,7 +186,7 @@ void smx_xent_row(const smx_xent_params *p, smx_elem elem, const void *x, size_t
     }
     /* the target's element, where p_t - (1 - eps) may cancel: from double */
     double pt = exp((xt - st.m) * p->inv_t - logd);
-    store_one(&io, g, t, (float)(gs * (pt * zf - p->eps / (double)n - (1.0 - p->eps))));
+    store_one(&io, g, t, sat_float(gs * (pt * zf - p->eps / (double)n - (1.0 - p->eps))));
   } else if (want_sum && elem == SMX_ELEM_F32) {
     sx = p->g->rsum(n, x);
   }
