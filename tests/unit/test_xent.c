@@ -321,6 +321,16 @@ static void test_specials(void) {
   CHECK(smx_cross_entropy_f32(&x[1][0], 4, 1, 4, &t0, SMX_INDEX_I32, &o, loss, g, 4, NULL) == SMX_OK &&
             loss[0] == I && fabsf(g[1] + 0.025f) < 1e-7f,
         "smoothing over -inf: loss %g g %g", loss[0], g[1]);
+  /* a temperature so small that the gradient leaves the float range: saturated, never NaN */
+  {
+    float xt[4] = { 1, 2, 3, -INFINITY }, gt[4], lt;
+    int32_t t1 = 1;
+    smx_xent_options ot = SMX_XENT_OPTIONS_INIT;
+    ot.temperature = 1e-40;
+    CHECK(smx_cross_entropy_f32(xt, 4, 1, 4, &t1, SMX_INDEX_I32, &ot, &lt, gt, 4, NULL) == SMX_OK && lt == I &&
+              gt[0] == 0.0f && gt[1] == -FLT_MAX && gt[2] == FLT_MAX && gt[3] == 0.0f,
+          "T = 1e-40: loss %g grads %g %g %g %g", lt, gt[0], gt[1], gt[2], gt[3]);
+  }
   /* an ignored NaN row: loss 0 and gradient 0 */
   int32_t tig = -100;
   o.label_smoothing = 0.0;
