@@ -109,7 +109,8 @@ typedef struct smx_xent_options {
  * and, with s = grad_scale (SUM, NONE) or grad_scale / (rows not ignored) (MEAN),
  * p = softmax(x / T):
  *   grad_rj = (s / T) * (p_j * (1 + 2 z lse) - e / V - (1 - e) * [j == t])
- * i.e. the gradient of the returned loss (of sum_r loss_r for NONE).
+ * i.e. grad_scale times the gradient of the returned loss (of sum_r loss_r
+ * for NONE).
  *
  *  loss:  rows values for SMX_REDUCTION_NONE (ignored rows get 0), one value
  *         otherwise. Required. MEAN with every row ignored gives NaN (0/0, as
@@ -128,9 +129,9 @@ typedef struct smx_xent_options {
  * that is not ignore_index (all targets are checked first); a NULL logits,
  * targets or loss when rows > 0; ld or ldg < cols; cols == 0 with rows > 0;
  * label_smoothing outside [0, 1], z_loss < 0 or either NaN/inf; grad_scale
- * NaN or infinite; a bad
- * temperature, reduction, index type or flag, threads < 0; grad overlapping
- * logits other than exactly; loss or lse overlapping logits, grad or each other.
+ * NaN or infinite; a bad temperature, reduction, index type or flag;
+ * threads < 0; grad overlapping logits other than exactly; loss or lse
+ * overlapping logits, grad or each other; targets overlapping an output.
  * rows == 0: SMX_OK; loss gets 0 for SUM and NaN for MEAN (PyTorch), nothing
  * for NONE.
  *
@@ -163,7 +164,8 @@ SMX_API smx_status smx_cross_entropy_f32(const float *logits, size_t ld, size_t 
                                          float *loss, float *grad, size_t ldg, float *lse);
 /* f16 / bf16 logits (and gradient, same storage type), f32 arithmetic, f32
  * loss and lse: the f32 bounds on the widened logits; the gradient is rounded
- * once more, + u * |ref|, u = 2^-11 (f16) or 2^-8 (bf16). */
+ * once more, + u * |ref|, u = 2^-11 (f16) or 2^-8 (bf16), and within half the
+ * smallest subnormal of the storage type below its normal range. */
 SMX_API smx_status smx_cross_entropy_f16(const uint16_t *logits, size_t ld, size_t rows, size_t cols,
                                          const void *targets, smx_index_type ttype, const smx_xent_options *opt,
                                          float *loss, uint16_t *grad, size_t ldg, float *lse);
