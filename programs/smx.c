@@ -165,6 +165,11 @@ static void usage(FILE *f) {
           "float64 with --dtype f64); the output keeps the input's order. CSV/TSV: one row per\n"
           "line, ',' or tab between values, nan/inf/-inf accepted, blank and '#' lines skipped;\n"
           "written with round-trip digits (%%.9g float32, %%.17g float64, %%.5g float16).\n"
+          "  xent LOGITS.npy --targets T.npy [-o LOSS.npy] [--grad GRAD.npy]\n"
+          "                                 cross-entropy over the last axis (integer targets)\n"
+          "    --reduction none|mean|sum  (default mean; without -o the value is printed)\n"
+          "    --ignore-index I  (default -100)   --label-smoothing E   --z-loss Z\n"
+          "    -t T, --threads N, --masked-row zero|nan, -q as above; a bad target is exit 2\n"
           "exit codes: 0 ok, 1 usage, 2 bad input, 3 output not written, 4 computation refused,\n"
           "            130 interrupted\n");
 }
@@ -242,5 +247,6 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "bench")) return run_bench(argc - 2, argv + 2);
   if (!strcmp(cmd, "softmax") || !strcmp(cmd, "log-softmax") || !strcmp(cmd, "logsumexp"))
     return smx_cmd_rows(cmd, argc - 2, argv + 2);
+  if (!strcmp(cmd, "xent")) return smx_cmd_xent(argc - 2, argv + 2);
   return smx_cli_usage_error("unknown command '%s'", cmd);
 }

@@ -239,4 +239,5 @@ SMX_API smx_status smx_set_max_isa(smx_isa_level level);
 #ifdef __cplusplus
 }
 #endif
+#include "smx/smx_grad.h" /* backward passes and fused cross-entropy */
 #endif /* SMX_SMX_H */
