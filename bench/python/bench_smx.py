@@ -8,7 +8,7 @@ All on the same float32 array (default 4096 x 32000), single-threaded
 (torch.set_num_threads(1), smx threads=1). The C library is called through
 ctypes on build/libsmx.so with a preallocated output: its speed without any
 Python overhead. Each runner is timed `--repeats` times, interleaved (so a
-busy machine slows all alike), and the median is reported, with ratios from
+busy machine slows all alike; the order rotates each round), and the median is reported, with ratios from
 this one run.
 
   PYTHONPATH=build/python /usr/bin/python3 bench/python/bench_smx.py [--build build]
@@ -107,8 +107,11 @@ def main():
     times = {name: [] for name, _ in runners}
     for name, fn in runners:  # warm-up (page faults of fresh outputs, thread pools)
         fn()
-    for _ in range(args.repeats):
-        for name, fn in runners:
+    for rep in range(args.repeats):
+        # each round starts one runner later, so that none always follows the
+        # same neighbour (a fresh output after scipy's or torch's frees costs more)
+        k = rep % len(runners)
+        for name, fn in runners[k:] + runners[:k]:
             t0 = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - t0)
