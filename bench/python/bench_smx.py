@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """smx.softmax against scipy.special.softmax, torch.softmax and the C library.
 
-(--op log_softmax or logsumexp: the same for those.)
+(--op log_softmax or logsumexp: the same for those; --threads N gives smx, the
+C library and torch N threads, scipy has one.)
 
 All on the same float32 array (default 4096 x 32000), single-threaded
 (torch.set_num_threads(1), smx threads=1). The C library is called through
 ctypes on build/libsmx.so with a preallocated output: its speed without any
 Python overhead. Each runner is timed `--repeats` times, interleaved (so a
-busy machine slows all alike), and the median is reported, with ratios from
+busy machine slows all alike; the order rotates each round), and the median is reported, with ratios from
 this one run.
 
   PYTHONPATH=build/python /usr/bin/python3 bench/python/bench_smx.py [--build build]
@@ -22,7 +23,7 @@ import time
 import numpy as np
 
 
-def load_clib(path, op="softmax"):
+def load_clib(path, op="softmax", threads=1):
     lib = ctypes.CDLL(path)
 
     class Options(ctypes.Structure):  # smx_options in include/smx/smx.h
@@ -37,7 +38,7 @@ def load_clib(path, op="softmax"):
     else:
         f.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t,
                       ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(Options)]
-    opt = Options(0, 1.0, 0, 1)
+    opt = Options(0, 1.0, 0, threads)
 
     def run(x, y):
         rows, cols = x.shape
@@ -58,6 +59,7 @@ def main():
     p.add_argument("--cols", type=int, default=32000)
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--op", choices=("softmax", "log_softmax", "logsumexp"), default="softmax")
+    p.add_argument("--threads", type=int, default=1, help="for smx, the C library and torch (default 1)")
     p.add_argument("--build", default=os.path.join(root, "build"), help="CMake build folder (default: build)")
     args = p.parse_args()
 
@@ -69,8 +71,11 @@ def main():
     runners = []
     x = (np.random.default_rng(1).standard_normal((args.rows, args.cols)) * 4).astype(np.float32)
     y = np.empty_like(x) if op != "logsumexp" else np.empty(args.rows, np.float32)
-    clib = load_clib(os.path.join(args.build, "libsmx.so"), op)
-    f_smx = getattr(smx, op)
+    clib = load_clib(os.path.join(args.build, "libsmx.so"), op, args.threads)
+    f_smx_op = getattr(smx, op)
+
+    def f_smx(a, **kw):
+        return f_smx_op(a, threads=args.threads, **kw)
     f_scipy = getattr(scipy.special, op)
     names = {"C": "C library (ctypes, out preallocated)", "Cfresh": "C library (ctypes, fresh np.empty out)",
              "smx_out": "smx.%s(x, out=y)" % op, "smx": "smx.%s(x)" % op,
@@ -83,7 +88,7 @@ def main():
     runners.append((names["scipy"], lambda: f_scipy(x, axis=-1)))
     try:
         import torch
-        torch.set_num_threads(1)
+        torch.set_num_threads(args.threads)
         t = torch.from_numpy(x)  # the same buffer
         f_torch = getattr(torch, op)
         runners.append((names["torch"], lambda: f_torch(t, dim=-1)))
@@ -102,15 +107,19 @@ def main():
     times = {name: [] for name, _ in runners}
     for name, fn in runners:  # warm-up (page faults of fresh outputs, thread pools)
         fn()
-    for _ in range(args.repeats):
-        for name, fn in runners:
+    for rep in range(args.repeats):
+        # each round starts one runner later, so that none always follows the
+        # same neighbour (a fresh output after scipy's or torch's frees costs more)
+        k = rep % len(runners)
+        for name, fn in runners[k:] + runners[:k]:
             t0 = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - t0)
     med = {name: statistics.median(v) for name, v in times.items()}
 
-    print("%s of float32 %d x %d, single-threaded, median of %d interleaved runs" %
-          (op, args.rows, args.cols, args.repeats))
+    print("%s of float32 %d x %d, %s, median of %d interleaved runs" %
+          (op, args.rows, args.cols, "single-threaded" if args.threads <= 1 else "%d threads" % args.threads,
+           args.repeats))
     print("numpy %s, scipy %s, torch %s, smx %s (isa %s)" %
           (np.__version__, scipy.__version__, torch_version, smx.__version__, smx.isa()))
     gb = (x.nbytes + y.nbytes) / 1e9  # read x, write y

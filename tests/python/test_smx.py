@@ -159,6 +159,37 @@ class TestValues(Case):
                         with self.subTest(dtype=dtype, view=name, axis=axis, op=op):
                             self.assert_within(op, getattr(smx, op)(v, axis=axis), v, axis)
 
+    def test_random_layouts(self):
+        # random shapes, slices (negative and non-unit steps), orders, axes, threads and strided out=
+        rng = np.random.default_rng(7)
+        for _ in range(150):
+            nd = int(rng.integers(1, 5))
+            shape = tuple(int(v) for v in rng.integers(1, 7, nd))
+            dtype = DTYPES[int(rng.integers(0, 3))]
+            base = (rng.standard_normal([d * 2 + 1 for d in shape]) * 3).astype(dtype)
+            steps = tuple(slice(None, None, int(rng.choice([1, 2, -1, -2]))) for _ in shape)
+            v = base[steps][tuple(slice(0, d) for d in shape)]
+            if rng.random() < 0.3:
+                v = np.asfortranarray(v)
+            if rng.random() < 0.3:
+                v = v.transpose(rng.permutation(nd))
+            axis = int(rng.integers(-nd, nd))
+            op = OPS[int(rng.integers(0, 3))]
+            threads = int(rng.integers(1, 4))
+            with self.subTest(shape=v.shape, strides=v.strides, dtype=dtype, axis=axis, op=op, threads=threads):
+                if op != "logsumexp" and rng.random() < 0.3:
+                    outbase = np.zeros([d * 2 + 1 for d in v.shape], dtype)
+                    where = tuple(slice(0, 2 * d, 2) for d in v.shape)
+                    out = outbase[where]
+                    self.assertIs(getattr(smx, op)(v, axis=axis, threads=threads, out=out), out)
+                    untouched = np.ones(outbase.shape, bool)
+                    untouched[where] = False
+                    self.assertTrue((outbase[untouched] == 0).all())  # nothing written between
+                    y = out
+                else:
+                    y = getattr(smx, op)(v, axis=axis, threads=threads)
+                self.assert_within(op, y, v, axis)
+
     def test_result_keeps_memory_order(self):
         x = np.asfortranarray(randn((5, 7), np.float32))
         self.assertTrue(smx.softmax(x, axis=1).flags.f_contiguous)
