@@ -65,9 +65,11 @@ static smx_dd div_dd(double a, double t) {
   return r;
 }
 
-/* m/T + log d, rounded once */
+/* m/T + log d, rounded once; +inf when m/T overflows (its correct rounding:
+ * log d is at most about 19) */
 static double lse_value(double m, double t, smx_dd d) {
   smx_dd a = div_dd(m, t), b = log_dd(d);
+  if (!isfinite(a.hi)) return a.hi;
   smx_dd s = smx_dd_add(a, b);
   return smx_dd_value(s);
 }
