@@ -57,6 +57,11 @@ static smx_dd log_dd(smx_dd d) {
   return r;
 }
 
+/* log(hi + lo) rounded to double, for log-softmax's offset: there the result
+ * y = t - log d never cancels (t <= 0 <= log d), so libm's log with the
+ * first-order correction lo/hi is enough and cheaper than log_dd(). */
+static double log_d(smx_dd d) { return log(d.hi) + d.lo / d.hi; }
+
 /* a / T as a double-double */
 static smx_dd div_dd(double a, double t) {
   double q = a / t;
@@ -65,9 +70,11 @@ static smx_dd div_dd(double a, double t) {
   return r;
 }
 
-/* m/T + log d, rounded once */
+/* m/T + log d, rounded once; +inf when m/T overflows (its correct rounding:
+ * log d is at most about 19) */
 static double lse_value(double m, double t, smx_dd d) {
   smx_dd a = div_dd(m, t), b = log_dd(d);
+  if (!isfinite(a.hi)) return a.hi;
   smx_dd s = smx_dd_add(a, b);
   return smx_dd_value(s);
 }
@@ -147,8 +154,7 @@ static void finish(const smx_row_params_f64 *p, chunk_job *j, double m, smx_dd d
     j->s = 1.0 / smx_dd_value(d);
     run_phase(j, scale_phase);
   } else {
-    smx_dd l = log_dd(d);
-    j->off = smx_dd_value(l);
+    j->off = log_d(d);
     run_phase(j, P_LOGSUB);
   }
 }
@@ -223,7 +229,22 @@ static void two_pass(const smx_row_params_f64 *p, chunk_job *j, const double *x,
   run_phase(j, P_LOGSUB);
 }
 
+/* The three-pass algorithm on a row of one chunk, without the chunk
+ * machinery: the same kernel calls in the same order as three_pass() and
+ * finish(), so the same bits, with less per-row overhead for short rows. */
+static void three_pass_short(const smx_row_params_f64 *p, const double *x, double *y, size_t n, double *lse) {
+  const smx_f64_ukernels *k = p->k;
+  double m = k->rmax(n, x);
+  if (!(m > -INFINITY && m < INFINITY)) { write_special(p, x, y, n, lse); return; }
+  smx_dd d = smx_dd_add((smx_dd){ 0.0, 0.0 }, k->raddstoreexp(n, x, p->op == SMX_OP_SOFTMAX ? y : NULL, m, &p->c));
+  if (!(d.hi >= 1.0 && d.hi < INFINITY)) { smx_policy_nan_row_f64(p->op, y, n, lse); return; }
+  if (p->op == SMX_OP_LOGSUMEXP) *lse = lse_value(m, p->c.t, d);
+  else if (p->op == SMX_OP_SOFTMAX) k->vscale(n, y, y, 1.0 / smx_dd_value(d), p->stream);
+  else k->vlogsub(n, x, y, m, &p->c, log_d(d), p->stream);
+}
+
 void smx_row_f64(const smx_row_params_f64 *p, const double *x, double *y, size_t n, double *lse) {
+  if (n <= SMX_CHUNK && p->algo == SMX_ALGO_THREE_PASS) { three_pass_short(p, x, y, n, lse); return; }
   chunk_job j;
   j.p = p;
   j.x = x;

@@ -199,6 +199,10 @@ int main(void) {
   run_family("huge +-1.7e308", x, 3001, 0.0);
   run_family("huge +-1.7e308 T=4", x, 3001, 4.0);
   run_family("huge +-1.7e308 T=1e307", x, 3001, 1e307);
+  /* max/T overflows: log-sum-exp is +inf, log-softmax still finite near the max */
+  for (size_t i = 0; i < 1001; i++) x[i] = unif(&rng, 1.6e308, 1.7e308);
+  run_family("huge values T=1e-5", x, 1001, 1e-5);
+  run_family("huge values T=0.5", x, 1001, 0.5);
   for (size_t i = 0; i < 3001; i++) x[i] = 1e300 + (double)(i % 50) * 0x1p946;
   run_family("1e300 + small steps", x, 3001, 0.0);
   for (size_t i = 0; i < 3001; i++) x[i] = -1e12 - (double)(i % 50) * 0.1;
