@@ -251,9 +251,11 @@ int cli_run(cli_src *s, cli_sink *k, const cli_run_args *a) {
         }
         if (!x) x = y;  /* no data (n == 0): any valid pointer */
         if (mode == 0) {
-          cs_st = cli_compute(a->op, ct, x, y, m, (size_t)p.n, &a->opt);
           j.len = lse ? m : cnt;
           j.e0 = lse ? o0 : o0 * p.n;
+          unsigned char *direct = cli_sink_window(k, vt, j.e0, j.len);
+          if (direct) j.pieces = 0;  /* computed straight into the output */
+          cs_st = cli_compute(a->op, ct, x, direct ? direct : y, m, (size_t)p.n, &a->opt);
         } else {
           size_t slab = (size_t)(p.n * p.inner);
           for (size_t i = 0; i < m; i++) transpose(x + i * slab * cs, tbuf + i * slab * cs, (size_t)p.n, (size_t)p.inner, cs);

@@ -184,7 +184,8 @@ int smx_cmd_rows(const char *cmd, int argc, char **argv) {
   sigaction(SIGBUS, &sa, &old_bus);
 
   cli_sink k;
-  st = cli_sink_open(&k, out, (cli_format)fout, odt, ond, oshape, s.fortran, random, err, sizeof err);
+  st = cli_sink_open(&k, out, (cli_format)fout, odt, ond, oshape, s.fortran, random, cli_out_type(op, ct), err,
+                     sizeof err);
   int rc = 0;
   if (st != SMX_OK) {
     rc = smx_cli_fail(st == SMX_E_INVALID_ARG ? SMX_CLI_EXIT_USAGE : SMX_CLI_EXIT_OUTPUT, "%s", err);
