@@ -2,9 +2,9 @@
  * The engine of `smx softmax | log-softmax | logsumexp`: any axis of an N-d
  * array in bounded memory. In storage order the array is [outer, n, inner]
  * with n the length of the axis:
- *  - inner == 1 (the axis is the storage-last one): blocks of whole rows,
- *    computed straight from the mapped input when its bytes are already the
- *    type computed in;
+ *  - inner == 1 (the axis is the storage-last one): blocks of whole rows
+ *    (computed straight from the mapped input with SMX_CLI_MMAP_IN=1, and
+ *    into the mapped output with SMX_CLI_MMAP_OUT=1);
  *  - a slab [n, inner] fits a block: blocks of whole slabs, each transposed
  *    to [inner, n], computed, and transposed back; reads and writes stay
  *    sequential;

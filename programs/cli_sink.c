@@ -35,8 +35,8 @@ void cli_cleanup_unregister(const char *path) {
     if (cleanup[i] == path) cleanup[i] = NULL;
 }
 void cli_cleanup_now(void) {
-  for (int i = 0; i < MAX_CLEANUP; i++)  /* files first, then the directory holding them */
-    if (cleanup[i] && unlink(cleanup[i]) != 0 && errno == EISDIR) rmdir(cleanup[i]);
+  for (int i = 0; i < MAX_CLEANUP; i++)  /* files first, then the directory that held them */
+    if (cleanup[i]) unlink(cleanup[i]);
   for (int i = 0; i < MAX_CLEANUP; i++)
     if (cleanup[i]) rmdir(cleanup[i]);
 }
