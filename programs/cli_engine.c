@@ -2,9 +2,9 @@
  * The engine of `smx softmax | log-softmax | logsumexp`: any axis of an N-d
  * array in bounded memory. In storage order the array is [outer, n, inner]
  * with n the length of the axis:
- *  - inner == 1 (the axis is the storage-last one): blocks of whole rows,
- *    computed straight from the mapped input when its bytes are already the
- *    type computed in;
+ *  - inner == 1 (the axis is the storage-last one): blocks of whole rows
+ *    (computed straight from the mapped input with SMX_CLI_MMAP_IN=1, and
+ *    into the mapped output with SMX_CLI_MMAP_OUT=1);
  *  - a slab [n, inner] fits a block: blocks of whole slabs, each transposed
  *    to [inner, n], computed, and transposed back; reads and writes stay
  *    sequential;
@@ -251,9 +251,11 @@ int cli_run(cli_src *s, cli_sink *k, const cli_run_args *a) {
         }
         if (!x) x = y;  /* no data (n == 0): any valid pointer */
         if (mode == 0) {
-          cs_st = cli_compute(a->op, ct, x, y, m, (size_t)p.n, &a->opt);
           j.len = lse ? m : cnt;
           j.e0 = lse ? o0 : o0 * p.n;
+          unsigned char *direct = cli_sink_window(k, vt, j.e0, j.len);
+          if (direct) j.pieces = 0;  /* computed straight into the output */
+          cs_st = cli_compute(a->op, ct, x, direct ? direct : y, m, (size_t)p.n, &a->opt);
         } else {
           size_t slab = (size_t)(p.n * p.inner);
           for (size_t i = 0; i < m; i++) transpose(x + i * slab * cs, tbuf + i * slab * cs, (size_t)p.n, (size_t)p.inner, cs);

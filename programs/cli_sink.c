@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli_stream.h"
+#include "io/convert.h"
 #include "io/fileio.h"
 #include "io/io_err.h"
 #include "math/half_scalar.h"
@@ -33,8 +35,8 @@ void cli_cleanup_unregister(const char *path) {
     if (cleanup[i] == path) cleanup[i] = NULL;
 }
 void cli_cleanup_now(void) {
-  for (int i = 0; i < MAX_CLEANUP; i++)  /* files first, then the directory holding them */
-    if (cleanup[i] && unlink(cleanup[i]) != 0 && errno == EISDIR) rmdir(cleanup[i]);
+  for (int i = 0; i < MAX_CLEANUP; i++)  /* files first, then the directory that held them */
+    if (cleanup[i]) unlink(cleanup[i]);
   for (int i = 0; i < MAX_CLEANUP; i++)
     if (cleanup[i]) rmdir(cleanup[i]);
 }
@@ -58,10 +60,69 @@ static smx_status sys_fail(const char *name, const char *what, int e, char *err,
   return smx_io_err(SMX_E_IO, err, errlen, "%s: %s: %s", name, what, smx_io_strerror(e, eb, sizeof eb));
 }
 
+#define WINDOW ((size_t)64 << 20)
+
+/* The mapped-output experiment: the temporary file at its full size, header
+ * written, data filled through windows. Returns 0 when not applicable. */
+static int open_mapped(cli_sink *k, const uint64_t *shape, cli_ctype vt, char *err, size_t errlen, smx_status *st) {
+  const char *on = getenv("SMX_CLI_MMAP_OUT");
+  if (!on || !*on || !strcmp(on, "0") || !strcmp(k->path, "-") || !smx_io_native_float(k->dtype, 0) ||
+      smx_dtype_size(k->dtype) != cli_ctype_size(vt))
+    return 0;
+  smx_npy_info h;
+  memset(&h, 0, sizeof h);
+  h.dtype = k->dtype;
+  h.fortran_order = k->fortran;
+  h.ndim = k->ndim;
+  memcpy(h.shape, shape, (size_t)k->ndim * sizeof *shape);
+  unsigned char hdr[SMX_NPY_FORMAT_MAX];
+  size_t hlen;
+  if ((*st = smx_npy_format_header(&h, hdr, sizeof hdr, &hlen, err, errlen)) != SMX_OK) return 1;
+  int e = smx_io_create_temp(k->path, &k->map_tmp, &k->map_fd);
+  if (e) {
+    k->map_fd = -1;
+    *st = sys_fail(k->name, "cannot create a temporary file next to it", e, err, errlen);
+    return 1;
+  }
+  cli_cleanup_register(k->map_tmp);
+  k->data_offset = hlen;
+  k->file_end = hlen + k->count * smx_dtype_size(k->dtype);
+  if ((e = smx_io_write_full(k->map_fd, hdr, hlen)) != 0 || ftruncate(k->map_fd, (off_t)k->file_end) != 0) {
+    *st = sys_fail(k->name, "write failed", e ? e : errno, err, errlen);
+    return 1;
+  }
+  *st = SMX_OK;
+  return 1;
+}
+
+void *cli_sink_window(cli_sink *k, cli_ctype t, uint64_t e0, size_t n) {
+  size_t esz = cli_ctype_size(t);
+  if (k->map_fd < 0 || esz != smx_dtype_size(k->dtype) || n == 0) return NULL;
+  uint64_t off = k->data_offset + e0 * esz, end = off + (uint64_t)n * esz;
+  if (end > k->file_end) return NULL;
+  if (!k->map || off < k->map_off || end > k->map_off + k->map_len) {
+    if (k->map) munmap(k->map, k->map_len);
+    k->map = NULL;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), start = off / page * page;
+    uint64_t len = end - start > WINDOW ? end - start : WINDOW;
+    if (len > k->file_end - start) len = k->file_end - start;
+    void *m = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE, MAP_SHARED, k->map_fd, (off_t)start);
+    if (m == MAP_FAILED) return NULL;
+#ifdef MADV_POPULATE_WRITE
+    madvise(m, (size_t)len, MADV_POPULATE_WRITE);  /* one call instead of a fault per page */
+#endif
+    k->map = m;
+    k->map_off = start;
+    k->map_len = (size_t)len;
+  }
+  return k->map + (off - k->map_off);
+}
+
 smx_status cli_sink_open(cli_sink *k, const char *path, cli_format fmt, smx_dtype dtype, int ndim,
-                         const uint64_t *shape, int fortran, int random, char *err, size_t errlen) {
+                         const uint64_t *shape, int fortran, int random, cli_ctype vt, char *err, size_t errlen) {
   memset(k, 0, sizeof *k);
   k->raw_fd = -1;
+  k->map_fd = -1;
   k->path = path;
   k->name = strcmp(path, "-") ? path : "<stdout>";
   k->fmt = fmt;
@@ -77,6 +138,11 @@ smx_status cli_sink_open(cli_sink *k, const char *path, cli_format fmt, smx_dtyp
                         ndim);
     if ((k->raw_fd = cli_temp_fd()) < 0) return sys_fail(k->name, "cannot create a temporary file", errno, err, errlen);
     return SMX_OK;
+  }
+  smx_status ms;
+  if (open_mapped(k, shape, vt, err, errlen, &ms)) {
+    if (ms != SMX_OK) cli_sink_abort(k);
+    return ms;
   }
   smx_npy_write_options wo = { 0, fortran, 0 };
   const char *target = path;
@@ -129,6 +195,10 @@ static smx_status write_raw(cli_sink *k, cli_ctype t, uint64_t e0, const void *s
 smx_status cli_sink_write(cli_sink *k, cli_ctype t, uint64_t e0, const void *src, size_t n, char *err,
                           size_t errlen) {
   if (k->raw_fd >= 0) return write_raw(k, t, e0, src, n, err, errlen);
+  if (k->map_fd >= 0) {  /* positioned writes stay coherent with the mapping */
+    int e = smx_io_pwrite_full(k->map_fd, src, n * cli_ctype_size(t), k->data_offset + e0 * cli_ctype_size(t));
+    return e ? sys_fail(k->name, "write failed", e, err, errlen) : SMX_OK;
+  }
   if (t == CLI_F64) return smx_npy_write_elems_f64(k->npy, e0, src, n, err, errlen);
   if (t == CLI_F16) return smx_npy_write_elems_f16(k->npy, e0, src, n, err, errlen);
   return smx_npy_write_elems_f32(k->npy, e0, src, n, err, errlen);
@@ -136,6 +206,13 @@ smx_status cli_sink_write(cli_sink *k, cli_ctype t, uint64_t e0, const void *src
 
 static void free_sink(cli_sink *k) {
   if (k->raw_fd >= 0) close(k->raw_fd);
+  if (k->map) munmap(k->map, k->map_len);
+  if (k->map_fd >= 0) close(k->map_fd);
+  if (k->map_tmp) {
+    cli_cleanup_unregister(k->map_tmp);
+    unlink(k->map_tmp);
+    free(k->map_tmp);
+  }
   if (k->spool_dir) {
     cli_cleanup_unregister(k->spool_dir);
     if (k->spool_file) unlink(k->spool_file);
@@ -144,7 +221,7 @@ static void free_sink(cli_sink *k) {
   free(k->spool_file);
   free(k->spool_dir);
   memset(k, 0, sizeof *k);
-  k->raw_fd = -1;
+  k->raw_fd = k->map_fd = -1;
 }
 
 void cli_sink_abort(cli_sink *k) {
@@ -204,6 +281,22 @@ smx_status cli_sink_finish(cli_sink *k, char *err, size_t errlen) {
     if (s == SMX_OK && k->spool_file) s = copy_out(k->spool_file, err, errlen);
   } else if (k->raw_fd >= 0) {
     s = finish_text(k, err, errlen);
+  } else if (k->map_fd >= 0) {
+    struct stat st;
+    if (k->map) munmap(k->map, k->map_len);
+    k->map = NULL;
+    if (stat(k->path, &st) == 0 && S_ISREG(st.st_mode) && fchmod(k->map_fd, st.st_mode & 0777) != 0)
+      s = sys_fail(k->name, "cannot set the file mode", errno, err, errlen);
+    if (s == SMX_OK && fsync(k->map_fd) != 0) s = sys_fail(k->name, "fsync failed", errno, err, errlen);
+    if (close(k->map_fd) != 0 && s == SMX_OK) s = sys_fail(k->name, "close failed", errno, err, errlen);
+    k->map_fd = -1;
+    if (s == SMX_OK && rename(k->map_tmp, k->path) != 0)
+      s = sys_fail(k->name, "cannot rename the temporary file over it", errno, err, errlen);
+    if (s == SMX_OK) {  /* renamed: nothing to remove */
+      cli_cleanup_unregister(k->map_tmp);
+      free(k->map_tmp);
+      k->map_tmp = NULL;
+    }
   }
   free_sink(k);
   return s;

@@ -74,15 +74,26 @@ typedef struct cli_sink {
   int raw_fd;                  /* text output: float64 values in storage order; else -1 */
   char *spool_dir;             /* .npy for stdout written out of order: a private dir   */
   char *spool_file;
+  /* SMX_CLI_MMAP_OUT=1: a .npy file of native floats written through mapped
+   * windows of its temporary file (an experiment kept for measuring) */
+  int map_fd;
+  char *map_tmp;
+  uint64_t data_offset, file_end;
+  unsigned char *map;
+  uint64_t map_off;
+  size_t map_len;
 } cli_sink;
 
 /* Creates the output. random: writes will come out of order (stdout is
- * then fed from a temporary file at the end). Text output of more than two
- * dimensions is SMX_E_INVALID_ARG. */
+ * then fed from a temporary file at the end); vt: the type values will come
+ * in. Text output of more than two dimensions is SMX_E_INVALID_ARG. */
 smx_status cli_sink_open(cli_sink *k, const char *path, cli_format fmt, smx_dtype dtype, int ndim,
-                         const uint64_t *shape, int fortran, int random, char *err, size_t errlen);
+                         const uint64_t *shape, int fortran, int random, cli_ctype vt, char *err, size_t errlen);
 /* n values of type t to elements [e0, e0 + n) in storage order. */
 smx_status cli_sink_write(cli_sink *k, cli_ctype t, uint64_t e0, const void *src, size_t n, char *err, size_t errlen);
+/* Where to compute elements [e0, e0 + n) of type t in place (a mapped window
+ * of the output), or NULL (then use cli_sink_write). Valid until the next call. */
+void *cli_sink_window(cli_sink *k, cli_ctype t, uint64_t e0, size_t n);
 /* Completes the output (rename, or copy to stdout); frees everything. */
 smx_status cli_sink_finish(cli_sink *k, char *err, size_t errlen);
 /* Leaves no output behind; frees everything. */

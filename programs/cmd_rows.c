@@ -74,7 +74,7 @@ static int resolve_format(const char *opt_name, int chosen, const char *path, in
 int smx_cmd_rows(const char *cmd, int argc, char **argv) {
   const char *in = NULL, *out = NULL;
   smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
-  int quiet = 0, have_axis = 0, fmt_out = -1, fmt_in = -1, have_dtype = 0;
+  int quiet = 0, fmt_out = -1, fmt_in = -1, have_dtype = 0;
   long axis = -1;
   smx_dtype odt = SMX_DTYPE_F32;
   for (int i = 0; i < argc; i++) {
@@ -110,7 +110,7 @@ int smx_cmd_rows(const char *cmd, int argc, char **argv) {
                axis >= SMX_NPY_MAX_DIMS)
         return smx_cli_usage_error("--axis must be a whole number (negative counts from the end), not '%s'",
                                    v ? v : "");
-      have_axis = 1; i++;
+      i++;
     } else if (!strcmp(a, "--dtype")) {
       if (!v || !parse_dtype(v, &odt)) return smx_cli_usage_error("--dtype must be f32, f64 or f16, not '%s'", v ? v : "");
       have_dtype = 1; i++;
@@ -136,7 +136,6 @@ int smx_cmd_rows(const char *cmd, int argc, char **argv) {
   if ((urc = resolve_format("--format", fmt_out, out, CLI_FMT_NPY, &fout)) != 0) return urc;
   if (!strcmp(out, "-") && fmt_out < 0) fout = fin;
   cli_op op = !strcmp(cmd, "logsumexp") ? CLI_LOGSUMEXP : !strcmp(cmd, "log-softmax") ? CLI_LOG_SOFTMAX : CLI_SOFTMAX;
-  (void)have_axis;
 
   char err[512];
   cli_src s;
@@ -184,7 +183,8 @@ int smx_cmd_rows(const char *cmd, int argc, char **argv) {
   sigaction(SIGBUS, &sa, &old_bus);
 
   cli_sink k;
-  st = cli_sink_open(&k, out, (cli_format)fout, odt, ond, oshape, s.fortran, random, err, sizeof err);
+  st = cli_sink_open(&k, out, (cli_format)fout, odt, ond, oshape, s.fortran, random, cli_out_type(op, ct), err,
+                     sizeof err);
   int rc = 0;
   if (st != SMX_OK) {
     rc = smx_cli_fail(st == SMX_E_INVALID_ARG ? SMX_CLI_EXIT_USAGE : SMX_CLI_EXIT_OUTPUT, "%s", err);

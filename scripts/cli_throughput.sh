@@ -4,12 +4,14 @@
 # Usage: scripts/cli_throughput.sh BUILD_DIR [ROWS COLS] [RUNS]
 #   (default 1000000 x 1000 float32 = 4 GiB, 3 runs; needs ~2x the file size
 #   free in /tmp and ~5 GiB of memory for the in-memory reference)
-# Prints, per run interleaved: the library's in-memory softmax throughput on
-# the same shape (smx_softmax_rows_f32 in place on a loaded array, through
-# ctypes on libsmx.so), the CLI file-to-file time with the file in the page
-# cache and its peak RSS (/usr/bin/time -v), once with the background writer
-# and once with SMX_CLI_SYNC_WRITES=1; then medians and the ratio
-# CLI / in-memory throughput.
+# Prints, per run interleaved: the library's in-memory softmax on the same
+# shape (smx_softmax_rows_f32 in place on the loaded array, through ctypes on
+# libsmx.so; wall and CPU seconds), then the CLI file to file with the input
+# in the page cache and the output in $OUT_DIR (default /dev/shm, so that the
+# disk is not what is measured; fsync there is free), wall and CPU seconds and
+# peak RSS from /usr/bin/time, in four variants: the default (pread, writer
+# thread), SMX_CLI_SYNC_WRITES=1, SMX_CLI_MMAP_IN=1, SMX_CLI_MMAP_OUT=1.
+# Then medians and the ratios CLI / in-memory throughput (wall and CPU).
 set -eu
 BUILD=$1
 ROWS=${2:-1000000}
@@ -18,7 +20,7 @@ RUNS=${4:-3}
 SMX=$BUILD/programs/smx
 LIB=$BUILD/libsmx.so
 IN=${TMPDIR:-/tmp}/smx_cli_tp_in.npy
-OUT=${TMPDIR:-/tmp}/smx_cli_tp_out.npy
+OUT=${OUT_DIR:-/dev/shm}/smx_cli_tp_out.npy
 trap 'rm -f "$IN" "$OUT"' EXIT
 /usr/bin/python3 - "$IN" "$ROWS" "$COLS" <<'PY'
 import sys, numpy as np
@@ -44,29 +46,39 @@ p = x.ctypes.data
 f(p, cols, p, cols, rows, cols, None)  # warm (in place)
 ts = []
 for _ in range(3):
-    t = time.perf_counter(); f(p, cols, p, cols, rows, cols, None); ts.append(time.perf_counter() - t)
-print(sorted(ts)[1])
+    t, c = time.perf_counter(), time.process_time()
+    f(p, cols, p, cols, rows, cols, None)
+    ts.append((time.perf_counter() - t, time.process_time() - c))
+ts.sort()
+print(*ts[1])
 PY
 }
-cli() {  # prints seconds and peak RSS in KiB
+cli() {  # prints wall seconds, CPU seconds and peak RSS in KiB
   cat "$IN" > /dev/null  # in the page cache
-  env "$@" /usr/bin/time -v "$SMX" softmax "$IN" -o "$OUT" -q 2> "$OUT.time"
-  awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = p[n] + (n > 1 ? 60 * p[n-1] : 0) }
-              /Maximum resident/ { r = $2 } END { print s, r }' "$OUT.time"
+  env "$@" /usr/bin/time -f "%e %U %S %M" "$SMX" softmax "$IN" -o "$OUT" -q 2> "$OUT.time"
+  awk '{ print $1, $2 + $3, $4 }' "$OUT.time"
   rm -f "$OUT" "$OUT.time"
 }
-echo "shape ${ROWS}x${COLS} float32, $GB GB in and out; CPU: $(nproc) cores; kernels: $("$SMX" info | sed -n 2p)"
-printf "%-4s %14s %14s %12s %16s %12s\n" run "in-memory s" "cli s" "cli RSS MiB" "cli-sync s" "sync RSS MiB"
-declare -a M C CS
+echo "shape ${ROWS}x${COLS} float32, $GB GB in and out; CPU: $(nproc) cores; kernels: $("$SMX" info | sed -n 2p); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+VARIANTS=("X=0" "SMX_CLI_SYNC_WRITES=1" "SMX_CLI_MMAP_IN=1" "SMX_CLI_MMAP_OUT=1")
+NAMES=("default" "sync-writes" "mmap-in" "mmap-out")
+printf "%-4s %-12s %9s %9s %9s\n" run variant "wall s" "CPU s" "RSS MiB"
+declare -A W C
 for r in $(seq 1 "$RUNS"); do
-  m=$(inmem)
-  read -r c crss < <(cli)
-  read -r cs csrss < <(cli SMX_CLI_SYNC_WRITES=1)
-  M+=("$m"); C+=("$c"); CS+=("$cs")
-  printf "%-4s %14.3f %14.3f %12d %16.3f %12d\n" "$r" "$m" "$c" $((crss / 1024)) "$cs" $((csrss / 1024))
+  read -r mw mc < <(inmem)
+  W[mem]+="$mw "; C[mem]+="$mc "
+  printf "%-4s %-12s %9.3f %9.3f %9s\n" "$r" in-memory "$mw" "$mc" -
+  for v in 0 1 2 3; do
+    read -r w c rss < <(cli "${VARIANTS[$v]}")
+    W[${NAMES[$v]}]+="$w "; C[${NAMES[$v]}]+="$c "
+    printf "%-4s %-12s %9.3f %9.3f %9d\n" "$r" "${NAMES[$v]}" "$w" "$c" $((rss / 1024))
+  done
 done
-med() { printf "%s\n" "$@" | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-m=$(med "${M[@]}"); c=$(med "${C[@]}"); cs=$(med "${CS[@]}")
-/usr/bin/python3 -c "
-m, c, cs, gb = $m, $c, $cs, $GB
-print(f'median: in-memory {gb/m:.2f} GB/s, cli {gb/c:.2f} GB/s ({m/c*100:.0f}% of in-memory), cli with sync writes {gb/cs:.2f} GB/s ({m/cs*100:.0f}%)')"
+med() { printf "%s\n" $1 | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+mw=$(med "${W[mem]}"); mc=$(med "${C[mem]}")
+echo "medians (ratio = CLI throughput / in-memory throughput):"
+printf "  %-12s wall %8.3f s  CPU %8.3f s\n" in-memory "$mw" "$mc"
+for n in "${NAMES[@]}"; do
+  w=$(med "${W[$n]}"); c=$(med "${C[$n]}")
+  /usr/bin/python3 -c "print(f'  {\"$n\":12s} wall {$w:8.3f} s  CPU {$c:8.3f} s  ratio wall {$mw/$w*100:4.0f}%  CPU {$mc/$c*100:4.0f}%')"
+done

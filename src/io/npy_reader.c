@@ -346,12 +346,17 @@ static smx_status read_elems(smx_npy_reader *r, uint64_t e0, size_t n, void *dst
                       r->name, (unsigned long long)((r->pos - in->data_offset) / r->isz), (unsigned long long)e0);
   size_t per = r->scratch_cap / r->isz;
   smx_status s = SMX_OK;
-  for (size_t done = 0; done < n && s == SMX_OK; done += per) {
-    size_t k = n - done < per ? n - done : per;
-    s = read_exact(r, off + done * r->isz, r->scratch, k * r->isz, "the data", err, errlen);
-    if (s != SMX_OK) break;
-    if (kind == 2) smx_io_decode_f16_bits(in->big_endian, r->scratch, k, (uint16_t *)dst + done);
-    else decode(r, r->scratch, k, dst, done, 1, kind == 1);
+  size_t want = kind == 2 ? 2 : kind == 1 ? 8 : 4;
+  if (want == r->isz && smx_io_native_float(in->dtype, in->big_endian)) {  /* the bytes are the values: no copy */
+    if (n > 0) s = read_exact(r, off, dst, n * r->isz, "the data", err, errlen);
+  } else {
+    for (size_t done = 0; done < n && s == SMX_OK; done += per) {
+      size_t k = n - done < per ? n - done : per;
+      s = read_exact(r, off + done * r->isz, r->scratch, k * r->isz, "the data", err, errlen);
+      if (s != SMX_OK) break;
+      if (kind == 2) smx_io_decode_f16_bits(in->big_endian, r->scratch, k, (uint16_t *)dst + done);
+      else decode(r, r->scratch, k, dst, done, 1, kind == 1);
+    }
   }
   if (r->seekable) return s;
   if (s == SMX_OK && n > 0 && e0 + n == in->count) s = check_no_trailing(r, err, errlen);
