@@ -194,4 +194,5 @@ SMX_API smx_status smx_set_max_isa(smx_isa_level level);
 #ifdef __cplusplus
 }
 #endif
+#include "smx/smx_topk.h" /* language-model logits: fused softmax + top-k, sampling, Gumbel-softmax */
 #endif /* SMX_SMX_H */
