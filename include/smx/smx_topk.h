@@ -120,7 +120,7 @@ SMX_API smx_status smx_topk_rows_bf16(const uint16_t *x, size_t ldx, size_t rows
  * Then one token is drawn from the kept set, with probabilities proportional
  * to exp(x / T):
  *   - SMX_SAMPLE_MULTINOMIAL: one uniform u (draw 0) and the inverse CDF over
- *     the kept set in its (probability, index) order;
+ *     the kept set in increasing index order (no sort of the kept set);
  *   - SMX_SAMPLE_GUMBEL_MAX: argmax over the kept set of x_i / T + g_i with
  *     g_i = -log(-log U_i), U_i uniform in (0, 1) from draw i (the token
  *     index), ties to the lowest index.

@@ -2,6 +2,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "api/half_row.h"
 #include "lm/philox.h"
@@ -16,11 +17,13 @@ int smx_sample_scratch_alloc(smx_sample_scratch *s, size_t n, int half) {
   s->n = n;
   s->w = malloc(n * sizeof(double));
   s->idx = malloc(n * sizeof(int64_t));
+  s->w2 = malloc(n * sizeof(double));
+  s->idx2 = malloc(n * sizeof(int64_t));
   s->hv = malloc(n * sizeof(float));
   s->pos = malloc(n * sizeof(uint32_t));
   s->bsum = malloc((n / SB + 1) * sizeof(double));
   s->row = half ? malloc(n * sizeof(float)) : NULL;
-  if (!s->w || !s->idx || !s->hv || !s->pos || !s->bsum || (half && !s->row)) {
+  if (!s->w || !s->idx || !s->w2 || !s->idx2 || !s->hv || !s->pos || !s->bsum || (half && !s->row)) {
     smx_sample_scratch_free(s);
     return 0;
   }
@@ -30,12 +33,16 @@ int smx_sample_scratch_alloc(smx_sample_scratch *s, size_t n, int half) {
 void smx_sample_scratch_free(smx_sample_scratch *s) {
   free(s->w);
   free(s->idx);
+  free(s->w2);
+  free(s->idx2);
   free(s->hv);
   free(s->pos);
   free(s->bsum);
   free(s->row);
   s->w = NULL;
   s->idx = NULL;
+  s->w2 = NULL;
+  s->idx2 = NULL;
   s->hv = NULL;
   s->pos = NULL;
   s->bsum = NULL;
@@ -61,26 +68,23 @@ static void insertion_sort(double *w, int64_t *idx, size_t lo, size_t hi) {
     for (size_t j = i; j > lo && before(w, idx, j, j - 1); j--) swap2(w, idx, j, j - 1);
 }
 
-/* Heapsort into the filters' order (O(c log c), no recursion, deterministic). */
-static void sift(double *w, int64_t *idx, size_t at, size_t size) {
+/* Heapsort by index (the top-k candidates come out of a heap in no useful order). */
+static void sift_idx(double *w, int64_t *idx, size_t at, size_t size) {
   for (;;) {
-    size_t l = 2 * at + 1, r = l + 1, last = at;
-    if (l < size && before(w, idx, last, l)) last = l;
-    if (r < size && before(w, idx, last, r)) last = r;
-    if (last == at) return;
-    swap2(w, idx, at, last);
-    at = last;
+    size_t l = 2 * at + 1, r = l + 1, big = at;
+    if (l < size && idx[l] > idx[big]) big = l;
+    if (r < size && idx[r] > idx[big]) big = r;
+    if (big == at) return;
+    swap2(w, idx, at, big);
+    at = big;
   }
 }
 
-static void sort_order(double *w, int64_t *idx, size_t c) {
-  if (c <= 32) { insertion_sort(w, idx, 0, c); return; }
-  /* a heap whose root comes last in the order; popping it to the end leaves
-   * the array in order */
-  for (size_t i = c / 2; i-- > 0;) sift(w, idx, i, c);
+static void sort_by_index(double *w, int64_t *idx, size_t c) {
+  for (size_t i = c / 2; i-- > 0;) sift_idx(w, idx, i, c);
   for (size_t n = c; n > 1; n--) {
     swap2(w, idx, 0, n - 1);
-    sift(w, idx, 0, n - 1);
+    sift_idx(w, idx, 0, n - 1);
   }
 }
 
@@ -141,6 +145,23 @@ static size_t collect(const smx_sample_cfg *cfg, const float *x, size_t n, float
       size_t i = off + s->pos[c + q];
       s->idx[c + q] = (int64_t)i;
       s->w[c + q] = weight(cfg, x[i], m);
+    }
+    c += cnt;
+  }
+  return c;
+}
+
+/* Candidates e_i > thr of the stored exponentials, their weight e_i itself. */
+static size_t collect_e(const smx_sample_cfg *cfg, const float *e, size_t n, float thr, smx_sample_scratch *s) {
+  size_t c = 0;
+  int nan = 0;
+  for (size_t off = 0; off < n; off += SB) {
+    size_t len = n - off < SB ? n - off : SB;
+    size_t cnt = cfg->tk->filter_gt(len, e + off, thr, s->pos + c, &nan);
+    for (size_t q = 0; q < cnt; q++) {
+      size_t i = off + s->pos[c + q];
+      s->idx[c + q] = (int64_t)i;
+      s->w[c + q] = e[i];
     }
     c += cnt;
   }
@@ -257,9 +278,10 @@ int64_t smx_sample_row(const smx_sample_cfg *cfg, const float *x, size_t n, uint
     tc.inv_t = 1.0;
     tc.flags = 0;
     tc.kk = cfg->top_k;
+    tc.ext = 0;
     smx_topk_heap h;
     smx_topk_heap_init(&h, cfg->top_k, s->hv, s->idx);
-    smx_topk_part part = { smx_online_identity(), 0 };
+    smx_topk_part part = smx_topk_part_identity();
     for (size_t off = 0; off < n; off += SMX_CHUNK)
       smx_topk_scan(&tc, x, off, n - off < SMX_CHUNK ? n - off : SMX_CHUNK, &h, &part);
     if (part.has_nan) return -1;
@@ -269,34 +291,61 @@ int64_t smx_sample_row(const smx_sample_cfg *cfg, const float *x, size_t n, uint
       z += s->w[q];
     }
   } else if (use_p) {
-    z = block_sums(cfg, x, n, m, NULL);
+    /* The exponentials of the whole row, stored (n floats, in cache) as the
+     * normaliser sums them: the weights of the candidates are these very
+     * numbers, so z and the prefix sums agree. */
+    float *e = s->hv;
+    for (size_t off = 0; off < n; off += SB) {
+      size_t len = n - off < SB ? n - off : SB;
+      z += cfg->k->raddstoreexp(len, x + off, e + off, m, &cfg->c);
+    }
     if (z != z) return -1;
     /* Entries lighter than rho = (1 - p) z / n weigh less than (1 - p) z all
      * together, so the entries above rho reach p z: the nucleus is among them. */
     double rho = (1.0 - cfg->top_p) * z / (double)n;
-    c = collect(cfg, x, n, m, threshold_x(cfg, m, rho), s, &nan);
+    float thr = rho < FLT_MAX ? nextafterf(nextafterf((float)rho, -INFINITY), -INFINITY) : FLT_MAX;
+    c = collect_e(cfg, e, n, thr, s);
     double mass = 0.0;
     for (size_t q = 0; q < c; q++) mass += s->w[q];
-    if (!(mass >= cfg->top_p * z)) c = collect(cfg, x, n, m, -INFINITY, s, &nan);   /* rounding: take all */
+    if (!(mass >= cfg->top_p * z)) c = collect_e(cfg, e, n, -1.0f, s);   /* rounding: take all */
   } else {
     c = collect(cfg, x, n, m, threshold_x(cfg, m, cfg->min_p), s, &nan);
     if (nan) return -1;
   }
-  if (use_p) c = smx_sample_prefix(s->w, s->idx, c, cfg->top_p * z);
-  if (use_min) {
-    /* relative to the largest probability, whose weight is exactly 1 */
-    size_t keep = 0;
-    for (size_t q = 0; q < c; q++)
-      if (s->w[q] >= cfg->min_p) {
-        s->w[keep] = s->w[q];
-        s->idx[keep] = s->idx[q];
-        keep++;
+  /* the candidates in increasing index order (collect() scans in order; the
+   * top-k heap does not), kept aside: the inverse CDF walks them in that
+   * order, which needs no sort of the kept set */
+  if (use_k) sort_by_index(s->w, s->idx, c);
+  memcpy(s->w2, s->w, c * sizeof(double));
+  memcpy(s->idx2, s->idx, c * sizeof(int64_t));
+  /* top-p: the prefix is everything up to its last entry B in the order */
+  double bw = -1.0;
+  int64_t bi = INT64_MAX;
+  if (use_p) {
+    size_t r = smx_sample_prefix(s->w, s->idx, c, cfg->top_p * z);
+    bw = s->w[0];
+    bi = s->idx[0];
+    for (size_t q = 1; q < r; q++)
+      if (s->w[q] < bw || (s->w[q] == bw && s->idx[q] > bi)) {
+        bw = s->w[q];
+        bi = s->idx[q];
       }
-    c = keep;
   }
+  /* keep, in index order: inside the prefix, and min-p relative to the
+   * largest probability (whose weight is exactly 1) */
+  size_t keep = 0;
+  for (size_t q = 0; q < c; q++) {
+    double w = s->w2[q];
+    int64_t i = s->idx2[q];
+    if (use_p && !(w > bw || (w == bw && i <= bi))) continue;
+    if (use_min && !(w >= cfg->min_p)) continue;
+    s->w[keep] = w;
+    s->idx[keep] = i;
+    keep++;
+  }
+  c = keep;
   if (c == 0) return -1;   /* unreachable: the max always stays */
   if (cfg->gumbel) return draw_gumbel(cfg, x, m, s->idx, c, row);
-  sort_order(s->w, s->idx, c);
   double total = 0.0;
   for (size_t q = 0; q < c; q++) total += s->w[q];
   double t = smx_philox_uniform(cfg->seed, row, cfg->step, 0) * total, cum = 0.0;

@@ -30,6 +30,8 @@ typedef struct smx_sample_scratch {
   size_t n;
   double *w;           /* candidate weights     */
   int64_t *idx;        /* candidate indices     */
+  double *w2;          /* a copy in index order */
+  int64_t *idx2;
   float *hv;           /* top-k heap values     */
   uint32_t *pos;       /* filter positions      */
   double *bsum;        /* per-block sums        */

@@ -12,17 +12,31 @@ const float *smx_topk_block(const smx_topk_cfg *cfg, const void *x, size_t off, 
   return buf;
 }
 
+smx_topk_part smx_topk_part_identity(void) {
+  smx_topk_part p = { smx_online_identity(), smx_ext_identity(), 0 };
+  return p;
+}
+
+void smx_topk_part_merge(const smx_topk_cfg *cfg, smx_topk_part *a, const smx_topk_part *b) {
+  a->st = smx_online_merge(a->st, b->st, cfg->c.c);
+  a->ext = smx_ext_merge(a->ext, b->ext);
+  a->has_nan |= b->has_nan;
+}
+
 void smx_topk_scan(const smx_topk_cfg *cfg, const void *x, size_t off, size_t len, smx_topk_heap *h,
                    smx_topk_part *part) {
   float buf[SMX_TOPK_BLOCK];
   uint32_t pos[SMX_TOPK_BLOCK];
-  smx_online_state st = smx_online_identity();
+  smx_topk_part mine = smx_topk_part_identity();
   int nan = 0;
   for (size_t b = 0; b < len; b += SMX_TOPK_BLOCK) {
     size_t bl = len - b < SMX_TOPK_BLOCK ? len - b : SMX_TOPK_BLOCK;
     int64_t base = (int64_t)(off + b);
     const float *blk = smx_topk_block(cfg, x, off + b, bl, buf);
-    if (cfg->op != SMX_TOPK_RAW) st = smx_online_merge(st, cfg->k->ronline(bl, blk, &cfg->c), cfg->c.c);
+    if (cfg->op != SMX_TOPK_RAW) {
+      if (cfg->ext) mine.ext = smx_ext_merge(mine.ext, cfg->k->raddextexp(bl, blk, &cfg->c));
+      else mine.st = smx_online_merge(mine.st, cfg->k->ronline(bl, blk, &cfg->c), cfg->c.c);
+    }
     size_t j = 0;
     /* until k entries are kept, everything but NaN enters (-inf included) */
     for (; j < bl && !smx_topk_heap_full(h); j++) {
@@ -40,8 +54,26 @@ void smx_topk_scan(const smx_topk_cfg *cfg, const void *x, size_t off, size_t le
       smx_topk_heap_push(h, blk[at], base + (int64_t)at);
     }
   }
-  part->st = smx_online_merge(part->st, st, cfg->c.c);
-  if (nan) part->has_nan = 1;
+  mine.has_nan = nan;
+  smx_topk_part_merge(cfg, part, &mine);
+}
+
+/* The online state of a whole row, in the same chunks and blocks as a scan:
+ * for rows outside the window of the (v, e) sums (|x / T| above about 1.4e6)
+ * and for special rows. */
+static smx_online_state online_rescan(const smx_topk_cfg *cfg, const void *x, size_t n) {
+  float buf[SMX_TOPK_BLOCK];
+  smx_online_state row = smx_online_identity();
+  for (size_t off = 0; off < n; off += SMX_CHUNK) {
+    size_t len = n - off < SMX_CHUNK ? n - off : SMX_CHUNK;
+    smx_online_state st = smx_online_identity();
+    for (size_t b = 0; b < len; b += SMX_TOPK_BLOCK) {
+      size_t bl = len - b < SMX_TOPK_BLOCK ? len - b : SMX_TOPK_BLOCK;
+      st = smx_online_merge(st, cfg->k->ronline(bl, smx_topk_block(cfg, x, off + b, bl, buf), &cfg->c), cfg->c.c);
+    }
+    row = smx_online_merge(row, st, cfg->c.c);
+  }
+  return row;
 }
 
 /* The summary the special-value policy needs (a second read of the row). */
@@ -53,10 +85,10 @@ static void scan_policy(const smx_topk_cfg *cfg, const void *x, size_t n, smx_ro
   }
 }
 
-void smx_topk_finish(const smx_topk_cfg *cfg, const void *x, size_t n, smx_topk_heap *h, smx_online_state st,
-                     int has_nan, float *values, int64_t *indices) {
+void smx_topk_finish(const smx_topk_cfg *cfg, const void *x, size_t n, smx_topk_heap *h, const smx_topk_part *part,
+                     float *values, int64_t *indices) {
   size_t k = cfg->kk;
-  if (has_nan) {
+  if (part->has_nan) {
     for (size_t j = 0; j < k; j++) {
       values[j] = NAN;
       indices[j] = -1;
@@ -69,6 +101,22 @@ void smx_topk_finish(const smx_topk_cfg *cfg, const void *x, size_t n, smx_topk_
     for (size_t j = 0; j < k; j++) values[j] = h->v[j];
     return;
   }
+  smx_ext_state ex = part->ext;
+  if (cfg->ext && ex.v > 0.0 && ex.v < INFINITY && ex.e >= SMX_EXTEXP_E_MIN && ex.e <= SMX_EXTEXP_E_MAX) {
+    /* sum_i 2^(x_i c) = v 2^e: p = 2^(u c - e) / v, log p = u / T - (e + log2 v) ln 2 */
+    if (cfg->op == SMX_TOPK_SOFTMAX) {
+      double inv_v = 1.0 / ex.v;
+      for (size_t j = 0; j < k; j++) values[j] = (float)(exp2((double)h->v[j] * cfg->c.c - ex.e) * inv_v);
+    } else {
+      double lse = (ex.e + log2(ex.v)) * 0.69314718055994530941723212145818;
+      for (size_t j = 0; j < k; j++) values[j] = (float)((double)h->v[j] * cfg->inv_t - lse);
+    }
+    return;
+  }
+  smx_online_state st = part->st;
+  /* (v, e) sums that overflowed (|x c| beyond the float range) or left the
+   * exponent window, or a special row: the online state decides */
+  if (cfg->ext) st = online_rescan(cfg, x, n);
   if (st.d > 0.0 && st.d < INFINITY && st.m > -INFINITY && st.m < INFINITY) {
     /* k exponentials in double: the error is that of the normaliser d */
     if (cfg->op == SMX_TOPK_SOFTMAX) {
@@ -93,14 +141,12 @@ void smx_topk_finish(const smx_topk_cfg *cfg, const void *x, size_t n, smx_topk_
 void smx_topk_row(const smx_topk_cfg *cfg, const void *x, size_t n, smx_topk_heap *h, float *values,
                   int64_t *indices) {
   h->size = 0;
-  smx_online_state st = smx_online_identity();
-  int nan = 0;
+  smx_topk_part row = smx_topk_part_identity();
   for (size_t off = 0; off < n; off += SMX_CHUNK) {
-    smx_topk_part part = { smx_online_identity(), 0 };
+    smx_topk_part part = smx_topk_part_identity();
     size_t len = n - off < SMX_CHUNK ? n - off : SMX_CHUNK;
     smx_topk_scan(cfg, x, off, len, h, &part);
-    st = smx_online_merge(st, part.st, cfg->c.c);
-    nan |= part.has_nan;
+    smx_topk_part_merge(cfg, &row, &part);
   }
-  smx_topk_finish(cfg, x, n, h, st, nan, values, indices);
+  smx_topk_finish(cfg, x, n, h, &row, values, indices);
 }

@@ -1,8 +1,9 @@
 /*
  * Fused softmax + top-k over one row (Milakov & Gimelshein 2018, Alg. 4):
  * blocks of the row are read once into L1 (converted to float first for
- * f16 / bf16); each block feeds the online normaliser kernel and then the
- * top-k filter kernel, which rejects everything at or below the current k-th
+ * f16 / bf16); each block feeds the normaliser kernel (the (v, e) sums of
+ * Dukhan & Ablavatski where they are fastest, AVX-512, else the online
+ * (m, d) of Milakov & Gimelshein) and then the top-k filter kernel, which rejects everything at or below the current k-th
  * value with vector compares.
  *
  * Determinism: the row is cut into fixed chunks of SMX_CHUNK elements; block
@@ -38,23 +39,31 @@ typedef struct smx_topk_cfg {
   double inv_t;
   uint32_t flags;
   size_t kk;                     /* k                                  */
+  int ext;                       /* normaliser: Dukhan-Ablavatski (v, e) sums, else online (m, d) */
 } smx_topk_cfg;
 
 /* What a scan of part of a row leaves behind. */
 typedef struct smx_topk_part {
-  smx_online_state st;   /* fold of the block states (softmax ops only) */
+  smx_online_state st;   /* fold of the block states (softmax ops, cfg->ext == 0) */
+  smx_ext_state ext;     /* the same with cfg->ext                                */
   int has_nan;
 } smx_topk_part;
+
+/* The identity part (nothing scanned). */
+smx_topk_part smx_topk_part_identity(void);
+/* a then b (b's elements after a's): the fixed merge order. */
+void smx_topk_part_merge(const smx_topk_cfg *cfg, smx_topk_part *a, const smx_topk_part *b);
 
 /* Reads x[off, off + len) of a row (element type cfg->elem), pushing into h
  * (which selects by x) and folding block states into part->st. */
 void smx_topk_scan(const smx_topk_cfg *cfg, const void *x, size_t off, size_t len, smx_topk_heap *h,
                    smx_topk_part *part);
 
-/* Sorts h and writes the k results of a row whose scan gave (st, has_nan).
- * x is the row (read again only for a row with +inf or no entry above -inf). */
-void smx_topk_finish(const smx_topk_cfg *cfg, const void *x, size_t n, smx_topk_heap *h, smx_online_state st,
-                     int has_nan, float *values, int64_t *indices);
+/* Sorts h and writes the k results of a row whose scan gave `part`. x is the
+ * row, read again only for a row with +inf or no entry above -inf, or (ext)
+ * with |x / T| beyond the exponent window of the (v, e) sums. */
+void smx_topk_finish(const smx_topk_cfg *cfg, const void *x, size_t n, smx_topk_heap *h, const smx_topk_part *part,
+                     float *values, int64_t *indices);
 
 /* One whole row on the calling thread: chunk by chunk, then finish. */
 void smx_topk_row(const smx_topk_cfg *cfg, const void *x, size_t n, smx_topk_heap *h, float *values,
