@@ -278,7 +278,7 @@ int main(int argc, char **argv) {
   for (int ti = 0; ti < nthreads; ti++) {
     int T = threads[ti];
     smx_options o = { SMX_ALGO_AUTO, 0.0, 0, T };
-    smx_sample_params p = { 1.0, 0, top_p, 0.0, 0, SMX_SAMPLE_MULTINOMIAL };
+    smx_sample_params p = { 1.0, 0, top_p, 0.0, 0, SMX_SAMPLE_MULTINOMIAL, 0 };
     double ta[64], tb[64];
     for (int r = 0; r < reps; r++) {
       double t0 = now_s();

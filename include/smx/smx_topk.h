@@ -107,7 +107,10 @@ SMX_API smx_status smx_topk_rows_bf16(const uint16_t *x, size_t ldx, size_t rows
  * One token per row from softmax(x / T), reproducibly: every random number is
  * Philox4x32-10 (Salmon et al. 2011) keyed by the 64-bit seed, with the
  * counter (draw, row, step), so a row's token depends only on (x row, params,
- * seed, row number, step): never on the thread count, the ISA or the run.
+ * seed, row number, step): never on the thread count or the run. (Row number
+ * = params.row_offset + the row's place in the call.) The ISA can change a
+ * token only when u falls within rounding of a boundary of the inverse CDF
+ * (the f32 exponentials differ in the last bits between ISAs).
  *
  * The filters, in this order (each on what the previous one kept):
  *   1. temperature T (params.temperature; 0 = greedy),
@@ -151,6 +154,8 @@ typedef struct smx_sample_params { /* all-zero: greedy; {1.0} is plain sampling 
   double min_p;              /* in [0, 1]; 0 = off                          */
   int greedy;                /* nonzero: argmax, the filters do not matter */
   smx_sample_method method;
+  uint64_t row_offset;       /* number of the first row, for its random stream: a
+                                batch processed in pieces draws as if whole      */
 } smx_sample_params;
 
 SMX_API smx_status smx_sample_rows_f32(const float *x, size_t ldx, size_t rows, size_t cols,

@@ -19,6 +19,7 @@ typedef struct sample_job {
   const char *x;
   size_t ldx, cols, rows, rows_per_task, es;
   int64_t *tokens;
+  uint64_t row0;
   int failed;
 } sample_job;
 
@@ -38,7 +39,7 @@ static void sample_task(void *ctx, size_t t) {
     if (j->elem == SMX_ELEM_F16) cv->f16_to_f32(j->cols, xr, s.row);
     if (j->elem == SMX_ELEM_BF16) cv->bf16_to_f32(j->cols, xr, s.row);
     if (j->elem != SMX_ELEM_F32) row = s.row;
-    j->tokens[r] = smx_sample_row(&j->cfg, row, j->cols, (uint64_t)r, &s);
+    j->tokens[r] = smx_sample_row(&j->cfg, row, j->cols, j->row0 + (uint64_t)r, &s);
   }
   smx_sample_scratch_free(&s);
 }
@@ -87,6 +88,7 @@ static smx_status run_sample(smx_elem elem, const void *x, size_t ldx, size_t ro
   j.rows = rows;
   j.es = es;
   j.tokens = tokens;
+  j.row0 = sp->row_offset;
   j.failed = 0;
   int threads = o.threads;
   size_t ntasks = threads > 1 ? (size_t)threads * 4 : 1;

@@ -111,7 +111,7 @@ static void test_statistics(void) {
     smx_set_max_isa(tu_isas[isa]);
     for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++)
       for (int m = 0; m < 2; m++) {
-        smx_sample_params p = { cfg[c].t, cfg[c].k, cfg[c].p, cfg[c].minp, 0, (smx_sample_method)m };
+        smx_sample_params p = { cfg[c].t, cfg[c].k, cfg[c].p, cfg[c].minp, 0, (smx_sample_method)m, 0 };
         char what[128];
         snprintf(what, sizeof what, "%s %s %s", tu_isa_names[isa], cfg[c].name, m ? "gumbel" : "multinomial");
         chi_square(row, NTOK, &p, 1234 + c, what);
@@ -127,7 +127,7 @@ static void test_statistics(void) {
   int64_t tok[4000];
   for (int m = 0; m < 2; m++) {
     for (size_t r = 0; r < 4000; r++) memcpy(x + r * n, big, n * sizeof(float));
-    smx_sample_params p = { 1.0, 0, 1.0, 0.0, 0, (smx_sample_method)m };
+    smx_sample_params p = { 1.0, 0, 1.0, 0.0, 0, (smx_sample_method)m, 0 };
     CHECK(smx_sample_rows_f32(x, n, 4000, n, &p, 77, 3, tok, NULL) == SMX_OK, "long rows");
     long cnt[NTOK] = { 0 };
     int other = 0;
@@ -204,7 +204,7 @@ static void test_top_p_prefix(void) {
   for (size_t q = 0; q < rows * 6; q++) x[q] = (float)log(pr[q % 6]);
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
     for (int m = 0; m < 2; m++) {
-      smx_sample_params p = { 1.0, 0, cases[c].p, 0.0, 0, (smx_sample_method)m };
+      smx_sample_params p = { 1.0, 0, cases[c].p, 0.0, 0, (smx_sample_method)m, 0 };
       CHECK(smx_sample_rows_f32(x, 6, rows, 6, &p, 5, 0, tok, NULL) == SMX_OK, "top-p api");
       int seen[6] = { 0 }, bad = 0;
       for (size_t q = 0; q < rows; q++) {
@@ -223,7 +223,7 @@ static void test_greedy_and_specials(void) {
                     { 1, NAN, 2, 3, 4, 5 },
                     { -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY } };
   int64_t t[3];
-  smx_sample_params g = { 0.0, 0, 1.0, 0.0, 0, SMX_SAMPLE_MULTINOMIAL };
+  smx_sample_params g = { 0.0, 0, 1.0, 0.0, 0, SMX_SAMPLE_MULTINOMIAL, 0 };
   for (int m = 0; m < 2; m++) {
     g.method = (smx_sample_method)m;
     g.greedy = 0;
@@ -247,7 +247,7 @@ static void test_greedy_and_specials(void) {
     memcpy(xi + r * 5, row, sizeof row);
   }
   for (int m = 0; m < 2; m++) {
-    smx_sample_params p = { 1.0, 2, 0.5, 0.0, 0, (smx_sample_method)m };
+    smx_sample_params p = { 1.0, 2, 0.5, 0.0, 0, (smx_sample_method)m, 0 };
     CHECK(smx_sample_rows_f32(xi, 5, rows, 5, &p, 9, 0, tok, NULL) == SMX_OK, "+inf");
     long c1 = 0, c3 = 0, other = 0;
     for (size_t r = 0; r < rows; r++) { c1 += tok[r] == 1; c3 += tok[r] == 3; other += tok[r] != 1 && tok[r] != 3; }
@@ -267,9 +267,9 @@ static void test_reproducible(void) {
   for (size_t i = 0; i < rows * cols; i++) x[i] = 2.5f * tu_normal(&r);
   int64_t t1[101], t2[101];
   static const smx_sample_params ps[] = {
-    { 1.0, 0, 1.0, 0.0, 0, SMX_SAMPLE_MULTINOMIAL }, { 0.8, 40, 0.9, 0.0, 0, SMX_SAMPLE_MULTINOMIAL },
-    { 1.0, 0, 0.9, 0.0, 0, SMX_SAMPLE_GUMBEL_MAX },  { 1.2, 0, 1.0, 0.02, 0, SMX_SAMPLE_GUMBEL_MAX },
-    { 1.0, 0, 1.0, 0.0, 0, SMX_SAMPLE_GUMBEL_MAX },
+    { 1.0, 0, 1.0, 0.0, 0, SMX_SAMPLE_MULTINOMIAL, 0 }, { 0.8, 40, 0.9, 0.0, 0, SMX_SAMPLE_MULTINOMIAL, 0 },
+    { 1.0, 0, 0.9, 0.0, 0, SMX_SAMPLE_GUMBEL_MAX, 0 },  { 1.2, 0, 1.0, 0.02, 0, SMX_SAMPLE_GUMBEL_MAX, 0 },
+    { 1.0, 0, 1.0, 0.0, 0, SMX_SAMPLE_GUMBEL_MAX, 0 },
   };
   for (size_t c = 0; c < sizeof ps / sizeof ps[0]; c++) {
     smx_options o1 = { SMX_ALGO_AUTO, 0.0, 0, 1 };
@@ -280,6 +280,12 @@ static void test_reproducible(void) {
       CHECK(smx_sample_rows_f32(x, cols, rows, cols, &ps[c], 42, 7, t2, &o) == SMX_OK, "repro threads");
       CHECK(!memcmp(t1, t2, sizeof t1), "config %zu: threads=%d changes tokens", c, th[q]);
     }
+    /* a batch in two pieces, the second with row_offset, draws as if whole */
+    smx_sample_params second = ps[c];
+    second.row_offset = 40;
+    CHECK(smx_sample_rows_f32(x, cols, 40, cols, &ps[c], 42, 7, t2, &o1) == SMX_OK &&
+              smx_sample_rows_f32(x + 40 * cols, cols, rows - 40, cols, &second, 42, 7, t2 + 40, &o1) == SMX_OK &&
+              !memcmp(t1, t2, sizeof t1), "config %zu: row_offset pieces differ from the whole batch", c);
     CHECK(smx_sample_rows_f32(x, cols, rows, cols, &ps[c], 42, 8, t2, &o1) == SMX_OK, "step");
     int differ = 0;
     for (size_t q = 0; q < rows; q++) differ += t1[q] != t2[q];
@@ -305,7 +311,7 @@ static void test_reproducible(void) {
 static void test_bad_args(void) {
   float x[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
   int64_t t[4] = { -7, -7, -7, -7 };
-  smx_sample_params ok = { 1.0, 0, 1.0, 0.0, 0, SMX_SAMPLE_MULTINOMIAL };
+  smx_sample_params ok = { 1.0, 0, 1.0, 0.0, 0, SMX_SAMPLE_MULTINOMIAL, 0 };
   smx_sample_params bt = ok, bp = ok, bp2 = ok, bm = ok, bmeth = ok, bn = ok;
   bt.temperature = -1.0;
   bn.temperature = NAN;
