@@ -278,7 +278,6 @@ int64_t smx_sample_row(const smx_sample_cfg *cfg, const float *x, size_t n, uint
     tc.inv_t = 1.0;
     tc.flags = 0;
     tc.kk = cfg->top_k;
-    tc.ext = 0;
     smx_topk_heap h;
     smx_topk_heap_init(&h, cfg->top_k, s->hv, s->idx);
     smx_topk_part part = smx_topk_part_identity();

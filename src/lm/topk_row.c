@@ -13,13 +13,12 @@ const float *smx_topk_block(const smx_topk_cfg *cfg, const void *x, size_t off, 
 }
 
 smx_topk_part smx_topk_part_identity(void) {
-  smx_topk_part p = { smx_online_identity(), smx_ext_identity(), 0 };
+  smx_topk_part p = { smx_online_identity(), 0 };
   return p;
 }
 
 void smx_topk_part_merge(const smx_topk_cfg *cfg, smx_topk_part *a, const smx_topk_part *b) {
   a->st = smx_online_merge(a->st, b->st, cfg->c.c);
-  a->ext = smx_ext_merge(a->ext, b->ext);
   a->has_nan |= b->has_nan;
 }
 
@@ -34,8 +33,16 @@ void smx_topk_scan(const smx_topk_cfg *cfg, const void *x, size_t off, size_t le
     int64_t base = (int64_t)(off + b);
     const float *blk = smx_topk_block(cfg, x, off + b, bl, buf);
     if (cfg->op != SMX_TOPK_RAW) {
-      if (cfg->ext) mine.ext = smx_ext_merge(mine.ext, cfg->k->raddextexp(bl, blk, &cfg->c));
-      else mine.st = smx_online_merge(mine.st, cfg->k->ronline(bl, blk, &cfg->c), cfg->c.c);
+      /* the block's max, then its exponential sum (the block is in L1 now):
+       * measured faster than the per-vector rescale of the online kernel
+       * (out of cache, ns/element: AVX-512 0.33 vs 0.8, AVX2 0.59 vs 1.1) and
+       * than the (v, e) sums on AVX-512 (0.38). A block of only -inf or NaN
+       * adds nothing (NaN is caught by the filter). */
+      float bm = cfg->k->rmax(bl, blk);
+      if (bm > -INFINITY) {
+        smx_online_state bs = { bm, cfg->k->raddstoreexp(bl, blk, NULL, bm, &cfg->c) };
+        mine.st = smx_online_merge(mine.st, bs, cfg->c.c);
+      }
     }
     size_t j = 0;
     /* until k entries are kept, everything but NaN enters (-inf included) */
@@ -56,24 +63,6 @@ void smx_topk_scan(const smx_topk_cfg *cfg, const void *x, size_t off, size_t le
   }
   mine.has_nan = nan;
   smx_topk_part_merge(cfg, part, &mine);
-}
-
-/* The online state of a whole row, in the same chunks and blocks as a scan:
- * for rows outside the window of the (v, e) sums (|x / T| above about 1.4e6)
- * and for special rows. */
-static smx_online_state online_rescan(const smx_topk_cfg *cfg, const void *x, size_t n) {
-  float buf[SMX_TOPK_BLOCK];
-  smx_online_state row = smx_online_identity();
-  for (size_t off = 0; off < n; off += SMX_CHUNK) {
-    size_t len = n - off < SMX_CHUNK ? n - off : SMX_CHUNK;
-    smx_online_state st = smx_online_identity();
-    for (size_t b = 0; b < len; b += SMX_TOPK_BLOCK) {
-      size_t bl = len - b < SMX_TOPK_BLOCK ? len - b : SMX_TOPK_BLOCK;
-      st = smx_online_merge(st, cfg->k->ronline(bl, smx_topk_block(cfg, x, off + b, bl, buf), &cfg->c), cfg->c.c);
-    }
-    row = smx_online_merge(row, st, cfg->c.c);
-  }
-  return row;
 }
 
 /* The summary the special-value policy needs (a second read of the row). */
@@ -101,22 +90,7 @@ void smx_topk_finish(const smx_topk_cfg *cfg, const void *x, size_t n, smx_topk_
     for (size_t j = 0; j < k; j++) values[j] = h->v[j];
     return;
   }
-  smx_ext_state ex = part->ext;
-  if (cfg->ext && ex.v > 0.0 && ex.v < INFINITY && ex.e >= SMX_EXTEXP_E_MIN && ex.e <= SMX_EXTEXP_E_MAX) {
-    /* sum_i 2^(x_i c) = v 2^e: p = 2^(u c - e) / v, log p = u / T - (e + log2 v) ln 2 */
-    if (cfg->op == SMX_TOPK_SOFTMAX) {
-      double inv_v = 1.0 / ex.v;
-      for (size_t j = 0; j < k; j++) values[j] = (float)(exp2((double)h->v[j] * cfg->c.c - ex.e) * inv_v);
-    } else {
-      double lse = (ex.e + log2(ex.v)) * 0.69314718055994530941723212145818;
-      for (size_t j = 0; j < k; j++) values[j] = (float)((double)h->v[j] * cfg->inv_t - lse);
-    }
-    return;
-  }
   smx_online_state st = part->st;
-  /* (v, e) sums that overflowed (|x c| beyond the float range) or left the
-   * exponent window, or a special row: the online state decides */
-  if (cfg->ext) st = online_rescan(cfg, x, n);
   if (st.d > 0.0 && st.d < INFINITY && st.m > -INFINITY && st.m < INFINITY) {
     /* k exponentials in double: the error is that of the normaliser d */
     if (cfg->op == SMX_TOPK_SOFTMAX) {

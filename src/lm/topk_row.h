@@ -1,9 +1,10 @@
 /*
  * Fused softmax + top-k over one row (Milakov & Gimelshein 2018, Alg. 4):
  * blocks of the row are read once into L1 (converted to float first for
- * f16 / bf16); each block feeds the normaliser kernel (the (v, e) sums of
- * Dukhan & Ablavatski where they are fastest, AVX-512, else the online
- * (m, d) of Milakov & Gimelshein) and then the top-k filter kernel, which rejects everything at or below the current k-th
+ * f16 / bf16); each block's (max, exponential sum) is formed from L1 and
+ * merged into the row's online state (m, d) (the merge of Milakov &
+ * Gimelshein, one rescale per block, not per element), and then the top-k
+ * filter kernel reads the block again from L1, which rejects everything at or below the current k-th
  * value with vector compares.
  *
  * Determinism: the row is cut into fixed chunks of SMX_CHUNK elements; block
@@ -39,13 +40,11 @@ typedef struct smx_topk_cfg {
   double inv_t;
   uint32_t flags;
   size_t kk;                     /* k                                  */
-  int ext;                       /* normaliser: Dukhan-Ablavatski (v, e) sums, else online (m, d) */
 } smx_topk_cfg;
 
 /* What a scan of part of a row leaves behind. */
 typedef struct smx_topk_part {
-  smx_online_state st;   /* fold of the block states (softmax ops, cfg->ext == 0) */
-  smx_ext_state ext;     /* the same with cfg->ext                                */
+  smx_online_state st;   /* fold of the block states (softmax ops only) */
   int has_nan;
 } smx_topk_part;
 
@@ -60,8 +59,7 @@ void smx_topk_scan(const smx_topk_cfg *cfg, const void *x, size_t off, size_t le
                    smx_topk_part *part);
 
 /* Sorts h and writes the k results of a row whose scan gave `part`. x is the
- * row, read again only for a row with +inf or no entry above -inf, or (ext)
- * with |x / T| beyond the exponent window of the (v, e) sums. */
+ * row, read again only for a row with +inf or no entry above -inf. */
 void smx_topk_finish(const smx_topk_cfg *cfg, const void *x, size_t n, smx_topk_heap *h, const smx_topk_part *part,
                      float *values, int64_t *indices);
 
