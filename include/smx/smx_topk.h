@@ -36,7 +36,8 @@
  *    NULL x, values or indices when there is work to do, ldx < cols, bad
  *    options, a size that overflows, or outputs that overlap the input or
  *    each other: SMX_E_INVALID_ARG, nothing written. SMX_E_NOMEM if a k-sized
- *    work buffer cannot be allocated (large k only; nothing written).
+ *    work buffer cannot be allocated (rows finished by other threads may have
+ *    been written).
  *  - Accuracy: the softmax bound of smx.h, |v - ref| <= (4 + |t|/2) eps ref
  *    (t = (x - max)/T) for ref >= FLT_MIN; log values within
  *    4 eps max(1, |ref|). Indices are exact.
@@ -128,9 +129,12 @@ SMX_API smx_status smx_topk_rows_bf16(const uint16_t *x, size_t ldx, size_t rows
  *     g_i = -log(-log U_i), U_i uniform in (0, 1) from draw i (the token
  *     index), ties to the lowest index.
  * Greedy (params.greedy, or temperature 0): the lowest index of the largest x.
- * Probabilities of the filters are formed in double from the f32 logits (the
- * normaliser of a full row comes from the f32 exp kernel, a few float ulp);
- * the kept set is exact for those numbers (no sort: a threshold selection).
+ * top_k >= cols is off. The weights w_i = exp((x_i - max) / T) that the
+ * filters compare are the f32 exp kernel's (a few float ulp; the same numbers
+ * as the normaliser) for top-p over a whole row, and exp2 in double otherwise;
+ * the kept set is exact for those numbers: no sort, but a threshold that
+ * provably contains the nucleus (entries lighter than (1 - p) sum / cols are
+ * left out) and a mass-guided quickselect for its exact prefix.
  *
  * Special rows: a row with NaN, or with no entry above -inf, gives token -1.
  * A row with +inf entries draws uniformly among them (the softmax limit).
@@ -138,9 +142,12 @@ SMX_API smx_status smx_topk_rows_bf16(const uint16_t *x, size_t ldx, size_t rows
  * Arguments: SMX_E_INVALID_ARG, nothing written, for NULL pointers with work
  * to do, ldx < cols, temperature negative/NaN/inf, top_p outside [0, 1] or
  * NaN, min_p outside [0, 1] or NaN, an unknown method, opt->temperature other
- * than 0 or 1 (the temperature is params.temperature), bad options, or
- * tokens overlapping x. cols == 0 with rows > 0 is SMX_E_INVALID_ARG (no token
- * to draw). Rows beyond 2^32 share random streams with rows 2^32 lower.
+ * than 0 or 1 (the temperature is params.temperature), bad options, cols
+ * above 2^32 - 1 (the draw counter is 32 bits), or tokens overlapping x.
+ * cols == 0 with rows > 0 is SMX_E_INVALID_ARG (no token to draw).
+ * SMX_E_NOMEM if the per-thread work space (about 40 bytes per column)
+ * cannot be allocated. Rows beyond 2^32 share random streams with rows 2^32
+ * lower.
  */
 typedef enum smx_sample_method {
   SMX_SAMPLE_MULTINOMIAL = 0,
@@ -172,9 +179,12 @@ SMX_API smx_status smx_sample_rows_bf16(const uint16_t *x, size_t ldx, size_t ro
 /*
  * Jang et al. / Maddison et al. 2016: y = softmax((x + g) / tau), g_i =
  * -log(-log U_i) with U_i in (0, 1) from Philox keyed by (seed, row, step, i)
- * (the same noise as SMX_SAMPLE_GUMBEL_MAX). tau > 0 and finite. x + g is
- * rounded to float once, then the softmax of smx.h (its policy and bound)
- * applies. y may equal x (ldy == ldx); other overlaps are rejected.
+ * (the same noise as SMX_SAMPLE_GUMBEL_MAX). tau > 0 and finite (else
+ * SMX_E_INVALID_ARG, as are opt->temperature other than 0 or 1, cols above
+ * 2^32 - 1, NULL outputs and bad strides; nothing is written then). x + g is
+ * rounded to float once, then the softmax of smx.h at temperature tau (its
+ * policy and bound) applies. y may equal x (ldy == ldx); other overlaps are
+ * rejected.
  *
  * Hard (straight-through) form: y_hard is the one-hot of argmax(x + g) (ties:
  * lowest index; a NaN row is all NaN; a row of all -inf is all 0, or NaN with
