@@ -203,6 +203,22 @@ SMX_API smx_status smx_gumbel_softmax_hard_rows_f32(const float *x, size_t ldx, 
                                                     float *y_soft, size_t lds, size_t rows, size_t cols,
                                                     double tau, uint64_t seed, uint64_t step,
                                                     const smx_options *opt);
+/* f16 / bf16 storage (x and outputs): computed in f32, outputs rounded once
+ * to the storage type; the noise and the rules are those of the f32 forms. */
+SMX_API smx_status smx_gumbel_softmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+                                               size_t cols, double tau, uint64_t seed, uint64_t step,
+                                               const smx_options *opt);
+SMX_API smx_status smx_gumbel_softmax_hard_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y_hard, size_t ldh,
+                                                    uint16_t *y_soft, size_t lds, size_t rows, size_t cols,
+                                                    double tau, uint64_t seed, uint64_t step,
+                                                    const smx_options *opt);
+SMX_API smx_status smx_gumbel_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+                                                size_t cols, double tau, uint64_t seed, uint64_t step,
+                                                const smx_options *opt);
+SMX_API smx_status smx_gumbel_softmax_hard_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y_hard, size_t ldh,
+                                                     uint16_t *y_soft, size_t lds, size_t rows, size_t cols,
+                                                     double tau, uint64_t seed, uint64_t step,
+                                                     const smx_options *opt);
 SMX_API smx_status smx_gumbel_softmax_backward_rows_f32(const float *y, size_t ldy, const float *dy, size_t lddy,
                                                         float *dx, size_t lddx, size_t rows, size_t cols,
                                                         double tau, const smx_options *opt);

@@ -433,6 +433,41 @@ static void test_gumbel_softmax(void) {
   CHECK(chi <= chi2_999[5], "hard Gumbel-softmax frequencies: chi-square %.2f", chi);
   free(xr);
   free(hh);
+  /* f16 / bf16: the f32 result on the widened values, rounded once */
+  {
+    size_t hr = 5, hc = 333;
+    uint16_t *xh = malloc(hr * hc * 2), *yh1 = malloc(hr * hc * 2), *yh2 = malloc(hr * hc * 2);
+    float *xw = malloc(hr * hc * 4), *yw = malloc(hr * hc * 4), *yw2 = malloc(hr * hc * 4);
+    for (int fmt = 0; fmt < 2; fmt++) {
+      for (size_t i = 0; i < hr * hc; i++) {
+        float f = 2.0f * tu_normal(&r);
+        xh[i] = fmt ? smx_f32_to_bf16(f) : smx_f32_to_f16(f);
+        xw[i] = fmt ? smx_bf16_to_f32(xh[i]) : smx_f16_to_f32(xh[i]);
+      }
+      smx_options o2 = { SMX_ALGO_AUTO, 0.0, 0, 2 };
+      smx_status s1 = fmt ? smx_gumbel_softmax_hard_rows_bf16(xh, hc, yh1, hc, yh2, hc, hr, hc, 0.6, 4, 9, &o2)
+                          : smx_gumbel_softmax_hard_rows_f16(xh, hc, yh1, hc, yh2, hc, hr, hc, 0.6, 4, 9, &o2);
+      CHECK(s1 == SMX_OK && smx_gumbel_softmax_hard_rows_f32(xw, hc, yw, hc, yw2, hc, hr, hc, 0.6, 4, 9, NULL) == SMX_OK,
+            "gumbel half");
+      int same = 1;
+      for (size_t i = 0; i < hr * hc; i++) {
+        uint16_t h1 = fmt ? smx_f32_to_bf16(yw[i]) : smx_f32_to_f16(yw[i]);
+        uint16_t h2 = fmt ? smx_f32_to_bf16(yw2[i]) : smx_f32_to_f16(yw2[i]);
+        same &= h1 == yh1[i] && h2 == yh2[i];
+      }
+      CHECK(same, "gumbel %s differs from f32 on the widened values", fmt ? "bf16" : "f16");
+      s1 = fmt ? smx_gumbel_softmax_rows_bf16(xh, hc, xh, hc, hr, hc, 0.6, 4, 9, NULL)
+               : smx_gumbel_softmax_rows_f16(xh, hc, xh, hc, hr, hc, 0.6, 4, 9, NULL);
+      CHECK(s1 == SMX_OK && !memcmp(xh, yh2, hr * hc * 2), "gumbel %s in place", fmt ? "bf16" : "f16");
+      CHECK(smx_gumbel_softmax_rows_f16(xh, hc, xh + 1, hc, hr, hc, 0.6, 4, 9, NULL) == SMX_E_INVALID_ARG, "half overlap");
+    }
+    free(xh);
+    free(yh1);
+    free(yh2);
+    free(xw);
+    free(yw);
+    free(yw2);
+  }
   /* special rows and bad arguments */
   float sp[2][3] = { { 1.0f, NAN, 2.0f }, { -INFINITY, -INFINITY, -INFINITY } }, yh[6], ys[6];
   smx_options on = { SMX_ALGO_AUTO, 0.0, SMX_FLAG_MASKED_ROW_NAN, 1 };
