@@ -143,6 +143,9 @@ static void usage(FILE *f) {
           "  softmax IN.npy -o OUT.npy      softmax over the last axis\n"
           "  log-softmax IN.npy -o OUT.npy  log-softmax over the last axis\n"
           "  logsumexp IN.npy -o OUT.npy    log-sum-exp of each row (the last axis is reduced)\n"
+          "  score KIND IN.npy -o OUT.npy   per-sample scores (higher = more in-distribution), float64\n"
+          "  eval --id ID.npy --ood OOD.npy [--labels L.npy] [--val V.npy --val-labels VL.npy]\n"
+          "       [--scores msp,energy,...] [--json F] [--report F.html]   OOD metrics and calibration\n"
           "  demo                           softmax of sample rows and a quick speed table\n"
           "  bench [--quick] [--csv FILE]   smx against oneDNN, XNNPACK and the memory roof\n"
           "  info                           version, kernel set in use, CPU support\n"
@@ -154,6 +157,15 @@ static void usage(FILE *f) {
           "  --masked-row zero|nan  rows of all -inf: 0 / -inf (default) or NaN\n"
           "  --axis -1              the softmax axis (only the last axis in this version)\n"
           "  -q, --quiet            no notes on stderr\n"
+          "options for score and eval:\n"
+          "  --temperature T        energy's T (score: also odin's), default 1\n"
+          "  --odin-temperature T   ODIN's T (default 1000); ODIN here has no input perturbation:\n"
+          "                         to get it, pass logits of perturbed inputs from your framework\n"
+          "  --gen-gamma G --gen-m M  GEN's gamma in (0, 1] (0.1) and top-M classes (100)\n"
+          "  --templates-from REF.npy  kl_matching templates from reference logits (eval: --val)\n"
+          "  --double               msp and energy in double instead of the f32 kernels\n"
+          "  eval: --scores LIST (default all; kl_matching needs --val), --bins N (15),\n"
+          "        --tpr R (0.95), --json FILE (- for stdout), --report FILE.html, -q\n"
           "IN may be - for stdin. Inputs of any .npy dtype are read; float16 and float64\n"
           "files are written back in their dtype, others as float32.\n"
           "exit codes: 0 ok, 1 usage, 2 bad input, 3 output not written, 4 computation refused,\n"
@@ -233,5 +245,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "bench")) return run_bench(argc - 2, argv + 2);
   if (!strcmp(cmd, "softmax") || !strcmp(cmd, "log-softmax") || !strcmp(cmd, "logsumexp"))
     return smx_cmd_rows(cmd, argc - 2, argv + 2);
+  if (!strcmp(cmd, "score")) return smx_cmd_score(argc - 2, argv + 2);
+  if (!strcmp(cmd, "eval")) return smx_cmd_eval(argc - 2, argv + 2);
   return smx_cli_usage_error("unknown command '%s'", cmd);
 }
