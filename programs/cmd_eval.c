@@ -161,12 +161,15 @@ int smx_cmd_eval(int argc, char **argv) {
   smx_npy_info idh;
   if ((rc = header_of(r->id_path, &idh))) return rc;
   r->K = idh.cols;
-  if (idh.ndim < 1 || r->K == 0) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: logits need shape N x K with K >= 1", r->id_path);
+  if (idh.ndim < 2 || r->K == 0)
+    return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: logits must have shape (N, K) with K >= 1 classes", r->id_path);
   r->id_rows = idh.rows;
   if (r->nood && r->id_rows == 0) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: no ID rows to compare with", r->id_path);
   for (size_t o = 0; o < r->nood; o++) {
     smx_npy_info h;
     if ((rc = header_of(r->ood[o].path, &h))) return rc;
+    if (h.ndim < 2 || h.cols == 0)
+      return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: logits must have shape (N, K) with K >= 1 classes", r->ood[o].path);
     if (h.cols != r->K)
       return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: %llu classes, but %s has %llu", r->ood[o].path,
                           (unsigned long long)h.cols, r->id_path, (unsigned long long)r->K);

@@ -224,10 +224,16 @@ int smx_eval_write_json(const smx_eval_result *r, const char *path) {
   if (fd < 0) {
     int e = errno;
     free(tmp);
-    return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s: %s", path, strerror(e));
+    return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s: not written: %s", path, strerror(e));
   }
   FILE *f = fdopen(fd, "w");
-  if (!f) { close(fd); unlink(tmp); free(tmp); return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s: %s", path, strerror(errno)); }
+  if (!f) {
+    int e = errno;
+    close(fd);
+    unlink(tmp);
+    free(tmp);
+    return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s: not written: %s", path, strerror(e));
+  }
   write_body(r, f);
   int bad = ferror(f);
   bad |= fflush(f) != 0;

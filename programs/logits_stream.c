@@ -49,9 +49,9 @@ int smx_cli_stream_logits(const char *path, int quiet, uint64_t want_cols, const
   const smx_npy_info *info = smx_npy_reader_info(r);
   uint64_t rows = info->rows, cols = info->cols;
   int rc = 0;
-  if (info->ndim < 1 || cols == 0) {
-    rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: logits need at least one class (shape N x K), this array has %s",
-                      path, info->ndim < 1 ? "no axis" : "an empty last axis");
+  if (info->ndim < 2 || cols == 0) {
+    rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: logits must have shape (N, K) with K >= 1 classes; this array has %s",
+                      path, info->ndim < 2 ? (info->ndim ? "one axis" : "no axis") : "an empty last axis");
   } else if (want_cols && cols != want_cols) {
     rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: %llu classes, but %s has %llu", path, (unsigned long long)cols, other,
                       (unsigned long long)want_cols);

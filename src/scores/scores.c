@@ -137,18 +137,30 @@ static double score_row_double(const score_ctx *c, const float *z, size_t n) {
       return (a - (b < 0.0 ? 0.0 : b)) * inv_s;
     }
     case SMX_SCORE_GEN: {
-      const double *p = e;
+      /* 1 - p of the top class is formed as (sum of the other e) / S, not as
+       * 1 - p: with g = 0.1, (1 - p)^g of a confident row lives in the bits
+       * that 1 - p would cancel (p2 = 1e-20 gives (1 - p1)^g = 0.01, not 0). */
+      size_t top = 0;
+      for (size_t j = 1; j < n; j++)
+        if (e[j] > e[top]) top = j;
+      double rest = 0.0;
+      for (size_t j = 0; j < n; j++)
+        if (j != top) rest += e[j];
+      const double *pv = e;
       size_t cnt = n;
       if (c->m < n) {
         memcpy(c->sorted, e, n * sizeof(double));
         qsort(c->sorted, n, sizeof(double), cmp_desc);
-        p = c->sorted;
+        pv = c->sorted;
         cnt = c->m;
       }
       double acc = 0.0;
+      int top_done = 0;
       for (size_t j = 0; j < cnt; j++) {
-        double q = p[j] * inv_s;
-        acc += pow(q, c->gamma) * pow(1.0 - q, c->gamma);
+        double q = pv[j] * inv_s, one_minus;
+        if (!top_done && pv[j] == e[top]) { one_minus = rest * inv_s; top_done = 1; }
+        else one_minus = (S - pv[j]) * inv_s;
+        acc += pow(q, c->gamma) * pow(one_minus, c->gamma);
       }
       return -acc;
     }
