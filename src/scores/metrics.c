@@ -170,16 +170,16 @@ smx_status smx_ood_metrics_f64(const double *id, size_t n_id, const double *ood,
   for (size_t i = 0; i < n_id; i++) if (id[i] != id[i]) return SMX_E_INVALID_ARG;
   for (size_t i = 0; i < n_ood; i++) if (ood[i] != ood[i]) return SMX_E_INVALID_ARG;
   size_t n = n_id + n_ood;
-  uint64_t *k = malloc(n * sizeof *k), *t = malloc(n * sizeof *t);
-  if (!k || !t) { free(k); free(t); return SMX_E_NOMEM; }
+  uint64_t *k = smx_sort_buffer_alloc(n * sizeof *k), *t = smx_sort_buffer_alloc(n * sizeof *t);
+  if (!k || !t) { smx_sort_buffer_free(k, n * sizeof *k); smx_sort_buffer_free(t, n * sizeof *t); return SMX_E_NOMEM; }
   for (size_t i = 0; i < n_id; i++) k[i] = smx_key_from_f64(id[i]);
   for (size_t i = 0; i < n_ood; i++) k[n_id + i] = smx_key_from_f64(ood[i]);
   uint64_t *sa = smx_radix_sort_u64(k, t, n_id);
   uint64_t *sb = smx_radix_sort_u64(k + n_id, t + n_id, n_ood);
   sorted_pair s = { NULL, NULL, sa, sb, n_id, n_ood, 1 };
   st = finish(&s, tpr, out);
-  free(k);
-  free(t);
+  smx_sort_buffer_free(k, n * sizeof *k);
+  smx_sort_buffer_free(t, n * sizeof *t);
   return st;
 }
 
@@ -190,15 +190,15 @@ smx_status smx_ood_metrics_f32(const float *id, size_t n_id, const float *ood, s
   for (size_t i = 0; i < n_id; i++) if (id[i] != id[i]) return SMX_E_INVALID_ARG;
   for (size_t i = 0; i < n_ood; i++) if (ood[i] != ood[i]) return SMX_E_INVALID_ARG;
   size_t n = n_id + n_ood;
-  uint32_t *k = malloc(n * sizeof *k), *t = malloc(n * sizeof *t);
-  if (!k || !t) { free(k); free(t); return SMX_E_NOMEM; }
+  uint32_t *k = smx_sort_buffer_alloc(n * sizeof *k), *t = smx_sort_buffer_alloc(n * sizeof *t);
+  if (!k || !t) { smx_sort_buffer_free(k, n * sizeof *k); smx_sort_buffer_free(t, n * sizeof *t); return SMX_E_NOMEM; }
   for (size_t i = 0; i < n_id; i++) k[i] = smx_key_from_f32(id[i]);
   for (size_t i = 0; i < n_ood; i++) k[n_id + i] = smx_key_from_f32(ood[i]);
   uint32_t *sa = smx_radix_sort_u32(k, t, n_id);
   uint32_t *sb = smx_radix_sort_u32(k + n_id, t + n_id, n_ood);
   sorted_pair s = { sa, sb, NULL, NULL, n_id, n_ood, 0 };
   st = finish(&s, tpr, out);
-  free(k);
-  free(t);
+  smx_sort_buffer_free(k, n * sizeof *k);
+  smx_sort_buffer_free(t, n * sizeof *t);
   return st;
 }

@@ -1,38 +1,13 @@
 /* LSD radix sort on order-preserving keys of floats and doubles (radix_sort.h). */
+#define _DEFAULT_SOURCE
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "scores/radix_sort.h"
 
 #define DIGIT_BITS 11
 #define BUCKETS (1u << DIGIT_BITS)
-
-uint32_t smx_key_from_f32(float v) {
-  uint32_t u;
-  if (v == 0.0f) v = 0.0f;   /* -0 -> +0: equal numbers, equal keys */
-  memcpy(&u, &v, sizeof u);
-  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-
-float smx_f32_from_key(uint32_t k) {
-  uint32_t u = (k & 0x80000000u) ? (k & 0x7fffffffu) : ~k;
-  float v;
-  memcpy(&v, &u, sizeof v);
-  return v;
-}
-
-uint64_t smx_key_from_f64(double v) {
-  uint64_t u;
-  if (v == 0.0) v = 0.0;
-  memcpy(&u, &v, sizeof u);
-  return (u >> 63) ? ~u : (u | 0x8000000000000000ull);
-}
-
-double smx_f64_from_key(uint64_t k) {
-  uint64_t u = (k >> 63) ? (k & 0x7fffffffffffffffull) : ~k;
-  double v;
-  memcpy(&v, &u, sizeof v);
-  return v;
-}
 
 /* One generic body for both key widths. */
 #define RADIX_BODY(T, NBITS)                                                              \
@@ -60,3 +35,21 @@ double smx_f64_from_key(uint64_t k) {
 
 uint32_t *smx_radix_sort_u32(uint32_t *keys, uint32_t *tmp, size_t n) { RADIX_BODY(uint32_t, 32) }
 uint64_t *smx_radix_sort_u64(uint64_t *keys, uint64_t *tmp, size_t n) { RADIX_BODY(uint64_t, 64) }
+
+#define BIG_BUFFER ((size_t)4 << 20)
+
+void *smx_sort_buffer_alloc(size_t bytes) {
+  if (bytes < BIG_BUFFER) return malloc(bytes ? bytes : 1);
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return NULL;
+#ifdef MADV_HUGEPAGE
+  madvise(p, bytes, MADV_HUGEPAGE);   /* advice only: ignoring a refusal is fine */
+#endif
+  return p;
+}
+
+void smx_sort_buffer_free(void *p, size_t bytes) {
+  if (!p) return;
+  if (bytes < BIG_BUFFER) free(p);
+  else munmap(p, bytes);
+}
