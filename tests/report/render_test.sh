@@ -34,14 +34,19 @@ cat >"$tmp/check.js" <<'JS'
 (function () {
   var out = [];
   document.querySelectorAll("svg.smx-fig").forEach(function (svg) {
-    var r = svg.getBoundingClientRect(), bb = svg.getBBox(), marks = 0, texts = 0;
-    svg.querySelectorAll("polyline.curve, path.bars, rect.acc, rect.gap, rect.count").forEach(function (el) {
-      var b = el.getBBox();
-      if (b.width > 0 && b.height > 0) marks++;
+    var r = svg.getBoundingClientRect(), bb = svg.getBBox(), texts = 0, marks = [];
+    /* the marks of each kind that have a non-zero extent */
+    ["polyline.curve", "path.bars", "rect.acc", "rect.gap", "rect.count"].forEach(function (sel) {
+      var k = 0;
+      svg.querySelectorAll(sel).forEach(function (el) {
+        var b = el.getBBox();
+        if (b.width > 0 && b.height > 0) k++;
+      });
+      marks.push(k);
     });
     svg.querySelectorAll("text").forEach(function (t) { if (t.getComputedTextLength() > 0) texts++; });
     out.push(["FIG", svg.dataset.fig, svg.dataset.name, Math.round(r.width), Math.round(r.height),
-              Math.round(bb.width), Math.round(bb.height), marks, texts].join("|"));
+              Math.round(bb.width), Math.round(bb.height), texts, marks.join(" ")].join("|"));
   });
   var pre = document.createElement("pre");
   pre.id = "smx-check";
@@ -61,27 +66,33 @@ rc=$?
 [ $rc = 0 ] || { bad "chromium exited $rc"; tail -5 "$tmp/chromium.err"; }
 grep '^FIG|\|FIG|' "$tmp/dom.html" | sed 's/.*\(FIG|\)/\1/; s/<.*//' >"$tmp/figs.txt"
 
-# kind|name|minimum marks: the sample has three scores (the MSP one with an
-# empty OOD set, the constant one with a single curve) and two calibration
-# sets, the second without a finite temperature (no "after" diagram).
-expected='roc|Energy (T=1)|2
-hist|Energy (T=1)|3
-roc|MSP|2
-hist|MSP|3
-roc|constant|1
-hist|constant|2
-reliability-before|ID test set|20
-reliability-after|ID test set|20
-reliability-before|ID test set, all predictions right|20'
+# kind|name|the least number of curves, histogram outlines, accuracy bars,
+# gap bars and count bars with a non-zero extent. The sample has three
+# scores (the MSP one with an empty OOD set, the constant one with a single
+# curve) and two calibration sets, the second without a finite temperature
+# (no "after" diagram); its confidences fill 11 to 13 of the 15 bins.
+expected='roc|Energy (T=1)|2 0 0 0 0
+hist|Energy (T=1)|0 3 0 0 0
+roc|MSP|2 0 0 0 0
+hist|MSP|0 3 0 0 0
+roc|constant|1 0 0 0 0
+hist|constant|0 2 0 0 0
+reliability-before|ID test set|0 0 10 6 10
+reliability-after|ID test set|0 0 10 6 10
+reliability-before|ID test set, all predictions right|0 0 10 6 10'
 nfig=$(wc -l <"$tmp/figs.txt")
 [ "$nfig" = 9 ] && ok || bad "$nfig figures measured, want 9"
 while IFS='|' read -r kind name want; do
   line=$(awk -F'|' -v k="$kind" -v n="$name" '$2 == k && $3 == n' "$tmp/figs.txt" | head -1)
   if [ -z "$line" ]; then bad "figure $kind '$name' missing"; continue; fi
-  IFS='|' read -r _ _ _ w h bw bh marks texts <<<"$line"
+  IFS='|' read -r _ _ _ w h bw bh texts marks <<<"$line"
   if [ "$w" -ge 300 ] && [ "$h" -ge 300 ] && [ "$bw" -ge 300 ] && [ "$bh" -ge 300 ]; then ok
   else bad "figure $kind '$name' laid out at ${w}x${h}, drawing ${bw}x${bh}"; fi
-  [ "$marks" -ge "$want" ] && ok || bad "figure $kind '$name': $marks marks with non-zero size, want >= $want"
+  read -r -a got <<<"$marks"
+  read -r -a need <<<"$want"
+  short=0
+  for i in 0 1 2 3 4; do [ "${got[$i]:-0}" -ge "${need[$i]}" ] || short=1; done
+  [ $short = 0 ] && ok || bad "figure $kind '$name': marks (curves outlines acc gap count) '$marks', want at least '$want'"
   [ "$texts" -ge 10 ] && ok || bad "figure $kind '$name': $texts visible texts"
 done <<<"$expected"
 # the figures are in the page itself, visible without the script
