@@ -34,6 +34,28 @@ typedef struct eval_job {
   const int32_t *labels;
 } eval_job;
 
+/* Confidence per row for the report: max softmax(z / T) in double. */
+static int report_block(smx_eval_result *r, const float *x, size_t nr, size_t cols, uint64_t r0, const int32_t *labels,
+                        const char *path) {
+  smx_score_params p;
+  memset(&p, 0, sizeof p);
+  p.temperature = 1.0;   /* ODIN's score is max softmax(z / T), computed in double */
+  smx_status s = smx_scores_rows_f32(SMX_SCORE_ODIN, x, cols, nr, cols, &p, r->conf + r0);
+  if (!s && r->conf_ts) {
+    p.temperature = r->T;
+    s = smx_scores_rows_f32(SMX_SCORE_ODIN, x, cols, nr, cols, &p, r->conf_ts + r0);
+  }
+  if (s) return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: %s", path, smx_status_string(s));
+  for (size_t i = 0; i < nr; i++) {
+    const float *z = x + i * cols;
+    size_t arg = 0;
+    for (size_t j = 1; j < cols; j++)
+      if (z[j] > z[arg]) arg = j;
+    r->correct[r0 + i] = arg == (size_t)labels[r0 + i];
+  }
+  return 0;
+}
+
 static int eval_block(void *ctx, const float *x, size_t nr, size_t cols, uint64_t r0) {
   eval_job *j = ctx;
   for (size_t k = 0; k < j->r->nk; k++) {
@@ -46,6 +68,7 @@ static int eval_block(void *ctx, const float *x, size_t nr, size_t cols, uint64_
   if (s != SMX_OK)
     return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: calibration refused rows %llu..%llu (+inf or all -inf logits?): %s",
                         j->path, (unsigned long long)r0, (unsigned long long)(r0 + nr - 1), smx_status_string(s));
+  if (j->cal && j->r->conf) return report_block(j->r, x, nr, cols, r0, j->labels, j->path);
   return 0;
 }
 
@@ -85,9 +108,10 @@ static void free_result(smx_eval_result *r) {
     for (size_t k = 0; k < SMX_EVAL_MAX_SCORES; k++) free(r->ood[o].scores[k]);
   free(r->bins);
   free(r->bins_ts);
+  free(r->conf);
+  free(r->conf_ts);
+  free(r->correct);
 }
-
-int smx_report_write(const smx_eval_result *r, const char *path);
 
 int smx_cmd_eval(int argc, char **argv) {
   static smx_eval_result R;   /* large (64 OOD sets); one per process */
@@ -225,6 +249,16 @@ int smx_cmd_eval(int argc, char **argv) {
     smx_status s = r->bins && r->bins_ts ? smx_calib_create((size_t)r->K, bins, 1.0, 0, &cal) : SMX_E_NOMEM;
     if (!s && r->have_ts && r->ts_status == SMX_OK) s = smx_calib_create((size_t)r->K, bins, r->T, 0, &cal_ts);
     if (s) { rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "calibration: %s", smx_status_string(s)); goto done; }
+    if (report) {   /* per-sample confidences for the reliability diagrams */
+      size_t n = (size_t)r->id_rows;
+      r->conf = malloc(n * sizeof(double));
+      r->correct = malloc(n);
+      if (cal_ts) r->conf_ts = malloc(n * sizeof(double));
+      if (!r->conf || !r->correct || (cal_ts && !r->conf_ts)) {
+        rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "out of memory for the report's confidences");
+        goto done;
+      }
+    }
   }
   for (size_t k = 0; k < r->nk; k++) {
     r->id_scores[k] = malloc((size_t)r->id_rows * sizeof(double));
@@ -262,7 +296,7 @@ int smx_cmd_eval(int argc, char **argv) {
   }
   smx_eval_print_table(r, stdout);
   if (json && (rc = smx_eval_write_json(r, json))) goto done;
-  if (report && (rc = smx_report_write(r, report))) goto done;
+  if (report && (rc = smx_eval_write_report(r, report))) goto done;
 done:
   smx_calib_destroy(cal);
   smx_calib_destroy(cal_ts);

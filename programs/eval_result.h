@@ -35,6 +35,10 @@ typedef struct smx_eval_result {
   smx_status ts_status;
   double T;
   smx_ts_info ts;
+  /* per ID sample, kept only for --report with --labels: confidence at T = 1
+   * and at T* (max softmax, in double), and whether the argmax is the label */
+  double *conf, *conf_ts;
+  unsigned char *correct;
 } smx_eval_result;
 
 /* "energy_T1", "odin_T1000", "gen_g0.1_M100": the score's name with its parameters. */
@@ -42,5 +46,7 @@ void smx_eval_score_label(const smx_eval_result *r, size_t k, char *buf, size_t 
 void smx_eval_print_table(const smx_eval_result *r, FILE *f);
 /* Writes the JSON through a temporary file renamed at the end; 0 or an exit code. */
 int smx_eval_write_json(const smx_eval_result *r, const char *path);
+/* Writes the HTML report (programs/report/); 0 or an exit code. */
+int smx_eval_write_report(const smx_eval_result *r, const char *path);
 
 #endif

@@ -58,6 +58,13 @@ expect "eval json" 0 "*" "" -- eval "${ALL[@]}" --json "$tmp/e.json" -q
 check "eval json parses" $PY -c "import json,sys; d=json.load(open('$tmp/e.json')); sys.exit(0 if d['ood_sets'][0]['ood']['msp']['fpr95_oodpos'] > 0.19 else 1)"
 check "no temporary json left" test -z "$(ls -A "$tmp" | grep '\.tmp\.')"
 
+expect "eval report" 0 "$TABLE" "" -- eval "${ALL[@]}" --report "$tmp/r.html"
+check "report has the figures" test "$(grep -c '<svg' "$tmp/r.html")" -ge 20
+check "report has the calibration table" grep -q "0.1794" "$tmp/r.html"
+check "report names the ODIN caveat" grep -q "without input perturbation" "$tmp/r.html"
+expect "report dir missing" 3 "*" "*" -- eval "${ALL[@]}" --scores msp --report "$tmp/no/dir/r.html"
+check "report error names the file" grep -q "^smx: $tmp/no/dir/r.html" "$tmp/err"
+
 # several OOD sets, a subset of scores, another TPR; without --val no kl_matching by default
 expect "two ood sets" 0 "ID: id_logits.npy (271 rows, 5 classes)
 
