@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scores/exp_neg_f64.h"
 #include "scores/radix_sort.h"
 #include "smx/smx_scores.h"
 
@@ -114,7 +115,8 @@ smx_status smx_calib_add_rows_f32(smx_calib_acc *a, const float *x, size_t ldx, 
     for (size_t j = 1; j < K; j++)
       if (z[j] > z[arg]) arg = j;
     double m = z[arg], S = 0.0;
-    for (size_t j = 0; j < K; j++) S += (a->e[j] = exp(((double)z[j] - m) * inv_t));
+    for (size_t j = 0; j < K; j++) a->e[j] = smx_exp_neg_f64(((double)z[j] - m) * inv_t);
+    S = smx_sum4_f64(a->e, K);
     double inv_s = 1.0 / S, conf = inv_s;   /* the max has e = 1 */
     int hit = arg == y;
     a->correct += (uint64_t)hit;

@@ -5,8 +5,8 @@
  * MSP, energy and max-logit go through the f32 softmax kernels of the
  * dispatched ISA: rmax, then the sum of exponentials in double partial sums
  * (the row is still in L1), so each row is read from memory once. Everything
- * else is computed in double from one pass for the max / top-2 and one pass for
- * the exponentials, kept in a per-call buffer of K doubles so that exp is
+ * else is computed in double (exp from scores/exp_neg_f64.h, within 2 ulp) from
+ * one pass for the max / top-2 and one pass for the exponentials, kept in a per-call buffer of K doubles so that exp is
  * evaluated once per element. Rows with special values (NaN, +-inf max) take
  * the double path, which applies the policy written in the header.
  */
@@ -17,6 +17,7 @@
 
 #include "api/softmax_row.h"
 #include "runtime/dispatch.h"
+#include "scores/exp_neg_f64.h"
 #include "smx/smx_scores.h"
 
 static const struct { smx_score_kind kind; const char *name; } names[] = {
@@ -82,7 +83,8 @@ static int row_exps(const float *z, size_t n, double T, double *e, double *mx, d
     for (size_t j = 0; j < n; j++) s += (e[j] = z[j] == INFINITY ? 1.0 : 0.0);
   } else {
     double inv = 1.0 / T;
-    for (size_t j = 0; j < n; j++) s += (e[j] = exp(((double)z[j] - m) * inv));
+    for (size_t j = 0; j < n; j++) e[j] = smx_exp_neg_f64(((double)z[j] - m) * inv);   /* vectorizes */
+    s = smx_sum4_f64(e, n);
   }
   *S = s;
   return 1;

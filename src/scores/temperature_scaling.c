@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "scores/exp_neg_f64.h"
 #include "smx/smx_scores.h"
 
 typedef struct val_set {
@@ -30,7 +31,7 @@ static void eval_nll(const val_set *v, double b, double *nll, double *g, double 
     for (size_t j = 0; j < v->K; j++) m = (double)z[j] > m ? (double)z[j] : m;
     double S = 0.0, mu = 0.0;
     for (size_t j = 0; j < v->K; j++) {
-      double e = z[j] == -INFINITY ? 0.0 : exp(b * ((double)z[j] - m));
+      double e = z[j] == -INFINITY ? 0.0 : smx_exp_neg_f64(b * ((double)z[j] - m));
       v->e[j] = e;
       S += e;
       if (e > 0.0) mu += e * ((double)z[j] - m);

@@ -28,7 +28,12 @@ int main(void) {
   smx_ood_metrics m;
   smx_status s = !strcmp(kind, "f32") ? smx_ood_metrics_f32(f, n_id, f + n_id, n_ood, tpr, &m)
                                       : smx_ood_metrics_f64(v, n_id, v + n_id, n_ood, tpr, &m);
-  if (s != SMX_OK) { printf("status %d\n", (int)s); return 0; }
+  if (s != SMX_OK) {
+    printf("status %d\n", (int)s);
+    free(v);
+    free(f);
+    return 0;
+  }
   printf("auroc %.17g\naupr_in %.17g\naupr_out %.17g\naupr_in_trapz %.17g\naupr_out_trapz %.17g\n", m.auroc,
          m.aupr_in, m.aupr_out, m.aupr_in_trapz, m.aupr_out_trapz);
   printf("fpr_idpos %.17g\nfpr_oodpos %.17g\nfpr_oodpos_openood %.17g\nfpr_idpos_nearest %.17g\n", m.fpr_idpos,
