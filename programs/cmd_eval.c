@@ -32,6 +32,7 @@ typedef struct eval_job {
   const char *path;
   smx_calib_acc *cal, *cal_ts;  /* ID only */
   const int32_t *labels;
+  int only, skip;               /* score index to compute alone / to leave out (-1: none) */
 } eval_job;
 
 /* Confidence per row for the report: max softmax(z / T) in double. */
@@ -59,6 +60,7 @@ static int report_block(smx_eval_result *r, const float *x, size_t nr, size_t co
 static int eval_block(void *ctx, const float *x, size_t nr, size_t cols, uint64_t r0) {
   eval_job *j = ctx;
   for (size_t k = 0; k < j->r->nk; k++) {
+    if ((j->only >= 0 && (int)k != j->only) || (int)k == j->skip) continue;
     smx_status s = smx_scores_rows_f32(j->r->kinds[k], x, cols, nr, cols, &j->r->params[k], j->dst[k] + r0);
     if (s != SMX_OK) return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: %s", j->path, smx_status_string(s));
   }
@@ -121,7 +123,7 @@ int smx_cmd_eval(int argc, char **argv) {
   smx_score_args_init(&sa);
   const char *scores = NULL, *json = NULL, *report = NULL;
   int quiet = 0;
-  size_t bins = 15;
+  size_t bins = 15, nperturbed = 0;
   r->tpr = 0.95;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -136,11 +138,16 @@ int smx_cmd_eval(int argc, char **argv) {
                       : !strcmp(a, "--val-labels") ? &r->val_labels_path
                       : !strcmp(a, "--scores") ? &scores
                       : !strcmp(a, "--json") ? &json
-                      : !strcmp(a, "--report") ? &report : NULL;
+                      : !strcmp(a, "--report") ? &report
+                      : !strcmp(a, "--perturbed-id") ? &r->perturbed_id_path : NULL;
     if (slot) {
       if (!v) return smx_cli_usage_error("%s needs a value", a);
       if (*slot) return smx_cli_usage_error("%s given twice", a);
       *slot = v; i++;
+    } else if (!strcmp(a, "--perturbed-ood")) {
+      if (!v) return smx_cli_usage_error("%s needs a file name", a);
+      if (nperturbed == SMX_EVAL_MAX_OOD) return smx_cli_usage_error("at most %d --perturbed-ood files", SMX_EVAL_MAX_OOD);
+      r->ood[nperturbed++].perturbed_path = v; i++;
     } else if (!strcmp(a, "--ood")) {
       if (!v) return smx_cli_usage_error("%s needs a file name", a);
       if (r->nood == SMX_EVAL_MAX_OOD) return smx_cli_usage_error("at most %d --ood files", SMX_EVAL_MAX_OOD);
@@ -165,6 +172,8 @@ int smx_cmd_eval(int argc, char **argv) {
   if (!r->id_path) return smx_cli_usage_error("eval needs --id ID_LOGITS.npy");
   if (!r->nood && !r->labels_path) return smx_cli_usage_error("eval needs --ood OOD_LOGITS.npy (or --labels for calibration only)");
   if (r->val_labels_path && !r->val_path) return smx_cli_usage_error("--val-labels needs --val VAL_LOGITS.npy");
+  if ((r->perturbed_id_path || nperturbed) && (!r->perturbed_id_path || nperturbed != r->nood))
+    return smx_cli_usage_error("ODIN with perturbed inputs needs --perturbed-id and one --perturbed-ood per --ood");
   int explicit_scores = scores != NULL;
   if (!scores) scores = DEFAULT_SCORES;
   int rc = parse_scores(scores, r);
@@ -179,6 +188,10 @@ int smx_cmd_eval(int argc, char **argv) {
   }
   if (!r->nood) r->nk = 0;
   if (r->nood && !r->nk) return smx_cli_usage_error("no score to evaluate");
+  int odin = -1;
+  for (size_t k = 0; k < r->nk; k++)
+    if (r->kinds[k] == SMX_SCORE_ODIN) odin = (int)k;
+  if (r->perturbed_id_path && odin < 0) return smx_cli_usage_error("--perturbed-id is for the odin score, which --scores leaves out");
   if (sa.odin_temperature == 0.0) sa.odin_temperature = 1000.0;
   if (sa.temperature == 0.0) sa.temperature = 1.0;
 
@@ -199,6 +212,17 @@ int smx_cmd_eval(int argc, char **argv) {
                           (unsigned long long)h.cols, r->id_path, (unsigned long long)r->K);
     if (h.rows == 0) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: no OOD rows", r->ood[o].path);
     r->ood[o].rows = h.rows;
+  }
+  for (size_t o = 0; r->perturbed_id_path && o <= r->nood; o++) {
+    const char *pp = o ? r->ood[o - 1].perturbed_path : r->perturbed_id_path;
+    const char *orig = o ? r->ood[o - 1].path : r->id_path;
+    uint64_t want = o ? r->ood[o - 1].rows : r->id_rows;
+    smx_npy_info h;
+    if ((rc = header_of(pp, &h))) return rc;
+    if (h.rows != want || h.cols != r->K)
+      return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: %llu x %llu logits, but %s (which it perturbs) is %llu x %llu", pp,
+                          (unsigned long long)h.rows, (unsigned long long)h.cols, orig, (unsigned long long)want,
+                          (unsigned long long)r->K);
   }
 
   int32_t *labels = NULL, *val_labels = NULL;
@@ -270,11 +294,17 @@ int smx_cmd_eval(int argc, char **argv) {
   smx_cli_signals_install();
   {
     uint64_t rows, cols;
-    eval_job j = { r, r->id_scores, r->id_path, cal, cal_ts, labels };
+    int skip = r->perturbed_id_path ? odin : -1;   /* ODIN then comes from the perturbed files */
+    eval_job j = { r, r->id_scores, r->id_path, cal, cal_ts, labels, -1, skip };
     rc = smx_cli_stream_logits(r->id_path, quiet, r->K, r->id_path, 0, &rows, &cols, eval_block, &j);
     for (size_t o = 0; o < r->nood && !rc; o++) {
-      eval_job jo = { r, r->ood[o].scores, r->ood[o].path, NULL, NULL, NULL };
+      eval_job jo = { r, r->ood[o].scores, r->ood[o].path, NULL, NULL, NULL, -1, skip };
       rc = smx_cli_stream_logits(r->ood[o].path, quiet, r->K, r->id_path, 0, &rows, &cols, eval_block, &jo);
+    }
+    for (size_t o = 0; skip >= 0 && o <= r->nood && !rc; o++) {
+      eval_job jp = { r, o ? r->ood[o - 1].scores : r->id_scores, o ? r->ood[o - 1].perturbed_path : r->perturbed_id_path,
+                      NULL, NULL, NULL, odin, -1 };
+      rc = smx_cli_stream_logits(jp.path, quiet, r->K, r->id_path, 0, &rows, &cols, eval_block, &jp);
     }
   }
   smx_cli_signals_restore();

@@ -20,7 +20,10 @@ void smx_eval_score_label(const smx_eval_result *r, size_t k, char *buf, size_t 
   const char *name = smx_score_name(r->kinds[k]);
   switch (r->kinds[k]) {
     case SMX_SCORE_ENERGY: snprintf(buf, len, "%s_T%g", name, p->temperature ? p->temperature : 1.0); break;
-    case SMX_SCORE_ODIN: snprintf(buf, len, "%s_T%g", name, p->temperature ? p->temperature : 1000.0); break;
+    case SMX_SCORE_ODIN:
+      snprintf(buf, len, "%s_T%g%s", name, p->temperature ? p->temperature : 1000.0,
+               r->perturbed_id_path ? "_perturbed" : "");
+      break;
     case SMX_SCORE_GEN:
       snprintf(buf, len, "%s_g%g_M%zu", name, p->gen_gamma ? p->gen_gamma : 0.1, p->gen_m ? p->gen_m : (size_t)100);
       break;

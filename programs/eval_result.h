@@ -11,6 +11,7 @@
 
 typedef struct smx_eval_ood {
   const char *path;
+  const char *perturbed_path;               /* --perturbed-ood: ODIN's logits of perturbed inputs */
   uint64_t rows;
   double *scores[SMX_EVAL_MAX_SCORES];      /* per score kind, rows values */
   smx_ood_metrics m[SMX_EVAL_MAX_SCORES];
@@ -18,6 +19,7 @@ typedef struct smx_eval_ood {
 
 typedef struct smx_eval_result {
   const char *id_path, *labels_path, *val_path, *val_labels_path;
+  const char *perturbed_id_path;  /* --perturbed-id: ODIN scores come from perturbed-input logits */
   uint64_t id_rows, K, val_rows;
   size_t nk;
   smx_score_kind kinds[SMX_EVAL_MAX_SCORES];

@@ -165,6 +165,7 @@ static void usage(FILE *f) {
           "  --templates-from REF.npy  kl_matching templates from reference logits (eval: --val)\n"
           "  --double               msp and energy in double instead of the f32 kernels\n"
           "  eval: --scores LIST (default all; kl_matching needs --val), --bins N (15),\n"
+          "        --perturbed-id F --perturbed-ood F (one per --ood): ODIN from perturbed-input logits,\n"
           "        --tpr R (0.95), --json FILE (- for stdout), --report FILE.html, -q\n"
           "IN may be - for stdin. Inputs of any .npy dtype are read; float16 and float64\n"
           "files are written back in their dtype, others as float32.\n"

@@ -53,8 +53,9 @@ extern "C" {
  *                          perturbation x~ = x - eps * sign(grad_x CE(f(x)/T, argmax))
  *                          needs the model's gradient, which a logits library does not
  *                          have. To get full ODIN, run the perturbed forward pass in
- *                          your framework and pass the logits f(x~) here (smx score
- *                          --logits-perturbed says the same on the command line).
+ *                          your framework and pass the logits f(x~) here (on the
+ *                          command line: smx score odin PERTURBED.npy, or smx eval
+ *                          --perturbed-id F --perturbed-ood F).
  *                          Computed in double: the scores cluster near 1/K with a
  *                          spread of about 1/(K T), where float would create ties.
  *  SMX_SCORE_KL_MATCHING   -min_k KL(p || d_k), d_k = template k (a K x K row-major

@@ -81,6 +81,26 @@ AUPR: trapezoid as OpenOOD; AP: average precision as scikit-learn. FPR(ID+): sha
 the ID are positive (papers); FPR(OOD+): share of ID flagged when the OOD are positive (OpenOOD v1.5)." "" -- \
   eval --id id_logits.npy --ood ood_logits.npy --ood val_logits.npy --scores msp,ebo --tpr 0.9
 
+# ODIN from perturbed-input logits: here 2x the logits, checked against SciPy
+$PY -c "
+import numpy as np
+np.save('$tmp/pid.npy', 2 * np.load('id_logits.npy')); np.save('$tmp/pood.npy', 2 * np.load('ood_logits.npy'))"
+expect "odin perturbed" 0 "*" "" -- eval --id id_logits.npy --ood ood_logits.npy --scores odin \
+  --perturbed-id "$tmp/pid.npy" --perturbed-ood "$tmp/pood.npy" --json "$tmp/p.json"
+check "odin perturbed AUROC" $PY -c "
+import json, sys, numpy as np
+from scipy.special import softmax
+from sklearn.metrics import roc_auc_score
+a = softmax(2 * np.load('id_logits.npy').astype(float) / 1000, 1).max(1)
+b = softmax(2 * np.load('ood_logits.npy').astype(float) / 1000, 1).max(1)
+ref = roc_auc_score(np.r_[np.ones(len(a)), np.zeros(len(b))], np.r_[a, b])
+got = json.load(open('$tmp/p.json'))['ood_sets'][0]['ood']['odin_T1000_perturbed']['auroc']
+sys.exit(0 if abs(got - ref) < 1e-12 else 1)"
+expect "odin perturbed rows" 2 "" "smx: val_logits.npy: 180 x 5 logits, but id_logits.npy (which it perturbs) is 271 x 5" -- \
+  eval --id id_logits.npy --ood ood_logits.npy --scores odin --perturbed-id val_logits.npy --perturbed-ood ood_logits.npy
+expect "odin perturbed pairs" 1 "" "smx: ODIN with perturbed inputs needs --perturbed-id and one --perturbed-ood per --ood
+smx: try 'smx --help'" -- eval --id id_logits.npy --ood ood_logits.npy --perturbed-id id_logits.npy
+
 # all-correct validation set: reported as no finite optimum, not a bound
 $PY -c "
 import numpy as np
