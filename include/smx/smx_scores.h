@@ -256,7 +256,9 @@ SMX_API smx_status smx_calibration_rows_f32(const float *x, size_t ldx, size_t r
  *  SMX_TS_TO_ZERO      every sample has its true class at the row maximum: the
  *                      NLL keeps falling as T -> 0 (no bound is returned);
  *  SMX_TS_TO_INFINITY  N'(0+) >= 0: the NLL keeps falling as T -> inf.
- * Rows with NaN logits or labels out of range: SMX_E_INVALID_ARG. Rows with
+ * One class only (K = 1) is the first case (every sample is right and the NLL
+ * is 0 for every T). Rows with NaN logits or labels out of range:
+ * SMX_E_INVALID_ARG. Rows with
  * -inf logits are fine (masked classes); +inf logits are refused.
  */
 typedef enum smx_ts_outcome { SMX_TS_OPTIMUM = 0, SMX_TS_TO_ZERO = 1, SMX_TS_TO_INFINITY = 2 } smx_ts_outcome;
