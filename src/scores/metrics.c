@@ -58,10 +58,11 @@ static int walk_next(walker *w, uint64_t *key, uint64_t *a, uint64_t *b) {
 }
 
 /*
- * One side of the metrics: positives P (counted by `pos`), negatives N, in
- * the walk's order. Fills AP, trapezoid AUPR, the first-reaching FPR and
- * threshold, the nearest-recall FPR and (when openood) the FPR after
- * sklearn's drop_intermediate.
+ * One side of the metrics, in one walk over the groups: downward (desc = 1)
+ * the positives are the ID samples, upward the OOD samples (on -score).
+ * Fills AP, trapezoid AUPR, the first-reaching FPR and its threshold, the
+ * FPR after sklearn's drop_intermediate, the nearest-recall FPR, the number
+ * of groups and (downward) twice the Mann-Whitney U.
  */
 typedef struct side_result {
   double ap, trapz, fpr_first, thr_first, fpr_nearest, fpr_openood;
