@@ -59,12 +59,19 @@ static int report_block(smx_eval_result *r, const float *x, size_t nr, size_t co
 
 static int eval_block(void *ctx, const float *x, size_t nr, size_t cols, uint64_t r0) {
   eval_job *j = ctx;
+  /* all scores of the block in one call: the double-path ones share their exponentials */
+  smx_score_kind kinds[SMX_EVAL_MAX_SCORES];
+  smx_score_params params[SMX_EVAL_MAX_SCORES];
+  double *outs[SMX_EVAL_MAX_SCORES];
+  size_t n = 0;
   for (size_t k = 0; k < j->r->nk; k++) {
     if ((j->only >= 0 && (int)k != j->only) || (int)k == j->skip) continue;
-    smx_status s = smx_scores_rows_f32(j->r->kinds[k], x, cols, nr, cols, &j->r->params[k], j->dst[k] + r0);
-    if (s != SMX_OK) return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: %s", j->path, smx_status_string(s));
+    kinds[n] = j->r->kinds[k];
+    params[n] = j->r->params[k];
+    outs[n++] = j->dst[k] + r0;
   }
-  smx_status s = SMX_OK;
+  smx_status s = smx_scores_multi_rows_f32(n, kinds, params, x, cols, nr, cols, outs);
+  if (s != SMX_OK) return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: %s", j->path, smx_status_string(s));
   if (j->cal) s = smx_calib_add_rows_f32(j->cal, x, cols, nr, j->labels + r0);
   if (!s && j->cal_ts) s = smx_calib_add_rows_f32(j->cal_ts, x, cols, nr, j->labels + r0);
   if (s != SMX_OK)

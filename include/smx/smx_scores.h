@@ -116,6 +116,21 @@ SMX_API smx_status smx_scores_rows_f32(smx_score_kind kind, const float *x, size
                                        const smx_score_params *params, double *out);
 
 /*
+ * Several scores of the same matrix: out[k][r] = score kinds[k] (with
+ * params[k]; params NULL = defaults for all) of row r, bitwise equal to
+ * nkinds calls of smx_scores_rows_f32 but cheaper: the double-path scores
+ * share one row of exponentials per distinct temperature (e.g. msp with
+ * SMX_SCORE_FLAG_DOUBLE, neg_entropy, margin_prob, gen, kl_matching and
+ * nonuniformity all use T = 1). At most SMX_SCORES_MULTI_MAX kinds; every
+ * (kind, params, out[k]) is checked as in smx_scores_rows_f32 before anything
+ * is written.
+ */
+#define SMX_SCORES_MULTI_MAX 32
+SMX_API smx_status smx_scores_multi_rows_f32(size_t nkinds, const smx_score_kind *kinds,
+                                             const smx_score_params *params, const float *x, size_t ldx,
+                                             size_t rows, size_t cols, double *const *out);
+
+/*
  * KL-matching templates (OpenOOD's kl_matching postprocessor): templates[k]
  * = mean of softmax(z) over the reference rows whose argmax is k (first index
  * on ties); a class that no row predicts gets the one-hot template e_k.

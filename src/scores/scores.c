@@ -63,9 +63,25 @@ typedef struct score_ctx {
   double *sorted;      /* K doubles for GEN's top-M, or NULL */
 } score_ctx;
 
-static int cmp_desc(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? 1 : x > y ? -1 : 0;
+/* Moves the m largest of a[0..n) to a[0..m) (in no particular order), in
+ * O(n): quickselect with a median-of-three pivot and a three-way partition,
+ * so runs of equal values (underflowed zeros) cost nothing extra. */
+static void select_top(double *a, size_t n, size_t m) {
+  size_t lo = 0, hi = n;
+  while (hi - lo > 1) {
+    double x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi - 1];
+    double piv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+    size_t lt = lo, i = lo, gt = hi;   /* [lo, lt) > piv, [lt, gt) == piv, [gt, hi) < piv */
+    while (i < gt) {
+      double v = a[i];
+      if (v > piv) { a[i++] = a[lt]; a[lt++] = v; }
+      else if (v < piv) { a[i] = a[--gt]; a[gt] = v; }
+      else i++;
+    }
+    if (m <= lt) hi = lt;
+    else if (m <= gt) return;
+    else lo = gt;
+  }
 }
 
 /*
@@ -90,6 +106,9 @@ static int row_exps(const float *z, size_t n, double T, double *e, double *mx, d
   return 1;
 }
 
+static double score_from_exps(const score_ctx *c, const float *z, size_t n, const double *e, double m, double S,
+                              int have);
+
 /* One row in double. */
 static double score_row_double(const score_ctx *c, const float *z, size_t n) {
   for (size_t j = 0; j < n; j++)
@@ -110,8 +129,15 @@ static double score_row_double(const score_ctx *c, const float *z, size_t n) {
     return a - b;   /* all -inf: NaN; two +inf: NaN; one +inf: +inf */
   }
   double m, S;
-  double *e = c->e;
-  if (!row_exps(z, n, c->T, e, &m, &S)) return c->kind == SMX_SCORE_ENERGY ? -INFINITY : NAN;
+  int have = row_exps(z, n, c->T, c->e, &m, &S);
+  return score_from_exps(c, z, n, c->e, m, S, have);
+}
+
+/* A score that needs the probabilities, from row_exps' e[], max and sum
+ * (have = 0: the row has no distribution). z has no NaN. */
+static double score_from_exps(const score_ctx *c, const float *z, size_t n, const double *e, double m, double S,
+                              int have) {
+  if (!have) return c->kind == SMX_SCORE_ENERGY ? -INFINITY : NAN;
   double inv_s = 1.0 / S, K = (double)n;
   switch (c->kind) {
     case SMX_SCORE_MSP:
@@ -152,7 +178,7 @@ static double score_row_double(const score_ctx *c, const float *z, size_t n) {
       size_t cnt = n;
       if (c->m < n) {
         memcpy(c->sorted, e, n * sizeof(double));
-        qsort(c->sorted, n, sizeof(double), cmp_desc);
+        select_top(c->sorted, n, c->m);
         pv = c->sorted;
         cnt = c->m;
       }
@@ -162,7 +188,7 @@ static double score_row_double(const score_ctx *c, const float *z, size_t n) {
         double q = pv[j] * inv_s, one_minus;
         if (!top_done && pv[j] == e[top]) { one_minus = rest * inv_s; top_done = 1; }
         else one_minus = (S - pv[j]) * inv_s;
-        acc += pow(q, c->gamma) * pow(one_minus, c->gamma);
+        acc += pow(q * one_minus, c->gamma);   /* = q^g (1 - q)^g, one pow */
       }
       return -acc;
     }
@@ -190,37 +216,53 @@ static double score_row_double(const score_ctx *c, const float *z, size_t n) {
   }
 }
 
-smx_status smx_scores_rows_f32(smx_score_kind kind, const float *x, size_t ldx, size_t rows, size_t cols,
-                               const smx_score_params *params, double *out) {
-  smx_score_params p = { 0 };
-  if (params) p = *params;
+/* Every check of one (kind, params, out) over the matrix; 0 or a status. */
+static smx_status check_call(smx_score_kind kind, const float *x, size_t ldx, size_t rows, size_t cols,
+                             const smx_score_params *p, const double *out) {
   if (!smx_score_name(kind)) return SMX_E_INVALID_ARG;
   if (rows == 0) return SMX_OK;
   if (!x || !out || cols == 0 || ldx < cols) return SMX_E_INVALID_ARG;
   if ((rows - 1) > (SIZE_MAX - cols) / ldx) return SMX_E_INVALID_ARG;
-  if (rows > SIZE_MAX / sizeof(double)) return SMX_E_INVALID_ARG;
-  if (p.temperature != 0.0 && !(p.temperature > 0.0 && p.temperature <= DBL_MAX)) return SMX_E_INVALID_ARG;
-  if (p.gen_gamma != 0.0 && !(p.gen_gamma > 0.0 && p.gen_gamma <= 1.0)) return SMX_E_INVALID_ARG;
+  if (rows > SIZE_MAX / sizeof(double) || cols > SIZE_MAX / sizeof(double) / 2) return SMX_E_INVALID_ARG;
+  if (p->temperature != 0.0 && !(p->temperature > 0.0 && p->temperature <= DBL_MAX)) return SMX_E_INVALID_ARG;
+  if (p->gen_gamma != 0.0 && !(p->gen_gamma > 0.0 && p->gen_gamma <= 1.0)) return SMX_E_INVALID_ARG;
   if (kind == SMX_SCORE_KL_MATCHING) {
-    if (!p.templates || cols > SIZE_MAX / sizeof(double) / cols) return SMX_E_INVALID_ARG;
+    if (!p->templates || cols > SIZE_MAX / sizeof(double) / cols) return SMX_E_INVALID_ARG;
     for (size_t i = 0; i < cols * cols; i++)
-      if (!(p.templates[i] >= 0.0 && p.templates[i] <= 1.0)) return SMX_E_INVALID_ARG;
+      if (!(p->templates[i] >= 0.0 && p->templates[i] <= 1.0)) return SMX_E_INVALID_ARG;
   }
-  if (p.flags & ~(uint32_t)SMX_SCORE_FLAG_DOUBLE) return SMX_E_INVALID_ARG;
+  if (p->flags & ~(uint32_t)SMX_SCORE_FLAG_DOUBLE) return SMX_E_INVALID_ARG;
   /* out must not overlap the logits span */
   const char *xb = (const char *)x, *xe = (const char *)(x + (rows - 1) * ldx + cols);
   const char *ob = (const char *)out, *oe = (const char *)(out + rows);
   if (ob < xe && xb < oe) return SMX_E_INVALID_ARG;
+  return SMX_OK;
+}
 
-  score_ctx c = { kind, 1.0, p.gen_gamma == 0.0 ? 0.1 : p.gen_gamma, p.gen_m == 0 ? 100 : p.gen_m, p.templates,
+/* The resolved context of one kind (e and sorted left NULL). */
+static score_ctx make_ctx(smx_score_kind kind, const smx_score_params *p) {
+  score_ctx c = { kind, 1.0, p->gen_gamma == 0.0 ? 0.1 : p->gen_gamma, p->gen_m == 0 ? 100 : p->gen_m, p->templates,
                   NULL, NULL };
-  if (kind == SMX_SCORE_ENERGY && p.temperature != 0.0) c.T = p.temperature;
-  if (kind == SMX_SCORE_ODIN) c.T = p.temperature != 0.0 ? p.temperature : 1000.0;
+  if (kind == SMX_SCORE_ENERGY && p->temperature != 0.0) c.T = p->temperature;
+  if (kind == SMX_SCORE_ODIN) c.T = p->temperature != 0.0 ? p->temperature : 1000.0;
+  return c;
+}
 
-  int fast = (kind == SMX_SCORE_MSP || kind == SMX_SCORE_ENERGY || kind == SMX_SCORE_MAX_LOGIT) &&
-             !(p.flags & SMX_SCORE_FLAG_DOUBLE);
+/* MSP, energy and max-logit without the double flag run on the f32 kernels. */
+static int is_fast(smx_score_kind kind, const smx_score_params *p) {
+  return (kind == SMX_SCORE_MSP || kind == SMX_SCORE_ENERGY || kind == SMX_SCORE_MAX_LOGIT) &&
+         !(p->flags & SMX_SCORE_FLAG_DOUBLE);
+}
+
+smx_status smx_scores_rows_f32(smx_score_kind kind, const float *x, size_t ldx, size_t rows, size_t cols,
+                               const smx_score_params *params, double *out) {
+  smx_score_params p = { 0 };
+  if (params) p = *params;
+  smx_status st = check_call(kind, x, ldx, rows, cols, &p, out);
+  if (st != SMX_OK || rows == 0) return st;
+  score_ctx c = make_ctx(kind, &p);
+  int fast = is_fast(kind, &p);
   if (kind != SMX_SCORE_MAX_LOGIT && kind != SMX_SCORE_MARGIN_LOGIT) {
-    if (cols > SIZE_MAX / sizeof(double) / 2) return SMX_E_INVALID_ARG;
     c.e = malloc(cols * sizeof(double) * (kind == SMX_SCORE_GEN ? 2 : 1));
     if (!c.e) return SMX_E_NOMEM;
     if (kind == SMX_SCORE_GEN) c.sorted = c.e + cols;
@@ -248,6 +290,75 @@ smx_status smx_scores_rows_f32(smx_score_kind kind, const float *x, size_t ldx, 
     for (size_t r = 0; r < rows; r++) out[r] = score_row_double(&c, x + r * ldx, cols);
   }
   free(c.e);
+  return SMX_OK;
+}
+
+/* ------------------------------------------------------ several scores */
+/* Does this kind read the exponentials of the row (rather than only z)? */
+static int needs_exps(smx_score_kind kind) { return kind != SMX_SCORE_MAX_LOGIT && kind != SMX_SCORE_MARGIN_LOGIT; }
+
+smx_status smx_scores_multi_rows_f32(size_t nkinds, const smx_score_kind *kinds, const smx_score_params *params,
+                                     const float *x, size_t ldx, size_t rows, size_t cols, double *const *out) {
+  if (nkinds == 0) return SMX_OK;
+  if (!kinds || nkinds > SMX_SCORES_MULTI_MAX || (rows && !out)) return SMX_E_INVALID_ARG;
+  smx_score_params p[SMX_SCORES_MULTI_MAX];
+  for (size_t k = 0; k < nkinds; k++) {
+    smx_score_params z = { 0 };
+    p[k] = params ? params[k] : z;
+    smx_status st = check_call(kinds[k], x, ldx, rows, cols, &p[k], rows ? out[k] : NULL);
+    if (st != SMX_OK) return st;
+  }
+  if (rows == 0) return SMX_OK;
+  /* the double-path kinds share one row of exponentials per distinct temperature */
+  score_ctx c[SMX_SCORES_MULTI_MAX];
+  double slot_t[SMX_SCORES_MULTI_MAX];
+  size_t slot_of[SMX_SCORES_MULTI_MAX] = { 0 }, nslots = 0, nslow = 0;
+  for (size_t k = 0; k < nkinds; k++) {
+    c[k] = make_ctx(kinds[k], &p[k]);
+    if (is_fast(kinds[k], &p[k])) continue;
+    nslow++;
+    if (!needs_exps(kinds[k])) continue;
+    size_t s = 0;
+    while (s < nslots && slot_t[s] != c[k].T) s++;
+    if (s == nslots) slot_t[nslots++] = c[k].T;
+    slot_of[k] = s;
+  }
+  double *buf = NULL, *sorted = NULL;
+  if (nslow) {
+    buf = malloc((nslots + 1) * cols * sizeof(double));   /* + 1: GEN's sort scratch */
+    if (!buf) return SMX_E_NOMEM;
+    sorted = buf + nslots * cols;
+  }
+  for (size_t k = 0; k < nkinds; k++) {
+    if (is_fast(kinds[k], &p[k])) {
+      smx_status st = smx_scores_rows_f32(kinds[k], x, ldx, rows, cols, &p[k], out[k]);
+      if (st != SMX_OK) { free(buf); return st; }
+    } else {
+      c[k].sorted = sorted;
+      if (needs_exps(kinds[k])) c[k].e = buf + slot_of[k] * cols;
+    }
+  }
+  if (nslow) {
+    double sm[SMX_SCORES_MULTI_MAX], ss[SMX_SCORES_MULTI_MAX];
+    int have[SMX_SCORES_MULTI_MAX];
+    for (size_t r = 0; r < rows; r++) {
+      const float *z = x + r * ldx;
+      int nan = 0;
+      for (size_t j = 0; j < cols; j++) nan |= z[j] != z[j];
+      if (!nan)
+        for (size_t s = 0; s < nslots; s++) have[s] = row_exps(z, cols, slot_t[s], buf + s * cols, &sm[s], &ss[s]);
+      for (size_t k = 0; k < nkinds; k++) {
+        if (is_fast(kinds[k], &p[k])) continue;
+        if (nan) out[k][r] = NAN;
+        else if (!needs_exps(kinds[k])) out[k][r] = score_row_double(&c[k], z, cols);
+        else {
+          size_t s = slot_of[k];
+          out[k][r] = score_from_exps(&c[k], z, cols, c[k].e, sm[s], ss[s], have[s]);
+        }
+      }
+    }
+  }
+  free(buf);
   return SMX_OK;
 }
 

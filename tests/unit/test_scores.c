@@ -194,6 +194,48 @@ static void test_score_args(void) {
   }
 }
 
+/* several scores at once = one call per score, bitwise */
+static void test_scores_multi(void) {
+  tu_rng rng = { 21 };
+  enum { ROWS = 60, K = 37 };
+  static float x[ROWS * K];
+  for (size_t i = 0; i < ROWS * K; i++) x[i] = 4.0f * tu_normal(&rng);
+  for (size_t j = 0; j < K; j++) { x[1 * K + j] = -INFINITY; x[2 * K + j] = j == 3 ? NAN : x[2 * K + j]; }
+  x[3 * K + 5] = INFINITY;
+  x[4 * K + 7] = -INFINITY;
+  static double tmpl[K * K];
+  CHECK(smx_kl_templates_fit_f32(x + 5 * K, K, ROWS - 5, K, tmpl, NULL) == SMX_OK, "templates");
+  smx_score_kind kinds[NKINDS + 4];
+  smx_score_params params[NKINDS + 4];
+  memset(params, 0, sizeof params);
+  size_t nk = 0;
+  for (size_t c = 0; c < NKINDS; c++) { kinds[nk] = ALL[c]; params[nk].templates = tmpl; nk++; }
+  kinds[nk] = SMX_SCORE_MSP; params[nk].flags = SMX_SCORE_FLAG_DOUBLE; nk++;
+  kinds[nk] = SMX_SCORE_ENERGY; params[nk].flags = SMX_SCORE_FLAG_DOUBLE; params[nk].temperature = 3; nk++;
+  kinds[nk] = SMX_SCORE_ODIN; params[nk].temperature = 3; nk++;
+  kinds[nk] = SMX_SCORE_GEN; params[nk].gen_m = 2; params[nk].gen_gamma = 0.5; nk++;
+  static double multi[NKINDS + 4][ROWS], single[ROWS];
+  double *outs[NKINDS + 4];
+  for (size_t k = 0; k < nk; k++) outs[k] = multi[k];
+  CHECK(smx_scores_multi_rows_f32(nk, kinds, params, x, K, ROWS, K, outs) == SMX_OK, "multi");
+  for (size_t k = 0; k < nk; k++) {
+    CHECK(smx_scores_rows_f32(kinds[k], x, K, ROWS, K, &params[k], single) == SMX_OK, "single");
+    for (size_t r = 0; r < ROWS; r++)
+      CHECK(memcmp(&multi[k][r], &single[r], sizeof(double)) == 0 || (single[r] != single[r] && multi[k][r] != multi[k][r]),
+            "multi = single: kind %s row %zu: %.17g vs %.17g", smx_score_name(kinds[k]), r, multi[k][r], single[r]);
+  }
+  /* arguments: checked for every kind before anything is written */
+  multi[0][0] = 42;
+  params[3].temperature = -1;
+  CHECK(smx_scores_multi_rows_f32(nk, kinds, params, x, K, ROWS, K, outs) == SMX_E_INVALID_ARG, "bad params");
+  CHECK(multi[0][0] == 42, "nothing written");
+  params[3].temperature = 0;
+  CHECK(smx_scores_multi_rows_f32(nk, kinds, NULL, x, K, ROWS, K, outs) == SMX_E_INVALID_ARG, "kl without templates");
+  CHECK(smx_scores_multi_rows_f32(33, kinds, params, x, K, ROWS, K, outs) == SMX_E_INVALID_ARG, "too many kinds");
+  CHECK(smx_scores_multi_rows_f32(nk, kinds, params, x, K, ROWS, K, NULL) == SMX_E_INVALID_ARG, "NULL outs");
+  CHECK(smx_scores_multi_rows_f32(0, NULL, NULL, NULL, 0, 0, 0, NULL) == SMX_OK, "nothing to do");
+}
+
 /* ---------------------------------------------------------------- metrics */
 static void test_metrics_bruteforce(void) {
   tu_rng rng = { 99 };
@@ -388,6 +430,7 @@ int main(void) {
   test_score_values();
   test_score_specials();
   test_score_args();
+  test_scores_multi();
   test_metrics_bruteforce();
   test_calibration();
   test_temperature();
