@@ -18,6 +18,7 @@ int smx_cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2
 int smx_cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 int smx_cmd_rows(const char *cmd, int argc, char **argv);
+int smx_cmd_xent(int argc, char **argv);   /* programs/cmd_xent.c */
 int smx_cmd_score(int argc, char **argv);
 int smx_cmd_eval(int argc, char **argv);
 

@@ -1,10 +1,11 @@
 /*
- * smx softmax | log-softmax | logsumexp IN.npy -o OUT.npy [options]
+ * smx softmax | log-softmax | logsumexp IN -o OUT [options]
  *
- * Streams IN in blocks of rows (the last axis is the softmax axis), computes
- * with the library's rows functions and writes OUT through a temporary file
- * that is renamed only when everything succeeded, so an error or Ctrl-C never
- * leaves a half-written OUT and never clobbers an existing one.
+ * Reads the options, opens IN (.npy, CSV or TSV; "-" is stdin), decides the
+ * axis, the output dtype and the type computed in, and hands the work to the
+ * engine (cli_engine.c). OUT is written through a temporary file renamed only
+ * when everything succeeded, so an error or Ctrl-C never leaves a half-written
+ * OUT and never clobbers an existing one.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -12,40 +13,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "smx/smx.h"
-#include "smx/smx_io.h"
-
-/* rows per block: about 16 MiB of floats, at least one row */
-#define BLOCK_BYTES ((size_t)16 << 20)
+#include "cli_stream.h"
 
 static volatile sig_atomic_t interrupted = 0;
 static void on_signal(int sig) { (void)sig; interrupted = 1; }
 
-/* A progress line on stderr, only when it is a terminal and not -q; at most
- * every 0.2 s, cleared at the end. */
-typedef struct progress { int on; double last; const char *what; } progress;
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void progress_show(progress *p, uint64_t done, uint64_t total) {
-  if (!p->on || total == 0) return;
-  double t = now_s();
-  if (t - p->last < 0.2 && done < total) return;
-  p->last = t;
-  fprintf(stderr, "\rsmx: %s %3d%%", p->what, (int)(100.0 * (double)done / (double)total));
-  fflush(stderr);
-}
-
-static void progress_end(progress *p) {
-  if (p->on) fprintf(stderr, "\r\033[K");
+/* A mapped input that shrinks under us faults on access: remove what we were
+ * writing and leave with the input error code. */
+static void on_sigbus(int sig) {
+  static const char msg[] = "smx: the input file shrank while it was being read; no output was written\n";
+  (void)sig;
+  cli_cleanup_now();
+  ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+  (void)ignored;
+  _exit(SMX_CLI_EXIT_INPUT);
 }
 
 static int parse_algo(const char *s, smx_algo *a) {
@@ -55,10 +39,44 @@ static int parse_algo(const char *s, smx_algo *a) {
   return 0;
 }
 
+static int parse_format(const char *s) {
+  return !strcmp(s, "npy") ? CLI_FMT_NPY : !strcmp(s, "csv") ? CLI_FMT_CSV : !strcmp(s, "tsv") ? CLI_FMT_TSV : -1;
+}
+static const char *format_name(int f) { return f == CLI_FMT_CSV ? "csv" : f == CLI_FMT_TSV ? "tsv" : "npy"; }
+
+/* The format a file name implies (case-insensitive extension), or -1. */
+static int format_of_name(const char *path) {
+  const char *dot = strrchr(path, '.');
+  if (!dot || strchr(dot, '/')) return -1;
+  char ext[5] = { 0 };
+  for (int i = 0; i < 4 && dot[1 + i]; i++) ext[i] = (char)(dot[1 + i] | 0x20);
+  if (strlen(dot + 1) != 3) return -1;
+  return parse_format(ext);
+}
+
+static int parse_dtype(const char *s, smx_dtype *t) {
+  if (!strcmp(s, "f32") || !strcmp(s, "float32")) *t = SMX_DTYPE_F32;
+  else if (!strcmp(s, "f64") || !strcmp(s, "float64")) *t = SMX_DTYPE_F64;
+  else if (!strcmp(s, "f16") || !strcmp(s, "float16")) *t = SMX_DTYPE_F16;
+  else return 0;
+  return 1;
+}
+
+/* Resolves the format of one end: explicit choice, the name, or fallback. */
+static int resolve_format(const char *opt_name, int chosen, const char *path, int fallback, int *out) {
+  int by_name = strcmp(path, "-") ? format_of_name(path) : -1;
+  if (chosen >= 0 && by_name >= 0 && chosen != by_name)
+    return smx_cli_usage_error("%s %s conflicts with the name %s", opt_name, format_name(chosen), path);
+  *out = chosen >= 0 ? chosen : by_name >= 0 ? by_name : fallback;
+  return 0;
+}
+
 int smx_cmd_rows(const char *cmd, int argc, char **argv) {
   const char *in = NULL, *out = NULL;
-  smx_options o = { SMX_ALGO_AUTO, 0.0f, 0, 1 };
-  int quiet = 0;
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
+  int quiet = 0, have_axis = 0, fmt_out = -1, fmt_in = -1, have_dtype = 0;
+  long axis = -1;
+  smx_dtype odt = SMX_DTYPE_F32;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -84,9 +102,22 @@ int smx_cmd_rows(const char *cmd, int argc, char **argv) {
       if (!v || (strcmp(v, "zero") && strcmp(v, "nan"))) return smx_cli_usage_error("--masked-row must be zero or nan");
       if (!strcmp(v, "nan")) o.flags |= SMX_FLAG_MASKED_ROW_NAN;
       i++;
-    } else if (!strcmp(a, "--axis")) {
-      if (!v || (strcmp(v, "-1") && strcmp(v, "last")))
-        return smx_cli_usage_error("only --axis -1 (the last axis) is supported in this version");
+    } else if (!strcmp(a, "--axis") || !strcmp(a, "-a")) {
+      char *end = NULL;
+      errno = 0;
+      if (v && !strcmp(v, "last")) axis = -1;
+      else if (!v || !*v || (axis = strtol(v, &end, 10), *end) || errno || axis < -SMX_NPY_MAX_DIMS ||
+               axis >= SMX_NPY_MAX_DIMS)
+        return smx_cli_usage_error("--axis must be a whole number (negative counts from the end), not '%s'",
+                                   v ? v : "");
+      have_axis = 1; i++;
+    } else if (!strcmp(a, "--dtype")) {
+      if (!v || !parse_dtype(v, &odt)) return smx_cli_usage_error("--dtype must be f32, f64 or f16, not '%s'", v ? v : "");
+      have_dtype = 1; i++;
+    } else if (!strcmp(a, "--format") || !strcmp(a, "--in-format")) {
+      int f = v ? parse_format(v) : -1;
+      if (f < 0) return smx_cli_usage_error("%s must be npy, csv or tsv, not '%s'", a, v ? v : "");
+      if (a[2] == 'i') fmt_in = f; else fmt_out = f;
       i++;
     } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
       quiet = 1;
@@ -98,72 +129,76 @@ int smx_cmd_rows(const char *cmd, int argc, char **argv) {
       return smx_cli_usage_error("%s takes one input file; '%s' is extra", cmd, a);
     }
   }
-  if (!in) return smx_cli_usage_error("%s needs an input .npy file (or - for stdin)", cmd);
-  if (!out) return smx_cli_usage_error("%s needs -o OUT.npy (or -o - for stdout)", cmd);
-  int lse = !strcmp(cmd, "logsumexp"), logsm = !strcmp(cmd, "log-softmax");
+  if (!in) return smx_cli_usage_error("%s needs an input file (.npy, .csv or .tsv; - for stdin)", cmd);
+  if (!out) return smx_cli_usage_error("%s needs -o OUT (.npy, .csv or .tsv; - for stdout)", cmd);
+  int fin, fout, urc;
+  if ((urc = resolve_format("--in-format", fmt_in, in, CLI_FMT_NPY, &fin)) != 0) return urc;
+  if ((urc = resolve_format("--format", fmt_out, out, CLI_FMT_NPY, &fout)) != 0) return urc;
+  if (!strcmp(out, "-") && fmt_out < 0) fout = fin;
+  cli_op op = !strcmp(cmd, "logsumexp") ? CLI_LOGSUMEXP : !strcmp(cmd, "log-softmax") ? CLI_LOG_SOFTMAX : CLI_SOFTMAX;
+  (void)have_axis;
 
   char err[512];
-  smx_npy_reader *r = NULL;
-  if (smx_npy_open(in, &r, err, sizeof err) != SMX_OK) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err);
-  const smx_npy_info *info = smx_npy_reader_info(r);
-  smx_dtype odt = info->dtype == SMX_DTYPE_F16 || info->dtype == SMX_DTYPE_F64 ? info->dtype : SMX_DTYPE_F32;
-  if (info->dtype == SMX_DTYPE_F64 && !quiet)
-    fprintf(stderr, "smx: note: %s is float64; it is computed in float32 (float64 kernels are not in this version)\n",
-            in);
-  uint64_t rows = info->rows, cols = info->cols;
-  uint64_t oshape[SMX_NPY_MAX_DIMS];
-  int ondim = info->ndim;
-  for (int d = 0; d < info->ndim; d++) oshape[d] = info->shape[d];
-  if (lse) ondim = info->ndim > 0 ? info->ndim - 1 : 0;   /* the softmax axis is reduced away */
+  cli_src s;
+  smx_status st = cli_src_open(&s, in, (cli_format)fin, err, sizeof err);
+  if (st != SMX_OK) {
+    cli_src_close(&s);
+    return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err);
+  }
+  int nd = s.ndim;
+  if ((nd == 0 && axis != 0 && axis != -1) || (nd > 0 && (axis < -nd || axis >= nd))) {
+    int rc = smx_cli_usage_error("--axis %ld is out of range for %s, which has %d dimension%s", axis, s.name, nd,
+                                 nd == 1 ? "" : "s");
+    cli_src_close(&s);
+    return rc;
+  }
+  int ax = nd == 0 ? 0 : (int)(axis < 0 ? axis + nd : axis);
 
-  smx_npy_writer *w = NULL;
-  if (smx_npy_writer_open(out, odt, ondim, oshape, NULL, &w, err, sizeof err) != SMX_OK) {
-    smx_npy_close(r);
-    return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
+  /* output dtype: --dtype, else the input's float type (float64 for text,
+   * float32 for integers and bool); computed in the input's precision */
+  smx_dtype idt = s.dtype;
+  if (!have_dtype) odt = idt == SMX_DTYPE_F16 || idt == SMX_DTYPE_F64 ? idt : SMX_DTYPE_F32;
+  int in_float = idt == SMX_DTYPE_F16 || idt == SMX_DTYPE_F32 || idt == SMX_DTYPE_F64;
+  cli_ctype ct = idt == SMX_DTYPE_F16 && odt == SMX_DTYPE_F16 ? CLI_F16
+               : idt == SMX_DTYPE_F64 || (!in_float && odt == SMX_DTYPE_F64) ? CLI_F64 : CLI_F32;
+
+  uint64_t oshape[SMX_NPY_MAX_DIMS], stshape[SMX_NPY_MAX_DIMS];
+  int ond = 0;
+  for (int d = 0; d < nd; d++) {
+    stshape[d] = s.fortran ? s.shape[nd - 1 - d] : s.shape[d];
+    if (op != CLI_LOGSUMEXP || d != ax) oshape[ond++] = s.shape[d];
   }
-  /* logsumexp: a block must fill whole rows of the output (its last axis) */
-  uint64_t ocols = lse ? smx_npy_writer_info(w)->cols : 1;
-  if (ocols < 1) ocols = 1;
-  size_t block = cols ? BLOCK_BYTES / sizeof(float) / (size_t)cols : BLOCK_BYTES / sizeof(float);
-  if (block < 1) block = 1;
-  if (block > rows) block = rows ? (size_t)rows : 1;
-  if (lse) block = block < ocols ? (size_t)ocols : block / (size_t)ocols * (size_t)ocols;
-  float *x = cols ? malloc(block * (size_t)cols * sizeof(float)) : NULL, *l = lse ? malloc(block * sizeof(float)) : NULL;
-  if ((cols && !x) || (lse && !l)) {
-    free(x); free(l);
-    smx_npy_writer_abort(w);
-    smx_npy_close(r);
-    return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "out of memory for a block of %zu rows of %s", block, in);
+  int st_axis = s.fortran && nd > 0 ? nd - 1 - ax : ax;
+  int random = cli_plan_random(nd, stshape, st_axis, ct);
+  if (random && cli_src_in_order_only(&s) && (st = cli_src_spool(&s, err, sizeof err)) != SMX_OK) {
+    cli_src_close(&s);
+    return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err);
   }
-  struct sigaction sa, old_int, old_term;
+
+  struct sigaction sa, old_int, old_term, old_bus;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
+  sa.sa_handler = on_sigbus;
+  sigaction(SIGBUS, &sa, &old_bus);
 
-  progress pr = { !quiet && isatty(STDERR_FILENO), 0.0, in };
+  cli_sink k;
+  st = cli_sink_open(&k, out, (cli_format)fout, odt, ond, oshape, s.fortran, random, err, sizeof err);
   int rc = 0;
-  for (uint64_t r0 = 0; r0 < rows && !rc; r0 += block) {
-    progress_show(&pr, r0, rows);
-    if (interrupted) { rc = smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted; %s was not written", out); break; }
-    size_t nr = (size_t)(rows - r0 < block ? rows - r0 : block);
-    if (cols && smx_npy_read_rows_f32(r, r0, nr, x, err, sizeof err) != SMX_OK) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err); break; }
-    smx_status s = lse ? smx_logsumexp_rows_f32(x, (size_t)cols, l, nr, (size_t)cols, &o)
-                 : logsm ? smx_log_softmax_rows_f32(x, (size_t)cols, x, (size_t)cols, nr, (size_t)cols, &o)
-                         : smx_softmax_rows_f32(x, (size_t)cols, x, (size_t)cols, nr, (size_t)cols, &o);
-    if (s != SMX_OK) { rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: %s", in, smx_status_string(s)); break; }
-    s = lse ? smx_npy_write_rows_f32(w, l, nr / ocols, err, sizeof err)   /* one value per input row */
-            : (cols ? smx_npy_write_rows_f32(w, x, nr, err, sizeof err) : SMX_OK);
-    if (s != SMX_OK) { rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err); break; }
+  if (st != SMX_OK) {
+    rc = smx_cli_fail(st == SMX_E_INVALID_ARG ? SMX_CLI_EXIT_USAGE : SMX_CLI_EXIT_OUTPUT, "%s", err);
+  } else {
+    cli_run_args ra = { op, ct, st_axis, o, !quiet && isatty(STDERR_FILENO), s.name, &interrupted };
+    rc = cli_run(&s, &k, &ra);
+    if (!rc && interrupted) rc = SMX_CLI_EXIT_INTERRUPTED;
+    if (rc == SMX_CLI_EXIT_INTERRUPTED) smx_cli_fail(rc, "interrupted; %s was not written", out);
+    if (rc) cli_sink_abort(&k);
+    else if (cli_sink_finish(&k, err, sizeof err) != SMX_OK) rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
   }
-  progress_end(&pr);
-  free(x);
-  free(l);
-  smx_npy_close(r);
-  if (!rc && interrupted) rc = smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted; %s was not written", out);
-  if (rc) smx_npy_writer_abort(w);
-  else if (smx_npy_writer_finish(w, err, sizeof err) != SMX_OK) rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
+  cli_src_close(&s);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
+  sigaction(SIGBUS, &old_bus, NULL);
   return rc;
 }

@@ -140,9 +140,9 @@ static int demo_speed(void) {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: smx COMMAND [options]\n"
-          "  softmax IN.npy -o OUT.npy      softmax over the last axis\n"
-          "  log-softmax IN.npy -o OUT.npy  log-softmax over the last axis\n"
-          "  logsumexp IN.npy -o OUT.npy    log-sum-exp of each row (the last axis is reduced)\n"
+          "  softmax IN -o OUT              softmax over an axis (default the last)\n"
+          "  log-softmax IN -o OUT          log-softmax over an axis\n"
+          "  logsumexp IN -o OUT            log-sum-exp over an axis (the axis is removed)\n"
           "  score KIND IN.npy -o OUT.npy   per-sample scores (higher = more in-distribution), float64\n"
           "  eval --id ID.npy --ood OOD.npy [--labels L.npy] [--val V.npy --val-labels VL.npy]\n"
           "       [--scores msp,energy,...] [--json F] [--report F.html]   OOD metrics and calibration\n"
@@ -150,13 +150,29 @@ static void usage(FILE *f) {
           "  bench [--quick] [--csv FILE]   smx against oneDNN, XNNPACK and the memory roof\n"
           "  info                           version, kernel set in use, CPU support\n"
           "options for softmax, log-softmax and logsumexp:\n"
-          "  -o, --output FILE      output .npy (- for stdout); written whole or not at all\n"
+          "  -o, --output FILE      output file (- for stdout); written whole or not at all\n"
+          "  -a, --axis A           the axis, negative counts from the end (default -1)\n"
           "  -t, --temperature T    compute softmax(x / T), T > 0 (default 1)\n"
+          "  --dtype f32|f64|f16    output dtype (default: the input's float type; float32\n"
+          "                         for integer input, float64 for text input)\n"
+          "  --format npy|csv|tsv   output format (default: from the extension of OUT, else\n"
+          "                         npy; the input's format for -o -)\n"
+          "  --in-format npy|csv|tsv  input format (default: from the extension of IN, else npy)\n"
           "  --algo A               auto, three-pass, two-pass or online (default auto)\n"
           "  --threads N            threads to use (default 1)\n"
           "  --masked-row zero|nan  rows of all -inf: 0 / -inf (default) or NaN\n"
-          "  --axis -1              the softmax axis (only the last axis in this version)\n"
-          "  -q, --quiet            no notes on stderr\n"
+          "  -q, --quiet            no progress line on stderr\n"
+          "IN may be - for stdin. .npy input of any dtype, byte order and C or Fortran order\n"
+          "is streamed in bounded memory and computed in its own precision (float64 with the\n"
+          "float64 kernels, float16 with the float16 ones, everything else in float32, or in\n"
+          "float64 with --dtype f64); the output keeps the input's order. CSV/TSV: one row per\n"
+          "line, ',' or tab between values, nan/inf/-inf accepted, blank and '#' lines skipped;\n"
+          "written with round-trip digits (%%.9g float32, %%.17g float64, %%.5g float16).\n"
+          "  xent LOGITS.npy --targets T.npy [-o LOSS.npy] [--grad GRAD.npy]\n"
+          "                                 cross-entropy over the last axis (integer targets)\n"
+          "    --reduction none|mean|sum  (default mean; without -o the value is printed)\n"
+          "    --ignore-index I  (default -100)   --label-smoothing E   --z-loss Z\n"
+          "    -t T, --threads N, --masked-row zero|nan, -q as above; a bad target is exit 2\n"
           "options for score and eval:\n"
           "  --temperature T        energy's T (score: also odin's), default 1\n"
           "  --odin-temperature T   ODIN's T (default 1000); ODIN here has no input perturbation:\n"
@@ -167,8 +183,6 @@ static void usage(FILE *f) {
           "  eval: --scores LIST (default all; kl_matching needs --val), --bins N (15),\n"
           "        --perturbed-id F --perturbed-ood F (one per --ood): ODIN from perturbed-input logits,\n"
           "        --tpr R (0.95), --json FILE (- for stdout), --report FILE.html, -q\n"
-          "IN may be - for stdin. Inputs of any .npy dtype are read; float16 and float64\n"
-          "files are written back in their dtype, others as float32.\n"
           "exit codes: 0 ok, 1 usage, 2 bad input, 3 output not written, 4 computation refused,\n"
           "            130 interrupted\n");
 }
@@ -246,6 +260,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "bench")) return run_bench(argc - 2, argv + 2);
   if (!strcmp(cmd, "softmax") || !strcmp(cmd, "log-softmax") || !strcmp(cmd, "logsumexp"))
     return smx_cmd_rows(cmd, argc - 2, argv + 2);
+  if (!strcmp(cmd, "xent")) return smx_cmd_xent(argc - 2, argv + 2);
   if (!strcmp(cmd, "score")) return smx_cmd_score(argc - 2, argv + 2);
   if (!strcmp(cmd, "eval")) return smx_cmd_eval(argc - 2, argv + 2);
   return smx_cli_usage_error("unknown command '%s'", cmd);

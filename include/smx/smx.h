@@ -173,6 +173,51 @@ SMX_API smx_status smx_log_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint
 SMX_API smx_status smx_logsumexp_rows_bf16(const uint16_t *x, size_t ldx, float *out, size_t rows, size_t cols,
                                            const smx_options *opt);
 
+/* ------------------------------------------------------------------ f64 */
+/*
+ * Rows of doubles (NumPy's default dtype). The same three algorithms,
+ * options, flags (masked-row NaN, stream / cached stores), argument checks,
+ * special-value policy (above; written in the same place) and thread-count
+ * independence (bitwise) as the f32 functions; log-sum-exp is returned as a
+ * double. The arithmetic is double throughout: exp(a/T) = 2^(a c) with
+ * c = log2(e)/T carried as a double-double and the argument reduced with an
+ * FMA (so its error does not grow with |a|), about 1 ulp (src/math/README.md);
+ * every sum is compensated (a double-double per lane), so no bound below
+ * depends on the row length; the online algorithm's rescales are exact powers
+ * of two, so they do not compound either.
+ *
+ * Accuracy contract (eps = 2^-52 = DBL_EPSILON, t_i = (x_i - max(x)) / T),
+ * checked against an x87 long-double reference (64-bit significand) for every
+ * algorithm x ISA x thread count on adversarial rows (tests/accuracy/
+ * test_accuracy_f64.c: spans of +-1.7e308, subnormal values and outputs,
+ * -inf masks, ties, spikes, temperatures from 5e-324 to DBL_MAX, chunked rows,
+ * rescale chains, 2^24 entries):
+ *  - softmax:      |y_i - ref_i| <= (4 + |t_i|/2) * eps * ref_i
+ *                  for every ref_i >= DBL_MIN. Outputs whose reference is below
+ *                  DBL_MIN (subnormal) are only guaranteed to be in [0, DBL_MIN).
+ *  - log-softmax:  |y_i - ref_i| <= 4 * eps * max(1, |ref_i|)
+ *  - log-sum-exp:  |out - ref|   <= 4 * eps * max(1, |ref|)
+ *  The |t_i|/2 term is the one rounding of x_i - max(x); the rest is the
+ *  exponential (<= 0.75 eps), the reduction, 1/sum and the final product.
+ *  Measured worst over the suite: softmax 1.7 eps apart from that term,
+ *  log-softmax 1.4 eps, log-sum-exp 0.5 eps. A value beyond the double range
+ *  is +-inf (its correct rounding), e.g. log-softmax of a row spanning more
+ *  than DBL_MAX, or log-sum-exp when max/T overflows.
+ *  Any positive finite temperature is accepted; when log2(e)/T leaves
+ *  [2^-900, 2^900] the scalar kernels run three-pass with (x - max)/T formed
+ *  by a division (as a double-double), and the same bounds hold.
+ *  Results may differ in the last bits between ISAs.
+ */
+SMX_API smx_status smx_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt);
+SMX_API smx_status smx_log_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt);
+SMX_API smx_status smx_logsumexp_f64(const double *x, size_t n, double *out, const smx_options *opt);
+SMX_API smx_status smx_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
+                                        size_t cols, const smx_options *opt);
+SMX_API smx_status smx_log_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
+                                            size_t cols, const smx_options *opt);
+SMX_API smx_status smx_logsumexp_rows_f64(const double *x, size_t ldx, double *out, size_t rows, size_t cols,
+                                          const smx_options *opt);
+
 /* ------------------------------------------------------------ CPU and ISA */
 typedef enum smx_isa_level {
   SMX_ISA_SCALAR = 0,
@@ -195,5 +240,6 @@ SMX_API smx_status smx_set_max_isa(smx_isa_level level);
 #ifdef __cplusplus
 }
 #endif
+#include "smx/smx_grad.h" /* backward passes and fused cross-entropy */
 #include "smx/smx_scores.h"  /* scores, OOD metrics, calibration (issue 5) */
 #endif /* SMX_SMX_H */

@@ -162,6 +162,21 @@ SMX_API smx_status smx_npy_read_rows_f32(smx_npy_reader *r, uint64_t row0, uint6
 SMX_API smx_status smx_npy_read_rows_f64(smx_npy_reader *r, uint64_t row0, uint64_t nrows, double *dst,
                                          char *err, size_t errlen);
 
+/*
+ * Storage-order access, for callers that handle the layout themselves (the
+ * smx command works on any axis this way): elements [e0, e0 + n) in the order
+ * the file stores them (C order, or column-major for a Fortran-order file),
+ * converted like the rows functions. _f16 copies the IEEE binary16 bits of a
+ * float16 file (byte order fixed) and refuses other dtypes. Any order for
+ * regular files; from a pipe e0 must be where the previous call stopped.
+ */
+SMX_API smx_status smx_npy_read_elems_f32(smx_npy_reader *r, uint64_t e0, size_t n, float *dst,
+                                          char *err, size_t errlen);
+SMX_API smx_status smx_npy_read_elems_f64(smx_npy_reader *r, uint64_t e0, size_t n, double *dst,
+                                          char *err, size_t errlen);
+SMX_API smx_status smx_npy_read_elems_f16(smx_npy_reader *r, uint64_t e0, size_t n, uint16_t *dst,
+                                          char *err, size_t errlen);
+
 /** Closes the file and frees the reader. NULL is allowed. */
 SMX_API void smx_npy_close(smx_npy_reader *r);
 
@@ -189,6 +204,10 @@ SMX_API smx_status smx_npy_writer_open(const char *path, smx_dtype dtype, int nd
                                        const smx_npy_write_options *opt, smx_npy_writer **w,
                                        char *err, size_t errlen);
 
+/** @return the temporary file's path while one exists (NULL for standard
+ *  output): a program may unlink it from a signal handler before _exit. */
+SMX_API const char *smx_npy_writer_temp_path(const smx_npy_writer *w);
+
 /** @return the header being written (rows and cols say what to append). */
 SMX_API const smx_npy_info *smx_npy_writer_info(const smx_npy_writer *w);
 
@@ -207,6 +226,22 @@ SMX_API smx_status smx_npy_write_rows_f32(smx_npy_writer *w, const float *src, u
                                           char *err, size_t errlen);
 SMX_API smx_status smx_npy_write_rows_f64(smx_npy_writer *w, const double *src, uint64_t nrows,
                                           char *err, size_t errlen);
+
+/*
+ * Storage-order writing (the counterpart of smx_npy_read_elems_*): n values
+ * to elements [e0, e0 + n) in the order the file stores them, converted like
+ * the rows functions (_f16: binary16 bits, float16 files only). To a regular
+ * file in any order (positioned writes; native float data is written
+ * straight from src); to standard output e0 must be where the previous call
+ * stopped. Use either the rows or the elems functions on one writer, and
+ * write each element once: finish checks that the counts add up to the shape.
+ */
+SMX_API smx_status smx_npy_write_elems_f32(smx_npy_writer *w, uint64_t e0, const float *src, size_t n,
+                                           char *err, size_t errlen);
+SMX_API smx_status smx_npy_write_elems_f64(smx_npy_writer *w, uint64_t e0, const double *src, size_t n,
+                                           char *err, size_t errlen);
+SMX_API smx_status smx_npy_write_elems_f16(smx_npy_writer *w, uint64_t e0, const uint16_t *src, size_t n,
+                                           char *err, size_t errlen);
 
 /*
  * Checks that every row was written, flushes (fsync) the temporary file and

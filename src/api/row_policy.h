@@ -20,12 +20,16 @@ typedef struct smx_row_summary {
 
 /* Adds x[0..n) to the summary (start from an all-zero summary). */
 void smx_policy_scan(const float *x, size_t n, smx_row_summary *s);
+void smx_policy_scan_f64(const double *x, size_t n, smx_row_summary *s);
 /* 1 if the policy decides the row's outputs (NaN, +inf, or no entry above -inf). */
 int smx_policy_is_special(const smx_row_summary *s);
 /* The policy's output for an entry x_i of a special row (softmax, log-softmax). */
 float smx_policy_value(smx_op op, const smx_row_summary *s, uint32_t flags, float xi);
+/* The same in double (the float version is this value rounded). */
+double smx_policy_value_f64(smx_op op, const smx_row_summary *s, uint32_t flags, double xi);
 /* The policy's log-sum-exp of a special row. */
 float smx_policy_lse(const smx_row_summary *s, uint32_t flags);
+double smx_policy_lse_f64(const smx_row_summary *s, uint32_t flags);
 
 /*
  * Scans x[0..n) and, if the row is special, writes its outputs (y for the
@@ -33,8 +37,10 @@ float smx_policy_lse(const smx_row_summary *s, uint32_t flags);
  * row, writing nothing. x may equal y.
  */
 int smx_policy_row(smx_op op, const float *x, float *y, size_t n, uint32_t flags, float *lse);
+int smx_policy_row_f64(smx_op op, const double *x, double *y, size_t n, uint32_t flags, double *lse);
 
 /* Fills y[0..n) (or *lse) with NaN: the row had a NaN that a kernel met after writing. */
 void smx_policy_nan_row(smx_op op, float *y, size_t n, float *lse);
+void smx_policy_nan_row_f64(smx_op op, double *y, size_t n, double *lse);
 
 #endif

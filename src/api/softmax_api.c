@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "api/algo_select.h"
+#include "api/f64_row.h"
 #include "api/half_row.h"
 #include "api/softmax_row.h"
 #include "runtime/dispatch.h"
@@ -45,10 +46,10 @@ static smx_status resolve_options(const smx_options *opt, resolved *r) {
 }
 
 /* Elements spanned by a rows x cols matrix with leading dimension ld; 0 on overflow
- * of the byte size (counted for the widest element, float). Requires rows >= 1,
+ * of the byte size (counted for the widest element, double). Requires rows >= 1,
  * cols >= 1, ld >= cols. */
 static size_t span_elems(size_t rows, size_t cols, size_t ld) {
-  const size_t max_elems = (size_t)PTRDIFF_MAX / sizeof(float);
+  const size_t max_elems = (size_t)PTRDIFF_MAX / sizeof(double);
   if (cols > max_elems) return 0;
   if (rows - 1 > 0 && ld > (max_elems - cols) / (rows - 1)) return 0;
   return (rows - 1) * ld + cols;
@@ -61,11 +62,12 @@ static int ranges_overlap(const void *a, size_t a_bytes, const void *b, size_t b
 
 typedef struct rows_job {
   smx_row_params p;
+  smx_row_params_f64 pd;   /* f64 rows */
   smx_op op;
   smx_elem elem;
   const void *x;
   void *y;        /* softmax ops */
-  float *out;     /* logsumexp   */
+  void *out;      /* logsumexp: float, or double for f64 rows */
   size_t ldx, ldy, rows, cols, rows_per_task;
 } rows_job;
 
@@ -77,13 +79,18 @@ static void rows_task(void *ctx, size_t t) {
   for (size_t r = r0; r < r1; r++) {
     const char *xr = (const char *)j->x + r * j->ldx * es;
     char *yr = j->op == SMX_OP_LOGSUMEXP ? NULL : (char *)j->y + r * j->ldy * es;
-    float *lse = j->op == SMX_OP_LOGSUMEXP ? j->out + r : NULL;
+    if (j->elem == SMX_ELEM_F64) {
+      double *lsed = j->op == SMX_OP_LOGSUMEXP ? (double *)j->out + r : NULL;
+      smx_row_f64(&j->pd, (const double *)xr, (double *)yr, j->cols, lsed);
+      continue;
+    }
+    float *lse = j->op == SMX_OP_LOGSUMEXP ? (float *)j->out + r : NULL;
     if (j->elem == SMX_ELEM_F32) smx_row_f32(&j->p, (const float *)xr, (float *)yr, j->cols, lse);
     else smx_row_half(&j->p, j->elem, (const uint16_t *)xr, (uint16_t *)yr, j->cols, lse);
   }
 }
 
-static smx_status run_rows(smx_op op, smx_elem elem, const void *x, size_t ldx, void *y, size_t ldy, float *out,
+static smx_status run_rows(smx_op op, smx_elem elem, const void *x, size_t ldx, void *y, size_t ldy, void *out,
                            size_t rows, size_t cols, const smx_options *opt) {
   resolved o;
   smx_status st = resolve_options(opt, &o);
@@ -92,9 +99,12 @@ static smx_status run_rows(smx_op op, smx_elem elem, const void *x, size_t ldx, 
   if (rows == 0) return SMX_OK;
   if (op == SMX_OP_LOGSUMEXP) {
     if (!out) return SMX_E_INVALID_ARG;
-    if (rows > (size_t)PTRDIFF_MAX / sizeof(float)) return SMX_E_INVALID_ARG;
+    if (rows > (size_t)PTRDIFF_MAX / sizeof(double)) return SMX_E_INVALID_ARG;
     if (cols == 0) {
-      for (size_t r = 0; r < rows; r++) out[r] = -INFINITY;
+      for (size_t r = 0; r < rows; r++) {
+        if (elem == SMX_ELEM_F64) ((double *)out)[r] = -INFINITY;
+        else ((float *)out)[r] = -INFINITY;
+      }
       return SMX_OK;
     }
   } else if (cols == 0) {
@@ -105,7 +115,8 @@ static smx_status run_rows(smx_op op, smx_elem elem, const void *x, size_t ldx, 
   size_t xs = span_elems(rows, cols, ldx);
   if (!xs) return SMX_E_INVALID_ARG;
   if (op == SMX_OP_LOGSUMEXP) {
-    if (ranges_overlap(x, xs * es, out, rows * sizeof(float))) return SMX_E_INVALID_ARG;
+    size_t out_es = elem == SMX_ELEM_F64 ? sizeof(double) : sizeof(float);
+    if (ranges_overlap(x, xs * es, out, rows * out_es)) return SMX_E_INVALID_ARG;
   } else {
     size_t ys = span_elems(rows, cols, ldy);
     if (!ys) return SMX_E_INVALID_ARG;
@@ -119,6 +130,16 @@ static smx_status run_rows(smx_op op, smx_elem elem, const void *x, size_t ldx, 
   double c = 1.4426950408889634 / o.temperature;
   if (!(c >= 0x1p-100 && c <= 0x1p100)) k = &smx_f32_ukernels_scalar;
   smx_algo algo = o.algo == SMX_ALGO_AUTO ? smx_algo_auto(op, rows, cols, k->isa) : o.algo;
+  const smx_f64_ukernels *kd = smx_dispatch_f64();
+  if (elem == SMX_ELEM_F64) {
+    /* extreme temperatures: scalar kernels in division mode, three-pass only */
+    if (smx_f64_temperature_extreme(o.temperature)) {
+      kd = &smx_f64_ukernels_scalar;
+      algo = SMX_ALGO_THREE_PASS;
+    } else if (o.algo == SMX_ALGO_AUTO) {
+      algo = smx_algo_auto_f64(op, rows, cols, kd->isa);
+    }
+  }
   int stream = op != SMX_OP_LOGSUMEXP && !(o.flags & SMX_FLAG_CACHED_STORES) &&
                ((o.flags & SMX_FLAG_STREAM_STORES) || smx_stream_default(rows, cols));
   rows_job j;
@@ -139,12 +160,15 @@ static smx_status run_rows(smx_op op, smx_elem elem, const void *x, size_t ldx, 
    * row between private caches: measured to pay only from 2Mi columns
    * (256Ki: 0.23 ns/element on one thread, 0.43 on two; 2Mi: 0.32 vs 0.20).
    * Half-precision rows are never split (they stream through a small buffer). */
-  int split_rows = threads > 1 && rows < 2 * (size_t)threads && cols >= SMX_SPLIT_ROW_MIN && elem == SMX_ELEM_F32;
+  int split_rows = threads > 1 && rows < 2 * (size_t)threads && cols >= SMX_SPLIT_ROW_MIN &&
+                    (elem == SMX_ELEM_F32 || elem == SMX_ELEM_F64);
   if (threads > 1 && !split_rows && rows < 2) threads = 1;
   if (threads > 1 && !split_rows) {
     /* whole rows per task; a few tasks per thread for balance */
     smx_row_params_init(&j.p, k, op, algo, o.temperature, o.flags, 1);
     j.p.stream = stream;
+    smx_row_params_f64_init(&j.pd, kd, op, algo, o.temperature, o.flags, 1);
+    j.pd.stream = stream;
     size_t ntasks = (size_t)threads * 4;
     if (ntasks > rows) ntasks = rows;
     j.rows_per_task = (rows + ntasks - 1) / ntasks;
@@ -154,6 +178,8 @@ static smx_status run_rows(smx_op op, smx_elem elem, const void *x, size_t ldx, 
     /* one row at a time, long rows split into chunks across threads */
     smx_row_params_init(&j.p, k, op, algo, o.temperature, o.flags, threads);
     j.p.stream = stream;
+    smx_row_params_f64_init(&j.pd, kd, op, algo, o.temperature, o.flags, threads);
+    j.pd.stream = stream;
     j.rows_per_task = rows;
     rows_task(&j, 0);
   }
@@ -241,4 +267,33 @@ smx_status smx_log_softmax_bf16(const uint16_t *x, uint16_t *y, size_t n, const 
 
 smx_status smx_logsumexp_bf16(const uint16_t *x, size_t n, float *out, const smx_options *opt) {
   return run_rows(SMX_OP_LOGSUMEXP, SMX_ELEM_BF16, x, n, NULL, 0, out, 1, n, opt);
+}
+
+/* ---- f64: double storage and arithmetic (src/api/f64_row.c) */
+
+smx_status smx_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows, size_t cols,
+                                const smx_options *opt) {
+  return run_rows(SMX_OP_SOFTMAX, SMX_ELEM_F64, x, ldx, y, ldy, NULL, rows, cols, opt);
+}
+
+smx_status smx_log_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows, size_t cols,
+                                    const smx_options *opt) {
+  return run_rows(SMX_OP_LOG_SOFTMAX, SMX_ELEM_F64, x, ldx, y, ldy, NULL, rows, cols, opt);
+}
+
+smx_status smx_logsumexp_rows_f64(const double *x, size_t ldx, double *out, size_t rows, size_t cols,
+                                  const smx_options *opt) {
+  return run_rows(SMX_OP_LOGSUMEXP, SMX_ELEM_F64, x, ldx, NULL, 0, out, rows, cols, opt);
+}
+
+smx_status smx_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt) {
+  return run_rows(SMX_OP_SOFTMAX, SMX_ELEM_F64, x, n, y, n, NULL, 1, n, opt);
+}
+
+smx_status smx_log_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt) {
+  return run_rows(SMX_OP_LOG_SOFTMAX, SMX_ELEM_F64, x, n, y, n, NULL, 1, n, opt);
+}
+
+smx_status smx_logsumexp_f64(const double *x, size_t n, double *out, const smx_options *opt) {
+  return run_rows(SMX_OP_LOGSUMEXP, SMX_ELEM_F64, x, n, NULL, 0, out, 1, n, opt);
 }

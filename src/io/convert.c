@@ -169,3 +169,20 @@ void smx_io_encode_f64(smx_dtype t, int big, const double *src, size_t stride, s
   typedef double ST;
   ENCODE_BODY
 }
+
+void smx_io_decode_f16_bits(int big, const unsigned char *src, size_t n, uint16_t *dst) {
+  if (big) for (size_t i = 0; i < n; i++) dst[i] = (uint16_t)load(src + 2 * i, 2, 1);
+  else for (size_t i = 0; i < n; i++) dst[i] = (uint16_t)load(src + 2 * i, 2, 0);
+}
+
+void smx_io_encode_f16_bits(int big, const uint16_t *src, size_t n, unsigned char *dst) {
+  if (big) for (size_t i = 0; i < n; i++) store(dst + 2 * i, src[i], 2, 1);
+  else for (size_t i = 0; i < n; i++) store(dst + 2 * i, src[i], 2, 0);
+}
+
+int smx_io_native_float(smx_dtype t, int big) {
+  const uint32_t one = 1;
+  unsigned char first;
+  memcpy(&first, &one, 1);
+  return (t == SMX_DTYPE_F32 || t == SMX_DTYPE_F64 || t == SMX_DTYPE_F16) && big == (first == 0);
+}

@@ -7,6 +7,7 @@
 #define SMX_IO_CONVERT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "smx/smx_io.h"
 
@@ -23,5 +24,13 @@ size_t smx_io_check_f64(smx_dtype t, const double *src, size_t n);
 /* src[0], src[stride], ... (n values, already checked) -> n elements at dst. */
 void smx_io_encode_f32(smx_dtype t, int big, const float *src, size_t stride, size_t n, unsigned char *dst);
 void smx_io_encode_f64(smx_dtype t, int big, const double *src, size_t stride, size_t n, unsigned char *dst);
+
+/* float16 bits in byte order `big` <-> host uint16_t bits (n values, contiguous). */
+void smx_io_decode_f16_bits(int big, const unsigned char *src, size_t n, uint16_t *dst);
+void smx_io_encode_f16_bits(int big, const uint16_t *src, size_t n, unsigned char *dst);
+
+/* 1 when values of dtype t in byte order big have the host's float / double
+ * representation, so that bytes can be copied as they are. */
+int smx_io_native_float(smx_dtype t, int big);
 
 #endif

@@ -324,3 +324,50 @@ smx_status smx_npy_read_rows_f64(smx_npy_reader *r, uint64_t row0, uint64_t nrow
                                  size_t errlen) {
   return read_rows(r, row0, nrows, dst, 1, err, errlen);
 }
+
+/* Storage order: one contiguous byte range, converted a scratch chunk at a
+ * time (kind 0 f32, 1 f64, 2 float16 bits). */
+static smx_status read_elems(smx_npy_reader *r, uint64_t e0, size_t n, void *dst, int kind, char *err,
+                             size_t errlen) {
+  if (r == NULL) return smx_io_err(SMX_E_INVALID_ARG, err, errlen, "smx_npy_read_elems: NULL reader");
+  const smx_npy_info *in = &r->info;
+  if (e0 > in->count || n > in->count - e0)
+    return smx_io_err(SMX_E_INVALID_ARG, err, errlen, "%s: elements %llu..%llu requested, the array has %llu",
+                      r->name, (unsigned long long)e0, (unsigned long long)e0 + n, (unsigned long long)in->count);
+  if (kind == 2 && in->dtype != SMX_DTYPE_F16)
+    return smx_io_err(SMX_E_INVALID_ARG, err, errlen, "%s: float16 bits requested from %s data", r->name,
+                      smx_dtype_name(in->dtype));
+  if (dst == NULL && n > 0) return smx_io_err(SMX_E_INVALID_ARG, err, errlen, "%s: NULL destination", r->name);
+  if (r->failed)
+    return smx_io_err(SMX_E_IO, err, errlen, "%s: an earlier read failed, the pipe position is lost", r->name);
+  uint64_t off = in->data_offset + e0 * r->isz;
+  if (!r->seekable && off != r->pos)
+    return smx_io_err(SMX_E_INVALID_ARG, err, errlen, "%s: a pipe is read in order: element %llu is next, not %llu",
+                      r->name, (unsigned long long)((r->pos - in->data_offset) / r->isz), (unsigned long long)e0);
+  size_t per = r->scratch_cap / r->isz;
+  smx_status s = SMX_OK;
+  for (size_t done = 0; done < n && s == SMX_OK; done += per) {
+    size_t k = n - done < per ? n - done : per;
+    s = read_exact(r, off + done * r->isz, r->scratch, k * r->isz, "the data", err, errlen);
+    if (s != SMX_OK) break;
+    if (kind == 2) smx_io_decode_f16_bits(in->big_endian, r->scratch, k, (uint16_t *)dst + done);
+    else decode(r, r->scratch, k, dst, done, 1, kind == 1);
+  }
+  if (r->seekable) return s;
+  if (s == SMX_OK && n > 0 && e0 + n == in->count) s = check_no_trailing(r, err, errlen);
+  if (s != SMX_OK) r->failed = 1;
+  return s;
+}
+
+smx_status smx_npy_read_elems_f32(smx_npy_reader *r, uint64_t e0, size_t n, float *dst, char *err, size_t errlen) {
+  return read_elems(r, e0, n, dst, 0, err, errlen);
+}
+
+smx_status smx_npy_read_elems_f64(smx_npy_reader *r, uint64_t e0, size_t n, double *dst, char *err, size_t errlen) {
+  return read_elems(r, e0, n, dst, 1, err, errlen);
+}
+
+smx_status smx_npy_read_elems_f16(smx_npy_reader *r, uint64_t e0, size_t n, uint16_t *dst, char *err,
+                                  size_t errlen) {
+  return read_elems(r, e0, n, dst, 2, err, errlen);
+}

@@ -39,6 +39,7 @@ struct smx_npy_writer {
   size_t isz;
   int c_layout;
   uint64_t rows_done;
+  uint64_t elems_done;    /* storage-order writes: elements written so far            */
   int failed;             /* an I/O error happened: only abort / finish make sense    */
   unsigned char *scratch;
   size_t scratch_cap;     /* a multiple of isz                                        */
@@ -64,6 +65,8 @@ static void destroy(smx_npy_writer *w) {
 }
 
 void smx_npy_writer_abort(smx_npy_writer *w) { destroy(w); }
+
+const char *smx_npy_writer_temp_path(const smx_npy_writer *w) { return w ? w->tmp : NULL; }
 
 const smx_npy_info *smx_npy_writer_info(const smx_npy_writer *w) { return w ? &w->info : NULL; }
 
@@ -263,6 +266,70 @@ smx_status smx_npy_write_rows_f64(smx_npy_writer *w, const double *src, uint64_t
   return write_rows(w, src, nrows, 1, err, errlen);
 }
 
+/* Storage order (kind 0 f32, 1 f64, 2 float16 bits): positioned writes of
+ * converted scratch chunks, or of src itself when its bytes are the file's. */
+static smx_status write_elems(smx_npy_writer *w, uint64_t e0, const void *src, size_t n, int kind, char *err,
+                              size_t errlen) {
+  if (w == NULL) return smx_io_err(SMX_E_INVALID_ARG, err, errlen, "smx_npy_write_elems: NULL writer");
+  if (w->failed) return smx_io_err(SMX_E_IO, err, errlen, "%s: an earlier write failed", w->name);
+  const smx_npy_info *in = &w->info;
+  if (e0 > in->count || n > in->count - e0 || n > in->count - w->elems_done)
+    return smx_io_err(SMX_E_INVALID_ARG, err, errlen, "%s: elements %llu..%llu given, the array has %llu", w->name,
+                      (unsigned long long)e0, (unsigned long long)e0 + n, (unsigned long long)in->count);
+  if (kind == 2 && in->dtype != SMX_DTYPE_F16)
+    return smx_io_err(SMX_E_INVALID_ARG, err, errlen, "%s: float16 bits given for %s data", w->name,
+                      smx_dtype_name(in->dtype));
+  if (w->to_stdout && e0 != w->elems_done)
+    return smx_io_err(SMX_E_INVALID_ARG, err, errlen, "%s: a stream is written in order: element %llu is next, not %llu",
+                      w->name, (unsigned long long)w->elems_done, (unsigned long long)e0);
+  if (n == 0) return SMX_OK;
+  if (src == NULL) return smx_io_err(SMX_E_INVALID_ARG, err, errlen, "%s: NULL source", w->name);
+  if (kind != 2) {
+    size_t bad = kind ? smx_io_check_f64(in->dtype, (const double *)src, n) : smx_io_check_f32(in->dtype, (const float *)src, n);
+    if (bad < n) {
+      double v = kind ? ((const double *)src)[bad] : (double)((const float *)src)[bad];
+      return smx_io_err(SMX_E_INVALID_ARG, err, errlen, "%s: element %llu: %g does not fit %s", w->name,
+                        (unsigned long long)(e0 + bad), v, smx_dtype_name(in->dtype));
+    }
+  }
+  size_t src_size = kind == 2 ? 2 : kind == 1 ? 8 : 4;
+  int e;
+  if (w->whole == NULL && src_size == w->isz && smx_io_native_float(in->dtype, in->big_endian)) {
+    e = w->to_stdout ? smx_io_write_full(w->fd, src, n * w->isz)
+                     : smx_io_pwrite_full(w->fd, src, n * w->isz, in->data_offset + e0 * w->isz);
+    if (e != 0) return io_fail(w, e, "write failed", err, errlen);
+  } else {
+    size_t per = w->whole ? n : w->scratch_cap / w->isz;
+    for (size_t done = 0; done < n; done += per) {
+      size_t k = n - done < per ? n - done : per;
+      unsigned char *dst = w->whole ? w->whole + (e0 + done) * w->isz : w->scratch;
+      if (kind == 2) smx_io_encode_f16_bits(in->big_endian, (const uint16_t *)src + done, k, dst);
+      else encode(w, src, done, 1, k, dst, kind);
+      if (w->whole) continue;
+      e = w->to_stdout ? smx_io_write_full(w->fd, dst, k * w->isz)
+                       : smx_io_pwrite_full(w->fd, dst, k * w->isz, in->data_offset + (e0 + done) * w->isz);
+      if (e != 0) return io_fail(w, e, "write failed", err, errlen);
+    }
+  }
+  w->elems_done += n;
+  return SMX_OK;
+}
+
+smx_status smx_npy_write_elems_f32(smx_npy_writer *w, uint64_t e0, const float *src, size_t n, char *err,
+                                   size_t errlen) {
+  return write_elems(w, e0, src, n, 0, err, errlen);
+}
+
+smx_status smx_npy_write_elems_f64(smx_npy_writer *w, uint64_t e0, const double *src, size_t n, char *err,
+                                   size_t errlen) {
+  return write_elems(w, e0, src, n, 1, err, errlen);
+}
+
+smx_status smx_npy_write_elems_f16(smx_npy_writer *w, uint64_t e0, const uint16_t *src, size_t n, char *err,
+                                   size_t errlen) {
+  return write_elems(w, e0, src, n, 2, err, errlen);
+}
+
 smx_status smx_npy_writer_finish(smx_npy_writer *w, char *err, size_t errlen) {
   if (w == NULL) return smx_io_err(SMX_E_INVALID_ARG, err, errlen, "smx_npy_writer_finish: NULL writer");
   smx_status s = SMX_OK;
@@ -270,7 +337,7 @@ smx_status smx_npy_writer_finish(smx_npy_writer *w, char *err, size_t errlen) {
   int e;
   if (w->failed) {
     s = smx_io_err(SMX_E_IO, err, errlen, "%s: an earlier write failed%s", w->name, left);
-  } else if (w->rows_done != w->info.rows) {
+  } else if (w->rows_done != w->info.rows && w->elems_done != w->info.count) {
     s = smx_io_err(SMX_E_INVALID_ARG, err, errlen, "%s: %llu of %llu rows were written%s", w->name,
                    (unsigned long long)w->rows_done, (unsigned long long)w->info.rows, left);
   } else if (w->whole && (e = smx_io_write_full(w->fd, w->whole, (size_t)w->info.data_bytes)) != 0) {

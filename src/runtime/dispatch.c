@@ -42,16 +42,20 @@ static smx_isa_level detect_cpu(void) {
 static smx_isa_level detect_cpu(void) { return SMX_ISA_SCALAR; }
 #endif
 
+#define SMX_F64_AVX2 &smx_f64_ukernels_avx2
+#define SMX_F64_AVX512 &smx_f64_ukernels_avx512
+
 /* Everything one ISA level provides; the dispatcher swaps whole sets. */
 typedef struct kernel_set {
   const smx_f32_ukernels *f32;
   const smx_cvt_ukernels *cvt;
+  const smx_f64_ukernels *f64;
 } kernel_set;
 
-static const kernel_set set_scalar = { &smx_f32_ukernels_scalar, &smx_cvt_ukernels_scalar };
+static const kernel_set set_scalar = { &smx_f32_ukernels_scalar, &smx_cvt_ukernels_scalar, &smx_f64_ukernels_scalar };
 #if defined(SMX_HAVE_X86_KERNELS)
-static const kernel_set set_avx2 = { &smx_f32_ukernels_avx2, &smx_cvt_ukernels_avx2 };
-static const kernel_set set_avx512 = { &smx_f32_ukernels_avx512, &smx_cvt_ukernels_avx512 };
+static const kernel_set set_avx2 = { &smx_f32_ukernels_avx2, &smx_cvt_ukernels_avx2, SMX_F64_AVX2 };
+static const kernel_set set_avx512 = { &smx_f32_ukernels_avx512, &smx_cvt_ukernels_avx512, SMX_F64_AVX512 };
 #endif
 
 static const kernel_set *table_for(smx_isa_level level) {
@@ -100,6 +104,7 @@ static const kernel_set *current_set(void) {
 
 const smx_f32_ukernels *smx_dispatch_f32(void) { return current_set()->f32; }
 const smx_cvt_ukernels *smx_dispatch_cvt(void) { return current_set()->cvt; }
+const smx_f64_ukernels *smx_dispatch_f64(void) { return current_set()->f64; }
 
 smx_isa_level smx_cpu_isa(void) {
   pthread_once(&once, init_once);

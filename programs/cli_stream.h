@@ -1,0 +1,131 @@
+/*
+ * The data path of `smx softmax | log-softmax | logsumexp`: a source that
+ * hands out elements of the input in storage order (the order the file keeps
+ * them), a sink that takes elements of the output in storage order, and the
+ * engine between them that walks any axis in bounded memory.
+ *
+ * Storage order: a C-order array is walked as it is; a Fortran-order array of
+ * shape (d0, ..., dk) is stored like a C-order array of shape (dk, ..., d0),
+ * so the engine works on that reversed shape (axis a becomes k - a) and the
+ * output keeps the input's order. Text input is parsed once into a
+ * temporary file of native float64 values; text output is collected as
+ * float64 in a temporary file and formatted at the end. Both temporaries are
+ * unlinked at creation (in $TMPDIR, else /tmp).
+ */
+#ifndef SMX_PROGRAMS_CLI_STREAM_H
+#define SMX_PROGRAMS_CLI_STREAM_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "smx/smx.h"
+#include "smx/smx_io.h"
+
+/* The element type of the engine's buffers: what the library computes in. */
+typedef enum cli_ctype { CLI_F32, CLI_F64, CLI_F16 } cli_ctype;
+size_t cli_ctype_size(cli_ctype t);
+
+typedef enum cli_format { CLI_FMT_NPY, CLI_FMT_CSV, CLI_FMT_TSV } cli_format;
+
+typedef struct cli_src {
+  const char *name;            /* for messages: the path, or "<stdin>"                  */
+  smx_npy_reader *npy;         /* .npy input                                            */
+  int raw_fd;                  /* text input: native float64 values, C order; else -1   */
+  smx_dtype dtype;             /* of the data in the file                               */
+  int fortran;
+  int ndim;
+  uint64_t shape[SMX_NPY_MAX_DIMS];  /* the logical shape                               */
+  uint64_t count;
+  /* windows of a regular .npy file whose bytes are native floats (else map_fd -1) */
+  int map_fd;
+  uint64_t data_offset, file_end;
+  unsigned char *map;
+  uint64_t map_off;
+  size_t map_len;
+} cli_src;
+
+/* Opens path ("-": stdin) as fmt. Text is parsed completely here (bad text:
+ * SMX_E_PARSE with file, line and column). */
+smx_status cli_src_open(cli_src *s, const char *path, cli_format fmt, char *err, size_t errlen);
+/* 1 when only in-order reads work (a .npy stream on a pipe). */
+int cli_src_in_order_only(const cli_src *s);
+/* Copies the rest of a piped .npy stream into a temporary file, so that it
+ * can be read in any order. */
+smx_status cli_src_spool(cli_src *s, char *err, size_t errlen);
+/* Elements [e0, e0 + n) in storage order, converted to t. */
+smx_status cli_src_read(cli_src *s, cli_ctype t, uint64_t e0, size_t n, void *dst, char *err, size_t errlen);
+/* The same elements in place in a mapped window when the file's bytes are
+ * already of type t; else NULL (then use cli_src_read). Valid until the
+ * next call. */
+const void *cli_src_peek(cli_src *s, cli_ctype t, uint64_t e0, size_t n);
+void cli_src_close(cli_src *s);
+
+typedef struct cli_sink {
+  const char *path;            /* the destination, "-" for stdout                       */
+  const char *name;            /* for messages                                          */
+  cli_format fmt;
+  smx_dtype dtype;
+  int fortran;
+  int ndim;
+  uint64_t shape[SMX_NPY_MAX_DIMS];
+  uint64_t count;
+  smx_npy_writer *npy;
+  int raw_fd;                  /* text output: float64 values in storage order; else -1 */
+  char *spool_dir;             /* .npy for stdout written out of order: a private dir   */
+  char *spool_file;
+} cli_sink;
+
+/* Creates the output. random: writes will come out of order (stdout is
+ * then fed from a temporary file at the end). Text output of more than two
+ * dimensions is SMX_E_INVALID_ARG. */
+smx_status cli_sink_open(cli_sink *k, const char *path, cli_format fmt, smx_dtype dtype, int ndim,
+                         const uint64_t *shape, int fortran, int random, char *err, size_t errlen);
+/* n values of type t to elements [e0, e0 + n) in storage order. */
+smx_status cli_sink_write(cli_sink *k, cli_ctype t, uint64_t e0, const void *src, size_t n, char *err, size_t errlen);
+/* Completes the output (rename, or copy to stdout); frees everything. */
+smx_status cli_sink_finish(cli_sink *k, char *err, size_t errlen);
+/* Leaves no output behind; frees everything. */
+void cli_sink_abort(cli_sink *k);
+
+/* Files to remove if the process must die at once (SIGBUS on a mapped file
+ * that shrank): the paths are kept current by the sink. */
+void cli_cleanup_register(const char *path);
+void cli_cleanup_unregister(const char *path);
+void cli_cleanup_now(void);  /* async-signal-safe */
+
+/* Text: parse fd into a temporary float64 file (rows x cols); format float64
+ * values of a temporary file as text. */
+smx_status cli_text_parse(int fd, const char *name, char sep, int *raw_fd, uint64_t *rows, uint64_t *cols, char *err,
+                          size_t errlen);
+smx_status cli_text_format(int raw_fd, int out_fd, const char *name, char sep, smx_dtype dtype, int ndim,
+                           const uint64_t *shape, int fortran, char *err, size_t errlen);
+/* A temporary file in $TMPDIR (or /tmp), already unlinked; -1 and errno on failure. */
+int cli_temp_fd(void);
+
+/* The operation over one axis. */
+typedef enum cli_op { CLI_SOFTMAX, CLI_LOG_SOFTMAX, CLI_LOGSUMEXP } cli_op;
+
+/* rows x n values of type t (dense) -> y (rows x n, or rows values for
+ * logsumexp, of type cli_lse_type(t)); x == y is allowed. */
+smx_status cli_compute(cli_op op, cli_ctype t, const void *x, void *y, size_t rows, size_t n, const smx_options *o);
+cli_ctype cli_out_type(cli_op op, cli_ctype t);
+
+typedef struct cli_run_args {
+  cli_op op;
+  cli_ctype ct;
+  int axis;                    /* in storage order, 0 .. ndim-1 (0 for a scalar)        */
+  smx_options opt;
+  int progress;                /* show a progress line on stderr                        */
+  const char *what;            /* name for the progress line                            */
+  volatile sig_atomic_t *interrupted;
+} cli_run_args;
+
+/* Whether the engine will read and write out of order for this shape. */
+int cli_plan_random(int ndim, const uint64_t *st_shape, int axis, cli_ctype ct);
+
+/* The whole computation. Returns a documented exit code (cli.h) after
+ * printing its message; the sink is finished or aborted by the caller. */
+int cli_run(cli_src *s, cli_sink *k, const cli_run_args *a);
+
+#endif

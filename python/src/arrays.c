@@ -1,0 +1,111 @@
+/* NumPy arrays in and out: see arrays.h. */
+#include "arrays.h"
+
+static int dtype_of(int type_num, smx_py_dtype *dt) {
+  switch (type_num) {
+  case NPY_HALF: *dt = SMX_PY_F16; return 1;
+  case NPY_FLOAT: *dt = SMX_PY_F32; return 1;
+  case NPY_DOUBLE: *dt = SMX_PY_F64; return 1;
+  default: return 0;
+  }
+}
+
+static void raise_dtype(const char *fn, const char *what, PyArray_Descr *d) {
+  PyObject *name = PyObject_Str((PyObject *)d);
+  if (!name) return;
+  if (PyDataType_ISINTEGER(d) || PyDataType_ISBOOL(d)) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s: %s has dtype %U; smx takes float16, float32 or float64: cast first, e.g. a.astype(numpy.float32)",
+                 fn, what, name);
+  } else {
+    PyErr_Format(PyExc_TypeError, "%s: %s has unsupported dtype %U; smx takes float16, float32 or float64", fn, what,
+                 name);
+  }
+  Py_DECREF(name);
+}
+
+PyArrayObject *smx_py_input(const char *fn, PyObject *a, smx_py_dtype *dt) {
+  /* Check the dtype first so that an unsupported array is never copied. */
+  PyArrayObject *arr = (PyArrayObject *)PyArray_FROM_O(a);
+  if (!arr) return NULL;
+  if (!dtype_of(PyArray_TYPE(arr), dt)) {
+    raise_dtype(fn, "the input", PyArray_DESCR(arr));
+    Py_DECREF(arr);
+    return NULL;
+  }
+  if (PyArray_ISALIGNED(arr) && PyArray_ISNOTSWAPPED(arr)) return arr;
+  /* Misaligned or byte-swapped: the one case that needs a copy. */
+  PyArrayObject *c = (PyArrayObject *)PyArray_FromArray(arr, PyArray_DescrFromType(PyArray_TYPE(arr)),
+                                                        NPY_ARRAY_ALIGNED | NPY_ARRAY_NOTSWAPPED | NPY_ARRAY_FORCECAST);
+  Py_DECREF(arr);
+  return c;
+}
+
+int smx_py_check_out(const char *fn, PyObject *out, PyArrayObject *x, int ndim, const npy_intp *shape) {
+  if (!PyArray_Check(out)) {
+    PyErr_Format(PyExc_TypeError, "%s: out must be a numpy.ndarray, not %.100s", fn, Py_TYPE(out)->tp_name);
+    return -1;
+  }
+  PyArrayObject *o = (PyArrayObject *)out;
+  if (PyArray_TYPE(o) != PyArray_TYPE(x)) {
+    PyObject *want = PyObject_Str((PyObject *)PyArray_DESCR(x)), *got = PyObject_Str((PyObject *)PyArray_DESCR(o));
+    if (want && got) PyErr_Format(PyExc_TypeError, "%s: out has dtype %U, expected %U (the input's)", fn, got, want);
+    Py_XDECREF(want);
+    Py_XDECREF(got);
+    return -1;
+  }
+  int same = PyArray_NDIM(o) == ndim;
+  for (int d = 0; same && d < ndim; d++) same = PyArray_DIM(o, d) == shape[d];
+  if (!same) {
+    PyObject *want = PyTuple_New(ndim);
+    if (!want) return -1;
+    for (int d = 0; d < ndim; d++) PyTuple_SET_ITEM(want, d, PyLong_FromSsize_t(shape[d]));
+    PyObject *got = PyObject_GetAttrString(out, "shape");
+    if (got) PyErr_Format(PyExc_ValueError, "%s: out has shape %R, expected %R", fn, got, want);
+    Py_XDECREF(got);
+    Py_DECREF(want);
+    return -1;
+  }
+  if (!PyArray_ISWRITEABLE(o)) {
+    PyErr_Format(PyExc_ValueError, "%s: out is read-only", fn);
+    return -1;
+  }
+  if (!PyArray_ISALIGNED(o) || !PyArray_ISNOTSWAPPED(o)) {
+    PyErr_Format(PyExc_ValueError, "%s: out must be aligned and in native byte order", fn);
+    return -1;
+  }
+  for (int d = 0; d < ndim; d++) {
+    if (PyArray_DIM(o, d) > 1 && PyArray_STRIDE(o, d) == 0) {
+      PyErr_Format(PyExc_ValueError, "%s: out has a zero stride (dimension %d): its elements overlap", fn, d);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static void span(PyArrayObject *a, char **lo, char **hi) {
+  char *l = PyArray_BYTES(a), *h = PyArray_BYTES(a);
+  for (int d = 0; d < PyArray_NDIM(a); d++) {
+    npy_intp ext = (PyArray_DIM(a, d) - 1) * PyArray_STRIDE(a, d);
+    if (ext < 0) l += ext; else h += ext;
+  }
+  *lo = l;
+  *hi = h + PyArray_ITEMSIZE(a);
+}
+
+int smx_py_spans_overlap(PyArrayObject *a, PyArrayObject *b) {
+  if (PyArray_SIZE(a) == 0 || PyArray_SIZE(b) == 0) return 0;
+  char *alo, *ahi, *blo, *bhi;
+  span(a, &alo, &ahi);
+  span(b, &blo, &bhi);
+  return alo < bhi && blo < ahi;
+}
+
+int smx_py_same_elements(PyArrayObject *a, PyArrayObject *b) {
+  if (PyArray_BYTES(a) != PyArray_BYTES(b) || PyArray_NDIM(a) != PyArray_NDIM(b)) return 0;
+  for (int d = 0; d < PyArray_NDIM(a); d++) {
+    if (PyArray_DIM(a, d) != PyArray_DIM(b, d)) return 0;
+    if (PyArray_DIM(a, d) > 1 && PyArray_STRIDE(a, d) != PyArray_STRIDE(b, d)) return 0;
+  }
+  return 1;
+}

@@ -1,0 +1,42 @@
+/*
+ * NumPy arrays in and out: the accepted dtypes, the input conversion (a copy
+ * only for data the C library cannot read in place), the checks on out= and
+ * the allocation of results.
+ */
+#ifndef SMX_PY_ARRAYS_H
+#define SMX_PY_ARRAYS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL smx_py_ARRAY_API
+#ifndef SMX_PY_IMPORT_ARRAY
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
+
+#include "kernels.h"
+
+/*
+ * The input as an aligned, native-byte-order float16/32/64 array (a new
+ * reference; the same object when it already is one). TypeError for other
+ * dtypes, naming the dtype (integers and booleans: "cast first").
+ */
+PyArrayObject *smx_py_input(const char *fn, PyObject *a, smx_py_dtype *dt);
+
+/*
+ * Checks a caller's out= against the dtype and shape the result must have:
+ * TypeError if it is not an ndarray or has another dtype, ValueError if the
+ * shape differs or it is read-only, misaligned, byte-swapped or has a zero
+ * stride (elements written twice). Returns 0 or -1.
+ */
+int smx_py_check_out(const char *fn, PyObject *out, PyArrayObject *x, int ndim, const npy_intp *shape);
+
+/* Whether the memory spans of two arrays intersect (empty arrays: never). */
+int smx_py_spans_overlap(PyArrayObject *a, PyArrayObject *b);
+
+/* Whether a and b are the same elements: same data pointer, shape and strides. */
+int smx_py_same_elements(PyArrayObject *a, PyArrayObject *b);
+
+#endif

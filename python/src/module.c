@@ -1,0 +1,74 @@
+/*
+ * The extension module smx._smx: method table, docstrings, version, ISA.
+ * The public names are re-exported by python/smx/__init__.py.
+ */
+#define SMX_PY_IMPORT_ARRAY
+#include "arrays.h"
+#include "ops.h"
+#include "smx/smx.h"
+
+#define SMX_PY_COMMON_DOC                                                                                  \
+  "a : array_like of float16, float32 or float64 (any strides, views, memory order).\n"                  \
+  "axis : int, the axis along which to normalise (default -1); None: all elements, as scipy.\n"         \
+  "temperature : float > 0, finite; computes on a / temperature.\n"                                        \
+  "out : ndarray of the result's shape and the input's dtype; may be the input itself (in place).\n"      \
+  "algo : 'auto', 'three-pass', 'two-pass' or 'online'.\n"                                                 \
+  "threads : int >= 0; 0 or 1 use the calling thread only. Results do not depend on it.\n"                 \
+  "masked_row : 'zero' (default: a row of all -inf gives 0, log-softmax -inf, logsumexp -inf)\n"          \
+  "    or 'nan' (NaN, as torch.softmax).\n"                                                                \
+  "+inf entries give the limit (1/k on the k entries equal to +inf, 0 elsewhere), where scipy\n"          \
+  "and torch give NaN. The GIL is released while computing.\n"
+
+PyDoc_STRVAR(softmax_doc,
+             "softmax($module, /, a, axis=-1, temperature=1.0, out=None, algo='auto', threads=1, masked_row='zero')\n"
+             "--\n\n"
+             "exp(a / T) / sum(exp(a / T)) along axis, in the input's dtype.\n\n" SMX_PY_COMMON_DOC);
+PyDoc_STRVAR(log_softmax_doc,
+             "log_softmax($module, /, a, axis=-1, temperature=1.0, out=None, algo='auto', threads=1, "
+             "masked_row='zero')\n"
+             "--\n\n"
+             "a / T - logsumexp(a / T) along axis, in the input's dtype.\n\n" SMX_PY_COMMON_DOC);
+PyDoc_STRVAR(logsumexp_doc,
+             "logsumexp($module, /, a, axis=-1, temperature=1.0, out=None, algo='auto', threads=1, "
+             "masked_row='zero', keepdims=False)\n"
+             "--\n\n"
+             "log(sum(exp(a / T))) along axis (reduced; keepdims=True keeps it with length 1), in the\n"
+             "input's dtype; a scalar for a 1-D input without out=. An empty axis gives -inf.\n\n"
+             SMX_PY_COMMON_DOC);
+PyDoc_STRVAR(isa_doc,
+             "isa($module, /)\n--\n\nThe kernel set in use: 'scalar', 'avx2' or 'avx512' (SMX_MAX_ISA caps it).");
+
+static PyObject *py_isa(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  return PyUnicode_FromString(smx_isa());
+}
+
+static PyMethodDef methods[] = {
+    {"softmax", (PyCFunction)(void (*)(void))smx_py_softmax, METH_VARARGS | METH_KEYWORDS, softmax_doc},
+    {"log_softmax", (PyCFunction)(void (*)(void))smx_py_log_softmax, METH_VARARGS | METH_KEYWORDS, log_softmax_doc},
+    {"logsumexp", (PyCFunction)(void (*)(void))smx_py_logsumexp, METH_VARARGS | METH_KEYWORDS, logsumexp_doc},
+    {"isa", py_isa, METH_NOARGS, isa_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_smx", "smx: exact, fast softmax over NumPy arrays (C extension).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__smx(void) {
+  import_array();
+  if (smx_version_number() != SMX_VERSION_NUMBER) {
+    PyErr_Format(PyExc_ImportError, "smx: linked library %s does not match the header %d.%d.%d",
+                 smx_version_string(), SMX_VERSION_MAJOR, SMX_VERSION_MINOR, SMX_VERSION_PATCH);
+    return NULL;
+  }
+  PyObject *m = PyModule_Create(&module);
+  if (!m) return NULL;
+  if (PyModule_AddStringConstant(m, "__version__", smx_version_string()) < 0) {
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
+}

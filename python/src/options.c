@@ -1,0 +1,114 @@
+/* Option parsing for the Python module: see options.h. */
+#include "options.h"
+
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+static int parse_temperature(const char *fn, PyObject *o, double *t) {
+  *t = 1.0;
+  if (!o) return 0;
+  if (PyBool_Check(o) || !(PyFloat_Check(o) || PyLong_Check(o) || PyNumber_Check(o))) {
+    PyErr_Format(PyExc_TypeError, "%s: temperature must be a real number, not %.100s", fn, Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  double v = PyFloat_AsDouble(o);
+  if (v == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "%s: temperature must be a real number, not %.100s", fn, Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  if (!(v > 0.0) || isinf(v)) {
+    PyErr_Format(PyExc_ValueError, "%s: temperature must be positive and finite, got %R", fn, o);
+    return -1;
+  }
+  *t = v;
+  return 0;
+}
+
+/* A str argument that must be one of `names` (NULL-terminated); *index gets its position. */
+static int parse_choice(const char *fn, const char *what, PyObject *o, const char *const *names, const char *list,
+                        int *index) {
+  *index = 0;
+  if (!o) return 0;
+  if (!PyUnicode_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s: %s must be a str (one of %s), not %.100s", fn, what, list, Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  const char *s = PyUnicode_AsUTF8(o);
+  if (!s) return -1;
+  for (int i = 0; names[i]; i++) {
+    if (strcmp(s, names[i]) == 0) {
+      *index = i;
+      return 0;
+    }
+  }
+  PyErr_Format(PyExc_ValueError, "%s: %s must be one of %s, got %R", fn, what, list, o);
+  return -1;
+}
+
+/* An int argument (not bool, not float). Returns 0 with *v set, or -1. */
+static int parse_int(const char *fn, const char *what, PyObject *o, long long *v) {
+  if (PyBool_Check(o) || !PyIndex_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s", fn, what, Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  PyObject *i = PyNumber_Index(o);
+  if (!i) return -1;
+  int overflow = 0;
+  *v = PyLong_AsLongLongAndOverflow(i, &overflow);
+  Py_DECREF(i);
+  if (*v == -1 && PyErr_Occurred()) return -1;
+  if (overflow) *v = overflow > 0 ? LLONG_MAX : LLONG_MIN;
+  return 0;
+}
+
+int smx_py_parse_options(const char *fn, PyObject *temperature, PyObject *algo, PyObject *threads,
+                         PyObject *masked_row, smx_options *opt) {
+  static const char *const algos[] = {"auto", "three-pass", "two-pass", "online", NULL};
+  static const smx_algo algo_values[] = {SMX_ALGO_AUTO, SMX_ALGO_THREE_PASS, SMX_ALGO_TWO_PASS, SMX_ALGO_ONLINE};
+  static const char *const masks[] = {"zero", "nan", NULL};
+  memset(opt, 0, sizeof *opt);
+  int a, m;
+  if (parse_temperature(fn, temperature, &opt->temperature) < 0) return -1;
+  if (parse_choice(fn, "algo", algo, algos, "'auto', 'three-pass', 'two-pass', 'online'", &a) < 0) return -1;
+  if (parse_choice(fn, "masked_row", masked_row, masks, "'zero', 'nan'", &m) < 0) return -1;
+  opt->algo = algo_values[a];
+  opt->flags = m == 1 ? SMX_FLAG_MASKED_ROW_NAN : 0;
+  opt->threads = 1;
+  if (threads) {
+    long long t;
+    if (parse_int(fn, "threads", threads, &t) < 0) return -1;
+    if (t < 0 || t > INT_MAX) {
+      PyErr_Format(PyExc_ValueError, "%s: threads must be >= 0 (0 or 1: the calling thread only), got %R", fn,
+                   threads);
+      return -1;
+    }
+    opt->threads = (int)t;
+  }
+  return 0;
+}
+
+int smx_py_parse_axis(const char *fn, PyObject *axis, int ndim, int *out) {
+  long long a = -1;
+  if (axis && (PyBool_Check(axis) || !PyIndex_Check(axis))) {
+    PyErr_Format(PyExc_TypeError, "%s: axis must be an int or None, not %.100s", fn, Py_TYPE(axis)->tp_name);
+    return -1;
+  }
+  if (axis && parse_int(fn, "axis", axis, &a) < 0) return -1;
+  if (a < -(long long)ndim || a >= ndim) {
+    PyErr_Format(PyExc_ValueError, "%s: axis %lld is out of range for an array of %d dimension%s", fn, a, ndim,
+                 ndim == 1 ? "" : "s");
+    return -1;
+  }
+  *out = (int)(a < 0 ? a + ndim : a);
+  return 0;
+}
+
+PyObject *smx_py_raise_status(const char *fn, smx_status s) {
+  PyObject *type = s == SMX_E_INVALID_ARG ? PyExc_ValueError
+                   : s == SMX_E_NOMEM     ? PyExc_MemoryError
+                                          : PyExc_RuntimeError;
+  PyErr_Format(type, "%s: %s (smx status %d)", fn, smx_status_string(s), (int)s);
+  return NULL;
+}

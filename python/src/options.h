@@ -1,0 +1,26 @@
+/*
+ * Keyword arguments -> smx_options, with the checks and messages of the
+ * Python module (TypeError for a wrong type, ValueError for a wrong value).
+ */
+#ifndef SMX_PY_OPTIONS_H
+#define SMX_PY_OPTIONS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "smx/smx.h"
+
+/* Fills *opt from temperature, algo, threads and masked_row (any may be NULL:
+ * the default). Returns 0, or -1 with an exception set; fn names the caller. */
+int smx_py_parse_options(const char *fn, PyObject *temperature, PyObject *algo, PyObject *threads,
+                         PyObject *masked_row, smx_options *opt);
+
+/* axis (NULL: -1; None is handled by the caller) checked against ndim and
+ * normalised to [0, ndim). */
+int smx_py_parse_axis(const char *fn, PyObject *axis, int ndim, int *out);
+
+/* Raises the exception for a library status: ValueError (invalid argument),
+ * MemoryError, else RuntimeError, with smx_status_string's text. Returns NULL. */
+PyObject *smx_py_raise_status(const char *fn, smx_status s);
+
+#endif

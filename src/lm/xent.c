@@ -1,0 +1,158 @@
+/*
+ * Fused cross-entropy entry points: option and argument checks (every target
+ * is validated before anything is written), the split of rows across threads
+ * and the reduction of row losses in row order, in double, so the result is
+ * the same for every thread count. The rows themselves: src/lm/xent_row.c.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "kernels/f32-xent/ukernels.h"
+#include "lm/lm_args.h"
+#include "lm/xent_row.h"
+#include "runtime/dispatch.h"
+#include "smx/smx.h"
+
+typedef struct xent_job {
+  smx_xent_params p;
+  smx_elem elem;
+  const void *x;
+  void *g;
+  size_t ld, ldg, rows, cols, per;
+  const void *targets;
+  smx_index_type ttype;
+  int64_t ignore;
+  double *row_loss;   /* MEAN / SUM: one double per row, summed in order afterwards */
+  float *loss;        /* NONE: written directly                                    */
+  float *lse;         /* may be NULL                                               */
+} xent_job;
+
+static int64_t target_at(const void *t, smx_index_type ty, size_t r) {
+  return ty == SMX_INDEX_I32 ? (int64_t)((const int32_t *)t)[r] : ((const int64_t *)t)[r];
+}
+
+static void xent_task(void *ctx, size_t task) {
+  const xent_job *j = ctx;
+  size_t r0 = task * j->per, r1 = r0 + j->per < j->rows ? r0 + j->per : j->rows;
+  size_t es = smx_elem_size(j->elem);
+  for (size_t r = r0; r < r1; r++) {
+    int64_t t = target_at(j->targets, j->ttype, r);
+    double l;
+    float lse;
+    const char *x = (const char *)j->x + r * j->ld * es;
+    void *g = j->g ? (char *)j->g + r * j->ldg * es : NULL;
+    smx_xent_row(&j->p, j->elem, x, j->cols, t, t == j->ignore, &l, j->lse ? &lse : NULL, g);
+    if (j->row_loss) j->row_loss[r] = l;
+    else j->loss[r] = (float)l;
+    if (j->lse) j->lse[r] = lse;
+  }
+}
+
+static smx_status run_xent(smx_elem elem, const void *logits, size_t ld, size_t rows, size_t cols,
+                           const void *targets, smx_index_type ttype, const smx_xent_options *opt, float *loss,
+                           void *grad, size_t ldg, float *lse) {
+  static const smx_xent_options defaults = SMX_XENT_OPTIONS_INIT;
+  const smx_xent_options *o = opt ? opt : &defaults;
+  if ((unsigned)o->reduction > (unsigned)SMX_REDUCTION_NONE) return SMX_E_INVALID_ARG;
+  if (ttype != SMX_INDEX_I32 && ttype != SMX_INDEX_I64) return SMX_E_INVALID_ARG;
+  if (!(o->label_smoothing >= 0.0 && o->label_smoothing <= 1.0)) return SMX_E_INVALID_ARG;
+  if (!(o->z_loss >= 0.0 && o->z_loss <= 1.7976931348623157e308)) return SMX_E_INVALID_ARG;
+  if (!(o->grad_scale >= -1.7976931348623157e308 && o->grad_scale <= 1.7976931348623157e308)) return SMX_E_INVALID_ARG;
+  if (o->flags & ~(uint32_t)SMX_FLAG_MASKED_ROW_NAN) return SMX_E_INVALID_ARG;
+  if (o->threads < 0) return SMX_E_INVALID_ARG;
+  double temp = smx_lm_temperature(o->temperature);
+  if (temp < 0.0) return SMX_E_INVALID_ARG;
+  if (ld < cols || (grad && ldg < cols)) return SMX_E_INVALID_ARG;
+  size_t nloss = o->reduction == SMX_REDUCTION_NONE ? rows : 1;
+  if (rows == 0) {
+    if (o->reduction != SMX_REDUCTION_NONE && loss) *loss = o->reduction == SMX_REDUCTION_SUM ? 0.0f : NAN;
+    return SMX_OK;
+  }
+  if (cols == 0 || !logits || !targets || !loss) return SMX_E_INVALID_ARG;
+  if (rows > (size_t)PTRDIFF_MAX / sizeof(int64_t)) return SMX_E_INVALID_ARG;
+  size_t es = smx_elem_size(elem), ts = ttype == SMX_INDEX_I32 ? 4 : 8;
+  size_t xs = smx_lm_span(rows, cols, ld), gs = grad ? smx_lm_span(rows, cols, ldg) : 0;
+  if (!xs || (grad && !gs)) return SMX_E_INVALID_ARG;
+  size_t xb = xs * es, gb = gs * es, lb = nloss * sizeof(float), sb = lse ? rows * sizeof(float) : 0;
+  size_t tb = rows * ts;
+  int in_place = grad == (const void *)logits && ldg == ld;
+  if (grad && !in_place && smx_lm_overlap(grad, gb, logits, xb)) return SMX_E_INVALID_ARG;
+  if (smx_lm_overlap(loss, lb, logits, xb) || smx_lm_overlap(loss, lb, grad, gb) ||
+      smx_lm_overlap(loss, lb, lse, sb) || smx_lm_overlap(lse, sb, logits, xb) ||
+      smx_lm_overlap(lse, sb, grad, gb) || smx_lm_overlap(targets, tb, loss, lb) ||
+      smx_lm_overlap(targets, tb, lse, sb) || smx_lm_overlap(targets, tb, grad, gb))
+    return SMX_E_INVALID_ARG;
+  /* every target, before anything is written */
+  size_t count = 0;
+  for (size_t r = 0; r < rows; r++) {
+    int64_t t = target_at(targets, ttype, r);
+    if (t == o->ignore_index) continue;
+    if (t < 0 || (uint64_t)t >= (uint64_t)cols) return SMX_E_INVALID_ARG;
+    count++;
+  }
+  xent_job j;
+  j.row_loss = NULL;
+  if (o->reduction != SMX_REDUCTION_NONE) {
+    j.row_loss = malloc(rows * sizeof(double));
+    if (!j.row_loss) return SMX_E_NOMEM;
+  }
+  const smx_f32_ukernels *k = smx_dispatch_f32();
+  /* log2(e)/T outside the float range: the scalar kernels carry it in double */
+  double c = 1.4426950408889634 / temp;
+  if (!(c >= 0x1p-100 && c <= 0x1p100)) k = &smx_f32_ukernels_scalar;
+  smx_row_params rp;
+  smx_row_params_init(&rp, k, SMX_OP_LOGSUMEXP, SMX_ALGO_ONLINE, temp, 0, 1);
+  j.p.k = k;
+  j.p.g = smx_xent_ukernels_for(k);
+  j.p.cv = smx_dispatch_cvt();
+  j.p.c = rp.c;
+  j.p.inv_t = 1.0 / temp;
+  j.p.eps = o->label_smoothing;
+  j.p.z = o->z_loss;
+  double up = o->grad_scale == 0.0 ? 1.0 : o->grad_scale;
+  j.p.s = o->reduction == SMX_REDUCTION_MEAN ? (count ? up / (double)count : 0.0) : up;
+  j.p.flags = o->flags;
+  j.elem = elem;
+  j.x = logits;
+  j.g = grad;
+  j.ld = ld;
+  j.ldg = ldg;
+  j.rows = rows;
+  j.cols = cols;
+  j.targets = targets;
+  j.ttype = ttype;
+  j.ignore = o->ignore_index;
+  j.loss = loss;
+  j.lse = lse;
+  int threads = smx_lm_threads(o->threads);
+  if (rows * cols < ((size_t)1 << 14) || rows < 2) threads = 1;   /* not worth waking the pool */
+  size_t ntasks = smx_lm_tasks(threads, rows, &j.per);
+  if (threads > 1) smx_parallel_for(threads, ntasks, xent_task, &j);
+  else for (size_t i = 0; i < ntasks; i++) xent_task(&j, i);
+  if (j.row_loss) {
+    double sum = 0.0;
+    for (size_t r = 0; r < rows; r++) sum += j.row_loss[r];
+    if (o->reduction == SMX_REDUCTION_MEAN) *loss = count ? (float)(sum / (double)count) : NAN;
+    else *loss = (float)sum;
+    free(j.row_loss);
+  }
+  return SMX_OK;
+}
+
+smx_status smx_cross_entropy_f32(const float *logits, size_t ld, size_t rows, size_t cols, const void *targets,
+                                 smx_index_type ttype, const smx_xent_options *opt, float *loss, float *grad,
+                                 size_t ldg, float *lse) {
+  return run_xent(SMX_ELEM_F32, logits, ld, rows, cols, targets, ttype, opt, loss, grad, ldg, lse);
+}
+
+smx_status smx_cross_entropy_f16(const uint16_t *logits, size_t ld, size_t rows, size_t cols, const void *targets,
+                                 smx_index_type ttype, const smx_xent_options *opt, float *loss, uint16_t *grad,
+                                 size_t ldg, float *lse) {
+  return run_xent(SMX_ELEM_F16, logits, ld, rows, cols, targets, ttype, opt, loss, grad, ldg, lse);
+}
+
+smx_status smx_cross_entropy_bf16(const uint16_t *logits, size_t ld, size_t rows, size_t cols, const void *targets,
+                                  smx_index_type ttype, const smx_xent_options *opt, float *loss, uint16_t *grad,
+                                  size_t ldg, float *lse) {
+  return run_xent(SMX_ELEM_BF16, logits, ld, rows, cols, targets, ttype, opt, loss, grad, ldg, lse);
+}
