@@ -19,5 +19,7 @@ int smx_cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2
 
 int smx_cmd_rows(const char *cmd, int argc, char **argv);
 int smx_cmd_xent(int argc, char **argv);   /* programs/cmd_xent.c */
+int smx_cmd_topk(int argc, char **argv);     /* programs/cmd_topk.c   */
+int smx_cmd_sample(int argc, char **argv);   /* programs/cmd_sample.c */
 
 #endif

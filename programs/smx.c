@@ -146,6 +146,15 @@ static void usage(FILE *f) {
           "  demo                           softmax of sample rows and a quick speed table\n"
           "  bench [--quick] [--csv FILE]   smx against oneDNN, XNNPACK and the memory roof\n"
           "  info                           version, kernel set in use, CPU support\n"
+          "  topk IN.npy -k K -o VALUES.npy [--indices IDX.npy] [--log | --raw]\n"
+          "                                 the K largest softmax probabilities of each row\n"
+          "                                 (fused, ties to the lowest index); --log: log-probs,\n"
+          "                                 --raw: the logits; also -t, --threads, --masked-row\n"
+          "  sample IN.npy -o TOKENS.npy --seed S [--step N] [-t T] [--top-k K] [--top-p P]\n"
+          "         [--min-p P] [--greedy] [--gumbel] [--threads N]\n"
+          "                                 one int64 token per row; filters in the order\n"
+          "                                 temperature, top-k, top-p, min-p; -t 0 is greedy;\n"
+          "                                 the same tokens for any --threads\n"
           "options for softmax, log-softmax and logsumexp:\n"
           "  -o, --output FILE      output file (- for stdout); written whole or not at all\n"
           "  -a, --axis A           the axis, negative counts from the end (default -1)\n"
@@ -248,5 +257,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "softmax") || !strcmp(cmd, "log-softmax") || !strcmp(cmd, "logsumexp"))
     return smx_cmd_rows(cmd, argc - 2, argv + 2);
   if (!strcmp(cmd, "xent")) return smx_cmd_xent(argc - 2, argv + 2);
+  if (!strcmp(cmd, "topk")) return smx_cmd_topk(argc - 2, argv + 2);
+  if (!strcmp(cmd, "sample")) return smx_cmd_sample(argc - 2, argv + 2);
   return smx_cli_usage_error("unknown command '%s'", cmd);
 }

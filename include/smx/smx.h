@@ -240,4 +240,5 @@ SMX_API smx_status smx_set_max_isa(smx_isa_level level);
 }
 #endif
 #include "smx/smx_grad.h" /* backward passes and fused cross-entropy */
+#include "smx/smx_topk.h" /* language-model logits: fused softmax + top-k, sampling, Gumbel-softmax */
 #endif /* SMX_SMX_H */

@@ -1,41 +1,34 @@
-/* Argument helpers shared by the gradient entry points (backward, cross-entropy). */
+/*
+ * Argument helpers shared by the language-model entry points (top-k,
+ * sampling, Gumbel-softmax): the same option and size rules as smx.h's
+ * functions (src/api/softmax_api.c), so every entry point refuses the same
+ * things.
+ */
 #ifndef SMX_LM_LM_ARGS_H
 #define SMX_LM_LM_ARGS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "runtime/thread_pool.h"
+#include "smx/smx.h"
+
+typedef struct smx_lm_opts {
+  double temperature;   /* 0 resolved to 1 */
+  uint32_t flags;
+  int threads;          /* >= 1, clamped to SMX_MAX_THREADS */
+} smx_lm_opts;
+
+/* SMX_E_INVALID_ARG for an unknown algo or flag, a bad temperature or a negative thread count. */
+smx_status smx_lm_resolve(const smx_options *opt, smx_lm_opts *r);
 
 /* Elements spanned by rows x cols with leading dimension ld (rows, cols >= 1,
- * ld >= cols); 0 when the byte size (for 4-byte elements) would overflow. */
-static inline size_t smx_lm_span(size_t rows, size_t cols, size_t ld) {
-  const size_t max_elems = (size_t)PTRDIFF_MAX / sizeof(float);
-  if (cols > max_elems) return 0;
-  if (rows > 1 && ld > (max_elems - cols) / (rows - 1)) return 0;
-  return (rows - 1) * ld + cols;
-}
+ * ld >= cols), or 0 if its byte size for elements of es bytes overflows. */
+size_t smx_lm_span(size_t rows, size_t cols, size_t ld, size_t es);
 
-static inline int smx_lm_overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes) {
-  uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
-  return a_bytes && b_bytes && a0 < b0 + b_bytes && b0 < a0 + a_bytes;
-}
+/* 1 if [a, a + a_bytes) and [b, b + b_bytes) overlap. */
+int smx_lm_overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes);
 
-/* A temperature as smx_options takes it: 0 means 1; negative, NaN or inf is refused (-1 returned). */
-static inline double smx_lm_temperature(double t) {
-  if (t != t || t < 0.0 || t > 1.7976931348623157e308) return -1.0;
-  return t == 0.0 ? 1.0 : t;
-}
-
-static inline int smx_lm_threads(int t) { return t > SMX_MAX_THREADS ? SMX_MAX_THREADS : (t < 1 ? 1 : t); }
-
-/* Splits rows into at most 4 tasks per thread; returns the task count and sets *per. */
-static inline size_t smx_lm_tasks(int threads, size_t rows, size_t *per) {
-  size_t ntasks = (size_t)threads * 4;
-  if (ntasks > rows) ntasks = rows;
-  if (ntasks < 1) ntasks = 1;
-  *per = (rows + ntasks - 1) / ntasks;
-  return (rows + *per - 1) / *per;
-}
+/* n * m, or 0 if it exceeds limit (n, m >= 1). */
+size_t smx_lm_mul(size_t n, size_t m, size_t limit);
 
 #endif

@@ -1,0 +1,51 @@
+/* Shared helpers of the language-model commands; see cmd_lm_common.h. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_lm_common.h"
+
+volatile sig_atomic_t smx_lm_interrupted = 0;
+static void on_signal(int sig) { (void)sig; smx_lm_interrupted = 1; }
+
+int smx_lm_parse_u64(const char *v, uint64_t lo, uint64_t hi, uint64_t *out) {
+  if (!v || !*v || *v == '-' || *v == '+') return 0;
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (*end || errno || n < lo || n > hi) return 0;
+  *out = n;
+  return 1;
+}
+
+int smx_lm_parse_double(const char *v, double lo, double hi, double *out) {
+  if (!v || !*v) return 0;
+  char *end;
+  errno = 0;
+  double d = strtod(v, &end);
+  if (*end || errno || !(d >= lo && d <= hi)) return 0;
+  *out = d;
+  return 1;
+}
+
+void smx_lm_signals_on(struct sigaction *old_int, struct sigaction *old_term) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, old_int);
+  sigaction(SIGTERM, &sa, old_term);
+}
+
+void smx_lm_signals_off(const struct sigaction *old_int, const struct sigaction *old_term) {
+  sigaction(SIGINT, old_int, NULL);
+  sigaction(SIGTERM, old_term, NULL);
+}
+
+size_t smx_lm_block_rows(uint64_t rows, uint64_t cols) {
+  size_t block = cols ? ((size_t)16 << 20) / sizeof(float) / (size_t)cols : 1;
+  if (block < 1) block = 1;
+  if (block > rows) block = rows ? (size_t)rows : 1;
+  return block;
+}
