@@ -21,5 +21,7 @@ int smx_cmd_rows(const char *cmd, int argc, char **argv);
 int smx_cmd_xent(int argc, char **argv);   /* programs/cmd_xent.c */
 int smx_cmd_topk(int argc, char **argv);     /* programs/cmd_topk.c   */
 int smx_cmd_sample(int argc, char **argv);   /* programs/cmd_sample.c */
+int smx_cmd_score(int argc, char **argv);
+int smx_cmd_eval(int argc, char **argv);
 
 #endif

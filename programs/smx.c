@@ -143,6 +143,9 @@ static void usage(FILE *f) {
           "  softmax IN -o OUT              softmax over an axis (default the last)\n"
           "  log-softmax IN -o OUT          log-softmax over an axis\n"
           "  logsumexp IN -o OUT            log-sum-exp over an axis (the axis is removed)\n"
+          "  score KIND IN.npy -o OUT.npy   per-sample scores (higher = more in-distribution), float64\n"
+          "  eval --id ID.npy --ood OOD.npy [--labels L.npy] [--val V.npy --val-labels VL.npy]\n"
+          "       [--scores msp,energy,...] [--json F] [--report F.html]   OOD metrics and calibration\n"
           "  demo                           softmax of sample rows and a quick speed table\n"
           "  bench [--quick] [--csv FILE]   smx against oneDNN, XNNPACK and the memory roof\n"
           "  info                           version, kernel set in use, CPU support\n"
@@ -179,6 +182,18 @@ static void usage(FILE *f) {
           "    --reduction none|mean|sum  (default mean; without -o the value is printed)\n"
           "    --ignore-index I  (default -100)   --label-smoothing E   --z-loss Z\n"
           "    -t T, --threads N, --masked-row zero|nan, -q as above; a bad target is exit 2\n"
+          "options for score and eval:\n"
+          "  --temperature T        energy's T (score: also odin's), default 1\n"
+          "  --odin-temperature T   ODIN's T (default 1000); ODIN here has no input perturbation:\n"
+          "                         to get it, pass logits of perturbed inputs from your framework\n"
+          "  --gen-gamma G --gen-m M  GEN's gamma in (0, 1] (0.1) and top-M classes (100)\n"
+          "  --templates-from REF.npy  kl_matching templates from reference logits (eval: --val)\n"
+          "  --double               msp and energy in double instead of the f32 kernels\n"
+          "  eval: --scores LIST (default all; kl_matching needs --val), --bins N (15),\n"
+          "        --perturbed-id F --perturbed-ood F (one per --ood): ODIN from perturbed-input logits,\n"
+          "        --tpr R (0.95), --json FILE (- for stdout), --report FILE.html, -q\n"
+          "score/eval: IN may be - for stdin. Inputs of any .npy dtype are read; float16 and float64\n"
+          "files are written back in their dtype, others as float32.\n"
           "exit codes: 0 ok, 1 usage, 2 bad input, 3 output not written, 4 computation refused,\n"
           "            130 interrupted\n");
 }
@@ -259,5 +274,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "xent")) return smx_cmd_xent(argc - 2, argv + 2);
   if (!strcmp(cmd, "topk")) return smx_cmd_topk(argc - 2, argv + 2);
   if (!strcmp(cmd, "sample")) return smx_cmd_sample(argc - 2, argv + 2);
+  if (!strcmp(cmd, "score")) return smx_cmd_score(argc - 2, argv + 2);
+  if (!strcmp(cmd, "eval")) return smx_cmd_eval(argc - 2, argv + 2);
   return smx_cli_usage_error("unknown command '%s'", cmd);
 }

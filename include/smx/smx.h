@@ -90,6 +90,7 @@ typedef enum smx_status {
   SMX_E_PARSE = 50,                /* reserved for file readers                      */
   SMX_E_IO = 60,                   /* reserved for file readers and writers          */
   SMX_E_THREAD = 70,               /* a worker thread could not be started           */
+  SMX_E_NO_OPTIMUM = 80,           /* a fit has no finite optimum (smx_scores.h)     */
   SMX_E_INTERNAL = 90              /* a bug in smx: please report it                 */
 } smx_status;
 
@@ -241,4 +242,5 @@ SMX_API smx_status smx_set_max_isa(smx_isa_level level);
 #endif
 #include "smx/smx_grad.h" /* backward passes and fused cross-entropy */
 #include "smx/smx_topk.h" /* language-model logits: fused softmax + top-k, sampling, Gumbel-softmax */
+#include "smx/smx_scores.h"  /* scores, OOD metrics, calibration (issue 5) */
 #endif /* SMX_SMX_H */

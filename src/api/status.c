@@ -10,6 +10,7 @@ const char *smx_status_string(smx_status s) {
     case SMX_E_PARSE: return "malformed input";
     case SMX_E_IO: return "input/output error";
     case SMX_E_THREAD: return "could not start a thread";
+    case SMX_E_NO_OPTIMUM: return "no finite optimum";
     case SMX_E_INTERNAL: return "internal error";
   }
   return "unknown status";

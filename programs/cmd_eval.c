@@ -1,0 +1,346 @@
+/*
+ * smx eval --id ID.npy --ood OOD.npy [--ood OOD2.npy ...] [--labels ID_LABELS.npy]
+ *          [--val VAL.npy [--val-labels VAL_LABELS.npy]] [--scores msp,energy,...]
+ *          [--json OUT.json] [--report OUT.html] [score options]
+ *
+ * Scores ID and OOD logits with each requested score, prints the OOD metrics
+ * (both conventions) and, with labels, the calibration before and after
+ * temperature scaling fitted on the validation set. Logits are streamed in
+ * blocks of rows (bounded memory: 8 bytes per row and score are kept for the
+ * metrics); the validation set is loaded whole (the fit iterates over it).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "eval_result.h"
+#include "logits_stream.h"
+#include "score_args.h"
+#include "smx/smx.h"
+#include "smx/smx_io.h"
+
+#define DEFAULT_SCORES "msp,max_logit,energy,neg_entropy,margin_prob,margin_logit,gen,odin,kl_matching,nonuniformity"
+
+typedef struct eval_job {
+  smx_eval_result *r;
+  double **dst;                 /* per kind: the rows of this file */
+  const char *path;
+  smx_calib_acc *cal, *cal_ts;  /* ID only */
+  const int32_t *labels;
+  int only, skip;               /* score index to compute alone / to leave out (-1: none) */
+} eval_job;
+
+/* Confidence per row for the report: max softmax(z / T) in double. */
+static int report_block(smx_eval_result *r, const float *x, size_t nr, size_t cols, uint64_t r0, const int32_t *labels,
+                        const char *path) {
+  smx_score_params p;
+  memset(&p, 0, sizeof p);
+  p.temperature = 1.0;   /* ODIN's score is max softmax(z / T), computed in double */
+  smx_status s = smx_scores_rows_f32(SMX_SCORE_ODIN, x, cols, nr, cols, &p, r->conf + r0);
+  if (!s && r->conf_ts) {
+    p.temperature = r->T;
+    s = smx_scores_rows_f32(SMX_SCORE_ODIN, x, cols, nr, cols, &p, r->conf_ts + r0);
+  }
+  if (s) return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: %s", path, smx_status_string(s));
+  for (size_t i = 0; i < nr; i++) {
+    const float *z = x + i * cols;
+    size_t arg = 0;
+    for (size_t j = 1; j < cols; j++)
+      if (z[j] > z[arg]) arg = j;
+    r->correct[r0 + i] = arg == (size_t)labels[r0 + i];
+  }
+  return 0;
+}
+
+static int eval_block(void *ctx, const float *x, size_t nr, size_t cols, uint64_t r0) {
+  eval_job *j = ctx;
+  /* all scores of the block in one call: the double-path ones share their exponentials */
+  smx_score_kind kinds[SMX_EVAL_MAX_SCORES];
+  smx_score_params params[SMX_EVAL_MAX_SCORES];
+  double *outs[SMX_EVAL_MAX_SCORES];
+  size_t n = 0;
+  for (size_t k = 0; k < j->r->nk; k++) {
+    if ((j->only >= 0 && (int)k != j->only) || (int)k == j->skip) continue;
+    kinds[n] = j->r->kinds[k];
+    params[n] = j->r->params[k];
+    outs[n++] = j->dst[k] + r0;
+  }
+  smx_status s = smx_scores_multi_rows_f32(n, kinds, params, x, cols, nr, cols, outs);
+  if (s != SMX_OK) return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: %s", j->path, smx_status_string(s));
+  if (j->cal) s = smx_calib_add_rows_f32(j->cal, x, cols, nr, j->labels + r0);
+  if (!s && j->cal_ts) s = smx_calib_add_rows_f32(j->cal_ts, x, cols, nr, j->labels + r0);
+  if (s != SMX_OK)
+    return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: calibration refused rows %llu..%llu (+inf or all -inf logits?): %s",
+                        j->path, (unsigned long long)r0, (unsigned long long)(r0 + nr - 1), smx_status_string(s));
+  if (j->cal && j->r->conf) return report_block(j->r, x, nr, cols, r0, j->labels, j->path);
+  return 0;
+}
+
+static int parse_scores(const char *list, smx_eval_result *r) {
+  char buf[512];
+  if (strlen(list) >= sizeof buf) return smx_cli_usage_error("--scores list too long");
+  strcpy(buf, list);
+  r->nk = 0;
+  for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+    smx_score_kind k;
+    if (smx_score_from_name(tok, &k) != SMX_OK)
+      return smx_cli_usage_error("unknown score '%s' in --scores (one of %s)", tok, SMX_SCORE_NAMES);
+    for (size_t i = 0; i < r->nk; i++)
+      if (r->kinds[i] == k) return smx_cli_usage_error("score '%s' is listed twice in --scores", tok);
+    if (r->nk == SMX_EVAL_MAX_SCORES) return smx_cli_usage_error("at most %d scores", SMX_EVAL_MAX_SCORES);
+    r->kinds[r->nk++] = k;
+  }
+  if (!r->nk) return smx_cli_usage_error("--scores needs at least one score name");
+  return 0;
+}
+
+static int header_of(const char *path, smx_npy_info *info) {
+  char err[512];
+  smx_npy_reader *rd = NULL;
+  if (smx_npy_open(path, &rd, err, sizeof err) != SMX_OK) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err);
+  *info = *smx_npy_reader_info(rd);
+  smx_npy_close(rd);
+  if (info->rows > SIZE_MAX / sizeof(double) / SMX_EVAL_MAX_SCORES)
+    return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: too many rows", path);
+  if (!strcmp(path, "-")) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "eval reads files, not stdin ('-')");
+  return 0;
+}
+
+static void free_result(smx_eval_result *r) {
+  for (size_t k = 0; k < SMX_EVAL_MAX_SCORES; k++) free(r->id_scores[k]);
+  for (size_t o = 0; o < r->nood; o++)
+    for (size_t k = 0; k < SMX_EVAL_MAX_SCORES; k++) free(r->ood[o].scores[k]);
+  free(r->bins);
+  free(r->bins_ts);
+  free(r->conf);
+  free(r->conf_ts);
+  free(r->correct);
+}
+
+int smx_cmd_eval(int argc, char **argv) {
+  static smx_eval_result R;   /* large (64 OOD sets); one per process */
+  smx_eval_result *r = &R;
+  memset(r, 0, sizeof *r);
+  smx_score_args sa;
+  smx_score_args_init(&sa);
+  const char *scores = NULL, *json = NULL, *report = NULL;
+  int quiet = 0;
+  size_t bins = 15, nperturbed = 0;
+  r->tpr = 0.95;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int used = 0;
+    int prc = smx_score_args_parse(&sa, a, v, &used);
+    if (prc < 0) return SMX_CLI_EXIT_USAGE;
+    if (prc > 0) { i += used; continue; }
+    const char **slot = !strcmp(a, "--id") ? &r->id_path
+                      : !strcmp(a, "--labels") ? &r->labels_path
+                      : !strcmp(a, "--val") ? &r->val_path
+                      : !strcmp(a, "--val-labels") ? &r->val_labels_path
+                      : !strcmp(a, "--scores") ? &scores
+                      : !strcmp(a, "--json") ? &json
+                      : !strcmp(a, "--report") ? &report
+                      : !strcmp(a, "--perturbed-id") ? &r->perturbed_id_path : NULL;
+    if (slot) {
+      if (!v) return smx_cli_usage_error("%s needs a value", a);
+      if (*slot) return smx_cli_usage_error("%s given twice", a);
+      *slot = v; i++;
+    } else if (!strcmp(a, "--perturbed-ood")) {
+      if (!v) return smx_cli_usage_error("%s needs a file name", a);
+      if (nperturbed == SMX_EVAL_MAX_OOD) return smx_cli_usage_error("at most %d --perturbed-ood files", SMX_EVAL_MAX_OOD);
+      r->ood[nperturbed++].perturbed_path = v; i++;
+    } else if (!strcmp(a, "--ood")) {
+      if (!v) return smx_cli_usage_error("%s needs a file name", a);
+      if (r->nood == SMX_EVAL_MAX_OOD) return smx_cli_usage_error("at most %d --ood files", SMX_EVAL_MAX_OOD);
+      r->ood[r->nood++].path = v; i++;
+    } else if (!strcmp(a, "--bins")) {
+      char *end;
+      long n = v ? strtol(v, &end, 10) : -1;
+      if (!v || *end || n < 1 || n > 100000) return smx_cli_usage_error("--bins must be a whole number from 1 to 100000");
+      bins = (size_t)n; i++;
+    } else if (!strcmp(a, "--tpr")) {
+      char *end;
+      errno = 0;
+      double t = v ? strtod(v, &end) : -1.0;
+      if (!v || *end || errno || !(t > 0.0 && t <= 1.0)) return smx_cli_usage_error("--tpr must be in (0, 1]");
+      r->tpr = t; i++;
+    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+      quiet = 1;
+    } else {
+      return smx_cli_usage_error("unknown argument '%s' for eval", a);
+    }
+  }
+  if (!r->id_path) return smx_cli_usage_error("eval needs --id ID_LOGITS.npy");
+  if (!r->nood && !r->labels_path) return smx_cli_usage_error("eval needs --ood OOD_LOGITS.npy (or --labels for calibration only)");
+  if (r->val_labels_path && !r->val_path) return smx_cli_usage_error("--val-labels needs --val VAL_LOGITS.npy");
+  if ((r->perturbed_id_path || nperturbed) && (!r->perturbed_id_path || nperturbed != r->nood))
+    return smx_cli_usage_error("ODIN with perturbed inputs needs --perturbed-id and one --perturbed-ood per --ood");
+  int explicit_scores = scores != NULL;
+  if (!scores) scores = DEFAULT_SCORES;
+  int rc = parse_scores(scores, r);
+  if (rc) return rc;
+  int have_ref = r->val_path || sa.templates_from;
+  for (size_t k = 0; k < r->nk; k++) {
+    if (r->kinds[k] != SMX_SCORE_KL_MATCHING || have_ref) continue;
+    if (explicit_scores) return smx_cli_usage_error("kl_matching needs --val VAL.npy or --templates-from REF.npy");
+    memmove(r->kinds + k, r->kinds + k + 1, (r->nk - k - 1) * sizeof r->kinds[0]);   /* default list: skip it */
+    r->nk--;
+    k--;
+  }
+  if (!r->nood) r->nk = 0;
+  if (r->nood && !r->nk) return smx_cli_usage_error("no score to evaluate");
+  int odin = -1;
+  for (size_t k = 0; k < r->nk; k++)
+    if (r->kinds[k] == SMX_SCORE_ODIN) odin = (int)k;
+  if (r->perturbed_id_path && odin < 0) return smx_cli_usage_error("--perturbed-id is for the odin score, which --scores leaves out");
+  if (sa.odin_temperature == 0.0) sa.odin_temperature = 1000.0;
+  if (sa.temperature == 0.0) sa.temperature = 1.0;
+
+  smx_npy_info idh;
+  if ((rc = header_of(r->id_path, &idh))) return rc;
+  r->K = idh.cols;
+  if (idh.ndim < 2 || r->K == 0)
+    return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: logits must have shape (N, K) with K >= 1 classes", r->id_path);
+  r->id_rows = idh.rows;
+  if (r->nood && r->id_rows == 0) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: no ID rows to compare with", r->id_path);
+  for (size_t o = 0; o < r->nood; o++) {
+    smx_npy_info h;
+    if ((rc = header_of(r->ood[o].path, &h))) return rc;
+    if (h.ndim < 2 || h.cols == 0)
+      return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: logits must have shape (N, K) with K >= 1 classes", r->ood[o].path);
+    if (h.cols != r->K)
+      return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: %llu classes, but %s has %llu", r->ood[o].path,
+                          (unsigned long long)h.cols, r->id_path, (unsigned long long)r->K);
+    if (h.rows == 0) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: no OOD rows", r->ood[o].path);
+    r->ood[o].rows = h.rows;
+  }
+  for (size_t o = 0; r->perturbed_id_path && o <= r->nood; o++) {
+    const char *pp = o ? r->ood[o - 1].perturbed_path : r->perturbed_id_path;
+    const char *orig = o ? r->ood[o - 1].path : r->id_path;
+    uint64_t want = o ? r->ood[o - 1].rows : r->id_rows;
+    smx_npy_info h;
+    if ((rc = header_of(pp, &h))) return rc;
+    if (h.rows != want || h.cols != r->K)
+      return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: %llu x %llu logits, but %s (which it perturbs) is %llu x %llu", pp,
+                          (unsigned long long)h.rows, (unsigned long long)h.cols, orig, (unsigned long long)want,
+                          (unsigned long long)r->K);
+  }
+
+  int32_t *labels = NULL, *val_labels = NULL;
+  float *val = NULL;
+  double *templates = NULL;
+  smx_calib_acc *cal = NULL, *cal_ts = NULL;
+  if (r->labels_path && (rc = smx_cli_read_labels(r->labels_path, r->id_rows, r->K, r->id_path, &labels))) goto done;
+  if (r->labels_path && r->id_rows == 0) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: no rows to calibrate", r->id_path); goto done; }
+  if (r->val_path) {
+    uint64_t vc = 0;
+    if ((rc = smx_cli_load_logits(r->val_path, quiet, r->K, r->id_path, &val, &r->val_rows, &vc))) goto done;
+    if (r->val_labels_path &&
+        (rc = smx_cli_read_labels(r->val_labels_path, r->val_rows, r->K, r->val_path, &val_labels))) goto done;
+  }
+  int need_tmpl = 0;
+  for (size_t k = 0; k < r->nk; k++) need_tmpl |= r->kinds[k] == SMX_SCORE_KL_MATCHING;
+  if (need_tmpl) {
+    if (sa.templates_from) {
+      if ((rc = smx_score_args_templates(&sa, r->K, r->id_path, quiet, &templates))) goto done;
+    } else {
+      templates = malloc((size_t)(r->K * r->K) * sizeof(double));
+      smx_status s = templates ? smx_kl_templates_fit_f32(val, (size_t)r->K, (size_t)r->val_rows, (size_t)r->K, templates, NULL)
+                               : SMX_E_NOMEM;
+      if (s) { rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: KL templates: %s", r->val_path, smx_status_string(s)); goto done; }
+    }
+    r->templates = templates;
+  }
+  if (val_labels) {
+    r->have_ts = 1;
+    r->ts_status = smx_temperature_fit_f32(val, (size_t)r->K, (size_t)r->val_rows, (size_t)r->K, val_labels, &r->T, &r->ts);
+    if (r->ts_status != SMX_OK && r->ts_status != SMX_E_NO_OPTIMUM) {
+      rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: temperature scaling: %s", r->val_path, smx_status_string(r->ts_status));
+      goto done;
+    }
+    if (r->ts_status == SMX_E_NO_OPTIMUM && !quiet)
+      fprintf(stderr, "smx: note: %s: no finite temperature minimises the validation NLL (%s); "
+                      "the calibration after scaling is left out\n", r->val_path,
+              r->ts.outcome == SMX_TS_TO_ZERO ? "every sample is classified correctly: T -> 0"
+                                              : "the true-class logits are not above the row means: T -> infinity");
+  }
+  for (size_t k = 0; k < r->nk; k++) r->params[k] = smx_score_args_params_for(&sa, r->kinds[k], templates);
+
+  if (labels) {
+    r->have_calib = 1;
+    r->nbins = bins;
+    r->bins = calloc(bins, sizeof *r->bins);
+    r->bins_ts = calloc(bins, sizeof *r->bins_ts);
+    smx_status s = r->bins && r->bins_ts ? smx_calib_create((size_t)r->K, bins, 1.0, 0, &cal) : SMX_E_NOMEM;
+    if (!s && r->have_ts && r->ts_status == SMX_OK) s = smx_calib_create((size_t)r->K, bins, r->T, 0, &cal_ts);
+    if (s) { rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "calibration: %s", smx_status_string(s)); goto done; }
+    if (report) {   /* per-sample confidences for the reliability diagrams */
+      size_t n = (size_t)r->id_rows;
+      r->conf = malloc(n * sizeof(double));
+      r->correct = malloc(n);
+      if (cal_ts) r->conf_ts = malloc(n * sizeof(double));
+      if (!r->conf || !r->correct || (cal_ts && !r->conf_ts)) {
+        rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "out of memory for the report's confidences");
+        goto done;
+      }
+    }
+  }
+  for (size_t k = 0; k < r->nk; k++) {
+    r->id_scores[k] = malloc((size_t)r->id_rows * sizeof(double));
+    for (size_t o = 0; o < r->nood; o++) r->ood[o].scores[k] = malloc((size_t)r->ood[o].rows * sizeof(double));
+    int bad = !r->id_scores[k];
+    for (size_t o = 0; o < r->nood; o++) bad |= !r->ood[o].scores[k];
+    if (bad) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "out of memory for the scores"); goto done; }
+  }
+  smx_cli_signals_install();
+  {
+    uint64_t rows, cols;
+    int skip = r->perturbed_id_path ? odin : -1;   /* ODIN then comes from the perturbed files */
+    eval_job j = { r, r->id_scores, r->id_path, cal, cal_ts, labels, -1, skip };
+    rc = smx_cli_stream_logits(r->id_path, quiet, r->K, r->id_path, 0, &rows, &cols, eval_block, &j);
+    for (size_t o = 0; o < r->nood && !rc; o++) {
+      eval_job jo = { r, r->ood[o].scores, r->ood[o].path, NULL, NULL, NULL, -1, skip };
+      rc = smx_cli_stream_logits(r->ood[o].path, quiet, r->K, r->id_path, 0, &rows, &cols, eval_block, &jo);
+    }
+    for (size_t o = 0; skip >= 0 && o <= r->nood && !rc; o++) {
+      eval_job jp = { r, o ? r->ood[o - 1].scores : r->id_scores, o ? r->ood[o - 1].perturbed_path : r->perturbed_id_path,
+                      NULL, NULL, NULL, odin, -1 };
+      rc = smx_cli_stream_logits(jp.path, quiet, r->K, r->id_path, 0, &rows, &cols, eval_block, &jp);
+    }
+  }
+  smx_cli_signals_restore();
+  if (rc) goto done;
+  for (size_t o = 0; o < r->nood; o++)
+    for (size_t k = 0; k < r->nk; k++) {
+      smx_status s = smx_ood_metrics_f64(r->id_scores[k], (size_t)r->id_rows, r->ood[o].scores[k],
+                                         (size_t)r->ood[o].rows, r->tpr, &r->ood[o].m[k]);
+      if (s) {
+        rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: metrics of %s: %s", r->ood[o].path, smx_score_name(r->kinds[k]),
+                          smx_status_string(s));
+        goto done;
+      }
+    }
+  if (cal) {
+    smx_status s = smx_calib_result(cal, &r->cal, r->bins);
+    if (!s && cal_ts) s = smx_calib_result(cal_ts, &r->cal_ts, r->bins_ts);
+    if (s) { rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: calibration: %s", r->id_path, smx_status_string(s)); goto done; }
+  }
+  smx_eval_print_table(r, stdout);
+  if (json && (rc = smx_eval_write_json(r, json))) goto done;
+  if (report && (rc = smx_eval_write_report(r, report))) goto done;
+done:
+  smx_calib_destroy(cal);
+  smx_calib_destroy(cal_ts);
+  free(labels);
+  free(val_labels);
+  free(val);
+  free(templates);
+  free_result(r);
+  return rc;
+}

@@ -1,0 +1,144 @@
+/*
+ * smx eval --report FILE.html: hands smx eval's results to the HTML renderer
+ * (programs/report/report.h): the same tables as the terminal, the ROC
+ * curves and score histograms of every score, and the reliability diagrams
+ * of the ID set before and after temperature scaling.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "eval_result.h"
+#include "report/report.h"
+
+#define OOD_COLS 8
+#define CAL_COLS 8
+
+int smx_eval_write_report(const smx_eval_result *r, const char *path) {
+  size_t nk = r->nk, no = r->nood;
+  char labels[SMX_EVAL_MAX_SCORES][64];
+  for (size_t k = 0; k < nk; k++) smx_eval_score_label(r, k, labels[k], sizeof labels[k]);
+
+  /* tables: one per OOD set, then calibration */
+  static const char *ood_hdr[OOD_COLS] = { "score", "AUROC", "AUPR-In", "AUPR-Out", "AP-In", "AP-Out",
+                                           "FPR(ID+)", "FPR(OOD+)" };
+  static const char *cal_hdr[CAL_COLS] = { "", "acc", "NLL", "Brier", "ECE", "MCE", "adaptive ECE", "classwise ECE" };
+  smx_report_table tables[SMX_EVAL_MAX_OOD + 1];
+  static const char *ood_text[SMX_EVAL_MAX_OOD][SMX_EVAL_MAX_SCORES * OOD_COLS];
+  static double ood_val[SMX_EVAL_MAX_OOD][SMX_EVAL_MAX_SCORES * OOD_COLS];
+  static char captions[SMX_EVAL_MAX_OOD + 1][600];
+  size_t nt = 0;
+  for (size_t o = 0; o < no; o++, nt++) {
+    for (size_t k = 0; k < nk; k++) {
+      const smx_ood_metrics *m = &r->ood[o].m[k];
+      const char **t = ood_text[o] + k * OOD_COLS;
+      double *v = ood_val[o] + k * OOD_COLS;
+      memset(t, 0, OOD_COLS * sizeof *t);
+      t[0] = labels[k];
+      double row[OOD_COLS] = { 0, m->auroc, m->aupr_in_trapz, m->aupr_out_trapz, m->aupr_in, m->aupr_out,
+                               m->fpr_idpos, m->fpr_oodpos_openood };
+      memcpy(v, row, sizeof row);
+    }
+    snprintf(captions[o], sizeof captions[o], "OOD metrics: %s (%llu rows) against %s (%llu rows); FPR at TPR %g",
+             r->ood[o].path, (unsigned long long)r->ood[o].rows, r->id_path, (unsigned long long)r->id_rows, r->tpr);
+    smx_report_table t = { captions[o], OOD_COLS, nk, ood_hdr, ood_text[o], ood_val[o], 4, NULL };
+    tables[nt] = t;
+  }
+  const char *cal_text[2 * CAL_COLS] = { 0 };
+  double cal_val[2 * CAL_COLS] = { 0 };
+  char trow[2][64];
+  int ts_ok = r->have_ts && r->ts_status == SMX_OK;
+  if (r->have_calib) {
+    size_t rows = ts_ok ? 2 : 1;
+    for (size_t i = 0; i < rows; i++) {
+      const smx_calibration *c = i ? &r->cal_ts : &r->cal;
+      if (i) snprintf(trow[i], sizeof trow[i], "T = %.6g (fitted)", r->T);
+      else snprintf(trow[i], sizeof trow[i], "T = 1");
+      cal_text[i * CAL_COLS] = trow[i];
+      double row[CAL_COLS] = { 0, c->acc, c->nll, c->brier, c->ece, c->mce, c->adaptive_ece, c->classwise_ece };
+      memcpy(cal_val + i * CAL_COLS, row, sizeof row);
+    }
+    snprintf(captions[nt], sizeof captions[nt], "Calibration of %s against %s (%zu equal-width bins (lo, hi])",
+             r->id_path, r->labels_path, r->nbins);
+    smx_report_table t = { captions[nt], CAL_COLS, rows, cal_hdr, cal_text, cal_val, 4, NULL };
+    tables[nt++] = t;
+  }
+
+  /* figures */
+  smx_report_ood_set sets[SMX_EVAL_MAX_SCORES][SMX_EVAL_MAX_OOD];
+  smx_report_score scores[SMX_EVAL_MAX_SCORES];
+  for (size_t k = 0; k < nk; k++) {
+    for (size_t o = 0; o < no; o++) {
+      smx_report_ood_set s = { r->ood[o].path, r->ood[o].scores[k], (size_t)r->ood[o].rows };
+      sets[k][o] = s;
+    }
+    smx_report_score s = { labels[k], r->id_scores[k], (size_t)r->id_rows, sets[k], no };
+    scores[k] = s;
+  }
+  char calname[600], tnote[200];
+  smx_report_calibration cal;
+  memset(&cal, 0, sizeof cal);
+  if (r->have_calib && r->conf) {
+    snprintf(calname, sizeof calname, "%s (%llu samples)", r->id_path, (unsigned long long)r->id_rows);
+    cal.name = calname;
+    cal.n = (size_t)r->id_rows;
+    cal.conf_before = r->conf;
+    cal.correct_before = r->correct;
+    cal.conf_after = ts_ok ? r->conf_ts : NULL;
+    cal.temperature = ts_ok ? r->T : NAN;
+    if (!r->have_ts) snprintf(tnote, sizeof tnote, "no temperature fitted (give --val and --val-labels)");
+    else if (!ts_ok)
+      snprintf(tnote, sizeof tnote, "no finite optimum: %s",
+               r->ts.outcome == SMX_TS_TO_ZERO ? "every validation sample is right, the NLL falls as T -> 0"
+                                               : "the NLL falls as T -> infinity");
+    else snprintf(tnote, sizeof tnote, "fitted on %s by Newton on the validation NLL", r->val_path);
+    cal.temperature_note = tnote;
+  }
+
+  /* header lines and notes */
+  smx_report_item items[4 + SMX_EVAL_MAX_OOD];
+  size_t ni = 0;
+  smx_report_item id = { "ID logits", r->id_path };
+  items[ni++] = id;
+  for (size_t o = 0; o < no; o++) {
+    smx_report_item it = { "OOD logits", r->ood[o].path };
+    items[ni++] = it;
+  }
+  if (r->labels_path) { smx_report_item it = { "ID labels", r->labels_path }; items[ni++] = it; }
+  if (r->val_path) { smx_report_item it = { "validation logits", r->val_path }; items[ni++] = it; }
+  if (r->val_labels_path) { smx_report_item it = { "validation labels", r->val_labels_path }; items[ni++] = it; }
+  const char *notes[3];
+  size_t nn = 0;
+  notes[nn++] = "Every score is 'higher = more in-distribution'. AUPR is the trapezoid over the precision-recall "
+                "points as OpenOOD v1.5; AP is scikit-learn's average precision. FPR(ID+): share of OOD accepted at "
+                "the first threshold accepting the TPR share of ID (papers); FPR(OOD+): share of ID flagged when "
+                "the TPR share of OOD is flagged (OpenOOD v1.5). Ties enter the curves together.";
+  for (size_t k = 0; k < nk; k++)
+    if (r->kinds[k] == SMX_SCORE_ODIN) {
+      notes[nn++] = "ODIN here is the temperature-scaled MSP without input perturbation (eps = 0): the perturbation "
+                    "needs the model's gradient. Pass logits of perturbed inputs to get full ODIN.";
+      break;
+    }
+  smx_report rep;
+  memset(&rep, 0, sizeof rep);
+  rep.title = "smx eval";
+  rep.subtitle = "OOD detection and calibration from logits";
+  rep.items = items;
+  rep.n_items = ni;
+  rep.notes = notes;
+  rep.n_notes = nn;
+  rep.tables = tables;
+  rep.n_tables = nt;
+  rep.scores = nk ? scores : NULL;
+  rep.n_scores = nk;
+  rep.calibration = cal.name ? &cal : NULL;
+  rep.n_calibration = cal.name ? 1 : 0;
+  rep.id_name = "ID";
+  char err[512];
+  smx_status st = smx_report_write_html(path, &rep, err, sizeof err);
+  if (st != SMX_OK)
+    return smx_cli_fail(st == SMX_E_IO ? SMX_CLI_EXIT_OUTPUT : SMX_CLI_EXIT_COMPUTE, "%s", err);
+  return 0;
+}

@@ -1,0 +1,160 @@
+/*
+ * Logits in blocks of rows and labels as a whole, for smx score and smx eval.
+ * A block holds about 16 MiB of floats, so a file of any number of rows is
+ * read in bounded memory; a progress line shows on a terminal.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "logits_stream.h"
+#include "smx/smx_io.h"
+
+#define BLOCK_BYTES ((size_t)16 << 20)
+
+static volatile sig_atomic_t got_signal = 0;
+static struct sigaction old_int, old_term;
+static void on_signal(int sig) { (void)sig; got_signal = 1; }
+
+void smx_cli_signals_install(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+}
+void smx_cli_signals_restore(void) {
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+}
+int smx_cli_interrupted(void) { return got_signal != 0; }
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int smx_cli_stream_logits(const char *path, int quiet, uint64_t want_cols, const char *other, int allow_nan,
+                          uint64_t *rows_out, uint64_t *cols_out, smx_block_fn fn, void *ctx) {
+  char err[512];
+  smx_npy_reader *r = NULL;
+  if (smx_npy_open(path, &r, err, sizeof err) != SMX_OK) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err);
+  const smx_npy_info *info = smx_npy_reader_info(r);
+  uint64_t rows = info->rows, cols = info->cols;
+  int rc = 0;
+  if (info->ndim < 2 || cols == 0) {
+    rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: logits must have shape (N, K) with K >= 1 classes; this array has %s",
+                      path, info->ndim < 2 ? (info->ndim ? "one axis" : "no axis") : "an empty last axis");
+  } else if (want_cols && cols != want_cols) {
+    rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: %llu classes, but %s has %llu", path, (unsigned long long)cols, other,
+                      (unsigned long long)want_cols);
+  }
+  if (rc) { smx_npy_close(r); return rc; }
+  size_t block = BLOCK_BYTES / sizeof(float) / (size_t)cols;
+  if (block < 1) block = 1;
+  if (block > rows) block = rows ? (size_t)rows : 1;
+  float *x = malloc(block * (size_t)cols * sizeof(float));
+  if (!x) {
+    smx_npy_close(r);
+    return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: out of memory for a block of %zu rows", path, block);
+  }
+  int show = !quiet && isatty(STDERR_FILENO);
+  double last = 0.0;
+  for (uint64_t r0 = 0; r0 < rows && !rc; r0 += block) {
+    if (show && now_s() - last >= 0.2) {
+      last = now_s();
+      fprintf(stderr, "\rsmx: %s %3d%%", path, (int)(100.0 * (double)r0 / (double)rows));
+      fflush(stderr);
+    }
+    if (got_signal) { rc = smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted while reading %s", path); break; }
+    size_t nr = (size_t)(rows - r0 < block ? rows - r0 : block);
+    if (smx_npy_read_rows_f32(r, r0, nr, x, err, sizeof err) != SMX_OK) {
+      rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err);
+      break;
+    }
+    if (!allow_nan) {
+      for (size_t i = 0; i < nr * (size_t)cols; i++)
+        if (x[i] != x[i]) {
+          rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: row %llu has a NaN logit (scores would be NaN)", path,
+                            (unsigned long long)(r0 + i / (size_t)cols));
+          break;
+        }
+      if (rc) break;
+    }
+    rc = fn(ctx, x, nr, (size_t)cols, r0);
+  }
+  if (show) fprintf(stderr, "\r\033[K");
+  free(x);
+  smx_npy_close(r);
+  if (!rc) {
+    *rows_out = rows;
+    *cols_out = cols;
+  }
+  return rc;
+}
+
+typedef struct load_ctx { float *x; size_t cols; } load_ctx;
+static int load_block(void *ctx, const float *x, size_t nr, size_t cols, uint64_t r0) {
+  load_ctx *l = ctx;
+  memcpy(l->x + (size_t)r0 * cols, x, nr * cols * sizeof(float));
+  return 0;
+}
+
+int smx_cli_load_logits(const char *path, int quiet, uint64_t want_cols, const char *other, float **x, uint64_t *rows,
+                        uint64_t *cols) {
+  char err[512];
+  smx_npy_reader *r = NULL;
+  if (smx_npy_open(path, &r, err, sizeof err) != SMX_OK) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err);
+  uint64_t count = smx_npy_reader_info(r)->count;
+  smx_npy_close(r);
+  if (count > SIZE_MAX / sizeof(float)) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: too large to load", path);
+  load_ctx l = { malloc(count ? (size_t)count * sizeof(float) : 1), 0 };
+  if (!l.x) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: out of memory loading it", path);
+  int rc = smx_cli_stream_logits(path, quiet, want_cols, other, 0, rows, cols, load_block, &l);
+  if (rc) { free(l.x); return rc; }
+  *x = l.x;
+  return 0;
+}
+
+int smx_cli_read_labels(const char *path, uint64_t n, uint64_t K, const char *logits_path, int32_t **labels) {
+  char err[512];
+  smx_npy_reader *r = NULL;
+  if (smx_npy_open(path, &r, err, sizeof err) != SMX_OK) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err);
+  const smx_npy_info *info = smx_npy_reader_info(r);
+  int rc = 0;
+  int one_d = info->ndim == 1, column = info->ndim == 2 && info->cols == 1;
+  if (!one_d && !column) {
+    rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: labels must be a 1-d array (shape (N,))", path);
+  } else if (info->count != n) {
+    rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: %llu labels for the %llu rows of %s", path,
+                      (unsigned long long)info->count, (unsigned long long)n, logits_path);
+  }
+  if (rc) { smx_npy_close(r); return rc; }
+  double *v = malloc((n ? (size_t)n : 1) * sizeof(double));
+  int32_t *lab = malloc((n ? (size_t)n : 1) * sizeof(int32_t));
+  if (!v || !lab) {
+    free(v); free(lab); smx_npy_close(r);
+    return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: out of memory", path);
+  }
+  smx_status s = SMX_OK;
+  if (n) s = one_d ? smx_npy_read_rows_f64(r, 0, 1, v, err, sizeof err) : smx_npy_read_rows_f64(r, 0, n, v, err, sizeof err);
+  smx_npy_close(r);
+  if (s != SMX_OK) rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err);
+  for (uint64_t i = 0; i < n && !rc; i++) {
+    if (!(v[i] >= 0.0 && v[i] < (double)K && v[i] == floor(v[i])))
+      rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: label %.17g at row %llu is not a class in [0, %llu) of %s", path, v[i],
+                        (unsigned long long)i, (unsigned long long)K, logits_path);
+    else lab[i] = (int32_t)v[i];
+  }
+  free(v);
+  if (rc) { free(lab); return rc; }
+  *labels = lab;
+  return 0;
+}

@@ -1,0 +1,265 @@
+/*
+ * The page: argument checks, then head and style, title block, tables, one
+ * section per score (ROC and histogram side by side) and one per
+ * calibration set (reliability before and after), built in memory.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "escape.h"
+#include "histogram.h"
+#include "html_table.h"
+#include "reliability.h"
+#include "report.h"
+#include "roc.h"
+#include "score_set.h"
+#include "strbuf.h"
+
+static smx_status fail(smx_status s, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static smx_status fail(smx_status s, char *err, size_t errlen, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return s;
+}
+
+
+static smx_status rep_check(const smx_report *r, char *err, size_t errlen) {
+  const smx_status bad = SMX_E_INVALID_ARG;
+  if (r == NULL) return fail(bad, err, errlen, "report: no report given");
+  if (r->title == NULL) return fail(bad, err, errlen, "report: the title is missing");
+  if (r->n_items && r->items == NULL) return fail(bad, err, errlen, "report: %zu items but no array", r->n_items);
+  for (size_t k = 0; k < r->n_items; k++)
+    if (r->items[k].label == NULL || r->items[k].value == NULL)
+      return fail(bad, err, errlen, "report: item %zu has no label or value", k);
+  if (r->n_notes && r->notes == NULL) return fail(bad, err, errlen, "report: %zu notes but no array", r->n_notes);
+  for (size_t k = 0; k < r->n_notes; k++)
+    if (r->notes[k] == NULL) return fail(bad, err, errlen, "report: note %zu is NULL", k);
+  if (r->n_tables && r->tables == NULL) return fail(bad, err, errlen, "report: %zu tables but no array", r->n_tables);
+  for (size_t k = 0; k < r->n_tables; k++)
+    if (!rep_table_valid(&r->tables[k]))
+      return fail(bad, err, errlen, "report: table %zu needs ncols >= 1, a header and cells", k);
+  if (r->n_scores && r->scores == NULL) return fail(bad, err, errlen, "report: %zu scores but no array", r->n_scores);
+  for (size_t k = 0; k < r->n_scores; k++) {
+    const smx_report_score *s = &r->scores[k];
+    if (s->name == NULL) return fail(bad, err, errlen, "report: score %zu has no name", k);
+    if (s->n_id && s->id_scores == NULL)
+      return fail(bad, err, errlen, "report: score %zu: %zu ID scores but no array", k, s->n_id);
+    if (s->n_ood && s->ood == NULL)
+      return fail(bad, err, errlen, "report: score %zu: %zu OOD sets but no array", k, s->n_ood);
+    for (size_t o = 0; o < s->n_ood; o++) {
+      if (s->ood[o].name == NULL) return fail(bad, err, errlen, "report: score %zu: OOD set %zu has no name", k, o);
+      if (s->ood[o].n && s->ood[o].scores == NULL)
+        return fail(bad, err, errlen, "report: score %zu: OOD set %zu: %zu scores but no array", k, o, s->ood[o].n);
+    }
+  }
+  if (r->n_calibration && r->calibration == NULL)
+    return fail(bad, err, errlen, "report: %zu calibration sets but no array", r->n_calibration);
+  for (size_t k = 0; k < r->n_calibration; k++) {
+    const smx_report_calibration *c = &r->calibration[k];
+    if (c->name == NULL) return fail(bad, err, errlen, "report: calibration set %zu has no name", k);
+    if (c->n && (c->conf_before == NULL || c->correct_before == NULL))
+      return fail(bad, err, errlen, "report: calibration set %zu: %zu samples but no confidence or correctness array",
+                  k, c->n);
+  }
+  return SMX_OK;
+}
+
+static const char style[] =
+    "body{font-family:'DejaVu Sans',Arial,Helvetica,sans-serif;color:#111;background:#fff;margin:24px auto;"
+    "max-width:1180px;padding:0 16px;line-height:1.4}\n"
+    "h1{font-size:24px;margin:0 0 4px}h2{font-size:19px;margin:28px 0 8px;border-bottom:1px solid #bbb}"
+    "h3{font-size:16px;margin:18px 0 6px}\n"
+    ".subtitle{color:#444;margin:0 0 10px}\n"
+    "dl.items{display:grid;grid-template-columns:max-content auto;gap:2px 14px;margin:8px 0}"
+    "dl.items dt{font-weight:bold}dl.items dd{margin:0;font-family:'DejaVu Sans Mono',monospace;"
+    "overflow-wrap:anywhere}\n"
+    "ul.notes{background:#fff8e5;border-left:4px solid #E69F00;padding:6px 10px 6px 28px}\n"
+    "table.smx-table{border-collapse:collapse;margin:10px 0 18px;font-size:14px}"
+    "table.smx-table caption{text-align:left;font-weight:bold;padding:4px 0}"
+    "table.smx-table th,table.smx-table td{border:1px solid #999;padding:3px 9px}"
+    "table.smx-table th{background:#eee}table.smx-table td.num{text-align:right;"
+    "font-variant-numeric:tabular-nums}\n"
+    ".figs{display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start}"
+    "figure{margin:0;border:1px solid #ddd}svg.smx-fig{display:block}\n"
+    ".smx-missing{color:#7a3a00;font-style:italic}\n"
+    ".conventions{font-size:13px;color:#333}\n"
+    "footer{margin-top:32px;font-size:12px;color:#555}\n"
+    "@media print{body{margin:0;max-width:none}figure,table{break-inside:avoid}h2,h3{break-after:avoid}}\n";
+
+static void head(rep_buf *b, const smx_report *r) {
+  rep_put(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
+  rep_escape(b, r->title);
+  rep_put(b, "</title>\n<style>\n");
+  rep_put(b, style);
+  rep_put(b, "</style>\n</head>\n<body>\n<header>\n<h1>");
+  rep_escape(b, r->title);
+  rep_put(b, "</h1>\n");
+  if (r->subtitle) {
+    rep_put(b, "<p class=\"subtitle\">");
+    rep_escape(b, r->subtitle);
+    rep_put(b, "</p>\n");
+  }
+  if (r->n_items) {
+    rep_put(b, "<dl class=\"items\">\n");
+    for (size_t k = 0; k < r->n_items; k++) {
+      rep_put(b, "<dt>");
+      rep_escape(b, r->items[k].label);
+      rep_put(b, "</dt><dd>");
+      rep_escape(b, r->items[k].value);
+      rep_put(b, "</dd>\n");
+    }
+    rep_put(b, "</dl>\n");
+  }
+  if (r->n_notes) {
+    rep_put(b, "<ul class=\"notes\">\n");
+    for (size_t k = 0; k < r->n_notes; k++) {
+      rep_put(b, "<li>");
+      rep_escape(b, r->notes[k]);
+      rep_put(b, "</li>\n");
+    }
+    rep_put(b, "</ul>\n");
+  }
+  rep_put(b, "</header>\n");
+}
+
+static void set_summary(rep_buf *b, const char *name, size_t given, const rep_scores *s) {
+  rep_escape(b, name);
+  rep_printf(b, ": %zu scores", given);
+  if (s->n_nan) rep_printf(b, ", %zu NaN dropped", s->n_nan);
+  if (s->n_posinf || s->n_neginf) rep_printf(b, ", %zu +inf and %zu -inf", s->n_posinf, s->n_neginf);
+}
+
+/* One score's section. Returns 0 or -1 (no memory). */
+static int score_section(rep_buf *b, const smx_report_score *sc, const char *id_name) {
+  size_t nsets = sc->n_ood + 1;
+  rep_scores *sets = calloc(nsets, sizeof *sets);
+  const char **names = malloc(nsets * sizeof *names);
+  int rc = -1;
+  if (sets == NULL || names == NULL) goto out;
+  if (rep_scores_make(&sets[0], sc->id_scores, sc->n_id) != 0) goto out;
+  names[0] = id_name;
+  for (size_t o = 0; o < sc->n_ood; o++) {
+    if (rep_scores_make(&sets[o + 1], sc->ood[o].scores, sc->ood[o].n) != 0) goto out;
+    names[o + 1] = sc->ood[o].name;
+  }
+  rep_put(b, "<section class=\"score\">\n<h3>");
+  rep_escape(b, sc->name);
+  rep_put(b, "</h3>\n<p class=\"conventions\">");
+  set_summary(b, id_name, sc->n_id, &sets[0]);
+  for (size_t o = 0; o < sc->n_ood; o++) {
+    rep_put(b, "; ");
+    set_summary(b, names[o + 1], sc->ood[o].n, &sets[o + 1]);
+  }
+  rep_put(b, ".</p>\n<div class=\"figs\">\n");
+  if (sc->n_ood == 0) {
+    rep_put(b, "<p class=\"smx-missing\" data-fig=\"roc\">No OOD set was given: no ROC curve.</p>\n");
+  } else {
+    rep_put(b, "<figure>\n");
+    if (rep_roc_figure(b, sc->name, &sets[0], sets + 1, names + 1, sc->n_ood) != 0) goto out;
+    rep_put(b, "</figure>\n");
+  }
+  double lo, hi;
+  if (rep_hist_range(sets, nsets, &lo, &hi)) {
+    rep_put(b, "<figure>\n");
+    if (rep_hist_figure(b, sc->name, sets, names, nsets) != 0) goto out;
+    rep_put(b, "</figure>\n");
+  } else {
+    rep_put(b, "<p class=\"smx-missing\" data-fig=\"hist\">No finite score in any set: no histogram.</p>\n");
+  }
+  rep_put(b, "</div>\n</section>\n");
+  rc = 0;
+out:
+  if (sets)
+    for (size_t k = 0; k < nsets; k++) rep_scores_free(&sets[k]);
+  free(sets);
+  free(names);
+  return rc;
+}
+
+static void calibration_section(rep_buf *b, const smx_report_calibration *c) {
+  rep_rel rel;
+  char heading[160];
+  int have_t = isfinite(c->temperature) && c->temperature > 0;
+  rep_put(b, "<section class=\"calibration\">\n<h3>");
+  rep_escape(b, c->name);
+  rep_put(b, "</h3>\n<p class=\"conventions\">");
+  if (have_t) rep_printf(b, "Fitted temperature T = %.6g", c->temperature);
+  else rep_put(b, "No fitted temperature");
+  if (c->temperature_note) {
+    rep_put(b, ": ");
+    rep_escape(b, c->temperature_note);
+  }
+  rep_put(b, ".");
+  rep_put(b, "</p>\n<div class=\"figs\">\n<figure>\n");
+  rep_rel_compute(&rel, c->conf_before, c->correct_before, c->n);
+  rep_rel_figure(b, "reliability-before", c->name, "Before temperature scaling", &rel);
+  rep_put(b, "</figure>\n");
+  if (c->conf_after) {
+    rep_rel_compute(&rel, c->conf_after, c->correct_after ? c->correct_after : c->correct_before, c->n);
+    if (have_t) snprintf(heading, sizeof heading, "After temperature scaling (T = %.4g)", c->temperature);
+    else snprintf(heading, sizeof heading, "After temperature scaling");
+    rep_put(b, "<figure>\n");
+    rep_rel_figure(b, "reliability-after", c->name, heading, &rel);
+    rep_put(b, "</figure>\n");
+  } else {
+    rep_put(b, "<p class=\"smx-missing\" data-fig=\"reliability-after\">No diagram after temperature scaling");
+    if (c->temperature_note) {
+      rep_put(b, ": ");
+      rep_escape(b, c->temperature_note);
+    }
+    rep_put(b, ".</p>\n");
+  }
+  rep_put(b, "</div>\n</section>\n");
+}
+
+smx_status smx_report_render_html(const smx_report *r, char **html, size_t *len, char *err, size_t errlen) {
+  if (html == NULL || len == NULL) return fail(SMX_E_INVALID_ARG, err, errlen, "report: no output pointer given");
+  *html = NULL;
+  *len = 0;
+  smx_status st = rep_check(r, err, errlen);
+  if (st != SMX_OK) return st;
+  const char *id_name = r->id_name ? r->id_name : "ID";
+  rep_buf b = { 0 };
+  head(&b, r);
+  if (r->n_tables) {
+    rep_put(&b, "<section class=\"tables\">\n<h2>Results</h2>\n");
+    for (size_t k = 0; k < r->n_tables; k++) rep_html_table(&b, &r->tables[k]);
+    rep_put(&b, "</section>\n");
+  }
+  if (r->n_scores) {
+    rep_put(&b, "<section class=\"scores\">\n<h2>Scores: in-distribution against out-of-distribution</h2>\n"
+                "<p class=\"conventions\">Higher scores mean more in-distribution; a sample is accepted as ID when "
+                "its score is at least the threshold. ROC curves take ID as the positive class, one point per "
+                "distinct threshold (tied scores enter together); the AUROC is the exact area under that curve. "
+                "NaN scores are dropped; infinite scores are kept in the ROC curves but not drawn in the "
+                "histograms.</p>\n");
+    for (size_t k = 0; k < r->n_scores; k++)
+      if (score_section(&b, &r->scores[k], id_name) != 0) b.failed = 1;
+    rep_put(&b, "</section>\n");
+  }
+  if (r->n_calibration) {
+    rep_put(&b, "<section class=\"calibration\">\n<h2>Calibration</h2>\n"
+                "<p class=\"conventions\">Reliability diagrams: 15 equal-width confidence bins (lo, hi], "
+                "confidence 0 in the first; bars show the accuracy of each bin, hatched bars the gap to the mean "
+                "confidence of the bin; ECE = sum over bins of (bin size / n) |accuracy - mean confidence|.</p>\n");
+    for (size_t k = 0; k < r->n_calibration; k++) calibration_section(&b, &r->calibration[k]);
+    rep_put(&b, "</section>\n");
+  }
+  rep_printf(&b, "<footer>Written by smx %s (smx eval --report).</footer>\n</body>\n</html>\n", smx_version_string());
+  if (b.failed) {
+    rep_free(&b);
+    return fail(SMX_E_NOMEM, err, errlen, "report: out of memory while drawing the page");
+  }
+  *html = b.data;
+  *len = b.len;
+  return SMX_OK;
+}

@@ -1,0 +1,61 @@
+/*
+ * Writing the page: rendered whole in memory first (its size is bounded),
+ * then written to a temporary file next to the target and renamed over it,
+ * so the target is never seen half-written.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io/fileio.h"
+#include "report.h"
+
+static smx_status io_fail(char *err, size_t errlen, const char *path, const char *what, int e) {
+  if (err && errlen) snprintf(err, errlen, "%s: %s: %s", path, what, strerror(e));
+  return SMX_E_IO;
+}
+
+smx_status smx_report_write_html(const char *path, const smx_report *r, char *err, size_t errlen) {
+  if (path == NULL || path[0] == '\0') {
+    if (err && errlen) snprintf(err, errlen, "report: no output path given");
+    return SMX_E_INVALID_ARG;
+  }
+  char *html;
+  size_t len;
+  smx_status st = smx_report_render_html(r, &html, &len, err, errlen);
+  if (st != SMX_OK) return st;
+  if (strcmp(path, "-") == 0) {
+    int e = smx_io_write_full(STDOUT_FILENO, html, len);
+    free(html);
+    return e ? io_fail(err, errlen, "standard output", "cannot write", e) : SMX_OK;
+  }
+  char *tmp;
+  int fd;
+  int e = smx_io_create_temp(path, &tmp, &fd);
+  if (e) {
+    free(html);
+    return io_fail(err, errlen, path, "cannot create a temporary file next to it", e);
+  }
+  e = smx_io_write_full(fd, html, len);
+  free(html);
+  const char *what = "cannot write the temporary file";
+  if (e == 0 && fsync(fd) != 0 && errno != EINVAL) {
+    e = errno;
+    what = "cannot flush the temporary file";
+  }
+  if (close(fd) != 0 && e == 0) {
+    e = errno;
+    what = "cannot close the temporary file";
+  }
+  if (e == 0 && rename(tmp, path) != 0) {
+    e = errno;
+    what = "cannot rename the temporary file over it";
+  }
+  if (e) unlink(tmp);
+  free(tmp);
+  return e ? io_fail(err, errlen, path, what, e) : SMX_OK;
+}

@@ -1,0 +1,129 @@
+#include "roc.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "escape.h"
+#include "report.h"
+#include "svg.h"
+
+void rep_roc_free(rep_roc *r) {
+  free(r->fpr);
+  free(r->tpr);
+  memset(r, 0, sizeof *r);
+}
+
+int rep_roc_compute(rep_roc *out, const rep_scores *id, const rep_scores *ood, size_t max_points) {
+  memset(out, 0, sizeof *out);
+  const size_t nid = id->n, nood = ood->n;
+  const double *a = id->v, *o = ood->v;
+  size_t cap = max_points + 2;
+  out->fpr = malloc(cap * sizeof *out->fpr);
+  out->tpr = malloc(cap * sizeof *out->tpr);
+  if (out->fpr == NULL || out->tpr == NULL) {
+    rep_roc_free(out);
+    return -1;
+  }
+  /* Thinning: keep a point when it lies at least `step` (L1) from the last
+   * kept one. The curve is monotone from (0,0) to (1,1), so its L1 length is
+   * 2 and at most 2 / step = max_points points pass between the first and
+   * the last; every dropped point is within `step` of a kept one. */
+  const double step = 2.0 / (double)max_points;
+  /* The area in integer counts: sum over steps of d_ood * (i_before + i_after),
+   * divided by 2 nid nood at the end - exact while the sum fits 64 bits,
+   * which it does up to 2^31 scores per set; beyond, long double. */
+  const int exact = nid <= (UINT64_C(1) << 31) && nood <= (UINT64_C(1) << 31);
+  uint64_t area2 = 0;
+  long double area2l = 0;
+  size_t i = 0, j = 0, k = 0;
+  int have95 = 0;
+  out->fpr[k] = 0;
+  out->tpr[k] = 0;
+  k++;
+  out->n_full = 1;
+  while (i < nid || j < nood) {
+    double t = i < nid && (j >= nood || a[i] >= o[j]) ? a[i] : o[j];
+    size_t i0 = i, j0 = j;
+    while (i < nid && a[i] == t) i++;  /* tied scores enter together */
+    while (j < nood && o[j] == t) j++;
+    if (exact) area2 += (uint64_t)(j - j0) * (uint64_t)(i0 + i);
+    else area2l += (long double)(j - j0) * ((long double)i0 + (long double)i);
+    out->n_full++;
+    double x = (double)j / (double)nood, y = (double)i / (double)nid;
+    /* 0.95 = 19/20, compared in integers so that exactly 95% counts */
+    if (!have95 && (uint64_t)i * 20 >= (uint64_t)nid * 19) {
+      have95 = 1;
+      out->fpr95 = x;
+      out->tpr95 = y;
+      out->thr95 = t;
+    }
+    /* the last slot is kept for (1,1), whatever rounding did to the distances */
+    if (i == nid && j == nood) {
+      if (k == cap) k--;
+      out->fpr[k] = x;
+      out->tpr[k] = y;
+      k++;
+    } else if (k < cap - 1 && fabs(x - out->fpr[k - 1]) + fabs(y - out->tpr[k - 1]) >= step) {
+      out->fpr[k] = x;
+      out->tpr[k] = y;
+      k++;
+    }
+  }
+  out->n = k;
+  out->auroc = exact ? (double)area2 / (2.0 * (double)nid * (double)nood)
+                     : (double)(area2l / (2.0L * (long double)nid * (long double)nood));
+  return 0;
+}
+
+static void fmt_num(char *out, size_t cap, double v) {
+  if (isinf(v)) snprintf(out, cap, "%s", v > 0 ? "+inf" : "-inf");
+  else snprintf(out, cap, "%.6g", v);
+}
+
+int rep_roc_figure(rep_buf *b, const char *score_name, const rep_scores *id, const rep_scores *ood,
+                   const char *const *ood_names, size_t n_ood) {
+  const double W = 480, plot = 340, left = 78, top = 40;
+  double legend_top = top + plot + 62;
+  double H = legend_top + 34.0 * (double)n_ood + 17 + 8;
+  rep_plot p = { left, top, plot, plot, 0, 1, 0, 1 };
+  rep_buf title = { 0 };
+  rep_put(&title, "ROC: ");
+  rep_put(&title, score_name);
+  if (title.failed) { rep_free(&title); return -1; }
+  rep_svg_open(b, "roc", score_name, W, H, title.data);
+  rep_free(&title);
+  rep_axes(b, &p, "FPR: fraction of the OOD set accepted as ID", "TPR: fraction of the ID set accepted", 5, 5);
+  rep_printf(b, "<line class=\"chance\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" stroke-dasharray=\"3 4\"/>\n",
+             rep_px(&p, 0), rep_py(&p, 0), rep_px(&p, 1), rep_py(&p, 1));
+  double ly = legend_top;
+  for (size_t s = 0; s < n_ood; s++) {
+    rep_style st = rep_series_style(s + 1);
+    char detail[200];
+    if (id->n == 0 || ood[s].n == 0) {
+      snprintf(detail, sizeof detail, "%s", id->n == 0 ? "no ID score: no curve" : "no score in this set: no curve");
+    } else {
+      rep_roc r;
+      if (rep_roc_compute(&r, id, &ood[s], SMX_REPORT_ROC_MAX_POINTS) != 0) return -1;
+      rep_printf(b, "<polyline class=\"curve\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" stroke-linejoin=\"round\"%s%s%s points=\"",
+                 st.color, st.dash[0] ? " stroke-dasharray=\"" : "", st.dash, st.dash[0] ? "\"" : "");
+      for (size_t k = 0; k < r.n; k++)
+        rep_printf(b, "%s%.1f,%.1f", k ? " " : "", rep_px(&p, r.fpr[k]), rep_py(&p, r.tpr[k]));
+      rep_put(b, "\"/>\n");
+      rep_printf(b, "<circle class=\"tpr95\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#fff\" stroke=\"%s\" stroke-width=\"2\"/>\n",
+                 rep_px(&p, r.fpr95), rep_py(&p, r.tpr95), st.color);
+      char thr[40];
+      fmt_num(thr, sizeof thr, r.thr95);
+      snprintf(detail, sizeof detail, "AUROC %.4f; FPR %.4f at TPR %.4f (score \xE2\x89\xA5 %s)", r.auroc, r.fpr95,
+               r.tpr95, thr);
+      rep_roc_free(&r);
+    }
+    ly = rep_legend_line(b, left - 60, ly, &st, ood_names[s], detail);
+  }
+  rep_style chance = { "#888", "3 4", 0 };
+  rep_legend_line(b, left - 60, ly, &chance, "chance; circles: first threshold with TPR \xE2\x89\xA5 0.95", NULL);
+  rep_svg_close(b);
+  return 0;
+}

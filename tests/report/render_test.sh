@@ -1,0 +1,110 @@
+#!/bin/bash
+# The smx eval HTML report rendered by a real browser: writes a sample page
+# (make_sample_report), loads it in headless Chromium and checks that every
+# expected figure is there, laid out with a non-zero size, and draws its
+# marks (curves, histogram outlines, bars) with non-zero geometry. The
+# measuring script goes into a test-only copy of the page; the page itself
+# has no script and must draw without one.
+# Usage: tests/report/render_test.sh MAKE_SAMPLE_REPORT [SCREENSHOT.png]
+# Exit 77 (ctest SKIP) only when no Chromium is installed.
+set -u
+MAKE=$1
+SHOT=${2:-}
+CHROMIUM=""
+for c in chromium chromium-browser google-chrome; do
+  if command -v "$c" >/dev/null 2>&1; then CHROMIUM=$(command -v "$c"); break; fi
+done
+if [ -z "$CHROMIUM" ]; then echo "SKIP: no chromium installed"; exit 77; fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { echo "FAIL $*"; fail=$((fail + 1)); }
+
+"$MAKE" "$tmp/report.html" 3000 || { echo "FAIL make_sample_report exited $?"; exit 1; }
+page="$tmp/report.html"
+grep -q "<script" "$page" && bad "the page itself holds a script" || ok
+grep -Eq '(src|href)=' "$page" && bad "the page refers to an external resource" || ok
+
+# The test-only copy: measure every figure after layout and write the result
+# into the DOM that --dump-dom prints.
+cat >"$tmp/check.js" <<'JS'
+(function () {
+  var out = [];
+  document.querySelectorAll("svg.smx-fig").forEach(function (svg) {
+    var r = svg.getBoundingClientRect(), bb = svg.getBBox(), texts = 0, marks = [];
+    /* the marks of each kind that have a non-zero extent */
+    ["polyline.curve", "path.bars", "rect.acc", "rect.gap", "rect.count"].forEach(function (sel) {
+      var k = 0;
+      svg.querySelectorAll(sel).forEach(function (el) {
+        var b = el.getBBox();
+        if (b.width > 0 && b.height > 0) k++;
+      });
+      marks.push(k);
+    });
+    svg.querySelectorAll("text").forEach(function (t) { if (t.getComputedTextLength() > 0) texts++; });
+    out.push(["FIG", svg.dataset.fig, svg.dataset.name, Math.round(r.width), Math.round(r.height),
+              Math.round(bb.width), Math.round(bb.height), texts, marks.join(" ")].join("|"));
+  });
+  var pre = document.createElement("pre");
+  pre.id = "smx-check";
+  pre.textContent = out.join("\n");
+  document.body.appendChild(pre);
+})();
+JS
+awk -v js="$tmp/check.js" '/<\/body>/ { print "<script>"; while ((getline l < js) > 0) print l; print "</script>" } { print }' \
+  "$page" >"$tmp/check.html"
+
+run_chromium() {
+  timeout 120 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
+    --user-data-dir="$tmp/profile" --virtual-time-budget=2000 "$@" 2>"$tmp/chromium.err"
+}
+run_chromium --dump-dom "file://$tmp/check.html" >"$tmp/dom.html"
+rc=$?
+[ $rc = 0 ] || { bad "chromium exited $rc"; tail -5 "$tmp/chromium.err"; }
+grep '^FIG|\|FIG|' "$tmp/dom.html" | sed 's/.*\(FIG|\)/\1/; s/<.*//' >"$tmp/figs.txt"
+
+# kind|name|the least number of curves, histogram outlines, accuracy bars,
+# gap bars and count bars with a non-zero extent. The sample has three
+# scores (the MSP one with an empty OOD set, the constant one with a single
+# curve) and two calibration sets, the second without a finite temperature
+# (no "after" diagram); its confidences fill 11 to 13 of the 15 bins.
+expected='roc|Energy (T=1)|2 0 0 0 0
+hist|Energy (T=1)|0 3 0 0 0
+roc|MSP|2 0 0 0 0
+hist|MSP|0 3 0 0 0
+roc|constant|1 0 0 0 0
+hist|constant|0 2 0 0 0
+reliability-before|ID test set|0 0 10 6 10
+reliability-after|ID test set|0 0 10 6 10
+reliability-before|ID test set, all predictions right|0 0 10 6 10'
+nfig=$(wc -l <"$tmp/figs.txt")
+[ "$nfig" = 9 ] && ok || bad "$nfig figures measured, want 9"
+while IFS='|' read -r kind name want; do
+  line=$(awk -F'|' -v k="$kind" -v n="$name" '$2 == k && $3 == n' "$tmp/figs.txt" | head -1)
+  if [ -z "$line" ]; then bad "figure $kind '$name' missing"; continue; fi
+  IFS='|' read -r _ _ _ w h bw bh texts marks <<<"$line"
+  if [ "$w" -ge 300 ] && [ "$h" -ge 300 ] && [ "$bw" -ge 300 ] && [ "$bh" -ge 300 ]; then ok
+  else bad "figure $kind '$name' laid out at ${w}x${h}, drawing ${bw}x${bh}"; fi
+  read -r -a got <<<"$marks"
+  read -r -a need <<<"$want"
+  short=0
+  for i in 0 1 2 3 4; do [ "${got[$i]:-0}" -ge "${need[$i]}" ] || short=1; done
+  [ $short = 0 ] && ok || bad "figure $kind '$name': marks (curves outlines acc gap count) '$marks', want at least '$want'"
+  [ "$texts" -ge 10 ] && ok || bad "figure $kind '$name': $texts visible texts"
+done <<<"$expected"
+# the figures are in the page itself, visible without the script
+n=$(grep -c '<svg xmlns="http://www.w3.org/2000/svg" class="smx-fig"' "$page")
+[ "$n" = 9 ] && ok || bad "$n svg figures in the page"
+grep -q 'class="smx-missing" data-fig="reliability-after"' "$tmp/dom.html" && ok || bad "missing-after note"
+
+# a screenshot: Chromium paints the page (kept when a path was given)
+png="${SHOT:-$tmp/shot.png}"
+run_chromium --screenshot="$png" --window-size=1200,4300 "file://$page" >/dev/null
+size=$(stat -c %s "$png" 2>/dev/null || echo 0)
+[ "$size" -gt 50000 ] && ok || bad "screenshot of $size bytes"
+
+echo "report_render: $pass passed, $fail failed"
+[ $fail = 0 ]

@@ -1,0 +1,631 @@
+/*
+ * The smx eval HTML report (programs/report): escaping, sorting, the exact
+ * ROC curve and its thinning against brute force, histogram and reliability
+ * binning, the page structure for edge cases (no OOD set, one score,
+ * constant scores, NaN dropped and counted, 5M scores in a page of bounded
+ * size), argument checks, and the atomic write.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/test_util.h"
+#include "escape.h"
+#include "histogram.h"
+#include "html_table.h"
+#include "reliability.h"
+#include "report.h"
+#include "roc.h"
+#include "score_set.h"
+#include "strbuf.h"
+
+/* ------------------------------------------------------------ helpers */
+static size_t count_sub(const char *s, const char *sub) {
+  size_t n = 0, k = strlen(sub);
+  for (const char *p = strstr(s, sub); p; p = strstr(p + k, sub)) n++;
+  return n;
+}
+
+static char *escaped(const char *s) {
+  rep_buf b = { 0 };
+  rep_put(&b, "");
+  rep_escape(&b, s);
+  return b.data;
+}
+
+static char *render(const smx_report *r, size_t *len) {
+  char *html = NULL, err[256] = "";
+  size_t l = 0;
+  smx_status st = smx_report_render_html(r, &html, &l, err, sizeof err);
+  CHECK(st == SMX_OK, "render: %d %s", (int)st, err);
+  if (len) *len = l;
+  if (html) CHECK(strlen(html) == l, "length %zu vs %zu", strlen(html), l);
+  return html;
+}
+
+/* ------------------------------------------------------------ escaping */
+static void test_escape(void) {
+  static const struct { const char *in, *out; } cases[] = {
+    { "plain text", "plain text" },
+    { "<a href='x'>&\"", "&lt;a href=&#39;x&#39;&gt;&amp;&quot;" },
+    { "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80", "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80" },
+    { "tab\tnew\nline", "tab\tnew\nline" },
+    { "a\x01" "b\x7F" "c", "a\xEF\xBF\xBD" "b\xEF\xBF\xBD" "c" },
+    { "C1 \xC2\x85!", "C1 \xEF\xBF\xBD!" },
+    { "bad \xFF byte", "bad \xEF\xBF\xBD byte" },
+    { "overlong \xC0\xAF", "overlong \xEF\xBF\xBD\xEF\xBF\xBD" },
+    { "surrogate \xED\xA0\x80", "surrogate \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD" },
+    { "above max \xF4\x90\x80\x80", "above max \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD" },
+    { "cut \xE2\x82", "cut \xEF\xBF\xBD\xEF\xBF\xBD" },
+    { "", "" },
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    char *e = escaped(cases[k].in);
+    CHECK(e && strcmp(e, cases[k].out) == 0, "escape case %zu: got '%s'", k, e ? e : "(null)");
+    free(e);
+  }
+  rep_buf b = { 0 };
+  rep_escape_max(&b, "abc<def", 4);
+  CHECK(b.data && strcmp(b.data, "abc&lt;\xE2\x80\xA6") == 0, "escape_max: %s", b.data);
+  rep_free(&b);
+  rep_escape_max(&b, "\xC3\xA9\xC3\xA9\xC3\xA9", 2);
+  CHECK(b.data && strcmp(b.data, "\xC3\xA9\xC3\xA9\xE2\x80\xA6") == 0, "escape_max keeps whole characters");
+  rep_free(&b);
+  rep_escape_max(&b, "short", 5);
+  CHECK(b.data && strcmp(b.data, "short") == 0, "escape_max: no ellipsis when it fits");
+  rep_free(&b);
+}
+
+/* ------------------------------------------------------------ sorting */
+static int cmp_desc(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x < y) - (x > y);
+}
+
+static void test_sort(void) {
+  tu_rng g = { 7 };
+  for (size_t n = 0; n < 20000; n = n * 3 + 1) {
+    double *v = malloc((n + 1) * sizeof *v), *w = malloc((n + 1) * sizeof *w);
+    for (size_t i = 0; i < n; i++) {
+      uint64_t r = tu_next(&g);
+      switch (r % 6) {
+        case 0: v[i] = (double)tu_normal(&g) * 1e3; break;
+        case 1: v[i] = -(double)(r % 7); break;
+        case 2: v[i] = (r >> 8) % 2 ? INFINITY : -INFINITY; break;
+        case 3: v[i] = (r >> 8) % 2 ? 5e-324 : -DBL_MAX; break;
+        default: v[i] = tu_uniform(&g) - 0.5;
+      }
+      w[i] = v[i];
+    }
+    CHECK(rep_sort_desc(v, n) == 0, "sort n=%zu", n);
+    qsort(w, n, sizeof *w, cmp_desc);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) bad += memcmp(&v[i], &w[i], sizeof(double)) != 0;
+    CHECK(bad == 0, "radix sort n=%zu: %zu values differ from qsort", n, bad);
+    free(v);
+    free(w);
+  }
+  double x[] = { 1, NAN, -0.0, INFINITY, NAN, -INFINITY, 0.0, 2 };
+  rep_scores s;
+  CHECK(rep_scores_make(&s, x, 8) == 0, "scores_make");
+  CHECK(s.n == 6 && s.n_nan == 2 && s.n_posinf == 1 && s.n_neginf == 1, "counts %zu %zu %zu %zu", s.n, s.n_nan,
+        s.n_posinf, s.n_neginf);
+  CHECK(s.v[0] == INFINITY && s.v[1] == 2 && s.v[5] == -INFINITY, "order");
+  CHECK(!signbit(s.v[3]) && !signbit(s.v[4]), "-0 became +0");
+  CHECK(rep_scores_finite(&s) == 4, "finite %zu", rep_scores_finite(&s));
+  rep_scores_free(&s);
+  CHECK(rep_scores_make(&s, NULL, 0) == 0 && s.n == 0 && s.v == NULL, "empty set");
+}
+
+/* ------------------------------------------------------------ ROC */
+/* Mann-Whitney with half credit for ties, in O(n m). */
+static double brute_auroc(const double *a, size_t na, const double *o, size_t no) {
+  double s = 0;
+  for (size_t i = 0; i < na; i++)
+    for (size_t j = 0; j < no; j++) s += a[i] > o[j] ? 1 : a[i] == o[j] ? 0.5 : 0;
+  return s / ((double)na * (double)no);
+}
+
+/* FPR at the highest threshold t (among all scores) with TPR(t) >= 0.95. */
+static void brute_fpr95(const double *a, size_t na, const double *o, size_t no, double *fpr, double *thr) {
+  *thr = -INFINITY;
+  *fpr = 1;
+  int found = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    const double *c = pass ? o : a;
+    size_t nc = pass ? no : na;
+    for (size_t k = 0; k < nc; k++) {
+      double t = c[k];
+      size_t acc = 0;
+      for (size_t i = 0; i < na; i++) acc += a[i] >= t;
+      if (20 * acc >= 19 * na && (!found || t > *thr)) { *thr = t; found = 1; }
+    }
+  }
+  size_t f = 0;
+  for (size_t j = 0; j < no; j++) f += o[j] >= *thr;
+  *fpr = (double)f / (double)no;
+}
+
+static void roc_case(const char *what, const double *a, size_t na, const double *o, size_t no) {
+  rep_scores sa, so;
+  rep_scores_make(&sa, a, na);
+  rep_scores_make(&so, o, no);
+  rep_roc r;
+  CHECK(rep_roc_compute(&r, &sa, &so, 1000) == 0, "%s: compute", what);
+  double want = brute_auroc(sa.v, sa.n, so.v, so.n);
+  CHECK(r.auroc == want || fabs(r.auroc - want) < 1e-12, "%s: AUROC %.17g want %.17g", what, r.auroc, want);
+  double f, t;
+  brute_fpr95(sa.v, sa.n, so.v, so.n, &f, &t);
+  CHECK(r.fpr95 == f && r.thr95 == t && r.tpr95 >= 0.95, "%s: FPR95 %.17g at %.17g, want %.17g at %.17g", what, r.fpr95,
+        r.thr95, f, t);
+  CHECK(r.n >= 2 && r.fpr[0] == 0 && r.tpr[0] == 0 && r.fpr[r.n - 1] == 1 && r.tpr[r.n - 1] == 1,
+        "%s: ends at (0,0) and (1,1)", what);
+  rep_roc_free(&r);
+  rep_scores_free(&sa);
+  rep_scores_free(&so);
+}
+
+static void test_roc(void) {
+  tu_rng g = { 11 };
+  enum { NA = 400, NO = 300 };
+  double a[NA], o[NO];
+  for (size_t i = 0; i < NA; i++) a[i] = 1 + (double)tu_normal(&g);
+  for (size_t j = 0; j < NO; j++) o[j] = (double)tu_normal(&g);
+  roc_case("continuous", a, NA, o, NO);
+  for (size_t i = 0; i < NA; i++) a[i] = round(a[i] * 4) / 4;  /* heavy ties, also across the sets */
+  for (size_t j = 0; j < NO; j++) o[j] = round(o[j] * 4) / 4;
+  roc_case("ties", a, NA, o, NO);
+  for (size_t i = 0; i < NA; i++) a[i] = 3;
+  for (size_t j = 0; j < NO; j++) o[j] = 3;
+  roc_case("all equal", a, NA, o, NO);
+  for (size_t i = 0; i < NA; i++) a[i] = 10 + (double)i;
+  for (size_t j = 0; j < NO; j++) o[j] = -(double)j;
+  roc_case("separated", a, NA, o, NO);
+  roc_case("reversed", o, NO, a, NA);
+  a[0] = INFINITY;
+  o[0] = INFINITY;
+  o[1] = -INFINITY;
+  roc_case("infinities", a, NA, o, NO);
+  roc_case("one each", a, 1, o + 5, 1);
+
+  /* exact values: AUROC 1, 0 and 0.5 */
+  rep_scores sa, so;
+  rep_roc r;
+  double hi[3] = { 5, 6, 7 }, lo[2] = { 1, 2 };
+  rep_scores_make(&sa, hi, 3);
+  rep_scores_make(&so, lo, 2);
+  rep_roc_compute(&r, &sa, &so, 1000);
+  CHECK(r.auroc == 1 && r.fpr95 == 0 && r.n_full == 6, "separated: %g %g %zu", r.auroc, r.fpr95, r.n_full);
+  rep_roc_free(&r);
+  rep_roc_compute(&r, &so, &sa, 1000);
+  CHECK(r.auroc == 0 && r.fpr95 == 1, "reversed: %g %g", r.auroc, r.fpr95);
+  rep_roc_free(&r);
+  rep_scores_free(&sa);
+  rep_scores_free(&so);
+
+  /* thinning: 200k + 150k scores give ~350k curve points, drawn with <= 1002,
+   * every dropped point within 2/1000 (L1) of the last kept one */
+  size_t na = 200000, no = 150000;
+  double *x = malloc(na * sizeof *x), *y = malloc(no * sizeof *y);
+  for (size_t i = 0; i < na; i++) x[i] = 0.7 + (double)tu_normal(&g);
+  for (size_t j = 0; j < no; j++) y[j] = (double)tu_normal(&g);
+  rep_scores_make(&sa, x, na);
+  rep_scores_make(&so, y, no);
+  rep_roc full, thin;
+  CHECK(rep_roc_compute(&full, &sa, &so, 100000000) == 0, "full curve");
+  CHECK(rep_roc_compute(&thin, &sa, &so, 1000) == 0, "thin curve");
+  /* one point per distinct value of the union, plus (0,0) */
+  double *u = malloc((na + no) * sizeof *u);
+  memcpy(u, x, na * sizeof *u);
+  memcpy(u + na, y, no * sizeof *u);
+  qsort(u, na + no, sizeof *u, cmp_desc);
+  size_t distinct = 1;
+  for (size_t k = 1; k < na + no; k++) distinct += u[k] != u[k - 1];
+  free(u);
+  CHECK(full.n == full.n_full && full.n_full == distinct + 1, "full curve keeps all %zu points (%zu; %zu distinct)",
+        full.n_full, full.n, distinct);
+  CHECK(thin.n <= 1002 && thin.n >= 500, "thinned to %zu points", thin.n);
+  CHECK(thin.auroc == full.auroc && thin.fpr95 == full.fpr95, "area and FPR95 from the exact curve");
+  size_t q = 0, far = 0, mono = 0;
+  for (size_t k = 0; k < full.n; k++) {
+    if (q + 1 < thin.n && full.fpr[k] == thin.fpr[q + 1] && full.tpr[k] == thin.tpr[q + 1]) q++;
+    double d = fabs(full.fpr[k] - thin.fpr[q]) + fabs(full.tpr[k] - thin.tpr[q]);
+    far += d > 2.0 / 1000 + 1e-12;
+  }
+  for (size_t k = 1; k < thin.n; k++) mono += thin.fpr[k] < thin.fpr[k - 1] || thin.tpr[k] < thin.tpr[k - 1];
+  CHECK(q == thin.n - 1, "thinned points are a subsequence of the exact curve (%zu of %zu)", q + 1, thin.n);
+  CHECK(far == 0, "%zu exact points farther than 2/1000 from the drawn curve", far);
+  CHECK(mono == 0, "thinned curve monotone");
+  double want = 0;
+  {
+    /* AUROC by ranks (O(n log n)), ties impossible here in practice but handled */
+    long double s = 0;
+    size_t jj = 0;
+    /* both descending: for each ID score, the OOD scores below it */
+    for (size_t ii = sa.n; ii-- > 0;) {
+      while (jj < so.n && so.v[so.n - 1 - jj] < sa.v[ii]) jj++;
+      size_t eq = 0;
+      while (jj + eq < so.n && so.v[so.n - 1 - jj - eq] == sa.v[ii]) eq++;
+      s += (long double)jj + 0.5L * (long double)eq;
+    }
+    want = (double)(s / ((long double)sa.n * (long double)so.n));
+  }
+  CHECK(fabs(full.auroc - want) < 1e-12, "large AUROC %.15g want %.15g", full.auroc, want);
+  rep_roc_free(&full);
+  rep_roc_free(&thin);
+  rep_scores_free(&sa);
+  rep_scores_free(&so);
+  free(x);
+  free(y);
+}
+
+/* ------------------------------------------------------------ histogram */
+static void test_histogram(void) {
+  double v[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, NAN, INFINITY };
+  rep_scores s;
+  rep_scores_make(&s, v, 13);
+  double lo, hi;
+  CHECK(rep_hist_range(&s, 1, &lo, &hi) && lo == 0 && hi == 10, "range [%g, %g]", lo, hi);
+  size_t c[10];
+  rep_hist_count(&s, lo, hi, 10, c);
+  size_t sum = 0;
+  for (int m = 0; m < 10; m++) sum += c[m];
+  CHECK(sum == 11 && c[0] == 1 && c[9] == 2, "counts: sum %zu, first %zu, last (closed) %zu", sum, c[0], c[9]);
+  rep_scores_free(&s);
+
+  double k[4] = { 0.25, 0.25, 0.25, 0.25 };
+  rep_scores_make(&s, k, 4);
+  CHECK(rep_hist_range(&s, 1, &lo, &hi) && lo == -0.25 && hi == 0.75, "constant: [%g, %g]", lo, hi);
+  rep_scores_free(&s);
+  double big[2] = { 1e300, 1e300 };
+  rep_scores_make(&s, big, 2);
+  CHECK(rep_hist_range(&s, 1, &lo, &hi) && lo < 1e300 && hi > 1e300, "huge constant gets a range");
+  rep_scores_free(&s);
+  double ext[3] = { -DBL_MAX, 0, DBL_MAX };
+  rep_scores_make(&s, ext, 3);
+  CHECK(rep_hist_range(&s, 1, &lo, &hi) && lo == -DBL_MAX && hi == DBL_MAX, "extreme range");
+  size_t c50[50];
+  rep_hist_count(&s, lo, hi, 50, c50);
+  CHECK(c50[0] == 1 && c50[25] == 1 && c50[49] == 1, "extreme range: no overflow (%zu %zu %zu)", c50[0], c50[25],
+        c50[49]);
+  rep_scores_free(&s);
+  double inf_only[2] = { INFINITY, NAN };
+  rep_scores_make(&s, inf_only, 2);
+  CHECK(!rep_hist_range(&s, 1, &lo, &hi), "no finite value: no range");
+  rep_scores_free(&s);
+}
+
+/* ------------------------------------------------------------ reliability */
+static void test_reliability(void) {
+  CHECK(rep_rel_bin(0) == 0 && rep_rel_bin(1) == 14, "ends");
+  size_t bad = 0;
+  for (int k = 1; k <= 15; k++) {
+    double e = (double)k / 15;
+    bad += rep_rel_bin(e) != (size_t)(k - 1);                   /* (lo, hi]: the edge is in the lower bin */
+    if (k < 15) bad += rep_rel_bin(nextafter(e, 2)) != (size_t)k;  /* just above: the next bin */
+    bad += rep_rel_bin(nextafter(e, 0)) != (size_t)(k - 1);
+  }
+  CHECK(bad == 0, "%zu bin-edge mistakes", bad);
+
+  tu_rng g = { 5 };
+  enum { N = 5000 };
+  static double conf[N];
+  static unsigned char ok[N];
+  for (size_t i = 0; i < N; i++) {
+    conf[i] = tu_uniform(&g);
+    ok[i] = tu_uniform(&g) < conf[i] * 0.8;
+  }
+  conf[0] = NAN;
+  conf[1] = -0.01;
+  conf[2] = 1.5;
+  conf[3] = 1;
+  conf[4] = 0;
+  conf[5] = 2.0 / 15;
+  rep_rel r;
+  rep_rel_compute(&r, conf, ok, N);
+  CHECK(r.dropped == 3 && r.n == N - 3, "dropped %zu", r.dropped);
+  /* brute force with the documented (lo, hi] comparisons */
+  size_t cnt[15] = { 0 }, right[15] = { 0 }, tot = 0, cnt_sum = 0;
+  double cs[15] = { 0 };
+  for (size_t i = 0; i < N; i++) {
+    double c = conf[i];
+    if (!(c >= 0 && c <= 1)) continue;
+    size_t m = 0;
+    while (m < 14 && c > (double)(m + 1) / 15) m++;
+    cnt[m]++;
+    cs[m] += c;
+    right[m] += ok[i];
+    tot++;
+  }
+  double ece = 0;
+  for (size_t m = 0; m < 15; m++) {
+    cnt_sum += r.count[m];
+    bad += r.count[m] != cnt[m];
+    if (cnt[m]) ece += (double)cnt[m] / (double)tot * fabs((double)right[m] / cnt[m] - cs[m] / cnt[m]);
+  }
+  CHECK(bad == 0 && cnt_sum == tot, "bin counts agree with brute force");
+  CHECK(fabs(r.ece - ece) < 1e-12, "ECE %.15g want %.15g", r.ece, ece);
+  rep_rel_compute(&r, conf, ok, 0);
+  CHECK(r.n == 0 && r.ece == 0, "no sample");
+}
+
+/* ------------------------------------------------------------ tables */
+static void test_table_cells(void) {
+  char s[400];
+  rep_format_value(s, sizeof s, NAN, 3);
+  CHECK(strcmp(s, "n/a") == 0, "%s", s);
+  rep_format_value(s, sizeof s, -INFINITY, 3);
+  CHECK(strcmp(s, "-inf") == 0, "%s", s);
+  rep_format_value(s, sizeof s, 0.123456, -4);
+  CHECK(strcmp(s, "0") == 0, "digits clamped to 0: %s", s);
+  rep_format_value(s, sizeof s, 1.0 / 3, 99);
+  CHECK(strcmp(s, "0.33333333333333331") == 0, "digits clamped to 17: %s", s);
+  rep_format_value(s, sizeof s, -DBL_MAX, 17);
+  CHECK(strlen(s) > 300 && s[0] == '-', "-DBL_MAX with 17 decimals fits");
+}
+
+/* ------------------------------------------------------------ page structure */
+static void test_page(void) {
+  tu_rng g = { 3 };
+  enum { N = 3000 };
+  static double id[N], ood[N], cst[N], nanny[N], conf[N], conf2[N];
+  static unsigned char ok[N];
+  for (size_t i = 0; i < N; i++) {
+    id[i] = 1 + (double)tu_normal(&g);
+    ood[i] = (double)tu_normal(&g);
+    cst[i] = 0.5;
+    nanny[i] = i % 10 == 0 ? NAN : (double)tu_normal(&g);
+    conf[i] = 0.5 + 0.5 * tu_uniform(&g);
+    conf2[i] = conf[i] * 0.9;
+    ok[i] = tu_uniform(&g) < 0.8;
+  }
+  smx_report_ood_set sets[] = { { "ood <one> & \"two\"", ood, N }, { "empty", NULL, 0 } };
+  smx_report_ood_set cst_set[] = { { "ood const", cst, N } };
+  smx_report_ood_set nan_set[] = { { "ood plain", ood, 100 } };
+  smx_report_ood_set inf_set[] = { { "ood inf", (double[]){ INFINITY, NAN, -INFINITY }, 3 } };
+  smx_report_score scores[] = {
+    { "energy", id, N, sets, 2 },     /* two OOD sets, one empty            */
+    { "no-ood", id, N, NULL, 0 },     /* no OOD set: no ROC, a histogram    */
+    { "constant", cst, N, cst_set, 1 }, /* constant scores on both sides    */
+    { "with NaN", nanny, N, nan_set, 1 }, /* 300 NaN dropped and counted    */
+    { "all NaN", (double[]){ NAN, NAN }, 2, inf_set, 1 }, /* nothing finite: no curve, no histogram */
+  };
+  const char *hdr[] = { "a<b", "value" };
+  const char *txt[] = { "x&y", NULL, NULL, "text wins" };
+  double val[] = { 0, 0.123456, NAN, 2 };
+  smx_report_table t = { "cap<tion>", 2, 2, hdr, txt, val, 3, NULL };
+  smx_report_calibration cal[] = {
+    { "cal A", N, conf, ok, conf2, NULL, 1.25, NULL },
+    { "cal B", N, conf, ok, NULL, NULL, NAN, "no finite optimum <all right>" },
+    { "cal empty", 0, NULL, NULL, NULL, NULL, NAN, NULL },
+  };
+  const char *notes[] = { "note <1>" };
+  smx_report_item items[] = { { "ID logits", "dir/\xFFodd name.npy" } };
+  smx_report r = { "Title <x>", "sub & title", items, 1, notes, 1, &t, 1, scores, 5, cal, 3, NULL };
+  size_t len;
+  char *html = render(&r, &len);
+  if (!html) return;
+  CHECK(strncmp(html, "<!DOCTYPE html>", 15) == 0, "doctype");
+  CHECK(strstr(html, "</html>\n") == html + len - 8, "ends with </html>");
+  CHECK(count_sub(html, "data-fig=\"roc\" data-name") == 4, "ROC figures: %zu", count_sub(html, "data-fig=\"roc\" data-name"));
+  CHECK(count_sub(html, "data-fig=\"hist\" data-name") == 4, "histograms: %zu", count_sub(html, "data-fig=\"hist\" data-name"));
+  CHECK(count_sub(html, "class=\"smx-missing\" data-fig=\"roc\"") == 1, "no-OOD note");
+  CHECK(count_sub(html, "class=\"smx-missing\" data-fig=\"hist\"") == 1, "all-NaN histogram note");
+  CHECK(count_sub(html, "data-fig=\"reliability-before\"") == 3, "before diagrams");
+  CHECK(count_sub(html, "data-fig=\"reliability-after\" data-name") == 1, "after diagrams");
+  CHECK(count_sub(html, "class=\"smx-missing\" data-fig=\"reliability-after\"") == 2, "missing after notes");
+  CHECK(count_sub(html, "<svg ") == 12 && count_sub(html, "</svg>") == 12, "svg open/close %zu %zu",
+        count_sub(html, "<svg "), count_sub(html, "</svg>"));
+  /* curves: energy 1 (the empty set has none), constant 1, with-NaN 1, all-NaN 0 */
+  CHECK(count_sub(html, "<polyline class=\"curve\"") == 3, "curves %zu", count_sub(html, "<polyline class=\"curve\""));
+  /* histogram outlines: energy ID+1, no-ood 1, constant 2, with NaN 2 */
+  CHECK(count_sub(html, "<path class=\"bars\"") == 7, "histogram outlines %zu", count_sub(html, "<path class=\"bars\""));
+  CHECK(strstr(html, "with NaN</h3>") && strstr(html, "ID: 3000 scores, 300 NaN dropped"), "NaN counted in the summary");
+  CHECK(strstr(html, "2700 scores drawn; 300 NaN dropped") != NULL, "NaN counted in the legend");
+  CHECK(strstr(html, "ID: 2 scores, 2 NaN dropped") != NULL, "all-NaN summary");
+  CHECK(strstr(html, "no ID score: no curve") != NULL, "all-NaN ROC legend");
+  CHECK(strstr(html, "no score in this set: no curve") != NULL, "empty OOD set in the legend");
+  CHECK(strstr(html, "AUROC 0.5000; FPR 1.0000 at TPR 1.0000 (score \xE2\x89\xA5 0.5)") != NULL, "constant: AUROC 0.5");
+  CHECK(strstr(html, "no finite optimum &lt;all right&gt;") != NULL, "temperature note escaped");
+  CHECK(strstr(html, "After temperature scaling (T = 1.25)") != NULL, "T in the heading");
+  CHECK(strstr(html, "no sample to bin") != NULL, "empty calibration set");
+  /* escaping everywhere; nothing raw from the caller */
+  CHECK(strstr(html, "<one>") == NULL && strstr(html, "ood &lt;one&gt; &amp; &quot;two&quot;"), "OOD name escaped");
+  CHECK(strstr(html, "<title>Title &lt;x&gt;</title>") && strstr(html, "sub &amp; title"), "title escaped");
+  CHECK(strstr(html, "<caption>cap&lt;tion&gt;</caption>") && strstr(html, "<th>a&lt;b</th>"), "table escaped");
+  CHECK(strstr(html, "<td>x&amp;y</td><td class=\"num\">0.123</td>") != NULL, "text and value cells");
+  CHECK(strstr(html, "<td class=\"num\">n/a</td><td>text wins</td>") != NULL, "NaN cell and text over value");
+  CHECK(strstr(html, "dir/\xEF\xBF\xBDodd name.npy") != NULL, "invalid UTF-8 replaced");
+  CHECK(strstr(html, "note &lt;1&gt;") != NULL, "note escaped");
+  /* self-contained: no script, no external reference, no number that is not one */
+  CHECK(strstr(html, "<script") == NULL && strstr(html, "src=") == NULL && strstr(html, "href") == NULL &&
+            strstr(html, "@import") == NULL && strstr(html, "http://") == strstr(html, "http://www.w3.org/2000/svg"),
+        "self-contained");
+  CHECK(strstr(html, "url(") == NULL || count_sub(html, "url(") == count_sub(html, "url(#"), "only local url(#...)");
+  CHECK(strstr(html, "nan") == NULL && strstr(html, "=\"inf") == NULL && strstr(html, ",inf") == NULL, "no nan/inf coordinates");
+  free(html);
+
+  /* the smallest page: a title only */
+  smx_report tiny = { .title = "t" };
+  html = render(&tiny, &len);
+  CHECK(html && count_sub(html, "<svg") == 0 && strstr(html, "<h1>t</h1>"), "title-only page");
+  free(html);
+}
+
+/* Millions of scores give a page of the same bounded size as thousands. */
+static void test_bounded_size(void) {
+  size_t sizes[2], ns[2] = { 5000, 5000000 };
+  for (int t = 0; t < 2; t++) {
+    size_t n = ns[t], no = n / 2;
+    double *id = malloc(n * sizeof *id), *ood = malloc(no * sizeof *ood), *conf = malloc(n * sizeof *conf);
+    unsigned char *ok = malloc(n);
+    tu_rng g = { 99 };
+    for (size_t i = 0; i < n; i++) {
+      id[i] = 1 + (double)tu_normal(&g);
+      conf[i] = tu_uniform(&g);
+      ok[i] = (unsigned char)(tu_next(&g) & 1);
+    }
+    for (size_t j = 0; j < no; j++) ood[j] = (double)tu_normal(&g);
+    id[0] = NAN;
+    smx_report_ood_set o[] = { { "ood", ood, no } };
+    smx_report_score s[] = { { "score", id, n, o, 1 } };
+    smx_report_calibration c = { "cal", n, conf, ok, conf, NULL, 1.0, NULL };
+    smx_report r = { .title = "big", .scores = s, .n_scores = 1, .calibration = &c, .n_calibration = 1 };
+    size_t len = 0;
+    char *html = render(&r, &len);
+    sizes[t] = len;
+    if (html && t == 1) {
+      CHECK(strstr(html, "ID: 5000000 scores, 1 NaN dropped") != NULL, "5M: NaN counted");
+      const char *pl = strstr(html, "<polyline class=\"curve\"");
+      size_t pts = 0;
+      if (pl)
+        for (const char *p = strstr(pl, "points=\""); *p != '/'; p++) pts += *p == ',';
+      CHECK(pts >= 500 && pts <= SMX_REPORT_ROC_MAX_POINTS + 2, "5M: %zu ROC points drawn", pts);
+    }
+    free(html);
+    free(id);
+    free(ood);
+    free(conf);
+    free(ok);
+  }
+  CHECK(sizes[1] < 120000, "5M scores: page of %zu bytes", sizes[1]);
+  CHECK(sizes[1] < sizes[0] + 8000, "5M scores: %zu bytes vs %zu for 5000", sizes[1], sizes[0]);
+  printf("page size: %zu bytes for 5000 ID scores, %zu for 5M\n", sizes[0], sizes[1]);
+}
+
+/* ------------------------------------------------------------ arguments */
+static void test_arguments(void) {
+  char err[200];
+  char *html = (char *)1;
+  size_t len = 7;
+  CHECK(smx_report_render_html(NULL, &html, &len, err, sizeof err) == SMX_E_INVALID_ARG && html == NULL && len == 0,
+        "NULL report");
+  smx_report r = { 0 };
+  err[0] = 0;
+  CHECK(smx_report_render_html(&r, &html, &len, err, sizeof err) == SMX_E_INVALID_ARG && strstr(err, "title"),
+        "no title: %s", err);
+  r.title = "t";
+  CHECK(smx_report_render_html(&r, NULL, &len, err, sizeof err) == SMX_E_INVALID_ARG, "NULL out");
+  smx_report_score s = { "s", NULL, 5, NULL, 0 };
+  r.scores = &s;
+  r.n_scores = 1;
+  CHECK(smx_report_render_html(&r, &html, &len, err, sizeof err) == SMX_E_INVALID_ARG && strstr(err, "ID scores"),
+        "ID count without array: %s", err);
+  double v[2] = { 1, 2 };
+  smx_report_ood_set o = { NULL, v, 2 };
+  s = (smx_report_score){ "s", v, 2, &o, 1 };
+  CHECK(smx_report_render_html(&r, &html, &len, err, sizeof err) == SMX_E_INVALID_ARG && strstr(err, "no name"),
+        "unnamed OOD set: %s", err);
+  o.name = "o";
+  o.scores = NULL;
+  CHECK(smx_report_render_html(&r, &html, &len, err, sizeof err) == SMX_E_INVALID_ARG, "OOD count without array");
+  o.scores = v;
+  CHECK(smx_report_render_html(&r, &html, &len, NULL, 0) == SMX_OK, "valid, err NULL");
+  free(html);
+  const char *hdr[] = { "a" };
+  smx_report_table t = { NULL, 1, 1, hdr, NULL, NULL, 2, NULL };
+  r.tables = &t;
+  r.n_tables = 1;
+  CHECK(smx_report_render_html(&r, &html, &len, err, sizeof err) == SMX_E_INVALID_ARG, "table without cells");
+  t.ncols = 0;
+  CHECK(smx_report_render_html(&r, &html, &len, err, sizeof err) == SMX_E_INVALID_ARG, "table without columns");
+  r.n_tables = 0;
+  smx_report_calibration c = { "c", 3, NULL, NULL, NULL, NULL, 1, NULL };
+  r.calibration = &c;
+  r.n_calibration = 1;
+  CHECK(smx_report_render_html(&r, &html, &len, err, sizeof err) == SMX_E_INVALID_ARG, "calibration without arrays");
+  r.n_calibration = 0;
+  r.n_items = 1;
+  CHECK(smx_report_render_html(&r, &html, &len, err, sizeof err) == SMX_E_INVALID_ARG, "items count without array");
+  r.n_items = 0;
+  r.n_notes = 2;
+  CHECK(smx_report_render_html(&r, &html, &len, err, sizeof err) == SMX_E_INVALID_ARG, "notes count without array");
+}
+
+/* ------------------------------------------------------------ writing */
+static size_t dir_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  size_t n = 0;
+  if (!d) return 0;
+  for (struct dirent *e; (e = readdir(d));) n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+  closedir(d);
+  return n;
+}
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc((size_t)n + 1);
+  *len = fread(s, 1, (size_t)n, f);
+  s[*len] = 0;
+  fclose(f);
+  return s;
+}
+
+static void test_write(void) {
+  char dir[] = "/tmp/smx_report_test.XXXXXX";
+  if (!mkdtemp(dir)) { CHECK(0, "mkdtemp"); return; }
+  char path[256], err[300];
+  snprintf(path, sizeof path, "%s/out.html", dir);
+  double v[3] = { 1, 2, 3 }, w[2] = { 0, 2 };
+  smx_report_ood_set o = { "o", w, 2 };
+  smx_report_score s = { "s", v, 3, &o, 1 };
+  smx_report r = { .title = "written", .scores = &s, .n_scores = 1 };
+  CHECK(smx_report_write_html(path, &r, err, sizeof err) == SMX_OK, "write: %s", err);
+  char *html;
+  size_t len, flen = 0;
+  CHECK(smx_report_render_html(&r, &html, &len, err, sizeof err) == SMX_OK, "render");
+  char *file = slurp(path, &flen);
+  CHECK(file && flen == len && memcmp(file, html, len) == 0, "file holds the page (%zu vs %zu bytes)", flen, len);
+  CHECK(dir_entries(dir) == 1, "no temporary file left (%zu entries)", dir_entries(dir));
+  free(file);
+
+  /* invalid report: the existing file stays as it was, nothing else appears */
+  smx_report bad = { 0 };
+  CHECK(smx_report_write_html(path, &bad, err, sizeof err) == SMX_E_INVALID_ARG, "invalid report");
+  file = slurp(path, &flen);
+  CHECK(file && flen == len && memcmp(file, html, len) == 0, "old file untouched");
+  CHECK(dir_entries(dir) == 1, "nothing created");
+  free(file);
+  free(html);
+  CHECK(smx_report_write_html(NULL, &r, err, sizeof err) == SMX_E_INVALID_ARG, "NULL path");
+  CHECK(smx_report_write_html("", &r, err, sizeof err) == SMX_E_INVALID_ARG, "empty path");
+
+  /* unwritable targets: SMX_E_IO with the reason, no temporary file left */
+  snprintf(path, sizeof path, "%s/missing/out.html", dir);
+  err[0] = 0;
+  CHECK(smx_report_write_html(path, &r, err, sizeof err) == SMX_E_IO && strstr(err, "missing/out.html"),
+        "missing directory: %s", err);
+  snprintf(path, sizeof path, "%s/sub", dir);
+  mkdir(path, 0700);
+  CHECK(smx_report_write_html(path, &r, err, sizeof err) == SMX_E_IO && strstr(err, "rename"), "target is a directory: %s",
+        err);
+  CHECK(dir_entries(dir) == 2 && dir_entries(path) == 0, "no temporary file after a failed rename");
+  rmdir(path);
+  snprintf(path, sizeof path, "%s/out.html", dir);
+  unlink(path);
+  rmdir(dir);
+}
+
+int main(void) {
+  test_escape();
+  test_sort();
+  test_roc();
+  test_histogram();
+  test_reliability();
+  test_table_cells();
+  test_page();
+  test_arguments();
+  test_write();
+  test_bounded_size();
+  return tu_finish("test_report");
+}

@@ -1,0 +1,438 @@
+/*
+ * Scores, OOD metrics, calibration and temperature scaling (smx_scores.h):
+ * values against long-double / brute-force references on every ISA path,
+ * special values, bin-edge conventions, ties, refusals. The digits-ood
+ * figures are checked by tests/python/test_eval_expected.py and scikit-learn
+ * parity by tests/python/test_metrics_sklearn.py.
+ */
+#include "../common/test_util.h"
+#include "smx/smx_scores.h"
+
+/* ------------------------------------------------------------ references */
+static long double ref_score(smx_score_kind kind, const float *z, size_t n, double T, double gamma, size_t M,
+                             const double *tmpl) {
+  long double m = -INFINITY;
+  for (size_t j = 0; j < n; j++) m = z[j] > m ? z[j] : m;
+  long double S = 0, p[256];
+  for (size_t j = 0; j < n; j++) S += expl(((long double)z[j] - m) / (long double)T);
+  for (size_t j = 0; j < n; j++) p[j] = expl(((long double)z[j] - m) / (long double)T) / S;
+  long double a = -INFINITY, b = -INFINITY, pa = -1, pb = -1;
+  for (size_t j = 0; j < n; j++) {
+    if (z[j] > a) { b = a; a = z[j]; } else if (z[j] > b) b = z[j];
+    if (p[j] > pa) { pb = pa; pa = p[j]; } else if (p[j] > pb) pb = p[j];
+  }
+  long double acc = 0;
+  switch (kind) {
+    case SMX_SCORE_MSP: case SMX_SCORE_ODIN: return pa;
+    case SMX_SCORE_MAX_LOGIT: return m;
+    case SMX_SCORE_ENERGY: return m + (long double)T * logl(S);
+    case SMX_SCORE_NEG_ENTROPY:
+      for (size_t j = 0; j < n; j++) if (p[j] > 0) acc += p[j] * logl(p[j]);
+      return acc;
+    case SMX_SCORE_MARGIN_PROB: return n == 1 ? 1.0L : pa - pb;
+    case SMX_SCORE_MARGIN_LOGIT: return a - b;
+    case SMX_SCORE_GEN: {
+      /* 1 - p_j as the sum of the other probabilities: no cancellation near p = 1 */
+      long double q[256], om[256];
+      for (size_t j = 0; j < n; j++) {
+        q[j] = p[j];
+        om[j] = 0;
+        for (size_t i = 0; i < n; i++) if (i != j) om[j] += p[i];
+      }
+      for (size_t i = 0; i < n; i++)   /* selection sort, descending, carrying 1 - p */
+        for (size_t j = i + 1; j < n; j++)
+          if (q[j] > q[i]) {
+            long double t = q[i]; q[i] = q[j]; q[j] = t;
+            t = om[i]; om[i] = om[j]; om[j] = t;
+          }
+      for (size_t j = 0; j < (M < n ? M : n); j++) acc += powl(q[j], gamma) * powl(om[j], gamma);
+      return -acc;
+    }
+    case SMX_SCORE_NONUNIFORMITY:
+      for (size_t j = 0; j < n; j++) acc += fabsl(p[j] - 1.0L / n);
+      return acc;
+    case SMX_SCORE_KL_MATCHING: {
+      long double best = INFINITY;
+      for (size_t k = 0; k < n; k++) {
+        long double kl = 0;
+        /* probabilities that underflow double count as 0 (the templates are doubles) */
+        for (size_t j = 0; j < n; j++) if ((double)p[j] > 0) kl += p[j] * (logl(p[j]) - logl(tmpl[k * n + j]));
+        best = kl < best ? kl : best;
+      }
+      return -best;
+    }
+  }
+  return NAN;
+}
+
+static const smx_score_kind ALL[] = { SMX_SCORE_MSP, SMX_SCORE_MAX_LOGIT, SMX_SCORE_ENERGY, SMX_SCORE_NEG_ENTROPY,
+                                      SMX_SCORE_MARGIN_PROB, SMX_SCORE_MARGIN_LOGIT, SMX_SCORE_GEN, SMX_SCORE_ODIN,
+                                      SMX_SCORE_KL_MATCHING, SMX_SCORE_NONUNIFORMITY };
+#define NKINDS (sizeof ALL / sizeof ALL[0])
+
+static void test_score_values(void) {
+  tu_rng rng = { 7 };
+  enum { ROWS = 40, MAXK = 200 };
+  static float x[ROWS * MAXK];
+  static double out[ROWS], tmpl[MAXK * MAXK];
+  const size_t ks[] = { 1, 2, 3, 5, 17, 100, 200 };
+  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
+    smx_set_max_isa((smx_isa_level)isa);
+    for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+      size_t K = ks[ki];
+      float scale = ki % 2 ? 30.0f : 3.0f;
+      for (size_t i = 0; i < ROWS * K; i++) x[i] = scale * tu_normal(&rng) + (i % 7 == 0 ? 1e4f : 0.0f);
+      size_t fit_used = 0;
+      CHECK(smx_kl_templates_fit_f32(x, K, ROWS, K, tmpl, &fit_used) == SMX_OK, "templates");
+      CHECK(fit_used == ROWS, "used %zu", fit_used);
+      for (size_t c = 0; c < NKINDS; c++) {
+        for (int dbl = 0; dbl < 2; dbl++) {
+          smx_score_params p = { 0 };
+          p.temperature = ALL[c] == SMX_SCORE_ENERGY ? 2.5 : 0.0;
+          p.gen_m = ki % 2 ? 3 : 0;
+          p.templates = tmpl;
+          p.flags = dbl ? SMX_SCORE_FLAG_DOUBLE : 0;
+          smx_status s = smx_scores_rows_f32(ALL[c], x, K, ROWS, K, &p, out);
+          CHECK(s == SMX_OK, "kind %d status %d", (int)ALL[c], (int)s);
+          double T = ALL[c] == SMX_SCORE_ENERGY ? 2.5 : ALL[c] == SMX_SCORE_ODIN ? 1000.0 : 1.0;
+          int fast = !dbl && (ALL[c] == SMX_SCORE_MSP || ALL[c] == SMX_SCORE_ENERGY);
+          for (size_t r = 0; r < ROWS; r++) {
+            long double ref = ref_score(ALL[c], x + r * K, K, T, 0.1, p.gen_m ? p.gen_m : 100, tmpl);
+            long double err = fabsl((long double)out[r] - ref);
+            /* documented: f32 kernels 16 * 2^-24 (relative for MSP, absolute x max(1, T) for energy) */
+            long double tol = fast ? (ALL[c] == SMX_SCORE_MSP ? 16 * 0x1p-24L * ref : 16 * 0x1p-24L * T)
+                                   : 1e-12L * (1 + fabsl(ref)) + (ALL[c] == SMX_SCORE_MARGIN_LOGIT ? 0 : 0);
+            if (K == 1 && ALL[c] == SMX_SCORE_MARGIN_LOGIT) { CHECK(out[r] == INFINITY, "K=1 margin"); continue; }
+            CHECK(err <= tol, "isa %d K %zu kind %s dbl %d row %zu: %.17g vs %.17Lg", isa, K, smx_score_name(ALL[c]),
+                  dbl, r, out[r], ref);
+          }
+        }
+      }
+    }
+  }
+  smx_set_max_isa(smx_cpu_isa());
+}
+
+static void test_score_specials(void) {
+  const size_t K = 4;
+  float x[6 * 4] = {
+    1, NAN, 2, 3,                                   /* NaN row            */
+    -INFINITY, -INFINITY, -INFINITY, -INFINITY,      /* no distribution    */
+    INFINITY, 1, INFINITY, 2,                        /* two +inf           */
+    INFINITY, 1, 0, 2,                               /* one +inf           */
+    -INFINITY, 0, -INFINITY, 0,                      /* masks: two equal   */
+    5, 5, 5, 5,                                      /* uniform            */
+  };
+  double tmpl[16];
+  for (int i = 0; i < 16; i++) tmpl[i] = (i % 5 == 0) ? 0.7 : 0.1;
+  double out[6];
+  smx_score_params p = { 0 };
+  p.templates = tmpl;
+  for (size_t c = 0; c < NKINDS; c++) {
+    CHECK(smx_scores_rows_f32(ALL[c], x, K, 6, K, &p, out) == SMX_OK, "specials %d", (int)ALL[c]);
+    CHECK(out[0] != out[0], "%s: NaN row gives NaN, got %g", smx_score_name(ALL[c]), out[0]);
+    smx_score_kind k = ALL[c];
+    if (k == SMX_SCORE_MAX_LOGIT || k == SMX_SCORE_ENERGY) CHECK(out[1] == -INFINITY, "%s all -inf", smx_score_name(k));
+    else CHECK(out[1] != out[1], "%s all -inf: NaN, got %g", smx_score_name(k), out[1]);
+    if (k == SMX_SCORE_MSP || k == SMX_SCORE_ODIN) {
+      CHECK(out[2] == 0.5 && out[3] == 1.0 && out[4] == 0.5 && out[5] == 0.25, "%s specials %g %g %g %g",
+            smx_score_name(k), out[2], out[3], out[4], out[5]);
+    }
+    if (k == SMX_SCORE_MAX_LOGIT || k == SMX_SCORE_ENERGY) CHECK(out[2] == INFINITY && out[3] == INFINITY, "+inf");
+    if (k == SMX_SCORE_MARGIN_LOGIT) CHECK(out[2] != out[2] && out[3] == INFINITY && out[4] == 0.0, "margin logit");
+    if (k == SMX_SCORE_MARGIN_PROB) CHECK(out[2] == 0.0 && out[3] == 1.0 && out[4] == 0.0 && out[5] == 0.0, "margin p");
+    if (k == SMX_SCORE_NEG_ENTROPY)
+      CHECK(fabs(out[2] + log(2.0)) < 1e-15 && out[3] == 0.0 && fabs(out[4] + log(2.0)) < 1e-15 &&
+            fabs(out[5] + log(4.0)) < 1e-15, "entropy %g %g %g %g", out[2], out[3], out[4], out[5]);
+    if (k == SMX_SCORE_NONUNIFORMITY) CHECK(fabs(out[5]) < 1e-15 && fabs(out[3] - 1.5) < 1e-15, "nonunif %g", out[3]);
+    if (k == SMX_SCORE_ENERGY) CHECK(fabs(out[5] - (5 + log(4.0))) < 1e-12, "energy uniform %g", out[5]);
+  }
+  /* KL-matching: a template with a zero where p > 0 gives +inf divergence for that template */
+  double t2[4] = { 1, 0, 0, 1 };
+  float z[2] = { 0, 0 };
+  p.templates = t2;
+  CHECK(smx_scores_rows_f32(SMX_SCORE_KL_MATCHING, z, 2, 1, 2, &p, out) == SMX_OK, "kl");
+  CHECK(out[0] == -INFINITY, "kl vs one-hot templates: %g", out[0]);
+  /* templates: a class no row predicts gets the one-hot template */
+  float v[2 * 3] = { 3, 0, 0, 2, 1, 0 };
+  double tm[9];
+  CHECK(smx_kl_templates_fit_f32(v, 3, 2, 3, tm, NULL) == SMX_OK, "fit");
+  CHECK(tm[4] == 1.0 && tm[3] == 0.0 && tm[5] == 0.0 && tm[8] == 1.0, "one-hot templates");
+  CHECK(fabs(tm[0] + tm[1] + tm[2] - 1.0) < 1e-15, "template sums to 1");
+}
+
+static void test_score_args(void) {
+  float x[8] = { 0 };
+  double out[4], tmpl[4] = { 0.5, 0.5, 0.5, 0.5 };
+  smx_score_params p = { 0 };
+  CHECK(smx_scores_rows_f32(SMX_SCORE_MSP, NULL, 2, 2, 2, NULL, out) == SMX_E_INVALID_ARG, "NULL x");
+  CHECK(smx_scores_rows_f32(SMX_SCORE_MSP, x, 2, 2, 2, NULL, NULL) == SMX_E_INVALID_ARG, "NULL out");
+  CHECK(smx_scores_rows_f32(SMX_SCORE_MSP, x, 1, 2, 2, NULL, out) == SMX_E_INVALID_ARG, "ldx < cols");
+  CHECK(smx_scores_rows_f32(SMX_SCORE_MSP, x, 2, 2, 0, NULL, out) == SMX_E_INVALID_ARG, "no classes");
+  CHECK(smx_scores_rows_f32((smx_score_kind)99, x, 2, 2, 2, NULL, out) == SMX_E_INVALID_ARG, "unknown kind");
+  CHECK(smx_scores_rows_f32(SMX_SCORE_MSP, x, 2, 0, 2, NULL, NULL) == SMX_OK, "no rows is fine");
+  p.temperature = -1;
+  CHECK(smx_scores_rows_f32(SMX_SCORE_ENERGY, x, 2, 2, 2, &p, out) == SMX_E_INVALID_ARG, "T < 0");
+  p.temperature = NAN;
+  CHECK(smx_scores_rows_f32(SMX_SCORE_ODIN, x, 2, 2, 2, &p, out) == SMX_E_INVALID_ARG, "T NaN");
+  p.temperature = 0;
+  p.gen_gamma = 1.5;
+  CHECK(smx_scores_rows_f32(SMX_SCORE_GEN, x, 2, 2, 2, &p, out) == SMX_E_INVALID_ARG, "gamma > 1");
+  p.gen_gamma = 0;
+  CHECK(smx_scores_rows_f32(SMX_SCORE_KL_MATCHING, x, 2, 2, 2, &p, out) == SMX_E_INVALID_ARG, "no templates");
+  tmpl[1] = NAN;
+  p.templates = tmpl;
+  CHECK(smx_scores_rows_f32(SMX_SCORE_KL_MATCHING, x, 2, 2, 2, &p, out) == SMX_E_INVALID_ARG, "NaN template");
+  out[0] = 42;
+  CHECK(smx_scores_rows_f32(SMX_SCORE_MSP, x, 2, 2, 2, NULL, (double *)(void *)x) == SMX_E_INVALID_ARG, "overlap");
+  CHECK(out[0] == 42, "nothing written");
+  smx_score_kind k;
+  CHECK(smx_score_from_name("mls", &k) == SMX_OK && k == SMX_SCORE_MAX_LOGIT, "alias");
+  CHECK(smx_score_from_name("frob", &k) == SMX_E_INVALID_ARG, "unknown name");
+  for (size_t c = 0; c < NKINDS; c++) {
+    CHECK(smx_score_from_name(smx_score_name(ALL[c]), &k) == SMX_OK && k == ALL[c], "name round trip");
+  }
+}
+
+/* several scores at once = one call per score, bitwise */
+static void test_scores_multi(void) {
+  tu_rng rng = { 21 };
+  enum { ROWS = 60, K = 37 };
+  static float x[ROWS * K];
+  for (size_t i = 0; i < ROWS * K; i++) x[i] = 4.0f * tu_normal(&rng);
+  for (size_t j = 0; j < K; j++) { x[1 * K + j] = -INFINITY; x[2 * K + j] = j == 3 ? NAN : x[2 * K + j]; }
+  x[3 * K + 5] = INFINITY;
+  x[4 * K + 7] = -INFINITY;
+  static double tmpl[K * K];
+  CHECK(smx_kl_templates_fit_f32(x + 5 * K, K, ROWS - 5, K, tmpl, NULL) == SMX_OK, "templates");
+  smx_score_kind kinds[NKINDS + 4];
+  smx_score_params params[NKINDS + 4];
+  memset(params, 0, sizeof params);
+  size_t nk = 0;
+  for (size_t c = 0; c < NKINDS; c++) { kinds[nk] = ALL[c]; params[nk].templates = tmpl; nk++; }
+  kinds[nk] = SMX_SCORE_MSP; params[nk].flags = SMX_SCORE_FLAG_DOUBLE; nk++;
+  kinds[nk] = SMX_SCORE_ENERGY; params[nk].flags = SMX_SCORE_FLAG_DOUBLE; params[nk].temperature = 3; nk++;
+  kinds[nk] = SMX_SCORE_ODIN; params[nk].temperature = 3; nk++;
+  kinds[nk] = SMX_SCORE_GEN; params[nk].gen_m = 2; params[nk].gen_gamma = 0.5; nk++;
+  static double multi[NKINDS + 4][ROWS], single[ROWS];
+  double *outs[NKINDS + 4];
+  for (size_t k = 0; k < nk; k++) outs[k] = multi[k];
+  CHECK(smx_scores_multi_rows_f32(nk, kinds, params, x, K, ROWS, K, outs) == SMX_OK, "multi");
+  for (size_t k = 0; k < nk; k++) {
+    CHECK(smx_scores_rows_f32(kinds[k], x, K, ROWS, K, &params[k], single) == SMX_OK, "single");
+    for (size_t r = 0; r < ROWS; r++)
+      CHECK(memcmp(&multi[k][r], &single[r], sizeof(double)) == 0 || (single[r] != single[r] && multi[k][r] != multi[k][r]),
+            "multi = single: kind %s row %zu: %.17g vs %.17g", smx_score_name(kinds[k]), r, multi[k][r], single[r]);
+  }
+  /* arguments: checked for every kind before anything is written */
+  multi[0][0] = 42;
+  params[3].temperature = -1;
+  CHECK(smx_scores_multi_rows_f32(nk, kinds, params, x, K, ROWS, K, outs) == SMX_E_INVALID_ARG, "bad params");
+  CHECK(multi[0][0] == 42, "nothing written");
+  params[3].temperature = 0;
+  CHECK(smx_scores_multi_rows_f32(nk, kinds, NULL, x, K, ROWS, K, outs) == SMX_E_INVALID_ARG, "kl without templates");
+  CHECK(smx_scores_multi_rows_f32(33, kinds, params, x, K, ROWS, K, outs) == SMX_E_INVALID_ARG, "too many kinds");
+  CHECK(smx_scores_multi_rows_f32(nk, kinds, params, x, K, ROWS, K, NULL) == SMX_E_INVALID_ARG, "NULL outs");
+  CHECK(smx_scores_multi_rows_f32(0, NULL, NULL, NULL, 0, 0, 0, NULL) == SMX_OK, "nothing to do");
+}
+
+/* ---------------------------------------------------------------- metrics */
+static void test_metrics_bruteforce(void) {
+  tu_rng rng = { 99 };
+  double a[300], b[300];
+  for (int trial = 0; trial < 200; trial++) {
+    size_t na = 1 + tu_next(&rng) % 300, nb = 1 + tu_next(&rng) % 300;
+    unsigned levels = 1 + (unsigned)(tu_next(&rng) % 20);
+    for (size_t i = 0; i < na; i++) a[i] = (double)(tu_next(&rng) % levels) + (trial % 3 ? 0.5 : 0.0);
+    for (size_t i = 0; i < nb; i++) b[i] = (double)(tu_next(&rng) % levels);
+    if (trial % 5 == 0) { a[0] = -0.0; b[0] = 0.0; }
+    smx_ood_metrics m;
+    CHECK(smx_ood_metrics_f64(a, na, b, nb, 0, &m) == SMX_OK, "metrics");
+    /* Mann-Whitney with half credit for ties */
+    long double u = 0;
+    for (size_t i = 0; i < na; i++)
+      for (size_t j = 0; j < nb; j++) u += a[i] > b[j] ? 1.0L : a[i] == b[j] ? 0.5L : 0.0L;
+    long double auroc = u / ((long double)na * nb);
+    CHECK(fabsl((long double)m.auroc - auroc) < 1e-15L, "auroc %.17g vs %.17Lg", m.auroc, auroc);
+    /* FPR (ID positive): the largest threshold accepting >= 95% of ID, then share of OOD >= it */
+    double best_t = -INFINITY;
+    for (size_t i = 0; i < na; i++) {
+      size_t acc = 0;
+      for (size_t j = 0; j < na; j++) acc += a[j] >= a[i];
+      if ((double)acc / (double)na >= 0.95 && a[i] > best_t) best_t = a[i];
+    }
+    size_t fp = 0;
+    for (size_t j = 0; j < nb; j++) fp += b[j] >= best_t;
+    CHECK(m.fpr_idpos == (double)fp / (double)nb, "fpr idpos %g vs %g", m.fpr_idpos, (double)fp / (double)nb);
+    CHECK(m.thr_idpos == best_t || (best_t == 0 && m.thr_idpos == 0), "threshold %g vs %g", m.thr_idpos, best_t);
+    /* FPR (OOD positive): the smallest threshold flagging >= 95% of OOD (score <= t) */
+    double tt = INFINITY;
+    for (size_t j = 0; j < nb; j++) {
+      size_t fl = 0;
+      for (size_t i = 0; i < nb; i++) fl += b[i] <= b[j];
+      if ((double)fl / (double)nb >= 0.95 && b[j] < tt) tt = b[j];
+    }
+    size_t fl_id = 0;
+    for (size_t i = 0; i < na; i++) fl_id += a[i] <= tt;
+    CHECK(m.fpr_oodpos == (double)fl_id / (double)na, "fpr oodpos %g vs %g", m.fpr_oodpos, (double)fl_id / (double)na);
+    /* distinct values */
+    size_t distinct = 0;
+    double all[600];
+    for (size_t i = 0; i < na; i++) all[i] = a[i];
+    for (size_t j = 0; j < nb; j++) all[na + j] = b[j];
+    for (size_t i = 0; i < na + nb; i++) {
+      int seen = 0;
+      for (size_t j = 0; j < i && !seen; j++) seen = all[j] == all[i];
+      distinct += !seen;
+    }
+    CHECK(m.n_tied_values == na + nb - distinct, "ties %llu vs %zu", (unsigned long long)m.n_tied_values,
+          na + nb - distinct);
+    CHECK(m.aupr_in > 0 && m.aupr_in <= 1 && m.aupr_out > 0 && m.aupr_out <= 1, "AP range");
+    /* the f32 entry agrees on float-representable data */
+    float fa[300], fb[300];
+    for (size_t i = 0; i < na; i++) fa[i] = (float)a[i];
+    for (size_t j = 0; j < nb; j++) fb[j] = (float)b[j];
+    smx_ood_metrics m32;
+    CHECK(smx_ood_metrics_f32(fa, na, fb, nb, 0, &m32) == SMX_OK, "f32");
+    CHECK(m32.auroc == m.auroc && m32.aupr_in == m.aupr_in && m32.aupr_out_trapz == m.aupr_out_trapz &&
+          m32.fpr_oodpos_openood == m.fpr_oodpos_openood && m32.fpr_idpos_nearest == m.fpr_idpos_nearest,
+          "f32 = f64");
+  }
+  /* perfect separation, reversed separation, everything tied */
+  double hi[3] = { 3, 4, 5 }, lo[2] = { 1, 2 }, same[2] = { 7, 7 };
+  smx_ood_metrics m;
+  CHECK(smx_ood_metrics_f64(hi, 3, lo, 2, 0, &m) == SMX_OK && m.auroc == 1.0 && m.fpr_idpos == 0.0 &&
+        m.aupr_in == 1.0 && m.aupr_out == 1.0, "separated");
+  CHECK(smx_ood_metrics_f64(lo, 2, hi, 3, 0, &m) == SMX_OK && m.auroc == 0.0 && m.fpr_idpos == 1.0, "reversed");
+  CHECK(smx_ood_metrics_f64(same, 2, same, 2, 0, &m) == SMX_OK && m.auroc == 0.5 && m.fpr_idpos == 1.0 &&
+        m.aupr_in == 0.5 && m.n_tied_values == 3, "tied: auroc %g", m.auroc);
+  double nan1[1] = { NAN };
+  CHECK(smx_ood_metrics_f64(nan1, 1, hi, 3, 0, &m) == SMX_E_INVALID_ARG, "NaN refused");
+  CHECK(smx_ood_metrics_f64(hi, 0, lo, 2, 0, &m) == SMX_E_INVALID_ARG, "no ID");
+  CHECK(smx_ood_metrics_f64(hi, 3, lo, 0, 0, &m) == SMX_E_INVALID_ARG, "no OOD");
+  CHECK(smx_ood_metrics_f64(hi, 3, lo, 2, 1.5, &m) == SMX_E_INVALID_ARG, "tpr > 1");
+  CHECK(smx_ood_metrics_f64(hi, 3, lo, 2, 0, NULL) == SMX_E_INVALID_ARG, "NULL out");
+}
+
+/* ------------------------------------------------------------ calibration */
+static void test_calibration(void) {
+  /* K = 2 with equal logits: conf = 0.5 exactly, an edge with 2 bins -> bin (0, 0.5] */
+  float x[4 * 2] = { 0, 0, 0, 0, 5, 1, 1, 5 };
+  int32_t y[4] = { 0, 1, 0, 0 };
+  smx_calibration c;
+  smx_reliability_bin b[2];
+  CHECK(smx_calibration_rows_f32(x, 2, 4, 2, y, 0, 2, &c, b) == SMX_OK, "calibration");
+  CHECK(b[0].n == 2 && b[1].n == 2, "edge 0.5 goes to the lower bin: %llu %llu", (unsigned long long)b[0].n,
+        (unsigned long long)b[1].n);
+  CHECK(b[0].lo == 0.0 && b[0].hi == 0.5 && b[1].hi == 1.0, "edges");
+  CHECK(c.acc == 0.5, "acc %g (argmax of a tie is the first class)", c.acc);
+  double p5 = 1.0 / (1.0 + exp(-4.0));
+  double nll = (log(2.0) * 2 + -log(p5) + -log(1 - p5)) / 4;
+  CHECK(fabs(c.nll - nll) < 1e-15, "nll %.17g vs %.17g", c.nll, nll);
+  double brier = (0.5 + 0.5 + 2 * (1 - p5) * (1 - p5) + 2 * p5 * p5) / 4;
+  CHECK(fabs(c.brier - brier) < 1e-15, "brier %.17g vs %.17g", c.brier, brier);
+  double ece = 0.5 * fabs(0.5 - 0.5) + 0.5 * fabs(p5 - 0.5);
+  CHECK(fabs(c.ece - ece) < 1e-15, "ece %.17g vs %.17g", c.ece, ece);
+  CHECK(fabs(c.mce - fabs(p5 - 0.5)) < 1e-15, "mce");
+  /* K = 1: confidence exactly 1 goes to the last bin; bins with no samples are reported empty */
+  float one[3] = { 2, -1, 7 };
+  int32_t z3[3] = { 0, 0, 0 };
+  smx_reliability_bin b15[15];
+  CHECK(smx_calibration_rows_f32(one, 1, 3, 1, z3, 0, 0, &c, b15) == SMX_OK, "K=1");
+  CHECK(b15[14].n == 3 && b15[0].n == 0 && b15[0].conf != b15[0].conf, "conf 1 in the last bin, empty bins NaN");
+  CHECK(c.ece == 0.0 && c.acc == 1.0 && c.nll == 0.0 && c.brier == 0.0, "K=1 perfect");
+  /* refusals */
+  int32_t bad[4] = { 0, 2, 0, 0 };
+  CHECK(smx_calibration_rows_f32(x, 2, 4, 2, bad, 0, 0, &c, NULL) == SMX_E_INVALID_ARG, "label out of range");
+  int32_t neg[4] = { 0, -1, 0, 0 };
+  CHECK(smx_calibration_rows_f32(x, 2, 4, 2, neg, 0, 0, &c, NULL) == SMX_E_INVALID_ARG, "negative label");
+  float xn[4] = { 0, NAN, 1, 2 };
+  CHECK(smx_calibration_rows_f32(xn, 2, 2, 2, y, 0, 0, &c, NULL) == SMX_E_INVALID_ARG, "NaN logits");
+  CHECK(smx_calibration_rows_f32(x, 2, 0, 2, y, 0, 0, &c, NULL) == SMX_E_INVALID_ARG, "no rows");
+  CHECK(smx_calibration_rows_f32(x, 2, 4, 2, y, -1, 0, &c, NULL) == SMX_E_INVALID_ARG, "bad T");
+  /* streaming in blocks = all at once; adaptive ECE against a direct computation */
+  tu_rng rng = { 5 };
+  enum { N = 1000, K = 7 };
+  static float big[N * K];
+  static int32_t lab[N];
+  for (size_t i = 0; i < N * K; i++) big[i] = 2.0f * tu_normal(&rng);
+  for (size_t i = 0; i < N; i++) lab[i] = (int32_t)(tu_next(&rng) % K);
+  smx_calibration whole, parts;
+  CHECK(smx_calibration_rows_f32(big, K, N, K, lab, 0.7, 15, &whole, NULL) == SMX_OK, "whole");
+  smx_calib_acc *acc = NULL;
+  CHECK(smx_calib_create(K, 15, 0.7, 0, &acc) == SMX_OK, "create");
+  for (size_t r = 0; r < N; r += 333) {
+    size_t nr = N - r < 333 ? N - r : 333;
+    CHECK(smx_calib_add_rows_f32(acc, big + r * K, K, nr, lab + r) == SMX_OK, "add");
+  }
+  CHECK(smx_calib_result(acc, &parts, NULL) == SMX_OK, "result");
+  smx_calib_destroy(acc);
+  CHECK(whole.ece == parts.ece && whole.adaptive_ece == parts.adaptive_ece && whole.nll == parts.nll &&
+        whole.classwise_ece == parts.classwise_ece, "blocks = whole");
+  CHECK(whole.classwise_ece >= 0 && whole.adaptive_ece >= 0 && whole.mce >= whole.ece, "ranges");
+}
+
+/* ------------------------------------------------------- temperature */
+static double val_nll(const float *x, size_t n, size_t K, const int32_t *y, double T) {
+  double s = 0;
+  for (size_t r = 0; r < n; r++) {
+    long double m;
+    long double ld = tu_ref_logd(x + r * K, K, (float)1, &m);
+    (void)ld;
+    long double S = 0;
+    for (size_t j = 0; j < K; j++) S += expl(((long double)x[r * K + j] - m) / T);
+    s += (double)(logl(S) - ((long double)x[r * K + y[r]] - m) / T);
+  }
+  return s / (double)n;
+}
+
+static void test_temperature(void) {
+  tu_rng rng = { 11 };
+  enum { N = 300, K = 6 };
+  static float x[N * K];
+  static int32_t y[N];
+  for (int trial = 0; trial < 6; trial++) {
+    double scale = trial < 3 ? 0.3 : 8.0;   /* under- and over-confident */
+    for (size_t r = 0; r < N; r++) {
+      y[r] = (int32_t)(tu_next(&rng) % K);
+      for (size_t j = 0; j < K; j++) x[r * K + j] = (float)(scale * (tu_normal(&rng) + (j == (size_t)y[r] ? 2.0 : 0.0)));
+    }
+    double T = -1;
+    smx_ts_info info;
+    smx_status s = smx_temperature_fit_f32(x, K, N, K, y, &T, &info);
+    CHECK(s == SMX_OK && info.outcome == SMX_TS_OPTIMUM, "fit status %d", (int)s);
+    double f = val_nll(x, N, K, y, T);
+    CHECK(val_nll(x, N, K, y, T * 1.001) > f && val_nll(x, N, K, y, T / 1.001) > f, "T = %g is a minimum", T);
+    CHECK(fabs(info.nll_at_t - f) < 1e-12, "reported NLL %.17g vs %.17g", info.nll_at_t, f);
+    CHECK(fabs(info.grad) < 1e-9, "gradient %g", info.grad);
+    CHECK(trial < 3 ? T < 1 : T > 1, "direction: T = %g", T);
+  }
+  /* all correct: no finite optimum (T -> 0), T untouched */
+  float xs[3 * 2] = { 2, 0, 0, 1, 5, -1 };
+  int32_t ys[3] = { 0, 1, 0 };
+  double T = 42;
+  smx_ts_info info;
+  CHECK(smx_temperature_fit_f32(xs, 2, 3, 2, ys, &T, &info) == SMX_E_NO_OPTIMUM && info.outcome == SMX_TS_TO_ZERO &&
+        T == 42, "all correct");
+  /* true class below the row mean on average: T -> infinity */
+  int32_t yw[3] = { 1, 0, 1 };
+  CHECK(smx_temperature_fit_f32(xs, 2, 3, 2, yw, &T, &info) == SMX_E_NO_OPTIMUM &&
+        info.outcome == SMX_TS_TO_INFINITY && T == 42, "anti-signal");
+  int32_t yb[3] = { 0, 2, 0 };
+  CHECK(smx_temperature_fit_f32(xs, 2, 3, 2, yb, &T, &info) == SMX_E_INVALID_ARG, "label out of range");
+  float xn[2] = { NAN, 0 };
+  CHECK(smx_temperature_fit_f32(xn, 2, 1, 2, ys, &T, &info) == SMX_E_INVALID_ARG, "NaN");
+  CHECK(smx_temperature_fit_f32(xs, 2, 0, 2, ys, &T, &info) == SMX_E_INVALID_ARG, "empty");
+  CHECK(!strcmp(smx_status_string(SMX_E_NO_OPTIMUM), "no finite optimum"), "status string");
+}
+
+int main(void) {
+  test_score_values();
+  test_score_specials();
+  test_score_args();
+  test_scores_multi();
+  test_metrics_bruteforce();
+  test_calibration();
+  test_temperature();
+  return tu_finish("test_scores");
+}
