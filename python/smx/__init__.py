@@ -11,7 +11,8 @@ Language-model logits: softmax_backward, log_softmax_backward, cross_entropy
 softmax_topk, topk, sample (reproducible top-k / top-p / min-p sampling),
 gumbel_softmax, gumbel_softmax_backward.
 Scores: score (MSP, energy, ... per sample), ood_metrics (AUROC, AUPR,
-FPR@95TPR), calibration (ECE and the reliability diagram), fit_temperature.
+FPR@95TPR), calibration (ECE and the reliability diagram), fit_temperature,
+kl_templates (for score kind "kl_matching").
 
 Deliberate differences from scipy.special and torch:
   * a row of all -inf gives softmax 0, log_softmax -inf and logsumexp -inf
@@ -20,10 +21,10 @@ Deliberate differences from scipy.special and torch:
     elsewhere (scipy and torch give NaN).
 """
 from ._smx import (NoOptimumError, __version__, calibration, cross_entropy, fit_temperature, gumbel_softmax,
-                   gumbel_softmax_backward, isa, log_softmax, log_softmax_backward, logsumexp, ood_metrics, sample,
+                   gumbel_softmax_backward, isa, kl_templates, log_softmax, log_softmax_backward, logsumexp, ood_metrics, sample,
                    score, softmax, softmax_backward, softmax_topk, topk)
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "isa", "__version__",
            "softmax_backward", "log_softmax_backward", "cross_entropy",
            "softmax_topk", "topk", "sample", "gumbel_softmax", "gumbel_softmax_backward",
-           "score", "ood_metrics", "calibration", "fit_temperature", "NoOptimumError"]
+           "score", "ood_metrics", "calibration", "fit_temperature", "kl_templates", "NoOptimumError"]

@@ -94,5 +94,11 @@ PyDoc_STRVAR(fit_temperature_doc,
              "ValueError) whose .outcome is 'to_zero' (every sample right: NLL falls as T -> 0) or\n"
              "'to_infinity' (NLL falls as T -> inf) and .info the dict. float32 computation (float16/64\n"
              "converted).");
+PyDoc_STRVAR(kl_templates_doc,
+             "kl_templates($module, /, logits)\n--\n\n"
+             "KL-matching templates (OpenOOD's kl_matching) from reference (validation) logits: a K x K\n"
+             "float64 array whose row k is the mean softmax of the rows predicted k (one-hot e_k for a\n"
+             "class never predicted; rows with NaN skipped). Pass it as score(..., 'kl_matching',\n"
+             "templates=...). float32 computation (float16/64 converted).");
 
 #endif

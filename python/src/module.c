@@ -57,7 +57,7 @@ static PyMethodDef methods[] = {
     SMX_PY_FN(softmax_backward), SMX_PY_FN(log_softmax_backward), SMX_PY_FN(cross_entropy),
     SMX_PY_FN(softmax_topk), SMX_PY_FN(topk), SMX_PY_FN(sample), SMX_PY_FN(gumbel_softmax),
     SMX_PY_FN(gumbel_softmax_backward), SMX_PY_FN(score), SMX_PY_FN(ood_metrics), SMX_PY_FN(calibration),
-    SMX_PY_FN(fit_temperature),
+    SMX_PY_FN(fit_temperature), SMX_PY_FN(kl_templates),
 #undef SMX_PY_FN
     {NULL, NULL, 0, NULL},
 };

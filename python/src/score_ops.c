@@ -360,3 +360,35 @@ done:
   Py_DECREF(m.arr);
   return res;
 }
+
+PyObject *smx_py_kl_templates(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static const char *fn = "smx.kl_templates";
+  static char *kw[] = {"logits", NULL};
+  PyObject *xo;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:kl_templates", kw, &xo)) return NULL;
+  smx_py_matrix m;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, 1, &m) < 0) return NULL;
+  PyArrayObject *t = NULL;
+  if (m.cols == 0) {
+    PyErr_Format(PyExc_ValueError, "%s: logits have no classes (last axis of length 0)", fn);
+    goto done;
+  }
+  npy_intp shape[2] = {(npy_intp)m.cols, (npy_intp)m.cols};
+  if (!(t = (PyArrayObject *)PyArray_SimpleNew(2, shape, NPY_DOUBLE))) goto done;
+  smx_status s;
+  {
+    const float *xp = PyArray_DATA(m.arr);
+    double *tp = PyArray_DATA(t);
+    Py_BEGIN_ALLOW_THREADS
+    s = smx_kl_templates_fit_f32(xp, m.cols, m.rows, m.cols, tp, NULL);
+    Py_END_ALLOW_THREADS
+  }
+  if (s != SMX_OK) {
+    smx_py_raise_status(fn, s);
+    Py_CLEAR(t);
+  }
+done:
+  Py_DECREF(m.arr);
+  return (PyObject *)t;
+}

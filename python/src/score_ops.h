@@ -12,5 +12,6 @@ PyObject *smx_py_score(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *smx_py_ood_metrics(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *smx_py_calibration(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *smx_py_fit_temperature(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *smx_py_kl_templates(PyObject *self, PyObject *args, PyObject *kwargs);
 
 #endif
