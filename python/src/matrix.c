@@ -54,8 +54,8 @@ PyArrayObject *smx_py_int_input(const char *fn, const char *what, PyObject *a, i
   if (!arr) return NULL;
   PyArray_Descr *d = PyArray_DESCR(arr);
   int t = PyArray_TYPE(arr);
-  if (!PyDataType_ISINTEGER(d) || (PyArray_SIZE(arr) > 0 && t == NPY_ULONGLONG) ||
-      (sizeof(long) == 8 && t == NPY_ULONG)) {
+  /* uint64 could not be converted to int64 without wrapping: refused like floats */
+  if (!PyDataType_ISINTEGER(d) || t == NPY_ULONGLONG || (t == NPY_ULONG && sizeof(long) == 8)) {
     PyObject *name = PyObject_Str((PyObject *)d);
     if (name)
       PyErr_Format(PyExc_TypeError, "%s: %s must be an array of integers (int32 or int64), got dtype %U", fn, what,
