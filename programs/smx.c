@@ -192,8 +192,6 @@ static void usage(FILE *f) {
           "  eval: --scores LIST (default all; kl_matching needs --val), --bins N (15),\n"
           "        --perturbed-id F --perturbed-ood F (one per --ood): ODIN from perturbed-input logits,\n"
           "        --tpr R (0.95), --json FILE (- for stdout), --report FILE.html, -q\n"
-          "score/eval: IN may be - for stdin. Inputs of any .npy dtype are read; float16 and float64\n"
-          "files are written back in their dtype, others as float32.\n"
           "exit codes: 0 ok, 1 usage, 2 bad input, 3 output not written, 4 computation refused,\n"
           "            130 interrupted\n");
 }
