@@ -2,13 +2,13 @@
 #ifndef SMX_PY_LM_DOCS_H
 #define SMX_PY_LM_DOCS_H
 
-#define SMX_PY_F64_NOTE "float64 input is computed in float32 (the C API has no float64 form) and returned as float64.\n"
+#define SMX_PY_F64_NOTE "float64 is computed in float32, the C API having no float64 form, and returned as float64"
 
 PyDoc_STRVAR(softmax_backward_doc,
              "softmax_backward($module, /, y, dy, axis=-1, temperature=1.0, out=None, threads=1)\n--\n\n"
              "Vector-Jacobian product of softmax: dx = y * (dy - sum(dy * y)) / T along axis, from the\n"
              "softmax output y and the upstream gradient dy (same shape and dtype). float16 or float32 in\n"
-             "the input's dtype; " SMX_PY_F64_NOTE "out= (the input's dtype and shape) receives a copy.\n"
+             "the input's dtype;\n" SMX_PY_F64_NOTE ".\nout= (the input's dtype and shape) receives a copy.\n"
              "Bound and special values: include/smx/smx_grad.h. The GIL is released while computing.");
 PyDoc_STRVAR(log_softmax_backward_doc,
              "log_softmax_backward($module, /, y, dy, axis=-1, temperature=1.0, out=None, threads=1)\n--\n\n"
@@ -18,7 +18,7 @@ PyDoc_STRVAR(log_softmax_backward_doc,
 PyDoc_STRVAR(cross_entropy_doc,
              "cross_entropy($module, /, logits, targets, reduction='mean', ignore_index=-100,\n"
              "              label_smoothing=0.0, z_loss=0.0, temperature=1.0, return_grad=False,\n"
-             "              grad_scale=1.0, threads=1, masked_row='zero')\n--\n\n"
+             "              grad_scale=1.0, threads=1, masked_row='zero', grad_out=None)\n--\n\n"
              "Fused softmax cross-entropy, as torch.nn.functional.cross_entropy on logits / T with\n"
              "integer class targets, plus z_loss * logsumexp^2 per row. logits: [..., C] (the classes are\n"
              "the LAST axis, also for more than 2 dimensions, unlike torch's dim 1); targets: int32 or\n"
@@ -26,8 +26,9 @@ PyDoc_STRVAR(cross_entropy_doc,
              "[0, C) that is not ignore_index is a ValueError. reduction 'mean' (over the rows not\n"
              "ignored; all ignored: NaN) and 'sum' give a float, 'none' a float32 array (ignored rows 0).\n"
              "return_grad=True returns (loss, grad): the gradient of the returned loss wrt logits times\n"
-             "grad_scale, in the logits' dtype (float16 or float32; " SMX_PY_F64_NOTE
-             "). The loss is computed in float32 arithmetic (f32 result); masked_row='nan' gives NaN\n"
+             "grad_scale, in the logits' dtype (float16 or float32;\n" SMX_PY_F64_NOTE
+             ");\ngrad_out= (an array of the logits' dtype and shape) receives it and is returned.\n"
+             "The loss is computed in float32 arithmetic (f32 result); masked_row='nan' gives NaN\n"
              "for a row of all -inf as torch. Bounds: include/smx/smx_grad.h. The GIL is released.");
 PyDoc_STRVAR(softmax_topk_doc,
              "softmax_topk($module, /, x, k, axis=-1, log=False, temperature=1.0, threads=1, masked_row='zero')\n"

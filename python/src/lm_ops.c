@@ -118,11 +118,11 @@ PyObject *smx_py_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs)
   (void)self;
   static const char *fn = "smx.cross_entropy";
   static char *kw[] = {"logits", "targets", "reduction", "ignore_index", "label_smoothing", "z_loss",
-                       "temperature", "return_grad", "grad_scale", "threads", "masked_row", NULL};
+                       "temperature", "return_grad", "grad_scale", "threads", "masked_row", "grad_out", NULL};
   PyObject *xo, *to, *red = NULL, *ign = NULL, *ls = NULL, *zl = NULL, *temp = NULL, *rg = NULL, *gs = NULL,
-                    *thr = NULL, *mask = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOOOOOO:cross_entropy", kw, &xo, &to, &red, &ign, &ls, &zl,
-                                   &temp, &rg, &gs, &thr, &mask))
+                    *thr = NULL, *mask = NULL, *gout = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOOOOOOO:cross_entropy", kw, &xo, &to, &red, &ign, &ls, &zl,
+                                   &temp, &rg, &gs, &thr, &mask, &gout))
     return NULL;
   smx_options o;
   if (smx_py_parse_options(fn, temp, NULL, thr, mask, &o) < 0) return NULL;
@@ -167,6 +167,8 @@ PyObject *smx_py_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs)
   x.grad_scale = scale;
   int want_grad = 0;
   if (rg && (want_grad = PyObject_IsTrue(rg)) < 0) return NULL;
+  if (gout == Py_None) gout = NULL;
+  if (gout) want_grad = 1; /* grad_out= implies return_grad */
 
   smx_py_matrix m;
   if (smx_py_matrix_in(fn, "logits", xo, NULL, 0, &m) < 0) return NULL;
@@ -222,6 +224,12 @@ PyObject *smx_py_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs)
   } else {
     Py_INCREF(grad);
     PyObject *g = to_given(&m, grad);
+    if (g && gout) { /* checked against the caller's logits (dtype and shape), then filled */
+      smx_py_dtype dt;
+      PyObject *xin = (PyObject *)smx_py_input(fn, xo, &dt);
+      g = xin ? into_out(fn, gout, xin, g) : (Py_DECREF(g), NULL);
+      Py_XDECREF(xin);
+    }
     res = g ? PyTuple_Pack(2, l, g) : NULL;
     Py_XDECREF(g);
     Py_DECREF(l);

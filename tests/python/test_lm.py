@@ -104,6 +104,14 @@ class CrossEntropy(unittest.TestCase):
         np.testing.assert_allclose(grad.astype(np.float64), ref_g, rtol=2.0 ** -10, atol=2.0 ** -24 + 1e-7)
         l64, g64 = smx.cross_entropy(x.astype(np.float64), t, return_grad=True)
         self.assertEqual(g64.dtype, np.float64)
+        buf = np.empty((16, 33), np.float64)
+        l2, g2 = smx.cross_entropy(x.astype(np.float64), t, grad_out=buf)
+        self.assertIs(g2, buf)
+        np.testing.assert_array_equal(buf, g64)
+        with self.assertRaises(TypeError):
+            smx.cross_entropy(x, t, grad_out=np.empty((16, 33), np.float32))
+        with self.assertRaises(ValueError):
+            smx.cross_entropy(x, t, grad_out=np.empty((16, 32), np.float16))
 
     def test_special_rows_as_torch(self):
         x = randn((4, 6))
