@@ -1,9 +1,18 @@
-"""smx: exact, fast softmax, log-softmax and log-sum-exp over NumPy arrays.
+"""smx: exact, fast softmax, log-softmax and log-sum-exp over NumPy arrays,
+and what is built on softmax scores.
 
 A thin layer over the C library (libsmx, linked statically into smx._smx):
 float16, float32 and float64 arrays of any layout, any axis (None: all
 elements, as scipy), results in the input's dtype, the GIL released while
 computing. See help(smx.softmax).
+
+Language-model logits: softmax_backward, log_softmax_backward, cross_entropy
+(torch.nn.functional.cross_entropy semantics, fused, with its gradient),
+softmax_topk, topk, sample (reproducible top-k / top-p / min-p sampling),
+gumbel_softmax, gumbel_softmax_backward.
+Scores: score (MSP, energy, ... per sample), ood_metrics (AUROC, AUPR,
+FPR@95TPR), calibration (ECE and the reliability diagram), fit_temperature,
+kl_templates (for score kind "kl_matching").
 
 Deliberate differences from scipy.special and torch:
   * a row of all -inf gives softmax 0, log_softmax -inf and logsumexp -inf
@@ -11,6 +20,11 @@ Deliberate differences from scipy.special and torch:
   * +inf entries give the limit: 1/k on the k entries equal to +inf, 0
     elsewhere (scipy and torch give NaN).
 """
-from ._smx import __version__, isa, log_softmax, logsumexp, softmax
+from ._smx import (NoOptimumError, __version__, calibration, cross_entropy, fit_temperature, gumbel_softmax,
+                   gumbel_softmax_backward, isa, kl_templates, log_softmax, log_softmax_backward, logsumexp, ood_metrics, sample,
+                   score, softmax, softmax_backward, softmax_topk, topk)
 
-__all__ = ["softmax", "log_softmax", "logsumexp", "isa", "__version__"]
+__all__ = ["softmax", "log_softmax", "logsumexp", "isa", "__version__",
+           "softmax_backward", "log_softmax_backward", "cross_entropy",
+           "softmax_topk", "topk", "sample", "gumbel_softmax", "gumbel_softmax_backward",
+           "score", "ood_metrics", "calibration", "fit_temperature", "kl_templates", "NoOptimumError"]

@@ -4,7 +4,9 @@
  */
 #define SMX_PY_IMPORT_ARRAY
 #include "arrays.h"
+#include "lm_ops.h"
 #include "ops.h"
+#include "score_ops.h"
 #include "smx/smx.h"
 
 #define SMX_PY_COMMON_DOC                                                                                  \
@@ -38,6 +40,8 @@ PyDoc_STRVAR(logsumexp_doc,
 PyDoc_STRVAR(isa_doc,
              "isa($module, /)\n--\n\nThe kernel set in use: 'scalar', 'avx2' or 'avx512' (SMX_MAX_ISA caps it).");
 
+#include "lm_docs.h"
+
 static PyObject *py_isa(PyObject *self, PyObject *unused) {
   (void)self;
   (void)unused;
@@ -49,6 +53,12 @@ static PyMethodDef methods[] = {
     {"log_softmax", (PyCFunction)(void (*)(void))smx_py_log_softmax, METH_VARARGS | METH_KEYWORDS, log_softmax_doc},
     {"logsumexp", (PyCFunction)(void (*)(void))smx_py_logsumexp, METH_VARARGS | METH_KEYWORDS, logsumexp_doc},
     {"isa", py_isa, METH_NOARGS, isa_doc},
+#define SMX_PY_FN(name) {#name, (PyCFunction)(void (*)(void))smx_py_##name, METH_VARARGS | METH_KEYWORDS, name##_doc}
+    SMX_PY_FN(softmax_backward), SMX_PY_FN(log_softmax_backward), SMX_PY_FN(cross_entropy),
+    SMX_PY_FN(softmax_topk), SMX_PY_FN(topk), SMX_PY_FN(sample), SMX_PY_FN(gumbel_softmax),
+    SMX_PY_FN(gumbel_softmax_backward), SMX_PY_FN(score), SMX_PY_FN(ood_metrics), SMX_PY_FN(calibration),
+    SMX_PY_FN(fit_temperature), SMX_PY_FN(kl_templates),
+#undef SMX_PY_FN
     {NULL, NULL, 0, NULL},
 };
 
@@ -66,6 +76,18 @@ PyMODINIT_FUNC PyInit__smx(void) {
   }
   PyObject *m = PyModule_Create(&module);
   if (!m) return NULL;
+  /* fit_temperature's "no finite optimum" (SMX_E_NO_OPTIMUM): a ValueError with .outcome and .info */
+  if (!smx_py_no_optimum_error &&
+      !(smx_py_no_optimum_error = PyErr_NewException("smx.NoOptimumError", PyExc_ValueError, NULL))) {
+    Py_DECREF(m);
+    return NULL;
+  }
+  Py_INCREF(smx_py_no_optimum_error);
+  if (PyModule_AddObject(m, "NoOptimumError", smx_py_no_optimum_error) < 0) {
+    Py_DECREF(smx_py_no_optimum_error);
+    Py_DECREF(m);
+    return NULL;
+  }
   if (PyModule_AddStringConstant(m, "__version__", smx_version_string()) < 0) {
     Py_DECREF(m);
     return NULL;

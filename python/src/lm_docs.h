@@ -1,0 +1,105 @@
+/* Docstrings of the language-model and scores functions (module.c's table). */
+#ifndef SMX_PY_LM_DOCS_H
+#define SMX_PY_LM_DOCS_H
+
+#define SMX_PY_F64_NOTE "float64 is computed in float32, the C API having no float64 form, and returned as float64"
+
+PyDoc_STRVAR(softmax_backward_doc,
+             "softmax_backward($module, /, y, dy, axis=-1, temperature=1.0, out=None, threads=1)\n--\n\n"
+             "Vector-Jacobian product of softmax: dx = y * (dy - sum(dy * y)) / T along axis, from the\n"
+             "softmax output y and the upstream gradient dy (same shape and dtype). float16 or float32 in\n"
+             "the input's dtype;\n" SMX_PY_F64_NOTE ".\nout= (the input's dtype and shape) receives a copy.\n"
+             "Bound and special values: include/smx/smx_grad.h. The GIL is released while computing.");
+PyDoc_STRVAR(log_softmax_backward_doc,
+             "log_softmax_backward($module, /, y, dy, axis=-1, temperature=1.0, out=None, threads=1)\n--\n\n"
+             "Vector-Jacobian product of log-softmax: dx = (dy - exp(y) * sum(dy)) / T along axis, from the\n"
+             "log-softmax output y and the upstream gradient dy. Dtypes, out= and threads as\n"
+             "softmax_backward.");
+PyDoc_STRVAR(cross_entropy_doc,
+             "cross_entropy($module, /, logits, targets, reduction='mean', ignore_index=-100,\n"
+             "              label_smoothing=0.0, z_loss=0.0, temperature=1.0, return_grad=False,\n"
+             "              grad_scale=1.0, threads=1, masked_row='zero', grad_out=None)\n--\n\n"
+             "Fused softmax cross-entropy, as torch.nn.functional.cross_entropy on logits / T with\n"
+             "integer class targets, plus z_loss * logsumexp^2 per row. logits: [..., C] (the classes are\n"
+             "the LAST axis, also for more than 2 dimensions, unlike torch's dim 1); targets: int32 or\n"
+             "int64 (other integer dtypes are converted) of shape logits.shape[:-1]; a target outside\n"
+             "[0, C) that is not ignore_index is a ValueError. reduction 'mean' (over the rows not\n"
+             "ignored; all ignored: NaN) and 'sum' give a float, 'none' a float32 array (ignored rows 0).\n"
+             "return_grad=True returns (loss, grad): the gradient of the returned loss wrt logits times\n"
+             "grad_scale, in the logits' dtype (float16 or float32;\n" SMX_PY_F64_NOTE
+             ");\ngrad_out= (an array of the logits' dtype and shape) receives it and is returned.\n"
+             "The loss is computed in float32 arithmetic (f32 result); masked_row='nan' gives NaN\n"
+             "for a row of all -inf as torch. Bounds: include/smx/smx_grad.h. The GIL is released.");
+PyDoc_STRVAR(softmax_topk_doc,
+             "softmax_topk($module, /, x, k, axis=-1, log=False, temperature=1.0, threads=1, masked_row='zero')\n"
+             "--\n\n"
+             "The k largest softmax(x / T) probabilities along axis, fused (one read, no probability row):\n"
+             "(values float32, indices int64), the axis replaced by k, values descending, equal logits\n"
+             "lowest index first. log=True: log-softmax values. float16/32/64 input (float64 is converted\n"
+             "to float32). A row with NaN: values NaN, indices -1. As torch.topk(torch.softmax(x), k) apart\n"
+             "from the tie order (torch's is unspecified) and +inf / NaN rows. k > the axis: ValueError.");
+PyDoc_STRVAR(topk_doc,
+             "topk($module, /, x, k, axis=-1, threads=1)\n--\n\n"
+             "The k largest values of x along axis (no normalisation): (values float32, indices int64),\n"
+             "ties to the lowest index; a row with NaN gives NaN values and indices -1.");
+PyDoc_STRVAR(sample_doc,
+             "sample($module, /, logits, seed, step=0, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0,\n"
+             "       greedy=False, method='multinomial', row_offset=0, threads=1)\n--\n\n"
+             "One token per row (int64, shape logits.shape[:-1]) from softmax(logits / T) after the\n"
+             "filters top_k (0 off), top_p (0 or 1 off) and min_p (0 off), in that order. Reproducible:\n"
+             "Philox4x32-10 keyed by seed with counter (draw, row_offset + row, step), whatever threads.\n"
+             "method 'multinomial' (inverse CDF) or 'gumbel' (Gumbel-max). greedy=True or temperature=0:\n"
+             "argmax (lowest index). A row with NaN or with every logit -inf gives -1.\n"
+             "float16/32/64 logits (float64 converted to float32). Rules: include/smx/smx_topk.h.");
+PyDoc_STRVAR(gumbel_softmax_doc,
+             "gumbel_softmax($module, /, logits, tau, seed, step=0, hard=False, threads=1, masked_row='zero')\n"
+             "--\n\n"
+             "softmax((logits + g) / tau) along the last axis with Gumbel noise g from Philox keyed by\n"
+             "(seed, row, step, index) (the noise of sample(method='gumbel')). hard=True returns\n"
+             "(y_hard, y_soft): the one-hot of argmax(logits + g) and the soft sample whose gradient the\n"
+             "straight-through estimator uses. Output in the logits' dtype (float16 or float32;\n" SMX_PY_F64_NOTE
+             ").");
+PyDoc_STRVAR(gumbel_softmax_backward_doc,
+             "gumbel_softmax_backward($module, /, y, dy, tau, threads=1)\n--\n\n"
+             "dx = y * (dy - sum(dy * y)) / tau along the last axis for a soft sample y of gumbel_softmax\n"
+             "(float32 result; float16/float64 inputs are converted to float32).");
+PyDoc_STRVAR(score_doc,
+             "score($module, /, logits, kind='msp', temperature=None, gen_gamma=None, gen_m=None,\n"
+             "      templates=None, double=False)\n--\n\n"
+             "Per-sample OOD score of each row (last axis = classes), higher = more in-distribution,\n"
+             "float64 of shape logits.shape[:-1]. kind: msp, max_logit (mls), energy, neg_entropy\n"
+             "(entropy), margin_prob, margin_logit, gen, odin (no input perturbation), kl_matching (kl;\n"
+             "needs templates=, K x K), nonuniformity. temperature: energy's (default 1) and odin's\n"
+             "(default 1000). double=True: msp and energy in double. The C API is float32 only:\n"
+             "float16 and float64 logits are converted to float32. Definitions and bounds:\n"
+             "include/smx/smx_scores.h.");
+PyDoc_STRVAR(ood_metrics_doc,
+             "ood_metrics($module, /, id_scores, ood_scores, tpr=0.95)\n--\n\n"
+             "OOD detection metrics from 1-D scores (higher = more ID) as a dict: auroc (= sklearn\n"
+             "roc_auc_score), aupr_in / aupr_out (= sklearn average_precision_score with ID / OOD\n"
+             "positive), aupr_*_trapz (OpenOOD), fpr_idpos (papers' FPR@TPR), fpr_oodpos and\n"
+             "fpr_oodpos_openood (OpenOOD v1.5), *_nearest (hendrycks), thresholds, n_id, n_ood,\n"
+             "n_tied_values. float64 scores are used as they are; float16/float32 in float32. NaN\n"
+             "scores or an empty side: ValueError. Conventions: include/smx/smx_scores.h.");
+PyDoc_STRVAR(calibration_doc,
+             "calibration($module, /, logits, labels, bins=15, temperature=1.0)\n--\n\n"
+             "Top-label calibration of softmax(logits / T) against integer labels, as a dict: n, acc, nll,\n"
+             "brier, ece, mce, adaptive_ece, classwise_ece, and the reliability diagram as arrays bin_lo,\n"
+             "bin_hi (bins (lo, hi]), bin_count (int64), bin_conf, bin_acc (NaN for empty bins). The C\n"
+             "API is float32 only: float16/float64 logits are converted to float32.");
+PyDoc_STRVAR(fit_temperature_doc,
+             "fit_temperature($module, /, logits, labels, return_info=False)\n--\n\n"
+             "Temperature scaling: the T > 0 minimising the mean NLL of softmax(logits / T) on validation\n"
+             "logits and labels. Returns T (return_info=True: (T, info dict with outcome, iterations,\n"
+             "nll_at_1, nll_at_t, grad)). When no finite optimum exists it raises smx.NoOptimumError (a\n"
+             "ValueError) whose .outcome is 'to_zero' (every sample right: NLL falls as T -> 0) or\n"
+             "'to_infinity' (NLL falls as T -> inf) and .info the dict. float32 computation (float16/64\n"
+             "converted).");
+PyDoc_STRVAR(kl_templates_doc,
+             "kl_templates($module, /, logits)\n--\n\n"
+             "KL-matching templates (OpenOOD's kl_matching) from reference (validation) logits: a K x K\n"
+             "float64 array whose row k is the mean softmax of the rows predicted k (one-hot e_k for a\n"
+             "class never predicted; rows with NaN skipped). Pass it as score(..., 'kl_matching',\n"
+             "templates=...). float32 computation (float16/64 converted).");
+
+#endif

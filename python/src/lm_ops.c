@@ -1,0 +1,526 @@
+/*
+ * smx.softmax_backward, log_softmax_backward, cross_entropy, softmax_topk,
+ * topk, sample, gumbel_softmax, gumbel_softmax_backward: argument checks,
+ * conversion to a C-contiguous matrix with the class axis last (matrix.h),
+ * one library call with the GIL released, results as new NumPy arrays.
+ */
+#include "lm_ops.h"
+
+#include <stdint.h>
+
+#include "matrix.h"
+#include "options.h"
+#include "smx/smx.h"
+
+/* A new C array shaped like m->arr with its last axis replaced by `last` (-1: dropped). */
+static PyArrayObject *new_like(const smx_py_matrix *m, npy_intp last, int type) {
+  npy_intp shape[NPY_MAXDIMS];
+  int nd = PyArray_NDIM(m->arr);
+  for (int d = 0; d < nd - 1; d++) shape[d] = PyArray_DIM(m->arr, d);
+  if (last >= 0) shape[nd - 1] = last;
+  return (PyArrayObject *)PyArray_SimpleNew(last >= 0 ? nd : nd - 1, shape, type);
+}
+
+static int npy_type(smx_py_dtype dt) { return dt == SMX_PY_F16 ? NPY_HALF : NPY_FLOAT; }
+
+/* The result in the caller's dtype (float64 callers get float64 back; steals r). */
+static PyObject *to_given(const smx_py_matrix *m, PyArrayObject *r) {
+  if (!r || m->given != SMX_PY_F64) return (PyObject *)r;
+  PyObject *c = PyArray_Cast(r, NPY_DOUBLE);
+  Py_DECREF(r);
+  return c;
+}
+
+/* Copies res into a caller's out= (checked against the caller's dtype and the
+ * result's shape) and returns out; steals res. */
+static PyObject *into_out(const char *fn, PyObject *out, PyObject *input, PyObject *res) {
+  if (!res || !out || out == Py_None) return res;
+  PyArrayObject *r = (PyArrayObject *)res, *in = (PyArrayObject *)input;
+  if (smx_py_check_out(fn, out, in, PyArray_NDIM(r), PyArray_DIMS(r)) < 0 || PyArray_CopyInto((PyArrayObject *)out, r) < 0) {
+    Py_DECREF(res);
+    return NULL;
+  }
+  Py_DECREF(res);
+  Py_INCREF(out);
+  return out;
+}
+
+/* ------------------------------------------------------------ backward */
+
+static PyObject *backward(const char *fn, int log, PyObject *args, PyObject *kwargs, const char *fmt) {
+  static char *kw[] = {"y", "dy", "axis", "temperature", "out", "threads", NULL};
+  PyObject *yo, *dyo, *axis = NULL, *temp = NULL, *out = NULL, *thr = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &yo, &dyo, &axis, &temp, &out, &thr)) return NULL;
+  smx_options opt;
+  if (smx_py_parse_options(fn, temp, NULL, thr, NULL, &opt) < 0) return NULL;
+  smx_py_matrix y, dy;
+  if (smx_py_matrix_in(fn, "y", yo, axis, 0, &y) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "dy", dyo, axis, 0, &dy) < 0) {
+    Py_DECREF(y.arr);
+    return NULL;
+  }
+  PyObject *res = NULL, *yin = NULL;
+  if (y.given != dy.given) {
+    PyErr_Format(PyExc_TypeError, "%s: y and dy must have the same dtype", fn);
+    goto done;
+  }
+  if (!PyArray_SAMESHAPE(y.arr, dy.arr)) {
+    PyErr_Format(PyExc_ValueError, "%s: y and dy must have the same shape", fn);
+    goto done;
+  }
+  PyArrayObject *dx = new_like(&y, (npy_intp)y.cols, npy_type(y.dtype));
+  if (!dx) goto done;
+  smx_status s = SMX_OK;
+  size_t n = y.cols;
+  if (y.rows > 0 && n > 0) {
+    const void *yp = PyArray_DATA(y.arr), *dyp = PyArray_DATA(dy.arr);
+    void *dxp = PyArray_DATA(dx);
+    Py_BEGIN_ALLOW_THREADS
+    if (y.dtype == SMX_PY_F16)
+      s = log ? smx_log_softmax_backward_rows_f16(yp, n, dyp, n, dxp, n, y.rows, n, &opt)
+              : smx_softmax_backward_rows_f16(yp, n, dyp, n, dxp, n, y.rows, n, &opt);
+    else
+      s = log ? smx_log_softmax_backward_rows_f32(yp, n, dyp, n, dxp, n, y.rows, n, &opt)
+              : smx_softmax_backward_rows_f32(yp, n, dyp, n, dxp, n, y.rows, n, &opt);
+    Py_END_ALLOW_THREADS
+  }
+  if (s != SMX_OK) {
+    Py_DECREF(dx);
+    smx_py_raise_status(fn, s);
+    goto done;
+  }
+  res = smx_py_matrix_restore(&y, to_given(&y, dx));
+  if (res && out && out != Py_None) {
+    smx_py_dtype dt;
+    if ((yin = (PyObject *)smx_py_input(fn, yo, &dt))) res = into_out(fn, out, yin, res);
+    else Py_CLEAR(res);
+  }
+done:
+  Py_XDECREF(yin);
+  Py_DECREF(y.arr);
+  Py_DECREF(dy.arr);
+  return res;
+}
+
+PyObject *smx_py_softmax_backward(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  return backward("smx.softmax_backward", 0, args, kwargs, "OO|OOOO:softmax_backward");
+}
+
+PyObject *smx_py_log_softmax_backward(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  return backward("smx.log_softmax_backward", 1, args, kwargs, "OO|OOOO:log_softmax_backward");
+}
+
+/* ------------------------------------------------------- cross-entropy */
+
+PyObject *smx_py_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static const char *fn = "smx.cross_entropy";
+  static char *kw[] = {"logits", "targets", "reduction", "ignore_index", "label_smoothing", "z_loss",
+                       "temperature", "return_grad", "grad_scale", "threads", "masked_row", "grad_out", NULL};
+  PyObject *xo, *to, *red = NULL, *ign = NULL, *ls = NULL, *zl = NULL, *temp = NULL, *rg = NULL, *gs = NULL,
+                    *thr = NULL, *mask = NULL, *gout = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOOOOOOO:cross_entropy", kw, &xo, &to, &red, &ign, &ls, &zl,
+                                   &temp, &rg, &gs, &thr, &mask, &gout))
+    return NULL;
+  smx_options o;
+  if (smx_py_parse_options(fn, temp, NULL, thr, mask, &o) < 0) return NULL;
+  smx_xent_options x = SMX_XENT_OPTIONS_INIT;
+  x.temperature = o.temperature;
+  x.threads = o.threads;
+  x.flags = o.flags;
+  if (red) {
+    const char *r = PyUnicode_Check(red) ? PyUnicode_AsUTF8(red) : NULL;
+    if (!PyUnicode_Check(red)) {
+      PyErr_Format(PyExc_TypeError, "%s: reduction must be a str ('mean', 'sum', 'none')", fn);
+      return NULL;
+    }
+    if (!r) return NULL;
+    if (!strcmp(r, "mean")) x.reduction = SMX_REDUCTION_MEAN;
+    else if (!strcmp(r, "sum")) x.reduction = SMX_REDUCTION_SUM;
+    else if (!strcmp(r, "none")) x.reduction = SMX_REDUCTION_NONE;
+    else {
+      PyErr_Format(PyExc_ValueError, "%s: reduction must be 'mean', 'sum' or 'none', got %R", fn, red);
+      return NULL;
+    }
+  }
+  long long ii = -100;
+  if (ign && smx_py_int_arg(fn, "ignore_index", ign, INT64_MIN, INT64_MAX, &ii) < 0) return NULL;
+  x.ignore_index = ii;
+  if (ls && smx_py_real_arg(fn, "label_smoothing", ls, &x.label_smoothing) < 0) return NULL;
+  if (!(x.label_smoothing >= 0.0 && x.label_smoothing <= 1.0)) {
+    PyErr_Format(PyExc_ValueError, "%s: label_smoothing must be in [0, 1], got %R", fn, ls);
+    return NULL;
+  }
+  if (zl && smx_py_real_arg(fn, "z_loss", zl, &x.z_loss) < 0) return NULL;
+  if (!(x.z_loss >= 0.0) || isinf(x.z_loss)) {
+    PyErr_Format(PyExc_ValueError, "%s: z_loss must be >= 0 and finite, got %R", fn, zl);
+    return NULL;
+  }
+  double scale = 1.0;
+  if (gs && smx_py_real_arg(fn, "grad_scale", gs, &scale) < 0) return NULL;
+  if (isinf(scale) || scale == 0.0) {
+    PyErr_Format(PyExc_ValueError, "%s: grad_scale must be finite and nonzero, got %R", fn, gs);
+    return NULL;
+  }
+  x.grad_scale = scale;
+  int want_grad = 0;
+  if (rg && (want_grad = PyObject_IsTrue(rg)) < 0) return NULL;
+  if (gout == Py_None) gout = NULL;
+  if (gout) want_grad = 1; /* grad_out= implies return_grad */
+
+  smx_py_matrix m;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, 0, &m) < 0) return NULL;
+  PyObject *res = NULL;
+  PyArrayObject *t = smx_py_int_input(fn, "targets", to, -1), *loss = NULL, *grad = NULL;
+  if (!t) goto done;
+  int nd = PyArray_NDIM(m.arr);
+  int same = PyArray_NDIM(t) == nd - 1;
+  for (int d = 0; same && d < nd - 1; d++) same = PyArray_DIM(t, d) == PyArray_DIM(m.arr, d);
+  if (!same) {
+    PyErr_Format(PyExc_ValueError, "%s: targets must have the shape of logits without its last (class) axis", fn);
+    goto done;
+  }
+  /* the library refuses a bad target too; here the message names it */
+  int i32 = PyArray_TYPE(t) == NPY_INT32;
+  for (size_t r = 0; r < m.rows; r++) {
+    int64_t v = i32 ? ((const int32_t *)PyArray_DATA(t))[r] : ((const int64_t *)PyArray_DATA(t))[r];
+    if (v != x.ignore_index && (v < 0 || (uint64_t)v >= m.cols)) {
+      PyErr_Format(PyExc_ValueError, "%s: target %lld (row %zu) is outside [0, %zu) and is not ignore_index", fn,
+                   (long long)v, r, m.cols);
+      goto done;
+    }
+  }
+  if (m.cols == 0 && m.rows > 0) {
+    PyErr_Format(PyExc_ValueError, "%s: logits have no classes (last axis of length 0)", fn);
+    goto done;
+  }
+  loss = x.reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(nd - 1, PyArray_DIMS(m.arr), NPY_FLOAT)
+                                           : (PyArrayObject *)PyArray_SimpleNew(0, NULL, NPY_FLOAT);
+  if (!loss) goto done;
+  if (want_grad && !(grad = new_like(&m, (npy_intp)m.cols, npy_type(m.dtype)))) goto done;
+  smx_status s;
+  {
+    const void *xp = PyArray_DATA(m.arr), *tp = PyArray_DATA(t);
+    float *lp = PyArray_DATA(loss);
+    void *gp = grad ? PyArray_DATA(grad) : NULL;
+    size_t ld = m.cols ? m.cols : 1;
+    smx_index_type tt = i32 ? SMX_INDEX_I32 : SMX_INDEX_I64;
+    Py_BEGIN_ALLOW_THREADS
+    if (m.dtype == SMX_PY_F16) s = smx_cross_entropy_f16(xp, ld, m.rows, m.cols, tp, tt, &x, lp, gp, ld, NULL);
+    else s = smx_cross_entropy_f32(xp, ld, m.rows, m.cols, tp, tt, &x, lp, gp, ld, NULL);
+    Py_END_ALLOW_THREADS
+  }
+  if (s != SMX_OK) {
+    smx_py_raise_status(fn, s);
+    goto done;
+  }
+  PyObject *l = x.reduction == SMX_REDUCTION_NONE ? (Py_INCREF(loss), (PyObject *)loss)
+                                                  : PyFloat_FromDouble(*(float *)PyArray_DATA(loss));
+  if (!l) goto done;
+  if (!want_grad) {
+    res = l;
+  } else {
+    Py_INCREF(grad);
+    PyObject *g = to_given(&m, grad);
+    if (g && gout) { /* checked against the caller's logits (dtype and shape), then filled */
+      smx_py_dtype dt;
+      PyObject *xin = (PyObject *)smx_py_input(fn, xo, &dt);
+      g = xin ? into_out(fn, gout, xin, g) : (Py_DECREF(g), NULL);
+      Py_XDECREF(xin);
+    }
+    res = g ? PyTuple_Pack(2, l, g) : NULL;
+    Py_XDECREF(g);
+    Py_DECREF(l);
+  }
+done:
+  Py_XDECREF(loss);
+  Py_XDECREF(grad);
+  Py_XDECREF(t);
+  Py_DECREF(m.arr);
+  return res;
+}
+
+/* --------------------------------------------------------------- top-k */
+
+typedef enum { TOPK_SOFTMAX, TOPK_LOG, TOPK_RAW } topk_kind;
+
+static smx_status topk_call(topk_kind k, smx_py_dtype dt, const void *x, size_t rows, size_t cols, size_t kk,
+                            float *v, int64_t *ix, const smx_options *o) {
+  if (dt == SMX_PY_F16) {
+    if (k == TOPK_SOFTMAX) return smx_softmax_topk_rows_f16(x, cols, rows, cols, kk, v, ix, o);
+    if (k == TOPK_LOG) return smx_log_softmax_topk_rows_f16(x, cols, rows, cols, kk, v, ix, o);
+    return smx_topk_rows_f16(x, cols, rows, cols, kk, v, ix, o);
+  }
+  if (k == TOPK_SOFTMAX) return smx_softmax_topk_rows_f32(x, cols, rows, cols, kk, v, ix, o);
+  if (k == TOPK_LOG) return smx_log_softmax_topk_rows_f32(x, cols, rows, cols, kk, v, ix, o);
+  return smx_topk_rows_f32(x, cols, rows, cols, kk, v, ix, o);
+}
+
+static PyObject *run_topk(const char *fn, int raw, PyObject *args, PyObject *kwargs, const char *fmt) {
+  static char *kw[] = {"x", "k", "axis", "log", "temperature", "threads", "masked_row", NULL};
+  static char *kw_raw[] = {"x", "k", "axis", "threads", NULL};
+  PyObject *xo, *ko, *axis = NULL, *logo = NULL, *temp = NULL, *thr = NULL, *mask = NULL;
+  int ok = raw ? PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw_raw, &xo, &ko, &axis, &thr)
+               : PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &xo, &ko, &axis, &logo, &temp, &thr, &mask);
+  if (!ok) return NULL;
+  smx_options o;
+  if (smx_py_parse_options(fn, temp, NULL, thr, mask, &o) < 0) return NULL;
+  int log = 0;
+  if (logo && (log = PyObject_IsTrue(logo)) < 0) return NULL;
+  long long k;
+  if (smx_py_int_arg(fn, "k", ko, 0, INT64_MAX, &k) < 0) return NULL;
+  smx_py_matrix m;
+  if (smx_py_matrix_in(fn, "x", xo, axis, 0, &m) < 0) return NULL;
+  PyObject *res = NULL;
+  PyArrayObject *v = NULL, *ix = NULL;
+  if ((unsigned long long)k > m.cols) {
+    PyErr_Format(PyExc_ValueError, "%s: k = %lld is larger than the axis (%zu)", fn, k, m.cols);
+    goto done;
+  }
+  if (!(v = new_like(&m, (npy_intp)k, NPY_FLOAT)) || !(ix = new_like(&m, (npy_intp)k, NPY_INT64))) goto done;
+  smx_status s = SMX_OK;
+  if (m.rows > 0 && k > 0) {
+    const void *xp = PyArray_DATA(m.arr);
+    float *vp = PyArray_DATA(v);
+    int64_t *ip = PyArray_DATA(ix);
+    topk_kind kind = raw ? TOPK_RAW : log ? TOPK_LOG : TOPK_SOFTMAX;
+    Py_BEGIN_ALLOW_THREADS
+    s = topk_call(kind, m.dtype, xp, m.rows, m.cols, (size_t)k, vp, ip, &o);
+    Py_END_ALLOW_THREADS
+  }
+  if (s != SMX_OK) {
+    smx_py_raise_status(fn, s);
+    goto done;
+  }
+  Py_INCREF(v);
+  Py_INCREF(ix);
+  PyObject *a = smx_py_matrix_restore(&m, (PyObject *)v), *b = smx_py_matrix_restore(&m, (PyObject *)ix);
+  if (a && b) res = PyTuple_Pack(2, a, b);
+  Py_XDECREF(a);
+  Py_XDECREF(b);
+done:
+  Py_XDECREF(v);
+  Py_XDECREF(ix);
+  Py_DECREF(m.arr);
+  return res;
+}
+
+PyObject *smx_py_softmax_topk(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  return run_topk("smx.softmax_topk", 0, args, kwargs, "OO|OOOOO:softmax_topk");
+}
+
+PyObject *smx_py_topk(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  return run_topk("smx.topk", 1, args, kwargs, "OO|OO:topk");
+}
+
+/* ------------------------------------------------------------ sampling */
+
+static int parse_seed(const char *fn, const char *what, PyObject *o, uint64_t *v) {
+  if (PyBool_Check(o) || !PyIndex_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s", fn, what, Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  PyObject *i = PyNumber_Index(o);
+  if (!i) return -1;
+  unsigned long long u = PyLong_AsUnsignedLongLong(i);
+  Py_DECREF(i);
+  if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, "%s: %s must be in [0, 2**64), got %R", fn, what, o);
+    return -1;
+  }
+  *v = u;
+  return 0;
+}
+
+PyObject *smx_py_sample(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static const char *fn = "smx.sample";
+  static char *kw[] = {"logits", "seed", "step", "temperature", "top_k", "top_p", "min_p", "greedy", "method",
+                       "row_offset", "threads", NULL};
+  PyObject *xo, *so, *stepo = NULL, *temp = NULL, *tk = NULL, *tp = NULL, *mp = NULL, *gr = NULL, *meth = NULL,
+                     *ro = NULL, *thr = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOOOOOO:sample", kw, &xo, &so, &stepo, &temp, &tk, &tp, &mp,
+                                   &gr, &meth, &ro, &thr))
+    return NULL;
+  smx_sample_params p = {1.0, 0, 1.0, 0.0, 0, SMX_SAMPLE_MULTINOMIAL, 0};
+  uint64_t seed, step = 0;
+  if (parse_seed(fn, "seed", so, &seed) < 0 || (stepo && parse_seed(fn, "step", stepo, &step) < 0) ||
+      (ro && parse_seed(fn, "row_offset", ro, &p.row_offset) < 0))
+    return NULL;
+  if (temp && smx_py_real_arg(fn, "temperature", temp, &p.temperature) < 0) return NULL;
+  if (!(p.temperature >= 0.0) || isinf(p.temperature)) {
+    PyErr_Format(PyExc_ValueError, "%s: temperature must be >= 0 and finite (0: greedy), got %R", fn, temp);
+    return NULL;
+  }
+  long long k = 0;
+  if (tk && smx_py_int_arg(fn, "top_k", tk, 0, INT64_MAX, &k) < 0) return NULL;
+  p.top_k = (size_t)k;
+  if (tp && smx_py_real_arg(fn, "top_p", tp, &p.top_p) < 0) return NULL;
+  if (!(p.top_p >= 0.0 && p.top_p <= 1.0)) {
+    PyErr_Format(PyExc_ValueError, "%s: top_p must be in [0, 1] (0 or 1: off), got %R", fn, tp);
+    return NULL;
+  }
+  if (mp && smx_py_real_arg(fn, "min_p", mp, &p.min_p) < 0) return NULL;
+  if (!(p.min_p >= 0.0 && p.min_p <= 1.0)) {
+    PyErr_Format(PyExc_ValueError, "%s: min_p must be in [0, 1] (0: off), got %R", fn, mp);
+    return NULL;
+  }
+  if (gr && (p.greedy = PyObject_IsTrue(gr)) < 0) return NULL;
+  if (meth) {
+    const char *s = PyUnicode_Check(meth) ? PyUnicode_AsUTF8(meth) : NULL;
+    if (!PyUnicode_Check(meth)) {
+      PyErr_Format(PyExc_TypeError, "%s: method must be a str ('multinomial' or 'gumbel')", fn);
+      return NULL;
+    }
+    if (!s) return NULL;
+    if (!strcmp(s, "multinomial")) p.method = SMX_SAMPLE_MULTINOMIAL;
+    else if (!strcmp(s, "gumbel")) p.method = SMX_SAMPLE_GUMBEL_MAX;
+    else {
+      PyErr_Format(PyExc_ValueError, "%s: method must be 'multinomial' or 'gumbel', got %R", fn, meth);
+      return NULL;
+    }
+  }
+  smx_options o;
+  if (smx_py_parse_options(fn, NULL, NULL, thr, NULL, &o) < 0) return NULL;
+  smx_py_matrix m;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, 0, &m) < 0) return NULL;
+  PyArrayObject *tok = NULL;
+  if (m.cols == 0 && m.rows > 0) {
+    PyErr_Format(PyExc_ValueError, "%s: logits have no classes (last axis of length 0)", fn);
+    goto done;
+  }
+  if (!(tok = new_like(&m, -1, NPY_INT64))) goto done;
+  smx_status s = SMX_OK;
+  if (m.rows > 0) {
+    const void *xp = PyArray_DATA(m.arr);
+    int64_t *out = PyArray_DATA(tok);
+    Py_BEGIN_ALLOW_THREADS
+    s = m.dtype == SMX_PY_F16 ? smx_sample_rows_f16(xp, m.cols, m.rows, m.cols, &p, seed, step, out, &o)
+                              : smx_sample_rows_f32(xp, m.cols, m.rows, m.cols, &p, seed, step, out, &o);
+    Py_END_ALLOW_THREADS
+  }
+  if (s != SMX_OK) {
+    smx_py_raise_status(fn, s);
+    Py_CLEAR(tok);
+  }
+done:
+  Py_DECREF(m.arr);
+  return tok ? PyArray_Return(tok) : NULL;
+}
+
+/* ------------------------------------------------------ Gumbel-softmax */
+
+PyObject *smx_py_gumbel_softmax(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static const char *fn = "smx.gumbel_softmax";
+  static char *kw[] = {"logits", "tau", "seed", "step", "hard", "threads", "masked_row", NULL};
+  PyObject *xo, *tauo, *so, *stepo = NULL, *hardo = NULL, *thr = NULL, *mask = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|OOOO:gumbel_softmax", kw, &xo, &tauo, &so, &stepo, &hardo, &thr,
+                                   &mask))
+    return NULL;
+  double tau;
+  uint64_t seed, step = 0;
+  if (smx_py_real_arg(fn, "tau", tauo, &tau) < 0) return NULL;
+  if (!(tau > 0.0) || isinf(tau)) {
+    PyErr_Format(PyExc_ValueError, "%s: tau must be positive and finite, got %R", fn, tauo);
+    return NULL;
+  }
+  if (parse_seed(fn, "seed", so, &seed) < 0 || (stepo && parse_seed(fn, "step", stepo, &step) < 0)) return NULL;
+  int hard = 0;
+  if (hardo && (hard = PyObject_IsTrue(hardo)) < 0) return NULL;
+  smx_options o;
+  if (smx_py_parse_options(fn, NULL, NULL, thr, mask, &o) < 0) return NULL;
+  smx_py_matrix m;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, 0, &m) < 0) return NULL;
+  PyObject *res = NULL;
+  PyArrayObject *y = new_like(&m, (npy_intp)m.cols, npy_type(m.dtype)), *ys = NULL;
+  if (!y || (hard && !(ys = new_like(&m, (npy_intp)m.cols, npy_type(m.dtype))))) goto done;
+  smx_status s = SMX_OK;
+  if (m.rows > 0 && m.cols > 0) {
+    const void *xp = PyArray_DATA(m.arr);
+    void *yp = PyArray_DATA(y), *sp = ys ? PyArray_DATA(ys) : NULL;
+    size_t n = m.cols;
+    Py_BEGIN_ALLOW_THREADS
+    if (m.dtype == SMX_PY_F16)
+      s = hard ? smx_gumbel_softmax_hard_rows_f16(xp, n, yp, n, sp, n, m.rows, n, tau, seed, step, &o)
+               : smx_gumbel_softmax_rows_f16(xp, n, yp, n, m.rows, n, tau, seed, step, &o);
+    else
+      s = hard ? smx_gumbel_softmax_hard_rows_f32(xp, n, yp, n, sp, n, m.rows, n, tau, seed, step, &o)
+               : smx_gumbel_softmax_rows_f32(xp, n, yp, n, m.rows, n, tau, seed, step, &o);
+    Py_END_ALLOW_THREADS
+  }
+  if (s != SMX_OK) {
+    smx_py_raise_status(fn, s);
+    goto done;
+  }
+  Py_INCREF(y);
+  PyObject *a = to_given(&m, y);
+  if (!hard) {
+    res = a;
+  } else {
+    Py_INCREF(ys);
+    PyObject *b = to_given(&m, ys);
+    if (a && b) res = PyTuple_Pack(2, a, b);
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+  }
+done:
+  Py_XDECREF(y);
+  Py_XDECREF(ys);
+  Py_DECREF(m.arr);
+  return res;
+}
+
+PyObject *smx_py_gumbel_softmax_backward(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static const char *fn = "smx.gumbel_softmax_backward";
+  static char *kw[] = {"y", "dy", "tau", "threads", NULL};
+  PyObject *yo, *dyo, *tauo, *thr = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|O:gumbel_softmax_backward", kw, &yo, &dyo, &tauo, &thr))
+    return NULL;
+  double tau;
+  if (smx_py_real_arg(fn, "tau", tauo, &tau) < 0) return NULL;
+  if (!(tau > 0.0) || isinf(tau)) {
+    PyErr_Format(PyExc_ValueError, "%s: tau must be positive and finite, got %R", fn, tauo);
+    return NULL;
+  }
+  smx_options o;
+  if (smx_py_parse_options(fn, NULL, NULL, thr, NULL, &o) < 0) return NULL;
+  smx_py_matrix y, dy;
+  if (smx_py_matrix_in(fn, "y", yo, NULL, 1, &y) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "dy", dyo, NULL, 1, &dy) < 0) {
+    Py_DECREF(y.arr);
+    return NULL;
+  }
+  PyObject *res = NULL;
+  if (!PyArray_SAMESHAPE(y.arr, dy.arr)) {
+    PyErr_Format(PyExc_ValueError, "%s: y and dy must have the same shape", fn);
+    goto done;
+  }
+  PyArrayObject *dx = new_like(&y, (npy_intp)y.cols, NPY_FLOAT);
+  if (!dx) goto done;
+  smx_status s = SMX_OK;
+  if (y.rows > 0 && y.cols > 0) {
+    const float *yp = PyArray_DATA(y.arr), *dyp = PyArray_DATA(dy.arr);
+    float *dxp = PyArray_DATA(dx);
+    size_t n = y.cols;
+    Py_BEGIN_ALLOW_THREADS
+    s = smx_gumbel_softmax_backward_rows_f32(yp, n, dyp, n, dxp, n, y.rows, n, tau, &o);
+    Py_END_ALLOW_THREADS
+  }
+  if (s != SMX_OK) {
+    Py_DECREF(dx);
+    smx_py_raise_status(fn, s);
+    goto done;
+  }
+  res = (PyObject *)dx;
+done:
+  Py_DECREF(y.arr);
+  Py_DECREF(dy.arr);
+  return res;
+}

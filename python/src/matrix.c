@@ -1,0 +1,124 @@
+/* Inputs of the language-model and scores functions: see matrix.h. */
+#include "matrix.h"
+
+#include "options.h"
+
+int smx_py_matrix_in(const char *fn, const char *what, PyObject *a, PyObject *axis, int f32_only, smx_py_matrix *m) {
+  memset(m, 0, sizeof *m);
+  if (axis == Py_None) {
+    PyErr_Format(PyExc_TypeError, "%s: axis must be an int (the class axis), not None", fn);
+    return -1;
+  }
+  smx_py_dtype dt;
+  PyArrayObject *x = smx_py_input(fn, a, &dt);
+  if (!x) return -1;
+  int nd = PyArray_NDIM(x);
+  if (nd < 1) {
+    PyErr_Format(PyExc_ValueError, "%s: %s must have at least 1 dimension, got a 0-d array", fn, what);
+    Py_DECREF(x);
+    return -1;
+  }
+  if (smx_py_parse_axis(fn, axis, nd, &m->axis) < 0) {
+    Py_DECREF(x);
+    return -1;
+  }
+  if (m->axis != nd - 1) {
+    PyArrayObject *s = (PyArrayObject *)PyArray_SwapAxes(x, m->axis, nd - 1);
+    Py_DECREF(x);
+    if (!(x = s)) return -1;
+  }
+  m->given = dt;
+  m->dtype = (dt == SMX_PY_F16 && !f32_only) ? SMX_PY_F16 : SMX_PY_F32;
+  int type = m->dtype == SMX_PY_F16 ? NPY_HALF : NPY_FLOAT;
+  m->arr = (PyArrayObject *)PyArray_FromAny((PyObject *)x, PyArray_DescrFromType(type), 0, 0,
+                                            NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST, NULL);
+  Py_DECREF(x);
+  if (!m->arr) return -1;
+  m->cols = (size_t)PyArray_DIM(m->arr, nd - 1);
+  m->rows = 1;
+  for (int d = 0; d < nd - 1; d++) m->rows *= (size_t)PyArray_DIM(m->arr, d);
+  return 0;
+}
+
+PyObject *smx_py_matrix_restore(const smx_py_matrix *m, PyObject *res) {
+  if (!res) return NULL;
+  int nd = PyArray_NDIM((PyArrayObject *)res);
+  if (m->axis == nd - 1) return res;
+  PyObject *s = PyArray_SwapAxes((PyArrayObject *)res, m->axis, nd - 1);
+  Py_DECREF(res);
+  return s;
+}
+
+PyArrayObject *smx_py_int_input(const char *fn, const char *what, PyObject *a, int want_type) {
+  PyArrayObject *arr = (PyArrayObject *)PyArray_FROM_O(a);
+  if (!arr) return NULL;
+  PyArray_Descr *d = PyArray_DESCR(arr);
+  int t = PyArray_TYPE(arr);
+  /* uint64 could not be converted to int64 without wrapping: refused like floats */
+  if (!PyDataType_ISINTEGER(d) || t == NPY_ULONGLONG || (t == NPY_ULONG && sizeof(long) == 8)) {
+    PyObject *name = PyObject_Str((PyObject *)d);
+    if (name)
+      PyErr_Format(PyExc_TypeError, "%s: %s must be an array of integers (int32 or int64), got dtype %U", fn, what,
+                   name);
+    Py_XDECREF(name);
+    Py_DECREF(arr);
+    return NULL;
+  }
+  int to = want_type >= 0 ? want_type : (t == NPY_INT32 ? NPY_INT32 : NPY_INT64);
+  if (to == NPY_INT32 && t != NPY_INT32 && PyArray_SIZE(arr) > 0) {
+    /* narrowing: refuse values that int32 cannot hold rather than wrap them */
+    PyObject *mn = PyArray_Min(arr, NPY_MAXDIMS, NULL), *mx = mn ? PyArray_Max(arr, NPY_MAXDIMS, NULL) : NULL;
+    long long lo = mn ? PyLong_AsLongLong(mn) : 0, hi = mx ? PyLong_AsLongLong(mx) : 0;
+    Py_XDECREF(mn);
+    Py_XDECREF(mx);
+    if (PyErr_Occurred() || lo < INT32_MIN || hi > INT32_MAX) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_ValueError, "%s: %s has values outside the int32 range", fn, what);
+      Py_DECREF(arr);
+      return NULL;
+    }
+  }
+  PyArrayObject *c = (PyArrayObject *)PyArray_FromAny((PyObject *)arr, PyArray_DescrFromType(to), 0, 0,
+                                                      NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED |
+                                                          NPY_ARRAY_FORCECAST, NULL);
+  Py_DECREF(arr);
+  return c;
+}
+
+int smx_py_int_arg(const char *fn, const char *what, PyObject *o, long long lo, long long hi, long long *v) {
+  if (PyBool_Check(o) || !PyIndex_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s", fn, what, Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  PyObject *i = PyNumber_Index(o);
+  if (!i) return -1;
+  int overflow = 0;
+  long long r = PyLong_AsLongLongAndOverflow(i, &overflow);
+  Py_DECREF(i);
+  if (r == -1 && PyErr_Occurred()) return -1;
+  if (overflow || r < lo || r > hi) {
+    PyErr_Format(PyExc_ValueError, "%s: %s must be in [%lld, %lld], got %R", fn, what, lo, hi, o);
+    return -1;
+  }
+  *v = r;
+  return 0;
+}
+
+int smx_py_real_arg(const char *fn, const char *what, PyObject *o, double *v) {
+  if (PyBool_Check(o) || !(PyFloat_Check(o) || PyLong_Check(o) || PyNumber_Check(o))) {
+    PyErr_Format(PyExc_TypeError, "%s: %s must be a real number, not %.100s", fn, what, Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  double r = PyFloat_AsDouble(o);
+  if (r == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "%s: %s must be a real number, not %.100s", fn, what, Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  if (r != r) {
+    PyErr_Format(PyExc_ValueError, "%s: %s must not be NaN", fn, what);
+    return -1;
+  }
+  *v = r;
+  return 0;
+}

@@ -1,0 +1,40 @@
+/*
+ * Inputs of the language-model and scores functions: an array whose class
+ * axis becomes the last one of a C-contiguous float16 / float32 copy (a view
+ * when it already is one), which is what the C library's rows API reads.
+ */
+#ifndef SMX_PY_MATRIX_H
+#define SMX_PY_MATRIX_H
+
+#include "arrays.h"
+
+typedef struct smx_py_matrix {
+  PyArrayObject *arr; /* C-contiguous, class axis last (a new reference) */
+  smx_py_dtype dtype; /* SMX_PY_F16 or SMX_PY_F32                         */
+  smx_py_dtype given; /* the caller's dtype (float64 becomes float32)     */
+  int axis;           /* the caller's axis, normalised; ndim - 1 if none  */
+  size_t rows, cols;  /* the product of the other dimensions, the axis    */
+} smx_py_matrix;
+
+/*
+ * Converts `a` (float16/32/64, at least 1-D) along `axis` (NULL: -1; None is
+ * refused). float64, and float16 when f32_only, are converted to float32.
+ * Returns 0, or -1 with an exception set (m->arr NULL).
+ */
+int smx_py_matrix_in(const char *fn, const char *what, PyObject *a, PyObject *axis, int f32_only, smx_py_matrix *m);
+
+/* Moves the last axis of a result back to m->axis (a view; steals res). */
+PyObject *smx_py_matrix_restore(const smx_py_matrix *m, PyObject *res);
+
+/* A 1-D array of integer labels / targets as int32 or int64 (want_type, or
+ * -1: int32 stays int32, other integers become int64), C-contiguous.
+ * TypeError for non-integer dtypes (bool included). */
+PyArrayObject *smx_py_int_input(const char *fn, const char *what, PyObject *a, int want_type);
+
+/* A Python int (not bool) into *v within [lo, hi]; TypeError / ValueError. */
+int smx_py_int_arg(const char *fn, const char *what, PyObject *o, long long lo, long long hi, long long *v);
+
+/* A real number (not bool); finite unless allow_inf. */
+int smx_py_real_arg(const char *fn, const char *what, PyObject *o, double *v);
+
+#endif
