@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "api/half_row.h"
+#include "api/options.h"
 #include "kernels/f32-xent/ukernels.h"
 #include "lm/lm_args.h"
 #include "runtime/dispatch.h"
@@ -74,9 +75,9 @@ static smx_status run_bwd(int logsm, smx_elem elem, const void *y, size_t ldy, c
     if ((unsigned)opt->algo > (unsigned)SMX_ALGO_ONLINE || opt->threads < 0) return SMX_E_INVALID_ARG;
     if (opt->flags & ~(uint32_t)(SMX_FLAG_MASKED_ROW_NAN | SMX_FLAG_STREAM_STORES | SMX_FLAG_CACHED_STORES))
       return SMX_E_INVALID_ARG;
-    t = smx_lm_temperature(opt->temperature);
+    t = smx_resolve_temperature(opt->temperature);
     if (t < 0.0) return SMX_E_INVALID_ARG;
-    threads = smx_lm_threads(opt->threads);
+    threads = smx_resolve_threads(opt->threads);
   }
   if (ldy < cols || lddy < cols || lddx < cols) return SMX_E_INVALID_ARG;
   if (rows == 0 || cols == 0) return SMX_OK;

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "api/options.h"
 #include "kernels/f32-xent/ukernels.h"
 #include "lm/lm_args.h"
 #include "lm/xent_row.h"
@@ -61,7 +62,7 @@ static smx_status run_xent(smx_elem elem, const void *logits, size_t ld, size_t 
   if (!(o->grad_scale >= -1.7976931348623157e308 && o->grad_scale <= 1.7976931348623157e308)) return SMX_E_INVALID_ARG;
   if (o->flags & ~(uint32_t)SMX_FLAG_MASKED_ROW_NAN) return SMX_E_INVALID_ARG;
   if (o->threads < 0) return SMX_E_INVALID_ARG;
-  double temp = smx_lm_temperature(o->temperature);
+  double temp = smx_resolve_temperature(o->temperature);
   if (temp < 0.0) return SMX_E_INVALID_ARG;
   if (ld < cols || (grad && ldg < cols)) return SMX_E_INVALID_ARG;
   size_t nloss = o->reduction == SMX_REDUCTION_NONE ? rows : 1;
@@ -127,7 +128,7 @@ static smx_status run_xent(smx_elem elem, const void *logits, size_t ld, size_t 
   j.ignore = o->ignore_index;
   j.loss = loss;
   j.lse = lse;
-  int threads = smx_lm_threads(o->threads);
+  int threads = smx_resolve_threads(o->threads);
   if (rows * cols < ((size_t)1 << 14) || rows < 2) threads = 1;   /* not worth waking the pool */
   size_t ntasks = smx_lm_tasks(threads, rows, &j.per);
   if (threads > 1) smx_parallel_for(threads, ntasks, xent_task, &j);
