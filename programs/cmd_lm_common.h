@@ -1,6 +1,6 @@
 /*
- * Pieces shared by `smx topk` and `smx sample` (programs/cmd_topk.c,
- * programs/cmd_sample.c): number parsing with the usage messages of cli.h,
+ * Pieces shared by `smx topk`, `smx sample` and `smx xent` (programs/cmd_topk.c,
+ * programs/cmd_sample.c, programs/cmd_xent.c): number parsing with the usage messages of cli.h,
  * the interruption flag, and row-block sizing.
  */
 #ifndef SMX_PROGRAMS_CMD_LM_COMMON_H

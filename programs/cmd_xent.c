@@ -19,24 +19,12 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd_lm_common.h"
 #include "smx/smx.h"
 #include "smx/smx_io.h"
 
 /* rows per block: about 16 MiB of floats, at least one row */
 #define BLOCK_BYTES ((size_t)16 << 20)
-
-static volatile sig_atomic_t interrupted = 0;
-static void on_signal(int sig) { (void)sig; interrupted = 1; }
-
-static int parse_double(const char *v, double lo, double hi, double *out) {
-  char *end;
-  if (!v) return 0;
-  errno = 0;
-  double d = strtod(v, &end);
-  if (end == v || *end || errno || !(d >= lo && d <= hi)) return 0;
-  *out = d;
-  return 1;
-}
 
 static int is_integer_dtype(smx_dtype t) {
   return t == SMX_DTYPE_I8 || t == SMX_DTYPE_I16 || t == SMX_DTYPE_I32 || t == SMX_DTYPE_I64 || t == SMX_DTYPE_U8 ||
@@ -109,14 +97,14 @@ int smx_cmd_xent(int argc, char **argv) {
       if (!v || end == v || *end || errno) return smx_cli_usage_error("--ignore-index must be a whole number");
       o.ignore_index = (int64_t)n; i++;
     } else if (!strcmp(a, "--label-smoothing")) {
-      if (!parse_double(v, 0.0, 1.0, &o.label_smoothing))
+      if (!smx_lm_parse_double(v, 0.0, 1.0, &o.label_smoothing))
         return smx_cli_usage_error("--label-smoothing must be a number from 0 to 1");
       i++;
     } else if (!strcmp(a, "--z-loss")) {
-      if (!parse_double(v, 0.0, 1.7e308, &o.z_loss)) return smx_cli_usage_error("--z-loss must be a number >= 0");
+      if (!smx_lm_parse_double(v, 0.0, 1.7e308, &o.z_loss)) return smx_cli_usage_error("--z-loss must be a number >= 0");
       i++;
     } else if (!strcmp(a, "--temperature") || !strcmp(a, "-t")) {
-      if (!parse_double(v, 0x1p-1074, 1.7e308, &o.temperature))
+      if (!smx_lm_parse_double(v, 0x1p-1074, 1.7e308, &o.temperature))
         return smx_cli_usage_error("--temperature must be a positive finite number, not '%s'", v ? v : "");
       i++;
     } else if (!strcmp(a, "--threads")) {
@@ -205,11 +193,8 @@ int smx_cmd_xent(int argc, char **argv) {
     smx_npy_close(r);
     return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "out of memory for a block of %zu rows of %s", block, in);
   }
-  struct sigaction sa, old_int, old_term;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  struct sigaction old_int, old_term;
+  smx_lm_signals_on(&old_int, &old_term);
 
   /* blocks use NONE (row losses, summed here in row order) with the global mean's gradient scale */
   smx_xent_options bo = o;
@@ -217,7 +202,7 @@ int smx_cmd_xent(int argc, char **argv) {
   if (o.reduction == SMX_REDUCTION_MEAN && count) bo.grad_scale = 1.0 / (double)count;
   double total = 0.0;
   for (uint64_t r0 = 0; r0 < rows && !rc; r0 += block) {
-    if (interrupted) break;
+    if (smx_lm_interrupted) break;
     size_t nr = (size_t)(rows - r0 < block ? rows - r0 : block);
     if (smx_npy_read_rows_f32(r, r0, nr, x, err, sizeof err) != SMX_OK) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err); break; }
     smx_status s = smx_cross_entropy_f32(x, (size_t)cols, nr, (size_t)cols, t + r0, SMX_INDEX_I64, &bo, l,
@@ -230,7 +215,7 @@ int smx_cmd_xent(int argc, char **argv) {
     }
     if (wg && smx_npy_write_rows_f32(wg, x, nr, err, sizeof err) != SMX_OK) { rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err); break; }
   }
-  if (!rc && interrupted) rc = smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted; no output was written");
+  if (!rc && smx_lm_interrupted) rc = smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted; no output was written");
   float value = o.reduction == SMX_REDUCTION_SUM ? (float)total : count ? (float)(total / (double)count) : NAN;
   if (!rc && wl && o.reduction != SMX_REDUCTION_NONE && smx_npy_write_rows_f32(wl, &value, 1, err, sizeof err) != SMX_OK)
     rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
@@ -249,7 +234,6 @@ int smx_cmd_xent(int argc, char **argv) {
     }
   }
   if (!rc && !out) printf("%.9g\n", (double)value);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
+  smx_lm_signals_off(&old_int, &old_term);
   return rc;
 }

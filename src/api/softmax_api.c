@@ -9,6 +9,7 @@
 #include "api/algo_select.h"
 #include "api/f64_row.h"
 #include "api/half_row.h"
+#include "api/options.h"
 #include "api/softmax_row.h"
 #include "runtime/dispatch.h"
 #include "runtime/thread_pool.h"
@@ -16,34 +17,6 @@
 
 /* rows at least this long are split across threads when there are few rows */
 #define SMX_SPLIT_ROW_MIN ((size_t)1 << 21)
-
-#define SMX_KNOWN_FLAGS (SMX_FLAG_MASKED_ROW_NAN | SMX_FLAG_STREAM_STORES | SMX_FLAG_CACHED_STORES)
-
-typedef struct resolved {
-  smx_algo algo;      /* may still be AUTO: resolved per row length */
-  double temperature;
-  uint32_t flags;
-  int threads;
-} resolved;
-
-static smx_status resolve_options(const smx_options *opt, resolved *r) {
-  r->algo = SMX_ALGO_AUTO;
-  r->temperature = 1.0;
-  r->flags = 0;
-  r->threads = 1;
-  if (!opt) return SMX_OK;
-  if ((unsigned)opt->algo > (unsigned)SMX_ALGO_ONLINE) return SMX_E_INVALID_ARG;
-  double t = opt->temperature;
-  if (t != t || t < 0.0 || t == INFINITY) return SMX_E_INVALID_ARG;
-  if (opt->flags & ~(uint32_t)SMX_KNOWN_FLAGS) return SMX_E_INVALID_ARG;
-  if ((opt->flags & SMX_FLAG_STREAM_STORES) && (opt->flags & SMX_FLAG_CACHED_STORES)) return SMX_E_INVALID_ARG;
-  if (opt->threads < 0) return SMX_E_INVALID_ARG;
-  r->algo = opt->algo;
-  r->temperature = t == 0.0 ? 1.0 : t;
-  r->flags = opt->flags;
-  r->threads = opt->threads > SMX_MAX_THREADS ? SMX_MAX_THREADS : (opt->threads < 1 ? 1 : opt->threads);
-  return SMX_OK;
-}
 
 /* Elements spanned by a rows x cols matrix with leading dimension ld; 0 on overflow
  * of the byte size (counted for the widest element, double). Requires rows >= 1,
@@ -92,8 +65,8 @@ static void rows_task(void *ctx, size_t t) {
 
 static smx_status run_rows(smx_op op, smx_elem elem, const void *x, size_t ldx, void *y, size_t ldy, void *out,
                            size_t rows, size_t cols, const smx_options *opt) {
-  resolved o;
-  smx_status st = resolve_options(opt, &o);
+  smx_resolved_options o;
+  smx_status st = smx_resolve_options(opt, &o);
   if (st != SMX_OK) return st;
   if (ldx < cols || (op != SMX_OP_LOGSUMEXP && ldy < cols)) return SMX_E_INVALID_ARG;
   if (rows == 0) return SMX_OK;

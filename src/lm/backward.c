@@ -7,9 +7,11 @@
 #include <math.h>
 
 #include "api/half_row.h"
+#include "api/options.h"
 #include "kernels/f32-xent/ukernels.h"
-#include "lm/grad_args.h"
+#include "lm/lm_args.h"
 #include "runtime/dispatch.h"
+#include "runtime/thread_pool.h"
 #include "smx/smx.h"
 
 #define SMX_BWD_BLOCK 2048
@@ -73,20 +75,23 @@ static smx_status run_bwd(int logsm, smx_elem elem, const void *y, size_t ldy, c
     if ((unsigned)opt->algo > (unsigned)SMX_ALGO_ONLINE || opt->threads < 0) return SMX_E_INVALID_ARG;
     if (opt->flags & ~(uint32_t)(SMX_FLAG_MASKED_ROW_NAN | SMX_FLAG_STREAM_STORES | SMX_FLAG_CACHED_STORES))
       return SMX_E_INVALID_ARG;
-    t = smx_grad_temperature(opt->temperature);
+    t = smx_resolve_temperature(opt->temperature);
     if (t < 0.0) return SMX_E_INVALID_ARG;
-    threads = smx_grad_threads(opt->threads);
+    threads = smx_resolve_threads(opt->threads);
   }
   if (ldy < cols || lddy < cols || lddx < cols) return SMX_E_INVALID_ARG;
   if (rows == 0 || cols == 0) return SMX_OK;
   if (!y || !dy || !dx) return SMX_E_INVALID_ARG;
   size_t es = smx_elem_size(elem);
-  size_t ys = smx_grad_span(rows, cols, ldy), dys = smx_grad_span(rows, cols, lddy), dxs = smx_grad_span(rows, cols, lddx);
+  /* sizes are checked as if elements were at least 4 bytes, so half rows keep the float limit */
+  size_t cs = es > sizeof(float) ? es : sizeof(float);
+  size_t ys = smx_lm_span(rows, cols, ldy, cs), dys = smx_lm_span(rows, cols, lddy, cs);
+  size_t dxs = smx_lm_span(rows, cols, lddx, cs);
   if (!ys || !dys || !dxs) return SMX_E_INVALID_ARG;
   /* dx may be exactly y or exactly dy (same leading dimension); nothing else */
   int same_y = dx == y && lddx == ldy, same_dy = dx == dy && lddx == lddy;
-  if (!same_y && smx_grad_overlap(dx, dxs * es, y, ys * es)) return SMX_E_INVALID_ARG;
-  if (!same_dy && smx_grad_overlap(dx, dxs * es, dy, dys * es)) return SMX_E_INVALID_ARG;
+  if (!same_y && smx_lm_overlap(dx, dxs * es, y, ys * es)) return SMX_E_INVALID_ARG;
+  if (!same_dy && smx_lm_overlap(dx, dxs * es, dy, dys * es)) return SMX_E_INVALID_ARG;
 
   bwd_job j;
   j.logsm = logsm;
@@ -103,7 +108,7 @@ static smx_status run_bwd(int logsm, smx_elem elem, const void *y, size_t ldy, c
   j.k = smx_dispatch_xent();
   j.cv = smx_dispatch_cvt();
   if (rows * cols < ((size_t)1 << 14) || rows < 2) threads = 1;   /* not worth waking the pool */
-  size_t ntasks = smx_grad_tasks(threads, rows, &j.per);
+  size_t ntasks = smx_lm_tasks(threads, rows, &j.per);
   if (threads > 1) smx_parallel_for(threads, ntasks, bwd_task, &j);
   else for (size_t i = 0; i < ntasks; i++) bwd_task(&j, i);
   return SMX_OK;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "api/half_row.h"
+#include "api/options.h"
 #include "api/softmax_row.h"
 #include "lm/lm_args.h"
 #include "lm/philox.h"
@@ -97,8 +98,8 @@ static void gumbel_task(void *ctx, size_t t) {
 static smx_status run_gumbel(smx_elem elem, const void *x, size_t ldx, void *hard, size_t ldh, void *soft,
                              size_t lds, size_t rows, size_t cols, double tau, uint64_t seed, uint64_t step,
                              const smx_options *opt) {
-  smx_lm_opts o;
-  smx_status st = smx_lm_resolve(opt, &o);
+  smx_resolved_options o;
+  smx_status st = smx_resolve_options(opt, &o);
   if (st != SMX_OK) return st;
   if (opt && opt->temperature != 0.0 && opt->temperature != 1.0) return SMX_E_INVALID_ARG;
   if (!(tau > 0.0 && tau < INFINITY)) return SMX_E_INVALID_ARG;
@@ -176,8 +177,8 @@ SMX_GUMBEL_HALF(bf16, SMX_ELEM_BF16)
 smx_status smx_gumbel_softmax_backward_rows_f32(const float *y, size_t ldy, const float *dy, size_t lddy, float *dx,
                                                 size_t lddx, size_t rows, size_t cols, double tau,
                                                 const smx_options *opt) {
-  smx_lm_opts o;
-  smx_status st = smx_lm_resolve(opt, &o);
+  smx_resolved_options o;
+  smx_status st = smx_resolve_options(opt, &o);
   if (st != SMX_OK) return st;
   if (!(tau > 0.0 && tau < INFINITY)) return SMX_E_INVALID_ARG;
   if (ldy < cols || lddy < cols || lddx < cols) return SMX_E_INVALID_ARG;

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "api/half_row.h"
+#include "api/options.h"
 #include "api/softmax_row.h"
 #include "lm/lm_args.h"
 #include "lm/sample_row.h"
@@ -47,8 +48,8 @@ static void sample_task(void *ctx, size_t t) {
 static smx_status run_sample(smx_elem elem, const void *x, size_t ldx, size_t rows, size_t cols,
                              const smx_sample_params *sp, uint64_t seed, uint64_t step, int64_t *tokens,
                              const smx_options *opt) {
-  smx_lm_opts o;
-  smx_status st = smx_lm_resolve(opt, &o);
+  smx_resolved_options o;
+  smx_status st = smx_resolve_options(opt, &o);
   if (st != SMX_OK) return st;
   if (opt && opt->temperature != 0.0 && opt->temperature != 1.0) return SMX_E_INVALID_ARG;
   if (!sp) return SMX_E_INVALID_ARG;

@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include "api/options.h"
 #include "lm/lm_args.h"
 #include "lm/topk_row.h"
 #include "runtime/dispatch.h"
@@ -107,8 +108,8 @@ static smx_status split_row(const smx_topk_cfg *cfg, int threads, const void *x,
 
 static smx_status run_topk(smx_topk_op op, smx_elem elem, const void *x, size_t ldx, size_t rows, size_t cols,
                            size_t k, float *values, int64_t *indices, const smx_options *opt) {
-  smx_lm_opts o;
-  smx_status st = smx_lm_resolve(opt, &o);
+  smx_resolved_options o;
+  smx_status st = smx_resolve_options(opt, &o);
   if (st != SMX_OK) return st;
   if (ldx < cols || k > cols) return SMX_E_INVALID_ARG;
   if (rows == 0 || k == 0) return SMX_OK;

@@ -7,10 +7,12 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "api/options.h"
 #include "kernels/f32-xent/ukernels.h"
-#include "lm/grad_args.h"
+#include "lm/lm_args.h"
 #include "lm/xent_row.h"
 #include "runtime/dispatch.h"
+#include "runtime/thread_pool.h"
 #include "smx/smx.h"
 
 typedef struct xent_job {
@@ -60,7 +62,7 @@ static smx_status run_xent(smx_elem elem, const void *logits, size_t ld, size_t 
   if (!(o->grad_scale >= -1.7976931348623157e308 && o->grad_scale <= 1.7976931348623157e308)) return SMX_E_INVALID_ARG;
   if (o->flags & ~(uint32_t)SMX_FLAG_MASKED_ROW_NAN) return SMX_E_INVALID_ARG;
   if (o->threads < 0) return SMX_E_INVALID_ARG;
-  double temp = smx_grad_temperature(o->temperature);
+  double temp = smx_resolve_temperature(o->temperature);
   if (temp < 0.0) return SMX_E_INVALID_ARG;
   if (ld < cols || (grad && ldg < cols)) return SMX_E_INVALID_ARG;
   size_t nloss = o->reduction == SMX_REDUCTION_NONE ? rows : 1;
@@ -71,16 +73,18 @@ static smx_status run_xent(smx_elem elem, const void *logits, size_t ld, size_t 
   if (cols == 0 || !logits || !targets || !loss) return SMX_E_INVALID_ARG;
   if (rows > (size_t)PTRDIFF_MAX / sizeof(int64_t)) return SMX_E_INVALID_ARG;
   size_t es = smx_elem_size(elem), ts = ttype == SMX_INDEX_I32 ? 4 : 8;
-  size_t xs = smx_grad_span(rows, cols, ld), gs = grad ? smx_grad_span(rows, cols, ldg) : 0;
+  /* sizes are checked as if elements were at least 4 bytes, so half rows keep the float limit */
+  size_t cs = es > sizeof(float) ? es : sizeof(float);
+  size_t xs = smx_lm_span(rows, cols, ld, cs), gs = grad ? smx_lm_span(rows, cols, ldg, cs) : 0;
   if (!xs || (grad && !gs)) return SMX_E_INVALID_ARG;
   size_t xb = xs * es, gb = gs * es, lb = nloss * sizeof(float), sb = lse ? rows * sizeof(float) : 0;
   size_t tb = rows * ts;
   int in_place = grad == (const void *)logits && ldg == ld;
-  if (grad && !in_place && smx_grad_overlap(grad, gb, logits, xb)) return SMX_E_INVALID_ARG;
-  if (smx_grad_overlap(loss, lb, logits, xb) || smx_grad_overlap(loss, lb, grad, gb) ||
-      smx_grad_overlap(loss, lb, lse, sb) || smx_grad_overlap(lse, sb, logits, xb) ||
-      smx_grad_overlap(lse, sb, grad, gb) || smx_grad_overlap(targets, tb, loss, lb) ||
-      smx_grad_overlap(targets, tb, lse, sb) || smx_grad_overlap(targets, tb, grad, gb))
+  if (grad && !in_place && smx_lm_overlap(grad, gb, logits, xb)) return SMX_E_INVALID_ARG;
+  if (smx_lm_overlap(loss, lb, logits, xb) || smx_lm_overlap(loss, lb, grad, gb) ||
+      smx_lm_overlap(loss, lb, lse, sb) || smx_lm_overlap(lse, sb, logits, xb) ||
+      smx_lm_overlap(lse, sb, grad, gb) || smx_lm_overlap(targets, tb, loss, lb) ||
+      smx_lm_overlap(targets, tb, lse, sb) || smx_lm_overlap(targets, tb, grad, gb))
     return SMX_E_INVALID_ARG;
   /* every target, before anything is written */
   size_t count = 0;
@@ -124,9 +128,9 @@ static smx_status run_xent(smx_elem elem, const void *logits, size_t ld, size_t 
   j.ignore = o->ignore_index;
   j.loss = loss;
   j.lse = lse;
-  int threads = smx_grad_threads(o->threads);
+  int threads = smx_resolve_threads(o->threads);
   if (rows * cols < ((size_t)1 << 14) || rows < 2) threads = 1;   /* not worth waking the pool */
-  size_t ntasks = smx_grad_tasks(threads, rows, &j.per);
+  size_t ntasks = smx_lm_tasks(threads, rows, &j.per);
   if (threads > 1) smx_parallel_for(threads, ntasks, xent_task, &j);
   else for (size_t i = 0; i < ntasks; i++) xent_task(&j, i);
   if (j.row_loss) {

@@ -5,29 +5,9 @@
 # Usage: tests/cli/eval_test.sh SMX_BINARY DATA_DIR(data/digits-ood)
 set -u
 SMX=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+. "$(dirname "$0")/lib.sh"   # before the cd: $0 may be relative
 cd "$2" || exit 1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
 PY=/usr/bin/python3
-
-expect() {  # expect NAME EXIT STDOUT STDERR -- ARGS...   ('*' = any)
-  local name=$1 code=$2 out=$3 err=$4
-  shift 5
-  "$SMX" "$@" >"$tmp/out" 2>"$tmp/err"
-  local got=$?
-  local ok=1
-  [ "$got" = "$code" ] || { echo "FAIL $name: exit $got, want $code"; ok=0; }
-  if [ "$out" != "*" ] && [ "$(cat "$tmp/out")" != "$out" ]; then echo "FAIL $name: stdout:"; cat "$tmp/out"; ok=0; fi
-  if [ "$err" != "*" ] && [ "$(cat "$tmp/err")" != "$err" ]; then echo "FAIL $name: stderr:"; cat "$tmp/err"; ok=0; fi
-  if [ $ok = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
-}
-check() {
-  local name=$1
-  shift
-  if "$@"; then pass=$((pass + 1)); else echo "FAIL $name"; fail=$((fail + 1)); fi
-}
 
 TABLE='ID: id_logits.npy (271 rows, 5 classes)
 
