@@ -69,16 +69,10 @@ static void bwd_task(void *ctx, size_t t) {
 
 static smx_status run_bwd(int logsm, smx_elem elem, const void *y, size_t ldy, const void *dy, size_t lddy, void *dx,
                           size_t lddx, size_t rows, size_t cols, const smx_options *opt) {
-  double t = 1.0;
-  int threads = 1;
-  if (opt) {
-    if ((unsigned)opt->algo > (unsigned)SMX_ALGO_ONLINE || opt->threads < 0) return SMX_E_INVALID_ARG;
-    if (opt->flags & ~(uint32_t)(SMX_FLAG_MASKED_ROW_NAN | SMX_FLAG_STREAM_STORES | SMX_FLAG_CACHED_STORES))
-      return SMX_E_INVALID_ARG;
-    t = smx_resolve_temperature(opt->temperature);
-    if (t < 0.0) return SMX_E_INVALID_ARG;
-    threads = smx_resolve_threads(opt->threads);
-  }
+  smx_resolved_options o;   /* the same refusals as every other entry point */
+  if (smx_resolve_options(opt, &o) != SMX_OK) return SMX_E_INVALID_ARG;
+  double t = o.temperature;
+  int threads = o.threads;
   if (ldy < cols || lddy < cols || lddx < cols) return SMX_E_INVALID_ARG;
   if (rows == 0 || cols == 0) return SMX_OK;
   if (!y || !dy || !dx) return SMX_E_INVALID_ARG;

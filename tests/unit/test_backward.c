@@ -235,6 +235,11 @@ static void test_bad_args(void) {
     b = o;
     b.algo = (smx_algo)9;
     BAD("algo", f(y, 4, dy, 4, dx, 4, 2, 4, &b));
+    b = o;
+    b.flags = SMX_FLAG_STREAM_STORES | SMX_FLAG_CACHED_STORES;
+    BAD("both store flags", f(y, 4, dy, 4, dx, 4, 2, 4, &b));
+    b.flags = 0x80000000u;
+    BAD("unknown flag", f(y, 4, dy, 4, dx, 4, 2, 4, &b));
     RESET();
     CHECK(f(y, 4, dy, 4, dx, 4, 0, 4, &o) == SMX_OK && f(NULL, 0, NULL, 0, NULL, 0, 3, 0, &o) == SMX_OK && UNTOUCHED(),
           "empty is OK, nothing written");
