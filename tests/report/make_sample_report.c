@@ -89,9 +89,11 @@ int main(int argc, char **argv) {
   smx_report_table cal_table = { "Calibration", 5, 1, cal_hdr, cal_txt, cal_val, 4, cal_digits };
   smx_report_table all_tables[] = { tables[0], cal_table };
   smx_report_calibration cal[] = {
-    { "ID test set", n, conf, ok, conf_ts, NULL, 0.143236, NULL },
-    { "ID test set, all predictions right", n, conf, ok, NULL, NULL, NAN,
-      "no finite optimum: every validation sample is classified right, NLL falls as T goes to 0" },
+    { .name = "ID test set", .n = n, .conf_before = conf, .correct_before = ok, .conf_after = conf_ts,
+      .temperature = 0.143236 },
+    { .name = "ID test set, all predictions right", .n = n, .conf_before = conf, .correct_before = ok,
+      .temperature = NAN,
+      .temperature_note = "no finite optimum: every validation sample is classified right, NLL falls as T goes to 0" },
   };
   smx_report_item items[] = { { "ID logits", "test_logits.npy" }, { "labels", "test_labels.npy" },
                               { "OOD logits", "svhn_logits.npy, near-ood <cifar100>.npy" } };

@@ -401,9 +401,9 @@ static void test_page(void) {
   double val[] = { 0, 0.123456, NAN, 2 };
   smx_report_table t = { "cap<tion>", 2, 2, hdr, txt, val, 3, NULL };
   smx_report_calibration cal[] = {
-    { "cal A", N, conf, ok, conf2, NULL, 1.25, NULL },
-    { "cal B", N, conf, ok, NULL, NULL, NAN, "no finite optimum <all right>" },
-    { "cal empty", 0, NULL, NULL, NULL, NULL, NAN, NULL },
+    { "cal A", N, conf, ok, conf2, NULL, 1.25, NULL, NULL, NULL, 0 },
+    { "cal B", N, conf, ok, NULL, NULL, NAN, "no finite optimum <all right>", NULL, NULL, 0 },
+    { "cal empty", 0, NULL, NULL, NULL, NULL, NAN, NULL, NULL, NULL, 0 },
   };
   const char *notes[] = { "note <1>" };
   smx_report_item items[] = { { "ID logits", "dir/\xFFodd name.npy" } };
@@ -475,7 +475,7 @@ static void test_bounded_size(void) {
     id[0] = NAN;
     smx_report_ood_set o[] = { { "ood", ood, no } };
     smx_report_score s[] = { { "score", id, n, o, 1 } };
-    smx_report_calibration c = { "cal", n, conf, ok, conf, NULL, 1.0, NULL };
+    smx_report_calibration c = { .name = "cal", .n = n, .conf_before = conf, .correct_before = ok, .conf_after = conf, .temperature = 1.0 };
     smx_report r = { .title = "big", .scores = s, .n_scores = 1, .calibration = &c, .n_calibration = 1 };
     size_t len = 0;
     char *html = render(&r, &len);
@@ -536,7 +536,7 @@ static void test_arguments(void) {
   t.ncols = 0;
   CHECK(smx_report_render_html(&r, &html, &len, err, sizeof err) == SMX_E_INVALID_ARG, "table without columns");
   r.n_tables = 0;
-  smx_report_calibration c = { "c", 3, NULL, NULL, NULL, NULL, 1, NULL };
+  smx_report_calibration c = { .name = "c", .n = 3, .temperature = 1 };
   r.calibration = &c;
   r.n_calibration = 1;
   CHECK(smx_report_render_html(&r, &html, &len, err, sizeof err) == SMX_E_INVALID_ARG, "calibration without arrays");
