@@ -148,18 +148,32 @@ int rep_rel_figure(rep_buf *b, const char *kind, const char *name, const char *h
     if (r->count[m] > most) most = r->count[m];
   rep_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n", left,
              strip_top, pw, strip_h);
+  /* count labels: level above bars at least 16 px wide, turned upright above
+   * narrower ones (then with more headroom), none below 8 px */
+  double narrowest = pw;
+  for (size_t m = 0; m < r->nb; m++) {
+    double x, w;
+    bar_span(&p, r, m, &x, &w);
+    if (r->count[m] && w < narrowest) narrowest = w;
+  }
+  int upright = narrowest < 16, labels = narrowest >= 8;
+  double headroom = upright ? 26 : 14;
   for (size_t m = 0; m < r->nb; m++) {
     if (r->count[m] == 0) continue;
-    double h = (strip_h - 14) * (double)r->count[m] / (double)most;
+    double h = (strip_h - headroom) * (double)r->count[m] / (double)most;
     if (h < 1) h = 1;  /* one sample among millions still shows */
     double x, w;
     bar_span(&p, r, m, &x, &w);
     rep_printf(b, "<rect class=\"count\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#777\"/>\n", x,
                strip_top + strip_h - h, w, h);
-    if (w >= 16) {  /* labels only where they fit (up to about 20 bins) */
+    if (labels) {
       char c[16];
       rep_compact_count(c, sizeof c, (size_t)r->count[m]);
-      rep_text(b, x + w / 2, strip_top + strip_h - h - 3, "middle", 8.5, c);
+      if (upright)
+        rep_printf(b, "<text transform=\"translate(%.1f %.1f) rotate(-90)\" font-size=\"8.5\" "
+                      "font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\" fill=\"#111\">%s</text>\n",
+                   x + w / 2 + 3, strip_top + strip_h - h - 2, c);
+      else rep_text(b, x + w / 2, strip_top + strip_h - h - 3, "middle", 8.5, c);
     }
   }
   char caption[80];

@@ -355,6 +355,81 @@ static void test_reliability(void) {
   CHECK(r.n == 0 && r.ece == 0, "no sample");
 }
 
+/* Pre-binned reliability data, as smx eval passes it from smx_calib_result. */
+static void test_prebinned(void) {
+  smx_report_bin b[4] = {
+    { 0.0, 0.25, 0, NAN, NAN },   /* empty: NaN means and all is ignored */
+    { 0.25, 0.5, 10, 0.4, 0.2 },
+    { 0.5, 0.75, 30, 0.6, 0.7 },
+    { 0.75, 1.0, 60, 0.9, 0.9 },
+  };
+  CHECK(rep_rel_bins_valid(b, 4), "valid bins");
+  rep_rel *rr = malloc(sizeof *rr);
+  rep_rel_from_bins(rr, b, 4);
+  double ece = (10 * 0.2 + 30 * 0.1 + 60 * 0.0) / 100;
+  CHECK(rr->n == 100 && fabs(rr->ece - ece) < 1e-15, "ECE %.17g want %.17g, n %llu", rr->ece, ece,
+        (unsigned long long)rr->n);
+  CHECK(fabs(rr->accuracy - (10 * 0.2 + 30 * 0.7 + 60 * 0.9) / 100) < 1e-15, "accuracy %.17g", rr->accuracy);
+  CHECK(rr->conf[0] == 0 && rr->acc[0] == 0, "empty bin's NaN kept out");
+  free(rr);
+  CHECK(!rep_rel_bins_valid(b, 0) && !rep_rel_bins_valid(NULL, 4) && !rep_rel_bins_valid(b, SMX_REPORT_MAX_BINS + 1),
+        "bin counts");
+  smx_report_bin x[2];
+  const struct { double lo0, hi0, lo1, hi1, conf, acc; } bad[] = {
+    { 0, 0.5, 0.4, 1, 0.5, 0.5 },     /* overlap            */
+    { 0.5, 1, 0, 0.5, 0.5, 0.5 },     /* descending         */
+    { 0, 0, 0.5, 1, 0.5, 0.5 },       /* empty interval     */
+    { -0.1, 0.5, 0.5, 1, 0.5, 0.5 },  /* below 0            */
+    { 0, 0.5, 0.5, 1.1, 0.5, 0.5 },   /* above 1            */
+    { 0, 0.5, 0.5, 1, NAN, 0.5 },     /* NaN mean, n > 0    */
+    { 0, 0.5, 0.5, 1, 0.5, 1.5 },     /* accuracy above 1   */
+    { 0, NAN, 0.5, 1, 0.5, 0.5 },     /* NaN edge           */
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    x[0] = (smx_report_bin){ bad[k].lo0, bad[k].hi0, 1, 0.3, 0.3 };
+    x[1] = (smx_report_bin){ bad[k].lo1, bad[k].hi1, 1, bad[k].conf, bad[k].acc };
+    CHECK(!rep_rel_bins_valid(x, 2), "bad bins case %zu accepted", k);
+  }
+
+  /* on the page: 100 bins before and after; 4 bins with no after; refusals */
+  smx_report_bin many[100], many_ts[100];
+  for (size_t m = 0; m < 100; m++) {
+    many[m] = (smx_report_bin){ m / 100.0, (m + 1) / 100.0, m % 3 ? 5 : 0, (m + 0.5) / 100, 0.5 };
+    many_ts[m] = (smx_report_bin){ m / 100.0, (m + 1) / 100.0, m % 3 ? 5 : 0, (m + 0.5) / 100, (m + 0.5) / 100 };
+  }
+  smx_report_calibration c[] = {
+    { .name = "binned", .bins_before = many, .bins_after = many_ts, .n_bins = 100, .temperature = 2 },
+    { .name = "binned, no T", .bins_before = b, .n_bins = 4, .temperature = NAN, .temperature_note = "no optimum" },
+  };
+  smx_report r = { .title = "bins", .calibration = c, .n_calibration = 2 };
+  char *html = render(&r, NULL);
+  if (html) {
+    CHECK(count_sub(html, "data-fig=\"reliability-before\" data-name") == 2, "before diagrams");
+    CHECK(count_sub(html, "data-fig=\"reliability-after\" data-name") == 1, "after diagram");
+    CHECK(count_sub(html, "class=\"smx-missing\" data-fig=\"reliability-after\"") == 1, "no after: a note");
+    CHECK(count_sub(html, "<rect class=\"count\"") == 66 * 2 + 3, "count bars %zu", count_sub(html, "<rect class=\"count\""));
+    CHECK(strstr(html, "samples per bin (100 bins)") && strstr(html, "samples per bin (4 bins)"), "bin captions");
+    CHECK(strstr(html, "ECE 0.0500 \xC2\xB7 accuracy 0.7700") != NULL, "ECE of the 4 bins on the page");
+    CHECK(strstr(html, "330 samples binned") != NULL, "100-bin sample count");
+    CHECK(strstr(html, "nan") == NULL, "no NaN printed from empty bins");
+    free(html);
+  }
+  char err[200];
+  char *out;
+  size_t len;
+  c[1].bins_after = x;  /* invalid bins after */
+  CHECK(smx_report_render_html(&r, &out, &len, err, sizeof err) == SMX_E_INVALID_ARG && strstr(err, "bins"),
+        "invalid bins after: %s", err);
+  c[1].bins_after = NULL;
+  c[1].n_bins = 0;
+  CHECK(smx_report_render_html(&r, &out, &len, err, sizeof err) == SMX_E_INVALID_ARG, "n_bins 0");
+  c[1].n_bins = 4;
+  c[1].bins_before = NULL;
+  c[1].bins_after = b;
+  CHECK(smx_report_render_html(&r, &out, &len, err, sizeof err) == SMX_E_INVALID_ARG && strstr(err, "none before"),
+        "after without before: %s", err);
+}
+
 /* ------------------------------------------------------------ tables */
 static void test_table_cells(void) {
   char s[400];
@@ -622,6 +697,7 @@ int main(void) {
   test_roc();
   test_histogram();
   test_reliability();
+  test_prebinned();
   test_table_cells();
   test_page();
   test_arguments();
