@@ -675,6 +675,25 @@ static void test_write(void) {
   CHECK(smx_report_write_html(NULL, &r, err, sizeof err) == SMX_E_INVALID_ARG, "NULL path");
   CHECK(smx_report_write_html("", &r, err, sizeof err) == SMX_E_INVALID_ARG, "empty path");
 
+  /* "-" is standard output: the same bytes, and no file */
+  snprintf(path, sizeof path, "%s/stdout.html", dir);
+  fflush(stdout);
+  int saved = dup(STDOUT_FILENO);
+  FILE *cap = fopen(path, "w");
+  if (saved >= 0 && cap && dup2(fileno(cap), STDOUT_FILENO) >= 0) {
+    smx_status st = smx_report_write_html("-", &r, err, sizeof err);
+    dup2(saved, STDOUT_FILENO);
+    CHECK(st == SMX_OK, "write to stdout: %s", err);
+    file = slurp(path, &flen);
+    CHECK(file && flen == len && strncmp(file, "<!DOCTYPE html>", 15) == 0, "stdout got the page (%zu bytes)", flen);
+    free(file);
+  } else {
+    CHECK(0, "cannot redirect stdout for the '-' test");
+  }
+  if (cap) fclose(cap);
+  if (saved >= 0) close(saved);
+  unlink(path);
+
   /* unwritable targets: SMX_E_IO with the reason, no temporary file left */
   snprintf(path, sizeof path, "%s/missing/out.html", dir);
   err[0] = 0;
