@@ -71,8 +71,8 @@ static smx_status rep_check(const smx_report *r, char *err, size_t errlen) {
       if (!rep_rel_bins_valid(c->bins_before, c->n_bins) ||
           (c->bins_after != NULL && !rep_rel_bins_valid(c->bins_after, c->n_bins)))
         return fail(bad, err, errlen,
-                    "report: calibration set %zu: bins need 1 <= n_bins <= %d, 0 <= lo < hi <= 1 in ascending "
-                    "order, confidence and accuracy in [0, 1]", k, SMX_REPORT_MAX_BINS);
+                    "report: calibration set %zu: bins need n_bins >= 1, 0 <= lo < hi <= 1 in ascending "
+                    "order, confidence and accuracy in [0, 1]", k);
     } else if (c->n && (c->conf_before == NULL || c->correct_before == NULL)) {
       return fail(bad, err, errlen, "report: calibration set %zu: %zu samples but no confidence or correctness array",
                   k, c->n);

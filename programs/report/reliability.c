@@ -41,6 +41,7 @@ static void summarise(rep_rel *out) {
 
 void rep_rel_compute(rep_rel *out, const double *conf, const unsigned char *correct, size_t n) {
   out->nb = BINS;
+  out->merged_from = 0;
   out->n = out->dropped = 0;
   out->equal_width = 1;
   out->ece = out->accuracy = out->mean_conf = 0;
@@ -67,7 +68,7 @@ void rep_rel_compute(rep_rel *out, const double *conf, const unsigned char *corr
 }
 
 int rep_rel_bins_valid(const smx_report_bin *bins, size_t nb) {
-  if (bins == NULL || nb == 0 || nb > SMX_REPORT_MAX_BINS) return 0;
+  if (bins == NULL || nb == 0) return 0;
   for (size_t m = 0; m < nb; m++) {
     const smx_report_bin *x = &bins[m];
     if (!(x->lo >= 0 && x->lo < x->hi && x->hi <= 1)) return 0;
@@ -78,18 +79,47 @@ int rep_rel_bins_valid(const smx_report_bin *bins, size_t nb) {
 }
 
 void rep_rel_from_bins(rep_rel *out, const smx_report_bin *bins, size_t nb) {
-  out->nb = nb;
-  out->n = out->dropped = 0;
+  out->dropped = 0;
   out->equal_width = 0;
   out->ece = out->accuracy = out->mean_conf = 0;
+  /* the statistics over the caller's bins exactly as given ... */
+  long double ece = 0, right = 0, conf = 0;
+  uint64_t n = 0;
   for (size_t m = 0; m < nb; m++) {
-    out->lo[m] = bins[m].lo;
-    out->hi[m] = bins[m].hi;
-    out->count[m] = bins[m].n;
-    out->conf[m] = bins[m].n ? bins[m].conf : 0;  /* the caller's NaN of an empty bin stays out */
-    out->acc[m] = bins[m].n ? bins[m].acc : 0;
+    if (bins[m].n == 0) continue;  /* the caller's NaN means of an empty bin stay out */
+    long double w = (long double)bins[m].n;
+    ece += w * fabsl((long double)bins[m].acc - (long double)bins[m].conf);
+    right += w * (long double)bins[m].acc;
+    conf += w * (long double)bins[m].conf;
+    n += bins[m].n;
   }
-  summarise(out);
+  out->n = n;
+  if (n > 0) {
+    out->ece = (double)(ece / (long double)n);
+    out->accuracy = (double)(right / (long double)n);
+    out->mean_conf = (double)(conf / (long double)n);
+  }
+  /* ... and the drawn bins: groups of g consecutive ones when there are more
+   * than SMX_REPORT_MAX_BINS (a bar under a pixel wide shows nothing more) */
+  size_t g = (nb + SMX_REPORT_MAX_BINS - 1) / SMX_REPORT_MAX_BINS;
+  out->nb = (nb + g - 1) / g;
+  out->merged_from = g > 1 ? nb : 0;
+  for (size_t q = 0; q < out->nb; q++) {
+    size_t m0 = q * g, m1 = m0 + g < nb ? m0 + g : nb;
+    long double c = 0, a = 0;
+    uint64_t k = 0;
+    for (size_t m = m0; m < m1; m++) {
+      if (bins[m].n == 0) continue;
+      c += (long double)bins[m].n * (long double)bins[m].conf;
+      a += (long double)bins[m].n * (long double)bins[m].acc;
+      k += bins[m].n;
+    }
+    out->lo[q] = bins[m0].lo;
+    out->hi[q] = bins[m1 - 1].hi;
+    out->count[q] = k;
+    out->conf[q] = k ? (double)(c / (long double)k) : 0;
+    out->acc[q] = k ? (double)(a / (long double)k) : 0;
+  }
 }
 
 /* The pixel span of bin m's bars: its edges, less a 1 px gap each side when
@@ -177,7 +207,9 @@ int rep_rel_figure(rep_buf *b, const char *kind, const char *name, const char *h
     }
   }
   char caption[80];
-  snprintf(caption, sizeof caption, "samples per bin (%zu %sbins)", r->nb, r->equal_width ? "equal-width " : "");
+  if (r->merged_from)
+    snprintf(caption, sizeof caption, "samples per bin (%zu bins, merged from %zu)", r->nb, r->merged_from);
+  else snprintf(caption, sizeof caption, "samples per bin (%zu %sbins)", r->nb, r->equal_width ? "equal-width " : "");
   rep_text(b, left + pw / 2, strip_top + strip_h + 16, "middle", 11, caption);
 
   char line[200];

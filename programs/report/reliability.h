@@ -23,6 +23,7 @@ typedef struct rep_rel {
   uint64_t n;                         /* samples binned                              */
   uint64_t dropped;                   /* NaN or outside [0, 1]                       */
   int equal_width;                    /* bins made here from per-sample data         */
+  size_t merged_from;                 /* caller's bins merged into nb for drawing, or 0 */
   double ece;                         /* sum_m count_m / n |acc_m - conf_m|         */
   double accuracy, mean_conf;         /* over the binned samples                     */
 } rep_rel;
@@ -35,10 +36,12 @@ size_t rep_rel_bin(double c);
 /* Bins n samples into SMX_REPORT_CAL_BINS equal-width bins; correct[i] non-zero = right. */
 void rep_rel_compute(rep_rel *out, const double *conf, const unsigned char *correct, size_t n);
 
-/* 1 when bins[0 .. nb) are usable (see smx_report_bin): 1 <= nb <= SMX_REPORT_MAX_BINS,
- * 0 <= lo < hi <= 1, ascending without overlap, conf and acc in [0, 1] where n > 0. */
+/* 1 when bins[0 .. nb) are usable (see smx_report_bin): nb >= 1, 0 <= lo < hi <= 1,
+ * ascending without overlap, conf and acc in [0, 1] where n > 0. */
 int rep_rel_bins_valid(const smx_report_bin *bins, size_t nb);
-/* Takes the caller's bins (checked by rep_rel_bins_valid). */
+/* Takes the caller's bins (checked by rep_rel_bins_valid): ECE, accuracy and
+ * mean confidence over them as given; for drawing, more than
+ * SMX_REPORT_MAX_BINS are merged in groups of consecutive bins. */
 void rep_rel_from_bins(rep_rel *out, const smx_report_bin *bins, size_t nb);
 
 /*

@@ -91,7 +91,7 @@
  *
  * Functions return SMX_OK, SMX_E_INVALID_ARG (a NULL pointer where data is
  * required, a count with a NULL array, a table with header or cells missing,
- * bins out of order or outside [0, 1], more than SMX_REPORT_MAX_BINS),
+ * bins out of order or outside [0, 1]),
  * SMX_E_NOMEM, or SMX_E_IO (write_html: create / write / rename failed; errno
  * text in err). On failure err receives a one-line message without the
  * "smx: " prefix (at most errlen bytes with the NUL; err may be NULL when
@@ -165,7 +165,10 @@ typedef struct smx_report_bin {
   double conf, acc;  /* mean confidence and accuracy, in [0, 1]; ignored when n = 0 */
 } smx_report_bin;
 
-#define SMX_REPORT_MAX_BINS 1000 /* n_bins of pre-binned reliability data, at most */
+/* Pre-binned reliability data with more bins than this is drawn with
+ * consecutive bins merged into at most this many bars (the ECE printed is
+ * still that of the bins given). */
+#define SMX_REPORT_MAX_BINS 1000
 
 /*
  * One calibration set: per-sample top-label confidence (max probability) and
@@ -194,7 +197,7 @@ typedef struct smx_report_calibration {
                                              optimum: every validation sample is right" */
   const smx_report_bin *bins_before;      /* optional: pre-binned data (see above)  */
   const smx_report_bin *bins_after;       /* optional                               */
-  size_t n_bins;                          /* 1 .. SMX_REPORT_MAX_BINS when bins are given */
+  size_t n_bins;                          /* entries of each bins array, >= 1        */
 } smx_report_calibration;
 
 /* The whole page. Sections appear in this order: title, subtitle, items,

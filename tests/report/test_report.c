@@ -386,8 +386,37 @@ static void test_prebinned(void) {
   CHECK(fabs(rr->accuracy - (10 * 0.2 + 30 * 0.7 + 60 * 0.9) / 100) < 1e-15, "accuracy %.17g", rr->accuracy);
   CHECK(rr->conf[0] == 0 && rr->acc[0] == 0, "empty bin's NaN kept out");
   free(rr);
-  CHECK(!rep_rel_bins_valid(b, 0) && !rep_rel_bins_valid(NULL, 4) && !rep_rel_bins_valid(b, SMX_REPORT_MAX_BINS + 1),
-        "bin counts");
+  CHECK(!rep_rel_bins_valid(b, 0) && !rep_rel_bins_valid(NULL, 4), "bin counts");
+  /* 2500 bins: drawn as 834 groups of 3, statistics over the 2500 */
+  size_t nbig = 2500;
+  smx_report_bin *big = malloc(nbig * sizeof *big);
+  double e2 = 0;
+  uint64_t tot = 0;
+  for (size_t m = 0; m < nbig; m++) {
+    uint64_t k = m % 7;
+    double cf = (m + 0.5) / nbig, ac = (m % 2) ? 1 : 0;
+    big[m] = (smx_report_bin){ (double)m / nbig, (double)(m + 1) / nbig, k, k ? cf : NAN, k ? ac : NAN };
+    e2 += (double)k * fabs(ac - cf);
+    tot += k;
+  }
+  CHECK(rep_rel_bins_valid(big, nbig), "2500 bins valid");
+  rr = malloc(sizeof *rr);
+  rep_rel_from_bins(rr, big, nbig);
+  uint64_t drawn = 0;
+  for (size_t q = 0; q < rr->nb; q++) drawn += rr->count[q];
+  CHECK(rr->nb == 834 && rr->merged_from == 2500 && drawn == tot && rr->n == tot, "merged: %zu bins, %llu samples",
+        rr->nb, (unsigned long long)drawn);
+  CHECK(rr->lo[1] == big[3].lo && rr->hi[1] == big[5].hi && rr->hi[833] == 1, "merged edges");
+  CHECK(rr->count[1] == 3 + 4 + 5 && fabs(rr->acc[1] - (3.0 * 1 + 4 * 0 + 5 * 1) / 12) < 1e-15, "merged bin 1");
+  CHECK(fabs(rr->ece - e2 / (double)tot) < 1e-12, "ECE over the bins as given: %.15g want %.15g", rr->ece,
+        e2 / (double)tot);
+  free(rr);
+  smx_report_calibration cbig = { .name = "big", .bins_before = big, .n_bins = nbig, .temperature = 1 };
+  smx_report rbig = { .title = "merged", .calibration = &cbig, .n_calibration = 1 };
+  char *hbig = render(&rbig, NULL);
+  CHECK(hbig && strstr(hbig, "samples per bin (834 bins, merged from 2500)"), "merged caption");
+  free(hbig);
+  free(big);
   smx_report_bin x[2];
   const struct { double lo0, hi0, lo1, hi1, conf, acc; } bad[] = {
     { 0, 0.5, 0.4, 1, 0.5, 0.5 },     /* overlap            */
