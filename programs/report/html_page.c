@@ -65,9 +65,18 @@ static smx_status rep_check(const smx_report *r, char *err, size_t errlen) {
   for (size_t k = 0; k < r->n_calibration; k++) {
     const smx_report_calibration *c = &r->calibration[k];
     if (c->name == NULL) return fail(bad, err, errlen, "report: calibration set %zu has no name", k);
-    if (c->n && (c->conf_before == NULL || c->correct_before == NULL))
+    if (c->bins_before != NULL || c->bins_after != NULL) {
+      if (c->bins_before == NULL)
+        return fail(bad, err, errlen, "report: calibration set %zu: bins after scaling but none before", k);
+      if (!rep_rel_bins_valid(c->bins_before, c->n_bins) ||
+          (c->bins_after != NULL && !rep_rel_bins_valid(c->bins_after, c->n_bins)))
+        return fail(bad, err, errlen,
+                    "report: calibration set %zu: bins need n_bins >= 1, 0 <= lo < hi <= 1 in ascending "
+                    "order, confidence and accuracy in [0, 1]", k);
+    } else if (c->n && (c->conf_before == NULL || c->correct_before == NULL)) {
       return fail(bad, err, errlen, "report: calibration set %zu: %zu samples but no confidence or correctness array",
                   k, c->n);
+    }
   }
   return SMX_OK;
 }
@@ -185,10 +194,13 @@ out:
   return rc;
 }
 
-static void calibration_section(rep_buf *b, const smx_report_calibration *c) {
-  rep_rel rel;
+/* One calibration set's section. Returns 0 or -1 (no memory). */
+static int calibration_section(rep_buf *b, const smx_report_calibration *c) {
+  rep_rel *rel = malloc(sizeof *rel);  /* about 40 KB: not on the stack */
+  if (rel == NULL) return -1;
   char heading[160];
   int have_t = isfinite(c->temperature) && c->temperature > 0;
+  int binned = c->bins_before != NULL;
   rep_put(b, "<section class=\"calibration\">\n<h3>");
   rep_escape(b, c->name);
   rep_put(b, "</h3>\n<p class=\"conventions\">");
@@ -198,17 +210,18 @@ static void calibration_section(rep_buf *b, const smx_report_calibration *c) {
     rep_put(b, ": ");
     rep_escape(b, c->temperature_note);
   }
-  rep_put(b, ".");
-  rep_put(b, "</p>\n<div class=\"figs\">\n<figure>\n");
-  rep_rel_compute(&rel, c->conf_before, c->correct_before, c->n);
-  rep_rel_figure(b, "reliability-before", c->name, "Before temperature scaling", &rel);
+  rep_put(b, ".</p>\n<div class=\"figs\">\n<figure>\n");
+  if (binned) rep_rel_from_bins(rel, c->bins_before, c->n_bins);
+  else rep_rel_compute(rel, c->conf_before, c->correct_before, c->n);
+  rep_rel_figure(b, "reliability-before", c->name, "Before temperature scaling", rel);
   rep_put(b, "</figure>\n");
-  if (c->conf_after) {
-    rep_rel_compute(&rel, c->conf_after, c->correct_after ? c->correct_after : c->correct_before, c->n);
+  if (binned ? c->bins_after != NULL : c->conf_after != NULL) {
+    if (binned) rep_rel_from_bins(rel, c->bins_after, c->n_bins);
+    else rep_rel_compute(rel, c->conf_after, c->correct_after ? c->correct_after : c->correct_before, c->n);
     if (have_t) snprintf(heading, sizeof heading, "After temperature scaling (T = %.4g)", c->temperature);
     else snprintf(heading, sizeof heading, "After temperature scaling");
     rep_put(b, "<figure>\n");
-    rep_rel_figure(b, "reliability-after", c->name, heading, &rel);
+    rep_rel_figure(b, "reliability-after", c->name, heading, rel);
     rep_put(b, "</figure>\n");
   } else {
     rep_put(b, "<p class=\"smx-missing\" data-fig=\"reliability-after\">No diagram after temperature scaling");
@@ -219,6 +232,8 @@ static void calibration_section(rep_buf *b, const smx_report_calibration *c) {
     rep_put(b, ".</p>\n");
   }
   rep_put(b, "</div>\n</section>\n");
+  free(rel);
+  return 0;
 }
 
 smx_status smx_report_render_html(const smx_report *r, char **html, size_t *len, char *err, size_t errlen) {
@@ -248,10 +263,11 @@ smx_status smx_report_render_html(const smx_report *r, char **html, size_t *len,
   }
   if (r->n_calibration) {
     rep_put(&b, "<section class=\"calibration\">\n<h2>Calibration</h2>\n"
-                "<p class=\"conventions\">Reliability diagrams: 15 equal-width confidence bins (lo, hi], "
-                "confidence 0 in the first; bars show the accuracy of each bin, hatched bars the gap to the mean "
+                "<p class=\"conventions\">Reliability diagrams: bins (lo, hi] of the confidence (15 equal-width "
+                "bins when drawn from per-sample data, confidence 0 in the first); bars show the accuracy of each bin, hatched bars the gap to the mean "
                 "confidence of the bin; ECE = sum over bins of (bin size / n) |accuracy - mean confidence|.</p>\n");
-    for (size_t k = 0; k < r->n_calibration; k++) calibration_section(&b, &r->calibration[k]);
+    for (size_t k = 0; k < r->n_calibration; k++)
+      if (calibration_section(&b, &r->calibration[k]) != 0) b.failed = 1;
     rep_put(&b, "</section>\n");
   }
   rep_printf(&b, "<footer>Written by smx %s (smx eval --report).</footer>\n</body>\n</html>\n", smx_version_string());

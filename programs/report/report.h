@@ -10,7 +10,10 @@
  * never modifies or keeps the caller's arrays; everything it needs is copied
  * and freed before returning.
  *
- * Usage (all fields not listed may stay zero / NULL):
+ * Usage (all fields not listed may stay zero / NULL). Fill the structs with
+ * designated initializers (.name = ...) as below: fields may be appended to
+ * them later, and a positional initializer would then trip the build's
+ * -Wextra -Werror (missing-field-initializers).
  *
  *   #include "report/report.h"   (from a programs/ source; CMake: link the smx_report
  *                                  library, defined in programs/CMakeLists.txt)
@@ -20,14 +23,25 @@
  *   double val[]      = { 0, 0.9399, 0.4520,  0, 0.9533, 0.2768 };
  *   smx_report_table t = { .caption = "OOD metrics", .ncols = 3, .nrows = 2,
  *                          .header = hdr, .text = txt, .values = val, .digits = 4 };
- *   smx_report_ood_set o[] = { { "svhn.npy", ood_msp, n_ood } };
- *   smx_report_score s[] = { { "MSP", id_msp, n_id, o, 1 } };
+ *   smx_report_ood_set o[] = { { .name = "svhn.npy", .scores = ood_msp, .n = n_ood } };
+ *   smx_report_score s[] = { { .name = "MSP", .id_scores = id_msp, .n_id = n_id,
+ *                              .ood = o, .n_ood = 1 } };
  *   smx_report_calibration c = { .name = "ID test set", .n = n_id,
  *       .conf_before = conf, .correct_before = ok,
  *       .conf_after = conf_ts, .correct_after = NULL,  (NULL: same as before)
  *       .temperature = 1.42 };
  *   smx_report r = { .title = "smx eval", .tables = &t, .n_tables = 1,
  *                    .scores = s, .n_scores = 1, .calibration = &c, .n_calibration = 1 };
+ *
+ *   Pre-binned instead (bins from smx_calib_result, rb and rb_ts below):
+ *     smx_report_bin b[15], bt[15];
+ *     for (k = 0; k < 15; k++) {
+ *       b[k] = (smx_report_bin){ rb[k].lo, rb[k].hi, rb[k].n, rb[k].conf, rb[k].acc };
+ *       bt[k] = (smx_report_bin){ rb_ts[k].lo, rb_ts[k].hi, rb_ts[k].n, rb_ts[k].conf, rb_ts[k].acc };
+ *     }
+ *     smx_report_calibration c = { .name = "ID test set", .bins_before = b,
+ *                                  .bins_after = bt, .n_bins = 15, .temperature = T };
+ *
  *   char err[256];
  *   smx_status st = smx_report_write_html("report.html", &r, err, sizeof err);
  *   if (st != SMX_OK) return smx_cli_fail(st == SMX_E_IO ? SMX_CLI_EXIT_OUTPUT
@@ -52,8 +66,8 @@
  *    the fraction of each set per bin, so sets of different sizes compare; a
  *    constant score gets the range [v - 0.5, v + 0.5] (wider for |v| >= 2^52,
  *    where 0.5 is below the spacing of doubles).
- *  - Reliability diagrams: SMX_REPORT_CAL_BINS equal-width bins of the
- *    confidence, bin m = (m/15, (m+1)/15] with confidence 0 in bin 0 (the
+ *  - Reliability diagrams from per-sample data: SMX_REPORT_CAL_BINS
+ *    equal-width bins of the confidence, bin m = (m/15, (m+1)/15] with confidence 0 in bin 0 (the
  *    gpleiss/temperature_scaling convention); per bin the accuracy bar, the
  *    gap bar between accuracy and mean confidence, the diagonal, and the bin
  *    counts underneath; the ECE printed is sum_m |B_m|/n |acc_m - conf_m|
@@ -76,7 +90,8 @@
  * locale (the smx command never calls setlocale).
  *
  * Functions return SMX_OK, SMX_E_INVALID_ARG (a NULL pointer where data is
- * required, a count with a NULL array, a table with header or cells missing),
+ * required, a count with a NULL array, a table with header or cells missing,
+ * bins out of order or outside [0, 1]),
  * SMX_E_NOMEM, or SMX_E_IO (write_html: create / write / rename failed; errno
  * text in err). On failure err receives a one-line message without the
  * "smx: " prefix (at most errlen bytes with the NUL; err may be NULL when
@@ -86,6 +101,7 @@
 #define SMX_PROGRAMS_REPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "smx/smx.h"
 
@@ -139,11 +155,34 @@ typedef struct smx_report_score {
 } smx_report_score;
 
 /*
+ * One bin of a reliability diagram computed by the caller (the same fields
+ * as smx_reliability_bin of smx_scores.h, copied field by field). This
+ * struct is complete: it will not grow, so positional initializers are fine.
+ */
+typedef struct smx_report_bin {
+  double lo, hi;     /* the bin (lo, hi]: 0 <= lo < hi <= 1, bins in ascending order */
+  uint64_t n;        /* samples in the bin                                        */
+  double conf, acc;  /* mean confidence and accuracy, in [0, 1]; ignored when n = 0 */
+} smx_report_bin;
+
+/* Pre-binned reliability data with more bins than this is drawn with
+ * consecutive bins merged into at most this many bars (the ECE printed is
+ * still that of the bins given). */
+#define SMX_REPORT_MAX_BINS 1000
+
+/*
  * One calibration set: per-sample top-label confidence (max probability) and
  * correctness (non-zero = prediction right) before and after temperature
  * scaling. Gives two reliability diagrams side by side; the "after" one is
  * replaced by a note when conf_after is NULL (then temperature_note, or a
  * default text, says why).
+ *
+ * Or, pre-binned (for callers that accumulate bins while streaming and keep
+ * no per-sample arrays): bins_before (and bins_after) hold n_bins bins each;
+ * when bins_before is not NULL the per-sample fields are not used (n,
+ * conf_*, correct_* may be 0 / NULL), and the "after" diagram is drawn when
+ * bins_after is not NULL. The diagram then shows these bins as given (any
+ * edges), and its ECE is sum_b n_b / N |acc_b - conf_b| with N = sum_b n_b.
  */
 typedef struct smx_report_calibration {
   const char *name;                       /* e.g. "ID test set (271 samples)"       */
@@ -156,6 +195,9 @@ typedef struct smx_report_calibration {
   double temperature;                     /* fitted T; NaN (or <= 0) = none         */
   const char *temperature_note;           /* optional, shown next to T, e.g. "no finite
                                              optimum: every validation sample is right" */
+  const smx_report_bin *bins_before;      /* optional: pre-binned data (see above)  */
+  const smx_report_bin *bins_after;       /* optional                               */
+  size_t n_bins;                          /* entries of each bins array, >= 1        */
 } smx_report_calibration;
 
 /* The whole page. Sections appear in this order: title, subtitle, items,

@@ -18,33 +18,44 @@ static uint64_t key_of(double d) {
   return (u >> 63) ? ~u : u | (UINT64_C(1) << 63);
 }
 
+enum { DIGIT_BITS = 11, BUCKETS = 1 << DIGIT_BITS, PASSES = (64 + DIGIT_BITS - 1) / DIGIT_BITS };
+
 int rep_sort_desc(double *v, size_t n) {
   /* Millions of scores per set and several sets per score: an LSD radix sort
-   * on 16-bit digits (four passes) is several times faster than qsort. */
+   * is several times faster than qsort. 11-bit digits (six passes) keep the
+   * 2048 write streams of a pass within the caches and the TLB, which 16-bit
+   * digits (65536 streams) do not. */
   if (n < 4096) {
     qsort(v, n, sizeof *v, cmp_desc);
     return 0;
   }
   uint64_t *a = malloc(n * sizeof *a), *t = malloc(n * sizeof *t);
-  size_t *count = malloc(65536 * sizeof *count);
+  size_t(*count)[BUCKETS] = calloc(PASSES, sizeof *count);
   if (a == NULL || t == NULL || count == NULL) {
     free(a);
     free(t);
     free(count);
     return -1;
   }
-  for (size_t i = 0; i < n; i++) a[i] = ~key_of(v[i]);  /* complemented: ascending keys = descending values */
-  for (int pass = 0; pass < 4; pass++) {
-    int shift = 16 * pass;
-    memset(count, 0, 65536 * sizeof *count);
-    for (size_t i = 0; i < n; i++) count[(a[i] >> shift) & 0xFFFF]++;
+  /* complemented keys: ascending keys = descending values; all digit
+   * histograms in one read */
+  for (size_t i = 0; i < n; i++) {
+    uint64_t k = ~key_of(v[i]);
+    a[i] = k;
+    for (int p = 0; p < PASSES; p++) count[p][(k >> (p * DIGIT_BITS)) & (BUCKETS - 1)]++;
+  }
+  for (int p = 0; p < PASSES; p++) {
+    int shift = p * DIGIT_BITS;
+    /* a digit that every key shares (the exponent of scores in a narrow
+     * range, say) leaves the order as it is: skip the pass */
+    if (count[p][(a[0] >> shift) & (BUCKETS - 1)] == n) continue;
     size_t sum = 0;
-    for (size_t d = 0; d < 65536; d++) {
-      size_t c = count[d];
-      count[d] = sum;
+    for (size_t d = 0; d < BUCKETS; d++) {
+      size_t c = count[p][d];
+      count[p][d] = sum;
       sum += c;
     }
-    for (size_t i = 0; i < n; i++) t[count[(a[i] >> shift) & 0xFFFF]++] = a[i];
+    for (size_t i = 0; i < n; i++) t[count[p][(a[i] >> shift) & (BUCKETS - 1)]++] = a[i];
     uint64_t *s = a;
     a = t;
     t = s;

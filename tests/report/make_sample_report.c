@@ -1,8 +1,8 @@
 /*
  * Writes a sample report from synthetic data, for the rendering test and
  * for looking at: three scores (one with NaN and infinite values, one
- * constant), two OOD sets plus an empty one, a results table, and two
- * calibration sets (one without a finite temperature).
+ * constant), two OOD sets plus an empty one, a results table, and three
+ * calibration sets (one without a finite temperature, one pre-binned).
  * Usage: make_sample_report OUT.html [N_ID]
  */
 #include <math.h>
@@ -88,16 +88,40 @@ int main(int argc, char **argv) {
   int cal_digits[] = { 0, 4, 4, 4, 6 };
   smx_report_table cal_table = { "Calibration", 5, 1, cal_hdr, cal_txt, cal_val, 4, cal_digits };
   smx_report_table all_tables[] = { tables[0], cal_table };
-  smx_report_calibration cal[] = {
-    { "ID test set", n, conf, ok, conf_ts, NULL, 0.143236, NULL },
-    { "ID test set, all predictions right", n, conf, ok, NULL, NULL, NAN,
-      "no finite optimum: every validation sample is classified right, NLL falls as T goes to 0" },
+  smx_report_calibration cal[3] = {
+    { .name = "ID test set", .n = n, .conf_before = conf, .correct_before = ok, .conf_after = conf_ts,
+      .temperature = 0.143236 },
+    { .name = "ID test set, all predictions right", .n = n, .conf_before = conf, .correct_before = ok,
+      .temperature = NAN,
+      .temperature_note = "no finite optimum: every validation sample is classified right, NLL falls as T goes to 0" },
   };
+  /* the same data pre-binned by the caller into 20 bins, as smx eval does while streaming */
+  smx_report_bin pre[20], pre_ts[20];
+  for (int t = 0; t < 2; t++) {
+    smx_report_bin *bins = t ? pre_ts : pre;
+    const double *c = t ? conf_ts : conf;
+    double sc[20] = { 0 }, sa[20] = { 0 };
+    for (int m = 0; m < 20; m++) bins[m] = (smx_report_bin){ m / 20.0, (m + 1) / 20.0, 0, NAN, NAN };
+    for (size_t i = 0; i < n; i++) {
+      int m = (int)ceil(c[i] * 20) - 1;
+      m = m < 0 ? 0 : m > 19 ? 19 : m;
+      bins[m].n++;
+      sc[m] += c[i];
+      sa[m] += ok[i];
+    }
+    for (int m = 0; m < 20; m++)
+      if (bins[m].n) {
+        bins[m].conf = sc[m] / (double)bins[m].n;
+        bins[m].acc = sa[m] / (double)bins[m].n;
+      }
+  }
+  cal[2] = (smx_report_calibration){ .name = "ID test set, pre-binned (20 bins)", .bins_before = pre,
+                                     .bins_after = pre_ts, .n_bins = 20, .temperature = 0.143236 };
   smx_report_item items[] = { { "ID logits", "test_logits.npy" }, { "labels", "test_labels.npy" },
                               { "OOD logits", "svhn_logits.npy, near-ood <cifar100>.npy" } };
   const char *notes[] = { "3 rows of svhn_logits.npy hold NaN logits: their scores are NaN & dropped." };
   smx_report r = { "smx eval: sample report", "synthetic scores <for the rendering test>", items, 3, notes, 1,
-                   all_tables, 2, scores, 3, cal, 2, "ID (test_logits.npy)" };
+                   all_tables, 2, scores, 3, cal, 3, "ID (test_logits.npy)" };
   char err[256];
   smx_status st = smx_report_write_html(argv[1], &r, err, sizeof err);
   if (st != SMX_OK) {

@@ -69,8 +69,9 @@ grep '^FIG|\|FIG|' "$tmp/dom.html" | sed 's/.*\(FIG|\)/\1/; s/<.*//' >"$tmp/figs
 # kind|name|the least number of curves, histogram outlines, accuracy bars,
 # gap bars and count bars with a non-zero extent. The sample has three
 # scores (the MSP one with an empty OOD set, the constant one with a single
-# curve) and two calibration sets, the second without a finite temperature
-# (no "after" diagram); its confidences fill 11 to 13 of the 15 bins.
+# curve) and three calibration sets, the second without a finite temperature
+# (no "after" diagram), the third pre-binned into 20 bins; the confidences
+# fill 11 to 13 of 15 bins, and 14 or more of 20.
 expected='roc|Energy (T=1)|2 0 0 0 0
 hist|Energy (T=1)|0 3 0 0 0
 roc|MSP|2 0 0 0 0
@@ -79,9 +80,11 @@ roc|constant|1 0 0 0 0
 hist|constant|0 2 0 0 0
 reliability-before|ID test set|0 0 10 6 10
 reliability-after|ID test set|0 0 10 6 10
-reliability-before|ID test set, all predictions right|0 0 10 6 10'
+reliability-before|ID test set, all predictions right|0 0 10 6 10
+reliability-before|ID test set, pre-binned (20 bins)|0 0 12 6 12
+reliability-after|ID test set, pre-binned (20 bins)|0 0 12 6 12'
 nfig=$(wc -l <"$tmp/figs.txt")
-[ "$nfig" = 9 ] && ok || bad "$nfig figures measured, want 9"
+[ "$nfig" = 11 ] && ok || bad "$nfig figures measured, want 11"
 while IFS='|' read -r kind name want; do
   line=$(awk -F'|' -v k="$kind" -v n="$name" '$2 == k && $3 == n' "$tmp/figs.txt" | head -1)
   if [ -z "$line" ]; then bad "figure $kind '$name' missing"; continue; fi
@@ -97,12 +100,12 @@ while IFS='|' read -r kind name want; do
 done <<<"$expected"
 # the figures are in the page itself, visible without the script
 n=$(grep -c '<svg xmlns="http://www.w3.org/2000/svg" class="smx-fig"' "$page")
-[ "$n" = 9 ] && ok || bad "$n svg figures in the page"
+[ "$n" = 11 ] && ok || bad "$n svg figures in the page"
 grep -q 'class="smx-missing" data-fig="reliability-after"' "$tmp/dom.html" && ok || bad "missing-after note"
 
 # a screenshot: Chromium paints the page (kept when a path was given)
 png="${SHOT:-$tmp/shot.png}"
-run_chromium --screenshot="$png" --window-size=1200,4300 "file://$page" >/dev/null
+run_chromium --screenshot="$png" --window-size=1200,5000 "file://$page" >/dev/null
 size=$(stat -c %s "$png" 2>/dev/null || echo 0)
 [ "$size" -gt 50000 ] && ok || bad "screenshot of $size bytes"
 

@@ -111,6 +111,20 @@ static void test_sort(void) {
     free(v);
     free(w);
   }
+  /* radix passes skipped: keys sharing digits (a narrow range, a constant) */
+  for (int kind = 0; kind < 3; kind++) {
+    size_t n = 50000;
+    double *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w);
+    for (size_t i = 0; i < n; i++) {
+      v[i] = kind == 0 ? 1 + tu_uniform(&g) : kind == 1 ? 7.25 : -(double)(tu_next(&g) % 5);
+      w[i] = v[i];
+    }
+    CHECK(rep_sort_desc(v, n) == 0, "sort kind %d", kind);
+    qsort(w, n, sizeof *w, cmp_desc);
+    CHECK(memcmp(v, w, n * sizeof *v) == 0, "radix sort with shared digits, kind %d", kind);
+    free(v);
+    free(w);
+  }
   double x[] = { 1, NAN, -0.0, INFINITY, NAN, -INFINITY, 0.0, 2 };
   rep_scores s;
   CHECK(rep_scores_make(&s, x, 8) == 0, "scores_make");
@@ -355,6 +369,110 @@ static void test_reliability(void) {
   CHECK(r.n == 0 && r.ece == 0, "no sample");
 }
 
+/* Pre-binned reliability data, as smx eval passes it from smx_calib_result. */
+static void test_prebinned(void) {
+  smx_report_bin b[4] = {
+    { 0.0, 0.25, 0, NAN, NAN },   /* empty: NaN means and all is ignored */
+    { 0.25, 0.5, 10, 0.4, 0.2 },
+    { 0.5, 0.75, 30, 0.6, 0.7 },
+    { 0.75, 1.0, 60, 0.9, 0.9 },
+  };
+  CHECK(rep_rel_bins_valid(b, 4), "valid bins");
+  rep_rel *rr = malloc(sizeof *rr);
+  rep_rel_from_bins(rr, b, 4);
+  double ece = (10 * 0.2 + 30 * 0.1 + 60 * 0.0) / 100;
+  CHECK(rr->n == 100 && fabs(rr->ece - ece) < 1e-15, "ECE %.17g want %.17g, n %llu", rr->ece, ece,
+        (unsigned long long)rr->n);
+  CHECK(fabs(rr->accuracy - (10 * 0.2 + 30 * 0.7 + 60 * 0.9) / 100) < 1e-15, "accuracy %.17g", rr->accuracy);
+  CHECK(rr->conf[0] == 0 && rr->acc[0] == 0, "empty bin's NaN kept out");
+  free(rr);
+  CHECK(!rep_rel_bins_valid(b, 0) && !rep_rel_bins_valid(NULL, 4), "bin counts");
+  /* 2500 bins: drawn as 834 groups of 3, statistics over the 2500 */
+  size_t nbig = 2500;
+  smx_report_bin *big = malloc(nbig * sizeof *big);
+  double e2 = 0;
+  uint64_t tot = 0;
+  for (size_t m = 0; m < nbig; m++) {
+    uint64_t k = m % 7;
+    double cf = (m + 0.5) / nbig, ac = (m % 2) ? 1 : 0;
+    big[m] = (smx_report_bin){ (double)m / nbig, (double)(m + 1) / nbig, k, k ? cf : NAN, k ? ac : NAN };
+    e2 += (double)k * fabs(ac - cf);
+    tot += k;
+  }
+  CHECK(rep_rel_bins_valid(big, nbig), "2500 bins valid");
+  rr = malloc(sizeof *rr);
+  rep_rel_from_bins(rr, big, nbig);
+  uint64_t drawn = 0;
+  for (size_t q = 0; q < rr->nb; q++) drawn += rr->count[q];
+  CHECK(rr->nb == 834 && rr->merged_from == 2500 && drawn == tot && rr->n == tot, "merged: %zu bins, %llu samples",
+        rr->nb, (unsigned long long)drawn);
+  CHECK(rr->lo[1] == big[3].lo && rr->hi[1] == big[5].hi && rr->hi[833] == 1, "merged edges");
+  CHECK(rr->count[1] == 3 + 4 + 5 && fabs(rr->acc[1] - (3.0 * 1 + 4 * 0 + 5 * 1) / 12) < 1e-15, "merged bin 1");
+  CHECK(fabs(rr->ece - e2 / (double)tot) < 1e-12, "ECE over the bins as given: %.15g want %.15g", rr->ece,
+        e2 / (double)tot);
+  free(rr);
+  smx_report_calibration cbig = { .name = "big", .bins_before = big, .n_bins = nbig, .temperature = 1 };
+  smx_report rbig = { .title = "merged", .calibration = &cbig, .n_calibration = 1 };
+  char *hbig = render(&rbig, NULL);
+  CHECK(hbig && strstr(hbig, "samples per bin (834 bins, merged from 2500)"), "merged caption");
+  free(hbig);
+  free(big);
+  smx_report_bin x[2];
+  const struct { double lo0, hi0, lo1, hi1, conf, acc; } bad[] = {
+    { 0, 0.5, 0.4, 1, 0.5, 0.5 },     /* overlap            */
+    { 0.5, 1, 0, 0.5, 0.5, 0.5 },     /* descending         */
+    { 0, 0, 0.5, 1, 0.5, 0.5 },       /* empty interval     */
+    { -0.1, 0.5, 0.5, 1, 0.5, 0.5 },  /* below 0            */
+    { 0, 0.5, 0.5, 1.1, 0.5, 0.5 },   /* above 1            */
+    { 0, 0.5, 0.5, 1, NAN, 0.5 },     /* NaN mean, n > 0    */
+    { 0, 0.5, 0.5, 1, 0.5, 1.5 },     /* accuracy above 1   */
+    { 0, NAN, 0.5, 1, 0.5, 0.5 },     /* NaN edge           */
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    x[0] = (smx_report_bin){ bad[k].lo0, bad[k].hi0, 1, 0.3, 0.3 };
+    x[1] = (smx_report_bin){ bad[k].lo1, bad[k].hi1, 1, bad[k].conf, bad[k].acc };
+    CHECK(!rep_rel_bins_valid(x, 2), "bad bins case %zu accepted", k);
+  }
+
+  /* on the page: 100 bins before and after; 4 bins with no after; refusals */
+  smx_report_bin many[100], many_ts[100];
+  for (size_t m = 0; m < 100; m++) {
+    many[m] = (smx_report_bin){ m / 100.0, (m + 1) / 100.0, m % 3 ? 5 : 0, (m + 0.5) / 100, 0.5 };
+    many_ts[m] = (smx_report_bin){ m / 100.0, (m + 1) / 100.0, m % 3 ? 5 : 0, (m + 0.5) / 100, (m + 0.5) / 100 };
+  }
+  smx_report_calibration c[] = {
+    { .name = "binned", .bins_before = many, .bins_after = many_ts, .n_bins = 100, .temperature = 2 },
+    { .name = "binned, no T", .bins_before = b, .n_bins = 4, .temperature = NAN, .temperature_note = "no optimum" },
+  };
+  smx_report r = { .title = "bins", .calibration = c, .n_calibration = 2 };
+  char *html = render(&r, NULL);
+  if (html) {
+    CHECK(count_sub(html, "data-fig=\"reliability-before\" data-name") == 2, "before diagrams");
+    CHECK(count_sub(html, "data-fig=\"reliability-after\" data-name") == 1, "after diagram");
+    CHECK(count_sub(html, "class=\"smx-missing\" data-fig=\"reliability-after\"") == 1, "no after: a note");
+    CHECK(count_sub(html, "<rect class=\"count\"") == 66 * 2 + 3, "count bars %zu", count_sub(html, "<rect class=\"count\""));
+    CHECK(strstr(html, "samples per bin (100 bins)") && strstr(html, "samples per bin (4 bins)"), "bin captions");
+    CHECK(strstr(html, "ECE 0.0500 \xC2\xB7 accuracy 0.7700") != NULL, "ECE of the 4 bins on the page");
+    CHECK(strstr(html, "330 samples binned") != NULL, "100-bin sample count");
+    CHECK(strstr(html, "nan") == NULL, "no NaN printed from empty bins");
+    free(html);
+  }
+  char err[200];
+  char *out;
+  size_t len;
+  c[1].bins_after = x;  /* invalid bins after */
+  CHECK(smx_report_render_html(&r, &out, &len, err, sizeof err) == SMX_E_INVALID_ARG && strstr(err, "bins"),
+        "invalid bins after: %s", err);
+  c[1].bins_after = NULL;
+  c[1].n_bins = 0;
+  CHECK(smx_report_render_html(&r, &out, &len, err, sizeof err) == SMX_E_INVALID_ARG, "n_bins 0");
+  c[1].n_bins = 4;
+  c[1].bins_before = NULL;
+  c[1].bins_after = b;
+  CHECK(smx_report_render_html(&r, &out, &len, err, sizeof err) == SMX_E_INVALID_ARG && strstr(err, "none before"),
+        "after without before: %s", err);
+}
+
 /* ------------------------------------------------------------ tables */
 static void test_table_cells(void) {
   char s[400];
@@ -401,9 +519,9 @@ static void test_page(void) {
   double val[] = { 0, 0.123456, NAN, 2 };
   smx_report_table t = { "cap<tion>", 2, 2, hdr, txt, val, 3, NULL };
   smx_report_calibration cal[] = {
-    { "cal A", N, conf, ok, conf2, NULL, 1.25, NULL },
-    { "cal B", N, conf, ok, NULL, NULL, NAN, "no finite optimum <all right>" },
-    { "cal empty", 0, NULL, NULL, NULL, NULL, NAN, NULL },
+    { "cal A", N, conf, ok, conf2, NULL, 1.25, NULL, NULL, NULL, 0 },
+    { "cal B", N, conf, ok, NULL, NULL, NAN, "no finite optimum <all right>", NULL, NULL, 0 },
+    { "cal empty", 0, NULL, NULL, NULL, NULL, NAN, NULL, NULL, NULL, 0 },
   };
   const char *notes[] = { "note <1>" };
   smx_report_item items[] = { { "ID logits", "dir/\xFFodd name.npy" } };
@@ -475,7 +593,7 @@ static void test_bounded_size(void) {
     id[0] = NAN;
     smx_report_ood_set o[] = { { "ood", ood, no } };
     smx_report_score s[] = { { "score", id, n, o, 1 } };
-    smx_report_calibration c = { "cal", n, conf, ok, conf, NULL, 1.0, NULL };
+    smx_report_calibration c = { .name = "cal", .n = n, .conf_before = conf, .correct_before = ok, .conf_after = conf, .temperature = 1.0 };
     smx_report r = { .title = "big", .scores = s, .n_scores = 1, .calibration = &c, .n_calibration = 1 };
     size_t len = 0;
     char *html = render(&r, &len);
@@ -536,7 +654,7 @@ static void test_arguments(void) {
   t.ncols = 0;
   CHECK(smx_report_render_html(&r, &html, &len, err, sizeof err) == SMX_E_INVALID_ARG, "table without columns");
   r.n_tables = 0;
-  smx_report_calibration c = { "c", 3, NULL, NULL, NULL, NULL, 1, NULL };
+  smx_report_calibration c = { .name = "c", .n = 3, .temperature = 1 };
   r.calibration = &c;
   r.n_calibration = 1;
   CHECK(smx_report_render_html(&r, &html, &len, err, sizeof err) == SMX_E_INVALID_ARG, "calibration without arrays");
@@ -600,6 +718,25 @@ static void test_write(void) {
   CHECK(smx_report_write_html(NULL, &r, err, sizeof err) == SMX_E_INVALID_ARG, "NULL path");
   CHECK(smx_report_write_html("", &r, err, sizeof err) == SMX_E_INVALID_ARG, "empty path");
 
+  /* "-" is standard output: the same bytes, and no file */
+  snprintf(path, sizeof path, "%s/stdout.html", dir);
+  fflush(stdout);
+  int saved = dup(STDOUT_FILENO);
+  FILE *cap = fopen(path, "w");
+  if (saved >= 0 && cap && dup2(fileno(cap), STDOUT_FILENO) >= 0) {
+    smx_status st = smx_report_write_html("-", &r, err, sizeof err);
+    dup2(saved, STDOUT_FILENO);
+    CHECK(st == SMX_OK, "write to stdout: %s", err);
+    file = slurp(path, &flen);
+    CHECK(file && flen == len && strncmp(file, "<!DOCTYPE html>", 15) == 0, "stdout got the page (%zu bytes)", flen);
+    free(file);
+  } else {
+    CHECK(0, "cannot redirect stdout for the '-' test");
+  }
+  if (cap) fclose(cap);
+  if (saved >= 0) close(saved);
+  unlink(path);
+
   /* unwritable targets: SMX_E_IO with the reason, no temporary file left */
   snprintf(path, sizeof path, "%s/missing/out.html", dir);
   err[0] = 0;
@@ -622,6 +759,7 @@ int main(void) {
   test_roc();
   test_histogram();
   test_reliability();
+  test_prebinned();
   test_table_cells();
   test_page();
   test_arguments();
