@@ -80,6 +80,7 @@ int smx_eval_write_report(const smx_eval_result *r, const char *path) {
   char calname[600], tnote[200];
   smx_report_calibration cal;
   memset(&cal, 0, sizeof cal);
+  smx_report_bin *rbins = NULL;   /* the reliability bins before / after scaling, for the diagrams */
   if (r->have_calib && r->conf) {
     snprintf(calname, sizeof calname, "%s (%llu samples)", r->id_path, (unsigned long long)r->id_rows);
     cal.name = calname;
@@ -88,6 +89,24 @@ int smx_eval_write_report(const smx_eval_result *r, const char *path) {
     cal.correct_before = r->correct;
     cal.conf_after = ts_ok ? r->conf_ts : NULL;
     cal.temperature = ts_ok ? r->T : NAN;
+    /* the diagrams use the table's bins (--bins), not the renderer's default 15 */
+    if (r->bins && r->nbins) {
+      rbins = calloc(2 * r->nbins, sizeof *rbins);
+      if (rbins) {
+        for (size_t b = 0; b < r->nbins; b++) {
+          smx_report_bin x = { r->bins[b].lo, r->bins[b].hi, r->bins[b].n, r->bins[b].conf, r->bins[b].acc };
+          rbins[b] = x;
+          if (ts_ok && r->bins_ts) {
+            smx_report_bin y = { r->bins_ts[b].lo, r->bins_ts[b].hi, r->bins_ts[b].n, r->bins_ts[b].conf,
+                                 r->bins_ts[b].acc };
+            rbins[r->nbins + b] = y;
+          }
+        }
+        cal.bins_before = rbins;
+        cal.bins_after = ts_ok && r->bins_ts ? rbins + r->nbins : NULL;
+        cal.n_bins = r->nbins;
+      }
+    }
     if (!r->have_ts) snprintf(tnote, sizeof tnote, "no temperature fitted (give --val and --val-labels)");
     else if (!ts_ok)
       snprintf(tnote, sizeof tnote, "no finite optimum: %s",
@@ -138,6 +157,7 @@ int smx_eval_write_report(const smx_eval_result *r, const char *path) {
   rep.id_name = "ID";
   char err[512];
   smx_status st = smx_report_write_html(path, &rep, err, sizeof err);
+  free(rbins);
   if (st != SMX_OK)
     return smx_cli_fail(st == SMX_E_IO ? SMX_CLI_EXIT_OUTPUT : SMX_CLI_EXIT_COMPUTE, "%s", err);
   return 0;
