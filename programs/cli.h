@@ -2,6 +2,8 @@
 #ifndef SMX_PROGRAMS_CLI_H
 #define SMX_PROGRAMS_CLI_H
 
+#include <stdio.h>
+
 /* Documented exit codes (smx --help). */
 enum {
   SMX_CLI_EXIT_OK = 0,
@@ -16,6 +18,8 @@ enum {
 int smx_cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "smx: <message>" on stderr; returns code. */
 int smx_cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s with control bytes written as \r, \t, \n or \xNN (programs/cli_message.c). */
+void smx_cli_put_escaped(FILE *f, const char *s);
 
 int smx_cmd_rows(const char *cmd, int argc, char **argv);
 int smx_cmd_xent(int argc, char **argv);   /* programs/cmd_xent.c */

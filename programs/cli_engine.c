@@ -160,7 +160,9 @@ static void progress_show(progress *p, uint64_t done, uint64_t total) {
   double t = now_s();
   if (t - p->last < 0.2) return;
   p->last = t;
-  fprintf(stderr, "\rsmx: %s %3d%%", p->what, (int)(100.0 * (double)done / (double)total));
+  fputs("\rsmx: ", stderr);
+  smx_cli_put_escaped(stderr, p->what);
+  fprintf(stderr, " %3d%%", (int)(100.0 * (double)done / (double)total));
   fflush(stderr);
 }
 
@@ -193,7 +195,9 @@ int cli_run(cli_src *s, cli_sink *k, const cli_run_args *a) {
   size_t cs = cli_ctype_size(ct), vs = cli_ctype_size(vt);
   size_t E = block_bytes() / cs;
   int mode = p.inner == 1 ? 0 : p.n * p.inner <= E ? 1 : 2;
-  if (!lse && p.n == 0) return SMX_CLI_EXIT_OK;  /* nothing to write */
+  /* nothing to write: an empty reduced axis (softmax), or no output values
+   * at all, as when an axis after the reduced one has size 0 */
+  if ((!lse && p.n == 0) || p.outer == 0 || p.inner == 0) return SMX_CLI_EXIT_OK;
 
   /* per block: g rows (mode 0), g slabs (mode 1) or w columns of a slab (mode 2) */
   size_t g, xcount, ycount;

@@ -16,30 +16,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_signals.h"
 #include "cli_stream.h"
 #include "io/convert.h"
 #include "io/fileio.h"
 #include "io/io_err.h"
 #include "math/half_scalar.h"
-
-/* ------------------------------------------------ cleanup on sudden death */
-#define MAX_CLEANUP 4
-static const char *volatile cleanup[MAX_CLEANUP];
-
-void cli_cleanup_register(const char *path) {
-  for (int i = 0; i < MAX_CLEANUP; i++)
-    if (!cleanup[i]) { cleanup[i] = path; return; }
-}
-void cli_cleanup_unregister(const char *path) {
-  for (int i = 0; i < MAX_CLEANUP; i++)
-    if (cleanup[i] == path) cleanup[i] = NULL;
-}
-void cli_cleanup_now(void) {
-  for (int i = 0; i < MAX_CLEANUP; i++)  /* files first, then the directory that held them */
-    if (cleanup[i]) unlink(cleanup[i]);
-  for (int i = 0; i < MAX_CLEANUP; i++)
-    if (cleanup[i]) rmdir(cleanup[i]);
-}
 
 int cli_temp_fd(void) {
   const char *dir = getenv("TMPDIR");
@@ -66,7 +48,7 @@ static smx_status sys_fail(const char *name, const char *what, int e, char *err,
  * written, data filled through windows. Returns 0 when not applicable. */
 static int open_mapped(cli_sink *k, const uint64_t *shape, cli_ctype vt, char *err, size_t errlen, smx_status *st) {
   const char *on = getenv("SMX_CLI_MMAP_OUT");
-  if (!on || !*on || !strcmp(on, "0") || !strcmp(k->path, "-") || !smx_io_native_float(k->dtype, 0) ||
+  if (!on || !*on || !strcmp(on, "0") || k->stream || !smx_io_native_float(k->dtype, 0) ||
       smx_dtype_size(k->dtype) != cli_ctype_size(vt))
     return 0;
   smx_npy_info h;
@@ -125,6 +107,7 @@ smx_status cli_sink_open(cli_sink *k, const char *path, cli_format fmt, smx_dtyp
   k->map_fd = -1;
   k->path = path;
   k->name = strcmp(path, "-") ? path : "<stdout>";
+  k->stream = !strcmp(path, "-") || smx_io_is_stream_path(path);
   k->fmt = fmt;
   k->dtype = dtype;
   k->fortran = fortran;
@@ -146,14 +129,14 @@ smx_status cli_sink_open(cli_sink *k, const char *path, cli_format fmt, smx_dtyp
   }
   smx_npy_write_options wo = { 0, fortran, 0 };
   const char *target = path;
-  if (!strcmp(path, "-") && (random || fortran)) {
+  if (k->stream && (random || fortran)) {
     const char *dir = getenv("TMPDIR");
     if (!dir || !*dir) dir = "/tmp";
     k->spool_dir = malloc(strlen(dir) + 16);
     k->spool_file = malloc(strlen(dir) + 24);
     if (!k->spool_dir || !k->spool_file) {
       cli_sink_abort(k);
-      return smx_io_err(SMX_E_NOMEM, err, errlen, "<stdout>: out of memory");
+      return smx_io_err(SMX_E_NOMEM, err, errlen, "%s: out of memory", k->name);
     }
     sprintf(k->spool_dir, "%s/smx.XXXXXX", dir);
     if (!mkdtemp(k->spool_dir)) {
@@ -161,19 +144,16 @@ smx_status cli_sink_open(cli_sink *k, const char *path, cli_format fmt, smx_dtyp
       free(k->spool_dir);
       k->spool_dir = NULL;
       cli_sink_abort(k);
-      return sys_fail("<stdout>", "cannot create a temporary directory", e, err, errlen);
+      return sys_fail(k->name, "cannot create a temporary directory", e, err, errlen);
     }
-    cli_cleanup_register(k->spool_dir);
     sprintf(k->spool_file, "%s/out.npy", k->spool_dir);
+    cli_cleanup_register(k->spool_dir);
+    cli_cleanup_register(k->spool_file);
     target = k->spool_file;
   }
-  smx_status s = smx_npy_writer_open(target, dtype, ndim, shape, &wo, &k->npy, err, errlen);
-  if (s != SMX_OK) {
-    cli_sink_abort(k);
-    return s;
-  }
-  if (smx_npy_writer_temp_path(k->npy)) cli_cleanup_register(smx_npy_writer_temp_path(k->npy));
-  return SMX_OK;
+  smx_status s = cli_npy_create(target, dtype, ndim, shape, &wo, &k->npy, err, errlen);
+  if (s != SMX_OK) cli_sink_abort(k);
+  return s;
 }
 
 static smx_status write_raw(cli_sink *k, cli_ctype t, uint64_t e0, const void *src, size_t n, char *err,
@@ -215,6 +195,7 @@ static void free_sink(cli_sink *k) {
   }
   if (k->spool_dir) {
     cli_cleanup_unregister(k->spool_dir);
+    cli_cleanup_unregister(k->spool_file);
     if (k->spool_file) unlink(k->spool_file);
     rmdir(k->spool_dir);
   }
@@ -225,35 +206,54 @@ static void free_sink(cli_sink *k) {
 }
 
 void cli_sink_abort(cli_sink *k) {
-  if (k->npy) {
-    if (smx_npy_writer_temp_path(k->npy)) cli_cleanup_unregister(smx_npy_writer_temp_path(k->npy));
-    smx_npy_writer_abort(k->npy);
-  }
+  cli_npy_abort(k->npy);
   k->npy = NULL;
   free_sink(k);
 }
 
-/* A finished spool file to stdout. */
-static smx_status copy_out(const char *from, char *err, size_t errlen) {
-  int fd = open(from, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return sys_fail("<stdout>", "cannot reopen the temporary file", errno, err, errlen);
+/* The stream destination's descriptor: stdout, or the device / FIFO opened
+ * in place. Returns 0 or an errno value. */
+static int open_stream(const cli_sink *k, int *fd) {
+  if (!strcmp(k->path, "-")) {
+    *fd = STDOUT_FILENO;
+    return 0;
+  }
+  return smx_io_open_stream(k->path, fd);
+}
+
+static smx_status close_stream(const cli_sink *k, int fd, smx_status s, char *err, size_t errlen) {
+  if (fd != STDOUT_FILENO && close(fd) != 0 && s == SMX_OK) s = sys_fail(k->name, "close failed", errno, err, errlen);
+  return s;
+}
+
+/* A finished spool file to the stream destination. */
+static smx_status copy_out(const cli_sink *k, char *err, size_t errlen) {
+  int fd = open(k->spool_file, O_RDONLY | O_CLOEXEC), out;
+  if (fd < 0) return sys_fail(k->name, "cannot reopen the temporary file", errno, err, errlen);
+  int e = open_stream(k, &out);
+  if (e) {
+    close(fd);
+    return sys_fail(k->name, "cannot open it for writing", e, err, errlen);
+  }
   static unsigned char buf[1 << 16];
-  int e = 0;
   for (;;) {
     size_t got;
     if ((e = smx_io_read_full(fd, buf, sizeof buf, &got)) != 0 || got == 0) break;
-    if ((e = smx_io_write_full(STDOUT_FILENO, buf, got)) != 0) break;
+    if ((e = smx_io_write_full(out, buf, got)) != 0) break;
   }
   close(fd);
-  return e ? sys_fail("<stdout>", "write failed", e, err, errlen) : SMX_OK;
+  return close_stream(k, out, e ? sys_fail(k->name, "write failed", e, err, errlen) : SMX_OK, err, errlen);
 }
 
 /* Text into a temporary next to the destination, renamed over it. */
 static smx_status finish_text(cli_sink *k, char *err, size_t errlen) {
   char sep = k->fmt == CLI_FMT_TSV ? '\t' : ',';
-  if (!strcmp(k->path, "-"))
-    return cli_text_format(k->raw_fd, STDOUT_FILENO, k->name, sep, k->dtype, k->ndim, k->shape, k->fortran, err,
-                           errlen);
+  if (k->stream) {
+    int out, e = open_stream(k, &out);
+    if (e) return sys_fail(k->name, "cannot open it for writing", e, err, errlen);
+    smx_status s = cli_text_format(k->raw_fd, out, k->name, sep, k->dtype, k->ndim, k->shape, k->fortran, err, errlen);
+    return close_stream(k, out, s, err, errlen);
+  }
   char *tmp = NULL;
   int fd, e = smx_io_create_temp(k->path, &tmp, &fd);
   if (e) return sys_fail(k->name, "cannot create a temporary file next to it", e, err, errlen);
@@ -275,10 +275,9 @@ static smx_status finish_text(cli_sink *k, char *err, size_t errlen) {
 smx_status cli_sink_finish(cli_sink *k, char *err, size_t errlen) {
   smx_status s = SMX_OK;
   if (k->npy) {
-    if (smx_npy_writer_temp_path(k->npy)) cli_cleanup_unregister(smx_npy_writer_temp_path(k->npy));
-    s = smx_npy_writer_finish(k->npy, err, errlen);
+    s = cli_npy_finish(k->npy, err, errlen);
     k->npy = NULL;
-    if (s == SMX_OK && k->spool_file) s = copy_out(k->spool_file, err, errlen);
+    if (s == SMX_OK && k->spool_file) s = copy_out(k, err, errlen);
   } else if (k->raw_fd >= 0) {
     s = finish_text(k, err, errlen);
   } else if (k->map_fd >= 0) {

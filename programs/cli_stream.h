@@ -63,6 +63,7 @@ void cli_src_close(cli_src *s);
 
 typedef struct cli_sink {
   const char *path;            /* the destination, "-" for stdout                       */
+  int stream;                  /* written in order, in place: stdout, a device, a FIFO  */
   const char *name;            /* for messages                                          */
   cli_format fmt;
   smx_dtype dtype;
@@ -98,12 +99,6 @@ void *cli_sink_window(cli_sink *k, cli_ctype t, uint64_t e0, size_t n);
 smx_status cli_sink_finish(cli_sink *k, char *err, size_t errlen);
 /* Leaves no output behind; frees everything. */
 void cli_sink_abort(cli_sink *k);
-
-/* Files to remove if the process must die at once (SIGBUS on a mapped file
- * that shrank): the paths are kept current by the sink. */
-void cli_cleanup_register(const char *path);
-void cli_cleanup_unregister(const char *path);
-void cli_cleanup_now(void);  /* async-signal-safe */
 
 /* Text: parse fd into a temporary float64 file (rows x cols); format float64
  * values of a temporary file as text. */

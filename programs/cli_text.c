@@ -45,6 +45,13 @@ static void trim(char **b, char **e) {
   while (*e > *b && ((*e)[-1] == ' ' || (*e)[-1] == '\t' || (*e)[-1] == '\r')) (*e)--;
 }
 
+/* Only blanks, or a '#' comment. A separator makes a line a row of empty
+ * values, not a blank line: a TSV line of tabs is refused like "1\t\t". */
+static int blank_line(const char *b, const char *e, char sep) {
+  while (b < e && (*b == ' ' || *b == '\r' || (*b == '\t' && sep != '\t'))) b++;
+  return b == e || *b == '#';
+}
+
 static smx_status bad_value(const text_in *t, uint64_t line, uint64_t col, const char *b, const char *e, char *err,
                             size_t errlen) {
   if (b == e)
@@ -83,10 +90,9 @@ smx_status cli_text_parse(int fd, const char *name, char sep, int *raw_fd, uint6
   while (s == SMX_OK && (len = getline(&line, &cap, f)) >= 0) {
     lineno++;
     char *p = line, *end = line + len;
+    if (lineno == 1 && len >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3)) p += 3;  /* a UTF-8 byte order mark */
     if (end > p && end[-1] == '\n') end--;
-    char *b0 = p, *e0 = end;
-    trim(&b0, &e0);
-    if (b0 == e0 || *b0 == '#') continue;
+    if (blank_line(p, end, sep)) continue;
     if (memchr(p, '\0', (size_t)(end - p))) {
       s = smx_io_err(SMX_E_PARSE, err, errlen, "%s: line %llu: a NUL byte (is this a binary file?)", name,
                      (unsigned long long)lineno);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_signals.h"
 #include "eval_result.h"
 #include "logits_stream.h"
 #include "score_args.h"
@@ -265,8 +266,8 @@ int smx_cmd_eval(int argc, char **argv) {
       goto done;
     }
     if (r->ts_status == SMX_E_NO_OPTIMUM && !quiet)
-      fprintf(stderr, "smx: note: %s: no finite temperature minimises the validation NLL (%s); "
-                      "the calibration after scaling is left out\n", r->val_path,
+      smx_cli_fail(SMX_CLI_EXIT_OK, "note: %s: no finite temperature minimises the validation NLL (%s); "
+                   "the calibration after scaling is left out", r->val_path,
               r->ts.outcome == SMX_TS_TO_ZERO ? "every sample is classified correctly: T -> 0"
                                               : "the true-class logits are not above the row means: T -> infinity");
   }
@@ -298,7 +299,6 @@ int smx_cmd_eval(int argc, char **argv) {
     for (size_t o = 0; o < r->nood; o++) bad |= !r->ood[o].scores[k];
     if (bad) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "out of memory for the scores"); goto done; }
   }
-  smx_cli_signals_install();
   {
     uint64_t rows, cols;
     int skip = r->perturbed_id_path ? odin : -1;   /* ODIN then comes from the perturbed files */
@@ -314,7 +314,6 @@ int smx_cmd_eval(int argc, char **argv) {
       rc = smx_cli_stream_logits(jp.path, quiet, r->K, r->id_path, 0, &rows, &cols, eval_block, &jp);
     }
   }
-  smx_cli_signals_restore();
   if (rc) goto done;
   for (size_t o = 0; o < r->nood; o++)
     for (size_t k = 0; k < r->nk; k++) {

@@ -7,8 +7,6 @@
 
 #include "cmd_lm_common.h"
 
-volatile sig_atomic_t smx_lm_interrupted = 0;
-static void on_signal(int sig) { (void)sig; smx_lm_interrupted = 1; }
 
 int smx_lm_parse_u64(const char *v, uint64_t lo, uint64_t hi, uint64_t *out) {
   if (!v || !*v || *v == '-' || *v == '+') return 0;
@@ -28,19 +26,6 @@ int smx_lm_parse_double(const char *v, double lo, double hi, double *out) {
   if (*end || errno || !(d >= lo && d <= hi)) return 0;
   *out = d;
   return 1;
-}
-
-void smx_lm_signals_on(struct sigaction *old_int, struct sigaction *old_term) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, old_int);
-  sigaction(SIGTERM, &sa, old_term);
-}
-
-void smx_lm_signals_off(const struct sigaction *old_int, const struct sigaction *old_term) {
-  sigaction(SIGINT, old_int, NULL);
-  sigaction(SIGTERM, old_term, NULL);
 }
 
 size_t smx_lm_block_rows(uint64_t rows, uint64_t cols) {

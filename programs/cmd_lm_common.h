@@ -16,9 +16,6 @@ int smx_lm_parse_u64(const char *v, uint64_t lo, uint64_t hi, uint64_t *out);
 int smx_lm_parse_double(const char *v, double lo, double hi, double *out);
 
 /* SIGINT / SIGTERM set this; install / restore with the two calls below. */
-extern volatile sig_atomic_t smx_lm_interrupted;
-void smx_lm_signals_on(struct sigaction *old_int, struct sigaction *old_term);
-void smx_lm_signals_off(const struct sigaction *old_int, const struct sigaction *old_term);
 
 /* Rows per block: about 16 MiB of floats, at least 1, at most rows. */
 size_t smx_lm_block_rows(uint64_t rows, uint64_t cols);

@@ -16,10 +16,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_signals.h"
 #include "cli_stream.h"
-
-static volatile sig_atomic_t interrupted = 0;
-static void on_signal(int sig) { (void)sig; interrupted = 1; }
+#include "io/npy_shape.h"
 
 /* A mapped input that shrinks under us faults on access: remove what we were
  * writing and leave with the input error code. */
@@ -167,6 +166,14 @@ int smx_cmd_rows(const char *cmd, int argc, char **argv) {
     stshape[d] = s.fortran ? s.shape[nd - 1 - d] : s.shape[d];
     if (op != CLI_LOGSUMEXP || d != ax) oshape[ond++] = s.shape[d];
   }
+  /* An empty input can reduce to a result no file can hold, as logsumexp
+   * over axis 0 of shape (0, 2^63 - 1): the input is what is wrong there. */
+  smx_npy_info oinfo;
+  char why[256];
+  if (smx_io_shape_set(&oinfo, odt, ond, oshape, SMX_E_INVALID_ARG, why, sizeof why) != SMX_OK) {
+    cli_src_close(&s);
+    return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: %s over axis %d gives a result too big to write: %s", in, cmd, ax, why);
+  }
   int st_axis = s.fortran && nd > 0 ? nd - 1 - ax : ax;
   int random = cli_plan_random(nd, stshape, st_axis, ct);
   if (random && cli_src_in_order_only(&s) && (st = cli_src_spool(&s, err, sizeof err)) != SMX_OK) {
@@ -174,11 +181,8 @@ int smx_cmd_rows(const char *cmd, int argc, char **argv) {
     return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err);
   }
 
-  struct sigaction sa, old_int, old_term, old_bus;
+  struct sigaction sa, old_bus;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
   sa.sa_handler = on_sigbus;
   sigaction(SIGBUS, &sa, &old_bus);
 
@@ -189,16 +193,14 @@ int smx_cmd_rows(const char *cmd, int argc, char **argv) {
   if (st != SMX_OK) {
     rc = smx_cli_fail(st == SMX_E_INVALID_ARG ? SMX_CLI_EXIT_USAGE : SMX_CLI_EXIT_OUTPUT, "%s", err);
   } else {
-    cli_run_args ra = { op, ct, st_axis, o, !quiet && isatty(STDERR_FILENO), s.name, &interrupted };
+    cli_run_args ra = { op, ct, st_axis, o, !quiet && isatty(STDERR_FILENO), s.name, cli_interrupt_flag() };
     rc = cli_run(&s, &k, &ra);
-    if (!rc && interrupted) rc = SMX_CLI_EXIT_INTERRUPTED;
+    if (!rc && cli_signal_caught()) rc = SMX_CLI_EXIT_INTERRUPTED;
     if (rc == SMX_CLI_EXIT_INTERRUPTED) smx_cli_fail(rc, "interrupted; %s was not written", out);
     if (rc) cli_sink_abort(&k);
     else if (cli_sink_finish(&k, err, sizeof err) != SMX_OK) rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
   }
   cli_src_close(&s);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
   sigaction(SIGBUS, &old_bus, NULL);
   return rc;
 }

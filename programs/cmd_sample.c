@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_signals.h"
 #include "cmd_lm_common.h"
 #include "smx/smx.h"
 #include "smx/smx_io.h"
@@ -88,7 +89,7 @@ int smx_cmd_sample(int argc, char **argv) {
   int ondim = info->ndim > 0 ? info->ndim - 1 : 0;   /* the logits axis is reduced away */
   for (int d = 0; d < ondim; d++) oshape[d] = info->shape[d];
   smx_npy_writer *w = NULL;
-  if (smx_npy_writer_open(out, SMX_DTYPE_I64, ondim, oshape, NULL, &w, err, sizeof err) != SMX_OK) {
+  if (cli_npy_create(out, SMX_DTYPE_I64, ondim, oshape, NULL, &w, err, sizeof err) != SMX_OK) {
     smx_npy_close(r);
     return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
   }
@@ -102,10 +103,8 @@ int smx_cmd_sample(int argc, char **argv) {
   double *td = malloc(block * sizeof(double));
   int rc = 0;
   if (!x || !tok || !td) rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "out of memory for a block of %zu rows of %s", block, in);
-  struct sigaction old_int, old_term;
-  smx_lm_signals_on(&old_int, &old_term);
   for (uint64_t r0 = 0; r0 < rows && !rc; r0 += block) {
-    if (smx_lm_interrupted) break;
+    if (cli_signal_caught()) break;
     size_t nr = (size_t)(rows - r0 < block ? rows - r0 : block);
     if (smx_npy_read_rows_f32(r, r0, nr, x, err, sizeof err) != SMX_OK) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err); break; }
     p.row_offset = r0;   /* each row keeps its own random stream, whatever the block size */
@@ -114,13 +113,12 @@ int smx_cmd_sample(int argc, char **argv) {
     for (size_t j = 0; j < nr; j++) td[j] = (double)tok[j];   /* exact: tokens < 2^53 */
     if (smx_npy_write_rows_f64(w, td, nr / ocols, err, sizeof err) != SMX_OK) { rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err); break; }
   }
-  if (!rc && smx_lm_interrupted) rc = smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted; %s was not written", out);
+  if (!rc && cli_signal_caught()) rc = smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted; %s was not written", out);
   free(x);
   free(tok);
   free(td);
   smx_npy_close(r);
-  if (rc) smx_npy_writer_abort(w);
-  else if (smx_npy_writer_finish(w, err, sizeof err) != SMX_OK) rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
-  smx_lm_signals_off(&old_int, &old_term);
+  if (rc) cli_npy_abort(w);
+  else if (cli_npy_finish(w, err, sizeof err) != SMX_OK) rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
   return rc;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_signals.h"
 #include "logits_stream.h"
 #include "score_args.h"
 #include "smx/smx.h"
@@ -85,7 +86,6 @@ int smx_cmd_score(int argc, char **argv) {
   smx_score_params p = smx_score_args_params_for(&sa, kind, templates);
   score_job j = { kind, &p, malloc((info.rows ? (size_t)info.rows : 1) * sizeof(double)), in };
   if (!j.out) { free(templates); return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: out of memory for the scores", in); }
-  smx_cli_signals_install();
   uint64_t rows = 0, cols = 0;
   rc = smx_cli_stream_logits(in, quiet, 0, NULL, 1, &rows, &cols, score_block, &j);
   if (!rc) {
@@ -93,18 +93,17 @@ int smx_cmd_score(int argc, char **argv) {
     int ndim = info.ndim - 1;
     for (int d = 0; d < ndim; d++) shape[d] = info.shape[d];
     smx_npy_writer *w = NULL;
-    if (smx_npy_writer_open(out, SMX_DTYPE_F64, ndim, shape, NULL, &w, err, sizeof err) != SMX_OK) {
+    if (cli_npy_create(out, SMX_DTYPE_F64, ndim, shape, NULL, &w, err, sizeof err) != SMX_OK) {
       rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
     } else {
       /* the output is rows x cols in the writer's view; write it all at once */
       const smx_npy_info *wi = smx_npy_writer_info(w);
       smx_status s = (wi->rows && wi->cols) ? smx_npy_write_rows_f64(w, j.out, wi->rows, err, sizeof err) : SMX_OK;
-      if (s != SMX_OK) { smx_npy_writer_abort(w); rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err); }
-      else if (smx_cli_interrupted()) { smx_npy_writer_abort(w); rc = smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted; %s was not written", out); }
-      else if (smx_npy_writer_finish(w, err, sizeof err) != SMX_OK) rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
+      if (s != SMX_OK) { cli_npy_abort(w); rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err); }
+      else if (cli_signal_caught()) { cli_npy_abort(w); rc = smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted; %s was not written", out); }
+      else if (cli_npy_finish(w, err, sizeof err) != SMX_OK) rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
     }
   }
-  smx_cli_signals_restore();
   free(j.out);
   free(templates);
   return rc;

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_signals.h"
 #include "cmd_lm_common.h"
 #include "smx/smx.h"
 #include "smx/smx_io.h"
@@ -83,9 +84,9 @@ int smx_cmd_topk(int argc, char **argv) {
   for (int d = 0; d + 1 < info->ndim; d++) oshape[d] = info->shape[d];
   oshape[ondim - 1] = k;
   smx_npy_writer *wv = NULL, *wi = NULL;
-  if (smx_npy_writer_open(out, SMX_DTYPE_F32, ondim, oshape, NULL, &wv, err, sizeof err) != SMX_OK ||
-      (idx_out && smx_npy_writer_open(idx_out, SMX_DTYPE_I64, ondim, oshape, NULL, &wi, err, sizeof err) != SMX_OK)) {
-    smx_npy_writer_abort(wv);
+  if (cli_npy_create(out, SMX_DTYPE_F32, ondim, oshape, NULL, &wv, err, sizeof err) != SMX_OK ||
+      (idx_out && cli_npy_create(idx_out, SMX_DTYPE_I64, ondim, oshape, NULL, &wi, err, sizeof err) != SMX_OK)) {
+    cli_npy_abort(wv);
     smx_npy_close(r);
     return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
   }
@@ -96,10 +97,8 @@ int smx_cmd_topk(int argc, char **argv) {
   double *ixd = malloc(block * (size_t)(k ? k : 1) * sizeof(double));
   int rc = 0;
   if (!x || !v || !ix || !ixd) rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "out of memory for a block of %zu rows of %s", block, in);
-  struct sigaction old_int, old_term;
-  smx_lm_signals_on(&old_int, &old_term);
   for (uint64_t r0 = 0; r0 < rows && !rc; r0 += block) {
-    if (smx_lm_interrupted) break;
+    if (cli_signal_caught()) break;
     size_t nr = (size_t)(rows - r0 < block ? rows - r0 : block);
     if (cols && smx_npy_read_rows_f32(r, r0, nr, x, err, sizeof err) != SMX_OK) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err); break; }
     smx_status s = raw ? smx_topk_rows_f32(x, (size_t)cols, nr, (size_t)cols, (size_t)k, v, ix, &o)
@@ -113,21 +112,20 @@ int smx_cmd_topk(int argc, char **argv) {
       break;
     }
   }
-  if (!rc && smx_lm_interrupted) rc = smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted; %s was not written", out);
+  if (!rc && cli_signal_caught()) rc = smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted; %s was not written", out);
   free(x);
   free(v);
   free(ix);
   free(ixd);
   smx_npy_close(r);
   if (rc) {
-    smx_npy_writer_abort(wv);
-    smx_npy_writer_abort(wi);
-  } else if (smx_npy_writer_finish(wv, err, sizeof err) != SMX_OK) {
-    smx_npy_writer_abort(wi);
+    cli_npy_abort(wv);
+    cli_npy_abort(wi);
+  } else if (cli_npy_finish(wv, err, sizeof err) != SMX_OK) {
+    cli_npy_abort(wi);
     rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
-  } else if (wi && smx_npy_writer_finish(wi, err, sizeof err) != SMX_OK) {
+  } else if (wi && cli_npy_finish(wi, err, sizeof err) != SMX_OK) {
     rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
   }
-  smx_lm_signals_off(&old_int, &old_term);
   return rc;
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_signals.h"
 #include "cmd_lm_common.h"
 #include "smx/smx.h"
 #include "smx/smx_io.h"
@@ -138,8 +139,8 @@ int smx_cmd_xent(int argc, char **argv) {
   const smx_npy_info *info = smx_npy_reader_info(r);
   uint64_t rows = info->rows, cols = info->cols;
   if (info->dtype == SMX_DTYPE_F64 && !quiet)
-    fprintf(stderr, "smx: note: %s is float64; it is computed in float32 (float64 kernels are not in this version)\n",
-            in);
+    smx_cli_fail(SMX_CLI_EXIT_OK, "note: %s is float64; it is computed in float32 (float64 kernels are not in this version)",
+                 in);
   if (rows > 0 && cols == 0) {
     smx_npy_close(r);
     return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s has no classes (its last axis is empty)", in);
@@ -167,13 +168,13 @@ int smx_cmd_xent(int argc, char **argv) {
   for (int d = 0; d < info->ndim; d++) lshape[d] = gshape[d] = info->shape[d];
   int lndim = o.reduction == SMX_REDUCTION_NONE ? (info->ndim > 0 ? info->ndim - 1 : 0) : 0;
   smx_dtype gdt = info->dtype == SMX_DTYPE_F16 || info->dtype == SMX_DTYPE_F64 ? info->dtype : SMX_DTYPE_F32;
-  if (out && smx_npy_writer_open(out, SMX_DTYPE_F32, lndim, lshape, NULL, &wl, err, sizeof err) != SMX_OK) {
+  if (out && cli_npy_create(out, SMX_DTYPE_F32, lndim, lshape, NULL, &wl, err, sizeof err) != SMX_OK) {
     free(t);
     smx_npy_close(r);
     return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
   }
-  if (gpath && smx_npy_writer_open(gpath, gdt, info->ndim, gshape, NULL, &wg, err, sizeof err) != SMX_OK) {
-    if (wl) smx_npy_writer_abort(wl);
+  if (gpath && cli_npy_create(gpath, gdt, info->ndim, gshape, NULL, &wg, err, sizeof err) != SMX_OK) {
+    if (wl) cli_npy_abort(wl);
     free(t);
     smx_npy_close(r);
     return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
@@ -188,13 +189,11 @@ int smx_cmd_xent(int argc, char **argv) {
   float *x = cols ? malloc(block * (size_t)cols * sizeof(float)) : NULL, *l = malloc(block * sizeof(float));
   if ((cols && !x) || !l) {
     free(x); free(l); free(t);
-    if (wl) smx_npy_writer_abort(wl);
-    if (wg) smx_npy_writer_abort(wg);
+    if (wl) cli_npy_abort(wl);
+    if (wg) cli_npy_abort(wg);
     smx_npy_close(r);
     return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "out of memory for a block of %zu rows of %s", block, in);
   }
-  struct sigaction old_int, old_term;
-  smx_lm_signals_on(&old_int, &old_term);
 
   /* blocks use NONE (row losses, summed here in row order) with the global mean's gradient scale */
   smx_xent_options bo = o;
@@ -202,7 +201,7 @@ int smx_cmd_xent(int argc, char **argv) {
   if (o.reduction == SMX_REDUCTION_MEAN && count) bo.grad_scale = 1.0 / (double)count;
   double total = 0.0;
   for (uint64_t r0 = 0; r0 < rows && !rc; r0 += block) {
-    if (smx_lm_interrupted) break;
+    if (cli_signal_caught()) break;
     size_t nr = (size_t)(rows - r0 < block ? rows - r0 : block);
     if (smx_npy_read_rows_f32(r, r0, nr, x, err, sizeof err) != SMX_OK) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err); break; }
     smx_status s = smx_cross_entropy_f32(x, (size_t)cols, nr, (size_t)cols, t + r0, SMX_INDEX_I64, &bo, l,
@@ -215,7 +214,7 @@ int smx_cmd_xent(int argc, char **argv) {
     }
     if (wg && smx_npy_write_rows_f32(wg, x, nr, err, sizeof err) != SMX_OK) { rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err); break; }
   }
-  if (!rc && smx_lm_interrupted) rc = smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted; no output was written");
+  if (!rc && cli_signal_caught()) rc = smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted; no output was written");
   float value = o.reduction == SMX_REDUCTION_SUM ? (float)total : count ? (float)(total / (double)count) : NAN;
   if (!rc && wl && o.reduction != SMX_REDUCTION_NONE && smx_npy_write_rows_f32(wl, &value, 1, err, sizeof err) != SMX_OK)
     rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
@@ -224,16 +223,15 @@ int smx_cmd_xent(int argc, char **argv) {
   free(t);
   smx_npy_close(r);
   if (rc) {
-    if (wl) smx_npy_writer_abort(wl);
-    if (wg) smx_npy_writer_abort(wg);
+    if (wl) cli_npy_abort(wl);
+    if (wg) cli_npy_abort(wg);
   } else {
-    if (wl && smx_npy_writer_finish(wl, err, sizeof err) != SMX_OK) rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
+    if (wl && cli_npy_finish(wl, err, sizeof err) != SMX_OK) rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
     if (wg) {
-      if (rc) smx_npy_writer_abort(wg);
-      else if (smx_npy_writer_finish(wg, err, sizeof err) != SMX_OK) rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
+      if (rc) cli_npy_abort(wg);
+      else if (cli_npy_finish(wg, err, sizeof err) != SMX_OK) rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);
     }
   }
   if (!rc && !out) printf("%.9g\n", (double)value);
-  smx_lm_signals_off(&old_int, &old_term);
   return rc;
 }

@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_signals.h"
+#include "io/fileio.h"
 #include "eval_result.h"
 
 void smx_eval_score_label(const smx_eval_result *r, size_t k, char *buf, size_t len) {
@@ -217,38 +219,23 @@ int smx_eval_write_json(const smx_eval_result *r, const char *path) {
     write_body(r, stdout);
     return fflush(stdout) ? smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "stdout: %s", strerror(errno)) : 0;
   }
-  size_t len = strlen(path);
-  char *tmp = malloc(len + 16);
-  if (!tmp) return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s: out of memory", path);
-  const char *slash = strrchr(path, '/');
-  size_t dir = slash ? (size_t)(slash - path) + 1 : 0;
-  snprintf(tmp, len + 16, "%.*s.%s.tmp.XXXXXX", (int)dir, path, path + dir);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    int e = errno;
-    free(tmp);
-    return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s: not written: %s", path, strerror(e));
-  }
-  FILE *f = fdopen(fd, "w");
+  smx_io_out o;
+  int e = smx_io_out_open(&o, path);
+  if (e) return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s: not written: %s", path, strerror(e));
+  cli_cleanup_register(o.tmp);
+  int dfd = dup(o.fd);
+  FILE *f = dfd >= 0 ? fdopen(dfd, "w") : NULL;
+  const char *what = "cannot write";
   if (!f) {
-    int e = errno;
-    close(fd);
-    unlink(tmp);
-    free(tmp);
-    return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s: not written: %s", path, strerror(e));
+    e = errno;
+    if (dfd >= 0) close(dfd);
+  } else {
+    write_body(r, f);
+    if (ferror(f) | (fflush(f) != 0)) e = errno ? errno : EIO;
+    if (fclose(f) != 0 && !e) e = errno;
   }
-  write_body(r, f);
-  int bad = ferror(f);
-  bad |= fflush(f) != 0;
-  bad |= fsync(fileno(f)) != 0;
-  int e = errno;
-  bad |= fclose(f) != 0;
-  if (!bad && rename(tmp, path) != 0) { e = errno; bad = 1; }
-  if (bad) {
-    unlink(tmp);
-    free(tmp);
-    return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s: not written: %s", path, strerror(e));
-  }
-  free(tmp);
-  return 0;
+  cli_cleanup_unregister(o.tmp);
+  if (e) smx_io_out_abort(&o);
+  else e = smx_io_out_commit(&o, &what);
+  return e ? smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s: not written: %s: %s", path, what, strerror(e)) : 0;
 }

@@ -13,27 +13,11 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_signals.h"
 #include "logits_stream.h"
 #include "smx/smx_io.h"
 
 #define BLOCK_BYTES ((size_t)16 << 20)
-
-static volatile sig_atomic_t got_signal = 0;
-static struct sigaction old_int, old_term;
-static void on_signal(int sig) { (void)sig; got_signal = 1; }
-
-void smx_cli_signals_install(void) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-}
-void smx_cli_signals_restore(void) {
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
-}
-int smx_cli_interrupted(void) { return got_signal != 0; }
 
 static double now_s(void) {
   struct timespec t;
@@ -70,10 +54,12 @@ int smx_cli_stream_logits(const char *path, int quiet, uint64_t want_cols, const
   for (uint64_t r0 = 0; r0 < rows && !rc; r0 += block) {
     if (show && now_s() - last >= 0.2) {
       last = now_s();
-      fprintf(stderr, "\rsmx: %s %3d%%", path, (int)(100.0 * (double)r0 / (double)rows));
+      fputs("\rsmx: ", stderr);
+      smx_cli_put_escaped(stderr, path);
+      fprintf(stderr, " %3d%%", (int)(100.0 * (double)r0 / (double)rows));
       fflush(stderr);
     }
-    if (got_signal) { rc = smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted while reading %s", path); break; }
+    if (cli_signal_caught()) { rc = smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted while reading %s", path); break; }
     size_t nr = (size_t)(rows - r0 < block ? rows - r0 : block);
     if (smx_npy_read_rows_f32(r, r0, nr, x, err, sizeof err) != SMX_OK) {
       rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err);

@@ -29,9 +29,5 @@ int smx_cli_read_labels(const char *path, uint64_t n, uint64_t K, const char *lo
 int smx_cli_load_logits(const char *path, int quiet, uint64_t want_cols, const char *other, float **x, uint64_t *rows,
                         uint64_t *cols);
 
-/* 1 once SIGINT / SIGTERM arrived (handlers installed by smx_cli_signals_install). */
-int smx_cli_interrupted(void);
-void smx_cli_signals_install(void);
-void smx_cli_signals_restore(void);
 
 #endif

@@ -6,7 +6,6 @@
  */
 #define _DEFAULT_SOURCE
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_signals.h"
 #include "smx/smx.h"
 
 static double now(void) {
@@ -225,31 +225,7 @@ static int run_bench(int argc, char **argv) {
   return demo_speed();
 }
 
-/* "smx: <message>\n" on stderr */
-static void vmessage(const char *fmt, va_list ap) {
-  fputs("smx: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-}
-
-int smx_cli_usage_error(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vmessage(fmt, ap);
-  va_end(ap);
-  fputs("smx: try 'smx --help'\n", stderr);
-  return SMX_CLI_EXIT_USAGE;
-}
-
-int smx_cli_fail(int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vmessage(fmt, ap);
-  va_end(ap);
-  return code;
-}
-
-int main(int argc, char **argv) {
+static int dispatch(int argc, char **argv) {
   if (smx_version_number() != SMX_VERSION_NUMBER) {
     fprintf(stderr, "smx: library version %s does not match this program\n", smx_version_string());
     return 2;
@@ -275,4 +251,9 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "score")) return smx_cmd_score(argc - 2, argv + 2);
   if (!strcmp(cmd, "eval")) return smx_cmd_eval(argc - 2, argv + 2);
   return smx_cli_usage_error("unknown command '%s'", cmd);
+}
+
+int main(int argc, char **argv) {
+  cli_signals_install();
+  return cli_signals_exit(dispatch(argc, argv));
 }

@@ -197,8 +197,13 @@ typedef struct smx_npy_write_options {  /* all-zero, or a NULL pointer, means th
  * file keeps the old one's permission bits; a symbolic link at `path` is
  * replaced by the file, its target is left alone). The directory must be
  * writable. path "-" writes standard output directly (no temporary: an
- * error there leaves a partial stream).
- * Fortran order to standard output is limited to 1 MiB of data.
+ * error there leaves a partial stream). So does a path that names an
+ * existing file that is neither regular nor a directory, after symbolic
+ * links: a character or block device, a FIFO or a socket is opened and
+ * written in place, never replaced (-o /dev/null discards the output, a FIFO
+ * feeds its reader, /dev/full gives SMX_E_IO); a FIFO without a reader
+ * blocks until one opens it, as a shell redirection does.
+ * Fortran order to a stream is limited to 1 MiB of data.
  */
 SMX_API smx_status smx_npy_writer_open(const char *path, smx_dtype dtype, int ndim, const uint64_t *shape,
                                        const smx_npy_write_options *opt, smx_npy_writer **w,

@@ -33,29 +33,16 @@ smx_status smx_report_write_html(const char *path, const smx_report *r, char *er
     free(html);
     return e ? io_fail(err, errlen, "standard output", "cannot write", e) : SMX_OK;
   }
-  char *tmp;
-  int fd;
-  int e = smx_io_create_temp(path, &tmp, &fd);
+  smx_io_out o;
+  int e = smx_io_out_open(&o, path);
   if (e) {
     free(html);
-    return io_fail(err, errlen, path, "cannot create a temporary file next to it", e);
+    return io_fail(err, errlen, path, "cannot open it for writing", e);
   }
-  e = smx_io_write_full(fd, html, len);
+  e = smx_io_write_full(o.fd, html, len);
   free(html);
-  const char *what = "cannot write the temporary file";
-  if (e == 0 && fsync(fd) != 0 && errno != EINVAL) {
-    e = errno;
-    what = "cannot flush the temporary file";
-  }
-  if (close(fd) != 0 && e == 0) {
-    e = errno;
-    what = "cannot close the temporary file";
-  }
-  if (e == 0 && rename(tmp, path) != 0) {
-    e = errno;
-    what = "cannot rename the temporary file over it";
-  }
-  if (e) unlink(tmp);
-  free(tmp);
+  const char *what = "cannot write";
+  if (e) smx_io_out_abort(&o);
+  else e = smx_io_out_commit(&o, &what);
   return e ? io_fail(err, errlen, path, what, e) : SMX_OK;
 }

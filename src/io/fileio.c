@@ -5,8 +5,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -121,4 +123,69 @@ int smx_io_create_temp(const char *path, char **tmp, int *fd) {
   }
   free(name);
   return EEXIST;
+}
+
+int smx_io_is_stream_path(const char *path) {
+  struct stat st;
+  return strcmp(path, "-") != 0 && stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+int smx_io_open_stream(const char *path, int *fd) {
+  for (;;) {
+    /* no O_CREAT or O_TRUNC: the file exists and is not ours to replace */
+    int f = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (f >= 0) {
+      *fd = f;
+      return 0;
+    }
+    if (errno != EINTR) return errno;
+  }
+}
+
+int smx_io_out_open(smx_io_out *o, const char *path) {
+  memset(o, 0, sizeof *o);
+  o->fd = -1;
+  if (!strcmp(path, "-")) {
+    o->fd = STDOUT_FILENO;
+    o->stream = 1;
+    return 0;
+  }
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return EISDIR;
+    if (!S_ISREG(st.st_mode)) {
+      o->stream = o->own_fd = 1;
+      return smx_io_open_stream(path, &o->fd);
+    }
+    o->keep_mode = 1;
+    o->mode = st.st_mode & 0777;
+  }
+  o->own_fd = 1;
+  o->path = path;
+  return smx_io_create_temp(path, &o->tmp, &o->fd);
+}
+
+int smx_io_out_commit(smx_io_out *o, const char **what) {
+  int e = 0;
+  *what = "write failed";
+  if (o->own_fd && !o->stream) {
+    /* data on disk before the name points at it: a crash never shows a torn file */
+    if (o->keep_mode && fchmod(o->fd, o->mode) != 0) e = errno, *what = "cannot set the file mode";
+    else if (fsync(o->fd) != 0 && errno != EINVAL) e = errno, *what = "fsync failed";
+  }
+  if (o->own_fd && o->fd >= 0 && close(o->fd) != 0 && e == 0) e = errno, *what = "close failed";
+  o->fd = -1;
+  if (e == 0 && o->tmp && rename(o->tmp, o->path) != 0) e = errno, *what = "cannot rename the temporary file over it";
+  if (e != 0 && o->tmp) unlink(o->tmp);
+  free(o->tmp);
+  o->tmp = NULL;
+  return e;
+}
+
+void smx_io_out_abort(smx_io_out *o) {
+  if (o->own_fd && o->fd >= 0) close(o->fd);
+  o->fd = -1;
+  if (o->tmp) unlink(o->tmp);
+  free(o->tmp);
+  o->tmp = NULL;
 }

@@ -32,6 +32,8 @@ smx_status smx_io_shape_set(smx_npy_info *info, smx_dtype t, int ndim, const uin
    * absurd extent is as suspicious as a full one, and rows * cols of its
    * non-empty part must stay computable. */
   uint64_t nonzero = 1, count = 1, rows = 1;
+  int empty = 0;
+  for (int i = 0; i < ndim; i++) empty |= shape[i] == 0;
   for (int i = 0; i < ndim; i++) {
     if (shape[i] > SMX_IO_MAX_EXTENT)
       return smx_io_err(bad, err, errlen, "dimension %d is %llu (at most 2^63 - 1)", i,
@@ -40,6 +42,9 @@ smx_status smx_io_shape_set(smx_npy_info *info, smx_dtype t, int ndim, const uin
       if (nonzero > SMX_IO_MAX_EXTENT / shape[i]) {
         char s[256];
         smx_io_shape_repr(ndim, shape, s, sizeof s);
+        if (empty)  /* no elements, but NumPy refuses this shape too ("array is too big") */
+          return smx_io_err(bad, err, errlen, "shape %s is too big: its non-zero dimensions multiply to more than 2^63 - 1",
+                            s);
         return smx_io_err(bad, err, errlen, "shape %s has more than 2^63 - 1 elements", s);
       }
       nonzero *= shape[i];

@@ -29,9 +29,10 @@
 
 struct smx_npy_writer {
   int fd;
-  int to_stdout;
+  int stream;             /* written in order, in place: stdout, a device, a FIFO     */
+  int own_fd;             /* fd is ours to close (everything but stdout)              */
   char *path;             /* the destination; NULL for stdout                        */
-  char *tmp;              /* the temporary file; NULL for stdout                      */
+  char *tmp;              /* the temporary file; NULL for a stream                    */
   const char *name;       /* for messages                                             */
   int keep_mode;          /* the destination existed: give the new file its mode      */
   mode_t mode;
@@ -55,7 +56,7 @@ static smx_status io_fail(smx_npy_writer *w, int e, const char *what, char *err,
 /* Frees everything; removes the temporary file unless it was renamed. */
 static void destroy(smx_npy_writer *w) {
   if (w == NULL) return;
-  if (!w->to_stdout && w->fd >= 0) close(w->fd);
+  if (w->own_fd && w->fd >= 0) close(w->fd);
   if (w->tmp) unlink(w->tmp);
   free(w->tmp);
   free(w->path);
@@ -86,7 +87,8 @@ smx_status smx_npy_writer_open(const char *path, smx_dtype dtype, int ndim, cons
   smx_npy_writer *w = calloc(1, sizeof *w);
   if (w == NULL) return smx_io_err(SMX_E_NOMEM, err, errlen, "%s: out of memory", name);
   w->fd = -1;
-  w->to_stdout = to_stdout;
+  w->stream = to_stdout || smx_io_is_stream_path(path);
+  w->own_fd = !to_stdout;
   w->name = "<stdout>";
   smx_status s;
   if (!to_stdout) {
@@ -125,13 +127,18 @@ smx_status smx_npy_writer_open(const char *path, smx_dtype dtype, int ndim, cons
     goto fail;
   }
 
-  if (to_stdout) {
+  if (w->stream) {
     if (!w->c_layout && w->whole == NULL) {
       s = smx_io_err(SMX_E_INVALID_ARG, err, errlen,
                      "%s: a Fortran-order array of more than 1 MiB cannot be written to a stream", w->name);
       goto fail;
     }
-    w->fd = STDOUT_FILENO;
+    int e = to_stdout ? 0 : smx_io_open_stream(path, &w->fd);
+    if (to_stdout) w->fd = STDOUT_FILENO;
+    if (e != 0) {
+      s = io_fail(w, e, "cannot open it for writing", err, errlen);
+      goto fail;
+    }
   } else {
     struct stat st;
     if (stat(path, &st) == 0) {
@@ -279,7 +286,7 @@ static smx_status write_elems(smx_npy_writer *w, uint64_t e0, const void *src, s
   if (kind == 2 && in->dtype != SMX_DTYPE_F16)
     return smx_io_err(SMX_E_INVALID_ARG, err, errlen, "%s: float16 bits given for %s data", w->name,
                       smx_dtype_name(in->dtype));
-  if (w->to_stdout && e0 != w->elems_done)
+  if (w->stream && e0 != w->elems_done)
     return smx_io_err(SMX_E_INVALID_ARG, err, errlen, "%s: a stream is written in order: element %llu is next, not %llu",
                       w->name, (unsigned long long)w->elems_done, (unsigned long long)e0);
   if (n == 0) return SMX_OK;
@@ -295,7 +302,7 @@ static smx_status write_elems(smx_npy_writer *w, uint64_t e0, const void *src, s
   size_t src_size = kind == 2 ? 2 : kind == 1 ? 8 : 4;
   int e;
   if (w->whole == NULL && src_size == w->isz && smx_io_native_float(in->dtype, in->big_endian)) {
-    e = w->to_stdout ? smx_io_write_full(w->fd, src, n * w->isz)
+    e = w->stream ? smx_io_write_full(w->fd, src, n * w->isz)
                      : smx_io_pwrite_full(w->fd, src, n * w->isz, in->data_offset + e0 * w->isz);
     if (e != 0) return io_fail(w, e, "write failed", err, errlen);
   } else {
@@ -306,7 +313,7 @@ static smx_status write_elems(smx_npy_writer *w, uint64_t e0, const void *src, s
       if (kind == 2) smx_io_encode_f16_bits(in->big_endian, (const uint16_t *)src + done, k, dst);
       else encode(w, src, done, 1, k, dst, kind);
       if (w->whole) continue;
-      e = w->to_stdout ? smx_io_write_full(w->fd, dst, k * w->isz)
+      e = w->stream ? smx_io_write_full(w->fd, dst, k * w->isz)
                        : smx_io_pwrite_full(w->fd, dst, k * w->isz, in->data_offset + (e0 + done) * w->isz);
       if (e != 0) return io_fail(w, e, "write failed", err, errlen);
     }
@@ -333,7 +340,7 @@ smx_status smx_npy_write_elems_f16(smx_npy_writer *w, uint64_t e0, const uint16_
 smx_status smx_npy_writer_finish(smx_npy_writer *w, char *err, size_t errlen) {
   if (w == NULL) return smx_io_err(SMX_E_INVALID_ARG, err, errlen, "smx_npy_writer_finish: NULL writer");
   smx_status s = SMX_OK;
-  const char *left = w->to_stdout ? "" : " (the destination was left as it was)";
+  const char *left = w->stream ? "" : " (the destination was left as it was)";
   int e;
   if (w->failed) {
     s = smx_io_err(SMX_E_IO, err, errlen, "%s: an earlier write failed%s", w->name, left);
@@ -342,7 +349,13 @@ smx_status smx_npy_writer_finish(smx_npy_writer *w, char *err, size_t errlen) {
                    (unsigned long long)w->rows_done, (unsigned long long)w->info.rows, left);
   } else if (w->whole && (e = smx_io_write_full(w->fd, w->whole, (size_t)w->info.data_bytes)) != 0) {
     s = io_fail(w, e, "write failed", err, errlen);
-  } else if (!w->to_stdout) {
+  } else if (w->stream) {
+    if (w->own_fd) {  /* a device reports some errors (no space, EIO) only at close */
+      e = close(w->fd) != 0 ? errno : 0;
+      w->fd = -1;
+      if (e != 0) s = io_fail(w, e, "close failed", err, errlen);
+    }
+  } else {
     /* Data on disk before the name points at it: a crash never shows a torn file. */
     if (w->keep_mode && fchmod(w->fd, w->mode) != 0) s = io_fail(w, errno, "cannot set the file mode", err, errlen);
     else if (fsync(w->fd) != 0) s = io_fail(w, errno, "fsync failed", err, errlen);

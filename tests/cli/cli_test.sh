@@ -93,7 +93,7 @@ expect "csv: long line" 2 "" "smx: $tmp/long.csv: line 3, column 3: extra value 
 printf '1,,3\n' > "$tmp/hole.csv"
 expect "csv: empty value" 2 "" "smx: $tmp/hole.csv: line 1, column 2: empty value" -- softmax "$tmp/hole.csv" -o "$tmp/keep.csv"
 printf '1\t2\n3\t4\n' > "$tmp/tabs.csv"
-expect "csv: tabs are not commas" 2 "" "smx: $tmp/tabs.csv: line 1, column 1: '1	2' is not a number" -- softmax "$tmp/tabs.csv" -o "$tmp/keep.csv"
+expect "csv: tabs are not commas" 2 "" "smx: $tmp/tabs.csv: line 1, column 1: '1\\t2' is not a number" -- softmax "$tmp/tabs.csv" -o "$tmp/keep.csv"
 : > "$tmp/empty.csv"
 expect "csv: empty file" 2 "" "smx: $tmp/empty.csv: no numbers in the input" -- softmax "$tmp/empty.csv" -o "$tmp/keep.csv"
 expect "csv: empty stdin" 2 "" "smx: <stdin>: no numbers in the input" -- softmax --in-format csv - -o "$tmp/keep.csv" < /dev/null

@@ -568,7 +568,7 @@ static void test_bad_headers(void) {
     { 1, "{" D F "'shape': (9223372036854775808,), }\n", "exceeds 2^63 - 1" },
     { 1, "{" D F "'shape': (99999999999999999999999999,), }\n", "exceeds 2^63 - 1" },
     { 1, "{" D F "'shape': (4294967296, 4294967296), }\n", "more than 2^63 - 1 elements" },
-    { 1, "{" D F "'shape': (0, 4294967296, 4294967296), }\n", "more than 2^63 - 1 elements" },
+    { 1, "{" D F "'shape': (0, 4294967296, 4294967296), }\n", "non-zero dimensions multiply to more than 2^63 - 1" },
     { 1, "{'descr': '<f8', " F "'shape': (2305843009213693952,), }\n", "needs more than 2^63 - 1 bytes" },
     { 1, "{" D F "'shape': (1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1), }\n",
       "more than 32 dimensions" },

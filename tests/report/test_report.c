@@ -744,9 +744,9 @@ static void test_write(void) {
         "missing directory: %s", err);
   snprintf(path, sizeof path, "%s/sub", dir);
   mkdir(path, 0700);
-  CHECK(smx_report_write_html(path, &r, err, sizeof err) == SMX_E_IO && strstr(err, "rename"), "target is a directory: %s",
+  CHECK(smx_report_write_html(path, &r, err, sizeof err) == SMX_E_IO && strstr(err, "Is a directory"), "target is a directory: %s",
         err);
-  CHECK(dir_entries(dir) == 2 && dir_entries(path) == 0, "no temporary file after a failed rename");
+  CHECK(dir_entries(dir) == 2 && dir_entries(path) == 0, "no temporary file after refusing a directory");
   rmdir(path);
   snprintf(path, sizeof path, "%s/out.html", dir);
   unlink(path);
