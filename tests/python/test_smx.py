@@ -238,6 +238,25 @@ class TestValues(Case):
         x = randn((2, 8), np.float32)
         np.testing.assert_array_equal(smx.softmax(x, temperature=2), smx.softmax(x, temperature=2.0))
 
+    def test_subnormal_and_tiny_temperatures(self):
+        # Any positive finite T is accepted; below the float range of 1/T the
+        # result is the T -> 0 limit, the same for every dtype: the f64 answer
+        # rounded (softmax 1/k on the k maxima, log-softmax -log k there and
+        # -inf elsewhere, logsumexp max/T + log k, +-inf beyond the range).
+        rows = np.array([[1, 3, 3, -2, -np.inf, 2.75], [0, -1, 0, -5, -0.5, -2], [-7, -9, -8, -7.5, -10, -11]])
+        for T in (5e-324, 1e-310, 8e-309, 1e-308, 2.2250738585072014e-308, 1e-300, 1e-100, 1e-40):
+            for dtype in DTYPES:
+                x = rows.astype(dtype)
+                with self.subTest(T=T, dtype=dtype):
+                    sm = smx.softmax(x, temperature=T)
+                    np.testing.assert_array_equal(sm, np.array([[0, .5, .5, 0, 0, 0], [.5, 0, .5, 0, 0, 0],
+                                                                [1, 0, 0, 0, 0, 0]], dtype))
+                    ref_ls = smx.log_softmax(rows, temperature=T).astype(dtype)
+                    ref_lse = smx.logsumexp(rows, temperature=T).astype(dtype)
+                    np.testing.assert_allclose(smx.log_softmax(x, temperature=T), ref_ls, rtol=1e-3)
+                    np.testing.assert_allclose(smx.logsumexp(x, temperature=T), ref_lse, rtol=1e-6)
+                    self.assertFalse(np.isnan(smx.log_softmax(x, temperature=T)).any())
+
     def test_algorithms(self):
         for dtype in DTYPES:
             x = randn((6, 2000), dtype, scale=10)
