@@ -9,6 +9,8 @@ double (float64 inputs). Where smx deliberately differs from scipy and torch
 (rows of all -inf, +inf entries) the test says so and asserts both sides.
 """
 import os
+import subprocess
+import sys
 import threading
 import time
 import unittest
@@ -226,6 +228,28 @@ class TestValues(Case):
                     # element, like np.logaddexp.reduce (scipy raises instead).
                     self.assertEqual(lse.dtype, dtype)
                     np.testing.assert_array_equal(lse, np.logaddexp.reduce(x, axis=axis))
+
+    def test_empty_axis_costs_nothing(self):
+        # An empty axis: softmax / log-softmax have nothing to compute, whatever
+        # the number of (empty) rows, and allocate nothing; logsumexp is -inf
+        # per row, O(output). Run in a child so that a slow walk fails by timeout.
+        code = (
+            "import numpy as np, smx\n"
+            "for dt in (np.float16, np.float32, np.float64):\n"
+            "    for shape in ((2**40, 0), (2**20, 2**20, 0), (0, 2**40)):\n"
+            "        x = np.zeros(shape, dt)\n"
+            "        for f in (smx.softmax, smx.log_softmax):\n"
+            "            for axis in (-1, 0):\n"
+            "                assert f(x, axis=axis).shape == shape\n"
+            "    x = np.zeros((2**24, 0), dt)\n"
+            "    l = smx.logsumexp(x)\n"
+            "    assert l.shape == (2**24,) and l.dtype == dt and np.all(l == -np.inf)\n"
+            "    assert smx.logsumexp(x, keepdims=True).shape == (2**24, 1)\n"
+            "    assert smx.logsumexp(np.zeros((2**12, 2**12, 0), dt), axis=-1).shape == (2**12, 2**12)\n"
+        )
+        start = time.monotonic()
+        subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+        self.assertLess(time.monotonic() - start, 20.0)
 
     def test_temperatures(self):
         for dtype in DTYPES:
