@@ -195,6 +195,8 @@ static smx_status adaptive_ece(const smx_calib_acc *a, double *out) {
 
 smx_status smx_calib_result(const smx_calib_acc *a, smx_calibration *out, smx_reliability_bin *bins_out) {
   if (!a || !out || a->n == 0) return SMX_E_INVALID_ARG;
+  /* two outputs: the summary must not lie inside the diagram */
+  if (bins_out && smx_lm_overlap(out, sizeof *out, bins_out, a->M * sizeof *bins_out)) return SMX_E_INVALID_ARG;
   smx_calibration c;
   double n = (double)a->n;
   c.n = a->n;

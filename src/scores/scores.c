@@ -310,6 +310,9 @@ smx_status smx_scores_multi_rows_f32(size_t nkinds, const smx_score_kind *kinds,
     p[k] = params ? params[k] : z;
     smx_status st = check_call(kinds[k], x, ldx, rows, cols, &p[k], rows ? out[k] : NULL);
     if (st != SMX_OK) return st;
+    /* each score has its own output: two that overlap would be written over each other */
+    for (size_t q = 0; rows && q < k; q++)
+      if (smx_lm_overlap(out[q], rows * sizeof(double), out[k], rows * sizeof(double))) return SMX_E_INVALID_ARG;
   }
   if (rows == 0) return SMX_OK;
   /* the double-path kinds share one row of exponentials per distinct temperature */
@@ -372,6 +375,7 @@ smx_status smx_kl_templates_accumulate_f32(const float *x, size_t ldx, size_t ro
   if (!x || !sums || !counts || cols == 0 || ldx < cols) return SMX_E_INVALID_ARG;
   if (!smx_lm_span(rows, cols, ldx, sizeof(float)) || cols > (size_t)PTRDIFF_MAX / sizeof(double) / cols)
     return SMX_E_INVALID_ARG;
+  if (smx_lm_overlap(sums, cols * cols * sizeof(double), counts, cols * sizeof(uint64_t))) return SMX_E_INVALID_ARG;
   double *e = malloc(cols * sizeof(double));
   if (!e) return SMX_E_NOMEM;
   for (size_t r = 0; r < rows; r++) {
@@ -405,6 +409,7 @@ smx_status smx_kl_templates_fit_f32(const float *x, size_t ldx, size_t rows, siz
   if (cols == 0 && rows == 0) return SMX_OK;
   if (!templates || cols == 0 || (rows && (!x || ldx < cols)) || cols > (size_t)PTRDIFF_MAX / sizeof(double) / cols)
     return SMX_E_INVALID_ARG;
+  if (used && smx_lm_overlap(templates, cols * cols * sizeof(double), used, sizeof *used)) return SMX_E_INVALID_ARG;
   double *sums = calloc(cols * cols, sizeof(double));
   uint64_t *counts = calloc(cols, sizeof(uint64_t));
   smx_status s = (sums && counts) ? smx_kl_templates_accumulate_f32(x, ldx, rows, cols, sums, counts) : SMX_E_NOMEM;

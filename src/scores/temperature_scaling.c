@@ -58,6 +58,7 @@ static void eval_nll(const val_set *v, double b, double *nll, double *g, double 
 smx_status smx_temperature_fit_f32(const float *x, size_t ldx, size_t rows, size_t cols, const int32_t *labels,
                                    double *T, smx_ts_info *info) {
   if (!x || !labels || !T || rows == 0 || cols == 0 || ldx < cols) return SMX_E_INVALID_ARG;
+  if (info && smx_lm_overlap(T, sizeof *T, info, sizeof *info)) return SMX_E_INVALID_ARG;
   if (!smx_lm_span(rows, cols, ldx, sizeof(float)) || cols > (size_t)PTRDIFF_MAX / sizeof(double) ||
       rows > (size_t)PTRDIFF_MAX / sizeof(int32_t))
     return SMX_E_INVALID_ARG;
