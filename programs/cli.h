@@ -21,6 +21,14 @@ int smx_cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2
 /* s with control bytes written as \r, \t, \n or \xNN (programs/cli_message.c). */
 void smx_cli_put_escaped(FILE *f, const char *s);
 
+/* A whole-string finite number (subnormals included: strtod's ERANGE for them
+ * is not an error); 0 if v is not one. programs/cli_number.c */
+int smx_cli_parse_number(const char *v, double *out);
+/* The temperature rule of every command: any positive finite number. */
+int smx_cli_parse_temperature(const char *v, double *out);
+/* The one message for a refused temperature option; returns SMX_CLI_EXIT_USAGE. */
+int smx_cli_temperature_error(const char *opt, const char *v);
+
 int smx_cmd_rows(const char *cmd, int argc, char **argv);
 int smx_cmd_xent(int argc, char **argv);   /* programs/cmd_xent.c */
 int smx_cmd_topk(int argc, char **argv);     /* programs/cmd_topk.c   */

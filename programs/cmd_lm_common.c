@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cmd_lm_common.h"
 
 
@@ -20,10 +21,8 @@ int smx_lm_parse_u64(const char *v, uint64_t lo, uint64_t hi, uint64_t *out) {
 
 int smx_lm_parse_double(const char *v, double lo, double hi, double *out) {
   if (!v || !*v) return 0;
-  char *end;
-  errno = 0;
-  double d = strtod(v, &end);
-  if (*end || errno || !(d >= lo && d <= hi)) return 0;
+  double d;
+  if (!smx_cli_parse_number(v, &d) || !(d >= lo && d <= hi)) return 0;
   *out = d;
   return 1;
 }

@@ -83,12 +83,9 @@ int smx_cmd_rows(const char *cmd, int argc, char **argv) {
       if (!v) return smx_cli_usage_error("%s needs a file name", a);
       out = v; i++;
     } else if (!strcmp(a, "--temperature") || !strcmp(a, "-t")) {
-      char *end;
       if (!v) return smx_cli_usage_error("%s needs a value", a);
-      errno = 0;
-      double t = strtod(v, &end);
-      if (*end || errno || !(t > 0.0) || !(t <= 1.7e308)) return smx_cli_usage_error("--temperature must be a positive finite number, not '%s'", v);
-      o.temperature = t; i++;
+      if (!smx_cli_parse_temperature(v, &o.temperature)) return smx_cli_temperature_error("--temperature", v);
+      i++;
     } else if (!strcmp(a, "--algo")) {
       if (!v || !parse_algo(v, &o.algo)) return smx_cli_usage_error("--algo must be auto, three-pass, two-pass or online");
       i++;

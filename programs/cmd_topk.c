@@ -36,10 +36,8 @@ int smx_cmd_topk(int argc, char **argv) {
       if (!smx_lm_parse_u64(v, 0, (uint64_t)1 << 62, &k)) return smx_cli_usage_error("-k must be a whole number >= 0");
       have_k = 1; i++;
     } else if (!strcmp(a, "--temperature") || !strcmp(a, "-t")) {
-      double t;
-      if (!smx_lm_parse_double(v, 4.9e-324, 1.7976931348623157e308, &t))
-        return smx_cli_usage_error("--temperature must be a positive finite number, not '%s'", v ? v : "");
-      o.temperature = t; i++;
+      if (!smx_cli_parse_temperature(v, &o.temperature)) return smx_cli_temperature_error("--temperature", v);
+      i++;
     } else if (!strcmp(a, "--threads")) {
       uint64_t n;
       if (!smx_lm_parse_u64(v, 1, 256, &n)) return smx_cli_usage_error("--threads must be a whole number from 1 to 256");

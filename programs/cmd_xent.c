@@ -105,8 +105,7 @@ int smx_cmd_xent(int argc, char **argv) {
       if (!smx_lm_parse_double(v, 0.0, 1.7e308, &o.z_loss)) return smx_cli_usage_error("--z-loss must be a number >= 0");
       i++;
     } else if (!strcmp(a, "--temperature") || !strcmp(a, "-t")) {
-      if (!smx_lm_parse_double(v, 0x1p-1074, 1.7e308, &o.temperature))
-        return smx_cli_usage_error("--temperature must be a positive finite number, not '%s'", v ? v : "");
+      if (!smx_cli_parse_temperature(v, &o.temperature)) return smx_cli_temperature_error("--temperature", v);
       i++;
     } else if (!strcmp(a, "--threads")) {
       char *end;

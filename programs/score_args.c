@@ -11,12 +11,16 @@
 
 void smx_score_args_init(smx_score_args *a) { memset(a, 0, sizeof *a); }
 
-static int positive(const char *opt, const char *v, double max, double *out) {
-  char *end;
+static int temperature(const char *opt, const char *v, double *out) {
   if (!v) return smx_cli_usage_error("%s needs a value", opt), -1;
-  errno = 0;
-  double t = strtod(v, &end);
-  if (*end || errno || !(t > 0.0) || !(t <= max)) {
+  if (!smx_cli_parse_temperature(v, out)) return smx_cli_temperature_error(opt, v), -1;
+  return 1;
+}
+
+static int positive(const char *opt, const char *v, double max, double *out) {
+  double t;
+  if (!v) return smx_cli_usage_error("%s needs a value", opt), -1;
+  if (!smx_cli_parse_number(v, &t) || !(t > 0.0) || !(t <= max)) {
     smx_cli_usage_error("%s must be a number in (0, %g], not '%s'", opt, max, v);
     return -1;
   }
@@ -26,8 +30,8 @@ static int positive(const char *opt, const char *v, double max, double *out) {
 
 int smx_score_args_parse(smx_score_args *a, const char *opt, const char *v, int *used) {
   *used = 1;
-  if (!strcmp(opt, "--temperature") || !strcmp(opt, "-t")) return positive(opt, v, DBL_MAX, &a->temperature);
-  if (!strcmp(opt, "--odin-temperature")) return positive(opt, v, DBL_MAX, &a->odin_temperature);
+  if (!strcmp(opt, "--temperature") || !strcmp(opt, "-t")) return temperature("--temperature", v, &a->temperature);
+  if (!strcmp(opt, "--odin-temperature")) return temperature(opt, v, &a->odin_temperature);
   if (!strcmp(opt, "--gen-gamma")) return positive(opt, v, 1.0, &a->gamma);
   if (!strcmp(opt, "--gen-m")) {
     char *end;

@@ -44,6 +44,11 @@
  *  log-softmax value beyond the float range is -inf (its correct rounding).
  *  Any positive finite temperature is accepted; when log2(e)/T leaves
  *  [2^-100, 2^100] the scalar kernels, which carry it in double, are used.
+ *  Down to the smallest subnormal T the results are those of f64 rounded:
+ *  softmax 1/k on the k entries equal to the max and +0 elsewhere, log-softmax
+ *  -log(k) there and -inf (beyond the float range) elsewhere, log-sum-exp
+ *  max/T + log(k) (+-inf once beyond the float range). The same holds for
+ *  f16 / bf16 and for every other function that takes a temperature.
  *
  *  Results are bitwise identical for every thread count. They may differ in the
  *  last bits between ISAs (each ISA meets the same bound).

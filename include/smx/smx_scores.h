@@ -123,7 +123,7 @@ SMX_API smx_status smx_scores_rows_f32(smx_score_kind kind, const float *x, size
  * SMX_SCORE_FLAG_DOUBLE, neg_entropy, margin_prob, gen, kl_matching and
  * nonuniformity all use T = 1). At most SMX_SCORES_MULTI_MAX kinds; every
  * (kind, params, out[k]) is checked as in smx_scores_rows_f32 before anything
- * is written.
+ * is written; outputs that overlap each other are SMX_E_INVALID_ARG.
  */
 #define SMX_SCORES_MULTI_MAX 32
 SMX_API smx_status smx_scores_multi_rows_f32(size_t nkinds, const smx_score_kind *kinds,

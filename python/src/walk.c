@@ -6,6 +6,7 @@
 
 #include "runtime/thread_pool.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,10 +251,35 @@ static smx_status run_team(const walker *proto, size_t total, int threads) {
   return s;
 }
 
+/* An empty axis: softmax and log-softmax have nothing to write, and each
+ * log-sum-exp is that of an empty row (-inf, as the library gives). Written
+ * here, one store per output, so that the work never grows with the number
+ * of empty rows beyond the outputs themselves. */
+static smx_status fill_empty_lse(smx_py_job *j) {
+  float f = -INFINITY;
+  double d = -INFINITY;
+  const void *v = smx_py_lse_size(j->dtype) == sizeof(double) ? (const void *)&d : (const void *)&f;
+  size_t idx[SMX_PY_MAX_DIMS] = {0};
+  char *y = j->y;
+  for (;;) {
+    smx_py_store_lse(j->dtype, v, 0, y);
+    int d0 = j->outer - 1;
+    while (d0 >= 0) {
+      y += j->ys[d0];
+      if (++idx[d0] < j->shape[d0]) break;
+      y -= (ptrdiff_t)j->shape[d0] * j->ys[d0];
+      idx[d0] = 0;
+      d0--;
+    }
+    if (d0 < 0) return SMX_OK;
+  }
+}
+
 smx_status smx_py_run(smx_py_job *j) {
   walker w = {j, j->opt, smx_py_elem_size(j->dtype), NULL, NULL, 0, 0, 0};
   size_t es = w.es, n = j->n;
   if (!simplify(j)) return SMX_OK; /* no rows */
+  if (n == 0) return j->op == SMX_PY_LOGSUMEXP ? fill_empty_lse(j) : SMX_OK;
   if (n <= 1) j->x_axis = j->y_axis = (ptrdiff_t)es; /* the stride of a short axis is irrelevant */
   int lse = j->op == SMX_PY_LOGSUMEXP;
   int gather = j->x_axis != (ptrdiff_t)es || (!lse && j->y_axis != (ptrdiff_t)es);

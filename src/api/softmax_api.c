@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "api/algo_select.h"
+#include "api/f32_temperature.h"
 #include "api/f64_row.h"
 #include "api/half_row.h"
 #include "api/options.h"
@@ -97,11 +98,7 @@ static smx_status run_rows(smx_op op, smx_elem elem, const void *x, size_t ldx, 
     if (!exact && ranges_overlap(x, xs * es, y, ys * es)) return SMX_E_INVALID_ARG;
   }
 
-  const smx_f32_ukernels *k = smx_dispatch_f32();
-  /* a temperature so extreme that log2(e)/T leaves the float range: the
-   * scalar kernels carry it in double */
-  double c = 1.4426950408889634 / o.temperature;
-  if (!(c >= 0x1p-100 && c <= 0x1p100)) k = &smx_f32_ukernels_scalar;
+  const smx_f32_ukernels *k = smx_f32_kernels_for(o.temperature);
   smx_algo algo = o.algo == SMX_ALGO_AUTO ? smx_algo_auto(op, rows, cols, k->isa) : o.algo;
   const smx_f64_ukernels *kd = smx_dispatch_f64();
   if (elem == SMX_ELEM_F64) {

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <pthread.h>
 
+#include "api/f32_temperature.h"
 #include "api/softmax_row.h"
 #include "math/exp2_poly.h"
 #include "runtime/reduce_state.h"
@@ -37,7 +38,7 @@ static void unit_init(void) { expc_init(&unit_expc, 1.0); }
 
 void smx_row_params_init(smx_row_params *p, const smx_f32_ukernels *k, smx_op op, smx_algo algo,
                          double temperature, uint32_t flags, int threads) {
-  double t = temperature == 0.0 ? 1.0 : temperature;
+  double t = smx_f32_temperature(temperature == 0.0 ? 1.0 : temperature);
   if (t == 1.0) {
     pthread_once(&unit_once, unit_init);   /* T = 1, the common case: computed once */
     p->c = unit_expc;

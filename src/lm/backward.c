@@ -4,6 +4,7 @@
  * passes (a reduction in double, then the elementwise kernel of
  * src/kernels/f32-xent/). f16 / bf16 rows go through small stack buffers.
  */
+#include <float.h>
 #include <math.h>
 
 #include "api/half_row.h"
@@ -23,13 +24,34 @@ typedef struct bwd_job {
   void *dx;
   size_t ldy, lddy, lddx, rows, cols, per;
   float s;               /* 1/T */
+  double t_div;          /* T when 1/T overflows float (then used as a divisor), else 0 */
   const smx_xent_ukernels *k;
   const smx_cvt_ukernels *cv;
 } bwd_job;
 
+/* double to float without undefined behaviour beyond the float range */
+static float to_float(double v) { return v > FLT_MAX ? INFINITY : v < -FLT_MAX ? -INFINITY : (float)v; }
+
+/* The elementwise step for a T so small that 1/T overflows float: each value
+ * is formed in double and divided by T, so a zero numerator (a masked entry)
+ * stays 0 instead of becoming 0 * inf = NaN. */
+static void bwd_div(const bwd_job *j, size_t n, const float *y, const float *dy, float *dx, double red) {
+  for (size_t i = 0; i < n; i++) {
+    double v;
+    if (j->logsm) {
+      double yi = y[i] > 200.0f ? 200.0 : (double)y[i];   /* as the kernels: y_i above 88 only needs to be large */
+      v = (double)dy[i] - exp(yi) * red;
+    } else {
+      v = (double)y[i] * ((double)dy[i] - red);
+    }
+    dx[i] = to_float(v / j->t_div);
+  }
+}
+
 static void row_f32(const bwd_job *j, const float *y, const float *dy, float *dx) {
   size_t n = j->cols;
-  if (j->logsm) j->k->vlogsoftmax_bwd(n, y, dy, dx, (float)j->k->rsum(n, dy), j->s);
+  if (j->t_div != 0.0) bwd_div(j, n, y, dy, dx, j->logsm ? j->k->rsum(n, dy) : j->k->rdot(n, y, dy));
+  else if (j->logsm) j->k->vlogsoftmax_bwd(n, y, dy, dx, (float)j->k->rsum(n, dy), j->s);
   else j->k->vsoftmax_bwd(n, y, dy, dx, (float)j->k->rdot(n, y, dy), j->s);
 }
 
@@ -49,7 +71,8 @@ static void row_half(const bwd_job *j, const uint16_t *y, const uint16_t *dy, ui
     size_t len = n - i < SMX_BWD_BLOCK ? n - i : SMX_BWD_BLOCK;
     to(len, y + i, a);
     to(len, dy + i, b);
-    if (j->logsm) j->k->vlogsoftmax_bwd(len, a, b, b, (float)red, j->s);
+    if (j->t_div != 0.0) bwd_div(j, len, a, b, b, red);
+    else if (j->logsm) j->k->vlogsoftmax_bwd(len, a, b, b, (float)red, j->s);
     else j->k->vsoftmax_bwd(len, a, b, b, (float)red, j->s);
     from(len, b, dx + i);
   }
@@ -98,7 +121,8 @@ static smx_status run_bwd(int logsm, smx_elem elem, const void *y, size_t ldy, c
   j.lddx = lddx;
   j.rows = rows;
   j.cols = cols;
-  j.s = (float)(1.0 / t);
+  j.t_div = 1.0 / t > FLT_MAX ? t : 0.0;
+  j.s = j.t_div != 0.0 ? 1.0f : (float)(1.0 / t);
   j.k = smx_dispatch_xent();
   j.cv = smx_dispatch_cvt();
   if (rows * cols < ((size_t)1 << 14) || rows < 2) threads = 1;   /* not worth waking the pool */

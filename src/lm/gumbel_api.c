@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "api/f32_temperature.h"
 #include "api/half_row.h"
 #include "api/options.h"
 #include "api/softmax_row.h"
@@ -117,9 +118,7 @@ static smx_status run_gumbel(smx_elem elem, const void *x, size_t ldx, void *har
     return SMX_E_INVALID_ARG;
 
   gumbel_job j;
-  const smx_f32_ukernels *k = smx_dispatch_f32();
-  double c = 1.4426950408889634 / tau;
-  if (!(c >= 0x1p-100 && c <= 0x1p100)) k = &smx_f32_ukernels_scalar;
+  const smx_f32_ukernels *k = smx_f32_kernels_for(tau);
   smx_row_params_init(&j.p, k, SMX_OP_SOFTMAX, SMX_ALGO_THREE_PASS, tau, o.flags, 1);
   j.elem = elem;
   j.x = x;
@@ -195,7 +194,11 @@ smx_status smx_gumbel_softmax_backward_rows_f32(const float *y, size_t ldy, cons
     float *xr = dx + r * lddx;
     double dot = 0.0;
     for (size_t i = 0; i < cols; i++) dot += (double)gr[i] * (double)yr[i];
-    for (size_t i = 0; i < cols; i++) xr[i] = to_float((double)yr[i] * ((double)gr[i] - dot) * inv_tau);
+    for (size_t i = 0; i < cols; i++) {
+      double v = (double)yr[i] * ((double)gr[i] - dot);
+      /* a subnormal tau makes 1/tau infinite: divide instead, so that 0 stays 0 */
+      xr[i] = to_float(inv_tau < INFINITY ? v * inv_tau : v / tau);
+    }
   }
   return SMX_OK;
 }

@@ -5,6 +5,7 @@
  */
 #include <math.h>
 
+#include "api/f32_temperature.h"
 #include "api/half_row.h"
 #include "api/options.h"
 #include "api/softmax_row.h"
@@ -68,9 +69,7 @@ static smx_status run_sample(smx_elem elem, const void *x, size_t ldx, size_t ro
   sample_job j;
   int greedy = sp->greedy || t == 0.0;
   double tt = greedy ? 1.0 : t;
-  j.cfg.k = smx_dispatch_f32();
-  double c = 1.4426950408889634 / tt;
-  if (!(c >= 0x1p-100 && c <= 0x1p100)) j.cfg.k = &smx_f32_ukernels_scalar;   /* as smx.h */
+  j.cfg.k = smx_f32_kernels_for(tt);
   j.cfg.tk = smx_dispatch_topk();
   smx_row_params p;
   smx_row_params_init(&p, j.cfg.k, SMX_OP_SOFTMAX, SMX_ALGO_THREE_PASS, tt, 0, 1);

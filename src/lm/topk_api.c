@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 
+#include "api/f32_temperature.h"
 #include "api/options.h"
 #include "lm/lm_args.h"
 #include "lm/topk_row.h"
@@ -124,10 +125,7 @@ static smx_status run_topk(smx_topk_op op, smx_elem elem, const void *x, size_t 
     return SMX_E_INVALID_ARG;
 
   rows_job j;
-  j.cfg.k = smx_dispatch_f32();
-  /* log2(e)/T outside the float range: the scalar kernels carry it in double (as smx.h) */
-  double c = 1.4426950408889634 / o.temperature;
-  if (!(c >= 0x1p-100 && c <= 0x1p100)) j.cfg.k = &smx_f32_ukernels_scalar;
+  j.cfg.k = smx_f32_kernels_for(o.temperature);
   j.cfg.tk = smx_dispatch_topk();
   j.cfg.cv = smx_dispatch_cvt();
   j.cfg.op = op;

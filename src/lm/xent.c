@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "api/f32_temperature.h"
 #include "api/options.h"
 #include "kernels/f32-xent/ukernels.h"
 #include "lm/lm_args.h"
@@ -100,17 +101,14 @@ static smx_status run_xent(smx_elem elem, const void *logits, size_t ld, size_t 
     j.row_loss = malloc(rows * sizeof(double));
     if (!j.row_loss) return SMX_E_NOMEM;
   }
-  const smx_f32_ukernels *k = smx_dispatch_f32();
-  /* log2(e)/T outside the float range: the scalar kernels carry it in double */
-  double c = 1.4426950408889634 / temp;
-  if (!(c >= 0x1p-100 && c <= 0x1p100)) k = &smx_f32_ukernels_scalar;
+  const smx_f32_ukernels *k = smx_f32_kernels_for(temp);
   smx_row_params rp;
   smx_row_params_init(&rp, k, SMX_OP_LOGSUMEXP, SMX_ALGO_ONLINE, temp, 0, 1);
   j.p.k = k;
   j.p.g = smx_xent_ukernels_for(k);
   j.p.cv = smx_dispatch_cvt();
   j.p.c = rp.c;
-  j.p.inv_t = 1.0 / temp;
+  j.p.inv_t = rp.inv_t_d;
   j.p.eps = o->label_smoothing;
   j.p.z = o->z_loss;
   double up = o->grad_scale == 0.0 ? 1.0 : o->grad_scale;

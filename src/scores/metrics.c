@@ -160,7 +160,10 @@ static smx_status check_args(const void *id, size_t n_id, const void *ood, size_
   if (!out || !id || !ood || n_id == 0 || n_ood == 0) return SMX_E_INVALID_ARG;
   if (*tpr == 0.0) *tpr = 0.95;
   if (!(*tpr > 0.0 && *tpr <= 1.0)) return SMX_E_INVALID_ARG;
-  if (n_id > SIZE_MAX / 16 - n_ood) return SMX_E_INVALID_ARG;
+  /* the two sort buffers hold 16 bytes per score; each count is bounded
+   * first, so that the subtraction cannot wrap */
+  const size_t lim = (size_t)PTRDIFF_MAX / 16;
+  if (n_ood > lim || n_id > lim - n_ood) return SMX_E_INVALID_ARG;
   return SMX_OK;
 }
 

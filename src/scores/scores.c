@@ -18,6 +18,7 @@
 #include "api/softmax_row.h"
 #include "runtime/dispatch.h"
 #include "scores/exp_neg_f64.h"
+#include "lm/lm_args.h"
 #include "smx/smx_scores.h"
 
 static const struct { smx_score_kind kind; const char *name; } names[] = {
@@ -222,12 +223,14 @@ static smx_status check_call(smx_score_kind kind, const float *x, size_t ldx, si
   if (!smx_score_name(kind)) return SMX_E_INVALID_ARG;
   if (rows == 0) return SMX_OK;
   if (!x || !out || cols == 0 || ldx < cols) return SMX_E_INVALID_ARG;
-  if ((rows - 1) > (SIZE_MAX - cols) / ldx) return SMX_E_INVALID_ARG;
-  if (rows > SIZE_MAX / sizeof(double) || cols > SIZE_MAX / sizeof(double) / 2) return SMX_E_INVALID_ARG;
+  /* the logits span and the outputs in bytes; per-row scratch of up to
+   * SMX_SCORES_MULTI_MAX + 1 rows of doubles (smx_scores_multi_rows_f32) */
+  if (!smx_lm_span(rows, cols, ldx, sizeof(float)) || rows > (size_t)PTRDIFF_MAX / sizeof(double)) return SMX_E_INVALID_ARG;
+  if (cols > (size_t)PTRDIFF_MAX / sizeof(double) / (SMX_SCORES_MULTI_MAX + 1)) return SMX_E_INVALID_ARG;
   if (p->temperature != 0.0 && !(p->temperature > 0.0 && p->temperature <= DBL_MAX)) return SMX_E_INVALID_ARG;
   if (p->gen_gamma != 0.0 && !(p->gen_gamma > 0.0 && p->gen_gamma <= 1.0)) return SMX_E_INVALID_ARG;
   if (kind == SMX_SCORE_KL_MATCHING) {
-    if (!p->templates || cols > SIZE_MAX / sizeof(double) / cols) return SMX_E_INVALID_ARG;
+    if (!p->templates || cols > (size_t)PTRDIFF_MAX / sizeof(double) / cols) return SMX_E_INVALID_ARG;
     for (size_t i = 0; i < cols * cols; i++)
       if (!(p->templates[i] >= 0.0 && p->templates[i] <= 1.0)) return SMX_E_INVALID_ARG;
   }
@@ -307,6 +310,9 @@ smx_status smx_scores_multi_rows_f32(size_t nkinds, const smx_score_kind *kinds,
     p[k] = params ? params[k] : z;
     smx_status st = check_call(kinds[k], x, ldx, rows, cols, &p[k], rows ? out[k] : NULL);
     if (st != SMX_OK) return st;
+    /* each score has its own output: two that overlap would be written over each other */
+    for (size_t q = 0; rows && q < k; q++)
+      if (smx_lm_overlap(out[q], rows * sizeof(double), out[k], rows * sizeof(double))) return SMX_E_INVALID_ARG;
   }
   if (rows == 0) return SMX_OK;
   /* the double-path kinds share one row of exponentials per distinct temperature */
@@ -367,7 +373,9 @@ smx_status smx_kl_templates_accumulate_f32(const float *x, size_t ldx, size_t ro
                                            uint64_t *counts) {
   if (rows == 0) return SMX_OK;
   if (!x || !sums || !counts || cols == 0 || ldx < cols) return SMX_E_INVALID_ARG;
-  if ((rows - 1) > (SIZE_MAX - cols) / ldx || cols > SIZE_MAX / sizeof(double) / cols) return SMX_E_INVALID_ARG;
+  if (!smx_lm_span(rows, cols, ldx, sizeof(float)) || cols > (size_t)PTRDIFF_MAX / sizeof(double) / cols)
+    return SMX_E_INVALID_ARG;
+  if (smx_lm_overlap(sums, cols * cols * sizeof(double), counts, cols * sizeof(uint64_t))) return SMX_E_INVALID_ARG;
   double *e = malloc(cols * sizeof(double));
   if (!e) return SMX_E_NOMEM;
   for (size_t r = 0; r < rows; r++) {
@@ -389,7 +397,7 @@ smx_status smx_kl_templates_accumulate_f32(const float *x, size_t ldx, size_t ro
 
 smx_status smx_kl_templates_finish(const double *sums, const uint64_t *counts, size_t cols, double *templates) {
   if (cols == 0) return SMX_OK;
-  if (!sums || !counts || !templates || cols > SIZE_MAX / sizeof(double) / cols) return SMX_E_INVALID_ARG;
+  if (!sums || !counts || !templates || cols > (size_t)PTRDIFF_MAX / sizeof(double) / cols) return SMX_E_INVALID_ARG;
   for (size_t k = 0; k < cols; k++)
     for (size_t j = 0; j < cols; j++)
       templates[k * cols + j] = counts[k] ? sums[k * cols + j] / (double)counts[k] : (j == k ? 1.0 : 0.0);
@@ -399,8 +407,9 @@ smx_status smx_kl_templates_finish(const double *sums, const uint64_t *counts, s
 smx_status smx_kl_templates_fit_f32(const float *x, size_t ldx, size_t rows, size_t cols, double *templates,
                                     size_t *used) {
   if (cols == 0 && rows == 0) return SMX_OK;
-  if (!templates || cols == 0 || (rows && (!x || ldx < cols)) || cols > SIZE_MAX / sizeof(double) / cols)
+  if (!templates || cols == 0 || (rows && (!x || ldx < cols)) || cols > (size_t)PTRDIFF_MAX / sizeof(double) / cols)
     return SMX_E_INVALID_ARG;
+  if (used && smx_lm_overlap(templates, cols * cols * sizeof(double), used, sizeof *used)) return SMX_E_INVALID_ARG;
   double *sums = calloc(cols * cols, sizeof(double));
   uint64_t *counts = calloc(cols, sizeof(uint64_t));
   smx_status s = (sums && counts) ? smx_kl_templates_accumulate_f32(x, ldx, rows, cols, sums, counts) : SMX_E_NOMEM;

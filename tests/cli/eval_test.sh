@@ -166,7 +166,7 @@ expect "score no output" 1 "" "smx: score needs -o OUT.npy (or -o - for stdout)
 smx: try 'smx --help'" -- score msp id_logits.npy
 expect "score kl no templates" 1 "" "smx: kl_matching needs --templates-from REF.npy (reference logits, e.g. the ID validation set)
 smx: try 'smx --help'" -- score kl_matching id_logits.npy -o "$tmp/x.npy"
-expect "score bad T" 1 "" "smx: --temperature must be a number in (0, 1.79769e+308], not '0'
+expect "score bad T" 1 "" "smx: --temperature must be a positive finite number, not '0'
 smx: try 'smx --help'" -- score energy id_logits.npy --temperature 0 -o "$tmp/x.npy"
 expect "score 1-d" 2 "" "smx: id_labels.npy: logits must have shape (N, K) with K >= 1 classes; this array has one axis" -- \
   score msp id_labels.npy -o "$tmp/x.npy"

@@ -337,6 +337,33 @@ class GumbelSoftmax(unittest.TestCase):
             smx.gumbel_softmax_backward(y, dy[:3], 1.0)
 
 
+class TinyTemperatures(unittest.TestCase):
+    # subnormal temperatures are positive finite numbers: the T -> 0 limit, never NaN
+    def test_limit_everywhere(self):
+        x = np.array([[1, 3, 3, -2, -np.inf, 2.75], [0, -1, 0, -5, -0.5, -2]], np.float32)
+        t = np.array([1, 0])
+        for T in (5e-324, 1e-310, 8e-309, 1e-300, 1e-40):
+            with self.subTest(T=T):
+                v, i = smx.softmax_topk(x, 2, temperature=T)
+                np.testing.assert_array_equal(v, [[0.5, 0.5], [0.5, 0.5]])
+                v, i = smx.softmax_topk(x, 2, log=True, temperature=T)
+                np.testing.assert_allclose(v, np.full((2, 2), -np.log(2.0)), rtol=1e-6)
+                loss, grad = smx.cross_entropy(x, t, reduction="none", temperature=T, return_grad=True)
+                np.testing.assert_allclose(loss, [np.log(2.0), np.log(2.0)], rtol=1e-6)
+                self.assertFalse(np.isnan(grad).any())
+                tok = smx.sample(x, seed=1, temperature=T)
+                self.assertIn(tok[0], (1, 2))
+                self.assertIn(tok[1], (0, 2))
+                y = smx.softmax(x, temperature=T)
+                for f in (smx.softmax_backward, smx.log_softmax_backward):
+                    yy = y if f is smx.softmax_backward else smx.log_softmax(x, temperature=T)
+                    dx = f(yy, np.zeros_like(x), temperature=T)
+                    np.testing.assert_array_equal(dx, np.zeros_like(x))
+                np.testing.assert_array_equal(smx.gumbel_softmax_backward(y, np.zeros_like(x), T), np.zeros_like(x))
+                g = smx.gumbel_softmax(x, T, seed=2)
+                np.testing.assert_array_equal(np.sort(g, axis=-1)[:, -1], [1, 1])
+
+
 class ReleasesTheGIL(unittest.TestCase):
     def test_other_threads_run(self):
         # While one thread is inside long smx calls, another Python thread keeps

@@ -9,6 +9,8 @@ double (float64 inputs). Where smx deliberately differs from scipy and torch
 (rows of all -inf, +inf entries) the test says so and asserts both sides.
 """
 import os
+import subprocess
+import sys
 import threading
 import time
 import unittest
@@ -227,6 +229,28 @@ class TestValues(Case):
                     self.assertEqual(lse.dtype, dtype)
                     np.testing.assert_array_equal(lse, np.logaddexp.reduce(x, axis=axis))
 
+    def test_empty_axis_costs_nothing(self):
+        # An empty axis: softmax / log-softmax have nothing to compute, whatever
+        # the number of (empty) rows, and allocate nothing; logsumexp is -inf
+        # per row, O(output). Run in a child so that a slow walk fails by timeout.
+        code = (
+            "import numpy as np, smx\n"
+            "for dt in (np.float16, np.float32, np.float64):\n"
+            "    for shape in ((2**40, 0), (2**20, 2**20, 0), (0, 2**40)):\n"
+            "        x = np.zeros(shape, dt)\n"
+            "        for f in (smx.softmax, smx.log_softmax):\n"
+            "            for axis in (-1, 0):\n"
+            "                assert f(x, axis=axis).shape == shape\n"
+            "    x = np.zeros((2**24, 0), dt)\n"
+            "    l = smx.logsumexp(x)\n"
+            "    assert l.shape == (2**24,) and l.dtype == dt and np.all(l == -np.inf)\n"
+            "    assert smx.logsumexp(x, keepdims=True).shape == (2**24, 1)\n"
+            "    assert smx.logsumexp(np.zeros((2**12, 2**12, 0), dt), axis=-1).shape == (2**12, 2**12)\n"
+        )
+        start = time.monotonic()
+        subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+        self.assertLess(time.monotonic() - start, 20.0)
+
     def test_temperatures(self):
         for dtype in DTYPES:
             x = randn((5, 300), dtype)
@@ -237,6 +261,25 @@ class TestValues(Case):
         # an int temperature is a number like any other
         x = randn((2, 8), np.float32)
         np.testing.assert_array_equal(smx.softmax(x, temperature=2), smx.softmax(x, temperature=2.0))
+
+    def test_subnormal_and_tiny_temperatures(self):
+        # Any positive finite T is accepted; below the float range of 1/T the
+        # result is the T -> 0 limit, the same for every dtype: the f64 answer
+        # rounded (softmax 1/k on the k maxima, log-softmax -log k there and
+        # -inf elsewhere, logsumexp max/T + log k, +-inf beyond the range).
+        rows = np.array([[1, 3, 3, -2, -np.inf, 2.75], [0, -1, 0, -5, -0.5, -2], [-7, -9, -8, -7.5, -10, -11]])
+        for T in (5e-324, 1e-310, 8e-309, 1e-308, 2.2250738585072014e-308, 1e-300, 1e-100, 1e-40):
+            for dtype in DTYPES:
+                x = rows.astype(dtype)
+                with self.subTest(T=T, dtype=dtype):
+                    sm = smx.softmax(x, temperature=T)
+                    np.testing.assert_array_equal(sm, np.array([[0, .5, .5, 0, 0, 0], [.5, 0, .5, 0, 0, 0],
+                                                                [1, 0, 0, 0, 0, 0]], dtype))
+                    ref_ls = smx.log_softmax(rows, temperature=T).astype(dtype)
+                    ref_lse = smx.logsumexp(rows, temperature=T).astype(dtype)
+                    np.testing.assert_allclose(smx.log_softmax(x, temperature=T), ref_ls, rtol=1e-3)
+                    np.testing.assert_allclose(smx.logsumexp(x, temperature=T), ref_lse, rtol=1e-6)
+                    self.assertFalse(np.isnan(smx.log_softmax(x, temperature=T)).any())
 
     def test_algorithms(self):
         for dtype in DTYPES:

@@ -426,7 +426,38 @@ static void test_temperature(void) {
   CHECK(!strcmp(smx_status_string(SMX_E_NO_OPTIMUM), "no finite optimum"), "status string");
 }
 
+/* Functions with several outputs refuse outputs that overlap each other (nothing written). */
+static void test_overlapping_outputs(void) {
+  float x[12] = { 1, 2, 3, 0, -1, 4, 2, 2, 2, 5, 0, 1 };
+  smx_score_kind k[3] = { SMX_SCORE_MSP, SMX_SCORE_ENERGY, SMX_SCORE_MAX_LOGIT };
+  double buf[16];
+  for (int i = 0; i < 16; i++) buf[i] = 99.0;
+  double *same[3] = { buf, buf, buf + 8 }, *part[3] = { buf, buf + 2, buf + 8 }, *ok[3] = { buf, buf + 4, buf + 8 };
+  CHECK(smx_scores_multi_rows_f32(3, k, NULL, x, 3, 4, 3, same) == SMX_E_INVALID_ARG, "multi: the same output twice");
+  CHECK(smx_scores_multi_rows_f32(3, k, NULL, x, 3, 4, 3, part) == SMX_E_INVALID_ARG, "multi: outputs overlapping");
+  int untouched = 1;
+  for (int i = 0; i < 16; i++) untouched &= buf[i] == 99.0;
+  CHECK(untouched, "multi: a refused call wrote");
+  CHECK(smx_scores_multi_rows_f32(3, k, NULL, x, 3, 4, 3, ok) == SMX_OK, "multi: adjacent outputs are fine");
+
+  int32_t lab[4] = { 2, 2, 0, 0 };
+  double tt[8];
+  CHECK(smx_temperature_fit_f32(x, 3, 4, 3, lab, tt, (smx_ts_info *)(void *)tt) == SMX_E_INVALID_ARG,
+        "temperature_fit: T inside info");
+  smx_reliability_bin bins[4];
+  smx_calib_acc *a = NULL;
+  CHECK(smx_calib_create(3, 4, 1.0, 0, &a) == SMX_OK && smx_calib_add_rows_f32(a, x, 3, 4, lab) == SMX_OK, "calib");
+  CHECK(smx_calib_result(a, (smx_calibration *)(void *)bins, bins) == SMX_E_INVALID_ARG, "calib_result: out inside bins");
+  smx_calib_destroy(a);
+  double sums[9] = { 0 };
+  CHECK(smx_kl_templates_accumulate_f32(x, 3, 4, 3, sums, (uint64_t *)(void *)(sums + 6)) == SMX_E_INVALID_ARG,
+        "kl accumulate: counts inside sums");
+  CHECK(smx_kl_templates_fit_f32(x, 3, 4, 3, sums, (size_t *)(void *)(sums + 4)) == SMX_E_INVALID_ARG,
+        "kl fit: used inside templates");
+}
+
 int main(void) {
+  test_overlapping_outputs();
   test_score_values();
   test_score_specials();
   test_score_args();

@@ -1,0 +1,30 @@
+/*
+ * How f32 arithmetic (f32, f16 and bf16 storage) carries a temperature: the
+ * kernel set that can hold log2(e)/T, and the temperature actually used.
+ * Every f32 entry point that takes a temperature goes through here, so the
+ * extreme-temperature rule is written once.
+ */
+#ifndef SMX_API_F32_TEMPERATURE_H
+#define SMX_API_F32_TEMPERATURE_H
+
+#include "kernels/f32-softmax/ukernels.h"
+
+/*
+ * Below this temperature every float result is already its T -> 0 limit:
+ * the smallest nonzero difference of two floats is 2^-149, so |x_i - m| / T
+ * exceeds 2^450 and any quotient the results are built from (log-softmax,
+ * log-sum-exp, a loss, even divided by a row count below 2^64) lies far
+ * beyond FLT_MAX, and every exponential of a non-maximal entry is 0. Using
+ * this temperature instead of a smaller one keeps 1/T and log2(e)/T finite
+ * in double (a subnormal T makes them infinite, and 0 * inf is NaN).
+ */
+#define SMX_F32_TEMPERATURE_MIN 0x1p-600
+
+/* The temperature f32 arithmetic uses for a resolved T > 0. */
+double smx_f32_temperature(double t);
+
+/* The dispatched f32 kernels, or the scalar ones when log2(e)/T leaves
+ * [2^-100, 2^100], the range the vector kernels hold in float. */
+const smx_f32_ukernels *smx_f32_kernels_for(double t);
+
+#endif
