@@ -17,6 +17,10 @@ int smx_cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2
 /* "smx: <message>" on stderr; returns code. */
 int smx_cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The whole command line, argv[0] being the program: what main returns.
+ * Separate from main so that a fuzz target can run it in-process. */
+int smx_cli_main(int argc, char **argv);
+
 int smx_cmd_rows(const char *cmd, int argc, char **argv);
 int smx_cmd_xent(int argc, char **argv);   /* programs/cmd_xent.c */
 int smx_cmd_topk(int argc, char **argv);     /* programs/cmd_topk.c   */

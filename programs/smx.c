@@ -4,7 +4,7 @@
  * rows and a quick speed table; `smx info` prints the build. Data goes to
  * files or stdout, messages to stderr prefixed "smx: "; exit codes in cli.h.
  */
-#define _DEFAULT_SOURCE
+#define _DEFAULT_SOURCE 1  /* as the tests directory defines it: the fuzz target compiles this file there */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -249,7 +249,7 @@ int smx_cli_fail(int code, const char *fmt, ...) {
   return code;
 }
 
-int main(int argc, char **argv) {
+int smx_cli_main(int argc, char **argv) {
   if (smx_version_number() != SMX_VERSION_NUMBER) {
     fprintf(stderr, "smx: library version %s does not match this program\n", smx_version_string());
     return 2;
