@@ -29,6 +29,10 @@ int smx_cli_parse_temperature(const char *v, double *out);
 /* The one message for a refused temperature option; returns SMX_CLI_EXIT_USAGE. */
 int smx_cli_temperature_error(const char *opt, const char *v);
 
+/* The whole command line, argv[0] being the program: what main returns.
+ * Separate from main so that a fuzz target can run it in-process. */
+int smx_cli_main(int argc, char **argv);
+
 int smx_cmd_rows(const char *cmd, int argc, char **argv);
 int smx_cmd_xent(int argc, char **argv);   /* programs/cmd_xent.c */
 int smx_cmd_topk(int argc, char **argv);     /* programs/cmd_topk.c   */
