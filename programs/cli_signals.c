@@ -47,6 +47,12 @@ void cli_cleanup_now(void) {
     if (used[i]) rmdir(paths[i]);
 }
 
+int cli_cleanup_pending(void) {
+  int n = 0;
+  for (int i = 0; i < MAX_CLEANUP; i++) n += used[i] != 0;
+  return n;
+}
+
 /* Default action, unblocked, raised: the process ends as the signal says. */
 static void die_by(int sig) {
   struct sigaction sa;

@@ -35,6 +35,7 @@ void cli_signals_reset(void);
 void cli_cleanup_register(const char *path);
 void cli_cleanup_unregister(const char *path);
 void cli_cleanup_now(void);  /* async-signal-safe */
+int cli_cleanup_pending(void);  /* how many paths are registered */
 
 /* The library's .npy writer, with its temporary file registered above. */
 smx_status cli_npy_create(const char *path, smx_dtype dtype, int ndim, const uint64_t *shape,

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_signals.h"
 #include "cli_stream.h"
 #include "smx/smx_io.h"
 
@@ -302,7 +303,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int i = 1; i < argc; i++) fprintf(stderr, " '%s'", argv[i]);
     fprintf(stderr, " (stdin %s, knobs %u)\n", how & 1 ? "pipe" : "file", how >> 1);
   }
-  cli_cleanup_now();  /* nothing is registered after a run; a stale entry is a freed path */
+  REQUIRE(cli_cleanup_pending() == 0);  /* every temporary registered during the run was unregistered */
 
   REQUIRE(rc >= SMX_CLI_EXIT_OK && rc <= SMX_CLI_EXIT_COMPUTE);
   REQUIRE(dir_is_empty(tmpdir));
