@@ -163,7 +163,9 @@ static void usage(FILE *f) {
           "    --ignore-index I  (default -100)   --label-smoothing E   --z-loss Z\n"
           "    -t T, --threads N, --masked-row zero|nan, -q as for softmax; a bad target is exit 2\n"
           "options for softmax, log-softmax and logsumexp:\n"
-          "  -o, --output FILE      output file (- for stdout); written whole or not at all\n"
+          "  -o, --output FILE      output file (- for stdout); a regular file is written whole\n"
+          "                         or not at all (a temporary renamed over it); a device, FIFO\n"
+          "                         or socket is written in place, as a stream, never replaced\n"
           "  -a, --axis A           the axis, negative counts from the end (default -1)\n"
           "  -t, --temperature T    compute softmax(x / T), T > 0 (default 1)\n"
           "  --dtype f32|f64|f16    output dtype (default: the input's float type; float32\n"
@@ -191,8 +193,9 @@ static void usage(FILE *f) {
           "  eval: --scores LIST (default all; kl_matching needs --val), --bins N (15),\n"
           "        --perturbed-id F --perturbed-ood F (one per --ood): ODIN from perturbed-input logits,\n"
           "        --tpr R (0.95), --json FILE (- for stdout), --report FILE.html, -q\n"
-          "exit codes: 0 ok, 1 usage, 2 bad input, 3 output not written, 4 computation refused,\n"
-          "            130 interrupted\n");
+          "exit codes: 0 ok, 1 usage, 2 bad input, 3 output not written, 4 computation refused;\n"
+          "            a terminating signal (INT, TERM, HUP, PIPE, ...) removes the temporary files and\n"
+          "            ends smx by that signal (a shell shows 128 + its number, 130 for Ctrl-C)\n");
 }
 
 /* smx bench: runs the full benchmark (bench/smx_bench: smx against oneDNN,
