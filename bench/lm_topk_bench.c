@@ -1,6 +1,6 @@
 /*
  * lm_topk_bench — fused softmax + top-k and top-p sampling against unfused
- * pipelines built on smx itself (issue 4 targets).
+ * pipelines built on smx itself.
  *
  *   lm_topk_bench [--rows R] [--cols C] [--srows R] [--scols C] [--reps N]
  *                 [--threads 1,2] [--ks 1,5,50] [--top-p P] [--scale S]

@@ -687,7 +687,7 @@ static void test_file_sizes(void) {
   free(more);
   free(b);
 
-  /* the lying shape of the brief: 1000 x 1000 float32 with 4 bytes missing */
+  /* a lying shape: 1000 x 1000 float32 with 4 bytes missing */
   unsigned char hb[SMX_NPY_FORMAT_MAX];
   smx_npy_info in = { 0 };
   in.dtype = SMX_DTYPE_F32;
