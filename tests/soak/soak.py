@@ -16,6 +16,7 @@ import glob
 import json
 import os
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,6 +39,7 @@ def parse_args(argv):
     ap.add_argument("--case-timeout", type=float, default=300, help="seconds before a case counts as hung")
     ap.add_argument("--save-dir", help="where failing inputs are saved (default: a new temporary directory)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--work-dir", help=argparse.SUPPRESS)  # scratch files of the command's cases
     return ap.parse_args(argv)
 
 
@@ -59,7 +61,7 @@ def make_env(args):
     import known
     import surface_c
     env = {"cli": cli, "lib_path": lib, "known": known.Known(not args.no_known), "cli_timeout": 120,
-           "tmp": tempfile.mkdtemp(prefix="smx-soak-work-"), "save_dir": args.save_dir}
+           "tmp": args.work_dir, "save_dir": args.save_dir}
     env["clib"] = surface_c.Lib(lib)
     import smx
     env["smx"] = smx
@@ -136,7 +138,8 @@ def replay(args):
 class Worker:
     def __init__(self, args):
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--build", args.build, "--surfaces",
-               args.surfaces, "--save-dir", args.save_dir] + (["--no-known"] if args.no_known else [])
+               args.surfaces, "--save-dir", args.save_dir, "--work-dir", args.work_dir] + \
+            (["--no-known"] if args.no_known else [])
         self.err = tempfile.TemporaryFile()
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
                                   bufsize=0)
@@ -165,10 +168,16 @@ class Worker:
 
 def main(argv):
     args = parse_args(argv)
+    args.work_dir = args.work_dir or tempfile.mkdtemp(prefix="smx-soak-work-")
     if args.worker:
         return worker(args)
-    if args.case:
-        return replay(args)
+    try:
+        return replay(args) if args.case else soak(args)
+    finally:
+        shutil.rmtree(args.work_dir, ignore_errors=True)
+
+
+def soak(args):
     import numpy as np
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
     args.save_dir = args.save_dir or tempfile.mkdtemp(prefix="smx-soak-%d-" % seed)
@@ -243,6 +252,8 @@ def main(argv):
         print("failure kind (%d cases, first --case %d): %s" % (m, first, sig))
     for name, (m, f) in sorted(known.items()):
         print("KNOWN %s: matched %d cases, %d of them failed (not counted)" % (name, m, f))
+    if not os.listdir(args.save_dir):
+        os.rmdir(args.save_dir)
     print("%d cases, %d failures (seed %d, %.0f s)" % (n, fails, seed, el))
     return 1 if fails else 0
 
