@@ -74,7 +74,7 @@ int smx_py_check_out(const char *fn, PyObject *out, PyArrayObject *x, int ndim, 
     PyErr_Format(PyExc_ValueError, "%s: out must be aligned and in native byte order", fn);
     return -1;
   }
-  for (int d = 0; d < ndim; d++) {
+  for (int d = 0; d < ndim && PyArray_SIZE(o) > 0; d++) {  /* no elements, nothing to overlap */
     if (PyArray_DIM(o, d) > 1 && PyArray_STRIDE(o, d) == 0) {
       PyErr_Format(PyExc_ValueError, "%s: out has a zero stride (dimension %d): its elements overlap", fn, d);
       return -1;

@@ -50,26 +50,29 @@ static int compute(const char *fn, smx_py_job *job, PyArrayObject *x, PyArrayObj
 }
 
 /* axis=None (as scipy): over all elements. The input is read as one row in
- * its memory order (a view when it is contiguous in some order, else a copy);
- * the result is written to a fresh array and copied into out= if given. */
+ * C order, or in Fortran order when it is Fortran-contiguous (a view then,
+ * else a copy), and the result is laid out in that same order. NumPy's
+ * "keep order" is not used: for a broadcast input (zero strides) the order it
+ * picks for the ravel and for a new array can differ, which would scatter the
+ * values. The result is copied into out= if given. */
 static PyObject *run_all(const char *fn, smx_py_job *job, PyArrayObject *x, PyObject *out, int keepdims) {
   int nd = PyArray_NDIM(x), lse = job->op == SMX_PY_LOGSUMEXP;
   npy_intp shape[NPY_MAXDIMS];
   int rnd = lse ? (keepdims ? nd : 0) : nd;
   for (int d = 0; d < rnd; d++) shape[d] = lse ? 1 : PyArray_DIM(x, d);
   if (out && smx_py_check_out(fn, out, x, rnd, shape) < 0) return NULL;
-  PyArrayObject *flat = (PyArrayObject *)PyArray_Ravel(x, NPY_KEEPORDER), *res = NULL, *yflat = NULL;
+  NPY_ORDER order = PyArray_IS_F_CONTIGUOUS(x) && !PyArray_IS_C_CONTIGUOUS(x) ? NPY_FORTRANORDER : NPY_CORDER;
+  PyArrayObject *flat = (PyArrayObject *)PyArray_Ravel(x, order), *res = NULL, *yflat = NULL;
   if (!flat) return NULL;
   if (lse) {
     res = yflat = (PyArrayObject *)PyArray_SimpleNew(0, shape, PyArray_TYPE(x));
     if (!res) goto done;
     Py_INCREF(yflat);
   } else {
-    /* a dense array in x's memory order; its ravel in that order is a view
-     * with the same element order as x's */
-    res = (PyArrayObject *)PyArray_NewLikeArray(x, NPY_KEEPORDER, NULL, 0);
+    /* a dense array in that order; its ravel is a view with flat's element order */
+    res = (PyArrayObject *)PyArray_NewLikeArray(x, order, NULL, 0);
     if (!res) goto done;
-    yflat = (PyArrayObject *)PyArray_Ravel(res, NPY_KEEPORDER);
+    yflat = (PyArrayObject *)PyArray_Ravel(res, order);
     if (!yflat) goto fail;
     if (PyArray_SIZE(res) > 1 && PyArray_BASE(yflat) == NULL) {
       PyErr_Format(PyExc_RuntimeError, "%s: internal error: no flat view of the result", fn);

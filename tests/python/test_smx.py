@@ -340,6 +340,23 @@ class TestValues(Case):
 
 
 class TestOut(Case):
+    def test_empty_out(self):
+        # NumPy gives empty arrays zero strides; with no elements nothing overlaps
+        for op, shape, oshape in (("softmax", (0, 3), (0, 3)), ("log_softmax", (3, 0), (3, 0)),
+                                  ("logsumexp", (0, 3), (0,))):
+            out = np.empty(oshape, np.float32)
+            self.assertIs(getattr(smx, op)(np.zeros(shape, np.float32), out=out), out)
+
+    def test_axis_none_on_any_layout(self):
+        # a broadcast input (zero strides), Fortran order and a permuted view:
+        # the values land where scipy puts them
+        base = randn((3, 4, 5), np.float64)
+        for x in (np.broadcast_to(np.array([0.0, 1.0, 2.0]), (2, 3)), np.asfortranarray(base),
+                  base.transpose(2, 0, 1), base[:, ::-2, 1:]):
+            for op in ("softmax", "log_softmax"):
+                np.testing.assert_allclose(getattr(smx, op)(x, axis=None), getattr(ss, op)(x, axis=None),
+                                           rtol=1e-12, atol=1e-15)
+
     def test_out_is_filled_and_returned(self):
         for dtype in DTYPES:
             x = randn((4, 6, 5), dtype)
