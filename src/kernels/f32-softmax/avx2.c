@@ -411,7 +411,10 @@ static smx_ext_state raddextexp_avx2(size_t n, const float *x, const smx_expc *c
   _mm256_storeu_pd(lv + 4, vd1);
   smx_ext_state st = smx_ext_identity();
   for (int l = 0; l < 8; l++) {
-    if (lv[l] != lv[l]) { st.v = NAN; break; }
+    /* an exponent that is not finite means |x c| overflowed float (|x/T| >
+     * 2.3e38, or +inf): pow2_neg of inf - inf is not NaN here, so say so
+     * explicitly; the caller then takes the three-pass path */
+    if (lv[l] != lv[l] || !(le[l] <= FLT_MAX)) { st.v = NAN; break; }
     smx_ext_state ls = { lv[l], le[l] };
     st = smx_ext_merge(st, ls);
   }
