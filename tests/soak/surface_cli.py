@@ -134,6 +134,7 @@ def run(case, rng, env):
                                         idt if idt in ("f16", "f32", "f64") else "f32")
         p["values"] = fam
         a = np.moveaxis(x2.reshape(others + [shape[axis]]), -1, axis)
+    written_fortran = False
     if fmt == "npy":
         if idt == "i16":
             a = np.nan_to_num(np.clip(a, -30000, 30000), nan=0, posinf=30000, neginf=-30000).round()
@@ -143,6 +144,9 @@ def run(case, rng, env):
         if big:
             typ = typ.newbyteorder(">")
         stored = np.asfortranarray(a.astype(typ)) if fortran else np.ascontiguousarray(a.astype(typ))
+        # what the header says: NumPy writes fortran_order only for arrays that
+        # are Fortran- and not C-contiguous (an empty array is written as C)
+        written_fortran = bool(np.isfortran(stored))
         buf = io.BytesIO()
         np.save(buf, stored)
         data = buf.getvalue()
@@ -192,7 +196,7 @@ def run(case, rng, env):
     in_float = idt in ("f16", "f32", "f64")
     odt = odt_opt or (idt if idt in ("f16", "f64") else "f32")
     compute = "f64" if idt == "f64" or (not in_float and odt == "f64") else "f32"
-    result = _read_output(case, r.stdout if use_stdout else out, ofmt, rshape, odt, fortran and nd >= 2, use_stdout)
+    result = _read_output(case, r.stdout if use_stdout else out, ofmt, rshape, odt, written_fortran, use_stdout)
     if result is None:
         return
     xr = reference.as_rows(np.moveaxis(seen, axis, -1))
