@@ -1,4 +1,4 @@
-"""KNOWN: defects being fixed elsewhere while this soak was written. A case
+"""KNOWN: open defects the soak is known to find, while they are fixed. A case
 that matches an entry still runs (unless running it would hang the soak)
 and still reports what it finds, but a failure there does not count against
 the run; a matched case that passes is counted too, so that an entry whose
