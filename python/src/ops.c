@@ -50,18 +50,25 @@ static int compute(const char *fn, smx_py_job *job, PyArrayObject *x, PyArrayObj
 }
 
 /* axis=None (as scipy): over all elements. The input is read as one row in
- * C order, or in Fortran order when it is Fortran-contiguous (a view then,
- * else a copy), and the result is laid out in that same order. NumPy's
- * "keep order" is not used: for a broadcast input (zero strides) the order it
- * picks for the ravel and for a new array can differ, which would scatter the
- * values. The result is copied into out= if given. */
+ * its memory order (a view when it is contiguous in some order, else a copy)
+ * and the result is laid out in that same order. A broadcast input (a zero
+ * stride) has no memory order: NumPy's "keep order" may then pick one order
+ * for the ravel and another for the new array, which would scatter the
+ * values, so such an input is read in C order. The result is copied into
+ * out= if given. */
+static NPY_ORDER row_order(PyArrayObject *x) {
+  for (int d = 0; d < PyArray_NDIM(x); d++)
+    if (PyArray_DIM(x, d) > 1 && PyArray_STRIDE(x, d) == 0) return NPY_CORDER;
+  return NPY_KEEPORDER;
+}
+
 static PyObject *run_all(const char *fn, smx_py_job *job, PyArrayObject *x, PyObject *out, int keepdims) {
   int nd = PyArray_NDIM(x), lse = job->op == SMX_PY_LOGSUMEXP;
   npy_intp shape[NPY_MAXDIMS];
   int rnd = lse ? (keepdims ? nd : 0) : nd;
   for (int d = 0; d < rnd; d++) shape[d] = lse ? 1 : PyArray_DIM(x, d);
   if (out && smx_py_check_out(fn, out, x, rnd, shape) < 0) return NULL;
-  NPY_ORDER order = PyArray_IS_F_CONTIGUOUS(x) && !PyArray_IS_C_CONTIGUOUS(x) ? NPY_FORTRANORDER : NPY_CORDER;
+  NPY_ORDER order = row_order(x);
   PyArrayObject *flat = (PyArrayObject *)PyArray_Ravel(x, order), *res = NULL, *yflat = NULL;
   if (!flat) return NULL;
   if (lse) {
