@@ -64,6 +64,10 @@ def run(case, rng, env):
         p["out"] = out_mode = "fresh"
     if layout == "broadcast" and out_mode == "inplace":
         p["out"] = out_mode = "fresh"
+    if out_mode == "overlap" and shape[-1] == 0:
+        # the overlapping buffer has one more column: for a zero-width array of
+        # 10^11 rows that is a huge allocation of the soak's own, not smx's
+        p["out"] = out_mode = "fresh"
     p["bad"] = bad = str(rng.choice(list(BAD))) if rng.random() < 0.07 else None
     if env["known"].skip(case):
         return
