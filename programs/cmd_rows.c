@@ -3,7 +3,7 @@
  *
  * Reads the options, opens IN (.npy, CSV or TSV; "-" is stdin), decides the
  * axis, the output dtype and the type computed in, and hands the work to the
- * engine (cli_engine.c). OUT is written through a temporary file renamed only
+ * engine (cli/engine.c). OUT is written through a temporary file renamed only
  * when everything succeeded, so an error or Ctrl-C never leaves a half-written
  * OUT and never clobbers an existing one.
  */
@@ -15,10 +15,46 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cli_signals.h"
-#include "cli_stream.h"
+#include "commands.h"
+#include "cli/message.h"
+#include "cli/number.h"
+#include "cli/signals.h"
+#include "cli/stream.h"
 #include "io/npy_shape.h"
+
+/* The options and the input rules the three commands share. */
+#define ROWS_OPTIONS                                                                             \
+  "options:\n"                                                                                   \
+  "  -o, --output FILE      output file (- for stdout); a regular file is written whole\n"       \
+  "                         or not at all (a temporary renamed over it); a device, FIFO\n"       \
+  "                         or socket is written in place, as a stream, never replaced\n"        \
+  "  -a, --axis A           the axis, negative counts from the end (default -1)\n"               \
+  "  -t, --temperature T    compute softmax(x / T), T > 0 (default 1)\n"                         \
+  "  --dtype f32|f64|f16    output dtype (default: the input's float type; float32\n"            \
+  "                         for integer input, float64 for text input)\n"                        \
+  "  --format npy|csv|tsv   output format (default: from the extension of OUT, else\n"           \
+  "                         npy; the input's format for -o -)\n"                                 \
+  "  --in-format npy|csv|tsv  input format (default: from the extension of IN, else npy)\n"      \
+  "  --algo A               auto, three-pass, two-pass or online (default auto)\n"               \
+  "  --threads N            threads to use (default 1)\n"                                        \
+  "  --masked-row zero|nan  rows of all -inf: 0 / -inf (default) or NaN\n"                       \
+  "  -q, --quiet            no progress line on stderr\n"                                        \
+  "IN may be - for stdin. .npy input of any dtype, byte order and C or Fortran order\n"          \
+  "is streamed in bounded memory and computed in its own precision (float64 with the\n"         \
+  "float64 kernels, float16 with the float16 ones, everything else in float32, or in\n"         \
+  "float64 with --dtype f64); the output keeps the input's order. CSV/TSV: one row per\n"       \
+  "line, ',' or tab between values, nan/inf/-inf accepted, blank and '#' lines skipped;\n"      \
+  "written with round-trip digits (%.9g float32, %.17g float64, %.5g float16).\n"
+
+const char smx_softmax_help[] =
+    "usage: smx softmax IN -o OUT [options]\n"
+    "softmax over an axis (default the last): exp(x / T) / sum(exp(x / T)).\n" ROWS_OPTIONS;
+const char smx_log_softmax_help[] =
+    "usage: smx log-softmax IN -o OUT [options]\n"
+    "log-softmax over an axis (default the last), computed without forming softmax.\n" ROWS_OPTIONS;
+const char smx_logsumexp_help[] =
+    "usage: smx logsumexp IN -o OUT [options]\n"
+    "log-sum-exp over an axis (default the last); the axis is removed from the shape.\n" ROWS_OPTIONS;
 
 /* A mapped input that shrinks under us faults on access: remove what we were
  * writing and leave with the input error code. */
@@ -70,7 +106,7 @@ static int resolve_format(const char *opt_name, int chosen, const char *path, in
   return 0;
 }
 
-int smx_cmd_rows(const char *cmd, int argc, char **argv) {
+static int run_rows(const char *cmd, int argc, char **argv) {
   const char *in = NULL, *out = NULL;
   smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
   int quiet = 0, fmt_out = -1, fmt_in = -1, have_dtype = 0;
@@ -201,3 +237,7 @@ int smx_cmd_rows(const char *cmd, int argc, char **argv) {
   sigaction(SIGBUS, &old_bus, NULL);
   return rc;
 }
+
+int smx_cmd_softmax(int argc, char **argv) { return run_rows("softmax", argc, argv); }
+int smx_cmd_log_softmax(int argc, char **argv) { return run_rows("log-softmax", argc, argv); }
+int smx_cmd_logsumexp(int argc, char **argv) { return run_rows("logsumexp", argc, argv); }

@@ -14,11 +14,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cli_signals.h"
+#include "commands.h"
+#include "cli/message.h"
+#include "cli/number.h"
+#include "cli/npy_out.h"
+#include "cli/signals.h"
 #include "cmd_lm_common.h"
 #include "smx/smx.h"
 #include "smx/smx_io.h"
+
+const char smx_sample_help[] =
+    "usage: smx sample IN.npy -o TOKENS.npy --seed S [options]\n"
+    "One int64 token per row, drawn from Philox keyed by (seed, row, step): the same\n"
+    "tokens for any --threads. Filters apply in the order temperature, top-k, top-p,\n"
+    "min-p; a row with NaN or with every logit -inf gets -1.\n"
+    "  --seed S               the random seed (not needed with --greedy or -t 0)\n"
+    "  --step N               the decoding step, a second key (default 0)\n"
+    "  -t, --temperature T    T >= 0; 0 is greedy (default 1)\n"
+    "  --top-k K              keep the K most likely (0: off)\n"
+    "  --top-p P              keep the smallest set of mass >= P, in (0, 1] (1: off)\n"
+    "  --min-p P              drop tokens below P times the largest probability (0: off)\n"
+    "  --greedy               the most likely token\n"
+    "  --gumbel               Gumbel-max instead of the multinomial draw\n"
+    "  --threads N            threads to use (default 1)\n";
 
 int smx_cmd_sample(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
@@ -35,24 +53,24 @@ int smx_cmd_sample(int argc, char **argv) {
       if (!v) return smx_cli_usage_error("%s needs a file name", a);
       out = v; i++;
     } else if (!strcmp(a, "--seed")) {
-      if (!smx_lm_parse_u64(v, 0, UINT64_MAX, &seed)) return smx_cli_usage_error("--seed must be a whole number from 0 to 2^64-1");
+      if (!smx_cli_parse_u64(v, 0, UINT64_MAX, &seed)) return smx_cli_usage_error("--seed must be a whole number from 0 to 2^64-1");
       have_seed = 1; i++;
     } else if (!strcmp(a, "--step")) {
-      if (!smx_lm_parse_u64(v, 0, UINT64_MAX, &step)) return smx_cli_usage_error("--step must be a whole number from 0 to 2^64-1");
+      if (!smx_cli_parse_u64(v, 0, UINT64_MAX, &step)) return smx_cli_usage_error("--step must be a whole number from 0 to 2^64-1");
       i++;
     } else if (!strcmp(a, "--temperature") || !strcmp(a, "-t")) {
-      if (!smx_lm_parse_double(v, 0.0, 1.7976931348623157e308, &p.temperature))
+      if (!smx_cli_parse_double(v, 0.0, 1.7976931348623157e308, &p.temperature))
         return smx_cli_usage_error("--temperature must be a finite number >= 0 (0: greedy), not '%s'", v ? v : "");
       i++;
     } else if (!strcmp(a, "--top-k")) {
-      if (!smx_lm_parse_u64(v, 0, (uint64_t)1 << 62, &top_k)) return smx_cli_usage_error("--top-k must be a whole number >= 0 (0: off)");
+      if (!smx_cli_parse_u64(v, 0, (uint64_t)1 << 62, &top_k)) return smx_cli_usage_error("--top-k must be a whole number >= 0 (0: off)");
       p.top_k = (size_t)top_k; i++;
     } else if (!strcmp(a, "--top-p")) {
-      if (!smx_lm_parse_double(v, 0.0, 1.0, &p.top_p) || p.top_p == 0.0)
+      if (!smx_cli_parse_double(v, 0.0, 1.0, &p.top_p) || p.top_p == 0.0)
         return smx_cli_usage_error("--top-p must be a number in (0, 1] (1: off)");
       i++;
     } else if (!strcmp(a, "--min-p")) {
-      if (!smx_lm_parse_double(v, 0.0, 1.0, &p.min_p)) return smx_cli_usage_error("--min-p must be a number in [0, 1] (0: off)");
+      if (!smx_cli_parse_double(v, 0.0, 1.0, &p.min_p)) return smx_cli_usage_error("--min-p must be a number in [0, 1] (0: off)");
       i++;
     } else if (!strcmp(a, "--greedy")) {
       p.greedy = 1;
@@ -60,7 +78,7 @@ int smx_cmd_sample(int argc, char **argv) {
       p.method = SMX_SAMPLE_GUMBEL_MAX;
     } else if (!strcmp(a, "--threads")) {
       uint64_t n;
-      if (!smx_lm_parse_u64(v, 1, 256, &n)) return smx_cli_usage_error("--threads must be a whole number from 1 to 256");
+      if (!smx_cli_parse_u64(v, 1, 256, &n)) return smx_cli_usage_error("--threads must be a whole number from 1 to 256");
       o.threads = (int)n; i++;
     } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
       /* nothing to say in this command */

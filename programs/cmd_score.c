@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cli_signals.h"
+#include "commands.h"
+#include "cli/message.h"
+#include "cli/npy_out.h"
+#include "cli/signals.h"
 #include "logits_stream.h"
 #include "score_args.h"
 #include "smx/smx.h"
@@ -33,6 +35,18 @@ static int score_block(void *ctx, const float *x, size_t nr, size_t cols, uint64
   if (s != SMX_OK) return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: %s", j->path, smx_status_string(s));
   return 0;
 }
+
+const char smx_score_help[] =
+    "usage: smx score KIND LOGITS.npy -o SCORES.npy [options]\n"
+    "Per-sample scores (higher = more in-distribution) over the last axis, float64 of\n"
+    "the leading shape. KIND: " SMX_SCORE_NAMES "\n"
+    "score options:\n"
+    "  --temperature T        energy's T (score: also odin's), default 1\n"
+    "  --odin-temperature T   ODIN's T (default 1000); ODIN here has no input perturbation:\n"
+    "                         to get it, pass logits of perturbed inputs from your framework\n"
+    "  --gen-gamma G --gen-m M  GEN's gamma in (0, 1] (0.1) and top-M classes (100)\n"
+    "  --templates-from REF.npy  kl_matching templates from reference logits (eval: --val)\n"
+    "  --double               msp and energy in double instead of the f32 kernels\n";
 
 int smx_cmd_score(int argc, char **argv) {
   const char *kind_name = NULL, *in = NULL, *out = NULL;

@@ -13,11 +13,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cli_signals.h"
+#include "commands.h"
+#include "cli/message.h"
+#include "cli/number.h"
+#include "cli/npy_out.h"
+#include "cli/signals.h"
 #include "cmd_lm_common.h"
 #include "smx/smx.h"
 #include "smx/smx_io.h"
+
+const char smx_topk_help[] =
+    "usage: smx topk IN.npy -k K -o VALUES.npy [--indices IDX.npy] [--log | --raw] [options]\n"
+    "The K largest softmax probabilities of each row (fused: no probability row is\n"
+    "formed; ties to the lowest index) and, with --indices, their int64 indices.\n"
+    "  --log                  log-probabilities instead\n"
+    "  --raw                  the logits themselves\n"
+    "  -t, --temperature T    softmax(x / T), T > 0 (default 1)\n"
+    "  --threads N            threads to use (default 1)\n"
+    "  --masked-row zero|nan  rows of all -inf: 0 (default) or NaN\n";
 
 int smx_cmd_topk(int argc, char **argv) {
   const char *in = NULL, *out = NULL, *idx_out = NULL;
@@ -33,14 +46,14 @@ int smx_cmd_topk(int argc, char **argv) {
       if (!v) return smx_cli_usage_error("%s needs a file name", a);
       idx_out = v; i++;
     } else if (!strcmp(a, "-k")) {
-      if (!smx_lm_parse_u64(v, 0, (uint64_t)1 << 62, &k)) return smx_cli_usage_error("-k must be a whole number >= 0");
+      if (!smx_cli_parse_u64(v, 0, (uint64_t)1 << 62, &k)) return smx_cli_usage_error("-k must be a whole number >= 0");
       have_k = 1; i++;
     } else if (!strcmp(a, "--temperature") || !strcmp(a, "-t")) {
       if (!smx_cli_parse_temperature(v, &o.temperature)) return smx_cli_temperature_error("--temperature", v);
       i++;
     } else if (!strcmp(a, "--threads")) {
       uint64_t n;
-      if (!smx_lm_parse_u64(v, 1, 256, &n)) return smx_cli_usage_error("--threads must be a whole number from 1 to 256");
+      if (!smx_cli_parse_u64(v, 1, 256, &n)) return smx_cli_usage_error("--threads must be a whole number from 1 to 256");
       o.threads = (int)n; i++;
     } else if (!strcmp(a, "--masked-row")) {
       if (!v || (strcmp(v, "zero") && strcmp(v, "nan"))) return smx_cli_usage_error("--masked-row must be zero or nan");

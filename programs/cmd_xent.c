@@ -18,8 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cli_signals.h"
+#include "commands.h"
+#include "cli/message.h"
+#include "cli/number.h"
+#include "cli/npy_out.h"
+#include "cli/signals.h"
 #include "cmd_lm_common.h"
 #include "smx/smx.h"
 #include "smx/smx_io.h"
@@ -69,6 +72,17 @@ static int read_targets(const char *path, uint64_t want, int64_t **t) {
   return 0;
 }
 
+const char smx_xent_help[] =
+    "usage: smx xent LOGITS.npy --targets T.npy [-o LOSS.npy] [--grad GRAD.npy] [options]\n"
+    "Cross-entropy over the last axis against integer targets; without -o the reduced\n"
+    "value is printed. A target outside the classes (and not the ignore index) is exit 2.\n"
+    "  --reduction none|mean|sum  (default mean)\n"
+    "  --ignore-index I       targets to skip (default -100)\n"
+    "  --label-smoothing E    in [0, 1]\n"
+    "  --z-loss Z             Z * logsumexp^2 added to each loss\n"
+    "  -t, --temperature T    logits / T, T > 0 (default 1)\n"
+    "  --threads N, --masked-row zero|nan, -q as for softmax\n";
+
 int smx_cmd_xent(int argc, char **argv) {
   const char *in = NULL, *tpath = NULL, *out = NULL, *gpath = NULL;
   smx_xent_options o = SMX_XENT_OPTIONS_INIT;
@@ -98,11 +112,11 @@ int smx_cmd_xent(int argc, char **argv) {
       if (!v || end == v || *end || errno) return smx_cli_usage_error("--ignore-index must be a whole number");
       o.ignore_index = (int64_t)n; i++;
     } else if (!strcmp(a, "--label-smoothing")) {
-      if (!smx_lm_parse_double(v, 0.0, 1.0, &o.label_smoothing))
+      if (!smx_cli_parse_double(v, 0.0, 1.0, &o.label_smoothing))
         return smx_cli_usage_error("--label-smoothing must be a number from 0 to 1");
       i++;
     } else if (!strcmp(a, "--z-loss")) {
-      if (!smx_lm_parse_double(v, 0.0, 1.7e308, &o.z_loss)) return smx_cli_usage_error("--z-loss must be a number >= 0");
+      if (!smx_cli_parse_double(v, 0.0, 1.7e308, &o.z_loss)) return smx_cli_usage_error("--z-loss must be a number >= 0");
       i++;
     } else if (!strcmp(a, "--temperature") || !strcmp(a, "-t")) {
       if (!smx_cli_parse_temperature(v, &o.temperature)) return smx_cli_temperature_error("--temperature", v);

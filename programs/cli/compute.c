@@ -1,5 +1,5 @@
 /* The library call for one block of rows, by the type computed in. */
-#include "cli_stream.h"
+#include "cli/stream.h"
 
 cli_ctype cli_out_type(cli_op op, cli_ctype t) { return op == CLI_LOGSUMEXP && t == CLI_F16 ? CLI_F32 : t; }
 

@@ -24,7 +24,7 @@
 
 /* The element type of the engine's buffers: what the library computes in. */
 typedef enum cli_ctype { CLI_F32, CLI_F64, CLI_F16 } cli_ctype;
-size_t cli_ctype_size(cli_ctype t);
+static inline size_t cli_ctype_size(cli_ctype t) { return t == CLI_F64 ? 8 : t == CLI_F16 ? 2 : 4; }
 
 typedef enum cli_format { CLI_FMT_NPY, CLI_FMT_CSV, CLI_FMT_TSV } cli_format;
 
@@ -130,7 +130,7 @@ typedef struct cli_run_args {
 /* Whether the engine will read and write out of order for this shape. */
 int cli_plan_random(int ndim, const uint64_t *st_shape, int axis, cli_ctype ct);
 
-/* The whole computation. Returns a documented exit code (cli.h) after
+/* The whole computation. Returns a documented exit code (message.h) after
  * printing its message; the sink is finished or aborted by the caller. */
 int cli_run(cli_src *s, cli_sink *k, const cli_run_args *a);
 

@@ -24,8 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cli_stream.h"
+#include "cli/message.h"
+#include "cli/stream.h"
 
 #define DEFAULT_BLOCK_BYTES ((size_t)16 << 20)
 
