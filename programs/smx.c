@@ -52,8 +52,9 @@ static void overview(FILE *f) {
         "commands:\n",
         f);
   for (size_t i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
-  fputs("inputs and outputs: .npy, CSV or TSV files, - for stdin or stdout; a regular output\n"
-        "file is written whole or not at all (a temporary renamed over it)\n"
+  fputs("inputs and outputs: .npy files, - for stdin or stdout; CSV and TSV too for softmax,\n"
+        "log-softmax, logsumexp, topk, sample and xent, which stream any axis in bounded memory;\n"
+        "a regular output file is written whole or not at all (a temporary renamed over it)\n"
         "exit codes: 0 ok, 1 usage, 2 bad input, 3 output not written, 4 computation refused;\n"
         "            a terminating signal (INT, TERM, HUP, PIPE, ...) removes the temporary files and\n"
         "            ends smx by that signal (a shell shows 128 + its number, 130 for Ctrl-C)\n",

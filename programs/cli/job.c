@@ -60,6 +60,27 @@ int cli_job_shape(const cli_job *j, cli_axis_fate fate, uint64_t m, uint64_t *sh
   return ond;
 }
 
+void cli_job_row_order(const cli_job *j, cli_row_order *ro) {
+  memset(ro, 0, sizeof *ro);
+  ro->fortran = j->src.fortran;
+  ro->ndim = cli_job_shape(j, CLI_AXIS_REMOVE, 0, ro->shape);
+}
+
+int cli_rows_permuted(const cli_row_order *ro) { return ro->fortran && ro->ndim > 1; }
+
+uint64_t cli_row_c_index(const cli_row_order *ro, uint64_t r) {
+  if (!cli_rows_permuted(ro)) return r;
+  /* Fortran order: the first index varies fastest */
+  uint64_t idx[SMX_NPY_MAX_DIMS];
+  for (int d = 0; d < ro->ndim; d++) {
+    idx[d] = r % ro->shape[d];
+    r /= ro->shape[d];
+  }
+  uint64_t c = 0;
+  for (int d = 0; d < ro->ndim; d++) c = c * ro->shape[d] + idx[d];
+  return c;
+}
+
 int cli_job_outputs(cli_job *j, const cli_kernel *k, const cli_output *outs) {
   char err[512];
   uint64_t shape[CLI_MAX_OUT][SMX_NPY_MAX_DIMS];

@@ -48,6 +48,20 @@ uint64_t cli_job_axis_len(const cli_job *j);
 uint64_t cli_job_rows(const cli_job *j);
 /* The shape of an output in the input's logical order; returns its ndim. */
 int cli_job_shape(const cli_job *j, cli_axis_fate fate, uint64_t m, uint64_t *shape);
+/* Rows are handed to a kernel in storage order; a row's number in the
+ * C order of the shape without the axis (what a user counts, as NumPy's
+ * moveaxis(x, axis, -1).reshape(-1, n) does) differs from it only for a
+ * Fortran-order input of more than two dimensions. */
+typedef struct cli_row_order {
+  int fortran;
+  int ndim;                          /* of the shape without the axis */
+  uint64_t shape[SMX_NPY_MAX_DIMS];  /* logical                       */
+} cli_row_order;
+void cli_job_row_order(const cli_job *j, cli_row_order *ro);
+/* Whether storage and C order of the rows differ. */
+int cli_rows_permuted(const cli_row_order *ro);
+/* The C-order number of the row at storage index r. */
+uint64_t cli_row_c_index(const cli_row_order *ro, uint64_t r);
 /* Creates the kernel's outputs (outs[i] for output i of k). Returns 0 or an
  * exit code after its message. */
 int cli_job_outputs(cli_job *j, const cli_kernel *k, const cli_output *outs);
