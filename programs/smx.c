@@ -53,7 +53,8 @@ static void overview(FILE *f) {
         f);
   for (size_t i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
   fputs("inputs and outputs: .npy files, - for stdin or stdout; CSV and TSV too for softmax,\n"
-        "log-softmax, logsumexp, topk, sample and xent, which stream any axis in bounded memory;\n"
+        "log-softmax, logsumexp, topk, sample, xent and score, which stream any axis in bounded\n"
+        "memory;\n"
         "a regular output file is written whole or not at all (a temporary renamed over it)\n"
         "exit codes: 0 ok, 1 usage, 2 bad input, 3 output not written, 4 computation refused;\n"
         "            a terminating signal (INT, TERM, HUP, PIPE, ...) removes the temporary files and\n"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# smx topk, sample and xent through the streaming engine: any axis, C and
+# smx topk, sample, xent and score through the streaming engine: any axis, C and
 # Fortran order, CSV/TSV input and output, stdin and stdout, and every
 # engine mode (small SMX_CLI_BLOCK_BYTES), against NumPy.
 # Usage: tests/cli/lm_stream_test.sh SMX_BINARY
@@ -129,6 +129,29 @@ lm, gm, c = ref(m, tm)
 ok &= abs(np.loadtxt('sum.csv') - lm.sum()) < 1e-4
 ok &= abs(float(np.load('mloss.npy')) - lm.mean()) < 1e-5
 ok &= np.allclose(np.loadtxt('mg.tsv', delimiter='\t'), gm / c, rtol=1e-4, atol=1e-6)
+raise SystemExit(0 if ok else 1)
+PY
+
+# --- score: the class axis removed
+expect "score msp last axis" 0 "" "" -- score msp x3t.npy -o sc_last.npy
+expect "score msp --axis 1" 0 "" "" -- score msp x3.npy -a 1 -o sc_ax.npy
+expect "score msp Fortran --axis 1" 0 "" "" -- score msp x3f.npy -a 1 -o sc_f.npy
+SMX_CLI_BLOCK_BYTES=64 expect "score, column blocks" 0 "" "" -- score msp x3.npy -a 1 -o sc_b.npy
+expect "score energy, CSV stdin to stdout" 0 "*" "" -- score energy - --in-format csv -o - < m.csv
+cp out energy.csv
+expect "score 1-d" 2 "" "smx: tm.npy: logits must have shape (N, K) with K >= 1 classes; this array has one axis" -- \
+  score msp tm.npy -o no.npy
+check "score against NumPy" $PY - <<'PY'
+import numpy as np
+x = np.moveaxis(np.load('x3.npy'), 1, -1).astype(np.float64)
+p = np.exp(x - x.max(-1, keepdims=True)); p /= p.sum(-1, keepdims=True)
+ok = True
+for f in ('sc_last', 'sc_ax', 'sc_f', 'sc_b'):
+    g = np.load(f + '.npy')
+    ok &= g.dtype == np.float64 and g.shape == (3, 5) and np.allclose(g, p.max(-1), rtol=1e-5)
+m = np.load('m.npy').astype(np.float64)
+lse = np.log(np.exp(m - m.max(1, keepdims=True)).sum(1)) + m.max(1)
+ok &= np.allclose(np.loadtxt('energy.csv'), lse, rtol=1e-5)
 raise SystemExit(0 if ok else 1)
 PY
 
