@@ -63,12 +63,15 @@ static int parse_algo(const char *s, smx_algo *a) {
 static int run_rows(const char *cmd, int argc, char **argv) {
   const char *in = NULL, *out = NULL;
   smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
-  int quiet = 0, fmt_out = -1, fmt_in = -1, have_dtype = 0;
-  long axis = -1;
+  int quiet = 0, have_dtype = 0;
+  cli_io_opts io = CLI_IO_OPTS_INIT;
   smx_dtype odt = SMX_DTYPE_F32;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int took = cli_io_option(&io, a, v);
+    if (took < 0) return SMX_CLI_EXIT_USAGE;
+    if (took > 0) { i += took - 1; continue; }
     if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
       if (!v) return smx_cli_usage_error("%s needs a file name", a);
       out = v; i++;
@@ -88,18 +91,9 @@ static int run_rows(const char *cmd, int argc, char **argv) {
       if (!v || (strcmp(v, "zero") && strcmp(v, "nan"))) return smx_cli_usage_error("--masked-row must be zero or nan");
       if (!strcmp(v, "nan")) o.flags |= SMX_FLAG_MASKED_ROW_NAN;
       i++;
-    } else if (!strcmp(a, "--axis") || !strcmp(a, "-a")) {
-      int urc = cli_parse_axis(v, &axis);
-      if (urc) return urc;
-      i++;
     } else if (!strcmp(a, "--dtype")) {
       if (!v || !cli_parse_dtype(v, &odt)) return smx_cli_usage_error("--dtype must be f32, f64 or f16, not '%s'", v ? v : "");
       have_dtype = 1; i++;
-    } else if (!strcmp(a, "--format") || !strcmp(a, "--in-format")) {
-      int f = v ? cli_parse_format(v) : -1;
-      if (f < 0) return smx_cli_usage_error("%s must be npy, csv or tsv, not '%s'", a, v ? v : "");
-      if (a[2] == 'i') fmt_in = f; else fmt_out = f;
-      i++;
     } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
       quiet = 1;
     } else if (a[0] == '-' && a[1] != '\0') {
@@ -113,13 +107,12 @@ static int run_rows(const char *cmd, int argc, char **argv) {
   if (!in) return smx_cli_usage_error("%s needs an input file (.npy, .csv or .tsv; - for stdin)", cmd);
   if (!out) return smx_cli_usage_error("%s needs -o OUT (.npy, .csv or .tsv; - for stdout)", cmd);
   int fin, fout, urc;
-  if ((urc = cli_resolve_format("--in-format", fmt_in, in, CLI_FMT_NPY, &fin)) != 0) return urc;
-  if ((urc = cli_resolve_format("--format", fmt_out, out, CLI_FMT_NPY, &fout)) != 0) return urc;
-  if (!strcmp(out, "-") && fmt_out < 0) fout = fin;
+  if ((urc = cli_input_format(&io, in, &fin)) != 0) return urc;
+  if ((urc = cli_output_format(&io, out, fin, &fout)) != 0) return urc;
   cli_op op = !strcmp(cmd, "logsumexp") ? CLI_LOGSUMEXP : !strcmp(cmd, "log-softmax") ? CLI_LOG_SOFTMAX : CLI_SOFTMAX;
 
   cli_job j;
-  int rc = cli_job_input(&j, cmd, in, fin, axis);
+  int rc = cli_job_input(&j, cmd, in, fin, io.axis);
   if (rc) return cli_job_end(&j, rc);
   /* output dtype: --dtype, else the input's float type (float64 for text,
    * float32 for integers and bool); computed in the input's precision */

@@ -78,8 +78,8 @@ static smx_status sample_rows(void *ctx, const void *x, void *const *y, size_t r
 int smx_cmd_sample(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
   uint64_t seed = 0, step = 0, top_k = 0;
-  int have_seed = 0, quiet = 0, fmt_out = -1, fmt_in = -1;
-  long axis = -1;
+  int have_seed = 0, quiet = 0;
+  cli_io_opts io = CLI_IO_OPTS_INIT;
   smx_sample_params p;
   memset(&p, 0, sizeof p);
   p.temperature = 1.0;
@@ -87,6 +87,9 @@ int smx_cmd_sample(int argc, char **argv) {
   smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int took = cli_io_option(&io, a, v);
+    if (took < 0) return SMX_CLI_EXIT_USAGE;
+    if (took > 0) { i += took - 1; continue; }
     if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
       if (!v) return smx_cli_usage_error("%s needs a file name", a);
       out = v; i++;
@@ -109,15 +112,6 @@ int smx_cmd_sample(int argc, char **argv) {
       i++;
     } else if (!strcmp(a, "--min-p")) {
       if (!smx_cli_parse_double(v, 0.0, 1.0, &p.min_p)) return smx_cli_usage_error("--min-p must be a number in [0, 1] (0: off)");
-      i++;
-    } else if (!strcmp(a, "--axis") || !strcmp(a, "-a")) {
-      int urc = cli_parse_axis(v, &axis);
-      if (urc) return urc;
-      i++;
-    } else if (!strcmp(a, "--format") || !strcmp(a, "--in-format")) {
-      int f = v ? cli_parse_format(v) : -1;
-      if (f < 0) return smx_cli_usage_error("%s must be npy, csv or tsv, not '%s'", a, v ? v : "");
-      if (a[2] == 'i') fmt_in = f; else fmt_out = f;
       i++;
     } else if (!strcmp(a, "--greedy")) {
       p.greedy = 1;
@@ -142,12 +136,11 @@ int smx_cmd_sample(int argc, char **argv) {
   if (!have_seed && !p.greedy && p.temperature != 0.0) return smx_cli_usage_error("sample needs --seed S (or --greedy)");
 
   int fin, fout, urc;
-  if ((urc = cli_resolve_format("--in-format", fmt_in, in, CLI_FMT_NPY, &fin)) != 0) return urc;
-  if ((urc = cli_resolve_format("--format", fmt_out, out, CLI_FMT_NPY, &fout)) != 0) return urc;
-  if (!strcmp(out, "-") && fmt_out < 0) fout = fin;
+  if ((urc = cli_input_format(&io, in, &fin)) != 0) return urc;
+  if ((urc = cli_output_format(&io, out, fin, &fout)) != 0) return urc;
 
   cli_job j;
-  int rc = cli_job_input(&j, "sample", in, fin, axis);
+  int rc = cli_job_input(&j, "sample", in, fin, io.axis);
   if (rc) return cli_job_end(&j, rc);
   if (cli_job_axis_len(&j) == 0 && cli_job_rows(&j) > 0) {
     rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: rows of length 0 have no token to draw", in);

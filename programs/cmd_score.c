@@ -55,11 +55,14 @@ int smx_cmd_score(int argc, char **argv) {
   const char *kind_name = NULL, *in = NULL, *out = NULL;
   smx_score_args sa;
   smx_score_args_init(&sa);
-  int quiet = 0, fmt_out = -1, fmt_in = -1;
-  long axis = -1;
+  int quiet = 0;
+  cli_io_opts io = CLI_IO_OPTS_INIT;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int took = cli_io_option(&io, a, v);
+    if (took < 0) return SMX_CLI_EXIT_USAGE;
+    if (took > 0) { i += took - 1; continue; }
     int used = 0;
     int rc = smx_score_args_parse(&sa, a, v, &used);
     if (rc < 0) return SMX_CLI_EXIT_USAGE;
@@ -67,15 +70,6 @@ int smx_cmd_score(int argc, char **argv) {
     if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
       if (!v) return smx_cli_usage_error("%s needs a file name", a);
       out = v; i++;
-    } else if (!strcmp(a, "--axis") || !strcmp(a, "-a")) {
-      int urc = cli_parse_axis(v, &axis);
-      if (urc) return urc;
-      i++;
-    } else if (!strcmp(a, "--format") || !strcmp(a, "--in-format")) {
-      int f = v ? cli_parse_format(v) : -1;
-      if (f < 0) return smx_cli_usage_error("%s must be npy, csv or tsv, not '%s'", a, v ? v : "");
-      if (a[2] == 'i') fmt_in = f; else fmt_out = f;
-      i++;
     } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
       quiet = 1;
     } else if (a[0] == '-' && a[1] != '\0') {
@@ -98,12 +92,11 @@ int smx_cmd_score(int argc, char **argv) {
     return smx_cli_usage_error("kl_matching needs --templates-from REF.npy (reference logits, e.g. the ID validation set)");
 
   int fin, fout, urc;
-  if ((urc = cli_resolve_format("--in-format", fmt_in, in, CLI_FMT_NPY, &fin)) != 0) return urc;
-  if ((urc = cli_resolve_format("--format", fmt_out, out, CLI_FMT_NPY, &fout)) != 0) return urc;
-  if (!strcmp(out, "-") && fmt_out < 0) fout = fin;
+  if ((urc = cli_input_format(&io, in, &fin)) != 0) return urc;
+  if ((urc = cli_output_format(&io, out, fin, &fout)) != 0) return urc;
 
   cli_job j;
-  int rc = cli_job_input(&j, "score", in, fin, axis);
+  int rc = cli_job_input(&j, "score", in, fin, io.axis);
   if (rc) return cli_job_end(&j, rc);
   int nd = j.src.ndim;
   uint64_t cols = cli_job_axis_len(&j);

@@ -65,11 +65,14 @@ static smx_status topk_rows(void *ctx, const void *x, void *const *y, size_t row
 int smx_cmd_topk(int argc, char **argv) {
   const char *in = NULL, *out = NULL, *idx_out = NULL;
   uint64_t k = 0;
-  int have_k = 0, log_mode = 0, raw = 0, quiet = 0, fmt_out = -1, fmt_in = -1;
-  long axis = -1;
+  int have_k = 0, log_mode = 0, raw = 0, quiet = 0;
+  cli_io_opts io = CLI_IO_OPTS_INIT;
   smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int took = cli_io_option(&io, a, v);
+    if (took < 0) return SMX_CLI_EXIT_USAGE;
+    if (took > 0) { i += took - 1; continue; }
     if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
       if (!v) return smx_cli_usage_error("%s needs a file name", a);
       out = v; i++;
@@ -89,15 +92,6 @@ int smx_cmd_topk(int argc, char **argv) {
     } else if (!strcmp(a, "--masked-row")) {
       if (!v || (strcmp(v, "zero") && strcmp(v, "nan"))) return smx_cli_usage_error("--masked-row must be zero or nan");
       if (!strcmp(v, "nan")) o.flags |= SMX_FLAG_MASKED_ROW_NAN;
-      i++;
-    } else if (!strcmp(a, "--axis") || !strcmp(a, "-a")) {
-      int urc = cli_parse_axis(v, &axis);
-      if (urc) return urc;
-      i++;
-    } else if (!strcmp(a, "--format") || !strcmp(a, "--in-format")) {
-      int f = v ? cli_parse_format(v) : -1;
-      if (f < 0) return smx_cli_usage_error("%s must be npy, csv or tsv, not '%s'", a, v ? v : "");
-      if (a[2] == 'i') fmt_in = f; else fmt_out = f;
       i++;
     } else if (!strcmp(a, "--log")) {
       log_mode = 1;
@@ -120,14 +114,12 @@ int smx_cmd_topk(int argc, char **argv) {
   if (idx_out && !strcmp(idx_out, "-") && !strcmp(out, "-")) return smx_cli_usage_error("only one output can be stdout");
 
   int fin, fv, fi = CLI_FMT_NPY, urc;
-  if ((urc = cli_resolve_format("--in-format", fmt_in, in, CLI_FMT_NPY, &fin)) != 0) return urc;
-  if ((urc = cli_resolve_format("--format", fmt_out, out, CLI_FMT_NPY, &fv)) != 0) return urc;
-  if (idx_out && (urc = cli_resolve_format("--format", fmt_out, idx_out, CLI_FMT_NPY, &fi)) != 0) return urc;
-  if (!strcmp(out, "-") && fmt_out < 0) fv = fin;
-  if (idx_out && !strcmp(idx_out, "-") && fmt_out < 0) fi = fin;
+  if ((urc = cli_input_format(&io, in, &fin)) != 0) return urc;
+  if ((urc = cli_output_format(&io, out, fin, &fv)) != 0) return urc;
+  if (idx_out && (urc = cli_output_format(&io, idx_out, fin, &fi)) != 0) return urc;
 
   cli_job j;
-  int rc = cli_job_input(&j, "topk", in, fin, axis);
+  int rc = cli_job_input(&j, "topk", in, fin, io.axis);
   if (rc) return cli_job_end(&j, rc);
   uint64_t n = cli_job_axis_len(&j);
   if (k > n) {

@@ -142,11 +142,14 @@ static smx_status xent_rows(void *ctx, const void *x, void *const *y, size_t row
 int smx_cmd_xent(int argc, char **argv) {
   const char *in = NULL, *tpath = NULL, *out = NULL, *gpath = NULL;
   smx_xent_options o = SMX_XENT_OPTIONS_INIT;
-  int quiet = 0, fmt_out = -1, fmt_in = -1;
-  long axis = -1;
+  int quiet = 0;
+  cli_io_opts io = CLI_IO_OPTS_INIT;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    int took = cli_io_option(&io, a, v);
+    if (took < 0) return SMX_CLI_EXIT_USAGE;
+    if (took > 0) { i += took - 1; continue; }
     if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
       if (!v) return smx_cli_usage_error("%s needs a file name", a);
       out = v; i++;
@@ -187,15 +190,6 @@ int smx_cmd_xent(int argc, char **argv) {
       if (!v || (strcmp(v, "zero") && strcmp(v, "nan"))) return smx_cli_usage_error("--masked-row must be zero or nan");
       if (!strcmp(v, "nan")) o.flags |= SMX_FLAG_MASKED_ROW_NAN;
       i++;
-    } else if (!strcmp(a, "--axis") || !strcmp(a, "-a")) {
-      int urc = cli_parse_axis(v, &axis);
-      if (urc) return urc;
-      i++;
-    } else if (!strcmp(a, "--format") || !strcmp(a, "--in-format")) {
-      int f = v ? cli_parse_format(v) : -1;
-      if (f < 0) return smx_cli_usage_error("%s must be npy, csv or tsv, not '%s'", a, v ? v : "");
-      if (a[2] == 'i') fmt_in = f; else fmt_out = f;
-      i++;
     } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
       quiet = 1;
     } else if (a[0] == '-' && a[1] != '\0') {
@@ -213,16 +207,14 @@ int smx_cmd_xent(int argc, char **argv) {
   if (!strcmp(tpath, "-") && !strcmp(in, "-")) return smx_cli_usage_error("only one of the inputs can be stdin");
 
   int fin, ftin, fl = CLI_FMT_NPY, fg = CLI_FMT_NPY, urc;
-  if ((urc = cli_resolve_format("--in-format", fmt_in, in, CLI_FMT_NPY, &fin)) != 0) return urc;
-  if ((urc = cli_resolve_format("--in-format", fmt_in, tpath, CLI_FMT_NPY, &ftin)) != 0) return urc;
-  if (out && (urc = cli_resolve_format("--format", fmt_out, out, CLI_FMT_NPY, &fl)) != 0) return urc;
-  if (gpath && (urc = cli_resolve_format("--format", fmt_out, gpath, CLI_FMT_NPY, &fg)) != 0) return urc;
-  if (out && !strcmp(out, "-") && fmt_out < 0) fl = fin;
-  if (gpath && !strcmp(gpath, "-") && fmt_out < 0) fg = fin;
+  if ((urc = cli_input_format(&io, in, &fin)) != 0) return urc;
+  if ((urc = cli_input_format(&io, tpath, &ftin)) != 0) return urc;
+  if (out && (urc = cli_output_format(&io, out, fin, &fl)) != 0) return urc;
+  if (gpath && (urc = cli_output_format(&io, gpath, fin, &fg)) != 0) return urc;
   if (out && gpath && !strcmp(out, "-") && !strcmp(gpath, "-")) return smx_cli_usage_error("only one output can be stdout");
 
   cli_job j;
-  int rc = cli_job_input(&j, "xent", in, fin, axis);
+  int rc = cli_job_input(&j, "xent", in, fin, io.axis);
   if (rc) return cli_job_end(&j, rc);
   uint64_t rows = cli_job_rows(&j), cols = cli_job_axis_len(&j);
   smx_dtype idt = j.src.dtype;

@@ -50,3 +50,28 @@ int cli_parse_axis(const char *v, long *axis) {
     return smx_cli_usage_error("--axis must be a whole number (negative counts from the end), not '%s'", v ? v : "");
   return 0;
 }
+
+int cli_io_option(cli_io_opts *o, const char *a, const char *v) {
+  if (!strcmp(a, "--axis") || !strcmp(a, "-a")) return cli_parse_axis(v, &o->axis) ? -1 : 2;
+  if (!strcmp(a, "--format") || !strcmp(a, "--in-format")) {
+    int f = v ? cli_parse_format(v) : -1;
+    if (f < 0) {
+      smx_cli_usage_error("%s must be npy, csv or tsv, not '%s'", a, v ? v : "");
+      return -1;
+    }
+    if (a[2] == 'i') o->fmt_in = f;
+    else o->fmt_out = f;
+    return 2;
+  }
+  return 0;
+}
+
+int cli_input_format(const cli_io_opts *o, const char *path, int *fmt) {
+  return cli_resolve_format("--in-format", o->fmt_in, path, CLI_FMT_NPY, fmt);
+}
+
+int cli_output_format(const cli_io_opts *o, const char *path, int fin, int *fmt) {
+  int rc = cli_resolve_format("--format", o->fmt_out, path, CLI_FMT_NPY, fmt);
+  if (!rc && !strcmp(path, "-") && o->fmt_out < 0) *fmt = fin;
+  return rc;
+}
