@@ -19,7 +19,6 @@
 
 #include "commands.h"
 #include "cli/message.h"
-#include "cli/signals.h"
 #include "eval_result.h"
 #include "logits_stream.h"
 #include "score_args.h"

@@ -3,7 +3,8 @@
  * open the input and pick the axis, shape and open the outputs (temporary
  * files renamed at the end), run the kernel, then finish every output or
  * leave none. The steps are separate so that a command can check the shape
- * between them or write something of its own at the end.
+ * between them or write something of its own at the end. Its users define
+ * _POSIX_C_SOURCE (struct sigaction), as every source of the command does.
  */
 #ifndef SMX_PROGRAMS_CLI_JOB_H
 #define SMX_PROGRAMS_CLI_JOB_H
