@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "cli_signals.h"
+#include "commands.h"
+#include "cli/message.h"
 #include "eval_result.h"
 #include "logits_stream.h"
 #include "score_args.h"
@@ -122,6 +122,23 @@ static void free_result(smx_eval_result *r) {
   free(r->conf_ts);
   free(r->correct);
 }
+
+const char smx_eval_help[] =
+    "usage: smx eval --id ID.npy --ood OOD.npy [--ood OOD2.npy ...] [--labels L.npy]\n"
+    "                [--val V.npy --val-labels VL.npy] [--scores msp,energy,...]\n"
+    "                [--json F] [--report F.html] [score options]\n"
+    "OOD metrics (both conventions) of each score and, with labels, the calibration\n"
+    "before and after temperature scaling fitted on the validation set.\n"
+    "  --scores LIST (default all; kl_matching needs --val), --bins N (15),\n"
+    "  --perturbed-id F --perturbed-ood F (one per --ood): ODIN from perturbed-input logits,\n"
+    "  --tpr R (0.95), --json FILE (- for stdout), --report FILE.html, -q\n"
+    "score options:\n"
+    "  --temperature T        energy's T (score: also odin's), default 1\n"
+    "  --odin-temperature T   ODIN's T (default 1000); ODIN here has no input perturbation:\n"
+    "                         to get it, pass logits of perturbed inputs from your framework\n"
+    "  --gen-gamma G --gen-m M  GEN's gamma in (0, 1] (0.1) and top-M classes (100)\n"
+    "  --templates-from REF.npy  kl_matching templates from reference logits (eval: --val)\n"
+    "  --double               msp and energy in double instead of the f32 kernels\n";
 
 int smx_cmd_eval(int argc, char **argv) {
   static smx_eval_result R;   /* large (64 OOD sets); one per process */

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cli_signals.h"
+#include "cli/message.h"
+#include "cli/signals.h"
 #include "io/fileio.h"
 #include "eval_result.h"
 

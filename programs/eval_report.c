@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/message.h"
 #include "eval_result.h"
 #include "report/report.h"
 

@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cli_signals.h"
+#include "cli/message.h"
+#include "cli/signals.h"
 #include "logits_stream.h"
 #include "smx/smx_io.h"
 

@@ -1,5 +1,6 @@
-/* Reading logits and labels for smx score / smx eval: logits streamed in
- * blocks of rows (bounded memory, progress line on a terminal), labels whole. */
+/* Reading logits and labels for smx eval (and score's kl_matching
+ * templates): logits streamed in blocks of rows (bounded memory, progress
+ * line on a terminal), labels whole. */
 #ifndef SMX_PROGRAMS_LOGITS_STREAM_H
 #define SMX_PROGRAMS_LOGITS_STREAM_H
 

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/message.h"
+#include "cli/number.h"
 #include "logits_stream.h"
 #include "score_args.h"
 

@@ -1,9 +1,9 @@
 /* The smx program: the command line lives in smx_cli_main (smx.c), which
  * the CLI fuzz target calls in-process. Signals are caught here, around it:
  * a terminating signal removes the temporary files and, once the command
- * has returned, ends the process as that signal would (cli_signals.h). */
-#include "cli.h"
-#include "cli_signals.h"
+ * has returned, ends the process as that signal would (cli/signals.h). */
+#include "commands.h"
+#include "cli/signals.h"
 
 int main(int argc, char **argv) {
   cli_signals_install();

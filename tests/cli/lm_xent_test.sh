@@ -36,7 +36,7 @@ expect "ignore index 0" 0 "1.40760601" "" -- xent x.npy --targets t32.npy --igno
 expect "all ignored: mean is nan (PyTorch)" 0 "nan" "" -- xent x.npy --targets tall.npy
 expect "no targets" 1 "" "smx: xent needs --targets T.npy
 smx: try 'smx --help'" -- xent x.npy
-expect "no input" 1 "" "smx: xent needs a logits .npy file (or - for stdin)
+expect "no input" 1 "" "smx: xent needs a logits file (.npy, .csv or .tsv; - for stdin)
 smx: try 'smx --help'" -- xent
 expect "none needs -o" 1 "" "smx: --reduction none needs -o LOSS.npy
 smx: try 'smx --help'" -- xent x.npy --targets t.npy --reduction none

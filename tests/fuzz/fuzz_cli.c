@@ -36,9 +36,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cli_signals.h"
-#include "cli_stream.h"
+#include "commands.h"
+#include "cli/message.h"
+#include "cli/signals.h"
+#include "cli/stream.h"
 #include "smx/smx_io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

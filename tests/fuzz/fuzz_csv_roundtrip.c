@@ -1,6 +1,6 @@
 /*
  * libFuzzer target for the CSV / TSV reader and writer of the smx command
- * (programs/cli_text.c; also replayed without libFuzzer by
+ * (programs/cli/text.c; also replayed without libFuzzer by
  * regression_driver.c). The input is parsed as CSV and as TSV, exactly as
  * the command reads a file: through cli_text_parse on a file descriptor (a
  * memfd holding the bytes). For each separator:
@@ -27,7 +27,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "cli_stream.h"
+#include "cli/stream.h"
 #include "io/fileio.h"
 #include "math/half_scalar.h"
 

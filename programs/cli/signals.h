@@ -16,8 +16,6 @@
 
 #include <signal.h>
 
-#include "smx/smx_io.h"
-
 void cli_signals_install(void);
 /* The signal that arrived, or 0. */
 int cli_signal_caught(void);
@@ -36,11 +34,5 @@ void cli_cleanup_register(const char *path);
 void cli_cleanup_unregister(const char *path);
 void cli_cleanup_now(void);  /* async-signal-safe */
 int cli_cleanup_pending(void);  /* how many paths are registered */
-
-/* The library's .npy writer, with its temporary file registered above. */
-smx_status cli_npy_create(const char *path, smx_dtype dtype, int ndim, const uint64_t *shape,
-                          const smx_npy_write_options *opt, smx_npy_writer **w, char *err, size_t errlen);
-smx_status cli_npy_finish(smx_npy_writer *w, char *err, size_t errlen);
-void cli_npy_abort(smx_npy_writer *w);  /* NULL is ignored */
 
 #endif

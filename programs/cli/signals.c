@@ -1,6 +1,6 @@
-/* Terminating signals and temporary-file cleanup for the smx command; see cli_signals.h. */
+/* Terminating signals and temporary-file cleanup for the smx command; see signals.h. */
 #define _POSIX_C_SOURCE 200809L
-#include "cli_signals.h"
+#include "cli/signals.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -104,26 +104,4 @@ void cli_signals_reset(void) {
   for (int i = 0; i < MAX_CLEANUP; i++) used[i] = 0;
   caught = 0;
   flag = 0;
-}
-
-smx_status cli_npy_create(const char *path, smx_dtype dtype, int ndim, const uint64_t *shape,
-                          const smx_npy_write_options *opt, smx_npy_writer **w, char *err, size_t errlen) {
-  smx_status s = smx_npy_writer_open(path, dtype, ndim, shape, opt, w, err, errlen);
-  if (s == SMX_OK) cli_cleanup_register(smx_npy_writer_temp_path(*w));
-  return s;
-}
-
-smx_status cli_npy_finish(smx_npy_writer *w, char *err, size_t errlen) {
-  char tmp[MAX_PATH] = "";
-  const char *t = smx_npy_writer_temp_path(w);
-  if (t && strlen(t) < MAX_PATH) strcpy(tmp, t);
-  smx_status s = smx_npy_writer_finish(w, err, errlen);
-  cli_cleanup_unregister(tmp);
-  return s;
-}
-
-void cli_npy_abort(smx_npy_writer *w) {
-  if (!w) return;
-  cli_cleanup_unregister(smx_npy_writer_temp_path(w));
-  smx_npy_writer_abort(w);
 }

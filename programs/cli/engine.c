@@ -24,8 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "cli_stream.h"
+#include "cli/message.h"
+#include "cli/stream.h"
 
 #define DEFAULT_BLOCK_BYTES ((size_t)16 << 20)
 
@@ -37,28 +37,36 @@ static size_t block_bytes(void) {
 
 /* ---------------------------------------------------------- the writer */
 typedef struct wjob {
+  cli_sink *k;              /* NULL: nothing to write                        */
   cli_ctype t;
   const unsigned char *buf;
   size_t pieces, len;       /* pieces of len elements, dense in buf          */
   uint64_t e0, stride;      /* piece i goes to elements e0 + i * stride ...  */
 } wjob;
 
+/* The writes of one block: one job per output. */
+typedef struct wbatch { wjob j[CLI_MAX_OUT]; } wbatch;
+
 typedef struct writer {
-  cli_sink *k;
   int threaded;
   pthread_t th;
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  wjob job;
+  wbatch job;
   int has_job, quit;
   smx_status st;
   char err[512];
 } writer;
 
-static void do_job(writer *w, const wjob *j) {
-  size_t es = cli_ctype_size(j->t);
-  for (size_t i = 0; i < j->pieces && w->st == SMX_OK; i++)
-    w->st = cli_sink_write(w->k, j->t, j->e0 + i * j->stride, j->buf + i * j->len * es, j->len, w->err, sizeof w->err);
+static void do_job(writer *w, const wbatch *b) {
+  for (int o = 0; o < CLI_MAX_OUT; o++) {
+    const wjob *j = &b->j[o];
+    if (!j->k || !j->len) continue;
+    size_t es = cli_ctype_size(j->t);
+    for (size_t i = 0; i < j->pieces && w->st == SMX_OK; i++)
+      w->st = cli_sink_write(j->k, j->t, j->e0 + i * j->stride, j->buf + i * j->len * es, j->len, w->err,
+                             sizeof w->err);
+  }
 }
 
 static void *writer_main(void *arg) {
@@ -67,7 +75,7 @@ static void *writer_main(void *arg) {
   for (;;) {
     while (!w->has_job && !w->quit) pthread_cond_wait(&w->cv, &w->mu);
     if (!w->has_job) break;
-    wjob j = w->job;
+    wbatch j = w->job;
     pthread_mutex_unlock(&w->mu);
     if (w->st == SMX_OK) do_job(w, &j);  /* st is only written here while a job is out */
     pthread_mutex_lock(&w->mu);
@@ -78,9 +86,8 @@ static void *writer_main(void *arg) {
   return NULL;
 }
 
-static void writer_start(writer *w, cli_sink *k) {
+static void writer_start(writer *w) {
   memset(w, 0, sizeof *w);
-  w->k = k;
   const char *sync = getenv("SMX_CLI_SYNC_WRITES");
   if (sync && *sync && strcmp(sync, "0")) return;
   pthread_mutex_init(&w->mu, NULL);
@@ -104,7 +111,7 @@ static smx_status writer_wait(writer *w) {
 
 /* Hands j over (after the previous job finished). j->buf must stay untouched
  * until the next submit or wait returns. */
-static smx_status writer_submit(writer *w, const wjob *j) {
+static smx_status writer_submit(writer *w, const wbatch *j) {
   if (!w->threaded) {
     if (w->st == SMX_OK) do_job(w, j);
     return w->st;
@@ -185,48 +192,72 @@ int cli_plan_random(int ndim, const uint64_t *st_shape, int axis, cli_ctype ct) 
   return p.inner > 1 && p.n * p.inner > block_bytes() / cli_ctype_size(ct);
 }
 
-int cli_run(cli_src *s, cli_sink *k, const cli_run_args *a) {
+/* The buffers of one output: y (two, one being written while the next
+ * block is computed) in the output's storage layout, and r, the kernel's
+ * rows x m result, when it must be transposed into y. */
+typedef struct outbuf { unsigned char *y[2], *r; size_t vs; } outbuf;
+
+/* dst[m][w] from src[w][m]: a result rows x m laid out as the output's
+ * [m, rows] (a plain copy when m is 1). */
+static void to_layout(const unsigned char *src, unsigned char *dst, size_t w, size_t m, size_t es) {
+  if (m == 1) memcpy(dst, src, w * es);
+  else transpose(src, dst, w, m, es);
+}
+
+int cli_run(cli_src *s, cli_sink *const *sinks, const cli_run_args *a) {
   char err[512];
+  const cli_kernel *kn = a->kernel;
   uint64_t st[SMX_NPY_MAX_DIMS];
   for (int d = 0; d < s->ndim; d++) st[d] = s->fortran ? s->shape[s->ndim - 1 - d] : s->shape[d];
   plan p = make_plan(s->ndim, st, a->axis);
-  int lse = a->op == CLI_LOGSUMEXP;
-  cli_ctype ct = a->ct, vt = cli_out_type(a->op, ct);
-  size_t cs = cli_ctype_size(ct), vs = cli_ctype_size(vt);
+  cli_ctype ct = kn->ct;
+  size_t cs = cli_ctype_size(ct);
   size_t E = block_bytes() / cs;
   int mode = p.inner == 1 ? 0 : p.n * p.inner <= E ? 1 : 2;
-  /* nothing to write: an empty reduced axis (softmax), or no output values
-   * at all, as when an axis after the reduced one has size 0 */
-  if ((!lse && p.n == 0) || p.outer == 0 || p.inner == 0) return SMX_CLI_EXIT_OK;
+  /* nothing to compute: rows of length 0 that give nothing (softmax), or
+   * no rows at all, as when an axis after the reduced one has size 0 */
+  if ((!kn->empty_rows && p.n == 0) || p.outer == 0 || p.inner == 0) return SMX_CLI_EXIT_OK;
 
   /* per block: g rows (mode 0), g slabs (mode 1) or w columns of a slab (mode 2) */
-  size_t g, xcount, ycount;
+  size_t g, xcount, rows_max;
   if (mode == 0) {
     g = p.n && E / p.n ? E / p.n : 1;
     if (g > p.outer) g = p.outer ? (size_t)p.outer : 1;
     xcount = g * (size_t)p.n;
-    ycount = lse ? g : xcount;
+    rows_max = g;
   } else if (mode == 1) {
     g = E / (size_t)(p.n * p.inner);
     if (g > p.outer) g = (size_t)p.outer;
     xcount = g * (size_t)(p.n * p.inner);
-    ycount = lse ? g * (size_t)p.inner : xcount;
+    rows_max = g * (size_t)p.inner;
   } else {
     g = E / p.n ? E / (size_t)p.n : 1;
     xcount = g * (size_t)p.n;
-    ycount = lse ? g : xcount;
+    rows_max = g;
   }
-  unsigned char *xbuf = NULL, *tbuf = NULL, *ybuf[2] = { NULL, NULL };
-  int rc = 0;
+  unsigned char *xbuf = NULL, *tbuf = NULL;
+  outbuf ob[CLI_MAX_OUT];
+  memset(ob, 0, sizeof ob);
+  int rc = 0, oom = 0;
   tbuf = mode ? malloc(xcount * cs) : NULL;
-  ybuf[0] = malloc(ycount * vs + 16);
-  ybuf[1] = malloc(ycount * vs + 16);
-  if ((mode && !tbuf) || !ybuf[0] || !ybuf[1]) {
-    free(tbuf); free(ybuf[0]); free(ybuf[1]);
-    return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "out of memory for a block of %zu values of %s", xcount, s->name);
+  oom = mode && !tbuf;
+  for (int o = 0; o < kn->nout; o++) {
+    size_t count = rows_max * (size_t)kn->m[o];
+    ob[o].vs = cli_ctype_size(kn->vt[o]);
+    /* +16: a valid buffer even for an output of no values */
+    ob[o].y[0] = malloc(count * ob[o].vs + 16);
+    ob[o].y[1] = malloc(count * ob[o].vs + 16);
+    oom |= !ob[o].y[0] || !ob[o].y[1];
+    /* modes 1 and 2 compute rows x m and transpose; output 0 of an
+     * in-place kernel is computed over the transposed input instead */
+    if (mode && kn->m[o] > 1 && !(o == 0 && kn->in_place)) oom |= !(ob[o].r = malloc(count * ob[o].vs));
+  }
+  if (oom) {
+    rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "out of memory for a block of %zu values of %s", xcount, s->name);
+    goto done;
   }
   writer w;
-  writer_start(&w, k);
+  writer_start(&w);
   progress pr = { a->progress, now_s(), a->what };
   uint64_t units = mode == 2 ? p.outer * ((p.inner + g - 1) / g) : (p.outer + g - 1) / g, unit = 0;
   int blk = 0;
@@ -236,12 +267,16 @@ int cli_run(cli_src *s, cli_sink *k, const cli_run_args *a) {
     for (uint64_t c0 = 0; c0 < (mode == 2 ? p.inner : 1) && !rc; c0 += cstep, unit++, blk++) {
       progress_show(&pr, unit, units);
       if (*a->interrupted) { rc = SMX_CLI_EXIT_INTERRUPTED; break; }
-      unsigned char *y = ybuf[blk & 1];
-      wjob j = { vt, y, 1, 0, 0, 0 };
+      wbatch b;
+      memset(&b, 0, sizeof b);
+      void *res[CLI_MAX_OUT] = { NULL, NULL };  /* where the kernel puts rows x m[o] */
+      size_t nrows;                              /* rows of this block               */
+      uint64_t row0;
+      const unsigned char *x;
       if (mode == 0 || mode == 1) {
         size_t m = p.outer - o0 < g ? (size_t)(p.outer - o0) : g;
         size_t cnt = m * (size_t)(p.n * p.inner);
-        const unsigned char *x = cli_src_peek(s, ct, o0 * p.n * p.inner, cnt);
+        x = cli_src_peek(s, ct, o0 * p.n * p.inner, cnt);
         if (!x && cnt) {
           if (!xbuf && !(xbuf = malloc(xcount * cs))) {
             rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "out of memory for a block of %zu values of %s", xcount, s->name);
@@ -253,21 +288,28 @@ int cli_run(cli_src *s, cli_sink *k, const cli_run_args *a) {
           }
           x = xbuf;
         }
-        if (!x) x = y;  /* no data (n == 0): any valid pointer */
+        if (!x) x = ob[0].y[0];  /* no data (n == 0): any valid pointer */
         if (mode == 0) {
-          j.len = lse ? m : cnt;
-          j.e0 = lse ? o0 : o0 * p.n;
-          unsigned char *direct = cli_sink_window(k, vt, j.e0, j.len);
-          if (direct) j.pieces = 0;  /* computed straight into the output */
-          cs_st = cli_compute(a->op, ct, x, direct ? direct : y, m, (size_t)p.n, &a->opt);
+          nrows = m;
+          row0 = o0;
+          for (int o = 0; o < kn->nout; o++) {
+            wjob *j = &b.j[o];
+            *j = (wjob){ sinks[o], kn->vt[o], ob[o].y[blk & 1], 1, m * (size_t)kn->m[o], o0 * kn->m[o], 0 };
+            unsigned char *direct = sinks[o] ? cli_sink_window(sinks[o], kn->vt[o], j->e0, j->len) : NULL;
+            if (direct) j->k = NULL;  /* computed straight into the output */
+            res[o] = direct ? direct : ob[o].y[blk & 1];
+          }
         } else {
           size_t slab = (size_t)(p.n * p.inner);
           for (size_t i = 0; i < m; i++) transpose(x + i * slab * cs, tbuf + i * slab * cs, (size_t)p.n, (size_t)p.inner, cs);
-          cs_st = cli_compute(a->op, ct, tbuf, lse ? y : tbuf, m * (size_t)p.inner, (size_t)p.n, &a->opt);
-          if (!lse)
-            for (size_t i = 0; i < m; i++) transpose(tbuf + i * slab * cs, y + i * slab * vs, (size_t)p.inner, (size_t)p.n, cs);
-          j.len = lse ? m * (size_t)p.inner : cnt;
-          j.e0 = lse ? o0 * p.inner : o0 * p.n * p.inner;
+          x = tbuf;
+          nrows = m * (size_t)p.inner;
+          row0 = o0 * p.inner;
+          for (int o = 0; o < kn->nout; o++) {
+            size_t mo = (size_t)kn->m[o];
+            b.j[o] = (wjob){ sinks[o], kn->vt[o], ob[o].y[blk & 1], 1, m * mo * (size_t)p.inner, o0 * mo * p.inner, 0 };
+            res[o] = mo <= 1 ? ob[o].y[blk & 1] : ob[o].r ? ob[o].r : tbuf;
+          }
         }
       } else {
         size_t wc = p.inner - c0 < g ? (size_t)(p.inner - c0) : g;
@@ -281,31 +323,44 @@ int cli_run(cli_src *s, cli_sink *k, const cli_run_args *a) {
             rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err);
         if (rc) break;
         transpose(xbuf, tbuf, (size_t)p.n, wc, cs);
-        cs_st = cli_compute(a->op, ct, tbuf, lse ? y : tbuf, wc, (size_t)p.n, &a->opt);
-        if (lse) {
-          j.len = wc;
-          j.e0 = o0 * p.inner + c0;
-        } else {
-          transpose(tbuf, y, wc, (size_t)p.n, cs);
-          j.pieces = (size_t)p.n;
-          j.len = wc;
-          j.e0 = base;
-          j.stride = p.inner;
+        x = tbuf;
+        nrows = wc;
+        row0 = o0 * p.inner + c0;
+        for (int o = 0; o < kn->nout; o++) {
+          size_t mo = (size_t)kn->m[o];
+          b.j[o] = (wjob){ sinks[o], kn->vt[o], ob[o].y[blk & 1], mo, wc, o0 * mo * p.inner + c0, p.inner };
+          res[o] = mo <= 1 ? ob[o].y[blk & 1] : ob[o].r ? ob[o].r : tbuf;
         }
       }
+      cs_st = kn->rows(kn->ctx, x, res, nrows, (size_t)p.n, row0);
       if (cs_st != SMX_OK) {
         rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: %s", s->name, smx_status_string(cs_st));
         break;
       }
-      if (writer_submit(&w, &j) != SMX_OK) rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", w.err);
+      if (mode) {
+        /* rows x m results into the output's [m, rows] layout, slab by slab */
+        size_t per = mode == 1 ? (size_t)p.inner : nrows, nslab = nrows / per;
+        for (int o = 0; o < kn->nout; o++) {
+          size_t mo = (size_t)kn->m[o];
+          if (mo <= 1) continue;
+          for (size_t i = 0; i < nslab; i++)
+            to_layout((unsigned char *)res[o] + i * per * mo * ob[o].vs, ob[o].y[blk & 1] + i * per * mo * ob[o].vs, per,
+                      mo, ob[o].vs);
+        }
+      }
+      if (writer_submit(&w, &b) != SMX_OK) rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", w.err);
     }
   }
   smx_status ws = writer_stop(&w);
   if (pr.on) fprintf(stderr, "\r\033[K");
   if (!rc && ws != SMX_OK) rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", w.err);
+done:
   free(xbuf);
   free(tbuf);
-  free(ybuf[0]);
-  free(ybuf[1]);
+  for (int o = 0; o < CLI_MAX_OUT; o++) {
+    free(ob[o].y[0]);
+    free(ob[o].y[1]);
+    free(ob[o].r);
+  }
   return rc;
 }

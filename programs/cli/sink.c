@@ -16,26 +16,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli_signals.h"
-#include "cli_stream.h"
+#include "cli/npy_out.h"
+#include "cli/signals.h"
+#include "cli/stream.h"
 #include "io/convert.h"
 #include "io/fileio.h"
 #include "io/io_err.h"
 #include "math/half_scalar.h"
-
-int cli_temp_fd(void) {
-  const char *dir = getenv("TMPDIR");
-  if (!dir || !*dir) dir = "/tmp";
-  int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-  if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)) return fd;
-  char *path = malloc(strlen(dir) + 20);  /* no O_TMPFILE here: create and unlink */
-  if (!path) return -1;
-  sprintf(path, "%s/smx.XXXXXX", dir);
-  fd = mkstemp(path);
-  if (fd >= 0) unlink(path);
-  free(path);
-  return fd;
-}
 
 static smx_status sys_fail(const char *name, const char *what, int e, char *err, size_t errlen) {
   char eb[128];

@@ -24,7 +24,7 @@
 
 /* The element type of the engine's buffers: what the library computes in. */
 typedef enum cli_ctype { CLI_F32, CLI_F64, CLI_F16 } cli_ctype;
-size_t cli_ctype_size(cli_ctype t);
+static inline size_t cli_ctype_size(cli_ctype t) { return t == CLI_F64 ? 8 : t == CLI_F16 ? 2 : 4; }
 
 typedef enum cli_format { CLI_FMT_NPY, CLI_FMT_CSV, CLI_FMT_TSV } cli_format;
 
@@ -109,19 +109,34 @@ smx_status cli_text_format(int raw_fd, int out_fd, const char *name, char sep, s
 /* A temporary file in $TMPDIR (or /tmp), already unlinked; -1 and errno on failure. */
 int cli_temp_fd(void);
 
-/* The operation over one axis. */
-typedef enum cli_op { CLI_SOFTMAX, CLI_LOG_SOFTMAX, CLI_LOGSUMEXP } cli_op;
+/* What the engine computes: a kernel that turns dense rows of the axis
+ * (rows x n values of type ct) into up to CLI_MAX_OUT outputs of m[i]
+ * values per row each (n for softmax, k for top-k, 1 for a reduction). In
+ * storage order an output is [outer, m[i], inner]: the axis replaced by
+ * m[i]. Rows are handed over in increasing order of their row index, the
+ * storage-order index of the row in the array without the axis; row0 is
+ * the index of the first row of a call. */
+#define CLI_MAX_OUT 2
+typedef struct cli_kernel {
+  cli_ctype ct;
+  int nout;
+  uint64_t m[CLI_MAX_OUT];
+  cli_ctype vt[CLI_MAX_OUT];
+  int in_place;      /* output 0 may be computed over x (then m[0] == n)        */
+  int empty_rows;    /* rows of length 0 still give values (a reduction)        */
+  smx_status (*rows)(void *ctx, const void *x, void *const *y, size_t rows, size_t n, uint64_t row0);
+  void *ctx;
+} cli_kernel;
 
-/* rows x n values of type t (dense) -> y (rows x n, or rows values for
- * logsumexp, of type cli_lse_type(t)); x == y is allowed. */
-smx_status cli_compute(cli_op op, cli_ctype t, const void *x, void *y, size_t rows, size_t n, const smx_options *o);
-cli_ctype cli_out_type(cli_op op, cli_ctype t);
+/* The operation of softmax, log-softmax and logsumexp (compute.c). */
+typedef enum cli_op { CLI_SOFTMAX, CLI_LOG_SOFTMAX, CLI_LOGSUMEXP } cli_op;
+typedef struct cli_op_ctx { cli_op op; cli_ctype t; smx_options opt; } cli_op_ctx;
+/* The kernel of op in type t; ctx must outlive it. */
+cli_kernel cli_op_kernel(cli_op_ctx *ctx, uint64_t n);
 
 typedef struct cli_run_args {
-  cli_op op;
-  cli_ctype ct;
+  const cli_kernel *kernel;
   int axis;                    /* in storage order, 0 .. ndim-1 (0 for a scalar)        */
-  smx_options opt;
   int progress;                /* show a progress line on stderr                        */
   const char *what;            /* name for the progress line                            */
   volatile sig_atomic_t *interrupted;
@@ -130,8 +145,10 @@ typedef struct cli_run_args {
 /* Whether the engine will read and write out of order for this shape. */
 int cli_plan_random(int ndim, const uint64_t *st_shape, int axis, cli_ctype ct);
 
-/* The whole computation. Returns a documented exit code (cli.h) after
- * printing its message; the sink is finished or aborted by the caller. */
-int cli_run(cli_src *s, cli_sink *k, const cli_run_args *a);
+/* The whole computation: output i goes to sinks[i], or nowhere when that is
+ * NULL (the kernel still computes it). Returns a documented exit code
+ * (message.h) after printing its message; the sinks are finished or
+ * aborted by the caller. */
+int cli_run(cli_src *s, cli_sink *const *sinks, const cli_run_args *a);
 
 #endif

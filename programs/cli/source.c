@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli_stream.h"
+#include "cli/stream.h"
 #include "io/convert.h"
 #include "io/fileio.h"
 #include "io/io_err.h"
@@ -30,8 +30,6 @@
 /* Mapped window: about this much of the file at a time (more when one read
  * asks for more). Mapped pages count in the resident size until unmapped. */
 #define WINDOW ((size_t)64 << 20)
-
-size_t cli_ctype_size(cli_ctype t) { return t == CLI_F64 ? 8 : t == CLI_F16 ? 2 : 4; }
 
 static smx_dtype ctype_dtype(cli_ctype t) {
   return t == CLI_F64 ? SMX_DTYPE_F64 : t == CLI_F16 ? SMX_DTYPE_F16 : SMX_DTYPE_F32;

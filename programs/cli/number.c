@@ -1,10 +1,11 @@
-/* Number options of the smx command (cli.h): one reading for every command. */
+/* Number options of the smx command: one reading for every command (number.h). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 
-#include "cli.h"
+#include "cli/message.h"
+#include "cli/number.h"
 
 int smx_cli_parse_number(const char *v, double *out) {
   if (!v || !*v) return 0;
@@ -29,4 +30,21 @@ int smx_cli_parse_temperature(const char *v, double *out) {
 
 int smx_cli_temperature_error(const char *opt, const char *v) {
   return smx_cli_usage_error("%s must be a positive finite number, not '%s'", opt, v ? v : "");
+}
+
+int smx_cli_parse_u64(const char *v, uint64_t lo, uint64_t hi, uint64_t *out) {
+  if (!v || !*v || *v == '-' || *v == '+') return 0;
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (*end || errno || n < lo || n > hi) return 0;
+  *out = n;
+  return 1;
+}
+
+int smx_cli_parse_double(const char *v, double lo, double hi, double *out) {
+  double d;
+  if (!smx_cli_parse_number(v, &d) || !(d >= lo && d <= hi)) return 0;
+  *out = d;
+  return 1;
 }

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli.h"
-#include "cli_signals.h"
+#include "cli/message.h"
+#include "cli/signals.h"
 
 void smx_cli_put_escaped(FILE *f, const char *s) {
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli_stream.h"
+#include "cli/stream.h"
 #include "io/fileio.h"
 #include "io/io_err.h"
 #include "math/half_scalar.h"

@@ -1,0 +1,31 @@
+/* The library call of softmax, log-softmax and logsumexp for a block of
+ * rows, by the type computed in; see stream.h. */
+#include "cli/stream.h"
+
+static smx_status op_rows(void *ctx, const void *x, void *const *yv, size_t rows, size_t n, uint64_t row0) {
+  const cli_op_ctx *c = ctx;
+  const smx_options *o = &c->opt;
+  void *y = yv[0];
+  (void)row0;
+  if (c->t == CLI_F64) {
+    if (c->op == CLI_LOGSUMEXP) return smx_logsumexp_rows_f64(x, n, y, rows, n, o);
+    if (c->op == CLI_LOG_SOFTMAX) return smx_log_softmax_rows_f64(x, n, y, n, rows, n, o);
+    return smx_softmax_rows_f64(x, n, y, n, rows, n, o);
+  }
+  if (c->t == CLI_F16) {
+    if (c->op == CLI_LOGSUMEXP) return smx_logsumexp_rows_f16(x, n, y, rows, n, o);
+    if (c->op == CLI_LOG_SOFTMAX) return smx_log_softmax_rows_f16(x, n, y, n, rows, n, o);
+    return smx_softmax_rows_f16(x, n, y, n, rows, n, o);
+  }
+  if (c->op == CLI_LOGSUMEXP) return smx_logsumexp_rows_f32(x, n, y, rows, n, o);
+  if (c->op == CLI_LOG_SOFTMAX) return smx_log_softmax_rows_f32(x, n, y, n, rows, n, o);
+  return smx_softmax_rows_f32(x, n, y, n, rows, n, o);
+}
+
+cli_kernel cli_op_kernel(cli_op_ctx *ctx, uint64_t n) {
+  int lse = ctx->op == CLI_LOGSUMEXP;
+  cli_kernel k = { ctx->t, 1, { lse ? 1 : n, 0 }, { CLI_F32, CLI_F32 }, !lse, lse, op_rows, ctx };
+  /* float16 logsumexp comes out in float32: the library keeps its range */
+  k.vt[0] = lse && ctx->t == CLI_F16 ? CLI_F32 : ctx->t;
+  return k;
+}

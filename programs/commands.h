@@ -1,0 +1,32 @@
+/*
+ * The commands of smx: each cmd_*.c defines its function and its help text,
+ * and smx.c lists them in its command table. Only smx.c (and the program's
+ * entry points) read this table; the shared plumbing in cli/ never does.
+ */
+#ifndef SMX_PROGRAMS_COMMANDS_H
+#define SMX_PROGRAMS_COMMANDS_H
+
+/* The whole command line, argv[0] being the program: what main returns.
+ * Separate from main so that a fuzz target can run it in-process. */
+int smx_cli_main(int argc, char **argv);
+
+/* Each command gets the arguments after its name. */
+int smx_cmd_softmax(int argc, char **argv);      /* cmd_rows.c   */
+int smx_cmd_log_softmax(int argc, char **argv);  /* cmd_rows.c   */
+int smx_cmd_logsumexp(int argc, char **argv);    /* cmd_rows.c   */
+int smx_cmd_topk(int argc, char **argv);         /* cmd_topk.c   */
+int smx_cmd_sample(int argc, char **argv);       /* cmd_sample.c */
+int smx_cmd_xent(int argc, char **argv);         /* cmd_xent.c   */
+int smx_cmd_score(int argc, char **argv);        /* cmd_score.c  */
+int smx_cmd_eval(int argc, char **argv);         /* cmd_eval.c   */
+int smx_cmd_demo(int argc, char **argv);         /* cmd_demo.c   */
+int smx_cmd_bench(int argc, char **argv);        /* cmd_demo.c   */
+int smx_cmd_info(int argc, char **argv);         /* cmd_demo.c   */
+
+/* Help texts, printed whole by `smx CMD --help` and `smx help CMD`. */
+extern const char smx_softmax_help[], smx_log_softmax_help[], smx_logsumexp_help[];
+extern const char smx_topk_help[], smx_sample_help[], smx_xent_help[];
+extern const char smx_score_help[], smx_eval_help[];
+extern const char smx_demo_help[], smx_bench_help[], smx_info_help[];
+
+#endif
