@@ -89,11 +89,10 @@ SMX_INLINE double vd_reduce_max(vd_t a) {
   m = _mm_max_pd(m, _mm_unpackhi_pd(m, m));
   return _mm_cvtsd_f64(m);
 }
-/* (l0 + l1) + (l2 + l3) */
+/* (l0 + l2) + (l1 + l3): halves first, the order of avx512.h's reduction */
 SMX_INLINE double vd_reduce_add(vd_t a) {
-  double t[4];
-  _mm256_storeu_pd(t, a);
-  return (t[0] + t[1]) + (t[2] + t[3]);
+  __m128d s = _mm_add_pd(_mm256_castpd256_pd128(a), _mm256_extractf128_pd(a, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
 }
 
 /* ---- f32: 8 lanes ------------------------------------------------------ */
