@@ -134,9 +134,22 @@ SMX_INLINE vf_t vf_min(vf_t a, vf_t b) { return _mm256_min_ps(a, b); }
 SMX_INLINE vf_t vf_round(vf_t a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 SMX_INLINE mf_t vf_eq(vf_t a, vf_t b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
 SMX_INLINE mf_t vf_neq(vf_t a, vf_t b) { return _mm256_cmp_ps(a, b, _CMP_NEQ_UQ); }   /* true for NaN */
+SMX_INLINE mf_t vf_gt(vf_t a, vf_t b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+SMX_INLINE mf_t vf_unord(vf_t a, vf_t b) { return _mm256_cmp_ps(a, b, _CMP_UNORD_Q); }   /* a or b NaN */
+SMX_INLINE mf_t mf_none(void) { return _mm256_setzero_ps(); }
 SMX_INLINE mf_t mf_and(mf_t a, mf_t b) { return _mm256_and_ps(a, b); }
+SMX_INLINE mf_t mf_or(mf_t a, mf_t b) { return _mm256_or_ps(a, b); }
+SMX_INLINE int mf_any(mf_t a) { return !_mm256_testz_ps(a, a); }
 /* bit l set for lane l */
 SMX_INLINE unsigned mf_bits(mf_t a) { return (unsigned)_mm256_movemask_ps(a); }
+/* Writes base + l for every lane l set in m, in increasing order, to dst;
+ * returns their number. */
+SMX_INLINE size_t mf_store_lane_ids(uint32_t *dst, mf_t m, uint32_t base) {
+  unsigned bits = mf_bits(m);
+  size_t c = 0;
+  for (; bits; bits &= bits - 1) dst[c++] = base + (uint32_t)__builtin_ctz(bits);
+  return c;
+}
 
 /* 2^d for integer-valued d, built in the exponent field: d <= -127 gives
  * +0 (biased exponent 0), d in (-127, 127] the exact power; no larger d. */

@@ -90,8 +90,19 @@ SMX_INLINE vf_t vf_min(vf_t a, vf_t b) { return _mm512_min_ps(a, b); }
 SMX_INLINE vf_t vf_round(vf_t a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 SMX_INLINE mf_t vf_eq(vf_t a, vf_t b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
 SMX_INLINE mf_t vf_neq(vf_t a, vf_t b) { return _mm512_cmp_ps_mask(a, b, _CMP_NEQ_UQ); }
+SMX_INLINE mf_t vf_gt(vf_t a, vf_t b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+SMX_INLINE mf_t vf_unord(vf_t a, vf_t b) { return _mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q); }
+SMX_INLINE mf_t mf_none(void) { return 0; }
 SMX_INLINE mf_t mf_and(mf_t a, mf_t b) { return (mf_t)(a & b); }
+SMX_INLINE mf_t mf_or(mf_t a, mf_t b) { return (mf_t)(a | b); }
+SMX_INLINE int mf_any(mf_t a) { return a != 0; }
 SMX_INLINE unsigned mf_bits(mf_t a) { return (unsigned)a; }
+/* one compress store of the lane numbers plus base */
+SMX_INLINE size_t mf_store_lane_ids(uint32_t *dst, mf_t m, uint32_t base) {
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  _mm512_mask_compressstoreu_epi32(dst, m, _mm512_add_epi32(iota, _mm512_set1_epi32((int)base)));
+  return (size_t)__builtin_popcount(m);
+}
 SMX_INLINE vf_t vf_scale2(vf_t p, vf_t n) { return _mm512_scalef_ps(p, n); }
 SMX_INLINE float vf_reduce_max(vf_t v) { return _mm512_reduce_max_ps(v); }
 SMX_INLINE vd_t vf_lo_pd(vf_t v) { return _mm512_cvtps_pd(_mm512_castps512_ps256(v)); }
