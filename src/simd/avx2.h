@@ -170,4 +170,30 @@ SMX_INLINE float vf_reduce_max(vf_t v) {
 SMX_INLINE vd_t vf_lo_pd(vf_t v) { return _mm256_cvtps_pd(_mm256_castps256_ps128(v)); }
 SMX_INLINE vd_t vf_hi_pd(vf_t v) { return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)); }
 
+/* ---- half-precision storage: VF_W values, rounded as math/half_scalar.h */
+
+/* f16 -> f32 (exact) and f32 -> f16 (nearest even; NaN stays NaN), F16C */
+SMX_INLINE vf_t vf_ld_f16(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+SMX_INLINE void vf_st_f16(uint16_t *p, vf_t v) {
+  _mm_storeu_si128((__m128i *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+/* bf16 -> f32: the upper half of the float's bits */
+SMX_INLINE vf_t vf_ld_bf16(const uint16_t *p) {
+  __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+/* f32 -> bf16, nearest even by adding 0x7fff + the kept lowest bit; NaN is
+ * truncated and made quiet (so that it cannot round into infinity) */
+SMX_INLINE void vf_st_bf16(uint16_t *p, vf_t v) {
+  const __m256i bias = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1), quiet = _mm256_set1_epi32(0x40);
+  __m256i u = _mm256_castps_si256(v);
+  __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(bias, _mm256_and_si256(_mm256_srli_epi32(u, 16), one)));
+  r = _mm256_srli_epi32(r, 16);
+  __m256i q = _mm256_or_si256(_mm256_srli_epi32(u, 16), quiet);
+  r = _mm256_blendv_epi8(r, q, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+  /* 32 -> 16 bits: values fit, so unsigned saturation is exact; fix the lane order */
+  __m256i w = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+  _mm_storeu_si128((__m128i *)p, _mm256_castsi256_si128(w));
+}
+
 #endif
