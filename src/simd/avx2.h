@@ -10,7 +10,8 @@
  *     never read or written in memory;
  *   - *_scale2(p, n) is p 2^n for integer-valued n; without vscalef it is
  *     built in the exponent field, so its valid range is stated per op and
- *     SMX_VF_SCALE2_SATURATES tells kernels which clamp to use.
+ *     SMX_VF_SCALE2_SATURATES tells kernels which clamp to use;
+ *     vf_scale2_sat clamps n itself (n <= -127 gives +0).
  */
 #ifndef SMX_SIMD_AVX2_H
 #define SMX_SIMD_AVX2_H
@@ -101,7 +102,7 @@ typedef __m256 vf_t;
 typedef __m256 mf_t;    /* a lane compare result */
 typedef __m256i kf_t;   /* a tail mask */
 #define VF_W 8
-/* vf_scale2 is exact only for n in [-127, 127] (see there) */
+/* vf_scale2 takes only n in [-127, 127] (see there) */
 #define SMX_VF_SCALE2_SATURATES 0
 
 /* lanes [0, k) set, k in 0..8 (one unaligned load from a sliding table) */
@@ -158,8 +159,14 @@ SMX_INLINE vf_t vf_pow2i(vf_t d) {
   __m256i b = _mm256_add_epi32(_mm256_cvtps_epi32(d), _mm256_set1_epi32(127));
   return _mm256_castsi256_ps(_mm256_slli_epi32(b, 23));
 }
+/* p 2^n for integer-valued n in [-127, 127] (-127 gives +0): callers clamp
+ * the argument beforehand, which costs nothing extra in an exponential */
+SMX_INLINE vf_t vf_scale2(vf_t p, vf_t n) {
+  __m256i b = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(b, 23)));
+}
 /* p 2^n for integer-valued n <= 127; n <= -127 gives +0 (no subnormals) */
-SMX_INLINE vf_t vf_scale2(vf_t p, vf_t n) { return _mm256_mul_ps(p, vf_pow2i(n)); }
+SMX_INLINE vf_t vf_scale2_sat(vf_t p, vf_t n) { return _mm256_mul_ps(p, vf_pow2i(n)); }
 SMX_INLINE float vf_reduce_max(vf_t v) {
   __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   m = _mm_max_ps(m, _mm_movehl_ps(m, m));

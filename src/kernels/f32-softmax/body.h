@@ -400,13 +400,13 @@ SMX_INLINE void vscaleextexp_impl(size_t n, const float *x, float *y, const smx_
   for (; i + 2 * VF_W <= n; i += 2 * VF_W) {
     vf_t p0 = ext_term(vf_ld(x + i), cv, xmin, &n0);
     vf_t p1 = ext_term(vf_ld(x + i + VF_W), cv, xmin, &n1);
-    store_out(stream, y + i, vf_scale2(vf_mul(p0, vinv), vf_add(n0, vne)));
-    store_out(stream, y + i + VF_W, vf_scale2(vf_mul(p1, vinv), vf_add(n1, vne)));
+    store_out(stream, y + i, vf_scale2_sat(vf_mul(p0, vinv), vf_add(n0, vne)));
+    store_out(stream, y + i + VF_W, vf_scale2_sat(vf_mul(p1, vinv), vf_add(n1, vne)));
   }
   for (; i < n; i += VF_W) {
     kf_t k = n - i >= VF_W ? kf_full() : kf_tail(n - i);
     vf_t p = ext_term(vf_ldz_k(x + i, k), cv, xmin, &n0);
-    vf_st_k(y + i, k, vf_scale2(vf_mul(p, vinv), vf_add(n0, vne)));
+    vf_st_k(y + i, k, vf_scale2_sat(vf_mul(p, vinv), vf_add(n0, vne)));
   }
 }
 
