@@ -28,6 +28,7 @@ typedef struct smx_registry {
 extern const smx_registry smx_registry_scalar;
 extern const smx_registry smx_registry_avx2;
 extern const smx_registry smx_registry_avx512;
+extern const smx_registry smx_registry_neon;
 
 /* The configuration in use (picked once; smx_set_max_isa() may lower it). */
 const smx_registry *smx_registry_current(void);

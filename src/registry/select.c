@@ -1,8 +1,9 @@
 /*
  * Picks the registry configuration once: the best level the CPU and OS
- * support (cpuid + xgetbv), capped by SMX_MAX_ISA=scalar|avx2|avx512 read at
- * first use, or later by smx_set_max_isa(). The configuration pointer is
- * atomic, so a cap set while other threads compute is safe.
+ * support (cpuid + xgetbv; NEON on AArch64), capped by
+ * SMX_MAX_ISA=scalar|avx2|avx512|neon read at first use, or later by
+ * smx_set_max_isa(). The configuration pointer is atomic, so a cap set while
+ * other threads compute is safe.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -38,11 +39,18 @@ static smx_isa_level detect_cpu(void) {
     best = SMX_ISA_AVX512;                                         /* opmask and ZMM state */
   return best;
 }
+#elif defined(SMX_HAVE_NEON_KERNELS)
+/* Advanced SIMD, FMA included, is part of every AArch64 CPU */
+static smx_isa_level detect_cpu(void) { return SMX_ISA_NEON; }
 #else
 static smx_isa_level detect_cpu(void) { return SMX_ISA_SCALAR; }
 #endif
 
 static const smx_registry *table_for(smx_isa_level level) {
+#if defined(SMX_HAVE_NEON_KERNELS)
+  /* one vector level on AArch64: any cap above scalar keeps NEON */
+  return level == SMX_ISA_SCALAR ? &smx_registry_scalar : &smx_registry_neon;
+#endif
   switch (level) {
 #if defined(SMX_HAVE_X86_KERNELS)
     case SMX_ISA_AVX512: return &smx_registry_avx512;
@@ -61,6 +69,7 @@ static smx_isa_level env_cap(void) {
   if (!strcmp(e, "scalar")) return SMX_ISA_SCALAR;
   if (!strcmp(e, "avx2")) return SMX_ISA_AVX2;
   if (!strcmp(e, "avx512")) return SMX_ISA_AVX512;
+  if (!strcmp(e, "neon")) return SMX_ISA_NEON;
   /* an unknown value must not silently select the fastest path */
   fprintf(stderr, "smx: SMX_MAX_ISA=%s is not scalar, avx2 or avx512; using scalar\n", e);
   return SMX_ISA_SCALAR;
@@ -68,7 +77,7 @@ static smx_isa_level env_cap(void) {
 
 static void init_once(void) {
   cpu_level = detect_cpu();
-#if !defined(SMX_HAVE_X86_KERNELS)
+#if !defined(SMX_HAVE_X86_KERNELS) && !defined(SMX_HAVE_NEON_KERNELS)
   cpu_level = SMX_ISA_SCALAR;
 #endif
   smx_isa_level cap = env_cap();
@@ -94,7 +103,8 @@ smx_isa_level smx_cpu_isa(void) {
 }
 
 smx_status smx_set_max_isa(smx_isa_level level) {
-  if (level != SMX_ISA_SCALAR && level != SMX_ISA_AVX2 && level != SMX_ISA_AVX512) return SMX_E_INVALID_ARG;
+  if (level != SMX_ISA_SCALAR && level != SMX_ISA_AVX2 && level != SMX_ISA_AVX512 && level != SMX_ISA_NEON)
+    return SMX_E_INVALID_ARG;
   pthread_once(&once, init_once);
   atomic_store_explicit(&current, table_for(level < cpu_level ? level : cpu_level), memory_order_release);
   return SMX_OK;

@@ -25,5 +25,6 @@ typedef struct smx_topk_ukernels {
 extern const smx_topk_ukernels smx_topk_ukernels_scalar;
 extern const smx_topk_ukernels smx_topk_ukernels_avx2;
 extern const smx_topk_ukernels smx_topk_ukernels_avx512;
+extern const smx_topk_ukernels smx_topk_ukernels_neon;
 
 #endif

@@ -36,5 +36,6 @@ typedef struct smx_xent_ukernels {
 extern const smx_xent_ukernels smx_xent_ukernels_scalar;
 extern const smx_xent_ukernels smx_xent_ukernels_avx2;
 extern const smx_xent_ukernels smx_xent_ukernels_avx512;
+extern const smx_xent_ukernels smx_xent_ukernels_neon;
 
 #endif
