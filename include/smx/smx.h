@@ -227,17 +227,19 @@ SMX_API smx_status smx_logsumexp_rows_f64(const double *x, size_t ldx, double *o
 typedef enum smx_isa_level {
   SMX_ISA_SCALAR = 0,
   SMX_ISA_AVX2 = 1,     /* AVX2 + FMA                    */
-  SMX_ISA_AVX512 = 2    /* AVX-512F (+DQ, VL, BW)        */
+  SMX_ISA_AVX512 = 2,   /* AVX-512F (+DQ, VL, BW)        */
+  SMX_ISA_NEON = 3      /* AArch64 Advanced SIMD + FMA   */
 } smx_isa_level;
 
-/** @return the kernel set in use: "scalar", "avx2" or "avx512". */
+/** @return the kernel set in use: "scalar", "avx2", "avx512" or "neon". */
 SMX_API const char *smx_isa(void);
 /** @return the best level this CPU supports (ignoring caps). */
 SMX_API smx_isa_level smx_cpu_isa(void);
 /*
  * Caps the kernel set at `level` (never above what the CPU has), like the
- * environment variable SMX_MAX_ISA=scalar|avx2|avx512, which is read once at
- * first use. SMX_E_INVALID_ARG for an unknown level. Safe to call at any time;
+ * environment variable SMX_MAX_ISA=scalar|avx2|avx512|neon, which is read
+ * once at first use; on AArch64 every level above scalar is NEON.
+ * SMX_E_INVALID_ARG for an unknown level. Safe to call at any time;
  * calls already running finish with the kernels they started with.
  */
 SMX_API smx_status smx_set_max_isa(smx_isa_level level);

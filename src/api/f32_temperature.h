@@ -7,7 +7,7 @@
 #ifndef SMX_API_F32_TEMPERATURE_H
 #define SMX_API_F32_TEMPERATURE_H
 
-#include "kernels/f32-softmax/ukernels.h"
+#include "registry/registry.h"
 
 /*
  * Below this temperature every float result is already its T -> 0 limit:
@@ -23,8 +23,10 @@
 /* The temperature f32 arithmetic uses for a resolved T > 0. */
 double smx_f32_temperature(double t);
 
-/* The dispatched f32 kernels, or the scalar ones when log2(e)/T leaves
- * [2^-100, 2^100], the range the vector kernels hold in float. */
+/* The registry configuration in use, or the scalar one when log2(e)/T
+ * leaves [2^-100, 2^100], the range the vector kernels hold in float. */
+const smx_registry *smx_f32_registry_for(double t);
+/* Its f32 softmax kernels. */
 const smx_f32_ukernels *smx_f32_kernels_for(double t);
 
 #endif

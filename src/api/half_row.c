@@ -9,7 +9,7 @@
 #include <math.h>
 
 #include "api/half_row.h"
-#include "runtime/dispatch.h"
+#include "registry/registry.h"
 #include "runtime/reduce_state.h"
 
 #define SMX_HALF_BLOCK 2048
@@ -36,7 +36,7 @@ static void write_special(const smx_row_params *p, to_f32_fn to, from_f32_fn fro
 }
 
 void smx_row_half(const smx_row_params *p, smx_elem elem, const uint16_t *x, uint16_t *y, size_t n, float *lse) {
-  const smx_cvt_ukernels *cv = smx_dispatch_cvt();
+  const smx_cvt_ukernels *cv = smx_registry_current()->cvt;
   const smx_f32_ukernels *k = p->k;
   to_f32_fn to = elem == SMX_ELEM_F16 ? cv->f16_to_f32 : cv->bf16_to_f32;
   from_f32_fn from = elem == SMX_ELEM_F16 ? cv->f32_to_f16 : cv->f32_to_bf16;

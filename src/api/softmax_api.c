@@ -12,7 +12,7 @@
 #include "api/half_row.h"
 #include "api/options.h"
 #include "api/softmax_row.h"
-#include "runtime/dispatch.h"
+#include "registry/registry.h"
 #include "runtime/thread_pool.h"
 #include "smx/smx.h"
 
@@ -100,7 +100,7 @@ static smx_status run_rows(smx_op op, smx_elem elem, const void *x, size_t ldx, 
 
   const smx_f32_ukernels *k = smx_f32_kernels_for(o.temperature);
   smx_algo algo = o.algo == SMX_ALGO_AUTO ? smx_algo_auto(op, rows, cols, k->isa) : o.algo;
-  const smx_f64_ukernels *kd = smx_dispatch_f64();
+  const smx_f64_ukernels *kd = smx_registry_current()->f64;
   if (elem == SMX_ELEM_F64) {
     /* extreme temperatures: scalar kernels in division mode, three-pass only */
     if (smx_f64_temperature_extreme(o.temperature)) {

@@ -11,7 +11,7 @@
 #include "api/options.h"
 #include "kernels/f32-xent/ukernels.h"
 #include "lm/lm_args.h"
-#include "runtime/dispatch.h"
+#include "registry/registry.h"
 #include "runtime/thread_pool.h"
 #include "smx/smx.h"
 
@@ -123,8 +123,8 @@ static smx_status run_bwd(int logsm, smx_elem elem, const void *y, size_t ldy, c
   j.cols = cols;
   j.t_div = 1.0 / t > FLT_MAX ? t : 0.0;
   j.s = j.t_div != 0.0 ? 1.0f : (float)(1.0 / t);
-  j.k = smx_dispatch_xent();
-  j.cv = smx_dispatch_cvt();
+  j.k = smx_registry_current()->xent;
+  j.cv = smx_registry_current()->cvt;
   if (rows * cols < ((size_t)1 << 14) || rows < 2) threads = 1;   /* not worth waking the pool */
   size_t ntasks = smx_lm_tasks(threads, rows, &j.per);
   if (threads > 1) smx_parallel_for(threads, ntasks, bwd_task, &j);

@@ -13,7 +13,7 @@
 #include "api/softmax_row.h"
 #include "lm/lm_args.h"
 #include "lm/philox.h"
-#include "runtime/dispatch.h"
+#include "registry/registry.h"
 #include "runtime/thread_pool.h"
 #include "smx/smx_topk.h"
 
@@ -48,7 +48,7 @@ static void one_hot(const gumbel_job *j, const float *z, float *h) {
 }
 
 static void to_storage(const gumbel_job *j, const float *f, void *out) {
-  const smx_cvt_ukernels *cv = smx_dispatch_cvt();
+  const smx_cvt_ukernels *cv = smx_registry_current()->cvt;
   if (j->elem == SMX_ELEM_F16) cv->f32_to_f16(j->cols, f, out);
   else cv->f32_to_bf16(j->cols, f, out);
 }
@@ -70,7 +70,7 @@ static void gumbel_task(void *ctx, size_t t) {
     __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
     return;
   }
-  const smx_cvt_ukernels *cv = smx_dispatch_cvt();
+  const smx_cvt_ukernels *cv = smx_registry_current()->cvt;
   for (size_t r = r0; r < r1; r++) {
     const char *xr = (const char *)j->x + r * j->ldx * es;
     const float *x = (const float *)(const void *)xr;

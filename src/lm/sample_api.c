@@ -11,7 +11,7 @@
 #include "api/softmax_row.h"
 #include "lm/lm_args.h"
 #include "lm/sample_row.h"
-#include "runtime/dispatch.h"
+#include "registry/registry.h"
 #include "runtime/thread_pool.h"
 #include "smx/smx_topk.h"
 
@@ -34,7 +34,7 @@ static void sample_task(void *ctx, size_t t) {
     __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
     return;
   }
-  const smx_cvt_ukernels *cv = smx_dispatch_cvt();
+  const smx_cvt_ukernels *cv = smx_registry_current()->cvt;
   for (size_t r = r0; r < r1; r++) {
     const void *xr = j->x + r * j->ldx * j->es;
     const float *row = xr;
@@ -70,7 +70,7 @@ static smx_status run_sample(smx_elem elem, const void *x, size_t ldx, size_t ro
   int greedy = sp->greedy || t == 0.0;
   double tt = greedy ? 1.0 : t;
   j.cfg.k = smx_f32_kernels_for(tt);
-  j.cfg.tk = smx_dispatch_topk();
+  j.cfg.tk = smx_registry_current()->topk;
   smx_row_params p;
   smx_row_params_init(&p, j.cfg.k, SMX_OP_SOFTMAX, SMX_ALGO_THREE_PASS, tt, 0, 1);
   j.cfg.c = p.c;

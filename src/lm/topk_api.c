@@ -9,7 +9,7 @@
 #include "api/options.h"
 #include "lm/lm_args.h"
 #include "lm/topk_row.h"
-#include "runtime/dispatch.h"
+#include "registry/registry.h"
 #include "runtime/thread_pool.h"
 #include "smx/smx_topk.h"
 
@@ -126,8 +126,8 @@ static smx_status run_topk(smx_topk_op op, smx_elem elem, const void *x, size_t 
 
   rows_job j;
   j.cfg.k = smx_f32_kernels_for(o.temperature);
-  j.cfg.tk = smx_dispatch_topk();
-  j.cfg.cv = smx_dispatch_cvt();
+  j.cfg.tk = smx_registry_current()->topk;
+  j.cfg.cv = smx_registry_current()->cvt;
   j.cfg.op = op;
   j.cfg.elem = elem;
   smx_row_params p;

@@ -12,7 +12,7 @@
 #include "kernels/f32-xent/ukernels.h"
 #include "lm/lm_args.h"
 #include "lm/xent_row.h"
-#include "runtime/dispatch.h"
+#include "registry/registry.h"
 #include "runtime/thread_pool.h"
 #include "smx/smx.h"
 
@@ -101,12 +101,13 @@ static smx_status run_xent(smx_elem elem, const void *logits, size_t ld, size_t 
     j.row_loss = malloc(rows * sizeof(double));
     if (!j.row_loss) return SMX_E_NOMEM;
   }
-  const smx_f32_ukernels *k = smx_f32_kernels_for(temp);
+  const smx_registry *reg = smx_f32_registry_for(temp);
+  const smx_f32_ukernels *k = reg->f32;
   smx_row_params rp;
   smx_row_params_init(&rp, k, SMX_OP_LOGSUMEXP, SMX_ALGO_ONLINE, temp, 0, 1);
   j.p.k = k;
-  j.p.g = smx_xent_ukernels_for(k);
-  j.p.cv = smx_dispatch_cvt();
+  j.p.g = reg->xent;   /* the backward kernels of the same configuration */
+  j.p.cv = smx_registry_current()->cvt;
   j.p.c = rp.c;
   j.p.inv_t = rp.inv_t_d;
   j.p.eps = o->label_smoothing;

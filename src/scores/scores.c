@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "api/softmax_row.h"
-#include "runtime/dispatch.h"
+#include "registry/registry.h"
 #include "scores/exp_neg_f64.h"
 #include "lm/lm_args.h"
 #include "smx/smx_scores.h"
@@ -271,7 +271,7 @@ smx_status smx_scores_rows_f32(smx_score_kind kind, const float *x, size_t ldx, 
     if (kind == SMX_SCORE_GEN) c.sorted = c.e + cols;
   }
   if (fast) {
-    const smx_f32_ukernels *k = smx_dispatch_f32();
+    const smx_f32_ukernels *k = smx_registry_current()->f32;
     smx_row_params rp;
     smx_row_params_init(&rp, k, SMX_OP_LOGSUMEXP, SMX_ALGO_THREE_PASS, c.T, 0, 1);
     for (size_t r = 0; r < rows; r++) {

@@ -123,7 +123,7 @@ static void run_family(const char *fam, const double *x, size_t n, double T) {
   memset(&fam_worst, 0, sizeof fam_worst);
   double *ysm = malloc(n * sizeof(double)), *yls = malloc(n * sizeof(double));
   double *ysm1 = malloc(n * sizeof(double)), *yls1 = malloc(n * sizeof(double));
-  int cpu = (int)smx_cpu_isa();
+  int cpu = tu_isa_top();
   for (int isa = 0; isa <= cpu; isa++) {
     smx_set_max_isa(tu_isas[isa]);
     for (int a = 0; a < 3; a++) {
@@ -279,7 +279,7 @@ int main(void) {
   printf("worst error per ISA x algorithm over all families (ratio = err/bound, C = %g; eps = 2^-52)\n", C_BOUND);
   printf("softmax core = worst relative error in eps over entries with |t| < 1\n");
   printf("%-7s %-10s | %-26s | %-18s | %-18s\n", "isa", "algo", "softmax ratio/eps/core", "log-softmax", "logsumexp");
-  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++)
+  for (int isa = 0; isa <= tu_isa_top(); isa++)
     for (int a = 0; a < 3; a++) {
       worst *w = &table[isa][a];
       printf("%-7s %-10s | %7.3f %8.3f %7.3f   | %7.3f %8.3f   | %7.3f %8.3f\n", tu_isa_names[isa],

@@ -96,8 +96,16 @@ static inline void tu_guard_free(tu_guard g) { munmap(g.base, g.len); }
 
 static const smx_algo tu_algos[3] = { SMX_ALGO_THREE_PASS, SMX_ALGO_TWO_PASS, SMX_ALGO_ONLINE };
 static const char *const tu_algo_names[4] = { "auto", "three-pass", "two-pass", "online" };
+/* The ISA levels a test walks, by index 0 .. tu_isa_top(); AArch64 has two. */
+#if defined(__aarch64__)
+static const smx_isa_level tu_isas[3] = { SMX_ISA_SCALAR, SMX_ISA_NEON, SMX_ISA_NEON };
+static const char *const tu_isa_names[3] = { "scalar", "neon", "neon" };
+static inline int tu_isa_top(void) { return smx_cpu_isa() == SMX_ISA_NEON ? 1 : 0; }
+#else
 static const smx_isa_level tu_isas[3] = { SMX_ISA_SCALAR, SMX_ISA_AVX2, SMX_ISA_AVX512 };
 static const char *const tu_isa_names[3] = { "scalar", "avx2", "avx512" };
+static inline int tu_isa_top(void) { return (int)smx_cpu_isa(); }
+#endif
 
 /* bit-exact float comparison that treats NaN == NaN and distinguishes -0 */
 static inline int tu_same(float a, float b) {

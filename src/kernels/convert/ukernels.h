@@ -20,5 +20,6 @@ typedef struct smx_cvt_ukernels {
 extern const smx_cvt_ukernels smx_cvt_ukernels_scalar;
 extern const smx_cvt_ukernels smx_cvt_ukernels_avx2;
 extern const smx_cvt_ukernels smx_cvt_ukernels_avx512;
+extern const smx_cvt_ukernels smx_cvt_ukernels_neon;
 
 #endif

@@ -65,5 +65,6 @@ typedef struct smx_f32_ukernels {
 extern const smx_f32_ukernels smx_f32_ukernels_scalar;
 extern const smx_f32_ukernels smx_f32_ukernels_avx2;
 extern const smx_f32_ukernels smx_f32_ukernels_avx512;
+extern const smx_f32_ukernels smx_f32_ukernels_neon;
 
 #endif

@@ -25,8 +25,6 @@ typedef struct smx_topk_ukernels {
 extern const smx_topk_ukernels smx_topk_ukernels_scalar;
 extern const smx_topk_ukernels smx_topk_ukernels_avx2;
 extern const smx_topk_ukernels smx_topk_ukernels_avx512;
-
-/* The table of the ISA level that smx.h's kernels use now (SMX_MAX_ISA, smx_set_max_isa). */
-const smx_topk_ukernels *smx_dispatch_topk(void);
+extern const smx_topk_ukernels smx_topk_ukernels_neon;
 
 #endif

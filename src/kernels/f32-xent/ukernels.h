@@ -36,10 +36,6 @@ typedef struct smx_xent_ukernels {
 extern const smx_xent_ukernels smx_xent_ukernels_scalar;
 extern const smx_xent_ukernels smx_xent_ukernels_avx2;
 extern const smx_xent_ukernels smx_xent_ukernels_avx512;
-
-/* The set of the same ISA level as the softmax kernels in use (src/lm/xent_dispatch.c). */
-const smx_xent_ukernels *smx_dispatch_xent(void);
-/* The set matching a given softmax kernel set (scalar for an unknown one). */
-const smx_xent_ukernels *smx_xent_ukernels_for(const smx_f32_ukernels *k);
+extern const smx_xent_ukernels smx_xent_ukernels_neon;
 
 #endif

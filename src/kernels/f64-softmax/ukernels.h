@@ -59,5 +59,6 @@ typedef struct smx_f64_ukernels {
 extern const smx_f64_ukernels smx_f64_ukernels_scalar;
 extern const smx_f64_ukernels smx_f64_ukernels_avx2;
 extern const smx_f64_ukernels smx_f64_ukernels_avx512;
+extern const smx_f64_ukernels smx_f64_ukernels_neon;
 
 #endif

@@ -1,15 +1,16 @@
 /*
- * Picks the kernel set once: the best level the CPU and OS support
- * (cpuid + xgetbv), capped by SMX_MAX_ISA=scalar|avx2|avx512 read at first use,
- * or later by smx_set_max_isa(). The table pointer is atomic, so a cap set
- * while other threads compute is safe.
+ * Picks the registry configuration once: the best level the CPU and OS
+ * support (cpuid + xgetbv; NEON on AArch64), capped by
+ * SMX_MAX_ISA=scalar|avx2|avx512|neon read at first use, or later by
+ * smx_set_max_isa(). The configuration pointer is atomic, so a cap set while
+ * other threads compute is safe.
  */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/dispatch.h"
+#include "registry/registry.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -38,38 +39,29 @@ static smx_isa_level detect_cpu(void) {
     best = SMX_ISA_AVX512;                                         /* opmask and ZMM state */
   return best;
 }
+#elif defined(SMX_HAVE_NEON_KERNELS)
+/* Advanced SIMD, FMA included, is part of every AArch64 CPU */
+static smx_isa_level detect_cpu(void) { return SMX_ISA_NEON; }
 #else
 static smx_isa_level detect_cpu(void) { return SMX_ISA_SCALAR; }
 #endif
 
-#define SMX_F64_AVX2 &smx_f64_ukernels_avx2
-#define SMX_F64_AVX512 &smx_f64_ukernels_avx512
-
-/* Everything one ISA level provides; the dispatcher swaps whole sets. */
-typedef struct kernel_set {
-  const smx_f32_ukernels *f32;
-  const smx_cvt_ukernels *cvt;
-  const smx_f64_ukernels *f64;
-} kernel_set;
-
-static const kernel_set set_scalar = { &smx_f32_ukernels_scalar, &smx_cvt_ukernels_scalar, &smx_f64_ukernels_scalar };
-#if defined(SMX_HAVE_X86_KERNELS)
-static const kernel_set set_avx2 = { &smx_f32_ukernels_avx2, &smx_cvt_ukernels_avx2, SMX_F64_AVX2 };
-static const kernel_set set_avx512 = { &smx_f32_ukernels_avx512, &smx_cvt_ukernels_avx512, SMX_F64_AVX512 };
+static const smx_registry *table_for(smx_isa_level level) {
+#if defined(SMX_HAVE_NEON_KERNELS)
+  /* one vector level on AArch64: any cap above scalar keeps NEON */
+  return level == SMX_ISA_SCALAR ? &smx_registry_scalar : &smx_registry_neon;
 #endif
-
-static const kernel_set *table_for(smx_isa_level level) {
   switch (level) {
 #if defined(SMX_HAVE_X86_KERNELS)
-    case SMX_ISA_AVX512: return &set_avx512;
-    case SMX_ISA_AVX2: return &set_avx2;
+    case SMX_ISA_AVX512: return &smx_registry_avx512;
+    case SMX_ISA_AVX2: return &smx_registry_avx2;
 #endif
-    default: return &set_scalar;
+    default: return &smx_registry_scalar;
   }
 }
 
 static smx_isa_level cpu_level = SMX_ISA_SCALAR;
-static _Atomic(const kernel_set *) current = NULL;
+static _Atomic(const smx_registry *) current = NULL;
 
 static smx_isa_level env_cap(void) {
   const char *e = getenv("SMX_MAX_ISA");
@@ -77,6 +69,7 @@ static smx_isa_level env_cap(void) {
   if (!strcmp(e, "scalar")) return SMX_ISA_SCALAR;
   if (!strcmp(e, "avx2")) return SMX_ISA_AVX2;
   if (!strcmp(e, "avx512")) return SMX_ISA_AVX512;
+  if (!strcmp(e, "neon")) return SMX_ISA_NEON;
   /* an unknown value must not silently select the fastest path */
   fprintf(stderr, "smx: SMX_MAX_ISA=%s is not scalar, avx2 or avx512; using scalar\n", e);
   return SMX_ISA_SCALAR;
@@ -84,27 +77,25 @@ static smx_isa_level env_cap(void) {
 
 static void init_once(void) {
   cpu_level = detect_cpu();
-#if !defined(SMX_HAVE_X86_KERNELS)
+#if !defined(SMX_HAVE_X86_KERNELS) && !defined(SMX_HAVE_NEON_KERNELS)
   cpu_level = SMX_ISA_SCALAR;
 #endif
   smx_isa_level cap = env_cap();
-  const kernel_set *expected = NULL;
+  const smx_registry *expected = NULL;
   atomic_compare_exchange_strong(&current, &expected, table_for(cap < cpu_level ? cap : cpu_level));
 }
 
 #include <pthread.h>
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static const kernel_set *current_set(void) {
-  const kernel_set *k = atomic_load_explicit(&current, memory_order_acquire);
+static const smx_registry *current_set(void) {
+  const smx_registry *k = atomic_load_explicit(&current, memory_order_acquire);
   if (k) return k;
   pthread_once(&once, init_once);
   return atomic_load_explicit(&current, memory_order_acquire);
 }
 
-const smx_f32_ukernels *smx_dispatch_f32(void) { return current_set()->f32; }
-const smx_cvt_ukernels *smx_dispatch_cvt(void) { return current_set()->cvt; }
-const smx_f64_ukernels *smx_dispatch_f64(void) { return current_set()->f64; }
+const smx_registry *smx_registry_current(void) { return current_set(); }
 
 smx_isa_level smx_cpu_isa(void) {
   pthread_once(&once, init_once);
@@ -112,10 +103,11 @@ smx_isa_level smx_cpu_isa(void) {
 }
 
 smx_status smx_set_max_isa(smx_isa_level level) {
-  if (level != SMX_ISA_SCALAR && level != SMX_ISA_AVX2 && level != SMX_ISA_AVX512) return SMX_E_INVALID_ARG;
+  if (level != SMX_ISA_SCALAR && level != SMX_ISA_AVX2 && level != SMX_ISA_AVX512 && level != SMX_ISA_NEON)
+    return SMX_E_INVALID_ARG;
   pthread_once(&once, init_once);
   atomic_store_explicit(&current, table_for(level < cpu_level ? level : cpu_level), memory_order_release);
   return SMX_OK;
 }
 
-const char *smx_isa(void) { return smx_dispatch_f32()->isa; }
+const char *smx_isa(void) { return current_set()->isa; }

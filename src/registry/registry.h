@@ -1,0 +1,36 @@
+/*
+ * The kernel registry: one configuration per ISA (registry_<isa>.c), each
+ * listing every kernel family's table, in the manner of BLIS's per-arch
+ * contexts. One configuration is picked at run time (select.c): the best
+ * level the CPU and OS support, capped by SMX_MAX_ISA or smx_set_max_isa().
+ * Callers take every family from the same configuration, so one cap governs
+ * all of them and no caller compares table pointers.
+ */
+#ifndef SMX_REGISTRY_REGISTRY_H
+#define SMX_REGISTRY_REGISTRY_H
+
+#include "kernels/convert/ukernels.h"
+#include "kernels/f32-softmax/ukernels.h"
+#include "kernels/f32-topk/ukernels.h"
+#include "kernels/f32-xent/ukernels.h"
+#include "kernels/f64-softmax/ukernels.h"
+#include "smx/smx.h"
+
+typedef struct smx_registry {
+  const char *isa;                 /* the name smx_isa() reports */
+  const smx_f32_ukernels *f32;     /* f32 softmax, log-softmax, log-sum-exp */
+  const smx_f64_ukernels *f64;     /* the same in double */
+  const smx_cvt_ukernels *cvt;     /* f16 / bf16 <-> f32 */
+  const smx_xent_ukernels *xent;   /* backward passes and cross-entropy */
+  const smx_topk_ukernels *topk;   /* top-k filters */
+} smx_registry;
+
+extern const smx_registry smx_registry_scalar;
+extern const smx_registry smx_registry_avx2;
+extern const smx_registry smx_registry_avx512;
+extern const smx_registry smx_registry_neon;
+
+/* The configuration in use (picked once; smx_set_max_isa() may lower it). */
+const smx_registry *smx_registry_current(void);
+
+#endif

@@ -1,0 +1,11 @@
+/* The AVX2 + FMA + F16C configuration. Built without ISA flags: it only names tables. */
+#include "registry/registry.h"
+
+const smx_registry smx_registry_avx2 = {
+  "avx2",
+  &smx_f32_ukernels_avx2,
+  &smx_f64_ukernels_avx2,
+  &smx_cvt_ukernels_avx2,
+  &smx_xent_ukernels_avx2,
+  &smx_topk_ukernels_avx2,
+};

@@ -1,0 +1,11 @@
+/* The AVX-512 (F, DQ, VL, BW) configuration. Built without ISA flags: it only names tables. */
+#include "registry/registry.h"
+
+const smx_registry smx_registry_avx512 = {
+  "avx512",
+  &smx_f32_ukernels_avx512,
+  &smx_f64_ukernels_avx512,
+  &smx_cvt_ukernels_avx512,
+  &smx_xent_ukernels_avx512,
+  &smx_topk_ukernels_avx512,
+};

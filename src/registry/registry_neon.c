@@ -1,0 +1,11 @@
+/* The AArch64 Advanced SIMD (NEON, with FMA) configuration. */
+#include "registry/registry.h"
+
+const smx_registry smx_registry_neon = {
+  "neon",
+  &smx_f32_ukernels_neon,
+  &smx_f64_ukernels_neon,
+  &smx_cvt_ukernels_neon,
+  &smx_xent_ukernels_neon,
+  &smx_topk_ukernels_neon,
+};

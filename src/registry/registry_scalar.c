@@ -1,0 +1,11 @@
+/* The portable configuration: every family's scalar kernels. */
+#include "registry/registry.h"
+
+const smx_registry smx_registry_scalar = {
+  "scalar",
+  &smx_f32_ukernels_scalar,
+  &smx_f64_ukernels_scalar,
+  &smx_cvt_ukernels_scalar,
+  &smx_xent_ukernels_scalar,
+  &smx_topk_ukernels_scalar,
+};
