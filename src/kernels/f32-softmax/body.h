@@ -279,7 +279,10 @@ SMX_INLINE smx_ext_state ext_lanes(vd_t vd0, vd_t vd1, vf_t ed) {
   vd_st(lv + VD_W, vd1);
   smx_ext_state st = smx_ext_identity();
   for (int l = 0; l < VF_W; l++) {
-    if (lv[l] != lv[l]) { st.v = NAN; break; }
+    /* an exponent that is not finite means |x c| overflowed float (|x/T| >
+     * 2.36e38, or +inf): where the scaling of inf - inf does not give NaN,
+     * say so explicitly; the caller then takes the three-pass path */
+    if (lv[l] != lv[l] || !(le[l] <= FLT_MAX)) { st.v = NAN; break; }
     smx_ext_state ls = { lv[l], le[l] };
     st = smx_ext_merge(st, ls);
   }
