@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli/signals.h"
 
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -29,7 +30,8 @@ void cli_cleanup_register(const char *path) {
   for (int i = 0; i < MAX_CLEANUP; i++)
     if (!used[i]) {
       strcpy(paths[i], path);
-      used[i] = 1;  /* only now may the handler read the slot */
+      atomic_signal_fence(memory_order_release);  /* the name is complete before the handler may see it */
+      used[i] = 1;
       return;
     }
 }
