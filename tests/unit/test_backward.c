@@ -162,6 +162,20 @@ static void test_threads_and_specials(void) {
   CHECK(smx_softmax_backward_rows_f32(&ys[0][0], 4, &dys[0][0], 4, &dxs[0][0], 4, 2, 4, NULL) == SMX_OK &&
             isnan(dxs[0][0]) && isnan(dxs[0][3]) && dxs[1][0] == 0.25f * (1.0f - 2.5f),
         "NaN row: %g %g", dxs[0][0], dxs[1][0]);
+  /* NaN in y, on every kernel set: softmax's reduction (y . dy) makes the
+   * whole row NaN; log-softmax's reduces dy only, so just that entry is NaN */
+  for (int isa = 0; isa <= tu_isa_top(); isa++) {
+    smx_set_max_isa(tu_isas[isa]);
+    float yn[4] = { -1.0f, NAN, -2.0f, -3.0f }, dyn[4] = { 1, 2, 3, 4 }, dxn[4];
+    for (int logsm = 0; logsm < 2; logsm++) {
+      smx_status s = logsm ? smx_log_softmax_backward_f32(yn, dyn, dxn, 4, NULL)
+                           : smx_softmax_backward_f32(yn, dyn, dxn, 4, NULL);
+      CHECK(s == SMX_OK && isnan(dxn[1]) && (logsm ? isfinite(dxn[0]) && isfinite(dxn[3]) : isnan(dxn[0]) && isnan(dxn[3])),
+            "NaN in y, %s, %s: dx %g %g %g",
+            logsm ? "log-softmax" : "softmax", tu_isa_names[isa], dxn[0], dxn[1], dxn[3]);
+    }
+  }
+  smx_set_max_isa(tu_isas[tu_isa_top()]);
   free(y); free(dy); free(a); free(b);
 }
 

@@ -32,7 +32,7 @@ static void vsoftmax_bwd_scalar(size_t n, const float *y, const float *dy, float
 
 static void vlogsoftmax_bwd_scalar(size_t n, const float *y, const float *dy, float *dx, float sum, float s) {
   for (size_t i = 0; i < n; i++) {
-    double yi = y[i] < 200.0f ? (double)y[i] : 200.0;   /* smx_exp2_d wants z <= 1000; NaN kept */
+    double yi = y[i] > 200.0f ? 200.0 : (double)y[i];   /* smx_exp2_d wants z <= 1000; NaN kept */
     dx[i] = (float)(((double)dy[i] - smx_exp2_d(yi * SMX_LOG2E_D) * sum) * s);
   }
 }
