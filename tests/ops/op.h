@@ -1,0 +1,148 @@
+/*
+ * The operation table of the op test driver: one row per (operation, storage
+ * type), each a call adapter over the public API, a long-double reference and
+ * the documented bound. The driver (ops_driver.c) runs every row through the
+ * same families, lengths, guard pages, thread counts, algorithms and bad
+ * arguments, so adding an operation is one row here plus its reference.
+ */
+#ifndef SMX_TESTS_OPS_OP_H
+#define SMX_TESTS_OPS_OP_H
+
+#include <float.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "smx/smx.h"
+
+/* ------------------------------------------------------------ storage types */
+typedef enum dtype { DT_F32, DT_F64, DT_F16, DT_BF16 } dtype;
+
+size_t dt_size(dtype d);
+const char *dt_name(dtype d);
+long double dt_get(dtype d, const void *p, size_t i);       /* exact */
+void dt_put(dtype d, void *p, size_t i, long double v);     /* nearest, ties to even */
+long double dt_round(dtype d, long double v);               /* v as stored in d */
+/* unit roundoff of the arithmetic: f32 for f32/f16/bf16 */
+static inline double dt_eps(dtype d) { return d == DT_F64 ? 0x1p-52 : 0x1p-23; }
+/* the extra storage rounding: 0 (f32, f64), 2^-11 (f16), 2^-8 (bf16) */
+static inline double dt_unit(dtype d) { return d == DT_F16 ? 0x1p-11 : d == DT_BF16 ? 0x1p-8 : 0.0; }
+/* smallest normal of the storage type */
+static inline double dt_tiny(dtype d) { return d == DT_F64 ? DBL_MIN : d == DT_F16 ? 0x1p-14 : FLT_MIN; }
+/* half the smallest subnormal of the storage type */
+static inline double dt_half_sub(dtype d) {
+  return d == DT_F64 ? 0.0 : d == DT_F16 ? 0x1p-25 : d == DT_BF16 ? 0x1p-134 : 0x1p-150;
+}
+/* smallest normal of the arithmetic type */
+static inline double dt_arith_tiny(dtype d) { return d == DT_F64 ? DBL_MIN : FLT_MIN; }
+/* largest finite value of the storage type */
+static inline long double dt_max(dtype d) {
+  return d == DT_F64 ? DBL_MAX : d == DT_F16 ? 65504.0L : d == DT_BF16 ? 0x1.fep127L : FLT_MAX;
+}
+
+/* ------------------------------------------------------------- one call */
+typedef enum out_shape {
+  OUT_ELEM,    /* one output per input element: rows x cols, leading dimension ld_out */
+  OUT_SCALAR,  /* one output per row */
+  OUT_TOPK     /* k float values and k int64 indices per row */
+} out_shape;
+
+typedef struct op_call {
+  const void *in[2];     /* in[0]: logits (or y for a backward pass); in[1]: dy, or NULL */
+  size_t ld_in[2];
+  void *out;             /* OUT_ELEM: rows x cols; OUT_SCALAR: rows; OUT_TOPK: rows x k floats */
+  size_t ld_out;
+  int64_t *idx;          /* OUT_TOPK: rows x k */
+  const int64_t *targets;/* cross-entropy: rows class indices */
+  size_t rows, cols, k;
+  const smx_options *opt;
+} op_call;
+
+/* ----------------------------------------------------------- references */
+#define OPS_KMAX 4
+
+/* One row as the reference sees it: the stored inputs and the row-level state
+ * that ref_row computes once (in long double) for ref_at to use per element. */
+typedef struct ref_ctx {
+  dtype dt;
+  const void *in[2];
+  size_t n, k;
+  int64_t target;
+  long double T;         /* the temperature, 1 for 0 */
+  uint32_t flags;
+  int nan;               /* some input is NaN */
+  size_t kinf;           /* entries equal to +inf */
+  int masked;            /* no entry above -inf (or n == 0) */
+  long double m, logd;   /* max and log sum exp((x - m)/T) */
+  long double d, s;      /* backward: <dy, y> and sum(dy) */
+  size_t top[OPS_KMAX];  /* top-k: the selected indices, in order */
+} ref_ctx;
+
+long double ref_in(const ref_ctx *c, int which, size_t i);
+/* max, +inf count, NaN and log-sum-exp state of in[0] over the row */
+void ref_softmax_state(ref_ctx *c);
+
+/* ---------------------------------------------------------- the table */
+#define OP_ALGOS 0x1u          /* opt->algo selects an algorithm: run all four */
+#define OP_SIGNED_ZERO 0x2u    /* an exact zero reference must come out as the same zero */
+#define OP_EMPTY_INVALID 0x4u  /* cols == 0 is refused (cross-entropy) */
+#define OP_OPTIONAL_OUT 0x8u   /* a NULL output is a documented mode (the loss-only cross-entropy) */
+#define OP_SATURATES 0x10u     /* results beyond the range come out as +-the largest finite value */
+#define OP_NONNEG 0x20u        /* every output (value) is >= 0 or NaN: probabilities */
+
+typedef struct op_row {
+  const char *name;
+  dtype in_dt, out_dt;   /* out_dt: of the OUT_ELEM / OUT_SCALAR values (top-k values are f32) */
+  out_shape shape;
+  int n_in;              /* 1, or 2 (y and dy of a backward pass) */
+  int inplace;           /* the input the output may be (same leading dimension), -1: none */
+  unsigned caps;
+  smx_status (*row)(const op_call *c);   /* the one-row form (rows == 1) */
+  smx_status (*rows)(const op_call *c);  /* the rows form */
+  /* the inputs from a family's row x; NULL: in[0] = x */
+  void (*prepare)(const double *x, size_t n, const smx_options *o, dtype dt, void *in0, void *in1);
+  void (*ref_row)(ref_ctx *c);
+  /* the reference of output i; *aux gets what the bound needs (e.g. t_i) */
+  long double (*ref_at)(const ref_ctx *c, size_t i, long double *aux);
+  /* the documented bound on |out_i - ref_i|; negative: exact */
+  double (*bound)(const ref_ctx *c, dtype out_dt, size_t i, long double ref, long double aux);
+} op_row;
+
+extern const op_row op_table[];
+extern const size_t op_table_len;
+
+/* k and the cross-entropy target the driver uses for a row of n */
+size_t op_k(size_t n);
+int64_t op_target(size_t n);
+
+/* references and bounds, one file per family of operations */
+void ref_sm_row(ref_ctx *c);
+long double ref_softmax_at(const ref_ctx *c, size_t i, long double *aux);
+long double ref_log_softmax_at(const ref_ctx *c, size_t i, long double *aux);
+long double ref_lse_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_softmax(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+double bound_log(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+
+void prep_softmax_backward(const double *x, size_t n, const smx_options *o, dtype dt, void *in0, void *in1);
+void prep_log_softmax_backward(const double *x, size_t n, const smx_options *o, dtype dt, void *in0, void *in1);
+void ref_backward_row(ref_ctx *c);
+long double ref_softmax_backward_at(const ref_ctx *c, size_t i, long double *aux);
+long double ref_log_softmax_backward_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_backward(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+
+long double ref_xent_loss_at(const ref_ctx *c, size_t i, long double *aux);
+long double ref_xent_grad_at(const ref_ctx *c, size_t i, long double *aux);
+long double ref_xent_ls_loss_at(const ref_ctx *c, size_t i, long double *aux);
+long double ref_xent_ls_grad_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_xent_ls_grad(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+#define OPS_SMOOTHING 0.125L   /* the label smoothing of the xent_ls rows (exact in binary) */
+double bound_xent_grad(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+
+void ref_topk_row(ref_ctx *c);
+long double ref_softmax_topk_at(const ref_ctx *c, size_t i, long double *aux);
+long double ref_log_softmax_topk_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_topk(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+long double ref_topk_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_exact(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+double bound_log_topk(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+
+#endif

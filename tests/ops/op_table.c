@@ -1,0 +1,162 @@
+/*
+ * The table: one row per (operation, storage type). An adapter maps the
+ * driver's op_call onto one public function; the reference and the bound are
+ * the documented ones (ref_*.c). Rows forms without a one-row twin leave .row
+ * NULL and the driver calls .rows with one row.
+ */
+#include <stdlib.h>
+
+#include "op.h"
+
+size_t op_k(size_t n) { return n < OPS_KMAX ? n : OPS_KMAX; }
+int64_t op_target(size_t n) { return n ? (int64_t)((n * 5 + 3) / 7 % n) : 0; }
+
+/* ------------------------------------------------------------- adapters */
+#define ELEM(fn, T)                                                                          \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const T *)c->in[0], (T *)c->out, c->cols, c->opt);                            \
+  }
+#define ELEM_ROWS(fn, T)                                                                     \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const T *)c->in[0], c->ld_in[0], (T *)c->out, c->ld_out, c->rows, c->cols, c->opt); \
+  }
+#define LSE(fn, T, O)                                                                        \
+  static smx_status a_##fn(const op_call *c) { return fn((const T *)c->in[0], c->cols, (O *)c->out, c->opt); }
+#define LSE_ROWS(fn, T, O)                                                                   \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const T *)c->in[0], c->ld_in[0], (O *)c->out, c->rows, c->cols, c->opt);      \
+  }
+#define BWD(fn, T)                                                                           \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const T *)c->in[0], (const T *)c->in[1], (T *)c->out, c->cols, c->opt);       \
+  }
+#define BWD_ROWS(fn, T)                                                                      \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const T *)c->in[0], c->ld_in[0], (const T *)c->in[1], c->ld_in[1], (T *)c->out, c->ld_out, \
+              c->rows, c->cols, c->opt);                                                     \
+  }
+#define TOPK(fn, T)                                                                          \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const T *)c->in[0], c->cols, c->k, (float *)c->out, c->idx, c->opt);          \
+  }
+#define TOPK_ROWS(fn, T)                                                                     \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const T *)c->in[0], c->ld_in[0], c->rows, c->cols, c->k, (float *)c->out, c->idx, c->opt); \
+  }
+
+#define FORWARD(sfx, T, O)                                                                   \
+  ELEM(smx_softmax_##sfx, T) ELEM(smx_log_softmax_##sfx, T) LSE(smx_logsumexp_##sfx, T, O)  \
+  ELEM_ROWS(smx_softmax_rows_##sfx, T) ELEM_ROWS(smx_log_softmax_rows_##sfx, T)              \
+  LSE_ROWS(smx_logsumexp_rows_##sfx, T, O)
+FORWARD(f32, float, float)
+FORWARD(f64, double, double)
+FORWARD(f16, uint16_t, float)
+FORWARD(bf16, uint16_t, float)
+
+BWD(smx_softmax_backward_f32, float)
+BWD(smx_log_softmax_backward_f32, float)
+#define BACKWARD(sfx, T) BWD_ROWS(smx_softmax_backward_rows_##sfx, T) BWD_ROWS(smx_log_softmax_backward_rows_##sfx, T)
+BACKWARD(f32, float)
+BACKWARD(f16, uint16_t)
+BACKWARD(bf16, uint16_t)
+
+#define TOPKS(sfx, T)                                                                        \
+  TOPK(smx_softmax_topk_##sfx, T) TOPK(smx_log_softmax_topk_##sfx, T)                        \
+  TOPK_ROWS(smx_softmax_topk_rows_##sfx, T) TOPK_ROWS(smx_log_softmax_topk_rows_##sfx, T)
+TOPK(smx_topk_f32, float) TOPK(smx_topk_f16, uint16_t) TOPK(smx_topk_bf16, uint16_t)
+TOPK_ROWS(smx_topk_rows_f32, float) TOPK_ROWS(smx_topk_rows_f16, uint16_t) TOPK_ROWS(smx_topk_rows_bf16, uint16_t)
+TOPKS(f32, float)
+TOPKS(f16, uint16_t)
+TOPKS(bf16, uint16_t)
+
+/* Cross-entropy with reduction NONE, so that each row's loss is checked; the
+ * options that matter here are carried over from smx_options. */
+static float loss_scratch[64];
+
+/* smoothing: the xent_ls rows, with label smoothing and int32 targets (the other index type) */
+static smx_status xent(const op_call *c, dtype dt, int want_grad, int smoothing) {
+  smx_xent_options xo = SMX_XENT_OPTIONS_INIT;
+  int32_t t32[64];
+  const void *targets = c->targets;
+  smx_index_type tt = SMX_INDEX_I64;
+  xo.reduction = SMX_REDUCTION_NONE;
+  if (smoothing) {
+    xo.label_smoothing = (double)OPS_SMOOTHING;
+    tt = SMX_INDEX_I32;
+    if (c->targets && c->rows <= 64) {
+      for (size_t r = 0; r < c->rows; r++) t32[r] = (int32_t)c->targets[r];
+      targets = t32;
+    }
+  }
+  if (c->opt) {
+    xo.temperature = c->opt->temperature;
+    xo.flags = c->opt->flags & SMX_FLAG_MASKED_ROW_NAN;
+    xo.threads = c->opt->threads;
+  }
+  /* the gradient rows keep their loss somewhere; a refused huge count never writes it */
+  float *loss = want_grad ? (c->rows <= 64 || c->rows > ((size_t)1 << 24) ? loss_scratch : malloc(c->rows * sizeof(float)))
+                          : (float *)c->out;
+  void *grad = want_grad ? c->out : NULL;
+  size_t ldg = want_grad ? c->ld_out : 0;
+  smx_status s;
+  if (!loss) return SMX_E_NOMEM;
+  if (dt == DT_F32)
+    s = smx_cross_entropy_f32(c->in[0], c->ld_in[0], c->rows, c->cols, targets, tt, &xo, loss, grad, ldg, NULL);
+  else if (dt == DT_F16)
+    s = smx_cross_entropy_f16(c->in[0], c->ld_in[0], c->rows, c->cols, targets, tt, &xo, loss, grad, ldg, NULL);
+  else
+    s = smx_cross_entropy_bf16(c->in[0], c->ld_in[0], c->rows, c->cols, targets, tt, &xo, loss, grad, ldg, NULL);
+  if (want_grad && loss != loss_scratch) free(loss);
+  return s;
+}
+static smx_status a_xent_loss_f32(const op_call *c) { return xent(c, DT_F32, 0, 0); }
+static smx_status a_xent_ls_loss_f32(const op_call *c) { return xent(c, DT_F32, 0, 1); }
+static smx_status a_xent_loss_f16(const op_call *c) { return xent(c, DT_F16, 0, 0); }
+static smx_status a_xent_ls_loss_f16(const op_call *c) { return xent(c, DT_F16, 0, 1); }
+static smx_status a_xent_loss_bf16(const op_call *c) { return xent(c, DT_BF16, 0, 0); }
+static smx_status a_xent_ls_loss_bf16(const op_call *c) { return xent(c, DT_BF16, 0, 1); }
+static smx_status a_xent_grad_f32(const op_call *c) { return xent(c, DT_F32, 1, 0); }
+static smx_status a_xent_ls_grad_f32(const op_call *c) { return xent(c, DT_F32, 1, 1); }
+static smx_status a_xent_grad_f16(const op_call *c) { return xent(c, DT_F16, 1, 0); }
+static smx_status a_xent_ls_grad_f16(const op_call *c) { return xent(c, DT_F16, 1, 1); }
+static smx_status a_xent_grad_bf16(const op_call *c) { return xent(c, DT_BF16, 1, 0); }
+static smx_status a_xent_ls_grad_bf16(const op_call *c) { return xent(c, DT_BF16, 1, 1); }
+
+/* ---------------------------------------------------------------- rows */
+#define SM(sfx, D, O)                                                                                         \
+  { "softmax", D, D, OUT_ELEM, 1, 0, OP_ALGOS | OP_SIGNED_ZERO | OP_NONNEG, a_smx_softmax_##sfx, a_smx_softmax_rows_##sfx, \
+    NULL, ref_sm_row, ref_softmax_at, bound_softmax },                                                        \
+  { "log_softmax", D, D, OUT_ELEM, 1, 0, OP_ALGOS, a_smx_log_softmax_##sfx, a_smx_log_softmax_rows_##sfx,     \
+    NULL, ref_sm_row, ref_log_softmax_at, bound_log },                                                        \
+  { "logsumexp", D, O, OUT_SCALAR, 1, -1, OP_ALGOS, a_smx_logsumexp_##sfx, a_smx_logsumexp_rows_##sfx,        \
+    NULL, ref_sm_row, ref_lse_at, bound_log }
+#define BW(sfx, D, one, logone)                                                                               \
+  { "softmax_backward", D, D, OUT_ELEM, 2, 1, 0, one, a_smx_softmax_backward_rows_##sfx,                      \
+    prep_softmax_backward, ref_backward_row, ref_softmax_backward_at, bound_backward },                      \
+  { "log_softmax_backward", D, D, OUT_ELEM, 2, 1, 0, logone, a_smx_log_softmax_backward_rows_##sfx,           \
+    prep_log_softmax_backward, ref_backward_row, ref_log_softmax_backward_at, bound_backward }
+#define XE(sfx, D)                                                                                            \
+  { "xent_loss", D, DT_F32, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID, NULL, a_xent_loss_##sfx, NULL, ref_sm_row,   \
+    ref_xent_loss_at, bound_log },                                                                            \
+  { "xent_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_OPTIONAL_OUT | OP_SATURATES, NULL, a_xent_grad_##sfx, NULL, ref_sm_row,           \
+    ref_xent_grad_at, bound_xent_grad },                                                                      \
+  { "xent_ls_loss", D, DT_F32, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID, NULL, a_xent_ls_loss_##sfx, NULL,         \
+    ref_sm_row, ref_xent_ls_loss_at, bound_log },                                                             \
+  { "xent_ls_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_OPTIONAL_OUT | OP_SATURATES, NULL,            \
+    a_xent_ls_grad_##sfx, NULL, ref_sm_row, ref_xent_ls_grad_at, bound_xent_ls_grad }
+#define TK(sfx, D)                                                                                            \
+  { "softmax_topk", D, DT_F32, OUT_TOPK, 1, -1, OP_SIGNED_ZERO | OP_NONNEG, a_smx_softmax_topk_##sfx,                     \
+    a_smx_softmax_topk_rows_##sfx, NULL, ref_topk_row, ref_softmax_topk_at, bound_topk },                     \
+  { "log_softmax_topk", D, DT_F32, OUT_TOPK, 1, -1, 0, a_smx_log_softmax_topk_##sfx,                          \
+    a_smx_log_softmax_topk_rows_##sfx, NULL, ref_topk_row, ref_log_softmax_topk_at, bound_log_topk },         \
+  { "topk", D, DT_F32, OUT_TOPK, 1, -1, 0, a_smx_topk_##sfx, a_smx_topk_rows_##sfx, NULL, ref_topk_row,        \
+    ref_topk_at, bound_exact }
+
+const op_row op_table[] = {
+  SM(f32, DT_F32, DT_F32), SM(f64, DT_F64, DT_F64), SM(f16, DT_F16, DT_F32), SM(bf16, DT_BF16, DT_F32),
+  BW(f32, DT_F32, a_smx_softmax_backward_f32, a_smx_log_softmax_backward_f32),
+  BW(f16, DT_F16, NULL, NULL), BW(bf16, DT_BF16, NULL, NULL),
+  XE(f32, DT_F32), XE(f16, DT_F16), XE(bf16, DT_BF16),
+  TK(f32, DT_F32), TK(f16, DT_F16), TK(bf16, DT_BF16),
+};
+const size_t op_table_len = sizeof op_table / sizeof op_table[0];
