@@ -229,8 +229,9 @@ smx_status smx_report_render_html(const smx_report *r, char **html, size_t *len,
  * Renders the page and writes it to path atomically: into a new temporary
  * file "DIR/.BASE.tmp.XXXXXX" next to it, then renamed over path, so path is
  * either left as it was or holds the whole page; the temporary file is
- * removed on any failure. path "-" writes to standard output instead. Nothing
- * is created when the arguments are invalid.
+ * removed on any failure. path "-" writes to standard output instead, and a
+ * device, FIFO or socket is written in place, never replaced. Nothing is
+ * created when the arguments are invalid.
  */
 smx_status smx_report_write_html(const char *path, const smx_report *r, char *err, size_t errlen);
 
