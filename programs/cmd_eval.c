@@ -132,13 +132,7 @@ const char smx_eval_help[] =
     "  --scores LIST (default all; kl_matching needs --val), --bins N (15),\n"
     "  --perturbed-id F --perturbed-ood F (one per --ood): ODIN from perturbed-input logits,\n"
     "  --tpr R (0.95), --json FILE (- for stdout), --report FILE.html, -q\n"
-    "score options:\n"
-    "  --temperature T        energy's T (score: also odin's), default 1\n"
-    "  --odin-temperature T   ODIN's T (default 1000); ODIN here has no input perturbation:\n"
-    "                         to get it, pass logits of perturbed inputs from your framework\n"
-    "  --gen-gamma G --gen-m M  GEN's gamma in (0, 1] (0.1) and top-M classes (100)\n"
-    "  --templates-from REF.npy  kl_matching templates from reference logits (eval: --val)\n"
-    "  --double               msp and energy in double instead of the f32 kernels\n";
+    SMX_SCORE_OPTIONS_HELP;
 
 int smx_cmd_eval(int argc, char **argv) {
   static smx_eval_result R;   /* large (64 OOD sets); one per process */

@@ -43,13 +43,7 @@ const char smx_score_help[] =
     "  -q, --quiet            no progress line on stderr\n"
     "LOGITS (.npy of any dtype and order, CSV or TSV; - for stdin) is streamed in bounded\n"
     "memory, as for softmax.\n"
-    "score options:\n"
-    "  --temperature T        energy's T (score: also odin's), default 1\n"
-    "  --odin-temperature T   ODIN's T (default 1000); ODIN here has no input perturbation:\n"
-    "                         to get it, pass logits of perturbed inputs from your framework\n"
-    "  --gen-gamma G --gen-m M  GEN's gamma in (0, 1] (0.1) and top-M classes (100)\n"
-    "  --templates-from REF.npy  kl_matching templates from reference logits (eval: --val)\n"
-    "  --double               msp and energy in double instead of the f32 kernels\n";
+    SMX_SCORE_OPTIONS_HELP;
 
 int smx_cmd_score(int argc, char **argv) {
   const char *kind_name = NULL, *in = NULL, *out = NULL;

@@ -26,4 +26,14 @@ smx_score_params smx_score_args_params_for(const smx_score_args *a, smx_score_ki
 /* KL templates fitted from a.templates_from (must have K classes). Exit code or 0. */
 int smx_score_args_templates(const smx_score_args *a, uint64_t K, const char *logits_path, int quiet, double **templates);
 
+/* The help text of the options above, shared by smx score and smx eval. */
+#define SMX_SCORE_OPTIONS_HELP \
+  "score options:\n" \
+  "  --temperature T        energy's T (score: also odin's), default 1\n" \
+  "  --odin-temperature T   ODIN's T (default 1000); ODIN here has no input perturbation:\n" \
+  "                         to get it, pass logits of perturbed inputs from your framework\n" \
+  "  --gen-gamma G --gen-m M  GEN's gamma in (0, 1] (0.1) and top-M classes (100)\n" \
+  "  --templates-from REF.npy  kl_matching templates from reference logits (eval: --val)\n" \
+  "  --double               msp and energy in double instead of the f32 kernels\n"
+
 #endif
