@@ -4,7 +4,7 @@
  */
 #include "walk.h"
 
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 #include <math.h>
 #include <stdint.h>

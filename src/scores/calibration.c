@@ -12,7 +12,7 @@
 
 #include "scores/exp_neg_f64.h"
 #include "scores/radix_sort.h"
-#include "lm/lm_args.h"
+#include "core/operands.h"
 #include "smx/smx_scores.h"
 
 #define MAX_BINS 100000
@@ -83,7 +83,7 @@ smx_status smx_calib_add_rows_f32(smx_calib_acc *a, const float *x, size_t ldx, 
   if (!a) return SMX_E_INVALID_ARG;
   if (rows == 0) return SMX_OK;
   size_t K = a->K, M = a->M;
-  if (!x || !labels || ldx < K || !smx_lm_span(rows, K, ldx, sizeof(float)) || rows > (size_t)PTRDIFF_MAX / sizeof(int32_t))
+  if (!x || !labels || ldx < K || !smx_span(rows, K, ldx) || rows > (size_t)PTRDIFF_MAX / sizeof(int32_t))
     return SMX_E_INVALID_ARG;
   /* everything is checked before anything is accumulated */
   for (size_t r = 0; r < rows; r++) {
@@ -196,7 +196,7 @@ static smx_status adaptive_ece(const smx_calib_acc *a, double *out) {
 smx_status smx_calib_result(const smx_calib_acc *a, smx_calibration *out, smx_reliability_bin *bins_out) {
   if (!a || !out || a->n == 0) return SMX_E_INVALID_ARG;
   /* two outputs: the summary must not lie inside the diagram */
-  if (bins_out && smx_lm_overlap(out, sizeof *out, bins_out, a->M * sizeof *bins_out)) return SMX_E_INVALID_ARG;
+  if (bins_out && smx_overlap(out, sizeof *out, bins_out, a->M * sizeof *bins_out)) return SMX_E_INVALID_ARG;
   smx_calibration c;
   double n = (double)a->n;
   c.n = a->n;

@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/softmax_row.h"
+#include "ops/softmax_row_f32.h"
 #include "registry/registry.h"
 #include "scores/exp_neg_f64.h"
-#include "lm/lm_args.h"
+#include "core/operands.h"
 #include "smx/smx_scores.h"
 
 static const struct { smx_score_kind kind; const char *name; } names[] = {
@@ -225,7 +225,7 @@ static smx_status check_call(smx_score_kind kind, const float *x, size_t ldx, si
   if (!x || !out || cols == 0 || ldx < cols) return SMX_E_INVALID_ARG;
   /* the logits span and the outputs in bytes; per-row scratch of up to
    * SMX_SCORES_MULTI_MAX + 1 rows of doubles (smx_scores_multi_rows_f32) */
-  if (!smx_lm_span(rows, cols, ldx, sizeof(float)) || rows > (size_t)PTRDIFF_MAX / sizeof(double)) return SMX_E_INVALID_ARG;
+  if (!smx_span(rows, cols, ldx) || rows > (size_t)PTRDIFF_MAX / sizeof(double)) return SMX_E_INVALID_ARG;
   if (cols > (size_t)PTRDIFF_MAX / sizeof(double) / (SMX_SCORES_MULTI_MAX + 1)) return SMX_E_INVALID_ARG;
   if (p->temperature != 0.0 && !(p->temperature > 0.0 && p->temperature <= DBL_MAX)) return SMX_E_INVALID_ARG;
   if (p->gen_gamma != 0.0 && !(p->gen_gamma > 0.0 && p->gen_gamma <= 1.0)) return SMX_E_INVALID_ARG;
@@ -312,7 +312,7 @@ smx_status smx_scores_multi_rows_f32(size_t nkinds, const smx_score_kind *kinds,
     if (st != SMX_OK) return st;
     /* each score has its own output: two that overlap would be written over each other */
     for (size_t q = 0; rows && q < k; q++)
-      if (smx_lm_overlap(out[q], rows * sizeof(double), out[k], rows * sizeof(double))) return SMX_E_INVALID_ARG;
+      if (smx_overlap(out[q], rows * sizeof(double), out[k], rows * sizeof(double))) return SMX_E_INVALID_ARG;
   }
   if (rows == 0) return SMX_OK;
   /* the double-path kinds share one row of exponentials per distinct temperature */
@@ -373,9 +373,9 @@ smx_status smx_kl_templates_accumulate_f32(const float *x, size_t ldx, size_t ro
                                            uint64_t *counts) {
   if (rows == 0) return SMX_OK;
   if (!x || !sums || !counts || cols == 0 || ldx < cols) return SMX_E_INVALID_ARG;
-  if (!smx_lm_span(rows, cols, ldx, sizeof(float)) || cols > (size_t)PTRDIFF_MAX / sizeof(double) / cols)
+  if (!smx_span(rows, cols, ldx) || cols > (size_t)PTRDIFF_MAX / sizeof(double) / cols)
     return SMX_E_INVALID_ARG;
-  if (smx_lm_overlap(sums, cols * cols * sizeof(double), counts, cols * sizeof(uint64_t))) return SMX_E_INVALID_ARG;
+  if (smx_overlap(sums, cols * cols * sizeof(double), counts, cols * sizeof(uint64_t))) return SMX_E_INVALID_ARG;
   double *e = malloc(cols * sizeof(double));
   if (!e) return SMX_E_NOMEM;
   for (size_t r = 0; r < rows; r++) {
@@ -409,7 +409,7 @@ smx_status smx_kl_templates_fit_f32(const float *x, size_t ldx, size_t rows, siz
   if (cols == 0 && rows == 0) return SMX_OK;
   if (!templates || cols == 0 || (rows && (!x || ldx < cols)) || cols > (size_t)PTRDIFF_MAX / sizeof(double) / cols)
     return SMX_E_INVALID_ARG;
-  if (used && smx_lm_overlap(templates, cols * cols * sizeof(double), used, sizeof *used)) return SMX_E_INVALID_ARG;
+  if (used && smx_overlap(templates, cols * cols * sizeof(double), used, sizeof *used)) return SMX_E_INVALID_ARG;
   double *sums = calloc(cols * cols, sizeof(double));
   uint64_t *counts = calloc(cols, sizeof(uint64_t));
   smx_status s = (sums && counts) ? smx_kl_templates_accumulate_f32(x, ldx, rows, cols, sums, counts) : SMX_E_NOMEM;

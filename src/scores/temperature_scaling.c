@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "scores/exp_neg_f64.h"
-#include "lm/lm_args.h"
+#include "core/operands.h"
 #include "smx/smx_scores.h"
 
 typedef struct val_set {
@@ -58,8 +58,8 @@ static void eval_nll(const val_set *v, double b, double *nll, double *g, double 
 smx_status smx_temperature_fit_f32(const float *x, size_t ldx, size_t rows, size_t cols, const int32_t *labels,
                                    double *T, smx_ts_info *info) {
   if (!x || !labels || !T || rows == 0 || cols == 0 || ldx < cols) return SMX_E_INVALID_ARG;
-  if (info && smx_lm_overlap(T, sizeof *T, info, sizeof *info)) return SMX_E_INVALID_ARG;
-  if (!smx_lm_span(rows, cols, ldx, sizeof(float)) || cols > (size_t)PTRDIFF_MAX / sizeof(double) ||
+  if (info && smx_overlap(T, sizeof *T, info, sizeof *info)) return SMX_E_INVALID_ARG;
+  if (!smx_span(rows, cols, ldx) || cols > (size_t)PTRDIFF_MAX / sizeof(double) ||
       rows > (size_t)PTRDIFF_MAX / sizeof(int32_t))
     return SMX_E_INVALID_ARG;
   /* validity, and the two limits of N'(b) */

@@ -9,7 +9,7 @@
  * 0.51 ulp for the scalar (double) kernel. SMX_EXP_STRIDE=1 sweeps all floats.
  */
 #include "../common/test_util.h"
-#include "api/softmax_row.h"
+#include "ops/softmax_row_f32.h"
 
 static double ulp_of(double v) {
   int e;

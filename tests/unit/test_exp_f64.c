@@ -11,7 +11,7 @@
  * relative and 1.1 ulp for every ISA.
  */
 #include "../common/test_util.h"
-#include "api/f64_row.h"
+#include "ops/softmax_row_f64.h"
 
 static long double ulp_of(long double v) {
   int e;

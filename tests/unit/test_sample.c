@@ -11,7 +11,7 @@
  * Tokens outside the kept set must never appear.
  */
 #include "../common/test_util.h"
-#include "lm/sample_row.h"
+#include "ops/sample_row.h"
 #include "math/half_scalar.h"
 #include "smx/smx_topk.h"
 

@@ -14,7 +14,7 @@
 #define SMX_KERNELS_F32_SOFTMAX_UKERNELS_H
 
 #include <stddef.h>
-#include "runtime/reduce_state.h"
+#include "math/reduce_state.h"
 
 typedef struct smx_expc {
   float hi, lo;  /* c = log2(e) / T ~ hi + lo (about 48 bits): a*c is exact enough for any a  */

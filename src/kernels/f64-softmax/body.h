@@ -11,7 +11,7 @@
 #include <math.h>
 
 #include "math/vexp_f64.h"
-#include "runtime/reduce_state_f64.h"
+#include "math/reduce_state_f64.h"
 
 /* (*s, *e) += t, Knuth's two-sum per lane */
 SMX_INLINE void acc_add(vd_t *s, vd_t *e, vd_t t) {

@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 
-#include "runtime/reduce_state_f64.h"
+#include "math/reduce_state_f64.h"
 
 typedef struct smx_expcd {
   double hi, lo;  /* c = log2(e)/T ~ hi + lo; with div set: log2(e) itself           */

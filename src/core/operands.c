@@ -1,0 +1,39 @@
+/* The argument checks of operands.h. */
+#include "core/operands.h"
+
+size_t smx_span(size_t rows, size_t cols, size_t ld) {
+  const size_t max_elems = (size_t)PTRDIFF_MAX / sizeof(double);
+  if (cols > max_elems || ld < cols) return 0;
+  if (rows - 1 > 0 && ld > (max_elems - cols) / (rows - 1)) return 0;
+  return (rows - 1) * ld + cols;
+}
+
+size_t smx_mul(size_t n, size_t m, size_t limit) {
+  if (n > limit / m) return 0;
+  return n * m;
+}
+
+int smx_overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes) {
+  uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+  return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+}
+
+smx_status smx_check_args(const smx_arg *a, size_t n) {
+  size_t bytes[8];
+  if (n > sizeof bytes / sizeof bytes[0]) return SMX_E_INVALID_ARG;
+  for (size_t i = 0; i < n; i++) {
+    if (!a[i].p) continue;
+    size_t s = smx_span(a[i].rows, a[i].cols, a[i].ld);
+    if (!s) return SMX_E_INVALID_ARG;
+    bytes[i] = s * a[i].es;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (!a[i].p || !a[i].out) continue;
+    for (size_t j = 0; j < n; j++) {
+      if (j == i || !a[j].p || (a[j].out && j < i)) continue;   /* each pair of outputs once */
+      int in_place = a[i].alias == (int)j + 1 && a[i].p == a[j].p && a[i].ld == a[j].ld;
+      if (!in_place && smx_overlap(a[i].p, bytes[i], a[j].p, bytes[j])) return SMX_E_INVALID_ARG;
+    }
+  }
+  return SMX_OK;
+}

@@ -1,0 +1,52 @@
+/*
+ * Argument checks shared by every entry point: the span of a strided matrix,
+ * overlap between arguments, and the sizes of per-row arrays. An entry point
+ * lists its arguments once (smx_arg) and asks smx_check_args(); nothing else
+ * in the library compares pointers.
+ */
+#ifndef SMX_CORE_OPERANDS_H
+#define SMX_CORE_OPERANDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "smx/smx.h"
+
+/*
+ * Elements spanned by rows x cols with leading dimension ld (rows, cols >= 1,
+ * ld >= cols), or 0 when that many elements of the widest type the library
+ * stores (8 bytes) would exceed PTRDIFF_MAX bytes. One limit for every
+ * element type keeps the refusals the same across f16, f32 and f64.
+ */
+size_t smx_span(size_t rows, size_t cols, size_t ld);
+
+/* n * m (n, m >= 1), or 0 when it exceeds limit. */
+size_t smx_mul(size_t n, size_t m, size_t limit);
+
+/* 1 if [a, a + a_bytes) and [b, b + b_bytes) overlap. */
+int smx_overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes);
+
+/*
+ * One argument of a call: a rows x cols matrix of es-byte elements with
+ * leading dimension ld (a vector of n: rows 1, cols n, ld n). An absent
+ * optional argument has p == NULL and is skipped.
+ */
+typedef struct smx_arg {
+  const void *p;
+  size_t rows, cols, ld, es;
+  int out;          /* written by the call */
+  int alias;        /* out only: 1 + the index of the input it may be exactly
+                       (same pointer and leading dimension: in place); 0 none */
+} smx_arg;
+
+#define SMX_ARG_IN(ptr, r, c, l, size) { (const void *)(ptr), (r), (c), (l), (size), 0, 0 }
+#define SMX_ARG_OUT(ptr, r, c, l, size, in_place_of) { (const void *)(ptr), (r), (c), (l), (size), 1, (in_place_of) }
+
+/*
+ * SMX_OK when every present argument's span exists and no output overlaps
+ * another argument (except its in-place input, exactly); SMX_E_INVALID_ARG
+ * otherwise. Requires rows >= 1 and cols >= 1 for every present argument.
+ */
+smx_status smx_check_args(const smx_arg *a, size_t n);
+
+#endif

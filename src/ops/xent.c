@@ -1,0 +1,148 @@
+/*
+ * Fused cross-entropy entry points: option and argument checks (every target
+ * is validated before anything is written), rows on the engine's task grid
+ * (src/core/), and the reduction of row losses in row order, in double, so
+ * the result is the same for every thread count. The rows: xent_row.c.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/grid.h"
+#include "core/operands.h"
+#include "core/options.h"
+#include "core/temperature.h"
+#include "kernels/f32-xent/ukernels.h"
+#include "ops/xent_row.h"
+#include "registry/registry.h"
+#include "smx/smx.h"
+
+typedef struct xent_job {
+  smx_xent_params p;
+  smx_elem elem;
+  const void *x;
+  void *g;
+  size_t ld, ldg, cols;
+  const void *targets;
+  smx_index_type ttype;
+  int64_t ignore;
+  double *row_loss;   /* MEAN / SUM: one double per row, summed in order afterwards */
+  float *loss;        /* NONE: written directly                                    */
+  float *lse;         /* may be NULL                                               */
+} xent_job;
+
+static int64_t target_at(const void *t, smx_index_type ty, size_t r) {
+  return ty == SMX_INDEX_I32 ? (int64_t)((const int32_t *)t)[r] : ((const int64_t *)t)[r];
+}
+
+static void xent_task(void *ctx, size_t r0, size_t r1, void *scratch) {
+  const xent_job *j = ctx;
+  (void)scratch;
+  size_t es = smx_elem_size(j->elem);
+  for (size_t r = r0; r < r1; r++) {
+    int64_t t = target_at(j->targets, j->ttype, r);
+    double l;
+    float lse;
+    const char *x = (const char *)j->x + r * j->ld * es;
+    void *g = j->g ? (char *)j->g + r * j->ldg * es : NULL;
+    smx_xent_row(&j->p, j->elem, x, j->cols, t, t == j->ignore, &l, j->lse ? &lse : NULL, g);
+    if (j->row_loss) j->row_loss[r] = l;
+    else j->loss[r] = (float)l;
+    if (j->lse) j->lse[r] = lse;
+  }
+}
+
+static smx_status run_xent(smx_elem elem, const void *logits, size_t ld, size_t rows, size_t cols,
+                           const void *targets, smx_index_type ttype, const smx_xent_options *opt, float *loss,
+                           void *grad, size_t ldg, float *lse) {
+  static const smx_xent_options defaults = SMX_XENT_OPTIONS_INIT;
+  const smx_xent_options *o = opt ? opt : &defaults;
+  if ((unsigned)o->reduction > (unsigned)SMX_REDUCTION_NONE) return SMX_E_INVALID_ARG;
+  if (ttype != SMX_INDEX_I32 && ttype != SMX_INDEX_I64) return SMX_E_INVALID_ARG;
+  if (!(o->label_smoothing >= 0.0 && o->label_smoothing <= 1.0)) return SMX_E_INVALID_ARG;
+  if (!(o->z_loss >= 0.0 && o->z_loss <= 1.7976931348623157e308)) return SMX_E_INVALID_ARG;
+  if (!(o->grad_scale >= -1.7976931348623157e308 && o->grad_scale <= 1.7976931348623157e308)) return SMX_E_INVALID_ARG;
+  if (o->flags & ~(uint32_t)SMX_FLAG_MASKED_ROW_NAN) return SMX_E_INVALID_ARG;
+  if (o->threads < 0) return SMX_E_INVALID_ARG;
+  double temp = smx_resolve_temperature(o->temperature);
+  if (temp < 0.0) return SMX_E_INVALID_ARG;
+  if (ld < cols || (grad && ldg < cols)) return SMX_E_INVALID_ARG;
+  size_t nloss = o->reduction == SMX_REDUCTION_NONE ? rows : 1;
+  if (rows == 0) {
+    if (o->reduction != SMX_REDUCTION_NONE && loss) *loss = o->reduction == SMX_REDUCTION_SUM ? 0.0f : NAN;
+    return SMX_OK;
+  }
+  if (cols == 0 || !logits || !targets || !loss) return SMX_E_INVALID_ARG;
+  size_t es = smx_elem_size(elem), ts = ttype == SMX_INDEX_I32 ? 4 : 8;
+  /* the gradient may be the logits exactly (in place); nothing else may overlap */
+  smx_arg args[5] = { SMX_ARG_IN(logits, rows, cols, ld, es), SMX_ARG_IN(targets, 1, rows, rows, ts),
+                      SMX_ARG_OUT(grad, rows, cols, ldg, es, 1), SMX_ARG_OUT(loss, 1, nloss, nloss, sizeof(float), 0),
+                      SMX_ARG_OUT(lse, 1, rows, rows, sizeof(float), 0) };
+  smx_status st = smx_check_args(args, 5);
+  if (st != SMX_OK) return st;
+  /* every target, before anything is written */
+  size_t count = 0;
+  for (size_t r = 0; r < rows; r++) {
+    int64_t t = target_at(targets, ttype, r);
+    if (t == o->ignore_index) continue;
+    if (t < 0 || (uint64_t)t >= (uint64_t)cols) return SMX_E_INVALID_ARG;
+    count++;
+  }
+  xent_job j;
+  j.row_loss = NULL;
+  if (o->reduction != SMX_REDUCTION_NONE) {
+    j.row_loss = malloc(rows * sizeof(double));
+    if (!j.row_loss) return SMX_E_NOMEM;
+  }
+  const smx_registry *reg = smx_f32_registry_for(temp);
+  const smx_f32_ukernels *k = reg->f32;
+  smx_row_params rp;
+  smx_row_params_init(&rp, k, SMX_OP_LOGSUMEXP, SMX_ALGO_ONLINE, temp, 0, 1);
+  j.p.k = k;
+  j.p.g = reg->xent;   /* the backward kernels of the same configuration */
+  j.p.c = rp.c;
+  j.p.inv_t = rp.inv_t_d;
+  j.p.eps = o->label_smoothing;
+  j.p.z = o->z_loss;
+  double up = o->grad_scale == 0.0 ? 1.0 : o->grad_scale;
+  j.p.s = o->reduction == SMX_REDUCTION_MEAN ? (count ? up / (double)count : 0.0) : up;
+  j.p.flags = o->flags;
+  j.elem = elem;
+  j.x = logits;
+  j.g = grad;
+  j.ld = ld;
+  j.ldg = ldg;
+  j.cols = cols;
+  j.targets = targets;
+  j.ttype = ttype;
+  j.ignore = o->ignore_index;
+  j.loss = loss;
+  j.lse = lse;
+  smx_plan plan = smx_plan_rows(smx_resolve_threads(o->threads), rows, cols, 0);
+  smx_grid_rows(plan.row_threads, rows, 0, xent_task, &j);   /* no scratch: cannot fail */
+  if (j.row_loss) {
+    double sum = 0.0;
+    for (size_t r = 0; r < rows; r++) sum += j.row_loss[r];
+    if (o->reduction == SMX_REDUCTION_MEAN) *loss = count ? (float)(sum / (double)count) : NAN;
+    else *loss = (float)sum;
+    free(j.row_loss);
+  }
+  return SMX_OK;
+}
+
+smx_status smx_cross_entropy_f32(const float *logits, size_t ld, size_t rows, size_t cols, const void *targets,
+                                 smx_index_type ttype, const smx_xent_options *opt, float *loss, float *grad,
+                                 size_t ldg, float *lse) {
+  return run_xent(SMX_ELEM_F32, logits, ld, rows, cols, targets, ttype, opt, loss, grad, ldg, lse);
+}
+
+smx_status smx_cross_entropy_f16(const uint16_t *logits, size_t ld, size_t rows, size_t cols, const void *targets,
+                                 smx_index_type ttype, const smx_xent_options *opt, float *loss, uint16_t *grad,
+                                 size_t ldg, float *lse) {
+  return run_xent(SMX_ELEM_F16, logits, ld, rows, cols, targets, ttype, opt, loss, grad, ldg, lse);
+}
+
+smx_status smx_cross_entropy_bf16(const uint16_t *logits, size_t ld, size_t rows, size_t cols, const void *targets,
+                                  smx_index_type ttype, const smx_xent_options *opt, float *loss, uint16_t *grad,
+                                  size_t ldg, float *lse) {
+  return run_xent(SMX_ELEM_BF16, logits, ld, rows, cols, targets, ttype, opt, loss, grad, ldg, lse);
+}
