@@ -1,4 +1,8 @@
 /* The temperature rule of temperature.h. */
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+
 #include "core/temperature.h"
 #include "math/exp2_poly.h"
 #include "registry/registry.h"
@@ -16,4 +20,31 @@ const smx_f32_ukernels *smx_f32_kernels_for(double t) { return smx_f32_registry_
 int smx_f64_temperature_extreme(double t) {
   double c = SMX_LOG2E_HI / t;
   return !(c >= 0x1p-900 && c <= 0x1p900);
+}
+
+/* double to float, saturating at +-FLT_MAX (an out-of-range conversion is UB) */
+static float sat_float(double v) { return v > FLT_MAX ? FLT_MAX : v < -FLT_MAX ? -FLT_MAX : (float)v; }
+
+static void expc_init(smx_expc *e, double t) {
+  double c = SMX_LOG2E_D / t;
+  e->c = c;
+  e->hi = sat_float(c);
+  e->lo = sat_float(c - (double)e->hi);
+  /* a*c >= -127 for a >= amin: round amin toward zero */
+  e->amin = nextafterf(sat_float(-127.0 / c), 0.0f);
+  e->amin_s = sat_float(-200.0 / c);
+  e->xlim = sat_float(2097152.0 / c);
+}
+
+static smx_expc unit_expc;
+static pthread_once_t unit_once = PTHREAD_ONCE_INIT;
+static void unit_init(void) { expc_init(&unit_expc, 1.0); }
+
+void smx_f32_expc(smx_expc *e, double t) {
+  if (t == 1.0) {
+    pthread_once(&unit_once, unit_init);   /* T = 1, the common case: computed once */
+    *e = unit_expc;
+  } else {
+    expc_init(e, t);
+  }
 }

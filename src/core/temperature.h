@@ -29,6 +29,10 @@ const smx_registry *smx_f32_registry_for(double t);
 /* Its f32 softmax kernels. */
 const smx_f32_ukernels *smx_f32_kernels_for(double t);
 
+/* The constants of exp(a/T) = 2^(a c) for the f32 kernels, for a T already
+ * passed through smx_f32_temperature(). */
+void smx_f32_expc(smx_expc *e, double t);
+
 /* 1 when log2(e)/T is outside [2^-900, 2^900]: f64 rows then use the scalar
  * kernels, in their division mode, and the three-pass algorithm only. */
 int smx_f64_temperature_extreme(double t);

@@ -7,7 +7,6 @@
  */
 #include <float.h>
 #include <math.h>
-#include <pthread.h>
 
 #include "core/grid.h"
 #include "core/temperature.h"
@@ -15,35 +14,13 @@
 #include "math/exp2_poly.h"
 #include "math/reduce_state.h"
 
-/* double to float, saturating at +-FLT_MAX (an out-of-range conversion is UB) */
-static float sat_float(double v) { return v > FLT_MAX ? FLT_MAX : v < -FLT_MAX ? -FLT_MAX : (float)v; }
-
-static void expc_init(smx_expc *e, double t) {
-  double c = SMX_LOG2E_D / t;
-  e->c = c;
-  e->hi = sat_float(c);
-  e->lo = sat_float(c - (double)e->hi);
-  /* a*c >= -127 for a >= amin: round amin toward zero */
-  e->amin = nextafterf(sat_float(-127.0 / c), 0.0f);
-  e->amin_s = sat_float(-200.0 / c);
-  e->xlim = sat_float(2097152.0 / c);
-}
-
-static smx_expc unit_expc;
-static pthread_once_t unit_once = PTHREAD_ONCE_INIT;
-static void unit_init(void) { expc_init(&unit_expc, 1.0); }
-
 void smx_row_params_init(smx_row_params *p, const smx_f32_ukernels *k, smx_op op, smx_algo algo,
                          double temperature, uint32_t flags, int threads) {
   double t = smx_f32_temperature(temperature == 0.0 ? 1.0 : temperature);
-  if (t == 1.0) {
-    pthread_once(&unit_once, unit_init);   /* T = 1, the common case: computed once */
-    p->c = unit_expc;
-  } else {
-    expc_init(&p->c, t);
-  }
+  smx_f32_expc(&p->c, t);
   p->k = k;
   p->op = op;
+  p->pol = smx_softmax_policy(op);
   p->algo = algo;
   p->inv_t_d = 1.0 / t;
   p->flags = flags;
@@ -112,9 +89,9 @@ static fold run_phase(chunk_job *j, size_t n, enum phase ph) {
 
 /* The row is special (NaN, +inf or fully masked): the policy writes it. */
 static void write_special(const smx_row_params *p, const float *x, float *y, size_t n, float *lse) {
-  if (!smx_policy_row(p->op, x, y, n, p->flags, lse)) {
+  if (!smx_policy_row(p->pol, x, y, n, p->flags, lse)) {
     /* unreachable: a non-finite state always comes from a special row */
-    smx_policy_nan_row(p->op, y, n, lse);
+    smx_policy_nan_row(p->pol, y, n, lse);
   }
 }
 
@@ -132,7 +109,7 @@ static void three_pass(const smx_row_params *p, chunk_job *j, const float *x, fl
   fold g = run_phase(j, n, store_shift ? P_EXPSUB : P_EXPSUM);
   if (!(g.sum >= 1.0 && g.sum < INFINITY)) {
     /* a NaN the max skipped: y may already overwrite x, and NaN is the only case left */
-    smx_policy_nan_row(p->op, y, n, lse);
+    smx_policy_nan_row(p->pol, y, n, lse);
     return;
   }
   if (p->op == SMX_OP_SOFTMAX) {
@@ -177,7 +154,7 @@ static void two_pass(const smx_row_params *p, chunk_job *j, const float *x, floa
   smx_ext_state st = f.ext;
   if (!(st.v > 0.0 && st.v < INFINITY)) {
     /* a special row, or |x c| overflowed float (|x/T| > 2.3e38): three-pass handles those */
-    if (!smx_policy_row(p->op, x, y, n, p->flags, lse)) three_pass(p, j, x, y, n, lse);
+    if (!smx_policy_row(p->pol, x, y, n, p->flags, lse)) three_pass(p, j, x, y, n, lse);
     return;
   }
   if (!(st.e >= SMX_EXTEXP_E_MIN && st.e <= SMX_EXTEXP_E_MAX)) {
@@ -220,7 +197,7 @@ static void three_pass_short(const smx_row_params *p, const float *x, float *y, 
                                   : k->raddstoreexp(n, x, p->op == SMX_OP_SOFTMAX ? y : NULL, m, &p->c));
   if (!(sum >= 1.0 && sum < INFINITY)) {
     /* a NaN that the max skipped: y may already overwrite x, and NaN is the only case left */
-    smx_policy_nan_row(p->op, y, n, lse);
+    smx_policy_nan_row(p->pol, y, n, lse);
     return;
   }
   if (p->op == SMX_OP_SOFTMAX) k->vscale(n, y, y, (float)(1.0 / sum), p->stream);

@@ -3,13 +3,14 @@
 #define SMX_OPS_SOFTMAX_ROW_H
 
 #include "core/grid.h"
-#include "core/policy.h"
+#include "ops/softmax_policy.h"
 #include "kernels/f32-softmax/ukernels.h"
 #include "smx/smx.h"
 
 typedef struct smx_row_params {
   const smx_f32_ukernels *k;
   smx_op op;
+  const smx_policy *pol;   /* op's special-value policy */
   smx_algo algo;       /* resolved: never SMX_ALGO_AUTO */
   smx_expc c;          /* exp(a/T) = 2^(a c)             */
   double inv_t_d;      /* 1/T in double                  */

@@ -33,6 +33,7 @@ void smx_row_params_f64_init(smx_row_params_f64 *p, const smx_f64_ukernels *k, s
   }
   p->k = k;
   p->op = op;
+  p->pol = smx_softmax_policy(op);
   p->algo = algo;
   p->flags = flags;
   p->threads = threads < 1 ? 1 : threads;
@@ -130,9 +131,9 @@ static fold run_phase(chunk_job *j, enum phase ph) {
 
 /* The row is special (NaN, +inf or fully masked): the policy writes it. */
 static void write_special(const smx_row_params_f64 *p, const double *x, double *y, size_t n, double *lse) {
-  if (!smx_policy_row_f64(p->op, x, y, n, p->flags, lse)) {
+  if (!smx_policy_row_f64(p->pol, x, y, n, p->flags, lse)) {
     /* unreachable: a non-finite state always comes from a special row */
-    smx_policy_nan_row_f64(p->op, y, n, lse);
+    smx_policy_nan_row_f64(p->pol, y, n, lse);
   }
 }
 
@@ -163,7 +164,7 @@ static void three_pass(const smx_row_params_f64 *p, chunk_job *j, const double *
   fold g = run_phase(j, P_EXPSUM);
   if (!(g.sum.hi >= 1.0 && g.sum.hi < INFINITY)) {
     /* a NaN the max skipped: y may already overwrite x, and NaN is the only case left */
-    smx_policy_nan_row_f64(p->op, y, n, lse);
+    smx_policy_nan_row_f64(p->pol, y, n, lse);
     return;
   }
   /* softmax scales the stored exponentials in place */
@@ -186,7 +187,7 @@ static void two_pass(const smx_row_params_f64 *p, chunk_job *j, const double *x,
   smx_ext_dd st = f.ext;
   if (!(st.v.hi > 0.0 && st.v.hi < INFINITY)) {
     /* a special row, or x c overflowed */
-    if (!smx_policy_row_f64(p->op, x, y, n, p->flags, lse)) three_pass(p, j, x, y, n, lse);
+    if (!smx_policy_row_f64(p->pol, x, y, n, p->flags, lse)) three_pass(p, j, x, y, n, lse);
     return;
   }
   if (!(st.e >= SMX_EXTEXP_D_E_MIN && st.e <= SMX_EXTEXP_D_E_MAX)) {
@@ -229,7 +230,7 @@ static void three_pass_short(const smx_row_params_f64 *p, const double *x, doubl
   double m = k->rmax(n, x);
   if (!(m > -INFINITY && m < INFINITY)) { write_special(p, x, y, n, lse); return; }
   smx_dd d = smx_dd_add((smx_dd){ 0.0, 0.0 }, k->raddstoreexp(n, x, p->op == SMX_OP_SOFTMAX ? y : NULL, m, &p->c));
-  if (!(d.hi >= 1.0 && d.hi < INFINITY)) { smx_policy_nan_row_f64(p->op, y, n, lse); return; }
+  if (!(d.hi >= 1.0 && d.hi < INFINITY)) { smx_policy_nan_row_f64(p->pol, y, n, lse); return; }
   if (p->op == SMX_OP_LOGSUMEXP) *lse = lse_value(m, p->c.t, d);
   else if (p->op == SMX_OP_SOFTMAX) k->vscale(n, y, y, 1.0 / smx_dd_value(d), p->stream);
   else k->vlogsub(n, x, y, m, &p->c, log_d(d), p->stream);

@@ -2,7 +2,7 @@
 #ifndef SMX_OPS_F64_ROW_H
 #define SMX_OPS_F64_ROW_H
 
-#include "core/policy.h"
+#include "ops/softmax_policy.h"
 #include "ops/softmax_row_f32.h"
 #include "kernels/f64-softmax/ukernels.h"
 #include "smx/smx.h"
@@ -10,6 +10,7 @@
 typedef struct smx_row_params_f64 {
   const smx_f64_ukernels *k;
   smx_op op;
+  const smx_policy *pol;   /* op's special-value policy */
   smx_algo algo;       /* resolved: never SMX_ALGO_AUTO */
   smx_expcd c;
   uint32_t flags;

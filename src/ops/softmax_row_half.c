@@ -20,11 +20,11 @@ static void write_special(const smx_row_params *p, const smx_elem_io *io, const 
     smx_policy_scan(a, len, &s);
   }
   if (!smx_policy_is_special(&s)) s.has_nan = 1;   /* unreachable: a non-finite state comes from a special row */
-  if (p->op == SMX_OP_LOGSUMEXP) { *lse = smx_policy_lse(&s, p->flags); return; }
+  if (p->op == SMX_OP_LOGSUMEXP) { *lse = (float)p->pol->reduce(&s, p->flags); return; }
   for (size_t i = 0; i < n; i += SMX_HALF_BLOCK) {
     size_t len = n - i < SMX_HALF_BLOCK ? n - i : SMX_HALF_BLOCK;
     io->load(len, x + i, a);
-    for (size_t k = 0; k < len; k++) b[k] = smx_policy_value(p->op, &s, p->flags, a[k]);
+    for (size_t k = 0; k < len; k++) b[k] = (float)p->pol->value(&s, p->flags, a[k]);
     io->store(len, b, y + i);
   }
 }

@@ -1,7 +1,7 @@
 /* One row of fused softmax + top-k; see topk_row.h. */
 #include <math.h>
 
-#include "core/policy.h"
+#include "ops/softmax_policy.h"
 #include "ops/topk_row.h"
 
 /* elements filtered against one reading of the threshold */
@@ -112,8 +112,8 @@ void smx_topk_finish(const smx_topk_cfg *cfg, const void *x, size_t n, smx_topk_
   smx_row_summary s = { 0, 0, 0 };
   scan_policy(cfg, x, n, &s);
   if (!smx_policy_is_special(&s)) s.has_nan = 1;   /* unreachable: a bad state comes from a special row */
-  smx_op op = cfg->op == SMX_TOPK_SOFTMAX ? SMX_OP_SOFTMAX : SMX_OP_LOG_SOFTMAX;
-  for (size_t j = 0; j < k; j++) values[j] = smx_policy_value(op, &s, cfg->flags, h->v[j]);
+  const smx_policy *pol = cfg->op == SMX_TOPK_SOFTMAX ? &smx_policy_softmax : &smx_policy_log_softmax;
+  for (size_t j = 0; j < k; j++) values[j] = (float)pol->value(&s, cfg->flags, h->v[j]);
   if (s.has_nan)
     for (size_t j = 0; j < k; j++) indices[j] = -1;
 }

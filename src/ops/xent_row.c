@@ -13,7 +13,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "core/policy.h"
+#include "ops/softmax_policy.h"
 #include "ops/xent_row.h"
 #include "math/reduce_state.h"
 
@@ -72,7 +72,7 @@ static void special_row(const smx_xent_params *p, const smx_elem_io *io, const v
     }
   }
   if (!smx_policy_is_special(&s)) s.has_nan = 1;   /* unreachable: a non-finite state comes from a special row */
-  if (lse) *lse = smx_policy_lse(&s, p->flags);
+  if (lse) *lse = (float)smx_policy_logsumexp.reduce(&s, p->flags);
   if (ignored) {
     *loss = 0.0;
     if (g) write_zeros(io, g, n);

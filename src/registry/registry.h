@@ -10,6 +10,7 @@
 #define SMX_REGISTRY_REGISTRY_H
 
 #include "kernels/convert/ukernels.h"
+#include "kernels/f32-sigmoid/ukernels.h"
 #include "kernels/f32-softmax/ukernels.h"
 #include "kernels/f32-topk/ukernels.h"
 #include "kernels/f32-xent/ukernels.h"
@@ -23,6 +24,7 @@ typedef struct smx_registry {
   const smx_cvt_ukernels *cvt;     /* f16 / bf16 <-> f32 */
   const smx_xent_ukernels *xent;   /* backward passes and cross-entropy */
   const smx_topk_ukernels *topk;   /* top-k filters */
+  const smx_sigmoid_ukernels *sigmoid;   /* elementwise sigmoid */
 } smx_registry;
 
 extern const smx_registry smx_registry_scalar;

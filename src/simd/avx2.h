@@ -132,6 +132,8 @@ SMX_INLINE vf_t vf_fmadd(vf_t a, vf_t b, vf_t c) { return _mm256_fmadd_ps(a, b, 
 SMX_INLINE vf_t vf_fmsub(vf_t a, vf_t b, vf_t c) { return _mm256_fmsub_ps(a, b, c); }   /* a b - c */
 SMX_INLINE vf_t vf_max(vf_t a, vf_t b) { return _mm256_max_ps(a, b); }
 SMX_INLINE vf_t vf_min(vf_t a, vf_t b) { return _mm256_min_ps(a, b); }
+SMX_INLINE vf_t vf_div(vf_t a, vf_t b) { return _mm256_div_ps(a, b); }
+SMX_INLINE vf_t vf_abs(vf_t a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 SMX_INLINE vf_t vf_round(vf_t a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 SMX_INLINE mf_t vf_eq(vf_t a, vf_t b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
 SMX_INLINE mf_t vf_neq(vf_t a, vf_t b) { return _mm256_cmp_ps(a, b, _CMP_NEQ_UQ); }   /* true for NaN */
@@ -140,6 +142,7 @@ SMX_INLINE mf_t vf_unord(vf_t a, vf_t b) { return _mm256_cmp_ps(a, b, _CMP_UNORD
 SMX_INLINE mf_t mf_none(void) { return _mm256_setzero_ps(); }
 SMX_INLINE mf_t mf_and(mf_t a, mf_t b) { return _mm256_and_ps(a, b); }
 SMX_INLINE mf_t mf_or(mf_t a, mf_t b) { return _mm256_or_ps(a, b); }
+SMX_INLINE vf_t vf_sel(mf_t m, vf_t t, vf_t f) { return _mm256_blendv_ps(f, t, m); }
 SMX_INLINE int mf_any(mf_t a) { return !_mm256_testz_ps(a, a); }
 /* bit l set for lane l */
 SMX_INLINE unsigned mf_bits(mf_t a) { return (unsigned)_mm256_movemask_ps(a); }

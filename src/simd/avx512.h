@@ -87,6 +87,8 @@ SMX_INLINE vf_t vf_fmadd(vf_t a, vf_t b, vf_t c) { return _mm512_fmadd_ps(a, b, 
 SMX_INLINE vf_t vf_fmsub(vf_t a, vf_t b, vf_t c) { return _mm512_fmsub_ps(a, b, c); }
 SMX_INLINE vf_t vf_max(vf_t a, vf_t b) { return _mm512_max_ps(a, b); }
 SMX_INLINE vf_t vf_min(vf_t a, vf_t b) { return _mm512_min_ps(a, b); }
+SMX_INLINE vf_t vf_div(vf_t a, vf_t b) { return _mm512_div_ps(a, b); }
+SMX_INLINE vf_t vf_abs(vf_t a) { return _mm512_abs_ps(a); }
 SMX_INLINE vf_t vf_round(vf_t a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 SMX_INLINE mf_t vf_eq(vf_t a, vf_t b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
 SMX_INLINE mf_t vf_neq(vf_t a, vf_t b) { return _mm512_cmp_ps_mask(a, b, _CMP_NEQ_UQ); }
@@ -95,6 +97,7 @@ SMX_INLINE mf_t vf_unord(vf_t a, vf_t b) { return _mm512_cmp_ps_mask(a, b, _CMP_
 SMX_INLINE mf_t mf_none(void) { return 0; }
 SMX_INLINE mf_t mf_and(mf_t a, mf_t b) { return (mf_t)(a & b); }
 SMX_INLINE mf_t mf_or(mf_t a, mf_t b) { return (mf_t)(a | b); }
+SMX_INLINE vf_t vf_sel(mf_t m, vf_t t, vf_t f) { return _mm512_mask_blend_ps(m, f, t); }
 SMX_INLINE int mf_any(mf_t a) { return a != 0; }
 SMX_INLINE unsigned mf_bits(mf_t a) { return (unsigned)a; }
 /* one compress store of the lane numbers plus base */

@@ -124,6 +124,9 @@ SMX_INLINE vf_t vf_fmadd(vf_t a, vf_t b, vf_t c) { return vfmaq_f32(c, a, b); }
 SMX_INLINE vf_t vf_fmsub(vf_t a, vf_t b, vf_t c) { return vfmaq_f32(vnegq_f32(c), a, b); }
 SMX_INLINE vf_t vf_max(vf_t a, vf_t b) { return vbslq_f32(vcgtq_f32(a, b), a, b); }
 SMX_INLINE vf_t vf_min(vf_t a, vf_t b) { return vbslq_f32(vcltq_f32(a, b), a, b); }
+SMX_INLINE vf_t vf_div(vf_t a, vf_t b) { return vdivq_f32(a, b); }
+SMX_INLINE vf_t vf_abs(vf_t a) { return vabsq_f32(a); }
+SMX_INLINE vf_t vf_sel(mf_t m, vf_t t, vf_t f) { return vbslq_f32(m, t, f); }
 SMX_INLINE vf_t vf_round(vf_t a) { return vrndnq_f32(a); }
 SMX_INLINE mf_t vf_eq(vf_t a, vf_t b) { return vceqq_f32(a, b); }
 SMX_INLINE mf_t vf_neq(vf_t a, vf_t b) { return vmvnq_u32(vceqq_f32(a, b)); }

@@ -1,0 +1,83 @@
+/*
+ * Sigmoid, sigma(x / T) elementwise (include/smx/smx_variants.h): the
+ * smallest row operation of the engine, and the worked example of
+ * docs/adding-an-op.md. The engine checks the options and arguments and runs
+ * the rows; each row is one call of the registry's sigmoid kernel (f16 and
+ * bf16 rows go through the half-precision adaptor, block by block). The
+ * special values are the kernel's, element by element: no row policy.
+ */
+#include "core/elem.h"
+#include "core/grid.h"
+#include "core/operands.h"
+#include "core/options.h"
+#include "core/temperature.h"
+#include "registry/registry.h"
+#include "smx/smx.h"
+
+typedef struct sigmoid_job {
+  const smx_sigmoid_ukernels *k;
+  smx_expc c;
+  smx_elem_io io;
+  const char *x;
+  char *y;
+  size_t ldx, ldy, cols, es;
+} sigmoid_job;
+
+static void sigmoid_rows(void *ctx, size_t r0, size_t r1, void *scratch) {
+  const sigmoid_job *j = ctx;
+  (void)scratch;
+  float a[SMX_HALF_BLOCK];
+  for (size_t r = r0; r < r1; r++) {
+    const char *x = j->x + r * j->ldx * j->es;
+    char *y = j->y + r * j->ldy * j->es;
+    if (j->io.elem == SMX_ELEM_F32) {
+      j->k->vsigmoid(j->cols, (const float *)(const void *)x, (float *)(void *)y, &j->c);
+      continue;
+    }
+    for (size_t i = 0; i < j->cols; i += SMX_HALF_BLOCK) {
+      size_t len = j->cols - i < SMX_HALF_BLOCK ? j->cols - i : SMX_HALF_BLOCK;
+      j->io.load(len, x + i * j->es, a);
+      j->k->vsigmoid(len, a, a, &j->c);
+      j->io.store(len, a, y + i * j->es);
+    }
+  }
+}
+
+static smx_status run_sigmoid(smx_elem elem, const void *x, size_t ldx, void *y, size_t ldy, size_t rows,
+                              size_t cols, const smx_options *opt) {
+  smx_resolved_options o;
+  smx_status st = smx_resolve_options(opt, &o);
+  if (st != SMX_OK) return st;
+  if (ldx < cols || ldy < cols) return SMX_E_INVALID_ARG;
+  if (rows == 0 || cols == 0) return SMX_OK;
+  if (!x || !y) return SMX_E_INVALID_ARG;
+  size_t es = smx_elem_size(elem);
+  smx_arg args[2] = { SMX_ARG_IN(x, rows, cols, ldx, es), SMX_ARG_OUT(y, rows, cols, ldy, es, 1) };
+  if ((st = smx_check_args(args, 2)) != SMX_OK) return st;
+
+  double t = smx_f32_temperature(o.temperature);
+  sigmoid_job j = { .k = smx_f32_registry_for(t)->sigmoid, .io = smx_elem_io_for(elem), .x = x, .y = y,
+                    .ldx = ldx, .ldy = ldy, .cols = cols, .es = es };
+  smx_f32_expc(&j.c, t);
+  smx_plan plan = smx_plan_rows(o.threads, rows, cols, 0);
+  return smx_grid_rows(plan.row_threads, rows, 0, sigmoid_rows, &j);
+}
+
+smx_status smx_sigmoid_f32(const float *x, float *y, size_t n, const smx_options *opt) {
+  return run_sigmoid(SMX_ELEM_F32, x, n, y, n, 1, n, opt);
+}
+
+smx_status smx_sigmoid_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,
+                                const smx_options *opt) {
+  return run_sigmoid(SMX_ELEM_F32, x, ldx, y, ldy, rows, cols, opt);
+}
+
+smx_status smx_sigmoid_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
+                                const smx_options *opt) {
+  return run_sigmoid(SMX_ELEM_F16, x, ldx, y, ldy, rows, cols, opt);
+}
+
+smx_status smx_sigmoid_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
+                                 const smx_options *opt) {
+  return run_sigmoid(SMX_ELEM_BF16, x, ldx, y, ldy, rows, cols, opt);
+}
