@@ -9,6 +9,7 @@ double (float64 inputs). Where smx deliberately differs from scipy and torch
 (rows of all -inf, +inf entries) the test says so and asserts both sides.
 """
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -682,6 +683,11 @@ class TestErrors(unittest.TestCase):
 class TestModule(unittest.TestCase):
     def test_version_and_isa(self):
         self.assertRegex(smx.__version__, r"^\d+\.\d+\.\d+$")
+        # the C library's version (include/smx/smx.h), which pip's metadata also takes
+        header = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include", "smx", "smx.h")
+        with open(header) as f:
+            v = dict(re.findall(r"^#define SMX_VERSION_(MAJOR|MINOR|PATCH) (\d+)$", f.read(), re.M))
+        self.assertEqual(smx.__version__, "%s.%s.%s" % (v["MAJOR"], v["MINOR"], v["PATCH"]))
         self.assertIn(smx.isa(), ("scalar", "avx2", "avx512"))
         cap = os.environ.get("SMX_MAX_ISA")
         if cap:  # ctest runs the suite once per kernel set; make sure the cap took
