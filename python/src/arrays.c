@@ -59,7 +59,8 @@ int smx_py_check_out(const char *fn, PyObject *out, PyArrayObject *x, int ndim, 
   PyArrayObject *o = (PyArrayObject *)out;
   if (PyArray_TYPE(o) != PyArray_TYPE(x)) {
     PyObject *want = PyObject_Str((PyObject *)PyArray_DESCR(x)), *got = PyObject_Str((PyObject *)PyArray_DESCR(o));
-    if (want && got) PyErr_Format(PyExc_TypeError, "%s: out has dtype %U, expected %U (the input's)", fn, got, want);
+    if (want && got)
+      PyErr_Format(PyExc_TypeError, "%s: out has dtype %U, expected %U (the result's dtype)", fn, got, want);
     Py_XDECREF(want);
     Py_XDECREF(got);
     return -1;
