@@ -4,7 +4,8 @@ and what is built on softmax scores.
 A thin layer over the C library (libsmx, linked statically into smx._smx):
 float16, float32 and float64 arrays of any layout, any axis (None: all
 elements, as scipy), results in the input's dtype, the GIL released while
-computing. See help(smx.softmax).
+computing; integer inputs are read as float64 and scalars as one element, as
+scipy.special. See help(smx.softmax).
 
 Language-model logits: softmax_backward, log_softmax_backward, cross_entropy
 (torch.nn.functional.cross_entropy semantics, fused, with its gradient),

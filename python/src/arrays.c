@@ -24,10 +24,16 @@ static void raise_dtype(const char *fn, const char *what, PyArray_Descr *d) {
   Py_DECREF(name);
 }
 
-PyArrayObject *smx_py_input(const char *fn, PyObject *a, smx_py_dtype *dt) {
+static PyArrayObject *input(const char *fn, PyObject *a, smx_py_dtype *dt, int ints_as_f64) {
   /* Check the dtype first so that an unsupported array is never copied. */
   PyArrayObject *arr = (PyArrayObject *)PyArray_FROM_O(a);
   if (!arr) return NULL;
+  if (ints_as_f64 && PyArray_ISINTEGER(arr)) {
+    PyArrayObject *f = (PyArrayObject *)PyArray_FromArray(arr, PyArray_DescrFromType(NPY_DOUBLE), NPY_ARRAY_ALIGNED);
+    Py_DECREF(arr);
+    if (!f) return NULL;
+    arr = f;
+  }
   if (!dtype_of(PyArray_TYPE(arr), dt)) {
     raise_dtype(fn, "the input", PyArray_DESCR(arr));
     Py_DECREF(arr);
@@ -41,6 +47,10 @@ PyArrayObject *smx_py_input(const char *fn, PyObject *a, smx_py_dtype *dt) {
   return c;
 }
 
+PyArrayObject *smx_py_input(const char *fn, PyObject *a, smx_py_dtype *dt) { return input(fn, a, dt, 0); }
+
+PyArrayObject *smx_py_input_real(const char *fn, PyObject *a, smx_py_dtype *dt) { return input(fn, a, dt, 1); }
+
 int smx_py_check_out(const char *fn, PyObject *out, PyArrayObject *x, int ndim, const npy_intp *shape) {
   if (!PyArray_Check(out)) {
     PyErr_Format(PyExc_TypeError, "%s: out must be a numpy.ndarray, not %.100s", fn, Py_TYPE(out)->tp_name);
@@ -49,7 +59,8 @@ int smx_py_check_out(const char *fn, PyObject *out, PyArrayObject *x, int ndim, 
   PyArrayObject *o = (PyArrayObject *)out;
   if (PyArray_TYPE(o) != PyArray_TYPE(x)) {
     PyObject *want = PyObject_Str((PyObject *)PyArray_DESCR(x)), *got = PyObject_Str((PyObject *)PyArray_DESCR(o));
-    if (want && got) PyErr_Format(PyExc_TypeError, "%s: out has dtype %U, expected %U (the input's)", fn, got, want);
+    if (want && got)
+      PyErr_Format(PyExc_TypeError, "%s: out has dtype %U, expected %U (the result's dtype)", fn, got, want);
     Py_XDECREF(want);
     Py_XDECREF(got);
     return -1;

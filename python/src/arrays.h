@@ -26,6 +26,13 @@
 PyArrayObject *smx_py_input(const char *fn, PyObject *a, smx_py_dtype *dt);
 
 /*
+ * The same, except that integer arrays (and lists of ints) are read as
+ * float64, as scipy.special does: the input of softmax, log_softmax and
+ * logsumexp. Booleans remain a TypeError.
+ */
+PyArrayObject *smx_py_input_real(const char *fn, PyObject *a, smx_py_dtype *dt);
+
+/*
  * Checks a caller's out= against the dtype and shape the result must have:
  * TypeError if it is not an ndarray or has another dtype, ValueError if the
  * shape differs or it is read-only, misaligned, byte-swapped or has a zero

@@ -10,7 +10,9 @@
 #include "smx/smx.h"
 
 #define SMX_PY_COMMON_DOC                                                                                  \
-  "a : array_like of float16, float32 or float64 (any strides, views, memory order).\n"                  \
+  "a : array_like of float16, float32 or float64 (any strides, views, memory order); integers\n"        \
+  "    (arrays, lists) are read as float64, and a 0-d input (a scalar) is one row of one element\n"      \
+  "    (axis None, 0 or -1; the result is a scalar), as scipy.\n"                                           \
   "axis : int, the axis along which to normalise (default -1); None: all elements, as scipy.\n"         \
   "temperature : float > 0, finite; computes on a / temperature.\n"                                        \
   "out : ndarray of the result's shape and the input's dtype; may be the input itself (in place).\n"      \

@@ -121,17 +121,29 @@ static PyObject *run_op(const char *fn, smx_py_op op, const call_args *c) {
   int axis, keepdims = 0;
   if (smx_py_parse_options(fn, c->temperature, c->algo, c->threads, c->masked_row, &job.opt) < 0) return NULL;
   if (c->keepdims && (keepdims = PyObject_IsTrue(c->keepdims)) < 0) return NULL;
-  PyArrayObject *x = smx_py_input(fn, c->a, &dt);
+  PyArrayObject *x = smx_py_input_real(fn, c->a, &dt);
   if (!x) return NULL;
   job.op = op;
   job.dtype = dt;
   int have_out = c->out && c->out != Py_None;
-  if (c->axis == Py_None) {
+  int nd = PyArray_NDIM(x);
+  /* A 0-d input (a scalar) is one row of one element, as in scipy.special:
+   * axis None, 0 or -1; the result is a NumPy scalar unless out= is given. */
+  if (nd == 0 && c->axis && c->axis != Py_None && smx_py_parse_axis(fn, c->axis, 1, &axis) < 0) {
+    if (PyErr_ExceptionMatches(PyExc_ValueError)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_ValueError,
+                   "%s: axis %R is out of range for a 0-d input (a scalar is one row of one element: "
+                   "axis must be None, 0 or -1)", fn, c->axis);
+    }
+    goto fail_x;
+  }
+  if (c->axis == Py_None || nd == 0) {
     PyObject *r = run_all(fn, &job, x, have_out ? c->out : NULL, keepdims);
     Py_DECREF(x);
+    if (r && nd == 0 && !have_out && PyArray_Check(r)) r = PyArray_Return((PyArrayObject *)r);
     return r;
   }
-  int nd = PyArray_NDIM(x);
   if (smx_py_parse_axis(fn, c->axis, nd, &axis) < 0) goto fail_x;
 
   /* the result's shape */

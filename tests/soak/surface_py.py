@@ -36,7 +36,7 @@ BAD = {  # argument -> (value, exception expected)
     "temperature-zero": (0.0, ValueError), "temperature-nan": (float("nan"), ValueError),
     "temperature-inf": (float("inf"), ValueError), "temperature-str": ("hot", TypeError),
     "algo-name": ("fast", ValueError), "algo-int": (2, TypeError), "threads-neg": (-1, ValueError),
-    "threads-float": (1.5, TypeError), "masked_row": ("maybe", ValueError), "dtype-int": (None, TypeError),
+    "threads-float": (1.5, TypeError), "masked_row": ("maybe", ValueError), "dtype-bool": (None, TypeError),
     "dtype-complex": (None, TypeError), "out-dtype": (None, TypeError), "out-shape": (None, ValueError),
     "out-readonly": (None, ValueError),
 }
@@ -154,8 +154,8 @@ def _bad_call(case, fn, x, bad, kwargs, rshape, dt):
         kw["axis"] = x.ndim if case.params["axis"] is None or case.params["axis"] >= 0 else -x.ndim - 1
     elif name in ("axis", "temperature", "algo", "threads", "masked_row"):
         kw[name] = val
-    elif bad == "dtype-int":
-        arg = np.zeros(x.shape, np.int32)
+    elif bad == "dtype-bool":  # integers are accepted (read as float64, as scipy)
+        arg = np.zeros(x.shape, bool)
     elif bad == "dtype-complex":
         arg = np.zeros(x.shape, np.complex64)
     elif bad == "out-dtype":
