@@ -7,7 +7,7 @@
  *
  * ---------------------------------------------------------------------------
  * Special values: the written policy (the same for every algorithm, ISA and
- * thread count; enforced in one place, src/api/row_policy.c)
+ * thread count; enforced in one place, the operation's policy entry)
  * ---------------------------------------------------------------------------
  *  - NaN anywhere in a row makes every output of that row NaN
  *    (log-sum-exp of the row is NaN).

@@ -1,6 +1,6 @@
 /*
  * The one reading of smx_options: what is refused and what the defaults are.
- * Every entry point that takes smx_options (softmax_api.c, src/lm/) resolves
+ * Every entry point that takes smx_options (src/ops/) resolves
  * through here, so they all refuse the same things.
  */
 #ifndef SMX_CORE_OPTIONS_H

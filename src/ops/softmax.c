@@ -104,114 +104,33 @@ static smx_status run_rows(smx_op op, smx_elem elem, const void *x, size_t ldx, 
   return smx_grid_rows(plan.row_threads, rows, 0, rows_task, &j);
 }
 
-smx_status smx_softmax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,
-                                const smx_options *opt) {
-  return run_rows(SMX_OP_SOFTMAX, SMX_ELEM_F32, x, ldx, y, ldy, NULL, rows, cols, opt);
-}
+/* ---- public forms: (softmax, log-softmax, log-sum-exp) x (rows, one row) for each
+ * storage type; f16 and bf16 rows are computed in f32 (softmax_row_half.c), f64 rows
+ * in double (softmax_row_f64.c); log-sum-exp comes out as LT (float, or double for f64) */
+#define SMX_SOFTMAX_FORMS(sfx, T, LT, elem)                                                                    \
+  smx_status smx_softmax_rows_##sfx(const T *x, size_t ldx, T *y, size_t ldy, size_t rows, size_t cols,       \
+                                    const smx_options *opt) {                                                 \
+    return run_rows(SMX_OP_SOFTMAX, elem, x, ldx, y, ldy, NULL, rows, cols, opt);                             \
+  }                                                                                                            \
+  smx_status smx_log_softmax_rows_##sfx(const T *x, size_t ldx, T *y, size_t ldy, size_t rows, size_t cols,   \
+                                        const smx_options *opt) {                                             \
+    return run_rows(SMX_OP_LOG_SOFTMAX, elem, x, ldx, y, ldy, NULL, rows, cols, opt);                         \
+  }                                                                                                            \
+  smx_status smx_logsumexp_rows_##sfx(const T *x, size_t ldx, LT *out, size_t rows, size_t cols,              \
+                                      const smx_options *opt) {                                               \
+    return run_rows(SMX_OP_LOGSUMEXP, elem, x, ldx, NULL, 0, out, rows, cols, opt);                           \
+  }                                                                                                            \
+  smx_status smx_softmax_##sfx(const T *x, T *y, size_t n, const smx_options *opt) {                          \
+    return run_rows(SMX_OP_SOFTMAX, elem, x, n, y, n, NULL, 1, n, opt);                                       \
+  }                                                                                                            \
+  smx_status smx_log_softmax_##sfx(const T *x, T *y, size_t n, const smx_options *opt) {                      \
+    return run_rows(SMX_OP_LOG_SOFTMAX, elem, x, n, y, n, NULL, 1, n, opt);                                   \
+  }                                                                                                            \
+  smx_status smx_logsumexp_##sfx(const T *x, size_t n, LT *out, const smx_options *opt) {                     \
+    return run_rows(SMX_OP_LOGSUMEXP, elem, x, n, NULL, 0, out, 1, n, opt);                                   \
+  }
 
-smx_status smx_log_softmax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,
-                                    const smx_options *opt) {
-  return run_rows(SMX_OP_LOG_SOFTMAX, SMX_ELEM_F32, x, ldx, y, ldy, NULL, rows, cols, opt);
-}
-
-smx_status smx_logsumexp_rows_f32(const float *x, size_t ldx, float *out, size_t rows, size_t cols,
-                                  const smx_options *opt) {
-  return run_rows(SMX_OP_LOGSUMEXP, SMX_ELEM_F32, x, ldx, NULL, 0, out, rows, cols, opt);
-}
-
-smx_status smx_softmax_f32(const float *x, float *y, size_t n, const smx_options *opt) {
-  return run_rows(SMX_OP_SOFTMAX, SMX_ELEM_F32, x, n, y, n, NULL, 1, n, opt);
-}
-
-smx_status smx_log_softmax_f32(const float *x, float *y, size_t n, const smx_options *opt) {
-  return run_rows(SMX_OP_LOG_SOFTMAX, SMX_ELEM_F32, x, n, y, n, NULL, 1, n, opt);
-}
-
-smx_status smx_logsumexp_f32(const float *x, size_t n, float *out, const smx_options *opt) {
-  return run_rows(SMX_OP_LOGSUMEXP, SMX_ELEM_F32, x, n, NULL, 0, out, 1, n, opt);
-}
-
-/* ---- half precision: f16 and bf16 storage, f32 arithmetic (softmax_row_half.c) */
-
-smx_status smx_softmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
-                                const smx_options *opt) {
-  return run_rows(SMX_OP_SOFTMAX, SMX_ELEM_F16, x, ldx, y, ldy, NULL, rows, cols, opt);
-}
-
-smx_status smx_log_softmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
-                                    size_t cols, const smx_options *opt) {
-  return run_rows(SMX_OP_LOG_SOFTMAX, SMX_ELEM_F16, x, ldx, y, ldy, NULL, rows, cols, opt);
-}
-
-smx_status smx_logsumexp_rows_f16(const uint16_t *x, size_t ldx, float *out, size_t rows, size_t cols,
-                                  const smx_options *opt) {
-  return run_rows(SMX_OP_LOGSUMEXP, SMX_ELEM_F16, x, ldx, NULL, 0, out, rows, cols, opt);
-}
-
-smx_status smx_softmax_f16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt) {
-  return run_rows(SMX_OP_SOFTMAX, SMX_ELEM_F16, x, n, y, n, NULL, 1, n, opt);
-}
-
-smx_status smx_log_softmax_f16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt) {
-  return run_rows(SMX_OP_LOG_SOFTMAX, SMX_ELEM_F16, x, n, y, n, NULL, 1, n, opt);
-}
-
-smx_status smx_logsumexp_f16(const uint16_t *x, size_t n, float *out, const smx_options *opt) {
-  return run_rows(SMX_OP_LOGSUMEXP, SMX_ELEM_F16, x, n, NULL, 0, out, 1, n, opt);
-}
-
-smx_status smx_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
-                                 const smx_options *opt) {
-  return run_rows(SMX_OP_SOFTMAX, SMX_ELEM_BF16, x, ldx, y, ldy, NULL, rows, cols, opt);
-}
-
-smx_status smx_log_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
-                                     size_t cols, const smx_options *opt) {
-  return run_rows(SMX_OP_LOG_SOFTMAX, SMX_ELEM_BF16, x, ldx, y, ldy, NULL, rows, cols, opt);
-}
-
-smx_status smx_logsumexp_rows_bf16(const uint16_t *x, size_t ldx, float *out, size_t rows, size_t cols,
-                                   const smx_options *opt) {
-  return run_rows(SMX_OP_LOGSUMEXP, SMX_ELEM_BF16, x, ldx, NULL, 0, out, rows, cols, opt);
-}
-
-smx_status smx_softmax_bf16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt) {
-  return run_rows(SMX_OP_SOFTMAX, SMX_ELEM_BF16, x, n, y, n, NULL, 1, n, opt);
-}
-
-smx_status smx_log_softmax_bf16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt) {
-  return run_rows(SMX_OP_LOG_SOFTMAX, SMX_ELEM_BF16, x, n, y, n, NULL, 1, n, opt);
-}
-
-smx_status smx_logsumexp_bf16(const uint16_t *x, size_t n, float *out, const smx_options *opt) {
-  return run_rows(SMX_OP_LOGSUMEXP, SMX_ELEM_BF16, x, n, NULL, 0, out, 1, n, opt);
-}
-
-/* ---- f64: double storage and arithmetic (softmax_row_f64.c) */
-
-smx_status smx_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows, size_t cols,
-                                const smx_options *opt) {
-  return run_rows(SMX_OP_SOFTMAX, SMX_ELEM_F64, x, ldx, y, ldy, NULL, rows, cols, opt);
-}
-
-smx_status smx_log_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows, size_t cols,
-                                    const smx_options *opt) {
-  return run_rows(SMX_OP_LOG_SOFTMAX, SMX_ELEM_F64, x, ldx, y, ldy, NULL, rows, cols, opt);
-}
-
-smx_status smx_logsumexp_rows_f64(const double *x, size_t ldx, double *out, size_t rows, size_t cols,
-                                  const smx_options *opt) {
-  return run_rows(SMX_OP_LOGSUMEXP, SMX_ELEM_F64, x, ldx, NULL, 0, out, rows, cols, opt);
-}
-
-smx_status smx_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt) {
-  return run_rows(SMX_OP_SOFTMAX, SMX_ELEM_F64, x, n, y, n, NULL, 1, n, opt);
-}
-
-smx_status smx_log_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt) {
-  return run_rows(SMX_OP_LOG_SOFTMAX, SMX_ELEM_F64, x, n, y, n, NULL, 1, n, opt);
-}
-
-smx_status smx_logsumexp_f64(const double *x, size_t n, double *out, const smx_options *opt) {
-  return run_rows(SMX_OP_LOGSUMEXP, SMX_ELEM_F64, x, n, NULL, 0, out, 1, n, opt);
-}
+SMX_SOFTMAX_FORMS(f32, float, float, SMX_ELEM_F32)
+SMX_SOFTMAX_FORMS(f16, uint16_t, float, SMX_ELEM_F16)
+SMX_SOFTMAX_FORMS(bf16, uint16_t, float, SMX_ELEM_BF16)
+SMX_SOFTMAX_FORMS(f64, double, double, SMX_ELEM_F64)

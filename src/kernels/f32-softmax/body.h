@@ -468,7 +468,7 @@ SMX_INLINE void vlogsub_run(size_t n, const float *x, float *y, float m, float s
 }
 
 static void vlogsub_k(size_t n, const float *x, float *y, float m, double sd, float off, int stream) {
-  float s = (float)sd;   /* vector kernels run only while 1/T fits a float (src/api/softmax_api.c) */
+  float s = (float)sd;   /* vector kernels run only while 1/T fits a float (core/temperature.h) */
   /* x - m can overflow only for m >= 2^103, and the -inf it gives is wrong only for T > 1:
    * the check is compiled out of the common case */
   if (m >= 0x1p103f && s < 1.0f) vlogsub_run(n, x, y, m, s, off, stream, 1);

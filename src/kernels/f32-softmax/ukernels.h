@@ -4,7 +4,7 @@
  *
  * Kernels never check arguments, never allocate and never decide the
  * special-value policy: they compute, and a non-finite result tells the
- * caller (src/api/softmax_row.c) to hand the row to src/api/row_policy.c.
+ * caller (src/ops/softmax_row_f32.c) to hand the row to its policy entry (src/core/policy.h).
  * Every kernel accepts any n >= 1 and any alignment, and touches exactly
  * x[0..n) and y[0..n) (tails use masked loads and stores).
  *

@@ -3,7 +3,7 @@
  * avx2.c, avx512.c in this folder), all with the same contract and the same
  * results (they only compare; no arithmetic is involved).
  *
- * The running top-k of src/lm/topk_row.c keeps its k-th value as a threshold
+ * The running top-k of src/ops/topk_row.c keeps its k-th value as a threshold
  * and asks a kernel for the positions above it: one vector compare rejects
  * most elements of a block, so the cost of the top-k is a fraction of the
  * exponentials of the online normaliser.

@@ -3,7 +3,7 @@
  * avx2.c, avx512.c in this folder), all with the same contract as the f32
  * family (src/kernels/f32-softmax/ukernels.h): no argument checks, no
  * allocation, no special-value policy (a non-finite result sends the row to
- * src/api/row_policy.c), any n >= 1, any alignment, exactly x[0..n) and
+ * src/core/policy.h), any n >= 1, any alignment, exactly x[0..n) and
  * y[0..n) touched.
  *
  * exp(a / T) = 2^(a c) with c = log2(e) / T carried as hi + lo, reduced with
