@@ -27,6 +27,7 @@ extern "C" {
  * Accuracy (f32, against a long-double reference, every ISA, any T):
  * |y - ref| <= 3 * FLT_EPSILON * ref for ref >= FLT_MIN, and |y - ref| <=
  * FLT_MIN below (the AVX2 kernels flush outputs under about 2^-127 to 0).
+ * f64: |y - ref| <= 3 * DBL_EPSILON * ref for ref >= DBL_MIN, within DBL_MIN below.
  * Half storage (f16, bf16): f32 arithmetic, outputs rounded once:
  * |y - ref| <= u * ref + the f32 bound, u = 2^-11 (f16) or 2^-8 (bf16), for
  * outputs in the storage type's normal range; below, within half its
@@ -34,6 +35,9 @@ extern "C" {
  */
 SMX_API smx_status smx_sigmoid_f32(const float *x, float *y, size_t n, const smx_options *opt);
 SMX_API smx_status smx_sigmoid_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,
+                                        const smx_options *opt);
+SMX_API smx_status smx_sigmoid_f64(const double *x, double *y, size_t n, const smx_options *opt);
+SMX_API smx_status smx_sigmoid_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows, size_t cols,
                                         const smx_options *opt);
 SMX_API smx_status smx_sigmoid_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
                                         size_t cols, const smx_options *opt);

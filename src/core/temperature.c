@@ -48,3 +48,19 @@ void smx_f32_expc(smx_expc *e, double t) {
     expc_init(e, t);
   }
 }
+
+void smx_f64_expc(smx_expcd *c, double t) {
+  c->t = t;
+  c->inv_t = 1.0 / t;
+  c->div = smx_f64_temperature_extreme(t);
+  if (c->div || t == 1.0) {
+    c->hi = SMX_LOG2E_HI;
+    c->lo = SMX_LOG2E_LO;
+  } else {
+    /* (L_hi + L_lo) / T as a double-double: one correction step of the quotient */
+    double q = SMX_LOG2E_HI / t;
+    double rem = fma(-q, t, SMX_LOG2E_HI) + SMX_LOG2E_LO;
+    c->hi = q;
+    c->lo = rem / t;
+  }
+}

@@ -37,4 +37,8 @@ void smx_f32_expc(smx_expc *e, double t);
  * kernels, in their division mode, and the three-pass algorithm only. */
 int smx_f64_temperature_extreme(double t);
 
+/* The constants of exp(a/T) for the f64 kernels: c = log2(e)/T as a
+ * double-double, or, at an extreme T, log2(e) with c->div set. */
+void smx_f64_expc(smx_expcd *c, double t);
+
 #endif

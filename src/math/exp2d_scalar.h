@@ -71,4 +71,18 @@ static inline double smx_exp2d_ac(double a, double hi, double lo) {
   return smx_scale2d(smx_exp2d_poly(r), n);
 }
 
+/* e^(a/T) for a <= 0 at extreme temperatures (log2(e) = hi + lo): q = a/T as
+ * a double-double (the remainder from an FMA), so the quotient adds no error
+ * proportional to |q|; then 2^(q log2 e) reduced as smx_exp2d_ac does. */
+static inline double smx_exp2d_div(double a, double t, double hi, double lo) {
+  double q = a / t;
+  double z = q * hi;
+  if (!(z >= -1100.0)) return z != z ? z : 0.0;
+  double ql = fma(-q, t, a) / t;
+  const double magic = 0x1.8p52;
+  double n = (z + magic) - magic;
+  double r = fma(q, hi, -n) + (q * lo + ql * hi);
+  return smx_scale2d(smx_exp2d_poly(r), n);
+}
+
 #endif

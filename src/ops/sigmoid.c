@@ -17,6 +17,7 @@
 typedef struct sigmoid_job {
   const smx_sigmoid_ukernels *k;
   smx_expc c;
+  smx_expcd cd;   /* f64 rows */
   smx_elem_io io;
   const char *x;
   char *y;
@@ -30,6 +31,10 @@ static void sigmoid_rows(void *ctx, size_t r0, size_t r1, void *scratch) {
   for (size_t r = r0; r < r1; r++) {
     const char *x = j->x + r * j->ldx * j->es;
     char *y = j->y + r * j->ldy * j->es;
+    if (j->io.elem == SMX_ELEM_F64) {
+      j->k->vsigmoid_f64(j->cols, (const double *)(const void *)x, (double *)(void *)y, &j->cd);
+      continue;
+    }
     if (j->io.elem == SMX_ELEM_F32) {
       j->k->vsigmoid(j->cols, (const float *)(const void *)x, (float *)(void *)y, &j->c);
       continue;
@@ -55,10 +60,16 @@ static smx_status run_sigmoid(smx_elem elem, const void *x, size_t ldx, void *y,
   smx_arg args[2] = { SMX_ARG_IN(x, rows, cols, ldx, es), SMX_ARG_OUT(y, rows, cols, ldy, es, 1) };
   if ((st = smx_check_args(args, 2)) != SMX_OK) return st;
 
-  double t = smx_f32_temperature(o.temperature);
-  sigmoid_job j = { .k = smx_f32_registry_for(t)->sigmoid, .io = smx_elem_io_for(elem), .x = x, .y = y,
-                    .ldx = ldx, .ldy = ldy, .cols = cols, .es = es };
-  smx_f32_expc(&j.c, t);
+  sigmoid_job j = { .io = smx_elem_io_for(elem), .x = x, .y = y, .ldx = ldx, .ldy = ldy, .cols = cols, .es = es };
+  if (elem == SMX_ELEM_F64) {
+    /* an extreme T needs the scalar kernel's division mode */
+    smx_f64_expc(&j.cd, o.temperature);
+    j.k = j.cd.div ? &smx_sigmoid_ukernels_scalar : smx_registry_current()->sigmoid;
+  } else {
+    double t = smx_f32_temperature(o.temperature);
+    j.k = smx_f32_registry_for(t)->sigmoid;
+    smx_f32_expc(&j.c, t);
+  }
   smx_plan plan = smx_plan_rows(o.threads, rows, cols, 0);
   return smx_grid_rows(plan.row_threads, rows, 0, sigmoid_rows, &j);
 }
@@ -70,6 +81,15 @@ smx_status smx_sigmoid_f32(const float *x, float *y, size_t n, const smx_options
 smx_status smx_sigmoid_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,
                                 const smx_options *opt) {
   return run_sigmoid(SMX_ELEM_F32, x, ldx, y, ldy, rows, cols, opt);
+}
+
+smx_status smx_sigmoid_f64(const double *x, double *y, size_t n, const smx_options *opt) {
+  return run_sigmoid(SMX_ELEM_F64, x, n, y, n, 1, n, opt);
+}
+
+smx_status smx_sigmoid_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows, size_t cols,
+                                const smx_options *opt) {
+  return run_sigmoid(SMX_ELEM_F64, x, ldx, y, ldy, rows, cols, opt);
 }
 
 smx_status smx_sigmoid_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,

@@ -17,20 +17,7 @@
 
 void smx_row_params_f64_init(smx_row_params_f64 *p, const smx_f64_ukernels *k, smx_op op, smx_algo algo,
                              double temperature, uint32_t flags, int threads) {
-  double t = temperature == 0.0 ? 1.0 : temperature;
-  p->c.t = t;
-  p->c.inv_t = 1.0 / t;
-  p->c.div = smx_f64_temperature_extreme(t);
-  if (p->c.div || t == 1.0) {
-    p->c.hi = SMX_LOG2E_HI;
-    p->c.lo = SMX_LOG2E_LO;
-  } else {
-    /* (L_hi + L_lo) / T as a double-double: one correction step of the quotient */
-    double q = SMX_LOG2E_HI / t;
-    double rem = fma(-q, t, SMX_LOG2E_HI) + SMX_LOG2E_LO;
-    p->c.hi = q;
-    p->c.lo = rem / t;
-  }
+  smx_f64_expc(&p->c, temperature == 0.0 ? 1.0 : temperature);
   p->k = k;
   p->op = op;
   p->pol = smx_softmax_policy(op);

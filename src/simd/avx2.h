@@ -61,6 +61,8 @@ SMX_INLINE vd_t vd_fmsub(vd_t a, vd_t b, vd_t c) { return _mm256_fmsub_pd(a, b, 
 SMX_INLINE vd_t vd_fnmadd(vd_t a, vd_t b, vd_t c) { return _mm256_fnmadd_pd(a, b, c); }  /* c - a b */
 SMX_INLINE vd_t vd_max(vd_t a, vd_t b) { return _mm256_max_pd(a, b); }
 SMX_INLINE vd_t vd_min(vd_t a, vd_t b) { return _mm256_min_pd(a, b); }
+SMX_INLINE vd_t vd_div(vd_t a, vd_t b) { return _mm256_div_pd(a, b); }
+SMX_INLINE vd_t vd_abs(vd_t a) { return _mm256_andnot_pd(_mm256_set1_pd(-0.0), a); }
 SMX_INLINE vd_t vd_round(vd_t a) { return _mm256_round_pd(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 SMX_INLINE vd_t vd_ceil(vd_t a) { return _mm256_round_pd(a, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); }
 SMX_INLINE md_t vd_gt(vd_t a, vd_t b) { return _mm256_cmp_pd(a, b, _CMP_GT_OQ); }

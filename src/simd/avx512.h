@@ -49,6 +49,8 @@ SMX_INLINE vd_t vd_fmsub(vd_t a, vd_t b, vd_t c) { return _mm512_fmsub_pd(a, b, 
 SMX_INLINE vd_t vd_fnmadd(vd_t a, vd_t b, vd_t c) { return _mm512_fnmadd_pd(a, b, c); }
 SMX_INLINE vd_t vd_max(vd_t a, vd_t b) { return _mm512_max_pd(a, b); }
 SMX_INLINE vd_t vd_min(vd_t a, vd_t b) { return _mm512_min_pd(a, b); }
+SMX_INLINE vd_t vd_div(vd_t a, vd_t b) { return _mm512_div_pd(a, b); }
+SMX_INLINE vd_t vd_abs(vd_t a) { return _mm512_abs_pd(a); }
 SMX_INLINE vd_t vd_round(vd_t a) { return _mm512_roundscale_pd(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
 SMX_INLINE vd_t vd_ceil(vd_t a) { return _mm512_roundscale_pd(a, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); }
 SMX_INLINE md_t vd_gt(vd_t a, vd_t b) { return _mm512_cmp_pd_mask(a, b, _CMP_GT_OQ); }

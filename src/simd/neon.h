@@ -57,6 +57,8 @@ SMX_INLINE vd_t vd_fmsub(vd_t a, vd_t b, vd_t c) { return vfmaq_f64(vnegq_f64(c)
 SMX_INLINE vd_t vd_fnmadd(vd_t a, vd_t b, vd_t c) { return vfmsq_f64(c, a, b); }            /* c - a b */
 SMX_INLINE vd_t vd_max(vd_t a, vd_t b) { return vbslq_f64(vcgtq_f64(a, b), a, b); }
 SMX_INLINE vd_t vd_min(vd_t a, vd_t b) { return vbslq_f64(vcltq_f64(a, b), a, b); }
+SMX_INLINE vd_t vd_div(vd_t a, vd_t b) { return vdivq_f64(a, b); }
+SMX_INLINE vd_t vd_abs(vd_t a) { return vabsq_f64(a); }
 SMX_INLINE vd_t vd_round(vd_t a) { return vrndnq_f64(a); }
 SMX_INLINE vd_t vd_ceil(vd_t a) { return vrndpq_f64(a); }
 SMX_INLINE md_t vd_gt(vd_t a, vd_t b) { return vcgtq_f64(a, b); }

@@ -1,5 +1,5 @@
 /*
- * The f32 sigmoid kernel, written once over the vector layer. Included (once)
+ * The sigmoid kernels (f32 and f64), written once over the vector layer. Included (once)
  * by each per-ISA file, which first includes its src/simd/<isa>.h and defines
  * SMX_SIGMOID_TABLE, the table's name.
  *
@@ -8,8 +8,11 @@
  * layer's vf_scale2 saturates (vscalef) the exponential is exact down to the
  * subnormals; otherwise (exponent field) e is flushed to 0 below 2^-127, so
  * outputs below FLT_MIN carry an absolute error under 2^-126.
+ * f64: math/vexp_f64.h's exponential (1.07 ulp), the same two steps: about
+ * 2.1 ulp; subnormal outputs within one subnormal step.
  */
 #include "math/vexp_f32.h"
+#include "math/vexp_f64.h"
 
 #if SMX_VF_SCALE2_SATURATES
 #define SMX_SIGMOID_AMIN(c) ((c)->amin_s)
@@ -39,4 +42,18 @@ static void vsigmoid_k(size_t n, const float *x, float *y, const smx_expc *c) {
   }
 }
 
-const smx_sigmoid_ukernels SMX_SIGMOID_TABLE = { SMX_SIMD_ISA, vsigmoid_k };
+SMX_INLINE vd_t sigmoid_vd(vd_t x, vexpd_c c) {
+  const vd_t one = vd_set1(1.0), zero = vd_set1(0.0);
+  vd_t e = vexpd_neg(vd_sub(zero, vd_abs(x)), c);   /* NaN stays NaN */
+  vd_t num = vd_sel(vd_gt(x, zero), one, e);
+  return vd_div(num, vd_add(one, e));
+}
+
+static void vsigmoid_f64_k(size_t n, const double *x, double *y, const smx_expcd *c) {
+  vexpd_c cc = vexpd_c_set(c->hi, c->lo);
+  size_t i = 0;
+  for (; i + VD_W <= n; i += VD_W) vd_st(y + i, sigmoid_vd(vd_ld(x + i), cc));
+  if (i < n) vd_st_part(y + i, n - i, sigmoid_vd(vd_ld_part(x + i, n - i, 0.0), cc));
+}
+
+const smx_sigmoid_ukernels SMX_SIGMOID_TABLE = { SMX_SIMD_ISA, vsigmoid_k, vsigmoid_f64_k };

@@ -1,5 +1,5 @@
 /*
- * The f32 sigmoid kernel family: one body over the vector layer (body.h,
+ * The sigmoid kernel family (f32 and f64): one body over the vector layer (body.h,
  * instantiated by avx2.c, avx512.c and neon.c) and a scalar reference
  * (scalar.c) that computes in double.
  *
@@ -15,10 +15,13 @@
 #include <stddef.h>
 
 #include "kernels/f32-softmax/ukernels.h"   /* smx_expc: c = log2(e)/T */
+#include "kernels/f64-softmax/ukernels.h"   /* smx_expcd: the same in double-double */
 
 typedef struct smx_sigmoid_ukernels {
   const char *isa;
   void (*vsigmoid)(size_t n, const float *x, float *y, const smx_expc *c);
+  /* the same in double; c->div (extreme T, scalar kernels only): x / T is formed first */
+  void (*vsigmoid_f64)(size_t n, const double *x, double *y, const smx_expcd *c);
 } smx_sigmoid_ukernels;
 
 extern const smx_sigmoid_ukernels smx_sigmoid_ukernels_scalar;

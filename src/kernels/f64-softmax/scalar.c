@@ -21,26 +21,13 @@ static double rmax_scalar(size_t n, const double *x) {
   return m1 > m0 ? m1 : m0;
 }
 
-/* Division mode (extreme T): q = a/T as a double-double (the remainder from
- * an FMA), so the quotient adds no error proportional to |t|; then 2^(q log2 e). */
-static double exp_div(double a, double t, const smx_expcd *c) {
-  double q = a / t;
-  double z = q * c->hi;
-  if (!(z >= -1100.0)) return z != z ? z : 0.0;
-  double ql = fma(-q, t, a) / t;
-  const double magic = 0x1.8p52;
-  double n = (z + magic) - magic;
-  double r = fma(q, c->hi, -n) + (q * c->lo + ql * c->hi);
-  return smx_scale2d(smx_exp2d_poly(r), n);
-}
-
 /* e^((x - m)/T): x - m rounded once (the rounding the contract allows) */
 static inline double exp_arg(double x, double m, const smx_expcd *c) {
   double a = x - m;
   if (c->div) {
     /* a row spanning more than DBL_MAX: the halves' difference over T/2 */
-    if (a == -INFINITY && x != -INFINITY) return exp_div(x * 0.5 - m * 0.5, c->t * 0.5, c);
-    return exp_div(a, c->t, c);
+    if (a == -INFINITY && x != -INFINITY) return smx_exp2d_div(x * 0.5 - m * 0.5, c->t * 0.5, c->hi, c->lo);
+    return smx_exp2d_div(a, c->t, c->hi, c->lo);
   }
   return smx_exp2d_ac(a, c->hi, c->lo);
 }
