@@ -7,6 +7,8 @@ elements, as scipy), results in the input's dtype, the GIL released while
 computing; integer inputs are read as float64 and scalars as one element, as
 scipy.special. See help(smx.softmax).
 
+Elementwise: sigmoid (scipy.special.expit, with a temperature).
+
 Language-model logits: softmax_backward, log_softmax_backward, cross_entropy
 (torch.nn.functional.cross_entropy semantics, fused, with its gradient),
 softmax_topk, topk, sample (reproducible top-k / top-p / min-p sampling),
@@ -23,9 +25,9 @@ Deliberate differences from scipy.special and torch:
 """
 from ._smx import (NoOptimumError, __version__, calibration, cross_entropy, fit_temperature, gumbel_softmax,
                    gumbel_softmax_backward, isa, kl_templates, log_softmax, log_softmax_backward, logsumexp, ood_metrics, sample,
-                   score, softmax, softmax_backward, softmax_topk, topk)
+                   score, sigmoid, softmax, softmax_backward, softmax_topk, topk)
 
-__all__ = ["softmax", "log_softmax", "logsumexp", "isa", "__version__",
+__all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "isa", "__version__",
            "softmax_backward", "log_softmax_backward", "cross_entropy",
            "softmax_topk", "topk", "sample", "gumbel_softmax", "gumbel_softmax_backward",
            "score", "ood_metrics", "calibration", "fit_temperature", "kl_templates", "NoOptimumError"]

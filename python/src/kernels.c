@@ -21,14 +21,17 @@ smx_status smx_py_rows(smx_py_op op, smx_py_dtype dt, const void *x, size_t ldx,
                        size_t rows, size_t cols, const smx_options *opt) {
   switch (dt) {
   case SMX_PY_F16:
+    if (op == SMX_PY_SIGMOID) return smx_sigmoid_rows_f16(x, ldx, y, ldy, rows, cols, opt);
     if (op == SMX_PY_SOFTMAX) return smx_softmax_rows_f16(x, ldx, y, ldy, rows, cols, opt);
     if (op == SMX_PY_LOG_SOFTMAX) return smx_log_softmax_rows_f16(x, ldx, y, ldy, rows, cols, opt);
     return smx_logsumexp_rows_f16(x, ldx, y, rows, cols, opt);
   case SMX_PY_F32:
+    if (op == SMX_PY_SIGMOID) return smx_sigmoid_rows_f32(x, ldx, y, ldy, rows, cols, opt);
     if (op == SMX_PY_SOFTMAX) return smx_softmax_rows_f32(x, ldx, y, ldy, rows, cols, opt);
     if (op == SMX_PY_LOG_SOFTMAX) return smx_log_softmax_rows_f32(x, ldx, y, ldy, rows, cols, opt);
     return smx_logsumexp_rows_f32(x, ldx, y, rows, cols, opt);
   case SMX_PY_F64:
+    if (op == SMX_PY_SIGMOID) return smx_sigmoid_rows_f64(x, ldx, y, ldy, rows, cols, opt);
     if (op == SMX_PY_SOFTMAX) return smx_softmax_rows_f64(x, ldx, y, ldy, rows, cols, opt);
     if (op == SMX_PY_LOG_SOFTMAX) return smx_log_softmax_rows_f64(x, ldx, y, ldy, rows, cols, opt);
     return smx_logsumexp_rows_f64(x, ldx, y, rows, cols, opt);

@@ -9,7 +9,7 @@
 
 #include "smx/smx.h"
 
-typedef enum smx_py_op { SMX_PY_SOFTMAX = 0, SMX_PY_LOG_SOFTMAX = 1, SMX_PY_LOGSUMEXP = 2 } smx_py_op;
+typedef enum smx_py_op { SMX_PY_SOFTMAX = 0, SMX_PY_LOG_SOFTMAX = 1, SMX_PY_LOGSUMEXP = 2, SMX_PY_SIGMOID = 3 } smx_py_op;
 typedef enum smx_py_dtype { SMX_PY_F16 = 0, SMX_PY_F32 = 1, SMX_PY_F64 = 2 } smx_py_dtype;
 
 /* Bytes per stored element (2, 4, 8). */

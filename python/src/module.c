@@ -39,6 +39,13 @@ PyDoc_STRVAR(logsumexp_doc,
              "log(sum(exp(a / T))) along axis (reduced; keepdims=True keeps it with length 1), in the\n"
              "input's dtype; a scalar for a 1-D input without out=. An empty axis gives -inf.\n\n"
              SMX_PY_COMMON_DOC);
+PyDoc_STRVAR(sigmoid_doc,
+             "sigmoid($module, /, a, temperature=1.0, out=None, threads=1)\n"
+             "--\n\n"
+             "1 / (1 + exp(-a / T)) elementwise, in the input's dtype (as scipy.special.expit at T = 1).\n"
+             "NaN gives NaN, +inf 1, -inf 0. out may be the input itself (in place). Integers are read\n"
+             "as float64. Within 3 eps (relative) of the exact value for results above the smallest\n"
+             "normal number of the dtype. The GIL is released while computing.\n");
 PyDoc_STRVAR(isa_doc,
              "isa($module, /)\n--\n\nThe kernel set in use: 'scalar', 'avx2' or 'avx512' (SMX_MAX_ISA caps it).");
 
@@ -53,6 +60,7 @@ static PyObject *py_isa(PyObject *self, PyObject *unused) {
 static PyMethodDef methods[] = {
     {"softmax", (PyCFunction)(void (*)(void))smx_py_softmax, METH_VARARGS | METH_KEYWORDS, softmax_doc},
     {"log_softmax", (PyCFunction)(void (*)(void))smx_py_log_softmax, METH_VARARGS | METH_KEYWORDS, log_softmax_doc},
+    {"sigmoid", (PyCFunction)(void (*)(void))smx_py_sigmoid, METH_VARARGS | METH_KEYWORDS, sigmoid_doc},
     {"logsumexp", (PyCFunction)(void (*)(void))smx_py_logsumexp, METH_VARARGS | METH_KEYWORDS, logsumexp_doc},
     {"isa", py_isa, METH_NOARGS, isa_doc},
 #define SMX_PY_FN(name) {#name, (PyCFunction)(void (*)(void))smx_py_##name, METH_VARARGS | METH_KEYWORDS, name##_doc}

@@ -228,3 +228,14 @@ PyObject *smx_py_logsumexp(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (!parse("O|OOOOOOO:logsumexp", args, kwargs, &c, 1)) return NULL;
   return run_op("smx.logsumexp", SMX_PY_LOGSUMEXP, &c);
 }
+
+/* Elementwise: the last axis is walked whatever the shape (the result does not depend on it). */
+PyObject *smx_py_sigmoid(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"a", "temperature", "out", "threads", NULL};
+  (void)self;
+  call_args c;
+  memset(&c, 0, sizeof c);
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOO:sigmoid", kw, &c.a, &c.temperature, &c.out, &c.threads))
+    return NULL;
+  return run_op("smx.sigmoid", SMX_PY_SIGMOID, &c);
+}

@@ -8,5 +8,6 @@
 PyObject *smx_py_softmax(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *smx_py_log_softmax(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *smx_py_logsumexp(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *smx_py_sigmoid(PyObject *self, PyObject *args, PyObject *kwargs);
 
 #endif
