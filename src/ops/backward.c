@@ -112,6 +112,7 @@ static smx_status run_bwd(int logsm, smx_elem elem, const void *y, size_t ldy, c
   return smx_grid_rows(plan.row_threads, rows, 0, bwd_task, &j);
 }
 
+/* ---- public forms: (softmax, log-softmax) backward x (one f32 row, f32 / f16 / bf16 rows) */
 smx_status smx_softmax_backward_f32(const float *y, const float *dy, float *dx, size_t n, const smx_options *opt) {
   return run_bwd(0, SMX_ELEM_F32, y, n, dy, n, dx, n, 1, n, opt);
 }
@@ -121,35 +122,14 @@ smx_status smx_log_softmax_backward_f32(const float *y, const float *dy, float *
   return run_bwd(1, SMX_ELEM_F32, y, n, dy, n, dx, n, 1, n, opt);
 }
 
-smx_status smx_softmax_backward_rows_f32(const float *y, size_t ldy, const float *dy, size_t lddy, float *dx,
-                                         size_t lddx, size_t rows, size_t cols, const smx_options *opt) {
-  return run_bwd(0, SMX_ELEM_F32, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
-
-smx_status smx_log_softmax_backward_rows_f32(const float *y, size_t ldy, const float *dy, size_t lddy, float *dx,
-                                             size_t lddx, size_t rows, size_t cols, const smx_options *opt) {
-  return run_bwd(1, SMX_ELEM_F32, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
-
-smx_status smx_softmax_backward_rows_f16(const uint16_t *y, size_t ldy, const uint16_t *dy, size_t lddy, uint16_t *dx,
-                                         size_t lddx, size_t rows, size_t cols, const smx_options *opt) {
-  return run_bwd(0, SMX_ELEM_F16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
-
-smx_status smx_log_softmax_backward_rows_f16(const uint16_t *y, size_t ldy, const uint16_t *dy, size_t lddy,
-                                             uint16_t *dx, size_t lddx, size_t rows, size_t cols,
-                                             const smx_options *opt) {
-  return run_bwd(1, SMX_ELEM_F16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
-
-smx_status smx_softmax_backward_rows_bf16(const uint16_t *y, size_t ldy, const uint16_t *dy, size_t lddy,
-                                          uint16_t *dx, size_t lddx, size_t rows, size_t cols,
-                                          const smx_options *opt) {
-  return run_bwd(0, SMX_ELEM_BF16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
-
-smx_status smx_log_softmax_backward_rows_bf16(const uint16_t *y, size_t ldy, const uint16_t *dy, size_t lddy,
-                                              uint16_t *dx, size_t lddx, size_t rows, size_t cols,
-                                              const smx_options *opt) {
-  return run_bwd(1, SMX_ELEM_BF16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
+#define SMX_BACKWARD_ROWS(name, logsm, sfx, T, elem)                                                          \
+  smx_status smx_##name##_backward_rows_##sfx(const T *y, size_t ldy, const T *dy, size_t lddy, T *dx,       \
+                                              size_t lddx, size_t rows, size_t cols, const smx_options *opt) { \
+    return run_bwd(logsm, elem, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);                                \
+  }
+SMX_BACKWARD_ROWS(softmax, 0, f32, float, SMX_ELEM_F32)
+SMX_BACKWARD_ROWS(log_softmax, 1, f32, float, SMX_ELEM_F32)
+SMX_BACKWARD_ROWS(softmax, 0, f16, uint16_t, SMX_ELEM_F16)
+SMX_BACKWARD_ROWS(log_softmax, 1, f16, uint16_t, SMX_ELEM_F16)
+SMX_BACKWARD_ROWS(softmax, 0, bf16, uint16_t, SMX_ELEM_BF16)
+SMX_BACKWARD_ROWS(log_softmax, 1, bf16, uint16_t, SMX_ELEM_BF16)
