@@ -228,10 +228,10 @@ static void write_body(const smx_eval_result *r, FILE *f) {
     fputs("}", f);
   }
   if (r->have_calib) {
-    fputs(",\n \"calibration_test\": ", f);
+    fputs(",\n \"calibration\": ", f);
     jcalib(f, &r->cal, r->bins, r->nbins, 1.0);
     if (r->have_ts && r->ts_status == SMX_OK) {
-      fputs(",\n \"calibration_test_after_ts\": ", f);
+      fputs(",\n \"calibration_after_ts\": ", f);
       jcalib(f, &r->cal_ts, r->bins_ts, r->nbins, r->T);
     }
   }

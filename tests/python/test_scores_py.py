@@ -34,10 +34,11 @@ SCORES = {
     "gen_g0.1_M100": dict(kind="gen", gen_gamma=0.1, gen_m=100), "odin_T1000_noperturb": dict(kind="odin"),
     "kl_matching_valtemplates": dict(kind="kl_matching"), "nonuniformity_L1": dict(kind="nonuniformity"),
 }
-# expected.json's metric names -> the keys of smx.ood_metrics (programs/eval_output.c maps them the same way)
+# expected.json's metric names -> the keys of smx.ood_metrics, which smx eval's JSON and report use too
+# (docs/metrics.md; the same table is in data/digits-ood/PROVENANCE.md)
 METRICS = {
     "auroc": "auroc", "aupr_in": "aupr_in_trapz", "aupr_out": "aupr_out_trapz", "fpr95_oodpos": "fpr_oodpos_openood",
-    "sk_roc_auc_idpos": "auroc", "sk_ap_in": "aupr_in", "sk_ap_out": "aupr_out", "fpr95_idpos_exact": "fpr_idpos",
+    "sk_roc_auc_idpos": "auroc", "sk_ap_in": "ap_in", "sk_ap_out": "ap_out", "fpr95_idpos_exact": "fpr_idpos_exact",
     "fpr95_idpos_energyood": "fpr_idpos_nearest", "fpr95_oodpos_oe": "fpr_oodpos_nearest",
     "n_tied_values": "n_tied_values",
 }
@@ -115,8 +116,8 @@ class VersusSklearn(unittest.TestCase):
                 y = np.r_[np.ones(n_id), np.zeros(n_ood)]
                 s = np.r_[a, b].astype(dt).astype(np.float64)
                 self.assertAlmostEqual(m["auroc"], roc_auc_score(y, s), delta=1e-12)
-                self.assertAlmostEqual(m["aupr_in"], average_precision_score(y, s), delta=1e-12)
-                self.assertAlmostEqual(m["aupr_out"], average_precision_score(1 - y, -s), delta=1e-12)
+                self.assertAlmostEqual(m["ap_in"], average_precision_score(y, s), delta=1e-12)
+                self.assertAlmostEqual(m["ap_out"], average_precision_score(1 - y, -s), delta=1e-12)
                 self.assertEqual(m["n_id"], n_id)
                 self.assertEqual(m["n_ood"], n_ood)
                 self.assertEqual(m["n_tied_values"], n_id + n_ood - len(np.unique(s)))
@@ -125,8 +126,8 @@ class VersusSklearn(unittest.TestCase):
         a, b = RNG.standard_normal(2000) + 1.5, RNG.standard_normal(1000)
         m = smx.ood_metrics(a, b, tpr=0.9)
         thr = np.sort(a)[::-1][int(np.ceil(0.9 * len(a))) - 1]   # the first threshold accepting >= 90% of ID
-        self.assertEqual(m["thr_idpos"], thr)
-        self.assertEqual(m["fpr_idpos"], np.mean(b >= thr))
+        self.assertEqual(m["thr_idpos_exact"], thr)
+        self.assertEqual(m["fpr_idpos_exact"], np.mean(b >= thr))
 
 
 class Arguments(unittest.TestCase):
