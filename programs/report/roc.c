@@ -200,7 +200,7 @@ int rep_roc_overlay(rep_buf *b, const char *set_name, const rep_scores *ids, con
     else rep_printf(b, " %.4f", auc[k]);
     rep_put(b, "</text>\n");
   }
-  rep_text(b, 10, legend_top + row_h * (double)rows + 4, "start", 11, "legend: score and AUROC, best first; dotted: chance");
+  rep_text(b, 10, legend_top + row_h * (double)rows + 4, "start", 11, "legend: score and AUROC, best first; grey diagonal: chance");
   free(auc);
   free(order);
   rep_svg_close(b);

@@ -116,6 +116,28 @@ n=$(grep -c '<svg xmlns="http://www.w3.org/2000/svg" class="smx-fig"' "$page")
 [ "$n" = 14 ] && ok || bad "$n svg figures in the page"
 grep -q 'class="smx-missing" data-fig="reliability-after"' "$tmp/dom.html" && ok || bad "missing-after note"
 
+# smx eval's own report of data/digits-ood (when the command is built next to this tool): its first
+# screen (1280 x 900) holds the OOD table with marked cells and the ROC overlay of every score
+SMX=$(dirname "$MAKE")/../programs/smx
+DATA=$(cd "$(dirname "$0")/../../data/digits-ood" && pwd)
+if [ -x "$SMX" ]; then
+  "$SMX" eval --id "$DATA/id_logits.npy" --ood "$DATA/ood_logits.npy" --labels "$DATA/id_labels.npy" \
+    --val "$DATA/val_logits.npy" --val-labels "$DATA/val_labels.npy" --report "$tmp/eval.html" -q >/dev/null ||
+    bad "smx eval --report exited $?"
+  awk -v js="$tmp/check.js" '/<\/body>/ { print "<script>"; while ((getline l < js) > 0) print l; print "</script>" } { print }' \
+    "$tmp/eval.html" >"$tmp/eval_check.html"
+  run_chromium --dump-dom "file://$tmp/eval_check.html" >"$tmp/eval_dom.html"
+  lead=$(grep -o 'LEAD|[0-9|]*' "$tmp/eval_dom.html" | head -1)
+  IFS='|' read -r _ tbottom obottom nbest <<<"$lead"
+  [ -n "$lead" ] && [ "$tbottom" -le 900 ] && [ "$obottom" -le 900 ] && [ "$nbest" -ge 7 ] && ok ||
+    bad "eval report's first screen: table and overlay end at '$tbottom' and '$obottom' px, $nbest marked cells"
+  height=$(grep -o 'PAGE|[0-9]*' "$tmp/eval_dom.html" | head -1 | cut -d'|' -f2)
+  [ -n "$height" ] && [ "$height" -le 4500 ] && ok || bad "eval report is $height px tall (want <= 4500)"
+  nrel=$(grep -c '^FIG|reliability' "$tmp/eval_dom.html")
+  [ "$nrel" = 2 ] && ok || bad "eval report: $nrel reliability diagrams measured, want 2"
+  [ -n "$SHOT" ] && run_chromium --screenshot="${SHOT%.png}_eval.png" "file://$tmp/eval.html" >/dev/null
+fi
+
 # a screenshot: Chromium paints the page (kept when a path was given)
 png="${SHOT:-$tmp/shot.png}"
 run_chromium --screenshot="$png" "file://$page" >/dev/null

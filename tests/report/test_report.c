@@ -562,6 +562,25 @@ static void test_best_marks(void) {
   rep_free(&b);
 }
 
+/* The ROC overlay: one curve per score, the legend sorted by AUROC, best first. */
+static void test_overlay(void) {
+  double id[] = { 3, 4, 5, 6 }, weak[] = { 2, 3.5, 4.5, 7 }, strong[] = { 0, 1, 2, 2.5 };
+  double id2[] = { 1, 2, 3, 4 };
+  smx_report_ood_set ow[] = { { "ood", weak, 4 } }, os[] = { { "ood", strong, 4 } }, on[] = { { "ood", NULL, 0 } };
+  smx_report_score sc[] = { { "weak", id, 4, ow, 1 }, { "none", id2, 4, on, 1 }, { "strong", id, 4, os, 1 } };
+  smx_report r = { .title = "o", .scores = sc, .n_scores = 3 };
+  char *html = render(&r, NULL);
+  if (!html) return;
+  const char *ov = strstr(html, "data-fig=\"roc-overlay\"");
+  CHECK(ov != NULL && count_sub(html, "data-fig=\"roc-overlay\"") == 1, "one overlay");
+  const char *a = strstr(html, ">strong 1.0000<"), *b = strstr(html, ">weak 0.5625<"), *c = strstr(html, ">none (no curve)<");
+  CHECK(a && b && c && a < b && b < c, "legend sorted by AUROC: %p %p %p", (const void *)a, (const void *)b, (const void *)c);
+  CHECK(count_sub(html, "<polyline class=\"curve\" data-score") == 2, "two overlay curves");
+  /* the overlay comes before the per-score panels */
+  CHECK(ov && strstr(html, "data-fig=\"roc\"") > ov, "overlay first");
+  free(html);
+}
+
 /* ------------------------------------------------------------ tables */
 static void test_table_cells(void) {
   char s[400];
@@ -858,6 +877,7 @@ int main(void) {
   test_table_cells();
   test_reliability_geometry();
   test_best_marks();
+  test_overlay();
   test_page();
   test_arguments();
   test_write();
