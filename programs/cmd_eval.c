@@ -10,6 +10,7 @@
  * metrics); the validation set is loaded whole (the fit iterates over it).
  */
 #define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700   /* realpath */
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -344,6 +345,14 @@ int smx_cmd_eval(int argc, char **argv) {
   smx_eval_print_table(r, stdout);
   if (json && (rc = smx_eval_write_json(r, json))) goto done;
   if (report && (rc = smx_eval_write_report(r, report))) goto done;
+  if (report && !quiet) {   /* one line: where the page is (absolute, to open it from anywhere) */
+    char *abs = strcmp(report, "-") ? realpath(report, NULL) : NULL;
+    fputs("smx: report written to ", stderr);
+    if (!strcmp(report, "-")) fputs("standard output", stderr);
+    else smx_cli_put_escaped(stderr, abs ? abs : report);
+    fputc('\n', stderr);
+    free(abs);
+  }
 done:
   smx_calib_destroy(cal);
   smx_calib_destroy(cal_ts);

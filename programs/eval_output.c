@@ -1,12 +1,13 @@
 /*
- * smx eval's outputs: the table on stdout and the JSON file. The JSON keeps
- * the key names of the digits-ood fixture's expected.json (OpenOOD's figures
- * under auroc / aupr_in / aupr_out / fpr95_oodpos, scikit-learn's under sk_*,
- * the papers' FPR under fpr95_idpos_*), so that scripts can compare directly.
+ * smx eval's outputs: the table on stdout and the JSON file. Every metric is
+ * written under the name of its smx_ood_metrics / smx_calibration field, the
+ * same key smx.ood_metrics and smx.calibration use in Python (docs/metrics.md
+ * lists them with the convention each follows).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,14 @@ void smx_eval_score_label(const smx_eval_result *r, size_t k, char *buf, size_t 
   }
 }
 
+/* auroc, ap_in, ap_out, aupr_in_trapz, aupr_out_trapz, fpr_idpos_exact, fpr_oodpos_openood */
+const size_t smx_eval_table_metrics[SMX_EVAL_N_TABLE_METRICS] = { 0, 1, 2, 3, 4, 5, 7 };
+
+static int col_width(size_t c) {
+  size_t n = strlen(smx_eval_metric_keys[smx_eval_table_metrics[c]].key);
+  return n < 8 ? 8 : (int)n;
+}
+
 static void base_name(const char *path, char *buf, size_t len) {
   const char *s = strrchr(path, '/');
   snprintf(buf, len, "%s", s ? s + 1 : path);
@@ -47,18 +56,22 @@ void smx_eval_print_table(const smx_eval_result *r, FILE *f) {
     const smx_eval_ood *d = &r->ood[o];
     fprintf(f, "\nOOD: %s (%llu rows)   higher score = more in-distribution; FPR at TPR %g\n", d->path,
             (unsigned long long)d->rows, r->tpr);
-    fprintf(f, "%-22s %8s %8s %8s %8s %8s %10s %10s\n", "score", "AUROC", "AUPR-In", "AUPR-Out", "AP-In", "AP-Out",
-            "FPR(ID+)", "FPR(OOD+)");
+    fprintf(f, "%-22s", "score");
+    for (size_t c = 0; c < SMX_EVAL_N_TABLE_METRICS; c++)
+      fprintf(f, " %*s", col_width(c), smx_eval_metric_keys[smx_eval_table_metrics[c]].key);
+    fputc('\n', f);
     for (size_t k = 0; k < r->nk; k++) {
-      const smx_ood_metrics *m = &d->m[k];
       smx_eval_score_label(r, k, lab, sizeof lab);
-      fprintf(f, "%-22s %8.4f %8.4f %8.4f %8.4f %8.4f %10.4f %10.4f\n", lab, m->auroc, m->aupr_in_trapz,
-              m->aupr_out_trapz, m->aupr_in, m->aupr_out, m->fpr_idpos, m->fpr_oodpos_openood);
+      fprintf(f, "%-22s", lab);
+      for (size_t c = 0; c < SMX_EVAL_N_TABLE_METRICS; c++)
+        fprintf(f, " %*.4f", col_width(c), smx_eval_metric(&d->m[k], smx_eval_table_metrics[c]));
+      fputc('\n', f);
     }
   }
   if (r->nood)
-    fprintf(f, "AUPR: trapezoid as OpenOOD; AP: average precision as scikit-learn. FPR(ID+): share of OOD accepted when\n"
-               "the ID are positive (papers); FPR(OOD+): share of ID flagged when the OOD are positive (OpenOOD v1.5).\n");
+    fprintf(f, "ap_*: average precision as scikit-learn; aupr_*_trapz: trapezoid as OpenOOD v1.5. fpr_idpos_exact:\n"
+               "share of OOD accepted when the ID are positive (papers); fpr_oodpos_openood: share of ID flagged when\n"
+               "the OOD are positive (OpenOOD v1.5). Every key: docs/metrics.md.\n");
   if (r->have_ts) {
     if (r->ts_status == SMX_OK)
       fprintf(f, "\ntemperature scaling on %s: T = %.6f (validation NLL %.4f at T = 1, %.4f at T)\n", r->val_path, r->T,
@@ -70,14 +83,15 @@ void smx_eval_print_table(const smx_eval_result *r, FILE *f) {
   }
   if (r->have_calib) {
     fprintf(f, "\ncalibration of %s against %s (%zu equal-width bins (lo, hi])\n", r->id_path, r->labels_path, r->nbins);
-    fprintf(f, "%-14s %8s %8s %8s %8s %8s %8s %8s\n", "", "acc", "NLL", "Brier", "ECE", "MCE", "adaECE", "cwECE");
+    fprintf(f, "%-14s %8s %8s %8s %8s %8s %13s %13s\n", "", "acc", "nll", "brier", "ece", "mce", "adaptive_ece",
+            "classwise_ece");
     for (int t = 0; t < 2; t++) {
       if (t == 1 && !(r->have_ts && r->ts_status == SMX_OK)) break;
       const smx_calibration *c = t ? &r->cal_ts : &r->cal;
       char row[64];
       if (t) snprintf(row, sizeof row, "T = %.6g", r->T);
       else snprintf(row, sizeof row, "T = 1");
-      fprintf(f, "%-14s %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f %8.4f\n", row, c->acc, c->nll, c->brier, c->ece, c->mce,
+      fprintf(f, "%-14s %8.4f %8.4f %8.4f %8.4f %8.4f %13.4f %13.4f\n", row, c->acc, c->nll, c->brier, c->ece, c->mce,
               c->adaptive_ece, c->classwise_ece);
     }
   }
@@ -100,53 +114,60 @@ static void jstr(FILE *f, const char *s) {
   fputc('"', f);
 }
 
+const smx_eval_metric_key smx_eval_metric_keys[] = {
+  { "auroc", offsetof(smx_ood_metrics, auroc), 1 },
+  { "ap_in", offsetof(smx_ood_metrics, ap_in), 1 },
+  { "ap_out", offsetof(smx_ood_metrics, ap_out), 1 },
+  { "aupr_in_trapz", offsetof(smx_ood_metrics, aupr_in_trapz), 1 },
+  { "aupr_out_trapz", offsetof(smx_ood_metrics, aupr_out_trapz), 1 },
+  { "fpr_idpos_exact", offsetof(smx_ood_metrics, fpr_idpos_exact), -1 },
+  { "fpr_oodpos_exact", offsetof(smx_ood_metrics, fpr_oodpos_exact), -1 },
+  { "fpr_oodpos_openood", offsetof(smx_ood_metrics, fpr_oodpos_openood), -1 },
+  { "fpr_idpos_nearest", offsetof(smx_ood_metrics, fpr_idpos_nearest), -1 },
+  { "fpr_oodpos_nearest", offsetof(smx_ood_metrics, fpr_oodpos_nearest), -1 },
+  { "thr_idpos_exact", offsetof(smx_ood_metrics, thr_idpos_exact), 0 },
+  { "thr_oodpos_exact", offsetof(smx_ood_metrics, thr_oodpos_exact), 0 },
+  { "tpr", offsetof(smx_ood_metrics, tpr), 0 },
+};
+const size_t smx_eval_n_metric_keys = sizeof smx_eval_metric_keys / sizeof smx_eval_metric_keys[0];
+
 static void jmetrics(FILE *f, const smx_ood_metrics *m) {
-  struct { const char *k; double v; } kv[] = {
-    { "auroc", m->auroc },
-    { "aupr_in", m->aupr_in_trapz },
-    { "aupr_out", m->aupr_out_trapz },
-    { "fpr95_oodpos", m->fpr_oodpos_openood },
-    { "sk_roc_auc_idpos", m->auroc },
-    { "sk_ap_in", m->aupr_in },
-    { "sk_ap_out", m->aupr_out },
-    { "fpr95_idpos_exact", m->fpr_idpos },
-    { "fpr95_idpos_energyood", m->fpr_idpos_nearest },
-    { "fpr95_oodpos_oe", m->fpr_oodpos_nearest },
-    { "fpr95_oodpos_fullcurve", m->fpr_oodpos },
-    { "threshold_idpos", m->thr_idpos },
-    { "threshold_oodpos", m->thr_oodpos },
-  };
   fputs("{", f);
-  for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
-    fprintf(f, "%s\"%s\": ", i ? ", " : "", kv[i].k);
-    jnum(f, kv[i].v);
+  for (size_t i = 0; i < smx_eval_n_metric_keys; i++) {
+    fprintf(f, "%s\"%s\": ", i ? ", " : "", smx_eval_metric_keys[i].key);
+    jnum(f, smx_eval_metric(m, i));
   }
-  fprintf(f, ", \"n_tied_values\": %llu}", (unsigned long long)m->n_tied_values);
+  fprintf(f, ", \"n_id\": %llu, \"n_ood\": %llu, \"n_tied_values\": %llu}", (unsigned long long)m->n_id,
+          (unsigned long long)m->n_ood, (unsigned long long)m->n_tied_values);
 }
 
-static void jcalib(FILE *f, const smx_calibration *c, const smx_reliability_bin *b, size_t nb) {
-  fprintf(f, "{\"acc\": ");
-  jnum(f, c->acc);
-  fprintf(f, ", \"ece%zu\": ", nb); jnum(f, c->ece);
-  fprintf(f, ", \"mce%zu\": ", nb); jnum(f, c->mce);
-  fprintf(f, ", \"adaptive_ece%zu\": ", nb); jnum(f, c->adaptive_ece);
-  fprintf(f, ", \"classwise_ece%zu\": ", nb); jnum(f, c->classwise_ece);
-  fprintf(f, ", \"nll\": "); jnum(f, c->nll);
-  fprintf(f, ", \"brier\": "); jnum(f, c->brier);
-  fprintf(f, ", \"n\": %llu,\n   \"reliability_bins_lo_hi_n_conf_acc\": [", (unsigned long long)c->n);
-  int first = 1;
-  for (size_t i = 0; i < nb; i++) {
-    if (!b[i].n) continue;   /* as the fixture: non-empty bins only */
-    fprintf(f, "%s[", first ? "" : ", ");
-    jnum(f, b[i].lo); fputs(", ", f);
-    jnum(f, b[i].hi);
-    fprintf(f, ", %llu, ", (unsigned long long)b[i].n);
-    jnum(f, b[i].conf); fputs(", ", f);
-    jnum(f, b[i].acc);
-    fputs("]", f);
-    first = 0;
+/* The keys of smx.calibration: the smx_calibration fields, then the
+ * reliability diagram as arrays over all bins (null mean confidence and
+ * accuracy for an empty bin). */
+static void jcalib(FILE *f, const smx_calibration *c, const smx_reliability_bin *b, size_t nb, double T) {
+  fputs("{\"temperature\": ", f);
+  jnum(f, T);
+  fprintf(f, ", \"n\": %llu", (unsigned long long)c->n);
+  struct { const char *k; double v; } kv[] = {
+    { "acc", c->acc }, { "nll", c->nll }, { "brier", c->brier }, { "ece", c->ece }, { "mce", c->mce },
+    { "adaptive_ece", c->adaptive_ece }, { "classwise_ece", c->classwise_ece },
+  };
+  for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++) {
+    fprintf(f, ", \"%s\": ", kv[i].k);
+    jnum(f, kv[i].v);
   }
-  fputs("]}", f);
+  fprintf(f, ", \"bins\": %zu", nb);
+  static const char *const arr[] = { "bin_lo", "bin_hi", "bin_count", "bin_conf", "bin_acc" };
+  for (int a = 0; a < 5; a++) {
+    fprintf(f, ",\n   \"%s\": [", arr[a]);
+    for (size_t i = 0; i < nb; i++) {
+      if (i) fputs(", ", f);
+      if (a == 2) fprintf(f, "%llu", (unsigned long long)b[i].n);
+      else jnum(f, a == 0 ? b[i].lo : a == 1 ? b[i].hi : !b[i].n ? NAN : a == 3 ? b[i].conf : b[i].acc);
+    }
+    fputs("]", f);
+  }
+  fputs("}", f);
 }
 
 static void write_body(const smx_eval_result *r, FILE *f) {
@@ -191,24 +212,27 @@ static void write_body(const smx_eval_result *r, FILE *f) {
     fputs("]", f);
   }
   if (r->have_ts) {
+    /* the keys of smx.fit_temperature(..., return_info=True): T and the info dict */
     fputs(",\n \"temperature\": {\"file\": ", f);
     jstr(f, r->val_path);
-    fprintf(f, ", \"rows\": %llu, \"outcome\": \"%s\", \"T_star_val_nll\": ", (unsigned long long)r->val_rows,
-            r->ts_status == SMX_OK ? "optimum"
-            : r->ts.outcome == SMX_TS_TO_ZERO ? "no finite optimum: T -> 0" : "no finite optimum: T -> infinity");
+    fprintf(f, ", \"rows\": %llu, \"T\": ", (unsigned long long)r->val_rows);
     jnum(f, r->ts_status == SMX_OK ? r->T : NAN);
-    fputs(", \"val_nll_T1\": ", f);
+    fprintf(f, ", \"outcome\": \"%s\", \"iterations\": %d, \"nll_at_1\": ",
+            r->ts_status == SMX_OK ? "optimum" : r->ts.outcome == SMX_TS_TO_ZERO ? "to_zero" : "to_infinity",
+            r->ts.iterations);
     jnum(f, r->ts.nll_at_1);
-    fputs(", \"val_nll_Tstar\": ", f);
+    fputs(", \"nll_at_t\": ", f);
     jnum(f, r->ts.nll_at_t);
-    fprintf(f, ", \"iterations\": %d}", r->ts.iterations);
+    fputs(", \"grad\": ", f);
+    jnum(f, r->ts.grad);
+    fputs("}", f);
   }
   if (r->have_calib) {
-    fputs(",\n \"calibration_test\": ", f);
-    jcalib(f, &r->cal, r->bins, r->nbins);
+    fputs(",\n \"calibration\": ", f);
+    jcalib(f, &r->cal, r->bins, r->nbins, 1.0);
     if (r->have_ts && r->ts_status == SMX_OK) {
-      fputs(",\n \"calibration_test_after_ts\": ", f);
-      jcalib(f, &r->cal_ts, r->bins_ts, r->nbins);
+      fputs(",\n \"calibration_after_ts\": ", f);
+      jcalib(f, &r->cal_ts, r->bins_ts, r->nbins, r->T);
     }
   }
   fputs("\n}\n", f);

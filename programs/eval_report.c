@@ -13,18 +13,31 @@
 #include "eval_result.h"
 #include "report/report.h"
 
-#define OOD_COLS 8
+#define OOD_COLS (1 + SMX_EVAL_N_TABLE_METRICS)
 #define CAL_COLS 8
+
+static const char *base_of(const char *path) {
+  const char *s = strrchr(path, '/');
+  return s && s[1] ? s + 1 : path;
+}
 
 int smx_eval_write_report(const smx_eval_result *r, const char *path) {
   size_t nk = r->nk, no = r->nood;
   char labels[SMX_EVAL_MAX_SCORES][64];
   for (size_t k = 0; k < nk; k++) smx_eval_score_label(r, k, labels[k], sizeof labels[k]);
 
-  /* tables: one per OOD set, then calibration */
-  static const char *ood_hdr[OOD_COLS] = { "score", "AUROC", "AUPR-In", "AUPR-Out", "AP-In", "AP-Out",
-                                           "FPR(ID+)", "FPR(OOD+)" };
-  static const char *cal_hdr[CAL_COLS] = { "", "acc", "NLL", "Brier", "ECE", "MCE", "adaptive ECE", "classwise ECE" };
+  /* tables: one per OOD set (they lead the page), then calibration; the
+   * headers are the metric keys of the JSON and of smx.ood_metrics */
+  const char *ood_hdr[OOD_COLS];
+  int ood_best[OOD_COLS];
+  ood_hdr[0] = "score";
+  ood_best[0] = 0;
+  for (size_t c = 0; c < SMX_EVAL_N_TABLE_METRICS; c++) {
+    ood_hdr[c + 1] = smx_eval_metric_keys[smx_eval_table_metrics[c]].key;
+    ood_best[c + 1] = smx_eval_metric_keys[smx_eval_table_metrics[c]].higher;
+  }
+  static const char *cal_hdr[CAL_COLS] = { "", "acc", "nll", "brier", "ece", "mce", "adaptive_ece", "classwise_ece" };
+  static const int cal_best[CAL_COLS] = { 0, 0, -1, -1, -1, -1, -1, -1 };
   smx_report_table tables[SMX_EVAL_MAX_OOD + 1];
   static const char *ood_text[SMX_EVAL_MAX_OOD][SMX_EVAL_MAX_SCORES * OOD_COLS];
   static double ood_val[SMX_EVAL_MAX_OOD][SMX_EVAL_MAX_SCORES * OOD_COLS];
@@ -37,13 +50,14 @@ int smx_eval_write_report(const smx_eval_result *r, const char *path) {
       double *v = ood_val[o] + k * OOD_COLS;
       memset(t, 0, OOD_COLS * sizeof *t);
       t[0] = labels[k];
-      double row[OOD_COLS] = { 0, m->auroc, m->aupr_in_trapz, m->aupr_out_trapz, m->aupr_in, m->aupr_out,
-                               m->fpr_idpos, m->fpr_oodpos_openood };
-      memcpy(v, row, sizeof row);
+      v[0] = 0;
+      for (size_t c = 0; c < SMX_EVAL_N_TABLE_METRICS; c++) v[c + 1] = smx_eval_metric(m, smx_eval_table_metrics[c]);
     }
     snprintf(captions[o], sizeof captions[o], "OOD metrics: %s (%llu rows) against %s (%llu rows); FPR at TPR %g",
-             r->ood[o].path, (unsigned long long)r->ood[o].rows, r->id_path, (unsigned long long)r->id_rows, r->tpr);
-    smx_report_table t = { captions[o], OOD_COLS, nk, ood_hdr, ood_text[o], ood_val[o], 4, NULL };
+             base_of(r->ood[o].path), (unsigned long long)r->ood[o].rows, base_of(r->id_path),
+             (unsigned long long)r->id_rows, r->tpr);
+    smx_report_table t = { .caption = captions[o], .ncols = OOD_COLS, .nrows = nk, .header = ood_hdr,
+                           .text = ood_text[o], .values = ood_val[o], .digits = 4, .col_best = ood_best };
     tables[nt] = t;
   }
   const char *cal_text[2 * CAL_COLS] = { 0 };
@@ -62,7 +76,8 @@ int smx_eval_write_report(const smx_eval_result *r, const char *path) {
     }
     snprintf(captions[nt], sizeof captions[nt], "Calibration of %s against %s (%zu equal-width bins (lo, hi])",
              r->id_path, r->labels_path, r->nbins);
-    smx_report_table t = { captions[nt], CAL_COLS, rows, cal_hdr, cal_text, cal_val, 4, NULL };
+    smx_report_table t = { .caption = captions[nt], .ncols = CAL_COLS, .nrows = rows, .header = cal_hdr,
+                           .text = cal_text, .values = cal_val, .digits = 4, .col_best = rows > 1 ? cal_best : NULL };
     tables[nt++] = t;
   }
 
@@ -71,7 +86,7 @@ int smx_eval_write_report(const smx_eval_result *r, const char *path) {
   smx_report_score scores[SMX_EVAL_MAX_SCORES];
   for (size_t k = 0; k < nk; k++) {
     for (size_t o = 0; o < no; o++) {
-      smx_report_ood_set s = { r->ood[o].path, r->ood[o].scores[k], (size_t)r->ood[o].rows };
+      smx_report_ood_set s = { base_of(r->ood[o].path), r->ood[o].scores[k], (size_t)r->ood[o].rows };
       sets[k][o] = s;
     }
     smx_report_score s = { labels[k], r->id_scores[k], (size_t)r->id_rows, sets[k], no };
@@ -130,10 +145,12 @@ int smx_eval_write_report(const smx_eval_result *r, const char *path) {
   if (r->val_labels_path) { smx_report_item it = { "validation labels", r->val_labels_path }; items[ni++] = it; }
   const char *notes[3];
   size_t nn = 0;
-  notes[nn++] = "Every score is 'higher = more in-distribution'. AUPR is the trapezoid over the precision-recall "
-                "points as OpenOOD v1.5; AP is scikit-learn's average precision. FPR(ID+): share of OOD accepted at "
-                "the first threshold accepting the TPR share of ID (papers); FPR(OOD+): share of ID flagged when "
-                "the TPR share of OOD is flagged (OpenOOD v1.5). Ties enter the curves together.";
+  notes[nn++] = "Every score is 'higher = more in-distribution'. The column headers are the keys of smx eval --json "
+                "and of Python's smx.ood_metrics: ap_* is scikit-learn's average precision, aupr_*_trapz the "
+                "trapezoid over the precision-recall points as OpenOOD v1.5; fpr_idpos_exact: share of OOD "
+                "accepted at the first threshold accepting the TPR share of ID (papers); fpr_oodpos_openood: share "
+                "of ID flagged when the TPR share of OOD is flagged (OpenOOD v1.5). Ties enter the curves together. "
+                "Every key: docs/metrics.md.";
   for (size_t k = 0; k < nk; k++)
     if (r->kinds[k] == SMX_SCORE_ODIN) {
       notes[nn++] = "ODIN here is the temperature-scaled MSP without input perturbation (eps = 0): the perturbation "
@@ -155,6 +172,7 @@ int smx_eval_write_report(const smx_eval_result *r, const char *path) {
   rep.calibration = cal.name ? &cal : NULL;
   rep.n_calibration = cal.name ? 1 : 0;
   rep.id_name = "ID";
+  rep.n_lead_tables = no;
   char err[512];
   smx_status st = smx_report_write_html(path, &rep, err, sizeof err);
   free(rbins);

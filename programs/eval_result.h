@@ -2,6 +2,7 @@
 #ifndef SMX_PROGRAMS_EVAL_RESULT_H
 #define SMX_PROGRAMS_EVAL_RESULT_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "smx/smx.h"
@@ -42,6 +43,27 @@ typedef struct smx_eval_result {
   double *conf, *conf_ts;
   unsigned char *correct;
 } smx_eval_result;
+
+/*
+ * The OOD metrics by name: the keys of the JSON, the report's column headers
+ * and smx.ood_metrics' dict keys are these field names of smx_ood_metrics
+ * (docs/metrics.md). `higher` is +1 where larger is better, -1 where smaller
+ * is, 0 for what is not a quality (thresholds).
+ */
+typedef struct smx_eval_metric_key {
+  const char *key;
+  size_t offset;   /* of the double in smx_ood_metrics */
+  int higher;
+} smx_eval_metric_key;
+extern const smx_eval_metric_key smx_eval_metric_keys[];
+extern const size_t smx_eval_n_metric_keys;
+static inline double smx_eval_metric(const smx_ood_metrics *m, size_t i) {
+  return *(const double *)(const void *)((const char *)m + smx_eval_metric_keys[i].offset);
+}
+
+/* The metrics of the table on stdout and in the report: indices into smx_eval_metric_keys. */
+#define SMX_EVAL_N_TABLE_METRICS 7
+extern const size_t smx_eval_table_metrics[SMX_EVAL_N_TABLE_METRICS];
 
 /* "energy_T1", "odin_T1000", "gen_g0.1_M100": the score's name with its parameters. */
 void smx_eval_score_label(const smx_eval_result *r, size_t k, char *buf, size_t len);

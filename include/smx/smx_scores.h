@@ -159,25 +159,33 @@ SMX_API smx_status smx_kl_templates_finish(const double *sums, const uint64_t *c
  * tied scores always enters the curves together, exactly as scikit-learn's
  * _binary_clf_curve does (a diagonal step).
  *
- *  auroc          P(s_id > s_ood) + P(s_id = s_ood) / 2 = sklearn roc_auc_score
- *                 (and OpenOOD's AUROC: the same number in both conventions).
- *  aupr_in        sklearn average_precision_score, ID positive (step sum, no
- *                 interpolation): sum_n (R_n - R_{n-1}) P_n.
- *  aupr_out       the same with OOD positive on -score.
- *  aupr_in_trapz, aupr_out_trapz   OpenOOD's AUPR: trapezoid (sklearn auc) over
- *                 precision_recall_curve's points plus (recall 0, precision 1).
- *  fpr_idpos      papers: share of OOD accepted at the first threshold (from the
- *                 top) that accepts >= tpr of the ID samples; thr_idpos is that
- *                 threshold (OOD with score >= thr_idpos count as false positives).
- *  fpr_oodpos     OpenOOD's rule on the full ROC curve: share of ID flagged OOD at
- *                 the first threshold (from the bottom) that flags >= tpr of the
- *                 OOD samples; thr_oodpos: samples with score <= it are flagged.
- *  fpr_oodpos_openood  bit-for-bit OpenOOD v1.5: as fpr_oodpos but on the curve
- *                 after sklearn roc_curve's drop_intermediate=True, which with
- *                 ties can move it to a later point. Equal to fpr_oodpos without ties.
+ * The field names are the keys of smx.ood_metrics in Python, of smx eval's
+ * JSON and the column headers of its report (docs/metrics.md lists them all).
+ * Where the conventions differ, the name says which one it follows:
+ *
+ *  auroc              P(s_id > s_ood) + P(s_id = s_ood) / 2 = sklearn roc_auc_score
+ *                     (and OpenOOD's AUROC: the same number in both conventions).
+ *  ap_in              scikit-learn average_precision_score, ID positive (step sum,
+ *                     no interpolation): sum_n (R_n - R_{n-1}) P_n.
+ *  ap_out             the same with OOD positive on -score.
+ *  aupr_in_trapz, aupr_out_trapz   OpenOOD v1.5's AUPR-In / AUPR-Out: trapezoid
+ *                     (sklearn auc) over precision_recall_curve's points plus
+ *                     (recall 0, precision 1).
+ *  fpr_idpos_exact    papers (ODIN, energy): share of OOD accepted at the first
+ *                     threshold (from the top) that accepts >= tpr of the ID
+ *                     samples; thr_idpos_exact is that threshold (OOD with score
+ *                     >= thr_idpos_exact count as false positives).
+ *  fpr_oodpos_exact   OpenOOD's orientation on the full ROC curve: share of ID
+ *                     flagged OOD at the first threshold (from the bottom) that
+ *                     flags >= tpr of the OOD samples; thr_oodpos_exact: samples
+ *                     with score <= it are flagged.
+ *  fpr_oodpos_openood bit-for-bit OpenOOD v1.5: as fpr_oodpos_exact but on the
+ *                     curve after sklearn roc_curve's drop_intermediate=True, which
+ *                     with ties can move it to a later point. Equal to
+ *                     fpr_oodpos_exact without ties.
  *  fpr_idpos_nearest, fpr_oodpos_nearest   hendrycks/outlier-exposure and
- *                 wetliu/energy_ood fpr_and_fdr_at_recall: the curve point whose
- *                 recall is nearest to tpr (may be just below it).
+ *                     wetliu/energy_ood fpr_and_fdr_at_recall: the curve point
+ *                     whose recall is nearest to tpr (may be just below it).
  * tpr: 0 means 0.95. n_tied_values = n - number of distinct scores.
  * Exact: counts are integers, AUROC is one integer sum divided once; the
  * others are double sums over the curve points (equal to sklearn to ~1e-15).
@@ -189,11 +197,11 @@ SMX_API smx_status smx_kl_templates_finish(const double *sums, const uint64_t *c
  */
 typedef struct smx_ood_metrics {
   double auroc;
-  double aupr_in, aupr_out;
+  double ap_in, ap_out;
   double aupr_in_trapz, aupr_out_trapz;
-  double fpr_idpos, fpr_oodpos, fpr_oodpos_openood;
+  double fpr_idpos_exact, fpr_oodpos_exact, fpr_oodpos_openood;
   double fpr_idpos_nearest, fpr_oodpos_nearest;
-  double thr_idpos, thr_oodpos;
+  double thr_idpos_exact, thr_oodpos_exact;
   double tpr;          /* the target used */
   uint64_t n_id, n_ood, n_tied_values;
 } smx_ood_metrics;

@@ -42,7 +42,8 @@ void rep_hist_count(const rep_scores *s, double lo, double hi, size_t bins, size
   }
 }
 
-int rep_hist_figure(rep_buf *b, const char *score_name, const rep_scores *sets, const char *const *names, size_t n) {
+int rep_hist_figure(rep_buf *b, const char *score_name, const rep_scores *sets, const char *const *names, size_t n,
+                    int compact) {
   enum { BINS = SMX_REPORT_HIST_BINS };
   double lo, hi;
   if (!rep_hist_range(sets, n, &lo, &hi)) return 0;
@@ -65,17 +66,19 @@ int rep_hist_figure(rep_buf *b, const char *score_name, const rep_scores *sets, 
   free(counts);
   top = top > 0 ? top * 1.08 : 1;
 
-  const double W = 560, left = 78, top_px = 40, pw = 450, ph = 300;
+  const double W = compact ? 290 : 560, left = compact ? 62 : 78, top_px = 40, pw = compact ? 210 : 450,
+               ph = compact ? 190 : 300;
   double legend_top = top_px + ph + 62;
   double H = legend_top + 34.0 * (double)n + 8;
   rep_plot p = { left, top_px, pw, ph, lo, hi, 0, top };
   rep_buf title = { 0 };
-  rep_put(&title, "Score histogram: ");
+  rep_put(&title, compact ? "Histogram: " : "Score histogram: ");
   rep_put(&title, score_name);
   if (title.failed) { rep_free(&title); free(frac); return -1; }
   rep_svg_open(b, "hist", score_name, W, H, title.data);
   rep_free(&title);
-  rep_axes(b, &p, "score (higher = more in-distribution)", "fraction of the set per bin", 6, 5);
+  rep_axes(b, &p, compact ? "score (higher = more ID)" : "score (higher = more in-distribution)",
+           compact ? "fraction per bin" : "fraction of the set per bin", compact ? 4 : 6, 5);
 
   double ly = legend_top;
   for (size_t k = 0; k < n; k++) {

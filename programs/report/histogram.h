@@ -28,6 +28,7 @@ void rep_hist_count(const rep_scores *s, double lo, double hi, size_t bins, size
  * the legend only. The caller checked that rep_hist_range finds a range.
  * Returns 0 or -1 (no memory).
  */
-int rep_hist_figure(rep_buf *b, const char *score_name, const rep_scores *sets, const char *const *names, size_t n);
+int rep_hist_figure(rep_buf *b, const char *score_name, const rep_scores *sets, const char *const *names, size_t n,
+                    int compact);
 
 #endif

@@ -83,11 +83,11 @@ static smx_status rep_check(const smx_report *r, char *err, size_t errlen) {
 
 static const char style[] =
     "body{font-family:'DejaVu Sans',Arial,Helvetica,sans-serif;color:#111;background:#fff;margin:24px auto;"
-    "max-width:1180px;padding:0 16px;line-height:1.4}\n"
-    "h1{font-size:24px;margin:0 0 4px}h2{font-size:19px;margin:28px 0 8px;border-bottom:1px solid #bbb}"
+    "max-width:1240px;padding:0 16px;line-height:1.4}\n"
+    "h1{font-size:22px;margin:0 0 2px}h2{font-size:19px;margin:28px 0 8px;border-bottom:1px solid #bbb}"
     "h3{font-size:16px;margin:18px 0 6px}\n"
     ".subtitle{color:#444;margin:0 0 10px}\n"
-    "dl.items{display:grid;grid-template-columns:max-content auto;gap:2px 14px;margin:8px 0}"
+    "dl.items{display:grid;grid-template-columns:max-content auto;gap:0 14px;margin:4px 0 8px;font-size:13px}"
     "dl.items dt{font-weight:bold}dl.items dd{margin:0;font-family:'DejaVu Sans Mono',monospace;"
     "overflow-wrap:anywhere}\n"
     "ul.notes{background:#fff8e5;border-left:4px solid #E69F00;padding:6px 10px 6px 28px}\n"
@@ -96,7 +96,15 @@ static const char style[] =
     "table.smx-table th,table.smx-table td{border:1px solid #999;padding:3px 9px}"
     "table.smx-table th{background:#eee}table.smx-table td.num{text-align:right;"
     "font-variant-numeric:tabular-nums}\n"
-    ".figs{display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start}"
+    ".figs{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start}"
+    ".lead{display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start}"
+    ".lead-tables{flex:1 1 560px;min-width:0}.lead figure.overlay{flex:0 0 auto}"
+    ".lead table.smx-table{margin:0 0 10px;font-size:13px}.lead table.smx-table th{font-size:12px;font-weight:normal;"
+    "font-family:'DejaVu Sans Mono',monospace}.lead table.smx-table th,.lead table.smx-table td{padding:3px 6px}"
+    "table.smx-table td.num{white-space:nowrap}table.smx-table td.best{font-weight:bold;background:#e6f4ea}span.mark{color:#1a7f37;font-size:10px}"
+    "span.best-key{font-weight:normal;font-size:12px;color:#1a7f37}\n"
+    ".score-grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(590px,1fr));gap:12px}"
+    ".card{border:1px solid #ddd;padding:4px 6px}.card h3{margin:2px 0}.card .conventions{font-size:11px;margin:2px 0 4px}\n"
     "figure{margin:0;border:1px solid #ddd}svg.smx-fig{display:block}\n"
     ".smx-missing{color:#7a3a00;font-style:italic}\n"
     ".conventions{font-size:13px;color:#333}\n"
@@ -128,16 +136,18 @@ static void head(rep_buf *b, const smx_report *r) {
     }
     rep_put(b, "</dl>\n");
   }
-  if (r->n_notes) {
-    rep_put(b, "<ul class=\"notes\">\n");
-    for (size_t k = 0; k < r->n_notes; k++) {
-      rep_put(b, "<li>");
-      rep_escape(b, r->notes[k]);
-      rep_put(b, "</li>\n");
-    }
-    rep_put(b, "</ul>\n");
-  }
   rep_put(b, "</header>\n");
+}
+
+static void notes(rep_buf *b, const smx_report *r) {
+  if (r->n_notes == 0) return;
+  rep_put(b, "<ul class=\"notes\">\n");
+  for (size_t k = 0; k < r->n_notes; k++) {
+    rep_put(b, "<li>");
+    rep_escape(b, r->notes[k]);
+    rep_put(b, "</li>\n");
+  }
+  rep_put(b, "</ul>\n");
 }
 
 static void set_summary(rep_buf *b, const char *name, size_t given, const rep_scores *s) {
@@ -160,7 +170,7 @@ static int score_section(rep_buf *b, const smx_report_score *sc, const char *id_
     if (rep_scores_make(&sets[o + 1], sc->ood[o].scores, sc->ood[o].n) != 0) goto out;
     names[o + 1] = sc->ood[o].name;
   }
-  rep_put(b, "<section class=\"score\">\n<h3>");
+  rep_put(b, "<section class=\"score card\">\n<h3>");
   rep_escape(b, sc->name);
   rep_put(b, "</h3>\n<p class=\"conventions\">");
   set_summary(b, id_name, sc->n_id, &sets[0]);
@@ -173,13 +183,13 @@ static int score_section(rep_buf *b, const smx_report_score *sc, const char *id_
     rep_put(b, "<p class=\"smx-missing\" data-fig=\"roc\">No OOD set was given: no ROC curve.</p>\n");
   } else {
     rep_put(b, "<figure>\n");
-    if (rep_roc_figure(b, sc->name, &sets[0], sets + 1, names + 1, sc->n_ood) != 0) goto out;
+    if (rep_roc_figure(b, sc->name, &sets[0], sets + 1, names + 1, sc->n_ood, 1) != 0) goto out;
     rep_put(b, "</figure>\n");
   }
   double lo, hi;
   if (rep_hist_range(sets, nsets, &lo, &hi)) {
     rep_put(b, "<figure>\n");
-    if (rep_hist_figure(b, sc->name, sets, names, nsets) != 0) goto out;
+    if (rep_hist_figure(b, sc->name, sets, names, nsets, 1) != 0) goto out;
     rep_put(b, "</figure>\n");
   } else {
     rep_put(b, "<p class=\"smx-missing\" data-fig=\"hist\">No finite score in any set: no histogram.</p>\n");
@@ -190,6 +200,50 @@ out:
   if (sets)
     for (size_t k = 0; k < nsets; k++) rep_scores_free(&sets[k]);
   free(sets);
+  free(names);
+  return rc;
+}
+
+/* The ROC overlays: for each OOD set position o, every score that has an
+ * o-th set, named after the first such score's set. Returns 0 or -1. */
+static int overlays(rep_buf *b, const smx_report *r) {
+  size_t most = 0;
+  for (size_t k = 0; k < r->n_scores; k++)
+    if (r->scores[k].n_ood > most) most = r->scores[k].n_ood;
+  if (most == 0) return 0;
+  size_t n = r->n_scores;
+  rep_scores *ids = calloc(n, sizeof *ids), *oods = calloc(n, sizeof *oods);
+  const char **names = malloc(n * sizeof *names);
+  int rc = -1;
+  if (ids == NULL || oods == NULL || names == NULL) goto out;
+  for (size_t k = 0; k < n; k++)
+    if (rep_scores_make(&ids[k], r->scores[k].id_scores, r->scores[k].n_id) != 0) goto out;
+  for (size_t o = 0; o < most; o++) {
+    size_t m = 0;
+    const char *set_name = NULL;
+    rep_scores *id_sel = calloc(n, sizeof *id_sel);
+    if (id_sel == NULL) goto out;
+    for (size_t k = 0; k < n; k++) {
+      const smx_report_score *sc = &r->scores[k];
+      if (sc->n_ood <= o) continue;
+      if (set_name == NULL) set_name = sc->ood[o].name;
+      rep_scores_free(&oods[m]);
+      if (rep_scores_make(&oods[m], sc->ood[o].scores, sc->ood[o].n) != 0) { free(id_sel); goto out; }
+      id_sel[m] = ids[k];   /* shared, not owned */
+      names[m++] = sc->name;
+    }
+    rep_put(b, "<figure class=\"overlay\">\n");
+    int e = rep_roc_overlay(b, set_name, id_sel, oods, names, m);
+    rep_put(b, "</figure>\n");
+    free(id_sel);
+    if (e != 0) goto out;
+  }
+  rc = 0;
+out:
+  for (size_t k = 0; k < n && ids; k++) rep_scores_free(&ids[k]);
+  for (size_t k = 0; k < n && oods; k++) rep_scores_free(&oods[k]);
+  free(ids);
+  free(oods);
   free(names);
   return rc;
 }
@@ -243,29 +297,45 @@ smx_status smx_report_render_html(const smx_report *r, char **html, size_t *len,
   smx_status st = rep_check(r, err, errlen);
   if (st != SMX_OK) return st;
   const char *id_name = r->id_name ? r->id_name : "ID";
+  size_t lead = r->n_lead_tables < r->n_tables ? r->n_lead_tables : r->n_tables;
   rep_buf b = { 0 };
   head(&b, r);
-  if (r->n_tables) {
+  /* the lead: what a reader compares first, on the first screen */
+  if (lead || r->n_scores) {
+    rep_put(&b, "<section class=\"lead\">\n");
+    if (lead) {
+      rep_put(&b, "<div class=\"lead-tables\">\n");
+      for (size_t k = 0; k < lead; k++) rep_html_table(&b, &r->tables[k]);
+      rep_put(&b, "</div>\n");
+    }
+    if (r->n_scores && overlays(&b, r) != 0) b.failed = 1;
+    rep_put(&b, "</section>\n");
+  }
+  notes(&b, r);
+  if (r->n_tables > lead) {
     rep_put(&b, "<section class=\"tables\">\n<h2>Results</h2>\n");
-    for (size_t k = 0; k < r->n_tables; k++) rep_html_table(&b, &r->tables[k]);
+    for (size_t k = lead; k < r->n_tables; k++) rep_html_table(&b, &r->tables[k]);
     rep_put(&b, "</section>\n");
   }
   if (r->n_scores) {
-    rep_put(&b, "<section class=\"scores\">\n<h2>Scores: in-distribution against out-of-distribution</h2>\n"
+    rep_put(&b, "<section class=\"scores\">\n<h2>Per score: ROC and score histograms</h2>\n"
                 "<p class=\"conventions\">Higher scores mean more in-distribution; a sample is accepted as ID when "
                 "its score is at least the threshold. ROC curves take ID as the positive class, one point per "
                 "distinct threshold (tied scores enter together); the AUROC is the exact area under that curve. "
                 "NaN scores are dropped; infinite scores are kept in the ROC curves but not drawn in the "
-                "histograms.</p>\n");
+                "histograms.</p>\n<div class=\"score-grid\">\n");
     for (size_t k = 0; k < r->n_scores; k++)
       if (score_section(&b, &r->scores[k], id_name) != 0) b.failed = 1;
-    rep_put(&b, "</section>\n");
+    rep_put(&b, "</div>\n</section>\n");
   }
   if (r->n_calibration) {
     rep_put(&b, "<section class=\"calibration\">\n<h2>Calibration</h2>\n"
                 "<p class=\"conventions\">Reliability diagrams: bins (lo, hi] of the confidence (15 equal-width "
-                "bins when drawn from per-sample data, confidence 0 in the first); bars show the accuracy of each bin, hatched bars the gap to the mean "
-                "confidence of the bin; ECE = sum over bins of (bin size / n) |accuracy - mean confidence|.</p>\n");
+                "bins when drawn from per-sample data, confidence 0 in the first). In each bin the solid bar's height is "
+                "the accuracy of the bin; beside it, the hatched segment runs from the accuracy to the mean "
+                "confidence (the black tick), so nothing covers the bar. Bins with fewer than 10 samples are drawn "
+                "lighter: their accuracy, and an MCE taken from them, is noise. ECE = sum over bins of "
+                "(bin size / n) |accuracy - mean confidence|.</p>\n");
     for (size_t k = 0; k < r->n_calibration; k++)
       if (calibration_section(&b, &r->calibration[k]) != 0) b.failed = 1;
     rep_put(&b, "</section>\n");

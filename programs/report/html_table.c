@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "escape.h"
 
@@ -20,20 +21,56 @@ void rep_format_value(char *out, size_t cap, double v, int digits) {
   else snprintf(out, cap, "%.*f", digits, v);
 }
 
+/* A header: escaped, with a line-break opportunity after each underscore
+ * (escaping never writes one, so the escaped text can be split on them). */
+static void header_text(rep_buf *b, const char *h) {
+  rep_buf e = { 0 };
+  rep_escape(&e, h);
+  if (e.failed) b->failed = 1;
+  const char *p = e.data;
+  while (p && *p) {
+    const char *u = strchr(p, '_');
+    if (!u) { rep_put(b, p); break; }
+    rep_putn(b, p, (size_t)(u - p) + 1);
+    rep_put(b, "<wbr>");
+    p = u + 1;
+  }
+  rep_free(&e);
+}
+
+/* The best value of column j (NaN when none or not asked for). */
+static double column_best(const smx_report_table *t, size_t j) {
+  double best = NAN;
+  if (t->col_best == NULL || t->col_best[j] == 0 || t->values == NULL) return best;
+  for (size_t i = 0; i < t->nrows; i++) {
+    size_t c = i * t->ncols + j;
+    if (t->text && t->text[c]) continue;
+    double v = t->values[c];
+    if (isnan(v)) continue;
+    if (isnan(best) || (t->col_best[j] > 0 ? v > best : v < best)) best = v;
+  }
+  return best;
+}
+
 void rep_html_table(rep_buf *b, const smx_report_table *t) {
+  int marked = 0;
+  for (size_t j = 0; t->col_best && j < t->ncols; j++) marked |= t->col_best[j] != 0;
   rep_put(b, "<table class=\"smx-table\">\n");
   if (t->caption) {
     rep_put(b, "<caption>");
     rep_escape(b, t->caption);
+    if (marked) rep_put(b, " <span class=\"best-key\">\xE2\x96\xB2 best of the column</span>");
     rep_put(b, "</caption>\n");
   }
   rep_put(b, "<thead><tr>");
-  for (size_t j = 0; j < t->ncols; j++) {
+  for (size_t j = 0; t->ncols > 0 && j < t->ncols; j++) {
     rep_put(b, "<th>");
-    rep_escape(b, t->header[j]);
+    header_text(b, t->header[j]);
     rep_put(b, "</th>");
   }
   rep_put(b, "</tr></thead>\n<tbody>\n");
+  double best[64];
+  for (size_t j = 0; j < t->ncols && j < 64; j++) best[j] = column_best(t, j);
   for (size_t i = 0; i < t->nrows; i++) {
     rep_put(b, "<tr>");
     for (size_t j = 0; j < t->ncols; j++) {
@@ -44,9 +81,14 @@ void rep_html_table(rep_buf *b, const smx_report_table *t) {
       } else if (t->values) {
         /* %.17f of 1e308 is 327 characters */
         char num[400];
-        rep_format_value(num, sizeof num, t->values[c], t->col_digits ? t->col_digits[j] : t->digits);
-        rep_put(b, "<td class=\"num\">");
+        double v = t->values[c];
+        rep_format_value(num, sizeof num, v, t->col_digits ? t->col_digits[j] : t->digits);
+        int is_best = j < 64 && !isnan(best[j]) && v == best[j];
+        rep_put(b, is_best ? "<td class=\"num best\"" : "<td class=\"num\"");
+        if (isfinite(v)) rep_printf(b, " data-value=\"%.17g\">", v);
+        else rep_put(b, ">");
         rep_put(b, num);
+        if (is_best) rep_put(b, "<span class=\"mark\"> \xE2\x96\xB2</span>");
       } else {
         rep_put(b, "<td>");
       }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "escape.h"
 #include "svg.h"
 
 enum { BINS = SMX_REPORT_CAL_BINS };
@@ -136,7 +137,7 @@ int rep_rel_figure(rep_buf *b, const char *kind, const char *name, const char *h
   const double W = 440, left = 72, top = 40, pw = 330, ph = 300;
   const double strip_top = top + ph + 50, strip_h = 70;
   const double text_top = strip_top + strip_h + 50;
-  const double H = text_top + 17 * 4 + 8;
+  const double H = text_top + 40 + 17 * 5 + 4;
   rep_plot p = { left, top, pw, ph, 0, 1, 0, 1 };
   unsigned hatch = rep_next_id(b);
   char hid[32];
@@ -147,26 +148,34 @@ int rep_rel_figure(rep_buf *b, const char *kind, const char *name, const char *h
                 "patternTransform=\"rotate(45)\"><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#D55E00\" "
                 "stroke-width=\"1.6\"/></pattern></defs>\n", hid);
   rep_axes(b, &p, "confidence (max probability)", "accuracy", 5, 5);
+  /* the data box, for scripts that read the bars back: y = top is 1, top + height is 0 */
+  rep_printf(b, "<rect class=\"plot-area\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\"/>\n",
+             left, top, pw, ph);
 
+  /* Each bin: the accuracy bar (solid, from 0) on the left of the bin and the
+   * gap beside it on the right, from the accuracy to the mean confidence,
+   * hatched and outlined, with a tick at the mean confidence. Nothing is
+   * drawn over the accuracy bar, whichever side of it the confidence lies. */
+  size_t sparse = 0;
   for (size_t m = 0; m < r->nb; m++) {
     if (r->count[m] == 0) continue;
+    int thin = r->count[m] < SMX_REPORT_SPARSE_BIN;
+    sparse += thin;
     double x, w;
     bar_span(&p, r, m, &x, &w);
+    double wa = w * 0.62, xg = x + wa, wg = w - wa;
     double ya = rep_py(&p, r->acc[m]), y0 = rep_py(&p, 0), yc = rep_py(&p, r->conf[m]);
-    if (y0 - ya > 0)
-      rep_printf(b, "<rect class=\"acc\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#0072B2\" fill-opacity=\"0.85\"/>\n",
-                 x, ya, w, y0 - ya);
+    rep_printf(b, "<rect class=\"acc%s\" data-bin=\"%zu\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                  "fill=\"#0072B2\" fill-opacity=\"%s\"/>\n",
+               thin ? " sparse" : "", m, x, ya, wa, y0 - ya, thin ? "0.35" : "0.9");
     double g0 = ya < yc ? ya : yc, gh = fabs(ya - yc);
     if (gh > 0) {
-      /* under-confident bins have their gap inside the accuracy bar: a white
-       * underlay keeps the gap the same light hatched orange in both cases */
-      if (ya < yc)
-        rep_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#fff\" fill-opacity=\"0.85\"/>\n",
-                   x, g0, w, gh);
-      rep_printf(b, "<rect class=\"gap\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#D55E00\" fill-opacity=\"0.45\" stroke=\"#D55E00\" stroke-width=\"1\"/>\n",
-                 x, g0, w, gh);
-      rep_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"url(#%s)\"/>\n", x, g0, w, gh, hid);
+      rep_printf(b, "<rect class=\"gap\" data-bin=\"%zu\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                    "fill=\"url(#%s)\" stroke=\"#D55E00\" stroke-width=\"1\"/>\n",
+                 m, xg, g0, wg, gh, hid);
     }
+    rep_printf(b, "<line class=\"conf\" data-bin=\"%zu\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                  "stroke=\"#111\" stroke-width=\"2\"/>\n", m, xg, yc, xg + wg, yc);
   }
   rep_printf(b, "<line class=\"diagonal\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#111\" stroke-width=\"1.2\" stroke-dasharray=\"5 4\"/>\n",
              rep_px(&p, 0), rep_py(&p, 0), rep_px(&p, 1), rep_py(&p, 1));
@@ -222,9 +231,20 @@ int rep_rel_figure(rep_buf *b, const char *kind, const char *name, const char *h
     snprintf(line + strlen(line), sizeof line - strlen(line), "; %llu dropped (NaN or outside [0, 1])",
              (unsigned long long)r->dropped);
   rep_text(b, 14, text_top + 3, "start", 11, line);
-  double ly = text_top + 24;
-  ly = rep_legend_box(b, 14, ly, "#0072B2", 0.85, NULL, "accuracy of the bin");
-  ly = rep_legend_box(b, 14, ly, "#D55E00", 0.45, hid, "gap between accuracy and mean confidence");
+  if (sparse) {
+    snprintf(line, sizeof line, "%zu bin%s with fewer than %d samples, drawn lighter: %s accuracy is noisy", sparse,
+             sparse == 1 ? "" : "s", SMX_REPORT_SPARSE_BIN, sparse == 1 ? "its" : "their");
+    rep_printf(b, "<text class=\"sparse-note\" x=\"14\" y=\"%.1f\" font-size=\"11\" "
+                  "font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\" fill=\"#7a3a00\">", text_top + 20);
+    rep_escape(b, line);
+    rep_put(b, "</text>\n");
+  }
+  double ly = text_top + 40;
+  ly = rep_legend_box(b, 14, ly, "#0072B2", 0.9, NULL, "accuracy of the bin (bar height)");
+  ly = rep_legend_box(b, 14, ly, "#0072B2", 0.35, NULL, "accuracy of a bin with fewer than 10 samples");
+  ly = rep_legend_box(b, 14, ly, "#D55E00", 0, hid, "gap: from the accuracy to the mean confidence");
+  rep_style tick = { "#111", "", 0 };
+  ly = rep_legend_line(b, 14, ly, &tick, "mean confidence of the bin", NULL);
   rep_style diag = { "#111", "5 4", 0 };
   rep_legend_line(b, 14, ly, &diag, "perfect calibration", NULL);
   rep_svg_close(b);

@@ -68,9 +68,13 @@
  *    where 0.5 is below the spacing of doubles).
  *  - Reliability diagrams from per-sample data: SMX_REPORT_CAL_BINS
  *    equal-width bins of the confidence, bin m = (m/15, (m+1)/15] with confidence 0 in bin 0 (the
- *    gpleiss/temperature_scaling convention); per bin the accuracy bar, the
- *    gap bar between accuracy and mean confidence, the diagonal, and the bin
- *    counts underneath; the ECE printed is sum_m |B_m|/n |acc_m - conf_m|
+ *    gpleiss/temperature_scaling convention); per bin a solid accuracy bar
+ *    from 0 to the accuracy (rect.acc, nothing drawn over it) and, beside it
+ *    in the same bin, the gap as a hatched, outlined segment from the
+ *    accuracy to the mean confidence (rect.gap) with a tick at the mean
+ *    confidence; bins holding fewer than SMX_REPORT_SPARSE_BIN samples are
+ *    drawn lighter (class "sparse") and counted under the figure; the
+ *    diagonal, and the bin counts underneath; the ECE printed is sum_m |B_m|/n |acc_m - conf_m|
  *    over these bins. Confidences that are NaN or outside [0, 1] are dropped
  *    and counted.
  *
@@ -108,6 +112,7 @@
 #define SMX_REPORT_ROC_MAX_POINTS 1000 /* drawn points per ROC curve, at most (+2) */
 #define SMX_REPORT_HIST_BINS 50         /* bins of a score histogram               */
 #define SMX_REPORT_CAL_BINS 15          /* bins of a reliability diagram           */
+#define SMX_REPORT_SPARSE_BIN 10        /* fewer samples: a bin drawn lighter      */
 
 /* A "label: value" line under the title, e.g. { "ID logits", "test.npy" }. */
 typedef struct smx_report_item {
@@ -122,7 +127,9 @@ typedef struct smx_report_item {
  * NULL, as "%.*f" with col_digits[j] (when col_digits != NULL) or digits
  * decimals, right-aligned, NaN as "n/a", infinities as "inf" / "-inf"; else
  * an empty cell. At least one of text and values when nrows > 0. digits and
- * col_digits entries are clamped to [0, 17].
+ * col_digits entries are clamped to [0, 17]. A value cell also carries its
+ * full value as data-value="%.17g" (for scripts), and a header is broken
+ * after its underscores where the column is narrow (key names).
  */
 typedef struct smx_report_table {
   const char *caption;        /* optional; shown above the table        */
@@ -132,6 +139,9 @@ typedef struct smx_report_table {
   const double *values;       /* optional: nrows * ncols                 */
   int digits;                 /* decimals for values                     */
   const int *col_digits;      /* optional: ncols decimals, per column    */
+  const int *col_best;        /* optional: ncols; +1 marks the largest value of that
+                                 column as the best, -1 the smallest, 0 nothing
+                                 (ties: every equal cell is marked)         */
 } smx_report_table;
 
 /* One OOD set's scores for one score function (name: e.g. the file name). */
@@ -200,8 +210,11 @@ typedef struct smx_report_calibration {
   size_t n_bins;                          /* entries of each bins array, >= 1        */
 } smx_report_calibration;
 
-/* The whole page. Sections appear in this order: title, subtitle, items,
- * notes, tables, scores, calibration. Counts may be 0 (arrays then NULL). */
+/* The whole page. Sections appear in this order: title, subtitle, items;
+ * the lead: the first n_lead_tables tables next to one ROC overlay per OOD
+ * set name (every score's curve against that set, legend sorted by AUROC);
+ * notes, the other tables, the per-score panels (ROC and histogram, in a
+ * compact grid), calibration. Counts may be 0 (arrays then NULL). */
 typedef struct smx_report {
   const char *title;                      /* required; also the <title>             */
   const char *subtitle;                   /* optional                               */
@@ -217,6 +230,8 @@ typedef struct smx_report {
   size_t n_calibration;
   const char *id_name;                    /* optional: legend name of the ID set
                                              (default "ID"), e.g. "ID (test.npy)"    */
+  size_t n_lead_tables;                   /* the first n_lead_tables tables open the
+                                             page, next to the ROC overlay         */
 } smx_report;
 
 /*

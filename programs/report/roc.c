@@ -84,8 +84,8 @@ static void fmt_num(char *out, size_t cap, double v) {
 }
 
 int rep_roc_figure(rep_buf *b, const char *score_name, const rep_scores *id, const rep_scores *ood,
-                   const char *const *ood_names, size_t n_ood) {
-  const double W = 480, plot = 340, left = 78, top = 40;
+                   const char *const *ood_names, size_t n_ood, int compact) {
+  const double W = compact ? 290 : 480, plot = compact ? 200 : 340, left = compact ? 62 : 78, top = 40;
   double legend_top = top + plot + 62;
   double H = legend_top + 34.0 * (double)n_ood + 17 + 8;
   rep_plot p = { left, top, plot, plot, 0, 1, 0, 1 };
@@ -95,7 +95,8 @@ int rep_roc_figure(rep_buf *b, const char *score_name, const rep_scores *id, con
   if (title.failed) { rep_free(&title); return -1; }
   rep_svg_open(b, "roc", score_name, W, H, title.data);
   rep_free(&title);
-  rep_axes(b, &p, "FPR: fraction of the OOD set accepted as ID", "TPR: fraction of the ID set accepted", 5, 5);
+  if (compact) rep_axes(b, &p, "FPR (OOD accepted)", "TPR (ID accepted)", 5, 5);
+  else rep_axes(b, &p, "FPR: fraction of the OOD set accepted as ID", "TPR: fraction of the ID set accepted", 5, 5);
   rep_printf(b, "<line class=\"chance\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" stroke-dasharray=\"3 4\"/>\n",
              rep_px(&p, 0), rep_py(&p, 0), rep_px(&p, 1), rep_py(&p, 1));
   double ly = legend_top;
@@ -116,14 +117,92 @@ int rep_roc_figure(rep_buf *b, const char *score_name, const rep_scores *id, con
                  rep_px(&p, r.fpr95), rep_py(&p, r.tpr95), st.color);
       char thr[40];
       fmt_num(thr, sizeof thr, r.thr95);
-      snprintf(detail, sizeof detail, "AUROC %.4f; FPR %.4f at TPR %.4f (score \xE2\x89\xA5 %s)", r.auroc, r.fpr95,
-               r.tpr95, thr);
+      if (compact) snprintf(detail, sizeof detail, "AUROC %.4f; FPR %.4f at TPR %.4f", r.auroc, r.fpr95, r.tpr95);
+      else
+        snprintf(detail, sizeof detail, "AUROC %.4f; FPR %.4f at TPR %.4f (score \xE2\x89\xA5 %s)", r.auroc, r.fpr95,
+                 r.tpr95, thr);
       rep_roc_free(&r);
     }
     ly = rep_legend_line(b, left - 60, ly, &st, ood_names[s], detail);
   }
   rep_style chance = { "#888", "3 4", 0 };
-  rep_legend_line(b, left - 60, ly, &chance, "chance; circles: first threshold with TPR \xE2\x89\xA5 0.95", NULL);
+  rep_legend_line(b, left - 60, ly, &chance, compact ? "chance; circle: TPR \xE2\x89\xA5 0.95"
+                                                       : "chance; circles: first threshold with TPR \xE2\x89\xA5 0.95", NULL);
+  rep_svg_close(b);
+  return 0;
+}
+
+/* Styles of the overlay: ten colours, dashes cycled on a different period so
+ * that no two of the first 35 curves look alike. */
+static rep_style overlay_style(size_t i) {
+  static const char *const colors[] = { "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00",
+                                        "#56B4E9", "#000000", "#8C564B", "#7F7F7F", "#B8860B" };
+  static const char *const dashes[] = { "", "7 3", "2 2", "9 3 2 3", "4 4" };
+  rep_style s = { colors[i % 10], dashes[i % 5], 0 };
+  return s;
+}
+
+int rep_roc_overlay(rep_buf *b, const char *set_name, const rep_scores *ids, const rep_scores *oods,
+                    const char *const *score_names, size_t n) {
+  const double W = 440, plot = 300, left = 70, top = 40;
+  const double legend_top = top + plot + 60, row_h = 17;
+  size_t rows = (n + 1) / 2;
+  double H = legend_top + row_h * (double)(rows + 1) + 6;
+  rep_plot p = { left, top, plot, plot, 0, 1, 0, 1 };
+  double *auc = malloc((n ? n : 1) * sizeof *auc);
+  size_t *order = malloc((n ? n : 1) * sizeof *order);
+  if (auc == NULL || order == NULL) { free(auc); free(order); return -1; }
+  rep_buf title = { 0 };
+  rep_put(&title, "ROC of every score against ");
+  rep_put(&title, set_name);
+  if (title.failed) { rep_free(&title); free(auc); free(order); return -1; }
+  rep_svg_open(b, "roc-overlay", set_name, W, H, title.data);
+  rep_free(&title);
+  rep_axes(b, &p, "FPR: fraction of the OOD set accepted as ID", "TPR: fraction of the ID set accepted", 5, 5);
+  rep_printf(b, "<line class=\"chance\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" stroke-dasharray=\"3 4\"/>\n",
+             rep_px(&p, 0), rep_py(&p, 0), rep_px(&p, 1), rep_py(&p, 1));
+  for (size_t k = 0; k < n; k++) {
+    auc[k] = NAN;
+    order[k] = k;
+    if (ids[k].n == 0 || oods[k].n == 0) continue;
+    rep_roc r;
+    if (rep_roc_compute(&r, &ids[k], &oods[k], SMX_REPORT_ROC_MAX_POINTS) != 0) { free(auc); free(order); return -1; }
+    rep_style st = overlay_style(k);
+    rep_printf(b, "<polyline class=\"curve\" data-score=\"%zu\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" "
+                  "stroke-linejoin=\"round\"%s%s%s points=\"",
+               k, st.color, st.dash[0] ? " stroke-dasharray=\"" : "", st.dash, st.dash[0] ? "\"" : "");
+    for (size_t i = 0; i < r.n; i++)
+      rep_printf(b, "%s%.1f,%.1f", i ? " " : "", rep_px(&p, r.fpr[i]), rep_py(&p, r.tpr[i]));
+    rep_put(b, "\"/>\n");
+    auc[k] = r.auroc;
+    rep_roc_free(&r);
+  }
+  /* legend: best AUROC first (insertion sort, stable; no curve last) */
+  for (size_t i = 1; i < n; i++) {
+    size_t v = order[i], j = i;
+    while (j > 0 && (isnan(auc[order[j - 1]]) ? !isnan(auc[v]) : !isnan(auc[v]) && auc[v] > auc[order[j - 1]])) {
+      order[j] = order[j - 1];
+      j--;
+    }
+    order[j] = v;
+  }
+  for (size_t i = 0; i < n; i++) {
+    size_t k = order[i];
+    double x = 10 + (i / rows ? W / 2 : 0), y = legend_top + row_h * (double)(i % rows);
+    rep_style st = overlay_style(k);
+    rep_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2.2\"%s%s%s/>\n", x,
+               y - 4, x + 26, y - 4, st.color, st.dash[0] ? " stroke-dasharray=\"" : "", st.dash,
+               st.dash[0] ? "\"" : "");
+    rep_printf(b, "<text class=\"legend\" data-score=\"%zu\" x=\"%.1f\" y=\"%.1f\" font-size=\"11.5\" "
+                  "font-family=\"DejaVu Sans, Arial, Helvetica, sans-serif\" fill=\"#111\">", k, x + 32, y);
+    rep_escape_max(b, score_names[k], 22);
+    if (isnan(auc[k])) rep_put(b, " (no curve)");
+    else rep_printf(b, " %.4f", auc[k]);
+    rep_put(b, "</text>\n");
+  }
+  rep_text(b, 10, legend_top + row_h * (double)rows + 4, "start", 11, "legend: score and AUROC, best first; grey diagonal: chance");
+  free(auc);
+  free(order);
   rep_svg_close(b);
   return 0;
 }

@@ -35,6 +35,15 @@ void rep_roc_free(rep_roc *r);
  * Returns 0 or -1 (no memory).
  */
 int rep_roc_figure(rep_buf *b, const char *score_name, const rep_scores *id, const rep_scores *ood,
-                   const char *const *ood_names, size_t n_ood);
+                   const char *const *ood_names, size_t n_ood, int compact);
+
+/*
+ * The ROC overlay of one OOD set: the curve of every score k (ids[k] against
+ * oods[k], named score_names[k]) in one plot, the legend sorted by AUROC
+ * (best first, with its value). Scores with an empty side are listed as
+ * "no curve". Returns 0 or -1 (no memory).
+ */
+int rep_roc_overlay(rep_buf *b, const char *set_name, const rep_scores *ids, const rep_scores *oods,
+                    const char *const *score_names, size_t n);
 
 #endif

@@ -75,12 +75,14 @@ PyDoc_STRVAR(score_doc,
              "include/smx/smx_scores.h.");
 PyDoc_STRVAR(ood_metrics_doc,
              "ood_metrics($module, /, id_scores, ood_scores, tpr=0.95)\n--\n\n"
-             "OOD detection metrics from 1-D scores (higher = more ID) as a dict: auroc (= sklearn\n"
-             "roc_auc_score), aupr_in / aupr_out (= sklearn average_precision_score with ID / OOD\n"
-             "positive), aupr_*_trapz (OpenOOD), fpr_idpos (papers' FPR@TPR), fpr_oodpos and\n"
-             "fpr_oodpos_openood (OpenOOD v1.5), *_nearest (hendrycks), thresholds, n_id, n_ood,\n"
-             "n_tied_values. float64 scores are used as they are; float16/float32 in float32. NaN\n"
-             "scores or an empty side: ValueError. Conventions: include/smx/smx_scores.h.");
+             "OOD detection metrics from 1-D scores (higher = more ID) as a dict, under the same keys\n"
+             "as smx eval's JSON and report: auroc (= sklearn roc_auc_score), ap_in / ap_out (sklearn\n"
+             "average_precision_score, ID / OOD positive), aupr_in_trapz / aupr_out_trapz (OpenOOD\n"
+             "v1.5's trapezoid AUPR-In / AUPR-Out), fpr_idpos_exact (papers' FPR at TPR tpr, ID\n"
+             "positive), fpr_oodpos_exact and fpr_oodpos_openood (OOD positive; OpenOOD v1.5),\n"
+             "fpr_idpos_nearest / fpr_oodpos_nearest (hendrycks), thr_idpos_exact, thr_oodpos_exact,\n"
+             "tpr, n_id, n_ood, n_tied_values. float64 scores are used as they are; float16/float32 in\n"
+             "float32. NaN scores or an empty side: ValueError. Every key: docs/metrics.md.");
 PyDoc_STRVAR(calibration_doc,
              "calibration($module, /, logits, labels, bins=15, temperature=1.0)\n--\n\n"
              "Top-label calibration of softmax(logits / T) against integer labels, as a dict: n, acc, nll,\n"

@@ -200,15 +200,15 @@ PyObject *smx_py_ood_metrics(PyObject *self, PyObject *args, PyObject *kwargs) {
     goto done;
   }
   if (!(d = PyDict_New())) goto done;
-  if (put(d, "auroc", PyFloat_FromDouble(r.auroc)) || put(d, "aupr_in", PyFloat_FromDouble(r.aupr_in)) ||
-      put(d, "aupr_out", PyFloat_FromDouble(r.aupr_out)) ||
+  if (put(d, "auroc", PyFloat_FromDouble(r.auroc)) || put(d, "ap_in", PyFloat_FromDouble(r.ap_in)) ||
+      put(d, "ap_out", PyFloat_FromDouble(r.ap_out)) ||
       put(d, "aupr_in_trapz", PyFloat_FromDouble(r.aupr_in_trapz)) ||
       put(d, "aupr_out_trapz", PyFloat_FromDouble(r.aupr_out_trapz)) ||
-      put(d, "fpr_idpos", PyFloat_FromDouble(r.fpr_idpos)) || put(d, "fpr_oodpos", PyFloat_FromDouble(r.fpr_oodpos)) ||
+      put(d, "fpr_idpos_exact", PyFloat_FromDouble(r.fpr_idpos_exact)) || put(d, "fpr_oodpos_exact", PyFloat_FromDouble(r.fpr_oodpos_exact)) ||
       put(d, "fpr_oodpos_openood", PyFloat_FromDouble(r.fpr_oodpos_openood)) ||
       put(d, "fpr_idpos_nearest", PyFloat_FromDouble(r.fpr_idpos_nearest)) ||
       put(d, "fpr_oodpos_nearest", PyFloat_FromDouble(r.fpr_oodpos_nearest)) ||
-      put(d, "thr_idpos", PyFloat_FromDouble(r.thr_idpos)) || put(d, "thr_oodpos", PyFloat_FromDouble(r.thr_oodpos)) ||
+      put(d, "thr_idpos_exact", PyFloat_FromDouble(r.thr_idpos_exact)) || put(d, "thr_oodpos_exact", PyFloat_FromDouble(r.thr_oodpos_exact)) ||
       put(d, "tpr", PyFloat_FromDouble(r.tpr)) || put(d, "n_id", PyLong_FromUnsignedLongLong(r.n_id)) ||
       put(d, "n_ood", PyLong_FromUnsignedLongLong(r.n_ood)) ||
       put(d, "n_tied_values", PyLong_FromUnsignedLongLong(r.n_tied_values)))

@@ -136,14 +136,14 @@ static smx_status finish(const sorted_pair *s, double tpr, smx_ood_metrics *out)
   walk_side(s, 0, tpr, &up);     /* from the bottom: OOD positive on -score */
   smx_ood_metrics m;
   m.auroc = (double)((long double)down.auc2 / (2.0L * (long double)s->na * (long double)s->nb));
-  m.aupr_in = down.ap;
-  m.aupr_out = up.ap;
+  m.ap_in = down.ap;
+  m.ap_out = up.ap;
   m.aupr_in_trapz = down.trapz;
   m.aupr_out_trapz = up.trapz;
-  m.fpr_idpos = down.fpr_first;
-  m.thr_idpos = down.thr_first;
-  m.fpr_oodpos = up.fpr_first;
-  m.thr_oodpos = up.thr_first;
+  m.fpr_idpos_exact = down.fpr_first;
+  m.thr_idpos_exact = down.thr_first;
+  m.fpr_oodpos_exact = up.fpr_first;
+  m.thr_oodpos_exact = up.thr_first;
   m.fpr_oodpos_openood = up.fpr_openood;
   m.fpr_idpos_nearest = down.fpr_nearest;
   m.fpr_oodpos_nearest = up.fpr_nearest;

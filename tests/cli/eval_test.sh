@@ -12,33 +12,41 @@ PY=/usr/bin/python3
 TABLE='ID: id_logits.npy (271 rows, 5 classes)
 
 OOD: ood_logits.npy (896 rows)   higher score = more in-distribution; FPR at TPR 0.95
-score                     AUROC  AUPR-In AUPR-Out    AP-In   AP-Out   FPR(ID+)  FPR(OOD+)
-msp                      0.9399   0.8975   0.9753   0.8977   0.9753     0.4520     0.1919
-max_logit                0.9504   0.9127   0.9799   0.9128   0.9800     0.3605     0.1734
-energy_T1                0.9533   0.9121   0.9810   0.9122   0.9810     0.2768     0.1845
-neg_entropy              0.9511   0.9101   0.9803   0.9102   0.9803     0.3549     0.1771
-margin_prob              0.9266   0.8845   0.9646   0.8846   0.9647     0.5748     0.2103
-margin_logit             0.9175   0.8672   0.9602   0.8674   0.9603     0.6161     0.2472
-gen_g0.1_M100            0.9536   0.9137   0.9811   0.9138   0.9811     0.2969     0.1734
-odin_T1000               0.9504   0.9127   0.9799   0.9128   0.9799     0.3605     0.1734
-kl_matching              0.9407   0.8674   0.9775   0.8676   0.9775     0.3951     0.2066
-nonuniformity            0.9469   0.9025   0.9788   0.9026   0.9789     0.3739     0.1919
-AUPR: trapezoid as OpenOOD; AP: average precision as scikit-learn. FPR(ID+): share of OOD accepted when
-the ID are positive (papers); FPR(OOD+): share of ID flagged when the OOD are positive (OpenOOD v1.5).
+score                     auroc    ap_in   ap_out aupr_in_trapz aupr_out_trapz fpr_idpos_exact fpr_oodpos_openood
+msp                      0.9399   0.8977   0.9753        0.8975         0.9753          0.4520             0.1919
+max_logit                0.9504   0.9128   0.9800        0.9127         0.9799          0.3605             0.1734
+energy_T1                0.9533   0.9122   0.9810        0.9121         0.9810          0.2768             0.1845
+neg_entropy              0.9511   0.9102   0.9803        0.9101         0.9803          0.3549             0.1771
+margin_prob              0.9266   0.8846   0.9647        0.8845         0.9646          0.5748             0.2103
+margin_logit             0.9175   0.8674   0.9603        0.8672         0.9602          0.6161             0.2472
+gen_g0.1_M100            0.9536   0.9138   0.9811        0.9137         0.9811          0.2969             0.1734
+odin_T1000               0.9504   0.9128   0.9799        0.9127         0.9799          0.3605             0.1734
+kl_matching              0.9407   0.8676   0.9775        0.8674         0.9775          0.3951             0.2066
+nonuniformity            0.9469   0.9026   0.9789        0.9025         0.9788          0.3739             0.1919
+ap_*: average precision as scikit-learn; aupr_*_trapz: trapezoid as OpenOOD v1.5. fpr_idpos_exact:
+share of OOD accepted when the ID are positive (papers); fpr_oodpos_openood: share of ID flagged when
+the OOD are positive (OpenOOD v1.5). Every key: docs/metrics.md.
 
 temperature scaling on val_logits.npy: T = 0.143236 (validation NLL 0.2424 at T = 1, 0.0229 at T)
 
 calibration of id_logits.npy against id_labels.npy (15 equal-width bins (lo, hi])
-                    acc      NLL    Brier      ECE      MCE   adaECE    cwECE
-T = 1            0.9668   0.2756   0.1022   0.1794   0.3570   0.1806   0.0765
-T = 0.143236     0.9668   0.1302   0.0499   0.0223   0.5283   0.0189   0.0126'
+                    acc      nll    brier      ece      mce  adaptive_ece classwise_ece
+T = 1            0.9668   0.2756   0.1022   0.1794   0.3570        0.1806        0.0765
+T = 0.143236     0.9668   0.1302   0.0499   0.0223   0.5283        0.0189        0.0126'
 ALL=(--id id_logits.npy --ood ood_logits.npy --labels id_labels.npy --val val_logits.npy --val-labels val_labels.npy)
 expect "eval table" 0 "$TABLE" "" -- eval "${ALL[@]}"
 expect "eval json" 0 "*" "" -- eval "${ALL[@]}" --json "$tmp/e.json" -q
-check "eval json parses" $PY -c "import json,sys; d=json.load(open('$tmp/e.json')); sys.exit(0 if d['ood_sets'][0]['ood']['msp']['fpr95_oodpos'] > 0.19 else 1)"
+check "eval json parses" $PY -c "import json,sys; d=json.load(open('$tmp/e.json')); sys.exit(0 if d['ood_sets'][0]['ood']['msp']['fpr_oodpos_openood'] > 0.19 else 1)"
 check "no temporary json left" test -z "$(ls -A "$tmp" | grep '\.tmp\.')"
 
-expect "eval report" 0 "$TABLE" "" -- eval "${ALL[@]}" --report "$tmp/r.html"
+expect "eval report" 0 "$TABLE" "smx: report written to $tmp/r.html" -- eval "${ALL[@]}" --report "$tmp/r.html"
+expect "eval report, quiet" 0 "$TABLE" "" -- eval "${ALL[@]}" --report "$tmp/r.html" -q
+# a relative path is named absolute, so the line says where the page is from anywhere
+here=$PWD
+cd "$tmp" || exit 1
+expect "eval report, relative path" 0 "*" "smx: report written to $(pwd -P)/r_rel.html" -- eval --id "$here/id_logits.npy" \
+  --ood "$here/ood_logits.npy" --scores msp --report r_rel.html
+cd "$here" || exit 1
 check "report has the figures" test "$(grep -c '<svg' "$tmp/r.html")" -ge 20
 check "report has the calibration table" grep -q "0.1794" "$tmp/r.html"
 check "report names the ODIN caveat" grep -q "without input perturbation" "$tmp/r.html"
@@ -49,16 +57,17 @@ check "report error names the file" grep -q "^smx: $tmp/no/dir/r.html" "$tmp/err
 expect "two ood sets" 0 "ID: id_logits.npy (271 rows, 5 classes)
 
 OOD: ood_logits.npy (896 rows)   higher score = more in-distribution; FPR at TPR 0.9
-score                     AUROC  AUPR-In AUPR-Out    AP-In   AP-Out   FPR(ID+)  FPR(OOD+)
-msp                      0.9399   0.8975   0.9753   0.8977   0.9753     0.1931     0.1365
-energy_T1                0.9533   0.9121   0.9810   0.9122   0.9810     0.1395     0.1476
+score                     auroc    ap_in   ap_out aupr_in_trapz aupr_out_trapz fpr_idpos_exact fpr_oodpos_openood
+msp                      0.9399   0.8977   0.9753        0.8975         0.9753          0.1931             0.1365
+energy_T1                0.9533   0.9122   0.9810        0.9121         0.9810          0.1395             0.1476
 
 OOD: val_logits.npy (180 rows)   higher score = more in-distribution; FPR at TPR 0.9
-score                     AUROC  AUPR-In AUPR-Out    AP-In   AP-Out   FPR(ID+)  FPR(OOD+)
-msp                      0.4758   0.5934   0.3788   0.5954   0.3831     0.9167     0.9004
-energy_T1                0.4699   0.6073   0.3716   0.6088   0.3758     0.9389     0.8893
-AUPR: trapezoid as OpenOOD; AP: average precision as scikit-learn. FPR(ID+): share of OOD accepted when
-the ID are positive (papers); FPR(OOD+): share of ID flagged when the OOD are positive (OpenOOD v1.5)." "" -- \
+score                     auroc    ap_in   ap_out aupr_in_trapz aupr_out_trapz fpr_idpos_exact fpr_oodpos_openood
+msp                      0.4758   0.5954   0.3831        0.5934         0.3788          0.9167             0.9004
+energy_T1                0.4699   0.6088   0.3758        0.6073         0.3716          0.9389             0.8893
+ap_*: average precision as scikit-learn; aupr_*_trapz: trapezoid as OpenOOD v1.5. fpr_idpos_exact:
+share of OOD accepted when the ID are positive (papers); fpr_oodpos_openood: share of ID flagged when
+the OOD are positive (OpenOOD v1.5). Every key: docs/metrics.md." "" -- \
   eval --id id_logits.npy --ood ood_logits.npy --ood val_logits.npy --scores msp,ebo --tpr 0.9
 
 # ODIN from perturbed-input logits: here 2x the logits, checked against SciPy

@@ -34,12 +34,12 @@ int main(void) {
     free(f);
     return 0;
   }
-  printf("auroc %.17g\naupr_in %.17g\naupr_out %.17g\naupr_in_trapz %.17g\naupr_out_trapz %.17g\n", m.auroc,
-         m.aupr_in, m.aupr_out, m.aupr_in_trapz, m.aupr_out_trapz);
-  printf("fpr_idpos %.17g\nfpr_oodpos %.17g\nfpr_oodpos_openood %.17g\nfpr_idpos_nearest %.17g\n", m.fpr_idpos,
-         m.fpr_oodpos, m.fpr_oodpos_openood, m.fpr_idpos_nearest);
-  printf("fpr_oodpos_nearest %.17g\nthr_idpos %.17g\nthr_oodpos %.17g\nn_tied_values %llu\n", m.fpr_oodpos_nearest,
-         m.thr_idpos, m.thr_oodpos, (unsigned long long)m.n_tied_values);
+  printf("auroc %.17g\nap_in %.17g\nap_out %.17g\naupr_in_trapz %.17g\naupr_out_trapz %.17g\n", m.auroc,
+         m.ap_in, m.ap_out, m.aupr_in_trapz, m.aupr_out_trapz);
+  printf("fpr_idpos_exact %.17g\nfpr_oodpos_exact %.17g\nfpr_oodpos_openood %.17g\nfpr_idpos_nearest %.17g\n", m.fpr_idpos_exact,
+         m.fpr_oodpos_exact, m.fpr_oodpos_openood, m.fpr_idpos_nearest);
+  printf("fpr_oodpos_nearest %.17g\nthr_idpos_exact %.17g\nthr_oodpos_exact %.17g\nn_tied_values %llu\n", m.fpr_oodpos_nearest,
+         m.thr_idpos_exact, m.thr_oodpos_exact, (unsigned long long)m.n_tied_values);
   free(v);
   free(f);
   return 0;

@@ -44,16 +44,16 @@ def reference(a, b, tpr):
     s = np.r_[a, b]
     lab = np.r_[np.ones(len(a)), np.zeros(len(b))]
     r = {"auroc": metrics.roc_auc_score(lab, s),
-         "aupr_in": metrics.average_precision_score(lab, s),
-         "aupr_out": metrics.average_precision_score(1 - lab, -s)}
+         "ap_in": metrics.average_precision_score(lab, s),
+         "ap_out": metrics.average_precision_score(1 - lab, -s)}
     p, rc, _ = metrics.precision_recall_curve(lab, s)
     r["aupr_in_trapz"] = metrics.auc(rc, p)
     p, rc, _ = metrics.precision_recall_curve(1 - lab, -s)
     r["aupr_out_trapz"] = metrics.auc(rc, p)
     f, t, _ = metrics.roc_curve(lab, s, drop_intermediate=False)
-    r["fpr_idpos"] = f[np.argmax(t >= tpr)]
+    r["fpr_idpos_exact"] = f[np.argmax(t >= tpr)]
     f, t, _ = metrics.roc_curve(1 - lab, -s, drop_intermediate=False)
-    r["fpr_oodpos"] = f[np.argmax(t >= tpr)]
+    r["fpr_oodpos_exact"] = f[np.argmax(t >= tpr)]
     f, t, _ = metrics.roc_curve(1 - lab, -s)   # OpenOOD v1.5: default drop_intermediate=True
     r["fpr_oodpos_openood"] = f[np.argmax(t >= tpr)]
     r["fpr_idpos_nearest"] = nearest(lab, s, tpr)

@@ -79,14 +79,15 @@ int main(int argc, char **argv) {
   double val[] = { 0, 0, 0.9533, 0.9121, 0.2768,
                    0, 0, 0.9399, 0.8975, 0.4520,
                    0, 0, NAN, INFINITY, 0 };
+  const int best[] = { 0, 0, 1, 1, -1 };
   smx_report_table tables[] = {
-    { "OOD metrics (higher score = ID)", 5, 3, hdr, txt, val, 4, NULL },
+    { "OOD metrics (higher score = ID)", 5, 3, hdr, txt, val, 4, NULL, best },
   };
   const char *cal_hdr[] = { "set", "accuracy", "ECE", "NLL", "T" };
   const char *cal_txt[] = { "ID test", NULL, NULL, NULL, NULL };
   double cal_val[] = { 0, 0.9668, 0.1794, 0.2756, 0.143236 };
   int cal_digits[] = { 0, 4, 4, 4, 6 };
-  smx_report_table cal_table = { "Calibration", 5, 1, cal_hdr, cal_txt, cal_val, 4, cal_digits };
+  smx_report_table cal_table = { "Calibration", 5, 1, cal_hdr, cal_txt, cal_val, 4, cal_digits, NULL };
   smx_report_table all_tables[] = { tables[0], cal_table };
   smx_report_calibration cal[3] = {
     { .name = "ID test set", .n = n, .conf_before = conf, .correct_before = ok, .conf_after = conf_ts,
@@ -121,7 +122,7 @@ int main(int argc, char **argv) {
                               { "OOD logits", "svhn_logits.npy, near-ood <cifar100>.npy" } };
   const char *notes[] = { "3 rows of svhn_logits.npy hold NaN logits: their scores are NaN & dropped." };
   smx_report r = { "smx eval: sample report", "synthetic scores <for the rendering test>", items, 3, notes, 1,
-                   all_tables, 2, scores, 3, cal, 3, "ID (test_logits.npy)" };
+                   all_tables, 2, scores, 3, cal, 3, "ID (test_logits.npy)", 1 };
   char err[256];
   smx_status st = smx_report_write_html(argv[1], &r, err, sizeof err);
   if (st != SMX_OK) {

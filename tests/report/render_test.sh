@@ -48,6 +48,12 @@ cat >"$tmp/check.js" <<'JS'
     out.push(["FIG", svg.dataset.fig, svg.dataset.name, Math.round(r.width), Math.round(r.height),
               Math.round(bb.width), Math.round(bb.height), texts, marks.join(" ")].join("|"));
   });
+  /* the first screen (1280 x 900): the lead table with its marked cells and the ROC overlay */
+  var t = document.querySelector(".lead table"), o = document.querySelector("svg[data-fig=roc-overlay]");
+  if (t && o)
+    out.push(["LEAD", Math.round(t.getBoundingClientRect().bottom), Math.round(o.getBoundingClientRect().bottom),
+              t.querySelectorAll("td.best").length].join("|"));
+  out.push(["PAGE", Math.round(document.documentElement.scrollHeight)].join("|"));
   var pre = document.createElement("pre");
   pre.id = "smx-check";
   pre.textContent = out.join("\n");
@@ -59,12 +65,16 @@ awk -v js="$tmp/check.js" '/<\/body>/ { print "<script>"; while ((getline l < js
 
 run_chromium() {
   timeout 120 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
-    --user-data-dir="$tmp/profile" --virtual-time-budget=2000 "$@" 2>"$tmp/chromium.err"
+    --user-data-dir="$tmp/profile" --virtual-time-budget=2000 --window-size=1280,900 "$@" 2>"$tmp/chromium.err"
 }
 run_chromium --dump-dom "file://$tmp/check.html" >"$tmp/dom.html"
 rc=$?
 [ $rc = 0 ] || { bad "chromium exited $rc"; tail -5 "$tmp/chromium.err"; }
 grep '^FIG|\|FIG|' "$tmp/dom.html" | sed 's/.*\(FIG|\)/\1/; s/<.*//' >"$tmp/figs.txt"
+lead=$(grep -o 'LEAD|[0-9|]*' "$tmp/dom.html" | head -1)
+IFS='|' read -r _ tbottom obottom nbest <<<"$lead"
+[ -n "$lead" ] && [ "$tbottom" -le 900 ] && [ "$obottom" -le 900 ] && [ "$nbest" -ge 3 ] && ok ||
+  bad "first screen: lead table and overlay end at '$tbottom' and '$obottom' px (want <= 900), $nbest marked cells"
 
 # kind|name|the least number of curves, histogram outlines, accuracy bars,
 # gap bars and count bars with a non-zero extent. The sample has three
@@ -72,7 +82,10 @@ grep '^FIG|\|FIG|' "$tmp/dom.html" | sed 's/.*\(FIG|\)/\1/; s/<.*//' >"$tmp/figs
 # curve) and three calibration sets, the second without a finite temperature
 # (no "after" diagram), the third pre-binned into 20 bins; the confidences
 # fill 11 to 13 of 15 bins, and 14 or more of 20.
-expected='roc|Energy (T=1)|2 0 0 0 0
+expected='roc-overlay|svhn_logits.npy|3 0 0 0 0
+roc-overlay|near-ood &lt;cifar100&gt;.npy|2 0 0 0 0
+roc-overlay|empty.npy|0 0 0 0 0
+roc|Energy (T=1)|2 0 0 0 0
 hist|Energy (T=1)|0 3 0 0 0
 roc|MSP|2 0 0 0 0
 hist|MSP|0 3 0 0 0
@@ -84,12 +97,12 @@ reliability-before|ID test set, all predictions right|0 0 10 6 10
 reliability-before|ID test set, pre-binned (20 bins)|0 0 12 6 12
 reliability-after|ID test set, pre-binned (20 bins)|0 0 12 6 12'
 nfig=$(wc -l <"$tmp/figs.txt")
-[ "$nfig" = 11 ] && ok || bad "$nfig figures measured, want 11"
+[ "$nfig" = 14 ] && ok || bad "$nfig figures measured, want 14"
 while IFS='|' read -r kind name want; do
   line=$(awk -F'|' -v k="$kind" -v n="$name" '$2 == k && $3 == n' "$tmp/figs.txt" | head -1)
   if [ -z "$line" ]; then bad "figure $kind '$name' missing"; continue; fi
   IFS='|' read -r _ _ _ w h bw bh texts marks <<<"$line"
-  if [ "$w" -ge 300 ] && [ "$h" -ge 300 ] && [ "$bw" -ge 300 ] && [ "$bh" -ge 300 ]; then ok
+  if [ "$w" -ge 250 ] && [ "$h" -ge 300 ] && [ "$bw" -ge 250 ] && [ "$bh" -ge 300 ]; then ok
   else bad "figure $kind '$name' laid out at ${w}x${h}, drawing ${bw}x${bh}"; fi
   read -r -a got <<<"$marks"
   read -r -a need <<<"$want"
@@ -100,12 +113,34 @@ while IFS='|' read -r kind name want; do
 done <<<"$expected"
 # the figures are in the page itself, visible without the script
 n=$(grep -c '<svg xmlns="http://www.w3.org/2000/svg" class="smx-fig"' "$page")
-[ "$n" = 11 ] && ok || bad "$n svg figures in the page"
+[ "$n" = 14 ] && ok || bad "$n svg figures in the page"
 grep -q 'class="smx-missing" data-fig="reliability-after"' "$tmp/dom.html" && ok || bad "missing-after note"
+
+# smx eval's own report of data/digits-ood (when the command is built next to this tool): its first
+# screen (1280 x 900) holds the OOD table with marked cells and the ROC overlay of every score
+SMX=$(dirname "$MAKE")/../programs/smx
+DATA=$(cd "$(dirname "$0")/../../data/digits-ood" && pwd)
+if [ -x "$SMX" ]; then
+  "$SMX" eval --id "$DATA/id_logits.npy" --ood "$DATA/ood_logits.npy" --labels "$DATA/id_labels.npy" \
+    --val "$DATA/val_logits.npy" --val-labels "$DATA/val_labels.npy" --report "$tmp/eval.html" -q >/dev/null ||
+    bad "smx eval --report exited $?"
+  awk -v js="$tmp/check.js" '/<\/body>/ { print "<script>"; while ((getline l < js) > 0) print l; print "</script>" } { print }' \
+    "$tmp/eval.html" >"$tmp/eval_check.html"
+  run_chromium --dump-dom "file://$tmp/eval_check.html" >"$tmp/eval_dom.html"
+  lead=$(grep -o 'LEAD|[0-9|]*' "$tmp/eval_dom.html" | head -1)
+  IFS='|' read -r _ tbottom obottom nbest <<<"$lead"
+  [ -n "$lead" ] && [ "$tbottom" -le 900 ] && [ "$obottom" -le 900 ] && [ "$nbest" -ge 7 ] && ok ||
+    bad "eval report's first screen: table and overlay end at '$tbottom' and '$obottom' px, $nbest marked cells"
+  height=$(grep -o 'PAGE|[0-9]*' "$tmp/eval_dom.html" | head -1 | cut -d'|' -f2)
+  [ -n "$height" ] && [ "$height" -le 4500 ] && ok || bad "eval report is $height px tall (want <= 4500)"
+  nrel=$(grep -c '^FIG|reliability' "$tmp/eval_dom.html")
+  [ "$nrel" = 2 ] && ok || bad "eval report: $nrel reliability diagrams measured, want 2"
+  [ -n "$SHOT" ] && run_chromium --screenshot="${SHOT%.png}_eval.png" "file://$tmp/eval.html" >/dev/null
+fi
 
 # a screenshot: Chromium paints the page (kept when a path was given)
 png="${SHOT:-$tmp/shot.png}"
-run_chromium --screenshot="$png" --window-size=1200,5000 "file://$page" >/dev/null
+run_chromium --screenshot="$png" "file://$page" >/dev/null
 size=$(stat -c %s "$png" 2>/dev/null || echo 0)
 [ "$size" -gt 50000 ] && ok || bad "screenshot of $size bytes"
 

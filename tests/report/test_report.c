@@ -473,6 +473,114 @@ static void test_prebinned(void) {
         "after without before: %s", err);
 }
 
+
+/* ------------------------------------------------------------ reliability geometry */
+/* The number after `name="` in the element that starts at p (NAN when absent). */
+static double attr(const char *p, const char *name) {
+  const char *end = strchr(p, '>');
+  char key[40];
+  snprintf(key, sizeof key, " %s=\"", name);
+  const char *a = strstr(p, key);
+  if (!a || (end && a > end)) return NAN;
+  return strtod(a + strlen(key), NULL);
+}
+
+/* Reads the drawn bars back: every accuracy bar is as tall as its bin's
+ * accuracy, nothing overlaps it, and the gap runs from the accuracy to the
+ * mean confidence; bins under 10 samples are marked sparse. */
+static void test_reliability_geometry(void) {
+  smx_report_bin b[6] = {
+    { 0.2, 0.4, 3, 0.35, 0.0 },     /* over-confident, accuracy 0, sparse  */
+    { 0.4, 0.6, 1, 0.55, 1.0 },     /* under-confident, one sample         */
+    { 0.6, 0.7, 40, 0.643, 1.0 },   /* accuracy 1 above confidence 0.643   */
+    { 0.7, 0.8, 50, 0.75, 0.62 },   /* over-confident                      */
+    { 0.8, 0.9, 0, NAN, NAN },      /* empty: no bar                       */
+    { 0.9, 1.0, 80, 0.95, 0.95 },   /* calibrated: no gap                  */
+  };
+  smx_report_calibration c = { .name = "geometry", .bins_before = b, .n_bins = 6, .temperature = NAN };
+  smx_report r = { .title = "g", .calibration = &c, .n_calibration = 1 };
+  char *html = render(&r, NULL);
+  if (!html) return;
+  const char *area = strstr(html, "<rect class=\"plot-area\"");
+  CHECK(area != NULL, "plot area marked");
+  if (!area) { free(html); return; }
+  double ay = attr(area, "y"), ah = attr(area, "height"), ax = attr(area, "x"), aw = attr(area, "width");
+  size_t bars = 0, gaps = 0;
+  for (const char *p = strstr(html, "<rect class=\"acc"); p; p = strstr(p + 1, "<rect class=\"acc")) {
+    int m = (int)attr(p, "data-bin");
+    double x = attr(p, "x"), y = attr(p, "y"), w = attr(p, "width"), h = attr(p, "height");
+    bars++;
+    CHECK(m >= 0 && m < 6 && b[m].n > 0, "bar of bin %d", m);
+    if (!(m >= 0 && m < 6)) continue;
+    CHECK(fabs(h / ah - b[m].acc) <= 0.1 / ah, "bin %d: bar height %.1f of %.1f, accuracy %.3f", m, h, ah, b[m].acc);
+    CHECK(fabs(y + h - (ay + ah)) <= 0.1, "bin %d: bar stands on 0", m);
+    CHECK(x >= ax + b[m].lo * aw - 0.1 && x + w <= ax + b[m].hi * aw + 0.1, "bin %d: bar inside its bin", m);
+    int sparse = strncmp(p, "<rect class=\"acc sparse\"", 24) == 0;
+    CHECK(sparse == (b[m].n < SMX_REPORT_SPARSE_BIN), "bin %d (n %llu): sparse mark %d", m,
+          (unsigned long long)b[m].n, sparse);
+    /* this bin's gap: beside the bar, from the accuracy to the confidence */
+    char key[40];
+    snprintf(key, sizeof key, "<rect class=\"gap\" data-bin=\"%d\"", m);
+    const char *g = strstr(html, key);
+    if (b[m].acc == b[m].conf) {
+      CHECK(g == NULL, "bin %d: no gap when calibrated", m);
+      continue;
+    }
+    CHECK(g != NULL, "bin %d: gap drawn", m);
+    if (!g) continue;
+    gaps++;
+    double gx = attr(g, "x"), gy = attr(g, "y"), gw = attr(g, "width"), gh = attr(g, "height");
+    CHECK(gx >= x + w - 0.1 || gx + gw <= x + 0.1, "bin %d: the gap [%.1f, %.1f] covers the bar [%.1f, %.1f]", m, gx,
+          gx + gw, x, x + w);
+    double lo = fmin(b[m].acc, b[m].conf), hi = fmax(b[m].acc, b[m].conf);
+    CHECK(fabs((ay + ah - (gy + gh)) / ah - lo) <= 0.1 / ah && fabs((ay + ah - gy) / ah - hi) <= 0.1 / ah,
+          "bin %d: gap from %.3f to %.3f", m, lo, hi);
+  }
+  CHECK(bars == 5 && gaps == 4, "%zu bars, %zu gaps", bars, gaps);
+  CHECK(strstr(html, "2 bins with fewer than 10 samples") != NULL, "sparse bins counted under the figure");
+  free(html);
+}
+
+/* The best value of a column is marked (ties: all), headers break after '_'. */
+static void test_best_marks(void) {
+  const char *hdr[] = { "score", "auroc", "fpr_idpos_exact", "thr" };
+  const char *txt[] = { "a", NULL, NULL, NULL, "b", NULL, NULL, NULL, "c", NULL, NULL, NULL };
+  double val[] = { 0, 0.9, 0.30, 5, 0, 0.95, 0.30, 6, 0, NAN, 0.40, 7 };
+  const int best[] = { 0, 1, -1, 0 };
+  smx_report_table t = { .caption = "t", .ncols = 4, .nrows = 3, .header = hdr, .text = txt, .values = val,
+                         .digits = 2, .col_best = best };
+  rep_buf b = { 0 };
+  rep_html_table(&b, &t);
+  CHECK(b.data && count_sub(b.data, "class=\"num best\"") == 3, "best cells %zu", b.data ? count_sub(b.data, "class=\"num best\"") : 0);
+  CHECK(b.data && strstr(b.data, "<td class=\"num best\" data-value=\"0.94999999999999996\">0.95"), "highest auroc");
+  CHECK(b.data && count_sub(b.data, "<td class=\"num best\" data-value=\"0.29999999999999999\">0.30") == 2, "both lowest FPRs");
+  CHECK(b.data && strstr(b.data, "<th>fpr_<wbr>idpos_<wbr>exact</th>"), "header breaks after underscores");
+  rep_free(&b);
+  t.col_best = NULL;
+  rep_html_table(&b, &t);
+  CHECK(b.data && !strstr(b.data, "best"), "nothing marked without col_best");
+  rep_free(&b);
+}
+
+/* The ROC overlay: one curve per score, the legend sorted by AUROC, best first. */
+static void test_overlay(void) {
+  double id[] = { 3, 4, 5, 6 }, weak[] = { 2, 3.5, 4.5, 7 }, strong[] = { 0, 1, 2, 2.5 };
+  double id2[] = { 1, 2, 3, 4 };
+  smx_report_ood_set ow[] = { { "ood", weak, 4 } }, os[] = { { "ood", strong, 4 } }, on[] = { { "ood", NULL, 0 } };
+  smx_report_score sc[] = { { "weak", id, 4, ow, 1 }, { "none", id2, 4, on, 1 }, { "strong", id, 4, os, 1 } };
+  smx_report r = { .title = "o", .scores = sc, .n_scores = 3 };
+  char *html = render(&r, NULL);
+  if (!html) return;
+  const char *ov = strstr(html, "data-fig=\"roc-overlay\"");
+  CHECK(ov != NULL && count_sub(html, "data-fig=\"roc-overlay\"") == 1, "one overlay");
+  const char *a = strstr(html, ">strong 1.0000<"), *b = strstr(html, ">weak 0.5625<"), *c = strstr(html, ">none (no curve)<");
+  CHECK(a && b && c && a < b && b < c, "legend sorted by AUROC: %p %p %p", (const void *)a, (const void *)b, (const void *)c);
+  CHECK(count_sub(html, "<polyline class=\"curve\" data-score") == 2, "two overlay curves");
+  /* the overlay comes before the per-score panels */
+  CHECK(ov && strstr(html, "data-fig=\"roc\"") > ov, "overlay first");
+  free(html);
+}
+
 /* ------------------------------------------------------------ tables */
 static void test_table_cells(void) {
   char s[400];
@@ -517,7 +625,7 @@ static void test_page(void) {
   const char *hdr[] = { "a<b", "value" };
   const char *txt[] = { "x&y", NULL, NULL, "text wins" };
   double val[] = { 0, 0.123456, NAN, 2 };
-  smx_report_table t = { "cap<tion>", 2, 2, hdr, txt, val, 3, NULL };
+  smx_report_table t = { "cap<tion>", 2, 2, hdr, txt, val, 3, NULL, NULL };
   smx_report_calibration cal[] = {
     { "cal A", N, conf, ok, conf2, NULL, 1.25, NULL, NULL, NULL, 0 },
     { "cal B", N, conf, ok, NULL, NULL, NAN, "no finite optimum <all right>", NULL, NULL, 0 },
@@ -525,7 +633,7 @@ static void test_page(void) {
   };
   const char *notes[] = { "note <1>" };
   smx_report_item items[] = { { "ID logits", "dir/\xFFodd name.npy" } };
-  smx_report r = { "Title <x>", "sub & title", items, 1, notes, 1, &t, 1, scores, 5, cal, 3, NULL };
+  smx_report r = { "Title <x>", "sub & title", items, 1, notes, 1, &t, 1, scores, 5, cal, 3, NULL, 0 };
   size_t len;
   char *html = render(&r, &len);
   if (!html) return;
@@ -538,10 +646,15 @@ static void test_page(void) {
   CHECK(count_sub(html, "data-fig=\"reliability-before\"") == 3, "before diagrams");
   CHECK(count_sub(html, "data-fig=\"reliability-after\" data-name") == 1, "after diagrams");
   CHECK(count_sub(html, "class=\"smx-missing\" data-fig=\"reliability-after\"") == 2, "missing after notes");
-  CHECK(count_sub(html, "<svg ") == 12 && count_sub(html, "</svg>") == 12, "svg open/close %zu %zu",
+  /* 12 figures and one ROC overlay per OOD set position (two: the with-NaN score has two sets) */
+  CHECK(count_sub(html, "data-fig=\"roc-overlay\"") == 2, "overlays %zu", count_sub(html, "data-fig=\"roc-overlay\""));
+  CHECK(count_sub(html, "<svg ") == 14 && count_sub(html, "</svg>") == 14, "svg open/close %zu %zu",
         count_sub(html, "<svg "), count_sub(html, "</svg>"));
   /* curves: energy 1 (the empty set has none), constant 1, with-NaN 1, all-NaN 0 */
-  CHECK(count_sub(html, "<polyline class=\"curve\"") == 3, "curves %zu", count_sub(html, "<polyline class=\"curve\""));
+  CHECK(count_sub(html, "<polyline class=\"curve\" fill") == 3, "curves %zu",
+        count_sub(html, "<polyline class=\"curve\" fill"));
+  CHECK(count_sub(html, "<polyline class=\"curve\" data-score") == 3, "overlay curves %zu",
+        count_sub(html, "<polyline class=\"curve\" data-score"));
   /* histogram outlines: energy ID+1, no-ood 1, constant 2, with NaN 2 */
   CHECK(count_sub(html, "<path class=\"bars\"") == 7, "histogram outlines %zu", count_sub(html, "<path class=\"bars\""));
   CHECK(strstr(html, "with NaN</h3>") && strstr(html, "ID: 3000 scores, 300 NaN dropped"), "NaN counted in the summary");
@@ -549,7 +662,7 @@ static void test_page(void) {
   CHECK(strstr(html, "ID: 2 scores, 2 NaN dropped") != NULL, "all-NaN summary");
   CHECK(strstr(html, "no ID score: no curve") != NULL, "all-NaN ROC legend");
   CHECK(strstr(html, "no score in this set: no curve") != NULL, "empty OOD set in the legend");
-  CHECK(strstr(html, "AUROC 0.5000; FPR 1.0000 at TPR 1.0000 (score \xE2\x89\xA5 0.5)") != NULL, "constant: AUROC 0.5");
+  CHECK(strstr(html, "AUROC 0.5000; FPR 1.0000 at TPR 1.0000<") != NULL, "constant: AUROC 0.5");
   CHECK(strstr(html, "no finite optimum &lt;all right&gt;") != NULL, "temperature note escaped");
   CHECK(strstr(html, "After temperature scaling (T = 1.25)") != NULL, "T in the heading");
   CHECK(strstr(html, "no sample to bin") != NULL, "empty calibration set");
@@ -557,7 +670,8 @@ static void test_page(void) {
   CHECK(strstr(html, "<one>") == NULL && strstr(html, "ood &lt;one&gt; &amp; &quot;two&quot;"), "OOD name escaped");
   CHECK(strstr(html, "<title>Title &lt;x&gt;</title>") && strstr(html, "sub &amp; title"), "title escaped");
   CHECK(strstr(html, "<caption>cap&lt;tion&gt;</caption>") && strstr(html, "<th>a&lt;b</th>"), "table escaped");
-  CHECK(strstr(html, "<td>x&amp;y</td><td class=\"num\">0.123</td>") != NULL, "text and value cells");
+  CHECK(strstr(html, "<td>x&amp;y</td><td class=\"num\" data-value=\"0.123456\">0.123</td>") != NULL,
+        "text and value cells");
   CHECK(strstr(html, "<td class=\"num\">n/a</td><td>text wins</td>") != NULL, "NaN cell and text over value");
   CHECK(strstr(html, "dir/\xEF\xBF\xBDodd name.npy") != NULL, "invalid UTF-8 replaced");
   CHECK(strstr(html, "note &lt;1&gt;") != NULL, "note escaped");
@@ -647,7 +761,7 @@ static void test_arguments(void) {
   CHECK(smx_report_render_html(&r, &html, &len, NULL, 0) == SMX_OK, "valid, err NULL");
   free(html);
   const char *hdr[] = { "a" };
-  smx_report_table t = { NULL, 1, 1, hdr, NULL, NULL, 2, NULL };
+  smx_report_table t = { NULL, 1, 1, hdr, NULL, NULL, 2, NULL, NULL };
   r.tables = &t;
   r.n_tables = 1;
   CHECK(smx_report_render_html(&r, &html, &len, err, sizeof err) == SMX_E_INVALID_ARG, "table without cells");
@@ -761,6 +875,9 @@ int main(void) {
   test_reliability();
   test_prebinned();
   test_table_cells();
+  test_reliability_geometry();
+  test_best_marks();
+  test_overlay();
   test_page();
   test_arguments();
   test_write();

@@ -263,8 +263,8 @@ static void test_metrics_bruteforce(void) {
     }
     size_t fp = 0;
     for (size_t j = 0; j < nb; j++) fp += b[j] >= best_t;
-    CHECK(m.fpr_idpos == (double)fp / (double)nb, "fpr idpos %g vs %g", m.fpr_idpos, (double)fp / (double)nb);
-    CHECK(m.thr_idpos == best_t || (best_t == 0 && m.thr_idpos == 0), "threshold %g vs %g", m.thr_idpos, best_t);
+    CHECK(m.fpr_idpos_exact == (double)fp / (double)nb, "fpr idpos %g vs %g", m.fpr_idpos_exact, (double)fp / (double)nb);
+    CHECK(m.thr_idpos_exact == best_t || (best_t == 0 && m.thr_idpos_exact == 0), "threshold %g vs %g", m.thr_idpos_exact, best_t);
     /* FPR (OOD positive): the smallest threshold flagging >= 95% of OOD (score <= t) */
     double tt = INFINITY;
     for (size_t j = 0; j < nb; j++) {
@@ -274,7 +274,7 @@ static void test_metrics_bruteforce(void) {
     }
     size_t fl_id = 0;
     for (size_t i = 0; i < na; i++) fl_id += a[i] <= tt;
-    CHECK(m.fpr_oodpos == (double)fl_id / (double)na, "fpr oodpos %g vs %g", m.fpr_oodpos, (double)fl_id / (double)na);
+    CHECK(m.fpr_oodpos_exact == (double)fl_id / (double)na, "fpr oodpos %g vs %g", m.fpr_oodpos_exact, (double)fl_id / (double)na);
     /* distinct values */
     size_t distinct = 0;
     double all[600];
@@ -287,25 +287,25 @@ static void test_metrics_bruteforce(void) {
     }
     CHECK(m.n_tied_values == na + nb - distinct, "ties %llu vs %zu", (unsigned long long)m.n_tied_values,
           na + nb - distinct);
-    CHECK(m.aupr_in > 0 && m.aupr_in <= 1 && m.aupr_out > 0 && m.aupr_out <= 1, "AP range");
+    CHECK(m.ap_in > 0 && m.ap_in <= 1 && m.ap_out > 0 && m.ap_out <= 1, "AP range");
     /* the f32 entry agrees on float-representable data */
     float fa[300], fb[300];
     for (size_t i = 0; i < na; i++) fa[i] = (float)a[i];
     for (size_t j = 0; j < nb; j++) fb[j] = (float)b[j];
     smx_ood_metrics m32;
     CHECK(smx_ood_metrics_f32(fa, na, fb, nb, 0, &m32) == SMX_OK, "f32");
-    CHECK(m32.auroc == m.auroc && m32.aupr_in == m.aupr_in && m32.aupr_out_trapz == m.aupr_out_trapz &&
+    CHECK(m32.auroc == m.auroc && m32.ap_in == m.ap_in && m32.aupr_out_trapz == m.aupr_out_trapz &&
           m32.fpr_oodpos_openood == m.fpr_oodpos_openood && m32.fpr_idpos_nearest == m.fpr_idpos_nearest,
           "f32 = f64");
   }
   /* perfect separation, reversed separation, everything tied */
   double hi[3] = { 3, 4, 5 }, lo[2] = { 1, 2 }, same[2] = { 7, 7 };
   smx_ood_metrics m;
-  CHECK(smx_ood_metrics_f64(hi, 3, lo, 2, 0, &m) == SMX_OK && m.auroc == 1.0 && m.fpr_idpos == 0.0 &&
-        m.aupr_in == 1.0 && m.aupr_out == 1.0, "separated");
-  CHECK(smx_ood_metrics_f64(lo, 2, hi, 3, 0, &m) == SMX_OK && m.auroc == 0.0 && m.fpr_idpos == 1.0, "reversed");
-  CHECK(smx_ood_metrics_f64(same, 2, same, 2, 0, &m) == SMX_OK && m.auroc == 0.5 && m.fpr_idpos == 1.0 &&
-        m.aupr_in == 0.5 && m.n_tied_values == 3, "tied: auroc %g", m.auroc);
+  CHECK(smx_ood_metrics_f64(hi, 3, lo, 2, 0, &m) == SMX_OK && m.auroc == 1.0 && m.fpr_idpos_exact == 0.0 &&
+        m.ap_in == 1.0 && m.ap_out == 1.0, "separated");
+  CHECK(smx_ood_metrics_f64(lo, 2, hi, 3, 0, &m) == SMX_OK && m.auroc == 0.0 && m.fpr_idpos_exact == 1.0, "reversed");
+  CHECK(smx_ood_metrics_f64(same, 2, same, 2, 0, &m) == SMX_OK && m.auroc == 0.5 && m.fpr_idpos_exact == 1.0 &&
+        m.ap_in == 0.5 && m.n_tied_values == 3, "tied: auroc %g", m.auroc);
   double nan1[1] = { NAN };
   CHECK(smx_ood_metrics_f64(nan1, 1, hi, 3, 0, &m) == SMX_E_INVALID_ARG, "NaN refused");
   CHECK(smx_ood_metrics_f64(hi, 0, lo, 2, 0, &m) == SMX_E_INVALID_ARG, "no ID");
