@@ -173,7 +173,15 @@ static void settle(size_t i, const char *isa, smx_tune_table *t) {
   if (have_path) (void)smx_wisdom_save(path, isa, c->cpu_hash, t); /* a read-only cache costs a recalibration */
 }
 
+/* The kernel tables' isa names are string constants: once a table is settled
+ * for one, later calls find it by its address (AUTO runs on every call, and
+ * three strcmp cost 4% of a 1Ki-column softmax). */
+static _Atomic(const char *) seen_name[NISA + 1];
+
 const smx_tune_table *smx_tune_table_for(const char *isa) {
+  for (size_t k = 0; k <= NISA; k++)
+    if (isa && atomic_load_explicit(&seen_name[k], memory_order_acquire) == isa)
+      return atomic_load_explicit(&ready[k], memory_order_relaxed);
   size_t i = 0;
   while (i < NISA && (!isa || strcmp(isa, isa_names[i]) != 0)) i++;
   const smx_tune_table *t = atomic_load_explicit(&ready[i], memory_order_acquire);
@@ -184,6 +192,9 @@ const smx_tune_table *smx_tune_table_for(const char *isa) {
     settle(i, i < NISA ? isa_names[i] : "unknown", &tables[i]);
     t = &tables[i];
     atomic_store_explicit(&ready[i], t, memory_order_release);
+    /* release: whoever finds the name finds the table (only known names: another
+     * unknown string must not find this slot) */
+    if (i < NISA && isa) atomic_store_explicit(&seen_name[i], isa, memory_order_release);
   }
   pthread_mutex_unlock(&settle_lock);
   return t;
