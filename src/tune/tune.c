@@ -28,7 +28,7 @@
 #include "tune/wisdom.h"
 
 /* wall time a calibration may take (the contract is well under 0.5 s) */
-#define CALIBRATION_BUDGET_S 0.25
+#define CALIBRATION_BUDGET_S 0.2
 
 void smx_tune_model(const smx_cpu_caches *c, const char *isa, smx_tune_table *t) {
   memset(t, 0, sizeof *t);
