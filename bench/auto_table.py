@@ -7,8 +7,10 @@
 Runs `smx_bench --smx-only --csv` RUNS times per kernel set (SMX_MAX_ISA),
 takes each contender's median time over the runs, and prints one Markdown
 table per kernel set: per case, thread count and op, the median ns/element
-of AUTO and of the three fixed algorithms, and AUTO / best fixed. A ratio
-above 1.05 is marked. --out keeps the CSV files; --csv-only reads CSV files
+of AUTO and of the three fixed algorithms, AUTO / best fixed (a ratio above
+1.05 is marked), and chosen / best: the median of the fixed algorithm AUTO
+chose over the best one's, which is 1 where AUTO chose the fastest and is
+free of the noise between AUTO's own repetitions and its twin's. --out keeps the CSV files; --csv-only reads CSV files
 already made (--csv-only DIR) instead of running the benchmark.
 """
 import argparse
@@ -29,6 +31,7 @@ OPS = [
 
 def read_runs(files):
     times = {}  # (case, threads, contender) -> [ns/elem]
+    chose = {}  # (case, threads, auto contender) -> the algorithm AUTO chose
     order = []
     for f in files:
         with open(f, newline="") as fh:
@@ -39,14 +42,16 @@ def read_runs(files):
                 if (row["case"], int(row["threads"])) not in order:
                     order.append((row["case"], int(row["threads"])))
                 times.setdefault(key, []).append(float(row["ns_per_elem"]))
-    return times, order
+                if row.get("algo"):
+                    chose[key] = row["algo"]
+    return times, order, chose
 
 
 def table(isa, files):
-    times, order = read_runs(files)
+    times, order, chose = read_runs(files)
     print(f"\n### {isa} ({len(files)} runs, median ns/element)\n")
-    print("| case | thr | op | auto | three-pass | two-pass | online | auto/best |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|")
+    print("| case | thr | op | auto (chose) | three-pass | two-pass | online | auto/best | chosen/best |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
     worst = 0.0
     for case, thr in order:
         for op, auto, fixed in OPS:
@@ -61,7 +66,10 @@ def table(isa, files):
             worst = max(worst, r)
             cells = [f"**{v:.4f}**" if v == best else f"{v:.4f}" for v in fm]
             mark = " OVER" if r > 1.05 else ""
-            print(f"| {case} | {thr} | {op} | {am:.4f} | {' | '.join(cells)} | {r:.3f}{mark} |")
+            c = chose.get((case, thr, auto), "")
+            names = ["three-pass", "two-pass", "online"]
+            cr = f"{fm[names.index(c)] / best:.3f}" if c in names else "-"
+            print(f"| {case} | {thr} | {op} | {am:.4f} ({c}) | {' | '.join(cells)} | {r:.3f}{mark} | {cr} |")
     print(f"\nworst auto/best: {worst:.3f}")
     return worst
 

@@ -259,7 +259,7 @@ static const struct {
   int op;
   int peer;     /* this contender is a peer of that kind          */
   int compare;  /* whose peer it is compared with (PEER_NONE: -)  */
-  smx_algo algo;
+  smx_algo algo; /* smx contenders only */
 } contenders[C_COUNT] = {
   [C_SMX_AUTO] = {"smx-auto", OP_SOFTMAX, PEER_NONE, PEER_SOFTMAX, SMX_ALGO_AUTO},
   [C_SMX_THREE_PASS] = {"smx-three-pass", OP_SOFTMAX, PEER_NONE, PEER_SOFTMAX, SMX_ALGO_THREE_PASS},
@@ -273,10 +273,10 @@ static const struct {
   [C_SMX_LSE_THREE_PASS] = {"smx-lse-three-pass", OP_LSE, PEER_NONE, PEER_NONE, SMX_ALGO_THREE_PASS},
   [C_SMX_LSE_TWO_PASS] = {"smx-lse-two-pass", OP_LSE, PEER_NONE, PEER_NONE, SMX_ALGO_TWO_PASS},
   [C_SMX_LSE_ONLINE] = {"smx-lse-online", OP_LSE, PEER_NONE, PEER_NONE, SMX_ALGO_ONLINE},
-  [C_PLAIN] = {"plain-c", OP_SOFTMAX, PEER_NONE, PEER_SOFTMAX},
-  [C_DNNL] = {"onednn", OP_SOFTMAX, PEER_SOFTMAX, PEER_SOFTMAX},
-  [C_DNNL_LOG] = {"onednn-log-softmax", OP_LOG_SOFTMAX, PEER_LOG_SOFTMAX, PEER_LOG_SOFTMAX},
-  [C_XNNPACK] = {"xnnpack", OP_SOFTMAX, PEER_SOFTMAX, PEER_SOFTMAX},
+  [C_PLAIN] = {"plain-c", OP_SOFTMAX, PEER_NONE, PEER_SOFTMAX, SMX_ALGO_AUTO /* unused */},
+  [C_DNNL] = {"onednn", OP_SOFTMAX, PEER_SOFTMAX, PEER_SOFTMAX, SMX_ALGO_AUTO},
+  [C_DNNL_LOG] = {"onednn-log-softmax", OP_LOG_SOFTMAX, PEER_LOG_SOFTMAX, PEER_LOG_SOFTMAX, SMX_ALGO_AUTO},
+  [C_XNNPACK] = {"xnnpack", OP_SOFTMAX, PEER_SOFTMAX, PEER_SOFTMAX, SMX_ALGO_AUTO},
 };
 
 typedef struct run_ctx {
@@ -509,7 +509,8 @@ static void measure_group(run_ctx *c, const int *ids, int n, double target_s, in
   int bad[GROUP_MAX] = {0};
   double w0 = now_s(), c0 = cpu_s(), m0 = machine_busy_s();
   for (int q = 0; q < reps; q++) {
-    for (int k = 0; k < n; k++) {
+    for (int j = 0; j < n; j++) {
+      int k = (j + q) % n; /* each round starts with the next one: no contender always follows the same one */
       if (!live[k]) continue;
       double t0 = now_s();
       for (long i = 0; i < inner[k]; i++) bad[k] |= run_once(c, ids[k]);
@@ -793,6 +794,17 @@ static void print_auto_ratio(const bench_case *bc, int threads, const result *re
   printf("\n");
 }
 
+/* The algorithm a contender ran ("" for the peers): AUTO's is the one it chose. */
+static const char *algo_of(const bench_case *bc, int id) {
+  static const char *const algo_name[4] = {"auto", "three-pass", "two-pass", "online"};
+  static const smx_op tune_op[3] = {SMX_OP_SOFTMAX, SMX_OP_LOG_SOFTMAX, SMX_OP_LOGSUMEXP};
+  if (id > C_SMX_LAST) return "";
+  smx_algo a = contenders[id].algo;
+  if (a == SMX_ALGO_AUTO)
+    a = smx_tune_pick_f32(smx_tune_table_for(smx_isa()), tune_op[contenders[id].op], bc->rows, bc->cols);
+  return algo_name[a];
+}
+
 static void print_block(const bench_case *bc, int threads, const run_ctx *c, const result *res, double roof) {
   double elems = (double)bc->rows * (double)bc->cols;
   double best[3] = {0, 0, 0};
@@ -807,7 +819,7 @@ static void print_block(const bench_case *bc, int threads, const run_ctx *c, con
     char ns[32], gb[32], ratio[32], frac[32];
     if (!res[id].valid) {
       printf("%-18s %3d  %-20s %10s\n", bc->name, threads, contenders[id].name, "FAILED");
-      if (csv) fprintf(csv, "%s,%d,%s,,,,,%zu,%zu,,,\n", bc->name, threads, contenders[id].name, bc->rows, bc->cols);
+      if (csv) fprintf(csv, "%s,%d,%s,,,,,%zu,%zu,,,,\n", bc->name, threads, contenders[id].name, bc->rows, bc->cols);
       continue;
     }
     double t = res[id].t;
@@ -830,9 +842,9 @@ static void print_block(const bench_case *bc, int threads, const run_ctx *c, con
     }
     printf("\n");
     if (csv)
-      fprintf(csv, "%s,%d,%s,%.6f,%.4f,%s,%s,%zu,%zu,%d,%.9g,%s\n", bc->name, threads, contenders[id].name,
+      fprintf(csv, "%s,%d,%s,%.6f,%.4f,%s,%s,%zu,%zu,%d,%.9g,%s,%s\n", bc->name, threads, contenders[id].name,
               t * 1e9 / elems, gbps, have_ratio ? ratio : "", roof > 0 ? frac : "", bc->rows, bc->cols,
-              res[id].reps, t, have_ratio ? best_name[cmp] : "");
+              res[id].reps, t, have_ratio ? best_name[cmp] : "", algo_of(bc, id));
   }
   print_auto_ratio(bc, threads, res);
   fflush(stdout);
@@ -926,7 +938,7 @@ int main(int argc, char **argv) {
     csv = fopen(csv_path, "w");
     if (!csv) { fprintf(stderr, "smx_bench: cannot open %s: %s\n", csv_path, strerror(errno)); return 1; }
     fprintf(csv, "case,threads,contender,ns_per_elem,gb_per_s,ratio_vs_best_peer,roof_fraction,"
-                 "rows,cols,reps,median_s,peer\n");
+                 "rows,cols,reps,median_s,peer,algo\n");
   }
 
   printf("smx_bench: smx %s, ISA %s, %d online CPUs%s\n", smx_version_string(), smx_isa(), online_cpus(),

@@ -208,9 +208,11 @@ static void print_auto(void) {
   bytes_str(b, sizeof b, c->l2);
   bytes_str(d, sizeof d, c->l3);
   bytes_str(e, sizeof e, c->l3_per_cpu);
-  printf("caches (%s): L1d %s, L2 %s, L3 %s shared by %u CPUs (%s each)\n", c->source, a, b, d, c->l3_sharing, e);
+  printf("caches (%s): L1d %s, L2 %s, L3 %s shared by %u CPUs (%s each)\n", c->source, a, b, d, c->l3_sharing,
+         e);
   char path[4096];
-  if (cfg->enabled && smx_tune_wisdom_path(smx_isa(), path, sizeof path, 0) == 0) printf("wisdom: on, %s\n", path);
+  if (cfg->enabled && smx_tune_wisdom_path(smx_isa(), path, sizeof path, 0) == 0)
+    printf("wisdom: on, %s\n", path);
   else if (cfg->enabled) printf("wisdom: on, no file (no HOME)\n");
   else printf("wisdom: off%s\n", cfg->disabled_by_env ? " (SMX_NO_WISDOM)" : " (SMX_WISDOM=1 turns it on)");
   const smx_tune_table *t = smx_tune_table_for(smx_isa());
@@ -234,7 +236,7 @@ static void print_auto(void) {
 }
 
 int smx_cmd_info(int argc, char **argv) {
-  static const char *lv[] = { "scalar", "avx2", "avx512" };
+  static const char *lv[] = { "scalar", "avx2", "avx512", "neon" };
   (void)argc;
   (void)argv;
   printf("smx %s\nkernels in use: %s\ncpu supports: %s\n", smx_version_string(), smx_isa(), lv[smx_cpu_isa()]);

@@ -90,7 +90,9 @@ static int calibrate_rule(bufs *b, size_t cap_cols, int lse, size_t base, size_t
     double t3, t2;
     if (time_point(b, lse, cols[i], deadline, &t3, &t2) != 0) return -1;
     wins[i] = t2 < WIN * t3;
-    if (getenv("SMX_TUNE_DEBUG")) fprintf(stderr, "calib %s cols %zu: 3p %.3f 2p %.3f ns/elem\n", lse ? "lse" : "softmax", cols[i], t3 * 1e9 / (double)cols[i], t2 * 1e9 / (double)cols[i]);
+    if (getenv("SMX_TUNE_DEBUG"))
+      fprintf(stderr, "smx calibration: %s, %zu columns: three-pass %.3f, two-pass %.3f ns/element\n",
+              lse ? "logsumexp" : "softmax", cols[i], t3 * 1e9 / (double)cols[i], t2 * 1e9 / (double)cols[i]);
   }
   int first = n; /* two-pass wins at every tested size from here on */
   while (first > 0 && wins[first - 1]) first--;

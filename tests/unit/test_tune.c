@@ -213,7 +213,8 @@ static void test_calibration(void) {
   CHECK(dc < 0.3, "the calibration took %.3f s of CPU", dc);
   CHECK(dt < 2.0, "the calibration took %.3f s", dt);
   CHECK(measured >= 0 && measured <= 2, "%d", measured);
-  CHECK(t.softmax_ws == SMX_TUNE_NEVER || (t.softmax_ws >= centre.softmax_ws / 8 && t.softmax_ws <= 4 * centre.softmax_ws),
+  CHECK(t.softmax_ws == SMX_TUNE_NEVER ||
+            (t.softmax_ws >= centre.softmax_ws / 8 && t.softmax_ws <= 4 * centre.softmax_ws),
         "softmax crossover %zu", t.softmax_ws);
   CHECK(t.lse_ws == SMX_TUNE_NEVER || (t.lse_ws >= centre.lse_ws / 8 && t.lse_ws <= 4 * centre.lse_ws),
         "lse crossover %zu", t.lse_ws);
