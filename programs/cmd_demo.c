@@ -221,15 +221,16 @@ static void print_auto(void) {
   printf("auto (%s", smx_tune_source_name(t->source));
   if (t->source == SMX_TUNE_CALIBRATED) printf(", %.0f ms", t->calib_s * 1e3);
   if (t->softmax_ws == SMX_TUNE_NEVER && t->lse_ws == SMX_TUNE_NEVER && t->batch_row == SMX_TUNE_NEVER &&
-      t->f64_row == SMX_TUNE_NEVER) {
+      t->lse_batch_row == SMX_TUNE_NEVER && t->f64_row == SMX_TUNE_NEVER) {
     printf("): three-pass at every size\n");
     return;
   }
   printf("): two-pass when a row's x+y exceeds %s (softmax, log-softmax), its x exceeds %s (logsumexp)", a, b);
-  if (t->batch_row != SMX_TUNE_NEVER) {
-    bytes_str(a, sizeof a, t->batch_row);
-    bytes_str(b, sizeof b, t->batch_total);
-    printf(",\n  or rows of x >= %s in batches of x >= %s", a, b);
+  if (t->batch_row != SMX_TUNE_NEVER || t->lse_batch_row != SMX_TUNE_NEVER) {
+    int lse_only = t->batch_row == SMX_TUNE_NEVER;
+    bytes_str(a, sizeof a, lse_only ? t->lse_batch_row : t->batch_row);
+    bytes_str(b, sizeof b, lse_only ? t->lse_batch_total : t->batch_total);
+    printf(",\n  or%s rows of x >= %s in batches of x >= %s", lse_only ? " (logsumexp)" : "", a, b);
   }
   bytes_str(a, sizeof a, t->f64_row);
   printf("; f64 log-softmax and logsumexp: rows of x >= %s\n", a);

@@ -7,6 +7,8 @@
  *   f32 log-sum-exp           two-pass above 256Ki columns:    x =  1 MiB = L2
  *   f32 batches               rows of 16Ki columns or more:    x = 64 KiB = 2 L1d,
  *                             4Mi elements or more:            x = 16 MiB = L3 / 2
+ *   f32 log-sum-exp, AVX2     two-pass from 4Mi columns (x = 16 MiB), three-pass at 256Ki
+ *                             (1 MiB) by 25%: above L3 / 4; batches as above
  *   f64 log-softmax, lse      rows of 256Ki columns or more:   x =  2 MiB = 2 L2
  *   f64 batches               rows of 16Ki columns:            x = 128 KiB = 4 L1d,
  *                             4Mi elements:                    x = 32 MiB = L3
@@ -33,17 +35,26 @@
 void smx_tune_model(const smx_cpu_caches *c, const char *isa, smx_tune_table *t) {
   memset(t, 0, sizeof *t);
   t->source = SMX_TUNE_MODEL;
-  if (!isa || strcmp(isa, "avx512") != 0) {
+  int avx512 = isa && strcmp(isa, "avx512") == 0, avx2 = isa && strcmp(isa, "avx2") == 0;
+  if (!avx512) {
     /* Scalar, AVX2 and NEON kernels stay bound by arithmetic out of cache (the
-     * AVX2 two-pass rebuilds 2^n in integer lanes twice per vector). */
+     * AVX2 two-pass rebuilds 2^n in integer lanes twice per vector)... */
     t->softmax_ws = t->lse_ws = t->batch_row = t->batch_total = SMX_TUNE_NEVER;
+    t->lse_batch_row = t->lse_batch_total = SMX_TUNE_NEVER;
     t->f64_row = t->f64_batch_row = t->f64_batch_total = SMX_TUNE_NEVER;
+    if (avx2) {
+      /* ...except AVX2 log-sum-exp, which writes no y: once x is far out of
+       * cache, three-pass reads it twice from memory and two-pass once. */
+      t->lse_ws = c->l3 / 4;
+      t->lse_batch_row = 2 * c->l1d;
+      t->lse_batch_total = c->l3 / 2;
+    }
     return;
   }
   t->softmax_ws = c->l3 / 4;
   t->lse_ws = c->l2;
-  t->batch_row = 2 * c->l1d;
-  t->batch_total = c->l3 / 2;
+  t->batch_row = t->lse_batch_row = 2 * c->l1d;
+  t->batch_total = t->lse_batch_total = c->l3 / 2;
   t->f64_row = 2 * c->l2;
   t->f64_batch_row = 4 * c->l1d;
   t->f64_batch_total = c->l3;
@@ -61,7 +72,9 @@ smx_algo smx_tune_pick_f32(const smx_tune_table *t, smx_op op, size_t rows, size
     return SMX_ALGO_TWO_PASS;
   /* a batch far larger than the caches: long rows are read twice from L2
    * (two-pass) rather than writing y and reading it back (three-pass) */
-  if (at_least(x_row, t->batch_row) && at_least(mul_sat(x_row, rows), t->batch_total)) return SMX_ALGO_TWO_PASS;
+  size_t brow = op == SMX_OP_LOGSUMEXP ? t->lse_batch_row : t->batch_row;
+  size_t btotal = op == SMX_OP_LOGSUMEXP ? t->lse_batch_total : t->batch_total;
+  if (at_least(x_row, brow) && at_least(mul_sat(x_row, rows), btotal)) return SMX_ALGO_TWO_PASS;
   return SMX_ALGO_THREE_PASS;
 }
 

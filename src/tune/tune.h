@@ -22,8 +22,9 @@ typedef struct smx_tune_table {
   /* f32 kernels (f16 / bf16 rows are counted as f32 rows, 4 bytes a column) */
   size_t softmax_ws;  /* softmax, log-softmax: two-pass when a row's x + y bytes exceed this */
   size_t lse_ws;      /* log-sum-exp: two-pass when a row's x bytes exceed this            */
-  size_t batch_row;   /* any op: two-pass when a row's x bytes are at least this ...       */
-  size_t batch_total; /* ... and all rows' x bytes at least this                           */
+  size_t batch_row;   /* softmax, log-softmax: two-pass when a row's x bytes are at least this ... */
+  size_t batch_total; /* ... and all rows' x bytes at least this                                   */
+  size_t lse_batch_row, lse_batch_total; /* the same for log-sum-exp                               */
   /* f64 log-softmax and log-sum-exp (f64 softmax is three-pass at every size) */
   size_t f64_row;         /* two-pass when a row's x bytes are at least this */
   size_t f64_batch_row;   /* or a row's x bytes at least this ...            */
@@ -33,8 +34,9 @@ typedef struct smx_tune_table {
 } smx_tune_table;
 
 /* The cache model for kernel set `isa`: the development machine's measured
- * crossovers divided by its cache sizes, times this CPU's. Two-pass only ever
- * won with AVX-512 kernels, so for other kernel sets every crossover is NEVER. */
+ * crossovers divided by its cache sizes, times this CPU's. With AVX2 kernels
+ * two-pass won only for log-sum-exp out of cache, and with the scalar and NEON
+ * kernels it is not known to win: their other crossovers are NEVER. */
 void smx_tune_model(const smx_cpu_caches *c, const char *isa, smx_tune_table *t);
 
 /* The table AUTO uses for kernel set `isa`: the model, or the model with the

@@ -80,12 +80,21 @@ static void test_model(void) {
   }
   CHECK(diff == 0, "%ld choices differ from the measured crossovers on the development machine's caches", diff);
 
-  /* other kernel sets: three-pass at every size */
+  /* other kernel sets: three-pass at every size, but for AVX2 log-sum-exp out of cache */
   static const char *const others[] = {"avx2", "scalar", "neon", "unknown"};
   for (int i = 0; i < 4; i++) {
     smx_tune_model(&c, others[i], &t);
-    CHECK(smx_tune_pick_f32(&t, SMX_OP_SOFTMAX, 1, (size_t)1 << 26) == SMX_ALGO_THREE_PASS, "%s", others[i]);
-    CHECK(smx_tune_pick_f32(&t, SMX_OP_LOGSUMEXP, 4096, 32000) == SMX_ALGO_THREE_PASS, "%s", others[i]);
+    smx_algo lse_far = i == 0 ? SMX_ALGO_TWO_PASS : SMX_ALGO_THREE_PASS;
+    for (int o = 0; o < 2; o++) {
+      CHECK(smx_tune_pick_f32(&t, ops[o], 1, (size_t)1 << 26) == SMX_ALGO_THREE_PASS, "%s", others[i]);
+      CHECK(smx_tune_pick_f32(&t, ops[o], 4096, 32000) == SMX_ALGO_THREE_PASS, "%s", others[i]);
+    }
+    CHECK(smx_tune_pick_f32(&t, SMX_OP_LOGSUMEXP, 1, (size_t)1 << 26) == lse_far, "%s", others[i]);
+    CHECK(smx_tune_pick_f32(&t, SMX_OP_LOGSUMEXP, 1, (size_t)4 << 20) == lse_far, "%s", others[i]);
+    CHECK(smx_tune_pick_f32(&t, SMX_OP_LOGSUMEXP, 4096, 32000) == lse_far, "%s", others[i]);
+    CHECK(smx_tune_pick_f32(&t, SMX_OP_LOGSUMEXP, 512, 256000) == lse_far, "%s", others[i]);
+    CHECK(smx_tune_pick_f32(&t, SMX_OP_LOGSUMEXP, 1, (size_t)256 << 10) == SMX_ALGO_THREE_PASS, "%s", others[i]);
+    CHECK(smx_tune_pick_f32(&t, SMX_OP_LOGSUMEXP, 65536, 1000) == SMX_ALGO_THREE_PASS, "%s", others[i]);
     CHECK(smx_tune_pick_f64(&t, SMX_OP_LOGSUMEXP, 1, (size_t)1 << 26) == SMX_ALGO_THREE_PASS, "%s", others[i]);
   }
 
