@@ -225,7 +225,8 @@ static void print_auto(void) {
     printf("): three-pass at every size\n");
     return;
   }
-  printf("): two-pass when a row's x+y exceeds %s (softmax, log-softmax), its x exceeds %s (logsumexp)", a, b);
+  printf("): two-pass when a row's x+y exceeds %s (softmax, log-softmax), its x exceeds %s (logsumexp%s)", a, b,
+         t->lse_far == SMX_ALGO_ONLINE ? ": online" : "");
   if (t->batch_row != SMX_TUNE_NEVER || t->lse_batch_row != SMX_TUNE_NEVER) {
     int lse_only = t->batch_row == SMX_TUNE_NEVER;
     bytes_str(a, sizeof a, lse_only ? t->lse_batch_row : t->batch_row);

@@ -25,6 +25,7 @@ typedef struct smx_tune_table {
   size_t batch_row;   /* softmax, log-softmax: two-pass when a row's x bytes are at least this ... */
   size_t batch_total; /* ... and all rows' x bytes at least this                                   */
   size_t lse_batch_row, lse_batch_total; /* the same for log-sum-exp                               */
+  smx_algo lse_far;   /* what log-sum-exp takes past its crossovers: two-pass, or online (AVX2)     */
   /* f64 log-softmax and log-sum-exp (f64 softmax is three-pass at every size) */
   size_t f64_row;         /* two-pass when a row's x bytes are at least this */
   size_t f64_batch_row;   /* or a row's x bytes at least this ...            */

@@ -84,7 +84,7 @@ static void test_model(void) {
   static const char *const others[] = {"avx2", "scalar", "neon", "unknown"};
   for (int i = 0; i < 4; i++) {
     smx_tune_model(&c, others[i], &t);
-    smx_algo lse_far = i == 0 ? SMX_ALGO_TWO_PASS : SMX_ALGO_THREE_PASS;
+    smx_algo lse_far = i == 0 ? SMX_ALGO_ONLINE : SMX_ALGO_THREE_PASS;
     for (int o = 0; o < 2; o++) {
       CHECK(smx_tune_pick_f32(&t, ops[o], 1, (size_t)1 << 26) == SMX_ALGO_THREE_PASS, "%s", others[i]);
       CHECK(smx_tune_pick_f32(&t, ops[o], 4096, 32000) == SMX_ALGO_THREE_PASS, "%s", others[i]);
