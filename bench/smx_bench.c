@@ -24,6 +24,12 @@
  *             the best peer). smx log-softmax is compared with oneDNN
  *             log-softmax instead (XNNPACK has none); log-sum-exp has no peer.
  *   roof      GB/s / the 2R1W roof GB/s measured for that thread count.
+ * After each block, one "auto/best" line: per op (softmax, log-softmax,
+ * log-sum-exp), AUTO's median time over the fastest fixed algorithm's, the
+ * algorithm AUTO chose and the fastest one; OVER marks a ratio above 1.05.
+ * AUTO and the algorithm it chose run the same code, so on a quiet machine
+ * that ratio is 1 within the noise; it exceeds 1 where AUTO chose another.
+ * --smx-only measures smx's algorithms alone (no peers, no roof), for that.
  *
  * The roof (c[i] = a[i] + b[i] over three arrays of 64Mi floats, split across
  * T pthreads, median of several repetitions) is measured first and used for
@@ -67,6 +73,8 @@
 #include <unistd.h>
 
 #include <smx/smx.h>
+
+#include "tune/tune.h" /* the algorithm AUTO chooses, for the auto/best lines */
 
 #ifdef SMX_BENCH_HAVE_DNNL
 #  include <oneapi/dnnl/dnnl.h>
@@ -234,28 +242,41 @@ static int lookup_case(const char *name, bench_case *c) {
 enum { OP_SOFTMAX, OP_LOG_SOFTMAX, OP_LSE };
 enum { PEER_NONE, PEER_SOFTMAX, PEER_LOG_SOFTMAX };
 
+/* Every smx contender (up to C_SMX_LAST) is one op with one algorithm: each
+ * op's AUTO is printed next to its three fixed algorithms, and the block ends
+ * with AUTO's time over the fastest fixed one's per op ("auto/best"). */
 enum {
   C_SMX_AUTO, C_SMX_THREE_PASS, C_SMX_TWO_PASS, C_SMX_ONLINE,
-  C_SMX_LOG_SOFTMAX, C_SMX_LSE, C_PLAIN, C_DNNL, C_DNNL_LOG, C_XNNPACK,
+  C_SMX_LOG_SOFTMAX, C_SMX_LOG_THREE_PASS, C_SMX_LOG_TWO_PASS, C_SMX_LOG_ONLINE,
+  C_SMX_LSE, C_SMX_LSE_THREE_PASS, C_SMX_LSE_TWO_PASS, C_SMX_LSE_ONLINE,
+  C_PLAIN, C_DNNL, C_DNNL_LOG, C_XNNPACK,
   C_COUNT
 };
+#define C_SMX_LAST C_SMX_LSE_ONLINE
 
 static const struct {
   const char *name;
   int op;
   int peer;     /* this contender is a peer of that kind          */
   int compare;  /* whose peer it is compared with (PEER_NONE: -)  */
+  smx_algo algo; /* smx contenders only */
 } contenders[C_COUNT] = {
-  [C_SMX_AUTO] = {"smx-auto", OP_SOFTMAX, PEER_NONE, PEER_SOFTMAX},
-  [C_SMX_THREE_PASS] = {"smx-three-pass", OP_SOFTMAX, PEER_NONE, PEER_SOFTMAX},
-  [C_SMX_TWO_PASS] = {"smx-two-pass", OP_SOFTMAX, PEER_NONE, PEER_SOFTMAX},
-  [C_SMX_ONLINE] = {"smx-online", OP_SOFTMAX, PEER_NONE, PEER_SOFTMAX},
-  [C_SMX_LOG_SOFTMAX] = {"smx-log-softmax", OP_LOG_SOFTMAX, PEER_NONE, PEER_LOG_SOFTMAX},
-  [C_SMX_LSE] = {"smx-logsumexp", OP_LSE, PEER_NONE, PEER_NONE},
-  [C_PLAIN] = {"plain-c", OP_SOFTMAX, PEER_NONE, PEER_SOFTMAX},
-  [C_DNNL] = {"onednn", OP_SOFTMAX, PEER_SOFTMAX, PEER_SOFTMAX},
-  [C_DNNL_LOG] = {"onednn-log-softmax", OP_LOG_SOFTMAX, PEER_LOG_SOFTMAX, PEER_LOG_SOFTMAX},
-  [C_XNNPACK] = {"xnnpack", OP_SOFTMAX, PEER_SOFTMAX, PEER_SOFTMAX},
+  [C_SMX_AUTO] = {"smx-auto", OP_SOFTMAX, PEER_NONE, PEER_SOFTMAX, SMX_ALGO_AUTO},
+  [C_SMX_THREE_PASS] = {"smx-three-pass", OP_SOFTMAX, PEER_NONE, PEER_SOFTMAX, SMX_ALGO_THREE_PASS},
+  [C_SMX_TWO_PASS] = {"smx-two-pass", OP_SOFTMAX, PEER_NONE, PEER_SOFTMAX, SMX_ALGO_TWO_PASS},
+  [C_SMX_ONLINE] = {"smx-online", OP_SOFTMAX, PEER_NONE, PEER_SOFTMAX, SMX_ALGO_ONLINE},
+  [C_SMX_LOG_SOFTMAX] = {"smx-log-softmax", OP_LOG_SOFTMAX, PEER_NONE, PEER_LOG_SOFTMAX, SMX_ALGO_AUTO},
+  [C_SMX_LOG_THREE_PASS] = {"smx-log-three-pass", OP_LOG_SOFTMAX, PEER_NONE, PEER_LOG_SOFTMAX, SMX_ALGO_THREE_PASS},
+  [C_SMX_LOG_TWO_PASS] = {"smx-log-two-pass", OP_LOG_SOFTMAX, PEER_NONE, PEER_LOG_SOFTMAX, SMX_ALGO_TWO_PASS},
+  [C_SMX_LOG_ONLINE] = {"smx-log-online", OP_LOG_SOFTMAX, PEER_NONE, PEER_LOG_SOFTMAX, SMX_ALGO_ONLINE},
+  [C_SMX_LSE] = {"smx-logsumexp", OP_LSE, PEER_NONE, PEER_NONE, SMX_ALGO_AUTO},
+  [C_SMX_LSE_THREE_PASS] = {"smx-lse-three-pass", OP_LSE, PEER_NONE, PEER_NONE, SMX_ALGO_THREE_PASS},
+  [C_SMX_LSE_TWO_PASS] = {"smx-lse-two-pass", OP_LSE, PEER_NONE, PEER_NONE, SMX_ALGO_TWO_PASS},
+  [C_SMX_LSE_ONLINE] = {"smx-lse-online", OP_LSE, PEER_NONE, PEER_NONE, SMX_ALGO_ONLINE},
+  [C_PLAIN] = {"plain-c", OP_SOFTMAX, PEER_NONE, PEER_SOFTMAX, SMX_ALGO_AUTO /* unused */},
+  [C_DNNL] = {"onednn", OP_SOFTMAX, PEER_SOFTMAX, PEER_SOFTMAX, SMX_ALGO_AUTO},
+  [C_DNNL_LOG] = {"onednn-log-softmax", OP_LOG_SOFTMAX, PEER_LOG_SOFTMAX, PEER_LOG_SOFTMAX, SMX_ALGO_AUTO},
+  [C_XNNPACK] = {"xnnpack", OP_SOFTMAX, PEER_SOFTMAX, PEER_SOFTMAX, SMX_ALGO_AUTO},
 };
 
 typedef struct run_ctx {
@@ -309,15 +330,18 @@ static int run_once(run_ctx *c, int id) {
   smx_options o;
   memset(&o, 0, sizeof o);
   o.threads = c->threads;
+  if (id <= C_SMX_LAST) {
+    o.algo = contenders[id].algo;
+    smx_status st;
+    if (contenders[id].op == OP_SOFTMAX)
+      st = smx_softmax_rows_f32(c->x, c->cols, c->y, c->cols, c->rows, c->cols, &o);
+    else if (contenders[id].op == OP_LOG_SOFTMAX)
+      st = smx_log_softmax_rows_f32(c->x, c->cols, c->y, c->cols, c->rows, c->cols, &o);
+    else
+      st = smx_logsumexp_rows_f32(c->x, c->cols, c->lse, c->rows, c->cols, &o);
+    return st == SMX_OK ? 0 : -1;
+  }
   switch (id) {
-  case C_SMX_AUTO: o.algo = SMX_ALGO_AUTO; break;
-  case C_SMX_THREE_PASS: o.algo = SMX_ALGO_THREE_PASS; break;
-  case C_SMX_TWO_PASS: o.algo = SMX_ALGO_TWO_PASS; break;
-  case C_SMX_ONLINE: o.algo = SMX_ALGO_ONLINE; break;
-  case C_SMX_LOG_SOFTMAX:
-    return smx_log_softmax_rows_f32(c->x, c->cols, c->y, c->cols, c->rows, c->cols, &o) == SMX_OK ? 0 : -1;
-  case C_SMX_LSE:
-    return smx_logsumexp_rows_f32(c->x, c->cols, c->lse, c->rows, c->cols, &o) == SMX_OK ? 0 : -1;
   case C_PLAIN:
     plain_softmax_rows(c->x, c->y, c->rows, c->cols);
     return 0;
@@ -330,7 +354,6 @@ static int run_once(run_ctx *c, int id) {
 #endif
   default: return -1;
   }
-  return smx_softmax_rows_f32(c->x, c->cols, c->y, c->cols, c->rows, c->cols, &o) == SMX_OK ? 0 : -1;
 }
 
 /* ---------------------------------------------------------- output check */
@@ -442,6 +465,71 @@ static int measure(run_ctx *c, int id, double target_s, int fixed_reps, result *
   r->inner = inner;
   r->reps = reps;
   return 0;
+}
+
+/* Like measure(), for one op's AUTO and fixed algorithms together: their
+ * repetitions take turns, so that a disturbance from other processes falls on
+ * all of them alike and AUTO's time over the best fixed one's is fair. */
+#define GROUP_MAX 4
+static void measure_group(run_ctx *c, const int *ids, int n, double target_s, int fixed_reps, result *res) {
+  long inner[GROUP_MAX];
+  double rep_t = 0.0;
+  int live[GROUP_MAX];
+  for (int k = 0; k < n; k++) {
+    result *r = &res[ids[k]];
+    memset(r, 0, sizeof *r);
+    live[k] = 0;
+    poison_checked(c, contenders[ids[k]].op);
+    if (run_once(c, ids[k]) != 0) continue; /* warm-up */
+    r->dev = check_output(c, contenders[ids[k]].op);
+    long in = 1;
+    double t;
+    for (;;) {
+      double t0 = now_s();
+      int bad = 0;
+      for (long i = 0; i < in; i++) bad |= run_once(c, ids[k]);
+      t = now_s() - t0;
+      if (bad) break;
+      if (t >= MIN_REP_S || in >= (1L << 22)) break;
+      long grow = t > 0 ? (long)(MIN_REP_S / t * 1.25) + 1 : 16;
+      in *= grow < 2 ? 2 : (grow > 1024 ? 1024 : grow);
+    }
+    inner[k] = in;
+    live[k] = 1;
+    rep_t += t;
+  }
+  int reps = fixed_reps;
+  if (reps <= 0) {
+    /* each contender gets about target_s, as with measure() */
+    double want = rep_t > 0 ? ceil(target_s * n / rep_t) : MIN_REPS;
+    reps = want < MIN_REPS ? MIN_REPS : (want > MAX_REPS ? MAX_REPS : (int)want);
+  }
+  double *times = malloc((size_t)reps * (size_t)n * sizeof *times);
+  if (!times) return;
+  int bad[GROUP_MAX] = {0};
+  double w0 = now_s(), c0 = cpu_s(), m0 = machine_busy_s();
+  for (int q = 0; q < reps; q++) {
+    for (int j = 0; j < n; j++) {
+      int k = (j + q) % n; /* each round starts with the next one: no contender always follows the same one */
+      if (!live[k]) continue;
+      double t0 = now_s();
+      for (long i = 0; i < inner[k]; i++) bad[k] |= run_once(c, ids[k]);
+      times[(size_t)k * (size_t)reps + (size_t)q] = (now_s() - t0) / (double)inner[k];
+    }
+  }
+  double wall = now_s() - w0;
+  double own = cpu_s() - c0, m1 = machine_busy_s();
+  for (int k = 0; k < n; k++) {
+    result *r = &res[ids[k]];
+    if (!live[k] || bad[k]) continue;
+    r->cpu = wall > 0 ? own / wall : 0.0;
+    r->other = others_cpus(m0, m1, own, wall);
+    r->t = median(times + (size_t)k * (size_t)reps, (size_t)reps);
+    r->valid = 1;
+    r->inner = inner[k];
+    r->reps = reps;
+  }
+  free(times);
 }
 
 /* ----------------------------------------------------------- 2R1W roof */
@@ -683,6 +771,40 @@ static void fmt_or_dash(char *buf, size_t n, const char *fmt, double v, int ok) 
   else snprintf(buf, n, "-");
 }
 
+/* Per op: AUTO's time over the fastest fixed algorithm's, the algorithm AUTO
+ * chose (src/tune/) and the fastest one. */
+static void print_auto_ratio(const bench_case *bc, int threads, const result *res) {
+  static const char *const op_name[3] = {"softmax", "log-softmax", "logsumexp"};
+  static const char *const algo_name[4] = {"auto", "three-pass", "two-pass", "online"};
+  static const smx_op tune_op[3] = {SMX_OP_SOFTMAX, SMX_OP_LOG_SOFTMAX, SMX_OP_LOGSUMEXP};
+  printf("%-18s %3d  auto/best:", bc->name, threads);
+  for (int op = 0; op < 3; op++) {
+    int auto_id = -1, best_id = -1;
+    for (int id = 0; id <= C_SMX_LAST; id++) {
+      if (contenders[id].op != op || !res[id].valid) continue;
+      if (contenders[id].algo == SMX_ALGO_AUTO) auto_id = id;
+      else if (best_id < 0 || res[id].t < res[best_id].t) best_id = id;
+    }
+    if (auto_id < 0 || best_id < 0) continue;
+    smx_algo chosen = smx_tune_pick_f32(smx_tune_table_for(smx_isa()), tune_op[op], bc->rows, bc->cols);
+    double r = res[auto_id].t / res[best_id].t;
+    printf("  %s %.3f (%s; best %s)%s", op_name[op], r, algo_name[chosen], algo_name[contenders[best_id].algo],
+           r > 1.05 ? " OVER" : "");
+  }
+  printf("\n");
+}
+
+/* The algorithm a contender ran ("" for the peers): AUTO's is the one it chose. */
+static const char *algo_of(const bench_case *bc, int id) {
+  static const char *const algo_name[4] = {"auto", "three-pass", "two-pass", "online"};
+  static const smx_op tune_op[3] = {SMX_OP_SOFTMAX, SMX_OP_LOG_SOFTMAX, SMX_OP_LOGSUMEXP};
+  if (id > C_SMX_LAST) return "";
+  smx_algo a = contenders[id].algo;
+  if (a == SMX_ALGO_AUTO)
+    a = smx_tune_pick_f32(smx_tune_table_for(smx_isa()), tune_op[contenders[id].op], bc->rows, bc->cols);
+  return algo_name[a];
+}
+
 static void print_block(const bench_case *bc, int threads, const run_ctx *c, const result *res, double roof) {
   double elems = (double)bc->rows * (double)bc->cols;
   double best[3] = {0, 0, 0};
@@ -697,7 +819,7 @@ static void print_block(const bench_case *bc, int threads, const run_ctx *c, con
     char ns[32], gb[32], ratio[32], frac[32];
     if (!res[id].valid) {
       printf("%-18s %3d  %-20s %10s\n", bc->name, threads, contenders[id].name, "FAILED");
-      if (csv) fprintf(csv, "%s,%d,%s,,,,,%zu,%zu,,,\n", bc->name, threads, contenders[id].name, bc->rows, bc->cols);
+      if (csv) fprintf(csv, "%s,%d,%s,,,,,%zu,%zu,,,,\n", bc->name, threads, contenders[id].name, bc->rows, bc->cols);
       continue;
     }
     double t = res[id].t;
@@ -720,10 +842,11 @@ static void print_block(const bench_case *bc, int threads, const run_ctx *c, con
     }
     printf("\n");
     if (csv)
-      fprintf(csv, "%s,%d,%s,%.6f,%.4f,%s,%s,%zu,%zu,%d,%.9g,%s\n", bc->name, threads, contenders[id].name,
+      fprintf(csv, "%s,%d,%s,%.6f,%.4f,%s,%s,%zu,%zu,%d,%.9g,%s,%s\n", bc->name, threads, contenders[id].name,
               t * 1e9 / elems, gbps, have_ratio ? ratio : "", roof > 0 ? frac : "", bc->rows, bc->cols,
-              res[id].reps, t, have_ratio ? best_name[cmp] : "");
+              res[id].reps, t, have_ratio ? best_name[cmp] : "", algo_of(bc, id));
   }
+  print_auto_ratio(bc, threads, res);
   fflush(stdout);
   if (csv) fflush(csv);
 }
@@ -732,8 +855,11 @@ static void print_block(const bench_case *bc, int threads, const run_ctx *c, con
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: smx_bench [--quick] [--cases NAME,...] [--threads 1,2] [--reps N] [--csv FILE] [--verbose]\n"
+          "usage: smx_bench [--quick] [--smx-only] [--cases NAME,...] [--threads 1,2] [--reps N] [--csv FILE]\n"
+          "                 [--verbose]\n"
           "  --quick        smaller cases and shorter timing (well under half a minute)\n"
+          "  --smx-only     smx's algorithms only: no peers, no plain C loop, no roof (AUTO against\n"
+          "                 the fixed algorithms)\n"
           "  --cases LIST   case names (below) or ROWSxCOLS, e.g. 1x16Ki,128x4000\n"
           "  --threads LIST thread counts (default 1,2)\n"
           "  --reps N       timed repetitions per contender (default: ~0.3 s, at least %d)\n"
@@ -748,7 +874,7 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-  int quick = 0, fixed_reps = 0;
+  int quick = 0, fixed_reps = 0, smx_only = 0;
   int thread_modes[MAX_THREAD_MODES] = {1, 2};
   int nmodes = 2;
   const char *cases_arg = NULL, *csv_path = NULL;
@@ -757,6 +883,7 @@ int main(int argc, char **argv) {
     const char *a = argv[i];
     int has_val = i + 1 < argc;
     if (strcmp(a, "--quick") == 0) quick = 1;
+    else if (strcmp(a, "--smx-only") == 0) smx_only = 1;
     else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) verbose = 1;
     else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) { usage(stdout); return 0; }
     else if (strcmp(a, "--cases") == 0 && has_val) cases_arg = argv[++i];
@@ -811,7 +938,7 @@ int main(int argc, char **argv) {
     csv = fopen(csv_path, "w");
     if (!csv) { fprintf(stderr, "smx_bench: cannot open %s: %s\n", csv_path, strerror(errno)); return 1; }
     fprintf(csv, "case,threads,contender,ns_per_elem,gb_per_s,ratio_vs_best_peer,roof_fraction,"
-                 "rows,cols,reps,median_s,peer\n");
+                 "rows,cols,reps,median_s,peer,algo\n");
   }
 
   printf("smx_bench: smx %s, ISA %s, %d online CPUs%s\n", smx_version_string(), smx_isa(), online_cpus(),
@@ -854,8 +981,10 @@ int main(int argc, char **argv) {
 
   /* ---- roof (measured again at the end, to show how much it drifted) */
   double roof[MAX_THREAD_MODES] = {0};
-  printf("2R1W roof (c[i] = a[i] + b[i], 3 x 64Mi floats, 12 bytes/element, median):\n");
-  if (run_roof(thread_modes, nmodes, quick ? 5 : 9, roof, NULL) != 0) return 1;
+  if (!smx_only) {
+    printf("2R1W roof (c[i] = a[i] + b[i], 3 x 64Mi floats, 12 bytes/element, median):\n");
+    if (run_roof(thread_modes, nmodes, quick ? 5 : 9, roof, NULL) != 0) return 1;
+  }
   printf("\n%-18s %3s  %-20s %10s %9s %8s %7s\n", "case", "thr", "contender", "ns/elem", "GB/s", "vs-peer", "roof");
   fflush(stdout);
 
@@ -883,16 +1012,21 @@ int main(int argc, char **argv) {
       result res[C_COUNT];
       memset(res, 0, sizeof res);
       c.threads = thread_modes[m];
-      for (int id = 0; id <= C_SMX_LSE; id++) c.avail[id] = 1;
-      c.avail[C_PLAIN] = c.threads == 1;
+      for (int id = 0; id <= C_SMX_LAST; id++) c.avail[id] = 1;
+      c.avail[C_PLAIN] = c.threads == 1 && !smx_only;
       c.avail[C_DNNL] = c.avail[C_DNNL_LOG] = c.avail[C_XNNPACK] = 0;
 #ifdef SMX_BENCH_HAVE_DNNL
-      dnnl_setup(&c);
+      if (!smx_only) dnnl_setup(&c);
 #endif
 #ifdef SMX_BENCH_HAVE_XNNPACK
-      xnn_setup(&c);
+      if (!smx_only) xnn_setup(&c);
 #endif
-      for (int id = 0; id < C_COUNT; id++)
+      /* smx: each op's AUTO and three fixed algorithms in turns (C_SMX_AUTO .. C_SMX_LAST come in fours) */
+      for (int id = 0; id <= C_SMX_LAST; id += GROUP_MAX) {
+        const int ids[GROUP_MAX] = {id, id + 1, id + 2, id + 3};
+        measure_group(&c, ids, GROUP_MAX, target_s, fixed_reps, res);
+      }
+      for (int id = C_SMX_LAST + 1; id < C_COUNT; id++)
         if (c.avail[id] && measure(&c, id, target_s, fixed_reps, &res[id]) != 0) res[id].valid = 0;
 #ifdef SMX_BENCH_HAVE_DNNL
       dnnl_teardown(&c);
@@ -915,8 +1049,10 @@ int main(int argc, char **argv) {
   if (xnn_ok) xnn_deinitialize();
 #endif
   double roof_end[MAX_THREAD_MODES] = {0};
-  printf("\n2R1W roof again at the end (fractions above use the first one):\n");
-  run_roof(thread_modes, nmodes, quick ? 5 : 9, roof_end, roof);
+  if (!smx_only) {
+    printf("\n2R1W roof again at the end (fractions above use the first one):\n");
+    run_roof(thread_modes, nmodes, quick ? 5 : 9, roof_end, roof);
+  }
   if (busy_rows)
     printf("\nnote: %d row(s) were measured while other processes used more than %.2f CPUs (BUSY): "
            "rerun them on an idle machine.\n", busy_rows, BUSY_LIMIT);

@@ -104,7 +104,8 @@ SMX_API const char *smx_status_string(smx_status s);
 
 /* ------------------------------------------------------------------ options */
 typedef enum smx_algo {
-  SMX_ALGO_AUTO = 0,        /* picks by row length and ISA, from measured crossovers (docs/crossovers.md) */
+  SMX_ALGO_AUTO = 0,        /* picks by row bytes vs the CPU's caches and ISA (docs/crossovers.md); the */
+                            /* algorithms differ in the last bits, so fix one for bit-reproducibility   */
   SMX_ALGO_THREE_PASS = 1,  /* max; exp + store + sum; scale (3 reads, 2 writes; n exps)                */
   SMX_ALGO_TWO_PASS = 2,    /* Dukhan & Ablavatski: (mantissa, exponent) sums (2 reads, 1 write)         */
   SMX_ALGO_ONLINE = 3       /* Milakov & Gimelshein: blocked running (max, sum) (2 reads, 1 write)       */

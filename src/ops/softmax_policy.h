@@ -10,7 +10,7 @@
 
 #include "core/policy.h"
 
-typedef enum smx_op { SMX_OP_SOFTMAX, SMX_OP_LOG_SOFTMAX, SMX_OP_LOGSUMEXP } smx_op;
+#include "core/op.h"
 
 extern const smx_policy smx_policy_softmax;
 extern const smx_policy smx_policy_log_softmax;
