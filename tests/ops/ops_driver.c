@@ -303,6 +303,7 @@ static void rows_form(size_t op, const family *f, const ref_ctx *c, const refs *
     memset(&cl, 0, sizeof cl);
     for (int j = 0; j < r->n_in; j++) { cl.in[j] = in[j].p; cl.ld_in[j] = ldi; }
     memset(out.p, 0xa5, ocount * oes);
+    memset(idx.p, 0xa5, R * k * sizeof(int64_t));
     cl.out = out.p;
     cl.ld_out = ldo;
     cl.idx = idx.p;
@@ -346,6 +347,7 @@ static void in_place(size_t op, const family *f, const bufs *b, const void *want
   guard alias = w.in[r->inplace];
   guard_free(w.out);
   w.out = alias;   /* the output is the input */
+  memset(w.idx.p, 0xa5, op_k(n) * sizeof(int64_t));
   smx_options o = { SMX_ALGO_AUTO, f->T, f->flags, 1 };
   smx_status s = call(r, &w, n, target, &o);
   rep_check(op, s == SMX_OK && memcmp(alias.p, want, n * es) == 0, "%s %s in place: status %d or result differs",
@@ -443,7 +445,7 @@ static void run_case(size_t op, const family *f, const double *x) {
         o.algo = algos[a];
         o.threads = threads;
         smx_status s;
-        PROF(P_ALLOC, memset(b.out.p, 0xa5, obytes));
+        PROF(P_ALLOC, memset(b.out.p, 0xa5, obytes); memset(b.idx.p, 0xa5, ibytes));
         PROF(P_CALL, s = call(r, &b, n, &target, &o));
         if (empty_refused) {
           rep_check(op, s == SMX_E_INVALID_ARG, "%s %s: empty row gave status %d", isa, f->name, (int)s);
@@ -482,6 +484,8 @@ static void run_case(size_t op, const family *f, const double *x) {
       if ((f->kind & FAM_EDGES) && !empty_refused) {
         double t0 = profiling ? now() : 0;
         bufs s = bufs_alloc(r, n, 1);
+        memset(s.out.p, 0xa5, obytes);
+        memset(s.idx.p, 0xa5, ibytes);
         for (int j = 0; j < r->n_in; j++) memcpy(s.in[j].p, b.in[j].p, n * dt_size(r->in_dt));
         o.threads = 1;
         smx_status st = call(r, &s, n, &target, &o);
@@ -519,7 +523,25 @@ static void run_case(size_t op, const family *f, const double *x) {
                 bufs_free(r, &b));
 }
 
-int main(void) {
+/* The parts ctest runs as separate entries, so that ctest -j spreads them:
+ * the long f32 row, the long f64 row with the window edge, and every other
+ * family with the bad arguments. No argument: all of them. */
+enum { PART_LONG_F32 = 1, PART_LONG_F64 = 2, PART_FAMILIES = 4, PART_ALL = 7 };
+static unsigned part_of(const family *f) {
+  if (f->n <= REF_CACHE_MAX) return PART_FAMILIES;
+  return (f->kind & FAM_F64) ? PART_LONG_F64 : PART_LONG_F32;
+}
+
+int main(int argc, char **argv) {
+  unsigned part = PART_ALL;
+  if (argc > 1) {
+    part = !strcmp(argv[1], "long-f32") ? PART_LONG_F32 : !strcmp(argv[1], "long-f64") ? PART_LONG_F64
+         : !strcmp(argv[1], "families") ? PART_FAMILIES : 0;
+    if (!part) {
+      fprintf(stderr, "usage: test_ops [long-f32 | long-f64 | families]\n");
+      return 2;
+    }
+  }
   size_t nf;
   family *fams = families_build(&nf);
   if (!fams) return 2;
@@ -529,8 +551,17 @@ int main(void) {
   printf("ops on");
   for (int lv = 0; lv < nlevels; lv++) printf(" %s", level_names[lv]);
   printf(": worst error per family over every row x kernel set x algorithm, as a fraction of the bound\n");
+  /* first, while the process is small: each case forks */
+  rep_family("bad arguments");
+  double tb = now();
+  for (int lv = 0; lv < nlevels && (part & PART_FAMILIES); lv++) {
+    smx_set_max_isa(levels[lv]);
+    for (size_t op = 0; op < op_table_len; op++) bad_args_run(op);
+  }
+  double bad_args_cpu = now() - tb;
   for (size_t fi = 0; fi < nf; fi++) {
     const family *f = &fams[fi];
+    if (!(part_of(f) & part)) continue;
     double *x = malloc((f->n ? f->n : 1) * sizeof(double));
     if (!x) return 2;
     PROF(P_GEN, f->gen(0x5eed0000ull + fi * 7919u, x, f->n, f->a, f->b));
@@ -540,10 +571,10 @@ int main(void) {
     for (size_t op = 0; op < op_table_len; op++) {
       dtype d = op_table[op].in_dt;
       unsigned want = d == DT_F64 ? FAM_F64 : d == DT_F32 ? FAM_F32 : FAM_HALF;
-      if ((f->kind & FAM_LONG) && !(op_table[op].caps & OP_ALGOS)) continue;
+      if ((f->kind & (FAM_LONG | FAM_FWD)) && !(op_table[op].caps & OP_ALGOS)) continue;
       if (f->kind & want) run_case(op, f, x);
     }
-    printf("%-34s %-4s n=%-9zu worst %6.3f  %6.2f s\n", f->name,
+    printf("%-34s %-4s n=%-9zu worst %6.3f  %6.2f cpu s\n", f->name,
            (f->kind & FAM_ALL) == FAM_ALL ? "all" : f->kind & FAM_F64 ? (f->kind & FAM_F32 ? "split" : "f64") : "f32", f->n, fam_worst, now() - t0);
     if (profiling) {
       printf("   ");
@@ -558,16 +589,10 @@ int main(void) {
     free(x);
   }
   free(fams);
-  rep_family("bad arguments");
-  double tb = now();
-  for (int lv = 0; lv < nlevels; lv++) {
-    smx_set_max_isa(levels[lv]);
-    for (size_t op = 0; op < op_table_len; op++) bad_args_run(op);
-  }
   if (profiling) {
     printf("profile total:");
     for (int p = 0; p < P_N; p++) printf(" %s %.2f", prof_names[p], prof_total[p]);
-    printf(" bad-args %.2f\n", now() - tb);
+    printf(" bad-args %.2f\n", bad_args_cpu);
   }
   return rep_summary(level_names, nlevels);
 }
