@@ -338,20 +338,22 @@ static void rows_form(size_t op, const family *f, const ref_ctx *c, const refs *
   guard_free(idx);
 }
 
-/* out == in[r->inplace]: bitwise the result of the separate output */
-static void in_place(size_t op, const family *f, const bufs *b, const void *want, const int64_t *target) {
+/* out == in[r->inplace], flush against the trailing or the leading guard
+ * page: bitwise the result of the separate output */
+static void in_place(size_t op, const family *f, const bufs *b, const void *want, const int64_t *target,
+                     smx_algo algo, int at_start) {
   const op_row *r = &op_table[op];
   size_t n = f->n, es = dt_size(r->in_dt);
-  bufs w = bufs_alloc(r, n, 0);
+  bufs w = bufs_alloc(r, n, at_start);
   for (int j = 0; j < r->n_in; j++) memcpy(w.in[j].p, b->in[j].p, n * es);
   guard alias = w.in[r->inplace];
   guard_free(w.out);
   w.out = alias;   /* the output is the input */
   memset(w.idx.p, 0xa5, op_k(n) * sizeof(int64_t));
-  smx_options o = { SMX_ALGO_AUTO, f->T, f->flags, 1 };
+  smx_options o = { algo, f->T, f->flags, 1 };
   smx_status s = call(r, &w, n, target, &o);
-  rep_check(op, s == SMX_OK && memcmp(alias.p, want, n * es) == 0, "%s %s in place: status %d or result differs",
-            smx_isa(), f->name, (int)s);
+  rep_check(op, s == SMX_OK && memcmp(alias.p, want, n * es) == 0, "%s %s %s in place%s: status %d or result differs",
+            smx_isa(), f->name, algo_name(algo), at_start ? " (leading guard)" : "", (int)s);
   for (int j = 0; j < r->n_in; j++) guard_free(w.in[j]);
   guard_free(w.idx);
 }
@@ -494,11 +496,16 @@ static void run_case(size_t op, const family *f, const double *x) {
                   (int)st);
         bufs_free(r, &s);
         if (profiling) prof[P_ALLOC] += now() - t0;
+        /* in place on these rows too: every algorithm, either guard page (auto, trailing: below) */
+        if (r->inplace >= 0 && n > 0) {
+          PROF(P_INPLACE, in_place(op, f, &b, first, &target, algos[a], 1));
+          if (a > 0) PROF(P_INPLACE, in_place(op, f, &b, first, &target, algos[a], 0));
+        }
       }
     }
     if (n > 0 && n <= ROWS_FORM_MAX && !empty_refused) {
       PROF(P_ROWS, rows_form(op, f, &c, &cache, &b, &target));
-      if (r->inplace >= 0) PROF(P_INPLACE, in_place(op, f, &b, auto1, &target));
+      if (r->inplace >= 0) PROF(P_INPLACE, in_place(op, f, &b, auto1, &target, SMX_ALGO_AUTO, 0));
     }
   }
   if (long_row && !empty_refused) {
