@@ -13,6 +13,8 @@
  * SMX_TEST_LONG_LOG2 sets the long N(0,1) row: 2^26 (f32) and 2^24 (f64) by
  * default; 0 leaves it out; 22 or less also leaves out the window edge row
  * (64 * 2^16 + 1). SMX_OPS_PROFILE=1 prints where the CPU time goes.
+ * SMX_OPS_QUICK=1 (CI's ASan, TSan and qemu runs) checks values on a sparse
+ * set of elements instead of all of them, and trims nothing else (quick).
  */
 #include <float.h>
 #include <math.h>
@@ -40,6 +42,14 @@ enum { P_GEN, P_INPUT, P_REFROW, P_REFCACHE, P_CALL, P_CHECK, P_ALLOC, P_ROWS, P
 static const char *const prof_names[P_N] = { "gen", "input", "refrow", "refcache", "call", "check", "alloc", "rowsform", "inplace" };
 static double prof[P_N], prof_total[P_N];
 static int profiling;
+/* SMX_OPS_QUICK=1, for the sanitizer builds: the values are checked on the
+ * sparse set of sparse_keep (every 8th element, the ends of each chunk and of
+ * the row; rows up to 128 whole) instead of at every element. Nothing else
+ * changes: every op, dtype, kernel set, algorithm, thread count, length,
+ * family and guard placement still runs, and whole outputs are still compared
+ * bitwise across thread counts, placements and the in-place form. The
+ * Release runs check every element. */
+static int quick;
 
 /* CPU time of the process (every thread), what a test costs on shared cores */
 static double now(void) {
@@ -207,6 +217,10 @@ static void check_rows(size_t op, const ref_ctx *c, const refs *cache, const voi
   const op_row *r = &op_table[op];
   dtype od = r->shape == OUT_TOPK ? DT_F32 : r->out_dt;
   size_t nc = check_count(r, c->n);
+  if (cache && cache->e && cache->sparse != sparse) {
+    fprintf(stderr, "check_rows: a %s cache for a %s check\n", cache->sparse ? "sparse" : "dense", sparse ? "sparse" : "dense");
+    exit(2);
+  }
   for (int j = 0; j < m; j++) bad[j] = 0;
   for (size_t i = 0, q = 0; i < nc; i++) {
     if (sparse && !sparse_keep(i, nc)) continue;
@@ -323,7 +337,7 @@ static void rows_form(size_t op, const family *f, const ref_ctx *c, const refs *
     double w = 0;
     for (size_t q = 0; q < R; q++) {
       const char *o_row = (const char *)out.p + q * (r->shape == OUT_ELEM ? ldo : out_count(r, n)) * oes;
-      bad += check_row(op, c, cache, o_row, (const int64_t *)idx.p + q * k, &w, 0);
+      bad += check_row(op, c, cache, o_row, (const int64_t *)idx.p + q * k, &w, quick);
       if (r->shape == OUT_ELEM && q + 1 < R)
         for (size_t g = n * oes; g < ldo * oes; g++) gaps += ((const unsigned char *)o_row)[g] != 0xa5;
     }
@@ -431,7 +445,7 @@ static void run_case(size_t op, const family *f, const double *x) {
   int nalgo = (r->caps & OP_ALGOS) ? 4 : 1;
   int long_row = n > REF_CACHE_MAX;
   refs cache, sparse_cache = { NULL, 1 };
-  PROF(P_REFCACHE, cache = refs_make(op, &c, 0); if (long_row && nalgo > 1) sparse_cache = refs_make(op, &c, 1));
+  PROF(P_REFCACHE, cache = refs_make(op, &c, quick); if (long_row && nalgo > 1) sparse_cache = refs_make(op, &c, 1));
   unsigned char *first = malloc(obytes + 1), *auto1 = malloc(obytes + 1);
   int64_t *first_idx = malloc(ibytes + 8);
   /* long rows: the first algorithm's outputs of every kernel set, checked together at the end */
@@ -467,7 +481,8 @@ static void run_case(size_t op, const family *f, const double *x) {
           } else {
             double w = 0;
             size_t bad;
-            PROF(P_CHECK, bad = check_row(op, &c, long_row ? &sparse_cache : &cache, b.out.p, b.idx.p, &w, long_row));
+            PROF(P_CHECK, bad = check_row(op, &c, long_row ? &sparse_cache : &cache, b.out.p, b.idx.p, &w,
+                                          long_row || quick));
             rep_ratio(op, w);
             if (w > fam_worst) fam_worst = w;
             rep_check(op, bad == 0, "%s %s %s threads=%d: %zu outputs outside the bound (worst %.3g of it)", isa,
@@ -515,7 +530,7 @@ static void run_case(size_t op, const family *f, const double *x) {
     double w[MAX_LEVELS] = { 0 };
     int m = 0;
     while (m < nlevels && held[m]) { outs[m] = held[m]; idxs[m] = held_idx[m]; m++; }
-    PROF(P_CHECK, check_rows(op, &c, NULL, outs, idxs, m, bad, w, 0));
+    PROF(P_CHECK, check_rows(op, &c, quick ? &sparse_cache : NULL, outs, idxs, m, bad, w, quick));
     for (int lv = 0; lv < m; lv++) {
       smx_set_max_isa(levels[lv]);   /* the known-issue list is per kernel set */
       rep_ratio(op, w[lv]);
@@ -555,9 +570,11 @@ int main(int argc, char **argv) {
   rep_init(op_table_len);
   levels_init();
   profiling = getenv("SMX_OPS_PROFILE") != NULL;
+  quick = getenv("SMX_OPS_QUICK") && strcmp(getenv("SMX_OPS_QUICK"), "0") != 0;
   printf("ops on");
   for (int lv = 0; lv < nlevels; lv++) printf(" %s", level_names[lv]);
-  printf(": worst error per family over every row x kernel set x algorithm, as a fraction of the bound\n");
+  printf(": worst error per family over every row x kernel set x algorithm, as a fraction of the bound%s\n",
+         quick ? " (SMX_OPS_QUICK: values checked on a sparse set of elements)" : "");
   /* first, while the process is small: each case forks */
   rep_family("bad arguments");
   double tb = now();
