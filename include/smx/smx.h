@@ -31,7 +31,7 @@
  * Accuracy contract (eps = 2^-23 = FLT_EPSILON, t_i = (x_i - max(x)) / T)
  * ---------------------------------------------------------------------------
  *  Checked against a long-double reference for every algorithm x ISA x thread
- *  count (tests/accuracy/), on rows of any length up to 2^26 and on adversarial
+ *  count (the op test driver, tests/ops/), on rows of any length up to 2^26 and on adversarial
  *  families (huge and tiny values, -inf masks, ties, spikes):
  *  - softmax:      |y_i - ref_i| <= (4 + |t_i|/2) * eps * ref_i
  *                  for every ref_i >= FLT_MIN. Outputs whose reference is below
@@ -194,8 +194,8 @@ SMX_API smx_status smx_logsumexp_rows_bf16(const uint16_t *x, size_t ldx, float 
  *
  * Accuracy contract (eps = 2^-52 = DBL_EPSILON, t_i = (x_i - max(x)) / T),
  * checked against an x87 long-double reference (64-bit significand) for every
- * algorithm x ISA x thread count on adversarial rows (tests/accuracy/
- * test_accuracy_f64.c: spans of +-1.7e308, subnormal values and outputs,
+ * algorithm x ISA x thread count on adversarial rows (tests/ops/, the
+ * f64 rows: spans of +-1.7e308, subnormal values and outputs,
  * -inf masks, ties, spikes, temperatures from 5e-324 to DBL_MAX, chunked rows,
  * rescale chains, 2^24 entries):
  *  - softmax:      |y_i - ref_i| <= (4 + |t_i|/2) * eps * ref_i

@@ -75,6 +75,13 @@ static inline double smx_exp2d_ac(double a, double hi, double lo) {
  * a double-double (the remainder from an FMA), so the quotient adds no error
  * proportional to |q|; then 2^(q log2 e) reduced as smx_exp2d_ac does. */
 static inline double smx_exp2d_div(double a, double t, double hi, double lo) {
+  if (t < 0x1p-900) {
+    /* a tiny T: scale a and T by 2^600 (exactly), so that the remainder below
+     * stays a normal number and exact; |a| >= 2^300 makes the result 0 anyway */
+    if (a <= -0x1p300) return 0.0;
+    a *= 0x1p600;
+    t *= 0x1p600;
+  }
   double q = a / t;
   double z = q * hi;
   if (!(z >= -1100.0)) return z != z ? z : 0.0;

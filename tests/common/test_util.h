@@ -1,4 +1,4 @@
-/* Shared helpers for the C tests: counters, RNG, long-double references, guard pages. */
+/* Shared helpers for the C tests: counters, RNG, long-double references (guard pages: tests/ops/guard.h). */
 #ifndef _DEFAULT_SOURCE
 #define _DEFAULT_SOURCE
 #endif
@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "smx/smx.h"
@@ -75,24 +74,6 @@ static inline long double tu_ref_lse(const float *x, size_t n, float t) {
   long double ld = tu_ref_logd(x, n, t, &m);
   return m == -INFINITY ? m : m / T + ld;
 }
-
-/* Guarded buffer: n floats placed flush against a PROT_NONE page (at the end,
- * or at the start when at_start), so any over- or under-read faults. */
-typedef struct { void *base; size_t len; float *p; } tu_guard;
-static inline tu_guard tu_guard_alloc(size_t n, int at_start) {
-  size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-  size_t bytes = n * sizeof(float);
-  size_t body = (bytes + pg - 1) / pg * pg;
-  tu_guard g;
-  g.len = body + 2 * pg;
-  g.base = mmap(NULL, g.len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (g.base == MAP_FAILED) { perror("mmap"); exit(2); }
-  char *b = (char *)g.base + pg;
-  if (mprotect(b, body, PROT_READ | PROT_WRITE) != 0) { perror("mprotect"); exit(2); }
-  g.p = at_start ? (float *)b : (float *)(b + body - bytes);
-  return g;
-}
-static inline void tu_guard_free(tu_guard g) { munmap(g.base, g.len); }
 
 static const smx_algo tu_algos[3] = { SMX_ALGO_THREE_PASS, SMX_ALGO_TWO_PASS, SMX_ALGO_ONLINE };
 static const char *const tu_algo_names[4] = { "auto", "three-pass", "two-pass", "online" };

@@ -211,9 +211,13 @@ family *families_build(size_t *count) {
   static const size_t edges[] = { CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK - 1, 2 * CHUNK + 1, 64 * CHUNK + 1 };
   size_t nedges = sizeof edges / sizeof edges[0];
   /* around the vector blocks, with each store flag: streaming (non-temporal) and cached output stores */
-  static const size_t blocks[] = { 127, 128, 129, 255, 256, 257, 511, 513, 1000, 4099 };
+  static const size_t blocks[] = { 127, 128, 129, 255, 256, 257, 511, 513, 1000, 2047, 2049, 4099 };
   size_t nblocks = sizeof blocks / sizeof blocks[0];
-  size_t cap = nfixed + (4 * W + 2) + nedges + 2 * nblocks + 2;
+  /* the forward ops with each store flag at every length up to 2W+1 and around the vector blocks and
+   * the chunk edges, flush against either guard page (a half -inf row) */
+  static const size_t flagged_more[] = { 63, 64, 65, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK + 1 };
+  size_t nflagged = 2 * W + 1 + sizeof flagged_more / sizeof flagged_more[0];
+  size_t cap = nfixed + (4 * W + 2) + nedges + 2 * nblocks + 2 * nflagged + 2;
   family *f = calloc(cap, sizeof *f);
   size_t k = 0;
   if (!f) return NULL;
@@ -235,6 +239,13 @@ family *families_build(size_t *count) {
     uint32_t fl = i < nblocks ? SMX_FLAG_STREAM_STORES : SMX_FLAG_CACHED_STORES;
     f[k] = (family)F("", FAM_ALL | FAM_EDGES, blocks[i % nblocks], 0, fl, g_half_ninf, -20, 20);
     snprintf(f[k++].name, sizeof f[0].name, "length %zu %s stores", blocks[i % nblocks], i < nblocks ? "streaming" : "cached");
+  }
+  for (size_t i = 0; i < 2 * nflagged; i++) {
+    size_t j = i % nflagged;
+    size_t n = j < 2 * W + 1 ? j + 1 : flagged_more[j - (2 * W + 1)];
+    uint32_t fl = i < nflagged ? SMX_FLAG_STREAM_STORES : SMX_FLAG_CACHED_STORES;
+    f[k] = (family)F("", FAM_ALL | FAM_EDGES | FAM_FWD, n, 0, fl, g_half_ninf, -20, 20);
+    snprintf(f[k++].name, sizeof f[0].name, "forward %zu %s stores", n, i < nflagged ? "streaming" : "cached");
   }
   static const unsigned kinds[2] = { FAM_F32, FAM_F64 };
   for (int j = 0; j < 2; j++) {

@@ -11,6 +11,7 @@
 #define FAM_FLOAT (FAM_F32 | FAM_HALF)   /* written for the float range */
 #define FAM_ALL (FAM_F32 | FAM_F64 | FAM_HALF)
 #define FAM_EDGES 0x4u  /* short or at a chunk edge: also flush against the leading guard page */
+#define FAM_FWD 0x20u   /* only the rows with a choice of algorithm (the forward ops, which take the store flags) */
 #define FAM_LONG 0x10u  /* the 2^26 row: only the rows with a choice of algorithm (the forward ops), whose
                          * contract is a bound independent of the length; the other ops meet the chunk
                          * and window edges (up to 2^22) */

@@ -35,10 +35,12 @@ int known_issue(const char *op, const char *dtype, const char *isa, const char *
   return 0;
 }
 
-void known_issues_report(FILE *f, const char *isa) {
+void known_issues_report(FILE *f, const char *const *isas, int nisa) {
   for (size_t i = 0; i < NKNOWN; i++) {
     const known *k = &list[i];
-    if (!k->op || (k->isa && strcmp(k->isa, isa))) continue;
+    int walked = !k->isa;
+    for (int j = 0; j < nisa; j++) walked |= k->isa && !strcmp(k->isa, isas[j]);
+    if (!k->op || !walked) continue;
     fprintf(f, "known issue %s: %s %s (%s)\n", seen[i] ? "seen" : "NOT SEEN, delete its entry", k->op, k->family,
             k->why);
   }

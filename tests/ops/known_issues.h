@@ -5,6 +5,6 @@
 #include <stdio.h>
 
 int known_issue(const char *op, const char *dtype, const char *isa, const char *family);
-void known_issues_report(FILE *f, const char *isa);
+void known_issues_report(FILE *f, const char *const *isas, int nisa);
 
 #endif

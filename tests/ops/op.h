@@ -145,4 +145,8 @@ long double ref_topk_at(const ref_ctx *c, size_t i, long double *aux);
 double bound_exact(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 double bound_log_topk(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 
+void ref_sigmoid_row(ref_ctx *c);
+long double ref_sigmoid_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_sigmoid(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+
 #endif

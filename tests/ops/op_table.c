@@ -69,6 +69,10 @@ TOPKS(f32, float)
 TOPKS(f16, uint16_t)
 TOPKS(bf16, uint16_t)
 
+ELEM(smx_sigmoid_f32, float) ELEM(smx_sigmoid_f64, double)
+ELEM_ROWS(smx_sigmoid_rows_f32, float) ELEM_ROWS(smx_sigmoid_rows_f64, double)
+ELEM_ROWS(smx_sigmoid_rows_f16, uint16_t) ELEM_ROWS(smx_sigmoid_rows_bf16, uint16_t)
+
 /* Cross-entropy with reduction NONE, so that each row's loss is checked; the
  * options that matter here are carried over from smx_options. */
 static float loss_scratch[64];
@@ -152,11 +156,17 @@ static smx_status a_xent_ls_grad_bf16(const op_call *c) { return xent(c, DT_BF16
   { "topk", D, DT_F32, OUT_TOPK, 1, -1, 0, a_smx_topk_##sfx, a_smx_topk_rows_##sfx, NULL, ref_topk_row,        \
     ref_topk_at, bound_exact }
 
+#define SG(sfx, D, one)                                                                                       \
+  { "sigmoid", D, D, OUT_ELEM, 1, 0, OP_SIGNED_ZERO | OP_NONNEG, one, a_smx_sigmoid_rows_##sfx, NULL,              \
+    ref_sigmoid_row, ref_sigmoid_at, bound_sigmoid }
+
 const op_row op_table[] = {
   SM(f32, DT_F32, DT_F32), SM(f64, DT_F64, DT_F64), SM(f16, DT_F16, DT_F32), SM(bf16, DT_BF16, DT_F32),
   BW(f32, DT_F32, a_smx_softmax_backward_f32, a_smx_log_softmax_backward_f32),
   BW(f16, DT_F16, NULL, NULL), BW(bf16, DT_BF16, NULL, NULL),
   XE(f32, DT_F32), XE(f16, DT_F16), XE(bf16, DT_BF16),
   TK(f32, DT_F32), TK(f16, DT_F16), TK(bf16, DT_BF16),
+  SG(f32, DT_F32, a_smx_sigmoid_f32), SG(f64, DT_F64, a_smx_sigmoid_f64), SG(f16, DT_F16, NULL),
+  SG(bf16, DT_BF16, NULL),
 };
 const size_t op_table_len = sizeof op_table / sizeof op_table[0];

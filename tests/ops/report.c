@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "known_issues.h"
 #include "op.h"
@@ -36,17 +37,22 @@ void rep_ratio(size_t op, double ratio) {
   if (ratio > t[op].worst) t[op].worst = ratio;
 }
 
-int rep_summary(const char *isa) {
+int rep_summary(const char *const *isas, int nisa) {
+  char isa[64] = "";
+  for (int i = 0; i < nisa; i++) {
+    size_t l = strlen(isa);
+    snprintf(isa + l, sizeof isa - l, "%s%s", i ? "+" : "", isas[i]);
+  }
   long pass = 0, fail = 0, known = 0;
-  printf("%-22s %-5s %-7s %12s %9s %7s %6s\n", "op", "dtype", "isa", "worst/bound", "passed", "failed", "known");
+  printf("%-22s %-5s %-18s %12s %9s %7s %6s\n", "op", "dtype", "isa", "worst/bound", "passed", "failed", "known");
   for (size_t i = 0; i < op_table_len; i++) {
-    printf("%-22s %-5s %-7s %12.3f %9ld %7ld %6ld\n", op_table[i].name, dt_name(op_table[i].in_dt), isa,
+    printf("%-22s %-5s %-18s %12.3f %9ld %7ld %6ld\n", op_table[i].name, dt_name(op_table[i].in_dt), isa,
            t[i].worst, t[i].pass, t[i].fail, t[i].known);
     pass += t[i].pass;
     fail += t[i].fail;
     known += t[i].known;
   }
-  known_issues_report(stdout, isa);
+  known_issues_report(stdout, isas, nisa);
   printf("%ld passed, %ld failed (%ld known issues)\n", pass, fail, known);
   free(t);
   return fail ? 1 : 0;

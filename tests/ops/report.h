@@ -14,7 +14,7 @@ void rep_check(size_t op, int ok, const char *fmt, ...)
 #endif
     ;
 void rep_ratio(size_t op, double ratio);
-/* prints the table for this ISA and the totals; returns the process's exit status */
-int rep_summary(const char *isa);
+/* prints the table over the kernel sets walked and the totals; returns the process's exit status */
+int rep_summary(const char *const *isas, int nisa);
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * The f64 entry points' contract: argument checks (nothing written on
  * error), empty rows, the special-value policy (exact values), in-place and
- * strided rows, bitwise thread-count independence, and no access outside
- * the caller's buffers (guard pages), for every ISA x algorithm.
+ * strided rows and bitwise thread-count independence, for every ISA x
+ * algorithm (guard pages: tests/ops/).
  */
 #include "../common/test_util.h"
 
@@ -225,53 +225,11 @@ static void test_threads(void) {
   free(x); free(y1); free(y);
 }
 
-/* Guarded buffers of doubles flush against PROT_NONE pages. */
-typedef struct { void *base; size_t len; double *p; } guard_d;
-static guard_d guard_alloc_d(size_t n, int at_start) {
-  tu_guard g = tu_guard_alloc(n * 2, at_start);   /* 2n floats = n doubles, page-flush the same way */
-  guard_d d = { g.base, g.len, (double *)(void *)g.p };
-  return d;
-}
-static void guard_free_d(guard_d g) { munmap(g.base, g.len); }
-
-static void run_bounds(size_t n, int at_start) {
-  guard_d gx = guard_alloc_d(n, at_start), gy = guard_alloc_d(n, at_start), go = guard_alloc_d(1, at_start);
-  tu_rng rng = { n * 2 + (size_t)at_start };
-  for (size_t i = 0; i < n; i++) gx.p[i] = tu_uniform(&rng) * 40 - 20;
-  if (n > 3) gx.p[n / 2] = -INFINITY;
-  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
-    for (int a = 0; a < 6; a++) {
-      smx_options o = { tu_algos[a % 3], 0, a < 3 ? SMX_FLAG_CACHED_STORES : SMX_FLAG_STREAM_STORES, 1 };
-      CHECK(smx_softmax_f64(gx.p, gy.p, n, &o) == SMX_OK, "softmax n=%zu", n);
-      double s = 0;
-      for (size_t i = 0; i < n; i++) s += gy.p[i];
-      CHECK(fabs(s - 1.0) < 1e-13, "n=%zu %s %s: sum %.17g", n, tu_isa_names[isa], tu_algo_names[tu_algos[a % 3]], s);
-      CHECK(smx_log_softmax_f64(gx.p, gy.p, n, &o) == SMX_OK, "log-softmax n=%zu", n);
-      CHECK(smx_logsumexp_f64(gx.p, n, go.p, &o) == SMX_OK, "logsumexp n=%zu", n);
-      CHECK(smx_softmax_f64(gy.p, gy.p, n, &o) == SMX_OK, "in-place n=%zu", n);
-    }
-  }
-  smx_set_max_isa(SMX_ISA_AVX512);
-  guard_free_d(gx);
-  guard_free_d(gy);
-  guard_free_d(go);
-}
-
-static void test_bounds(void) {
-  for (int at_start = 0; at_start <= 1; at_start++) {
-    for (size_t n = 1; n <= 2 * 8 + 1; n++) run_bounds(n, at_start);
-    size_t around[] = { 31, 32, 33, 63, 64, 65, 127, 129, 255, 257, 1000, 4099, 65535, 65536, 65537, 131073 };
-    for (size_t i = 0; i < sizeof around / sizeof around[0]; i++) run_bounds(around[i], at_start);
-  }
-}
-
 int main(void) {
   test_bad_arguments();
   test_empty();
   test_policy();
   test_inplace_strides();
   test_threads();
-  test_bounds();
   return tu_finish("test_f64");
 }

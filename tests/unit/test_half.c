@@ -2,7 +2,7 @@
  * f16 and bf16: the conversion kernels of every ISA (every f16 and bf16 bit
  * pattern, and 2^22 floats plus every rounding tie to narrow), softmax /
  * log-softmax / log-sum-exp on half rows against the long-double reference,
- * the special-value policy, argument checks and guard pages.
+ * the special-value policy and argument checks (guard pages: tests/ops/).
  */
 #include "../common/test_util.h"
 #include "kernels/convert/ukernels.h"
@@ -187,32 +187,9 @@ static void test_special(void) {
   CHECK(smx_softmax_bf16(b, by, 4, &bad) == SMX_E_INVALID_ARG, "bad temperature");
 }
 
-static void test_guard_pages(void) {
-  size_t lens[] = { 1, 2, 3, 15, 16, 17, 31, 33, 2047, 2049, 4100 };
-  for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
-    for (int at_start = 0; at_start <= 1; at_start++) {
-      size_t n = lens[li];
-      /* tu_guard counts floats: ask for enough, then place the halves flush against the guard */
-      tu_guard gx = tu_guard_alloc((n + 1) / 2, at_start), gy = tu_guard_alloc((n + 1) / 2, at_start);
-      uint16_t *x = (uint16_t *)gx.p + (at_start ? 0 : (n & 1)), *y = (uint16_t *)gy.p + (at_start ? 0 : (n & 1));
-      for (size_t i = 0; i < n; i++) x[i] = smx_f32_to_f16((float)(i % 13) - 6.0f);
-      for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
-        smx_set_max_isa(tu_isas[isa]);
-        float l;
-        CHECK(smx_softmax_f16(x, y, n, NULL) == SMX_OK && smx_log_softmax_bf16(x, y, n, NULL) == SMX_OK &&
-                  smx_logsumexp_f16(x, n, &l, NULL) == SMX_OK,
-              "guarded n=%zu", n);
-      }
-      smx_set_max_isa(SMX_ISA_AVX512);
-      tu_guard_free(gx);
-      tu_guard_free(gy);
-    }
-}
-
 int main(void) {
   test_conversions();
   test_values();
   test_special();
-  test_guard_pages();
   return tu_finish("test_half");
 }

@@ -4,7 +4,8 @@
  * smoothing, z-loss and temperature; the gradient against finite differences
  * of the loss in double; ignore_index and PyTorch's mean; in-place gradient;
  * thread-count independence; the special-value policy; f16 / bf16; bad
- * targets and bad arguments leave every output untouched; guard pages.
+ * targets and bad arguments leave every output untouched (guard pages:
+ * tests/ops/).
  */
 #include "../common/test_util.h"
 #include "math/half_scalar.h"
@@ -486,25 +487,6 @@ static void test_half(void) {
   free(h); free(gh); free(gi); free(xf); free(rg);
 }
 
-/* Rows flush against guard pages, every tail length: nothing outside is touched. */
-static void test_guards(void) {
-  tu_rng rng = { 3 };
-  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
-    for (size_t n = 1; n <= 70; n++) {
-      tu_guard gx = tu_guard_alloc(n, 0), gg = tu_guard_alloc(n, 0), gl = tu_guard_alloc(1, 0);
-      for (size_t i = 0; i < n; i++) gx.p[i] = tu_normal(&rng);
-      int32_t t = (int32_t)(n - 1);
-      smx_xent_options o = SMX_XENT_OPTIONS_INIT;
-      o.label_smoothing = 0.1;
-      CHECK(smx_cross_entropy_f32(gx.p, n, 1, n, &t, SMX_INDEX_I32, &o, gl.p, gg.p, n, NULL) == SMX_OK, "guard");
-      CHECK(smx_cross_entropy_f32(gx.p, n, 1, n, &t, SMX_INDEX_I32, &o, gl.p, gx.p, n, NULL) == SMX_OK, "guard");
-      tu_guard_free(gx); tu_guard_free(gg); tu_guard_free(gl);
-    }
-  }
-  smx_set_max_isa(SMX_ISA_AVX512);
-}
-
 int main(void) {
   test_values();
   test_finite_differences();
@@ -512,6 +494,5 @@ int main(void) {
   test_specials();
   test_bad_args();
   test_half();
-  test_guards();
   return tu_finish("test_xent");
 }
