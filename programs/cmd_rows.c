@@ -1,5 +1,5 @@
 /*
- * smx softmax | log-softmax | logsumexp IN -o OUT [options]
+ * smx softmax | log-softmax | logsumexp | sigmoid IN -o OUT [options]
  *
  * Reads the options, opens IN (.npy, CSV or TSV; "-" is stdin), decides the
  * axis, the output dtype and the type computed in, and hands the work to the
@@ -49,6 +49,10 @@ const char smx_softmax_help[] =
 const char smx_log_softmax_help[] =
     "usage: smx log-softmax IN -o OUT [options]\n"
     "log-softmax over an axis (default the last), computed without forming softmax.\n" ROWS_OPTIONS;
+const char smx_sigmoid_help[] =
+    "usage: smx sigmoid IN -o OUT [options]\n"
+    "sigmoid, elementwise: 1 / (1 + exp(-x / T)); --axis, --algo and --masked-row are\n"
+    "accepted and change nothing.\n" ROWS_OPTIONS;
 const char smx_logsumexp_help[] =
     "usage: smx logsumexp IN -o OUT [options]\n"
     "log-sum-exp over an axis (default the last); the axis is removed from the shape.\n" ROWS_OPTIONS;
@@ -109,7 +113,8 @@ static int run_rows(const char *cmd, int argc, char **argv) {
   int fin, fout, urc;
   if ((urc = cli_input_format(&io, in, &fin)) != 0) return urc;
   if ((urc = cli_output_format(&io, out, fin, &fout)) != 0) return urc;
-  cli_op op = !strcmp(cmd, "logsumexp") ? CLI_LOGSUMEXP : !strcmp(cmd, "log-softmax") ? CLI_LOG_SOFTMAX : CLI_SOFTMAX;
+  cli_op op = !strcmp(cmd, "logsumexp") ? CLI_LOGSUMEXP : !strcmp(cmd, "log-softmax") ? CLI_LOG_SOFTMAX
+            : !strcmp(cmd, "sigmoid")   ? CLI_SIGMOID : CLI_SOFTMAX;
 
   cli_job j;
   int rc = cli_job_input(&j, cmd, in, fin, io.axis);
@@ -132,3 +137,4 @@ static int run_rows(const char *cmd, int argc, char **argv) {
 int smx_cmd_softmax(int argc, char **argv) { return run_rows("softmax", argc, argv); }
 int smx_cmd_log_softmax(int argc, char **argv) { return run_rows("log-softmax", argc, argv); }
 int smx_cmd_logsumexp(int argc, char **argv) { return run_rows("logsumexp", argc, argv); }
+int smx_cmd_sigmoid(int argc, char **argv) { return run_rows("sigmoid", argc, argv); }

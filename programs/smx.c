@@ -33,6 +33,7 @@ static const command commands[] = {
   { "softmax", smx_cmd_softmax, "softmax over an axis (default the last)", smx_softmax_help },
   { "log-softmax", smx_cmd_log_softmax, "log-softmax over an axis", smx_log_softmax_help },
   { "logsumexp", smx_cmd_logsumexp, "log-sum-exp over an axis (the axis is removed)", smx_logsumexp_help },
+  { "sigmoid", smx_cmd_sigmoid, "sigmoid, elementwise: 1 / (1 + exp(-x / T))", smx_sigmoid_help },
   { "topk", smx_cmd_topk, "the K largest softmax probabilities over an axis, and their indices", smx_topk_help },
   { "sample", smx_cmd_sample, "one token per row drawn from the logits (top-k, top-p, min-p)", smx_sample_help },
   { "xent", smx_cmd_xent, "cross-entropy of logits against integer targets, and its gradient", smx_xent_help },
@@ -53,8 +54,8 @@ static void overview(FILE *f) {
         f);
   for (size_t i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
   fputs("inputs and outputs: .npy files, - for stdin or stdout; CSV and TSV too for softmax,\n"
-        "log-softmax, logsumexp, topk, sample, xent and score, which stream any axis in bounded\n"
-        "memory;\n"
+        "log-softmax, logsumexp, sigmoid, topk, sample, xent and score, which stream any axis in\n"
+        "bounded memory;\n"
         "a regular output file is written whole or not at all (a temporary renamed over it)\n"
         "exit codes: 0 ok, 1 usage, 2 bad input, 3 output not written, 4 computation refused;\n"
         "            a terminating signal (INT, TERM, HUP, PIPE, ...) removes the temporary files and\n"

@@ -1,5 +1,5 @@
-/* The library call of softmax, log-softmax and logsumexp for a block of
- * rows, by the type computed in; see stream.h. */
+/* The library call of softmax, log-softmax, logsumexp and sigmoid for a
+ * block of rows, by the type computed in; see stream.h. */
 #include "cli/stream.h"
 
 static smx_status op_rows(void *ctx, const void *x, void *const *yv, size_t rows, size_t n, uint64_t row0) {
@@ -7,6 +7,11 @@ static smx_status op_rows(void *ctx, const void *x, void *const *yv, size_t rows
   const smx_options *o = &c->opt;
   void *y = yv[0];
   (void)row0;
+  if (c->op == CLI_SIGMOID) {
+    if (c->t == CLI_F64) return smx_sigmoid_rows_f64(x, n, y, n, rows, n, o);
+    if (c->t == CLI_F16) return smx_sigmoid_rows_f16(x, n, y, n, rows, n, o);
+    return smx_sigmoid_rows_f32(x, n, y, n, rows, n, o);
+  }
   if (c->t == CLI_F64) {
     if (c->op == CLI_LOGSUMEXP) return smx_logsumexp_rows_f64(x, n, y, rows, n, o);
     if (c->op == CLI_LOG_SOFTMAX) return smx_log_softmax_rows_f64(x, n, y, n, rows, n, o);
