@@ -167,6 +167,33 @@ sys.exit(1 if bad else 0)
 PY
 then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 
+# --dtype wider than the input: computed in the output's precision. float32
+# input written as float64 matches a float64 SciPy reference to ~1e-15 (a
+# float32 computation is ~1e-7 off); float16 input written as float32 matches
+# a float32-accurate reference.
+/usr/bin/python3 -c "
+import numpy as np
+rng = np.random.default_rng(5)
+np.save('$tmp/w32.npy', (rng.standard_normal((64, 1000)) * 4).astype(np.float32))
+np.save('$tmp/w16.npy', (rng.standard_normal((64, 300)) * 2).astype(np.float16))"
+for c in softmax log-softmax logsumexp; do
+  "$SMX" $c "$tmp/w32.npy" -o "$tmp/w32_$c.npy" --dtype f64 2>"$tmp/err"
+  "$SMX" $c "$tmp/w16.npy" -o "$tmp/w16_$c.npy" --dtype f32 2>"$tmp/err"
+done
+check "--dtype wider than the input: float64 / float32 accuracy against SciPy" /usr/bin/python3 -c "
+import sys, numpy as np
+from scipy.special import softmax, log_softmax, logsumexp
+bad = 0
+for src, odt, tol in (('w32', np.float64, 1e-14), ('w16', np.float32, 2e-6)):
+    x = np.load('$tmp/' + src + '.npy').astype(np.float64)
+    for c, ref in (('softmax', softmax(x, axis=-1)), ('log-softmax', log_softmax(x, axis=-1)),
+                   ('logsumexp', logsumexp(x, axis=-1))):
+        got = np.load('$tmp/' + src + '_' + c + '.npy')
+        err = (np.abs(got - ref) / np.maximum(np.abs(ref), 1e-300 if c == 'softmax' else 1.0)).max()
+        if got.dtype != odt or err > tol:
+            print(src, c, got.dtype, 'max relative error', err); bad = 1
+sys.exit(bad)"
+
 # every axis, layout, dtype and engine mode against SciPy; pipes; CSV and TSV
 check "axes, dtypes and text against SciPy" /usr/bin/python3 "$(dirname "$0")/check_axes.py" "$SMX" "$tmp"
 
