@@ -83,6 +83,12 @@ typedef struct cli_sink {
   unsigned char *map;
   uint64_t map_off;
   size_t map_len;
+  /* a .npy written to a regular file: its temporary reopened, so that large
+   * writes go to the disk as they come and then leave the page cache (-1:
+   * not done; SMX_CLI_NO_WRITEBACK=1 turns it off, to measure) */
+  int wb_fd;
+  int wb_n;
+  uint64_t wb_off[2], wb_len[2];
 } cli_sink;
 
 /* Creates the output. random: writes will come out of order (stdout is

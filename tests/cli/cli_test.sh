@@ -194,6 +194,23 @@ for src, odt, tol in (('w32', np.float64, 1e-14), ('w16', np.float32, 2e-6)):
             print(src, c, got.dtype, 'max relative error', err); bad = 1
 sys.exit(bad)"
 
+# A large output goes to the disk as it is written and leaves the page cache
+# (a few blocks stay); the same bytes as without (SMX_CLI_NO_WRITEBACK=1,
+# where the whole output stays cached). Not on tmpfs, which has no disk.
+if [ "$(stat -f -c %T "$tmp")" != tmpfs ] && command -v fincore > /dev/null; then
+  /usr/bin/python3 -c "
+import numpy as np
+np.save('$tmp/big.npy', np.random.default_rng(1).standard_normal((32768, 1024), dtype=np.float32))"
+  "$SMX" softmax "$tmp/big.npy" -o "$tmp/big_wb.npy" -q
+  res_wb=$(fincore --bytes --noheadings --output RES "$tmp/big_wb.npy")
+  SMX_CLI_NO_WRITEBACK=1 "$SMX" softmax "$tmp/big.npy" -o "$tmp/big_nowb.npy" -q
+  res_nowb=$(fincore --bytes --noheadings --output RES "$tmp/big_nowb.npy")
+  check "large output: same bytes with and without streaming writeback" cmp -s "$tmp/big_wb.npy" "$tmp/big_nowb.npy"
+  check "large output: at most 48 MiB of 128 MiB left in the page cache ($res_wb bytes; $res_nowb without)" \
+    test "$res_wb" -le $((48 << 20))
+  rm -f "$tmp"/big*.npy
+fi
+
 # every axis, layout, dtype and engine mode against SciPy; pipes; CSV and TSV
 check "axes, dtypes and text against SciPy" /usr/bin/python3 "$(dirname "$0")/check_axes.py" "$SMX" "$tmp"
 
