@@ -33,15 +33,18 @@ static smx_status sys_fail(const char *name, const char *what, int e, char *err,
 
 /* Streaming writeback. Left to itself the kernel keeps a whole output as
  * dirty pages until the final fsync, which then waits for all of it; the
- * output fills the page cache, and each write takes fresh pages. Instead each
- * write of at least WB_MIN bytes is handed to the disk at once
- * (sync_file_range), and the write WB_LAG writes back is waited for and its
- * pages dropped (POSIX_FADV_DONTNEED): the disk works while the next blocks
- * are computed, the final fsync finds little left, the output holds a few
- * blocks of the page cache at most, and the dropped pages are reused for the
- * next writes. Errors are left to the final fsync, which reports them. */
+ * output fills the page cache, and each write takes fresh pages. Instead the
+ * writes are gathered into contiguous pieces of WB_PIECE bytes, each handed
+ * to the disk at once (sync_file_range), and the piece WB_LAG pieces back is
+ * waited for and its pages dropped (POSIX_FADV_DONTNEED): the disk works
+ * while the next blocks are computed, the final fsync finds little left, the
+ * output holds a few pieces of the page cache at most, and the dropped pages
+ * are reused for the next writes. Scattered writes of less than WB_MIN
+ * contiguous bytes are left to the kernel. Errors are left to the final
+ * fsync, which reports them. */
+#define WB_PIECE ((uint64_t)8 << 20)
 #define WB_MIN ((uint64_t)1 << 20)
-#define WB_LAG 2
+#define WB_LAG CLI_WB_LAG
 
 static void writeback_start(cli_sink *k) {
   k->wb_fd = -1;
@@ -53,10 +56,10 @@ static void writeback_start(cli_sink *k) {
 #endif
 }
 
-static void writeback(cli_sink *k, uint64_t off, uint64_t len) {
 #if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
-  if (k->wb_fd < 0 || len < WB_MIN) return;
-  (void)sync_file_range(k->wb_fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
+/* [a, b) to the disk; the oldest piece in flight waited for and dropped */
+static void writeback_piece(cli_sink *k, uint64_t a, uint64_t b) {
+  (void)sync_file_range(k->wb_fd, (off_t)a, (off_t)(b - a), SYNC_FILE_RANGE_WRITE);
   if (k->wb_n == WB_LAG) {
     (void)sync_file_range(k->wb_fd, (off_t)k->wb_off[0], (off_t)k->wb_len[0],
                           SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
@@ -67,9 +70,25 @@ static void writeback(cli_sink *k, uint64_t off, uint64_t len) {
     }
     k->wb_n--;
   }
-  k->wb_off[k->wb_n] = off;
-  k->wb_len[k->wb_n] = len;
+  k->wb_off[k->wb_n] = a;
+  k->wb_len[k->wb_n] = b - a;
   k->wb_n++;
+}
+#endif
+
+/* Bytes [off, off + len) of the file were written. */
+static void writeback(cli_sink *k, uint64_t off, uint64_t len) {
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+  if (k->wb_fd < 0 || len == 0) return;
+  if (off != k->wb_b) {  /* not where the gathered piece ends: start it if large, begin another */
+    if (k->wb_b - k->wb_a >= WB_MIN) writeback_piece(k, k->wb_a, k->wb_b);
+    k->wb_a = k->wb_b = off;
+  }
+  k->wb_b += len;
+  if (k->wb_b - k->wb_a >= WB_PIECE) {
+    writeback_piece(k, k->wb_a, k->wb_b);
+    k->wb_a = k->wb_b;
+  }
 #else
   (void)k;
   (void)off;
