@@ -23,13 +23,37 @@
 #define BLOCK_BYTES ((size_t)1 << 20)
 
 /* The index of the first NaN of x[0, n), or n: a branch-free pass per chunk
- * (which the compiler vectorizes), the search only in a chunk that has one. */
+ * (16 lanes of x != x or-ed together), the search only in a chunk that has one. */
+#if defined(__GNUC__)
+typedef float nan_v4f __attribute__((vector_size(16)));
+typedef int nan_v4i __attribute__((vector_size(16)));
+static int chunk_has_nan(const float *x, size_t n) {
+  nan_v4i acc = { 0, 0, 0, 0 };
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    nan_v4f a, b, c, d;
+    memcpy(&a, x + i, 16);
+    memcpy(&b, x + i + 4, 16);
+    memcpy(&c, x + i + 8, 16);
+    memcpy(&d, x + i + 12, 16);
+    acc |= (a != a) | (b != b) | (c != c) | (d != d);
+  }
+  int any = acc[0] | acc[1] | acc[2] | acc[3];
+  for (; i < n; i++) any |= x[i] != x[i];
+  return any != 0;
+}
+#else
+static int chunk_has_nan(const float *x, size_t n) {
+  int any = 0;
+  for (size_t i = 0; i < n; i++) any |= x[i] != x[i];
+  return any;
+}
+#endif
+
 static size_t find_nan(const float *x, size_t n) {
   for (size_t i0 = 0; i0 < n; i0 += 4096) {
     size_t i1 = n - i0 < 4096 ? n : i0 + 4096;
-    int any = 0;
-    for (size_t i = i0; i < i1; i++) any |= x[i] != x[i];
-    if (any)
+    if (chunk_has_nan(x + i0, i1 - i0))
       for (size_t i = i0; i < i1; i++)
         if (x[i] != x[i]) return i;
   }
