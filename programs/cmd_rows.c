@@ -37,9 +37,10 @@
   "  --masked-row zero|nan  rows of all -inf: 0 / -inf (default) or NaN\n"                       \
   "  -q, --quiet            no progress line on stderr\n"                                        \
   "IN may be - for stdin. .npy input of any dtype, byte order and C or Fortran order\n"          \
-  "is streamed in bounded memory and computed in its own precision (float64 with the\n"         \
-  "float64 kernels, float16 with the float16 ones, everything else in float32, or in\n"         \
-  "float64 with --dtype f64); the output keeps the input's order. CSV/TSV: one row per\n"       \
+  "is streamed in bounded memory and computed in the wider of its own precision and\n"         \
+  "the output's (float16 input: float16; float64: float64; anything else: float32),\n"         \
+  "so --dtype f64 computes with the float64 kernels and float16 input with --dtype f32\n"       \
+  "in float32; the output keeps the input's order. CSV/TSV: one row per\n"                     \
   "line, ',' or tab between values, nan/inf/-inf accepted, blank and '#' lines skipped;\n"      \
   "written with round-trip digits (%.9g float32, %.17g float64, %.5g float16).\n"
 
@@ -120,13 +121,14 @@ static int run_rows(const char *cmd, int argc, char **argv) {
   int rc = cli_job_input(&j, cmd, in, fin, io.axis);
   if (rc) return cli_job_end(&j, rc);
   /* output dtype: --dtype, else the input's float type (float64 for text,
-   * float32 for integers and bool); computed in the input's precision */
+   * float32 for integers and bool). Computed in the wider of the input's
+   * precision (float16, float64, else float32) and the output's: float32
+   * input written as float64 is computed with the float64 kernels. */
   smx_dtype idt = j.src.dtype;
   if (!have_dtype) odt = idt == SMX_DTYPE_F16 || idt == SMX_DTYPE_F64 ? idt : SMX_DTYPE_F32;
-  int in_float = idt == SMX_DTYPE_F16 || idt == SMX_DTYPE_F32 || idt == SMX_DTYPE_F64;
   cli_op_ctx ctx = { op, CLI_F32, o };
-  ctx.t = idt == SMX_DTYPE_F16 && odt == SMX_DTYPE_F16 ? CLI_F16
-        : idt == SMX_DTYPE_F64 || (!in_float && odt == SMX_DTYPE_F64) ? CLI_F64 : CLI_F32;
+  ctx.t = idt == SMX_DTYPE_F64 || odt == SMX_DTYPE_F64 ? CLI_F64
+        : idt == SMX_DTYPE_F16 && odt == SMX_DTYPE_F16 ? CLI_F16 : CLI_F32;
   cli_kernel k = cli_op_kernel(&ctx, cli_job_axis_len(&j));
   cli_output outs[1] = { { out, fout, odt, op == CLI_LOGSUMEXP ? CLI_AXIS_REMOVE : CLI_AXIS_KEEP } };
   rc = cli_job_outputs(&j, &k, outs);

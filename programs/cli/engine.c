@@ -28,11 +28,23 @@
 #include "cli/stream.h"
 
 #define DEFAULT_BLOCK_BYTES ((size_t)16 << 20)
+/* Blocks of whole rows: small enough that the input block, read by one
+ * pread, is still in the core's cache when the kernel reads it, and its
+ * results when the writer writes them. On 1 GiB of 4096-column float32 rows
+ * from the page cache (busy 2-core machine, medians of 9): score energy
+ * 0.61 s against 0.74 s with 16 MiB blocks, softmax 1.98 s against 2.30 s. */
+#define ROW_BLOCK_BYTES ((size_t)1 << 20)
 
-static size_t block_bytes(void) {
+/* SMX_CLI_BLOCK_BYTES, or 0 */
+static size_t block_bytes_env(void) {
   const char *v = getenv("SMX_CLI_BLOCK_BYTES");
   long long b = v ? atoll(v) : 0;
-  return b >= 16 && b <= (1ll << 40) ? (size_t)b : DEFAULT_BLOCK_BYTES;
+  return b >= 16 && b <= (1ll << 40) ? (size_t)b : 0;
+}
+
+static size_t block_bytes(void) {
+  size_t b = block_bytes_env();
+  return b ? b : DEFAULT_BLOCK_BYTES;
 }
 
 /* ---------------------------------------------------------- the writer */
@@ -221,6 +233,7 @@ int cli_run(cli_src *s, cli_sink *const *sinks, const cli_run_args *a) {
   /* per block: g rows (mode 0), g slabs (mode 1) or w columns of a slab (mode 2) */
   size_t g, xcount, rows_max;
   if (mode == 0) {
+    if (!block_bytes_env()) E = ROW_BLOCK_BYTES / cs;
     g = p.n && E / p.n ? E / p.n : 1;
     if (g > p.outer) g = p.outer ? (size_t)p.outer : 1;
     xcount = g * (size_t)p.n;

@@ -31,6 +31,71 @@ static smx_status sys_fail(const char *name, const char *what, int e, char *err,
 
 #define WINDOW ((size_t)64 << 20)
 
+/* Streaming writeback. Left to itself the kernel keeps a whole output as
+ * dirty pages until the final fsync, which then waits for all of it; the
+ * output fills the page cache, and each write takes fresh pages. Instead the
+ * writes are gathered into contiguous pieces of WB_PIECE bytes, each handed
+ * to the disk at once (sync_file_range), and the piece WB_LAG pieces back is
+ * waited for and its pages dropped (POSIX_FADV_DONTNEED): the disk works
+ * while the next blocks are computed, the final fsync finds little left, the
+ * output holds a few pieces of the page cache at most, and the dropped pages
+ * are reused for the next writes. Scattered writes of less than WB_MIN
+ * contiguous bytes are left to the kernel. Errors are left to the final
+ * fsync, which reports them. */
+#define WB_PIECE ((uint64_t)8 << 20)
+#define WB_MIN ((uint64_t)1 << 20)
+#define WB_LAG CLI_WB_LAG
+
+static void writeback_start(cli_sink *k) {
+  k->wb_fd = -1;
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+  const char *off = getenv("SMX_CLI_NO_WRITEBACK");
+  const char *tmp = smx_npy_writer_temp_path(k->npy);
+  if ((off && *off && strcmp(off, "0")) || !tmp) return;
+  k->wb_fd = open(tmp, O_RDONLY | O_CLOEXEC);
+#endif
+}
+
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+/* [a, b) to the disk; the oldest piece in flight waited for and dropped */
+static void writeback_piece(cli_sink *k, uint64_t a, uint64_t b) {
+  (void)sync_file_range(k->wb_fd, (off_t)a, (off_t)(b - a), SYNC_FILE_RANGE_WRITE);
+  if (k->wb_n == WB_LAG) {
+    (void)sync_file_range(k->wb_fd, (off_t)k->wb_off[0], (off_t)k->wb_len[0],
+                          SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+    (void)posix_fadvise(k->wb_fd, (off_t)k->wb_off[0], (off_t)k->wb_len[0], POSIX_FADV_DONTNEED);
+    for (int i = 1; i < WB_LAG; i++) {
+      k->wb_off[i - 1] = k->wb_off[i];
+      k->wb_len[i - 1] = k->wb_len[i];
+    }
+    k->wb_n--;
+  }
+  k->wb_off[k->wb_n] = a;
+  k->wb_len[k->wb_n] = b - a;
+  k->wb_n++;
+}
+#endif
+
+/* Bytes [off, off + len) of the file were written. */
+static void writeback(cli_sink *k, uint64_t off, uint64_t len) {
+#if defined(__linux__) && defined(SYNC_FILE_RANGE_WRITE)
+  if (k->wb_fd < 0 || len == 0) return;
+  if (off != k->wb_b) {  /* not where the gathered piece ends: start it if large, begin another */
+    if (k->wb_b - k->wb_a >= WB_MIN) writeback_piece(k, k->wb_a, k->wb_b);
+    k->wb_a = k->wb_b = off;
+  }
+  k->wb_b += len;
+  if (k->wb_b - k->wb_a >= WB_PIECE) {
+    writeback_piece(k, k->wb_a, k->wb_b);
+    k->wb_a = k->wb_b;
+  }
+#else
+  (void)k;
+  (void)off;
+  (void)len;
+#endif
+}
+
 /* The mapped-output experiment: the temporary file at its full size, header
  * written, data filled through windows. Returns 0 when not applicable. */
 static int open_mapped(cli_sink *k, const uint64_t *shape, cli_ctype vt, char *err, size_t errlen, smx_status *st) {
@@ -92,6 +157,7 @@ smx_status cli_sink_open(cli_sink *k, const char *path, cli_format fmt, smx_dtyp
   memset(k, 0, sizeof *k);
   k->raw_fd = -1;
   k->map_fd = -1;
+  k->wb_fd = -1;
   k->path = path;
   k->name = strcmp(path, "-") ? path : "<stdout>";
   k->stream = !strcmp(path, "-") || smx_io_is_stream_path(path);
@@ -140,6 +206,7 @@ smx_status cli_sink_open(cli_sink *k, const char *path, cli_format fmt, smx_dtyp
   }
   smx_status s = cli_npy_create(target, dtype, ndim, shape, &wo, &k->npy, err, errlen);
   if (s != SMX_OK) cli_sink_abort(k);
+  else writeback_start(k);
   return s;
 }
 
@@ -166,13 +233,19 @@ smx_status cli_sink_write(cli_sink *k, cli_ctype t, uint64_t e0, const void *src
     int e = smx_io_pwrite_full(k->map_fd, src, n * cli_ctype_size(t), k->data_offset + e0 * cli_ctype_size(t));
     return e ? sys_fail(k->name, "write failed", e, err, errlen) : SMX_OK;
   }
-  if (t == CLI_F64) return smx_npy_write_elems_f64(k->npy, e0, src, n, err, errlen);
-  if (t == CLI_F16) return smx_npy_write_elems_f16(k->npy, e0, src, n, err, errlen);
-  return smx_npy_write_elems_f32(k->npy, e0, src, n, err, errlen);
+  smx_status s = t == CLI_F64 ? smx_npy_write_elems_f64(k->npy, e0, src, n, err, errlen)
+               : t == CLI_F16 ? smx_npy_write_elems_f16(k->npy, e0, src, n, err, errlen)
+                              : smx_npy_write_elems_f32(k->npy, e0, src, n, err, errlen);
+  if (s == SMX_OK && k->wb_fd >= 0) {
+    uint64_t isz = smx_dtype_size(k->dtype);
+    writeback(k, smx_npy_writer_info(k->npy)->data_offset + e0 * isz, (uint64_t)n * isz);
+  }
+  return s;
 }
 
 static void free_sink(cli_sink *k) {
   if (k->raw_fd >= 0) close(k->raw_fd);
+  if (k->wb_fd >= 0) close(k->wb_fd);
   if (k->map) munmap(k->map, k->map_len);
   if (k->map_fd >= 0) close(k->map_fd);
   if (k->map_tmp) {
@@ -189,7 +262,7 @@ static void free_sink(cli_sink *k) {
   free(k->spool_file);
   free(k->spool_dir);
   memset(k, 0, sizeof *k);
-  k->raw_fd = k->map_fd = -1;
+  k->raw_fd = k->map_fd = k->wb_fd = -1;
 }
 
 void cli_sink_abort(cli_sink *k) {

@@ -61,6 +61,7 @@ smx_status cli_src_read(cli_src *s, cli_ctype t, uint64_t e0, size_t n, void *ds
 const void *cli_src_peek(cli_src *s, cli_ctype t, uint64_t e0, size_t n);
 void cli_src_close(cli_src *s);
 
+#define CLI_WB_LAG 3             /* pieces of output in flight to the disk (sink.c) */
 typedef struct cli_sink {
   const char *path;            /* the destination, "-" for stdout                       */
   int stream;                  /* written in order, in place: stdout, a device, a FIFO  */
@@ -83,6 +84,13 @@ typedef struct cli_sink {
   unsigned char *map;
   uint64_t map_off;
   size_t map_len;
+  /* a .npy written to a regular file: its temporary reopened, so that large
+   * writes go to the disk as they come and then leave the page cache (-1:
+   * not done; SMX_CLI_NO_WRITEBACK=1 turns it off, to measure) */
+  int wb_fd;
+  int wb_n;                    /* pieces handed to the disk, not yet waited for */
+  uint64_t wb_off[CLI_WB_LAG], wb_len[CLI_WB_LAG];
+  uint64_t wb_a, wb_b;         /* the piece being gathered                      */
 } cli_sink;
 
 /* Creates the output. random: writes will come out of order (stdout is

@@ -69,7 +69,8 @@ def expected_dtype(in_dtype, dtype_opt):
 def compute_tol(in_dtype, out_dtype):
     if in_dtype == np.float16 and out_dtype == np.float16:
         return TOL[np.float16]
-    if in_dtype == np.float64 or (in_dtype == np.int16 and out_dtype == np.float64):
+    # computed in the wider of the input's precision and the output's
+    if in_dtype == np.float64 or out_dtype == np.float64:
         t = TOL[np.float64]
     else:
         t = TOL[np.float32]

@@ -167,6 +167,67 @@ sys.exit(1 if bad else 0)
 PY
 then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 
+# --dtype wider than the input: computed in the output's precision. float32
+# input written as float64 matches a float64 SciPy reference to ~1e-15 (a
+# float32 computation is ~1e-7 off); float16 input written as float32 matches
+# a float32-accurate reference.
+/usr/bin/python3 -c "
+import numpy as np
+rng = np.random.default_rng(5)
+np.save('$tmp/w32.npy', (rng.standard_normal((64, 1000)) * 4).astype(np.float32))
+np.save('$tmp/w16.npy', (rng.standard_normal((64, 300)) * 2).astype(np.float16))"
+for c in softmax log-softmax logsumexp; do
+  "$SMX" $c "$tmp/w32.npy" -o "$tmp/w32_$c.npy" --dtype f64 2>"$tmp/err"
+  "$SMX" $c "$tmp/w16.npy" -o "$tmp/w16_$c.npy" --dtype f32 2>"$tmp/err"
+done
+check "--dtype wider than the input: float64 / float32 accuracy against SciPy" /usr/bin/python3 -c "
+import sys, numpy as np
+from scipy.special import softmax, log_softmax, logsumexp
+bad = 0
+for src, odt, tol in (('w32', np.float64, 1e-14), ('w16', np.float32, 2e-6)):
+    x = np.load('$tmp/' + src + '.npy').astype(np.float64)
+    for c, ref in (('softmax', softmax(x, axis=-1)), ('log-softmax', log_softmax(x, axis=-1)),
+                   ('logsumexp', logsumexp(x, axis=-1))):
+        got = np.load('$tmp/' + src + '_' + c + '.npy')
+        err = (np.abs(got - ref) / np.maximum(np.abs(ref), 1e-300 if c == 'softmax' else 1.0)).max()
+        if got.dtype != odt or err > tol:
+            print(src, c, got.dtype, 'max relative error', err); bad = 1
+sys.exit(bad)"
+
+# A large output goes to the disk as it is written and leaves the page cache
+# (a few blocks stay); the same bytes as without (SMX_CLI_NO_WRITEBACK=1,
+# where the whole output stays cached). Not on tmpfs, which has no disk.
+if [ "$(stat -f -c %T "$tmp")" != tmpfs ] && command -v fincore > /dev/null; then
+  /usr/bin/python3 -c "
+import numpy as np
+np.save('$tmp/big.npy', np.random.default_rng(1).standard_normal((32768, 1024), dtype=np.float32))"
+  "$SMX" softmax "$tmp/big.npy" -o "$tmp/big_wb.npy" -q
+  res_wb=$(fincore --bytes --noheadings --output RES "$tmp/big_wb.npy")
+  SMX_CLI_NO_WRITEBACK=1 "$SMX" softmax "$tmp/big.npy" -o "$tmp/big_nowb.npy" -q
+  res_nowb=$(fincore --bytes --noheadings --output RES "$tmp/big_nowb.npy")
+  check "large output: same bytes with and without streaming writeback" cmp -s "$tmp/big_wb.npy" "$tmp/big_nowb.npy"
+  check "large output: at most 48 MiB of 128 MiB left in the page cache ($res_wb bytes; $res_nowb without)" \
+    test "$res_wb" -le $((48 << 20))
+  rm -f "$tmp"/big_*.npy
+fi
+
+# Memory is bounded by the block, not the input: peak RSS of softmax, score
+# and eval on 128 MiB of float32 stays under 16 MiB (blocks of 1 MiB of rows).
+if [ -x /usr/bin/time ]; then
+  [ -e "$tmp/big.npy" ] || /usr/bin/python3 -c "
+import numpy as np
+np.save('$tmp/big.npy', np.random.default_rng(1).standard_normal((32768, 1024), dtype=np.float32))"
+  /usr/bin/python3 -c "
+import numpy as np
+np.save('$tmp/big_ood.npy', np.random.default_rng(2).standard_normal((64, 1024), dtype=np.float32))"
+  for c in "softmax $tmp/big.npy -o $tmp/big_o.npy -q" "score energy $tmp/big.npy -o $tmp/big_s.npy" \
+           "eval --id $tmp/big.npy --ood $tmp/big_ood.npy --scores msp"; do
+    /usr/bin/time -f %M -o "$tmp/rss" "$SMX" $c > /dev/null 2>&1
+    check "peak RSS of smx ${c%% *} on 128 MiB under 16 MiB ($(cat "$tmp/rss") KiB)" test "$(tail -1 "$tmp/rss")" -lt 16384
+  done
+fi
+rm -f "$tmp"/big*.npy
+
 # every axis, layout, dtype and engine mode against SciPy; pipes; CSV and TSV
 check "axes, dtypes and text against SciPy" /usr/bin/python3 "$(dirname "$0")/check_axes.py" "$SMX" "$tmp"
 

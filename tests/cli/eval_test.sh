@@ -131,6 +131,17 @@ expect "1-d logits" 2 "" "smx: id_labels.npy: logits must have shape (N, K) with
   eval --id id_labels.npy --ood ood_logits.npy
 expect "NaN logits" 2 "" "smx: $tmp/nan.npy: row 1 has a NaN logit (scores would be NaN)" -- \
   eval --id "$tmp/nan.npy" --ood "$tmp/nan.npy"
+# the first NaN found wherever it is: past the first chunks of a block, in a
+# block after the first, in a Fortran-order file
+/usr/bin/python3 -c "
+import numpy as np
+x = np.zeros((20000, 37), dtype=np.float32)
+x[13001, 29] = np.nan; x[15000, 3] = np.nan
+np.save('$tmp/nan_deep.npy', x); np.save('$tmp/nan_deep_f.npy', np.asfortranarray(x))"
+expect "NaN logits deep in the file" 2 "" "smx: $tmp/nan_deep.npy: row 13001 has a NaN logit (scores would be NaN)" -- \
+  eval --id "$tmp/nan_deep.npy" --ood "$tmp/nan_deep.npy"
+expect "NaN logits deep in a Fortran-order file" 2 "" "smx: $tmp/nan_deep_f.npy: row 13001 has a NaN logit (scores would be NaN)" -- \
+  eval --id "$tmp/nan_deep_f.npy" --ood "$tmp/nan_deep_f.npy"
 echo precious > "$tmp/keep.json"
 expect "json not clobbered on error" 2 "" "*" -- eval --id id_logits.npy --ood "$tmp/nan.npy" --json "$tmp/keep.json"
 check "json kept" test "$(cat "$tmp/keep.json")" = precious
