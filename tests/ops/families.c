@@ -4,7 +4,7 @@
  * masks, ties, spikes, ramps that move the running max, extreme
  * temperatures), the special-value policy rows, every length up to 4W+1
  * (W = 16 f32 lanes of AVX-512), and lengths around the long-row chunk size
- * (SMX_CHUNK = 2^16 in src/api/softmax_row.h, windows of 64 chunks).
+ * (SMX_CHUNK = 2^16 in src/core/grid.h, windows of 64 chunks).
  */
 #include "families.h"
 

@@ -188,7 +188,7 @@ typedef struct refs {
   int sparse;   /* entries for the elements sparse_keep keeps, in order */
 } refs;
 #define REF_CACHE_MAX ((size_t)1 << 22)
-#define CHUNK_N ((size_t)1 << 16)   /* SMX_CHUNK of src/api/softmax_row.h */
+#define CHUNK_N ((size_t)1 << 16)   /* SMX_CHUNK of src/core/grid.h */
 
 /* sparse: the long rows' second and later algorithms, whose per-element error
  * (the exponential) the shorter rows already check at every element, and whose
@@ -286,8 +286,8 @@ static smx_status call(const op_row *r, const bufs *b, size_t n, const int64_t *
 static const char *algo_name(smx_algo a) { return algo_names[a]; }
 
 /* Where the engine splits work across threads (mirrors src/): a rows call
- * splits its rows from 2^14 elements in all (src/api/softmax_api.c,
- * src/lm/); one row is split only when it is an f32 / f64 forward row of
+ * splits its rows from 2^14 elements in all (SMX_GRID_SMALL, src/core/grid.h);
+ * one row is split only when it is an f32 / f64 forward row of
  * at least SMX_SPLIT_ROW_MIN = 2^21 columns, or a top-k row of at least
  * SMX_TOPK_SPLIT_MIN = 2^20 (half-precision forward rows, backward and
  * cross-entropy rows never are). */
