@@ -170,7 +170,8 @@ def run(case, rng, env):
         xp, yp, lx, ly = xb.ptr(), yb.ptr(), ldx, ldy
         if bad == "ld":
             lx = cols - 1 if cols > 0 else 0
-        elif bad == "overlap" and not inplace:
+        elif bad == "overlap" and not inplace and rows * cols > 0:
+            # (an empty x has no bytes to overlap: out stays its own buffer)
             if op == "logsumexp":
                 # the first address inside x that is aligned for out's type (x may
                 # be 2-byte data at an odd shift): out may never overlap x at all
