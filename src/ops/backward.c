@@ -98,9 +98,12 @@ static smx_status run_bwd(int logsm, smx_elem elem, const void *y, size_t ldy, c
   if (rows == 0 || cols == 0) return SMX_OK;
   if (!y || !dy || !dx) return SMX_E_INVALID_ARG;
   size_t es = smx_elem_size(elem);
-  /* dx may be exactly y or exactly dy (same leading dimension); nothing else */
+  /* dx may be exactly y or exactly dy (same leading dimension), or both when
+   * they are one buffer; nothing else */
+  int as_y = dx == y && lddx == ldy, as_dy = dx == dy && lddx == lddy;
   smx_arg args[3] = { SMX_ARG_IN(y, rows, cols, ldy, es), SMX_ARG_IN(dy, rows, cols, lddy, es),
-                      SMX_ARG_OUT(dx, rows, cols, lddx, es, dx == y && lddx == ldy ? 1 : 2) };
+                      SMX_ARG_OUT(dx, rows, cols, lddx, es, as_y ? 1 : 2) };
+  if (as_y && as_dy) args[2].out = 0;   /* the inputs' own buffer: only its span is checked */
   if ((st = smx_check_args(args, 3)) != SMX_OK) return st;
 
   double t = o.temperature;
