@@ -254,6 +254,9 @@ static void test_bad_args(void) {
     BAD("both store flags", f(y, 4, dy, 4, dx, 4, 2, 4, &b));
     b.flags = 0x80000000u;
     BAD("unknown flag", f(y, 4, dy, 4, dx, 4, 2, 4, &b));
+    /* y, dy and dx one buffer: in place over both inputs is allowed */
+    float one[8] = { 0.25f, 0.25f, 0.25f, 0.25f, 0.5f, 0.5f, 0.0f, 0.0f };
+    CHECK(f(one, 4, one, 4, one, 4, 2, 4, &o) == SMX_OK, "dx == y == dy");
     RESET();
     CHECK(f(y, 4, dy, 4, dx, 4, 0, 4, &o) == SMX_OK && f(NULL, 0, NULL, 0, NULL, 0, 3, 0, &o) == SMX_OK && UNTOUCHED(),
           "empty is OK, nothing written");
