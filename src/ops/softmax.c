@@ -1,7 +1,7 @@
 /*
- * Public softmax / log-softmax / log-sum-exp entry points: argument checks,
- * algorithm choice and the plan; the engine (src/core/) checks the arguments
- * and runs the rows, which go to softmax_row_{f32,f64,half}.c.
+ * Public softmax / log-softmax / log-sum-exp entry points: the empty cases,
+ * the algorithm choice and the plan. The engine (src/core/) checks the
+ * arguments and runs the rows, which go to softmax_row_{f32,f64,half}.c.
  */
 #include <math.h>
 #include <stdint.h>
