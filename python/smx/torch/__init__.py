@@ -1,0 +1,9 @@
+"""smx.torch: smx's functions as torch.autograd.Functions on CPU tensors.
+
+Imported on its own (``import smx.torch``), never by ``import smx``, so that
+smx works without PyTorch. Each function takes tensors and a ``dim`` under the
+name of its NumPy counterpart (smx.torch.softmax(t, dim=-1), ...); the forward
+and the backward both run smx's C kernels on the tensors' memory, never
+torch's autograd of a torch re-implementation.
+"""
+import torch  # noqa: F401  (an ImportError here says PyTorch is missing)
