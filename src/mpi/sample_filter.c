@@ -1,0 +1,152 @@
+/* The sampler's arithmetic, repeated for sharded rows (sample_filter.h; the
+ * engine's is src/ops/sample_row.c, which this must match bit for bit). */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "mpi/cand.h"
+#include "mpi/sample_filter.h"
+
+#define LOG2E 1.4426950408889634073599246810018921
+#define LN2 0.69314718055994530941723212145818
+
+void smx_mpi_sample_cfg_init(smx_mpi_sample_cfg *cfg, const smx_sample_params *p, uint64_t seed, uint64_t step) {
+  cfg->greedy = p->greedy || p->temperature == 0.0;
+  double t = cfg->greedy ? 1.0 : p->temperature;
+  cfg->c = LOG2E / (t < 0x1p-600 ? 0x1p-600 : t);
+  cfg->top_p = p->top_p == 0.0 ? 1.0 : p->top_p;
+  cfg->min_p = p->min_p;
+  cfg->use_p = cfg->top_p > 0.0 && cfg->top_p < 1.0;
+  cfg->use_min = cfg->min_p > 0.0;
+  cfg->seed = seed;
+  cfg->step = step;
+}
+
+double smx_mpi_gumbel_noise(uint64_t seed, uint64_t row, uint64_t step, uint64_t i) {
+  uint32_t ctr[4] = { (uint32_t)i, (uint32_t)row, (uint32_t)step, (uint32_t)(step >> 32) }, w[4];
+  smx_philox4x32(seed, ctr, w);
+  uint64_t bits = (uint64_t)w[0] | (uint64_t)(w[1] & 0x1fffffu) << 32;
+  return -log(-log(((double)bits + 0.5) * 0x1p-53));
+}
+
+double smx_mpi_weight(const smx_mpi_sample_cfg *cfg, float x, float m) { return exp2(((double)x - (double)m) * cfg->c); }
+
+float smx_mpi_threshold_x(const smx_mpi_sample_cfg *cfg, float m, double rho) {
+  double t = (double)m + log2(rho) / cfg->c;
+  if (!(t >= -FLT_MAX)) return -INFINITY;
+  float f = (float)t;
+  return nextafterf(nextafterf(f, -INFINITY), -INFINITY);
+}
+
+double smx_mpi_gumbel_key(const smx_mpi_sample_cfg *cfg, float x, float m, double g) {
+  return ((double)x - (double)m) * cfg->c * LN2 + g;
+}
+
+/* ---- the top-p prefix: the engine's order and quickselect, on (w, idx, x) */
+static int before(const double *w, const double *idx, size_t a, size_t b) {
+  return w[a] > w[b] || (w[a] == w[b] && idx[a] < idx[b]);
+}
+
+static void swap2(double *w, double *idx, size_t a, size_t b) {
+  double tw = w[a], ti = idx[a];
+  w[a] = w[b];
+  idx[a] = idx[b];
+  w[b] = tw;
+  idx[b] = ti;
+}
+
+static void insertion_sort(double *w, double *idx, size_t lo, size_t hi) {
+  for (size_t i = lo + 1; i < hi; i++)
+    for (size_t j = i; j > lo && before(w, idx, j, j - 1); j--) swap2(w, idx, j, j - 1);
+}
+
+static size_t prefix(double *w, double *idx, size_t c, double target) {
+  size_t lo = 0, hi = c;
+  double acc = 0.0;
+  while (hi - lo > 16) {
+    size_t a = lo, b = lo + (hi - lo) / 2, d = hi - 1;
+    if (before(w, idx, b, a)) swap2(w, idx, a, b);
+    if (before(w, idx, d, b)) {
+      swap2(w, idx, b, d);
+      if (before(w, idx, b, a)) swap2(w, idx, a, b);
+    }
+    swap2(w, idx, b, hi - 1);
+    size_t p = hi - 1, s = lo;
+    double mass = 0.0;
+    for (size_t i = lo; i < p; i++)
+      if (before(w, idx, i, p)) {
+        swap2(w, idx, i, s);
+        mass += w[s];
+        s++;
+      }
+    swap2(w, idx, s, p);
+    if (acc + mass >= target) { hi = s; continue; }
+    if (acc + mass + w[s] >= target) return s + 1;
+    acc += mass + w[s];
+    lo = s + 1;
+  }
+  insertion_sort(w, idx, lo, hi);
+  for (size_t i = lo; i < hi; i++) {
+    acc += w[i];
+    if (acc >= target) return i + 1;
+  }
+  return hi;
+}
+
+/* insertion of (idx, x) pairs by index: kk is a top-k size, and the engine
+ * sorts its candidates by index too before it walks them */
+static void sort_by_index(double *idx, double *x, size_t c) {
+  for (size_t i = 1; i < c; i++)
+    for (size_t j = i; j > 0 && idx[j] < idx[j - 1]; j--) {
+      double ti = idx[j], tx = x[j];
+      idx[j] = idx[j - 1];
+      x[j] = x[j - 1];
+      idx[j - 1] = ti;
+      x[j - 1] = tx;
+    }
+}
+
+int64_t smx_mpi_topk_token(const smx_mpi_sample_cfg *cfg, const double *cands, size_t kk, float m, uint64_t row,
+                           double *scratch) {
+  double *w = scratch, *idx = w + kk, *w2 = idx + kk, *idx2 = w2 + kk, *xs = idx2 + kk;
+  size_t c = 0;
+  for (size_t q = 0; q < kk; q++) {
+    if (cands[2 * q + 1] < 0.0) continue;
+    xs[c] = cands[2 * q];
+    idx[c++] = cands[2 * q + 1];
+  }
+  /* z before the sort, in the merged order (the engine's is its heap's: the
+   * sums may differ in the last bit) */
+  double z = 0.0;
+  for (size_t q = 0; q < c; q++) z += smx_mpi_weight(cfg, (float)xs[q], m);
+  sort_by_index(idx, xs, c);
+  for (size_t q = 0; q < c; q++) w[q] = smx_mpi_weight(cfg, (float)xs[q], m);
+  memcpy(w2, w, c * sizeof(double));
+  memcpy(idx2, idx, c * sizeof(double));
+  double bw = -1.0, bi = INFINITY;
+  if (cfg->use_p) {
+    size_t r = prefix(w, idx, c, cfg->top_p * z);
+    bw = w[0];
+    bi = idx[0];
+    for (size_t q = 1; q < r; q++)
+      if (w[q] < bw || (w[q] == bw && idx[q] > bi)) {
+        bw = w[q];
+        bi = idx[q];
+      }
+  }
+  int64_t best = -1;
+  double bv = -INFINITY;
+  for (size_t q = 0; q < c; q++) {
+    double wq = w2[q], iq = idx2[q];
+    if (cfg->use_p && !(wq > bw || (wq == bw && iq <= bi))) continue;
+    if (cfg->use_min && !(wq >= cfg->min_p)) continue;
+    if (xs[q] == -INFINITY) continue;
+    int64_t i = (int64_t)iq;
+    double v = smx_mpi_gumbel_key(cfg, (float)xs[q], m, smx_mpi_gumbel_noise(cfg->seed, row, cfg->step, (uint64_t)i));
+    if (v > bv || (v == bv && i < best)) {
+      bv = v;
+      best = i;
+    }
+  }
+  return best;
+}
