@@ -41,6 +41,27 @@ static smx_status check_local(const norm_args *a) {
   return SMX_OK;
 }
 
+/*
+ * Log-sum-exp alone needs no (max, sum) split: the slice's own log-sum-exp
+ * l_r (the engine's fastest pass) is the pair (l_r, 1). Its error, at most
+ * 4 eps max(1, |l_r|), enters the whole row's with weight exp(l_r - lse) <= 1,
+ * and w (|lse| + d) e^-d <= |lse| + 1/e for l_r = lse - d: hence the bound of
+ * smx_mpi.h. (Softmax needs the exact max: a rounded l_r would scale every
+ * probability by its rounding, relative |l_r| eps.)
+ */
+static smx_status lse_pairs(const norm_args *a, const smx_options *local, smx_mpi_pair *loc) {
+  if (a->rows == 0 || a->cols == 0) return SMX_OK;
+  float *l = malloc(a->rows * sizeof *l);
+  if (!l) return SMX_E_NOMEM;
+  smx_status st = smx_logsumexp_rows_f32(a->x, a->ldx, l, a->rows, a->cols, local);
+  for (size_t r = 0; r < a->rows && st == SMX_OK; r++)
+    loc[r] = l[r] != l[r] ? (smx_mpi_pair){ NAN, NAN }
+             : l[r] == -INFINITY ? (smx_mpi_pair){ -INFINITY, 0.0 }
+                                 : (smx_mpi_pair){ (double)l[r], 1.0 };
+  free(l);
+  return st;
+}
+
 static void softmax_rows(const norm_args *a, const smx_mpi_pair *loc, const smx_mpi_pair *all, uint32_t flags) {
   for (size_t r = 0; r < a->rows; r++) {
     float *y = a->y + r * a->ldy;
@@ -103,7 +124,8 @@ static smx_status run(MPI_Comm comm, norm_args a, const smx_options *opt) {
     return SMX_E_NOMEM;   /* cannot take part: docs say the others then wait */
   }
   for (size_t r = 0; r < n; r++) loc[r] = (smx_mpi_pair){ -INFINITY, 0.0 };
-  if (st == SMX_OK) st = smx_mpi_local_pairs(a.x, a.ldx, a.rows, a.cols, inv_t, &local, loc);
+  if (st == SMX_OK && a.fn == SMX_MPI_FN_LSE) st = lse_pairs(&a, &local, loc);
+  else if (st == SMX_OK) st = smx_mpi_local_pairs(a.x, a.ldx, a.rows, a.cols, inv_t, &local, loc);
   for (size_t r = 0; r < n; r++) all[r] = st == SMX_OK ? loc[r] : (smx_mpi_pair){ -INFINITY, 0.0 };
   all[n] = smx_mpi_status_pair(st);
   if (MPI_Allreduce(MPI_IN_PLACE, all, (int)(n + 1), smx_mpi_pair_type(), smx_mpi_pair_op(), comm) != MPI_SUCCESS)
