@@ -20,6 +20,7 @@
 
 #include "commands.h"
 #include "cli/message.h"
+#include "eval_dist.h"
 #include "eval_result.h"
 #include "logits_stream.h"
 #include "score_args.h"
@@ -35,6 +36,7 @@ typedef struct eval_job {
   smx_calib_acc *cal, *cal_ts;  /* ID only */
   const int32_t *labels;
   int only, skip;               /* score index to compute alone / to leave out (-1: none) */
+  uint64_t first, end;          /* the rows to score (this rank's block); calibration takes every row streamed */
 } eval_job;
 
 /* Confidence per row for the report: max softmax(z / T) in double. */
@@ -59,8 +61,27 @@ static int report_block(smx_eval_result *r, const float *x, size_t nr, size_t co
   return 0;
 }
 
+static int calib_block(eval_job *j, const float *x, size_t nr, size_t cols, uint64_t r0) {
+  smx_status s = smx_calib_add_rows_f32(j->cal, x, cols, nr, j->labels + r0);
+  if (!s && j->cal_ts) s = smx_calib_add_rows_f32(j->cal_ts, x, cols, nr, j->labels + r0);
+  if (s != SMX_OK)
+    return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: calibration refused rows %llu..%llu (+inf or all -inf logits?): %s",
+                        j->path, (unsigned long long)r0, (unsigned long long)(r0 + nr - 1), smx_status_string(s));
+  if (j->r->conf) return report_block(j->r, x, nr, cols, r0, j->labels, j->path);
+  return 0;
+}
+
 static int eval_block(void *ctx, const float *x, size_t nr, size_t cols, uint64_t r0) {
   eval_job *j = ctx;
+  if (j->cal) {   /* rank 0 under MPI streams every ID row for the calibration, scores only its block */
+    int rc = calib_block(j, x, nr, cols, r0);
+    if (rc) return rc;
+  }
+  uint64_t a = r0 > j->first ? r0 : j->first, b = r0 + nr < j->end ? r0 + nr : j->end;
+  if (a >= b) return 0;
+  x += (size_t)(a - r0) * cols;
+  nr = (size_t)(b - a);
+  r0 = a;
   /* all scores of the block in one call: the double-path ones share their exponentials */
   smx_score_kind kinds[SMX_EVAL_MAX_SCORES];
   smx_score_params params[SMX_EVAL_MAX_SCORES];
@@ -74,12 +95,6 @@ static int eval_block(void *ctx, const float *x, size_t nr, size_t cols, uint64_
   }
   smx_status s = smx_scores_multi_rows_f32(n, kinds, params, x, cols, nr, cols, outs);
   if (s != SMX_OK) return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: %s", j->path, smx_status_string(s));
-  if (j->cal) s = smx_calib_add_rows_f32(j->cal, x, cols, nr, j->labels + r0);
-  if (!s && j->cal_ts) s = smx_calib_add_rows_f32(j->cal_ts, x, cols, nr, j->labels + r0);
-  if (s != SMX_OK)
-    return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: calibration refused rows %llu..%llu (+inf or all -inf logits?): %s",
-                        j->path, (unsigned long long)r0, (unsigned long long)(r0 + nr - 1), smx_status_string(s));
-  if (j->cal && j->r->conf) return report_block(j->r, x, nr, cols, r0, j->labels, j->path);
   return 0;
 }
 
@@ -135,7 +150,22 @@ const char smx_eval_help[] =
     "  --tpr R (0.95), --json FILE (- for stdout), --report FILE.html, -q\n"
     SMX_SCORE_OPTIONS_HELP;
 
+static int run_eval(int argc, char **argv, const smx_eval_dist *dist);
+
 int smx_cmd_eval(int argc, char **argv) {
+  smx_eval_dist dist;
+  int rc = smx_eval_dist_begin(&dist);
+  if (!rc) rc = run_eval(argc, argv, &dist);
+  smx_eval_dist_end(&dist);
+  return rc;
+}
+
+/* Under MPI every rank runs all of this on the same arguments and files:
+ * the headers, the validation set and the fits are the same everywhere;
+ * the rows are scored in blocks (one per rank), calibration on rank 0 (it
+ * streams the ID rows whole), and the scores gathered to rank 0, which alone
+ * computes the metrics and writes. */
+static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
   static smx_eval_result R;   /* large (64 OOD sets); one per process */
   smx_eval_result *r = &R;
   memset(r, 0, sizeof *r);
@@ -189,6 +219,7 @@ int smx_cmd_eval(int argc, char **argv) {
       return smx_cli_usage_error("unknown argument '%s' for eval", a);
     }
   }
+  if (dist->rank != 0) quiet = 1;
   if (!r->id_path) return smx_cli_usage_error("eval needs --id ID_LOGITS.npy");
   if (!r->nood && !r->labels_path) return smx_cli_usage_error("eval needs --ood OOD_LOGITS.npy (or --labels for calibration only)");
   if (r->val_labels_path && !r->val_path) return smx_cli_usage_error("--val-labels needs --val VAL_LOGITS.npy");
@@ -249,24 +280,24 @@ int smx_cmd_eval(int argc, char **argv) {
   float *val = NULL;
   double *templates = NULL;
   smx_calib_acc *cal = NULL, *cal_ts = NULL;
-  if (r->labels_path && (rc = smx_cli_read_labels(r->labels_path, r->id_rows, r->K, r->id_path, &labels))) goto done;
-  if (r->labels_path && r->id_rows == 0) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: no rows to calibrate", r->id_path); goto done; }
+  if (r->labels_path && (rc = smx_cli_read_labels(r->labels_path, r->id_rows, r->K, r->id_path, &labels))) goto sync;
+  if (r->labels_path && r->id_rows == 0) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: no rows to calibrate", r->id_path); goto sync; }
   if (r->val_path) {
     uint64_t vc = 0;
-    if ((rc = smx_cli_load_logits(r->val_path, quiet, r->K, r->id_path, &val, &r->val_rows, &vc))) goto done;
+    if ((rc = smx_cli_load_logits(r->val_path, quiet, r->K, r->id_path, &val, &r->val_rows, &vc))) goto sync;
     if (r->val_labels_path &&
-        (rc = smx_cli_read_labels(r->val_labels_path, r->val_rows, r->K, r->val_path, &val_labels))) goto done;
+        (rc = smx_cli_read_labels(r->val_labels_path, r->val_rows, r->K, r->val_path, &val_labels))) goto sync;
   }
   int need_tmpl = 0;
   for (size_t k = 0; k < r->nk; k++) need_tmpl |= r->kinds[k] == SMX_SCORE_KL_MATCHING;
   if (need_tmpl) {
     if (sa.templates_from) {
-      if ((rc = smx_score_args_templates(&sa, r->K, r->id_path, quiet, &templates))) goto done;
+      if ((rc = smx_score_args_templates(&sa, r->K, r->id_path, quiet, &templates))) goto sync;
     } else {
       templates = malloc((size_t)(r->K * r->K) * sizeof(double));
       smx_status s = templates ? smx_kl_templates_fit_f32(val, (size_t)r->K, (size_t)r->val_rows, (size_t)r->K, templates, NULL)
                                : SMX_E_NOMEM;
-      if (s) { rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: KL templates: %s", r->val_path, smx_status_string(s)); goto done; }
+      if (s) { rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: KL templates: %s", r->val_path, smx_status_string(s)); goto sync; }
     }
     r->templates = templates;
   }
@@ -275,7 +306,7 @@ int smx_cmd_eval(int argc, char **argv) {
     r->ts_status = smx_temperature_fit_f32(val, (size_t)r->K, (size_t)r->val_rows, (size_t)r->K, val_labels, &r->T, &r->ts);
     if (r->ts_status != SMX_OK && r->ts_status != SMX_E_NO_OPTIMUM) {
       rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: temperature scaling: %s", r->val_path, smx_status_string(r->ts_status));
-      goto done;
+      goto sync;
     }
     if (r->ts_status == SMX_E_NO_OPTIMUM && !quiet)
       smx_cli_fail(SMX_CLI_EXIT_OK, "note: %s: no finite temperature minimises the validation NLL (%s); "
@@ -285,14 +316,14 @@ int smx_cmd_eval(int argc, char **argv) {
   }
   for (size_t k = 0; k < r->nk; k++) r->params[k] = smx_score_args_params_for(&sa, r->kinds[k], templates);
 
-  if (labels) {
+  if (labels && dist->rank == 0) {
     r->have_calib = 1;
     r->nbins = bins;
     r->bins = calloc(bins, sizeof *r->bins);
     r->bins_ts = calloc(bins, sizeof *r->bins_ts);
     smx_status s = r->bins && r->bins_ts ? smx_calib_create((size_t)r->K, bins, 1.0, 0, &cal) : SMX_E_NOMEM;
     if (!s && r->have_ts && r->ts_status == SMX_OK) s = smx_calib_create((size_t)r->K, bins, r->T, 0, &cal_ts);
-    if (s) { rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "calibration: %s", smx_status_string(s)); goto done; }
+    if (s) { rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "calibration: %s", smx_status_string(s)); goto sync; }
     if (report) {   /* per-sample confidences for the reliability diagrams */
       size_t n = (size_t)r->id_rows;
       r->conf = malloc(n * sizeof(double));
@@ -300,7 +331,7 @@ int smx_cmd_eval(int argc, char **argv) {
       if (cal_ts) r->conf_ts = malloc(n * sizeof(double));
       if (!r->conf || !r->correct || (cal_ts && !r->conf_ts)) {
         rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "out of memory for the report's confidences");
-        goto done;
+        goto sync;
       }
     }
   }
@@ -309,24 +340,36 @@ int smx_cmd_eval(int argc, char **argv) {
     for (size_t o = 0; o < r->nood; o++) r->ood[o].scores[k] = malloc((size_t)r->ood[o].rows * sizeof(double));
     int bad = !r->id_scores[k];
     for (size_t o = 0; o < r->nood; o++) bad |= !r->ood[o].scores[k];
-    if (bad) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "out of memory for the scores"); goto done; }
+    if (bad) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "out of memory for the scores"); goto sync; }
   }
   {
     uint64_t rows, cols;
     int skip = r->perturbed_id_path ? odin : -1;   /* ODIN then comes from the perturbed files */
-    eval_job j = { r, r->id_scores, r->id_path, cal, cal_ts, labels, -1, skip };
-    rc = smx_cli_stream_logits(r->id_path, quiet, r->K, r->id_path, 0, &rows, &cols, eval_block, &j);
+    uint64_t a, b;
+    smx_eval_dist_block(dist, r->id_rows, &a, &b);
+    eval_job j = { r, r->id_scores, r->id_path, cal, cal_ts, labels, -1, skip, a, b };
+    rc = smx_cli_stream_logits_range(r->id_path, quiet, r->K, r->id_path, 0, cal ? 0 : a, cal ? UINT64_MAX : b, &rows,
+                                     &cols, eval_block, &j);
     for (size_t o = 0; o < r->nood && !rc; o++) {
-      eval_job jo = { r, r->ood[o].scores, r->ood[o].path, NULL, NULL, NULL, -1, skip };
-      rc = smx_cli_stream_logits(r->ood[o].path, quiet, r->K, r->id_path, 0, &rows, &cols, eval_block, &jo);
+      smx_eval_dist_block(dist, r->ood[o].rows, &a, &b);
+      eval_job jo = { r, r->ood[o].scores, r->ood[o].path, NULL, NULL, NULL, -1, skip, a, b };
+      rc = smx_cli_stream_logits_range(r->ood[o].path, quiet, r->K, r->id_path, 0, a, b, &rows, &cols, eval_block, &jo);
     }
     for (size_t o = 0; skip >= 0 && o <= r->nood && !rc; o++) {
+      smx_eval_dist_block(dist, o ? r->ood[o - 1].rows : r->id_rows, &a, &b);
       eval_job jp = { r, o ? r->ood[o - 1].scores : r->id_scores, o ? r->ood[o - 1].perturbed_path : r->perturbed_id_path,
-                      NULL, NULL, NULL, odin, -1 };
-      rc = smx_cli_stream_logits(jp.path, quiet, r->K, r->id_path, 0, &rows, &cols, eval_block, &jp);
+                      NULL, NULL, NULL, odin, -1, a, b };
+      rc = smx_cli_stream_logits_range(jp.path, quiet, r->K, r->id_path, 0, a, b, &rows, &cols, eval_block, &jp);
     }
   }
+sync:   /* every rank gets here, failed or not: then all stop, or all gather */
+  rc = smx_eval_dist_agree(dist, rc);
   if (rc) goto done;
+  for (size_t k = 0; k < r->nk && !rc; k++) {
+    rc = smx_eval_dist_gather(dist, r->id_scores[k], r->id_rows);
+    for (size_t o = 0; o < r->nood && !rc; o++) rc = smx_eval_dist_gather(dist, r->ood[o].scores[k], r->ood[o].rows);
+  }
+  if (rc || dist->rank != 0) goto done;
   for (size_t o = 0; o < r->nood; o++)
     for (size_t k = 0; k < r->nk; k++) {
       smx_status s = smx_ood_metrics_f64(r->id_scores[k], (size_t)r->id_rows, r->ood[o].scores[k],

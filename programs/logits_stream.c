@@ -68,6 +68,13 @@ static double now_s(void) {
 
 int smx_cli_stream_logits(const char *path, int quiet, uint64_t want_cols, const char *other, int allow_nan,
                           uint64_t *rows_out, uint64_t *cols_out, smx_block_fn fn, void *ctx) {
+  return smx_cli_stream_logits_range(path, quiet, want_cols, other, allow_nan, 0, UINT64_MAX, rows_out, cols_out, fn,
+                                     ctx);
+}
+
+int smx_cli_stream_logits_range(const char *path, int quiet, uint64_t want_cols, const char *other, int allow_nan,
+                                uint64_t first, uint64_t end, uint64_t *rows_out, uint64_t *cols_out,
+                                smx_block_fn fn, void *ctx) {
   char err[512];
   smx_npy_reader *r = NULL;
   if (smx_npy_open(path, &r, err, sizeof err) != SMX_OK) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err);
@@ -92,16 +99,17 @@ int smx_cli_stream_logits(const char *path, int quiet, uint64_t want_cols, const
   }
   int show = !quiet && isatty(STDERR_FILENO);
   double last = 0.0;
-  for (uint64_t r0 = 0; r0 < rows && !rc; r0 += block) {
+  uint64_t stop = end < rows ? end : rows;
+  for (uint64_t r0 = first; r0 < stop && !rc; r0 += block) {
     if (show && now_s() - last >= 0.2) {
       last = now_s();
       fputs("\rsmx: ", stderr);
       smx_cli_put_escaped(stderr, path);
-      fprintf(stderr, " %3d%%", (int)(100.0 * (double)r0 / (double)rows));
+      fprintf(stderr, " %3d%%", (int)(100.0 * (double)(r0 - first) / (double)(stop - first)));
       fflush(stderr);
     }
     if (cli_signal_caught()) { rc = smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted while reading %s", path); break; }
-    size_t nr = (size_t)(rows - r0 < block ? rows - r0 : block);
+    size_t nr = (size_t)(stop - r0 < block ? stop - r0 : block);
     /* C order: the rows are one range of elements, read straight into x
      * when the file holds native float32 (read_rows goes through a scratch
      * buffer); Fortran order: gathered row by row */

@@ -21,6 +21,12 @@ typedef int (*smx_block_fn)(void *ctx, const float *x, size_t nr, size_t cols, u
 int smx_cli_stream_logits(const char *path, int quiet, uint64_t want_cols, const char *other, int allow_nan,
                           uint64_t *rows, uint64_t *cols, smx_block_fn fn, void *ctx);
 
+/* The same over rows [first, min(end, N)) only (a rank's block under MPI);
+ * *rows is still the file's N. */
+int smx_cli_stream_logits_range(const char *path, int quiet, uint64_t want_cols, const char *other, int allow_nan,
+                                uint64_t first, uint64_t end, uint64_t *rows, uint64_t *cols, smx_block_fn fn,
+                                void *ctx);
+
 /* Reads a 1-d (or N x 1) .npy of class labels (any integer or float dtype
  * holding whole numbers), checks there are n of them, each in [0, K).
  * *labels is malloc'ed. Returns 0 or an exit code, the message printed. */
