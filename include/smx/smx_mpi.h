@@ -69,7 +69,8 @@
  *     lies within double rounding of top_p (the engine sums in its heap order);
  *   - every special-value outcome (NaN rows, +inf counts, all -inf rows,
  *     SMX_FLAG_MASKED_ROW_NAN, ignored rows, -1 tokens);
- *   - with P == 1 (or every column on one rank): softmax, top-k values.
+ *   - with P == 1 (or every column on one rank): softmax (the slice's own
+ *     normaliser is the row's, and the rescale factor is exactly 1).
  *  Within a bound (checked in tests/mpi/ against long double):
  *   - log-sum-exp, loss, lse of cross-entropy:  |err| <= 6 eps max(1, |ref|)
  *   - softmax, top-k values:     |err| <= (7 + |t_i|/2) eps ref_i (ref_i >= FLT_MIN)
@@ -78,7 +79,10 @@
  *     in place of 6.
  *  The extra eps over the engine's bounds: each slice's normaliser comes from
  *  the engine's fused top-1 (its value 1/s, rounded to float), and the
- *  rescale by exp(m_r - M)/S is one more rounding.
+ *  rescale by exp(m_r - M)/S is one more rounding; log-sum-exp merges the
+ *  slices' own log-sum-exps, each within the engine's bound. Top-k values are
+ *  exp(x/T - M/T) / S in double from the merged pair (no engine value).
+ *  Log-softmax is (x/T - M/T) - log S in double, exact at the max.
  *
  * Not supported (SMX_E_UNSUPPORTED on every rank): SMX_SAMPLE_MULTINOMIAL
  * other than greedy (the inverse CDF walks the row in one order, which a
