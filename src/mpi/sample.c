@@ -126,9 +126,13 @@ smx_status smx_mpi_sample_rows_f32(MPI_Comm comm, const float *x, size_t ldx, si
   size_t n = c.rows, kk = (size_t)c.ref[2], w = H + 2 * kk;
   if (n >= INT32_MAX - 2 || kk >= INT32_MAX / 4 || (n + 2) > SIZE_MAX / 8 / w) return SMX_E_INVALID_ARG;
   double *rec = malloc((n + 2) * w * sizeof *rec);
+  /* collective 2's records and the top-k scratch, allocated before any
+   * collective so that a failure here reaches every rank as a status */
+  double *best = malloc((n * 3 + 5 * kk + 1) * sizeof *best);
   MPI_Datatype type;
-  if (!rec || !smx_mpi_record_type(H, kk, &type)) {
+  if (!rec || !best || !smx_mpi_record_type(H, kk, &type)) {
     free(rec);
+    free(best);
     return SMX_E_NOMEM;
   }
   for (size_t r = 0; r < n + 2; r++) {
@@ -156,14 +160,13 @@ smx_status smx_mpi_sample_rows_f32(MPI_Comm comm, const float *x, size_t ldx, si
     if (kk && rec[r * w + H + 1] == SMX_MPI_MERGE_FAILED) st = SMX_E_NOMEM;
   if (st != SMX_OK || n == 0) {
     free(rec);
+    free(best);
     return st;
   }
 
   /* decided here: special rows, greedy, and top-k's kept set (on every rank) */
   int need2 = 0;
-  double *best = malloc((n * 3 + 5 * kk) * sizeof *best);
-  if (!best) st = SMX_E_NOMEM;   /* every rank got this far; a NOMEM here is local and can hang the others */
-  for (size_t r = 0; r < n && st == SMX_OK; r++) {
+  for (size_t r = 0; r < n; r++) {
     const double *d = rec + r * w;
     double M = d[0];
     uint64_t row = p.row_offset + r;
