@@ -10,7 +10,7 @@ MPIEXEC=$3
 cd "$2" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 fail=0
 ALL=(--id id_logits.npy --ood ood_logits.npy --labels id_labels.npy --val val_logits.npy --val-labels val_labels.npy)
 PERT=(--id id_logits.npy --ood ood_logits.npy --perturbed-id id_logits.npy --perturbed-ood ood_logits.npy --scores odin,msp)
