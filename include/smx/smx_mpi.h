@@ -36,7 +36,11 @@
  *  - sampling: one MPI_Allreduce of (max, first index of the max) and, with
  *    top_k, the top_k candidates; then, unless the candidates already decide
  *    the token on every rank, one MAXLOC-style MPI_Allreduce of (Gumbel key,
- *    global index) per row.
+ *    global index) per row. Top-p without top-k: one all-reduce of the row's
+ *    normaliser, then the entries that can be in the nucleus (weight above
+ *    (1 - top_p) z / cols) gathered on every rank (MPI_Allgather of counts,
+ *    MPI_Allgatherv of (weight, index, logit)): few for a peaked row, up to
+ *    the whole row for a flat one.
  *
  * ---------------------------------------------------------------------------
  * Errors, and what cannot be checked
@@ -64,9 +68,11 @@
  *   - top-k indices (exact selection, ties to the lowest global index);
  *   - sampled tokens with SMX_SAMPLE_GUMBEL_MAX and greedy (the same Philox
  *     noise, keyed by the global index, and the same double arithmetic
- *     against the global max), with top-k and min-p filters; with top-p
- *     (after top-k) the kept set is the same except when the cumulative mass
- *     lies within double rounding of top_p (the engine sums in its heap order);
+ *     against the global max), with top-k and min-p filters; with top-p the
+ *     kept set is the same except when the nucleus boundary lies within
+ *     rounding: after top-k, of the double sums (the engine sums in its heap
+ *     order); over a whole row, of the weights (the engine's are its f32
+ *     exponentials, here exp2 in double);
  *   - every special-value outcome (NaN rows, +inf counts, all -inf rows,
  *     SMX_FLAG_MASKED_ROW_NAN, ignored rows, -1 tokens);
  *   - with P == 1 (or every column on one rank): softmax (the slice's own
@@ -86,8 +92,8 @@
  *
  * Not supported (SMX_E_UNSUPPORTED on every rank): SMX_SAMPLE_MULTINOMIAL
  * other than greedy (the inverse CDF walks the row in one order, which a
- * slicing cannot reproduce), and top-p without top-k (the nucleus would need
- * a distributed sort).
+ * slicing cannot reproduce bit for bit; Gumbel-max draws from the same
+ * distribution).
  */
 #ifndef SMX_SMX_MPI_H
 #define SMX_SMX_MPI_H

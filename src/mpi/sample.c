@@ -104,6 +104,114 @@ static void local_best(const smx_mpi_sample_cfg *cfg, const float *x, size_t col
   }
 }
 
+/* A failure on any rank, known to every rank. */
+static int any(MPI_Comm comm, int fail) {
+  int all = fail;
+  if (MPI_Allreduce(&fail, &all, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS) return 1;
+  return all;
+}
+
+/*
+ * Top-p without top-k: the row's normaliser z (one all-reduce of sums), then
+ * the entries heavier than rho = (1 - p) z / cols (all the others weigh less
+ * than (1 - p) z together, so the nucleus is among them: the engine's
+ * argument) gathered on every rank, in global index order, and the engine's
+ * prefix, min-p and Gumbel-max on them. The weights are exp2((x - M) c) in
+ * double; the engine's are its f32 exponentials, so a token can differ where
+ * the nucleus boundary lies within their rounding.
+ */
+static smx_status nucleus_tokens(MPI_Comm comm, int P, const float *x, size_t ldx, size_t lc, uint64_t col0,
+                                 size_t n, const double *mrow, double total, const smx_mpi_sample_cfg *cfg,
+                                 uint64_t row0, int64_t *tokens) {
+  double *z = calloc(n, sizeof *z), *rho = malloc(n * sizeof *rho);
+  int *cnt = malloc(n * ((size_t)P + 1) * sizeof *cnt), *rc = malloc(2 * (size_t)P * sizeof *rc);
+  double *send = NULL, *recv = NULL, *scr = NULL;
+  smx_status st = SMX_OK;
+  if (any(comm, !z || !rho || !cnt || !rc)) { st = SMX_E_NOMEM; goto out; }
+  for (size_t r = 0; r < n; r++) {
+    if (tokens[r] != -3) continue;
+    const float *xr = x + r * ldx;
+    float m = (float)mrow[r];
+    for (size_t j = 0; j < lc; j++)
+      if (xr[j] > -INFINITY) z[r] += smx_mpi_weight(cfg, xr[j], m);
+  }
+  if (MPI_Allreduce(MPI_IN_PLACE, z, (int)n, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS) { st = SMX_E_INTERNAL; goto out; }
+  size_t mine = 0;
+  for (size_t r = 0; r < n; r++) {
+    cnt[r] = 0;
+    if (tokens[r] != -3) continue;
+    /* a little below the bound: a superset changes nothing but the work */
+    rho[r] = (1.0 - cfg->top_p) * z[r] / total * (1.0 - 0x1p-20);
+    const float *xr = x + r * ldx;
+    for (size_t j = 0; j < lc; j++)
+      if (xr[j] > -INFINITY && smx_mpi_weight(cfg, xr[j], (float)mrow[r]) > rho[r]) cnt[r]++;
+    mine += (size_t)cnt[r];
+  }
+  if (MPI_Allgather(cnt, (int)n, MPI_INT, cnt + n, (int)n, MPI_INT, comm) != MPI_SUCCESS) { st = SMX_E_INTERNAL; goto out; }
+  size_t grand = 0, cmax = 0;
+  for (int q = 0; q < P; q++) {
+    size_t t = 0;
+    for (size_t r = 0; r < n; r++) t += (size_t)cnt[n + (size_t)q * n + r];
+    rc[q] = t * 3 <= INT32_MAX ? (int)(t * 3) : -1;
+    rc[P + q] = grand * 3 <= INT32_MAX ? (int)(grand * 3) : -1;
+    grand += t;
+  }
+  for (size_t r = 0; r < n; r++) {
+    size_t t = 0;
+    for (int q = 0; q < P; q++) t += (size_t)cnt[n + (size_t)q * n + r];
+    cmax = t > cmax ? t : cmax;
+  }
+  int bad = grand * 3 > INT32_MAX;
+  for (int q = 0; q < 2 * P; q++) bad |= rc[q] < 0;
+  send = malloc((3 * mine + 1) * sizeof *send);
+  recv = malloc((3 * grand + 1) * sizeof *recv);
+  scr = malloc((5 * cmax + 1) * sizeof *scr);
+  if (any(comm, bad || !send || !recv || !scr)) { st = bad ? SMX_E_INVALID_ARG : SMX_E_NOMEM; goto out; }
+  size_t at = 0;
+  for (size_t r = 0; r < n; r++) {
+    if (tokens[r] != -3) continue;
+    const float *xr = x + r * ldx;
+    for (size_t j = 0; j < lc; j++) {
+      double wj;
+      if (!(xr[j] > -INFINITY) || !((wj = smx_mpi_weight(cfg, xr[j], (float)mrow[r])) > rho[r])) continue;
+      send[at++] = wj;
+      send[at++] = (double)(col0 + j);
+      send[at++] = (double)xr[j];
+    }
+  }
+  if (MPI_Allgatherv(send, (int)at, MPI_DOUBLE, recv, rc, rc + P, MPI_DOUBLE, comm) != MPI_SUCCESS) {
+    st = SMX_E_INTERNAL;
+    goto out;
+  }
+  /* rank q's block holds its rows in order: a cursor per block (rc's first half) */
+  for (int q = 0; q < P; q++) rc[q] = rc[P + q];
+  for (size_t r = 0; r < n; r++) {
+    size_t C = 0;
+    double *w = scr, *idx = w + cmax, *xs = idx + cmax, *w2 = xs + cmax, *idx2 = w2 + cmax;
+    for (int q = 0; q < P; q++) {
+      int k = cnt[n + (size_t)q * n + r];
+      for (int e = 0; e < k; e++, C++) {
+        const double *d = recv + rc[q] + 3 * e;
+        w[C] = d[0];
+        idx[C] = d[1];
+        xs[C] = d[2];
+      }
+      rc[q] += 3 * k;
+    }
+    if (tokens[r] == -3)
+      tokens[r] = smx_mpi_filtered_token(cfg, w, idx, xs, C, z[r], (float)mrow[r], row0 + r, w2, idx2);
+  }
+out:
+  free(z);
+  free(rho);
+  free(cnt);
+  free(rc);
+  free(send);
+  free(recv);
+  free(scr);
+  return st;
+}
+
 smx_status smx_mpi_sample_rows_f32(MPI_Comm comm, const float *x, size_t ldx, size_t rows, size_t local_cols,
                                    const smx_sample_params *params, uint64_t seed, uint64_t step, int64_t *tokens,
                                    const smx_options *opt) {
@@ -128,7 +236,7 @@ smx_status smx_mpi_sample_rows_f32(MPI_Comm comm, const float *x, size_t ldx, si
   double *rec = malloc((n + 2) * w * sizeof *rec);
   /* collective 2's records and the top-k scratch, allocated before any
    * collective so that a failure here reaches every rank as a status */
-  double *best = malloc((n * 3 + 5 * kk + 1) * sizeof *best);
+  double *best = malloc((n * 4 + 5 * kk + 1) * sizeof *best), *mrow = best ? best + 3 * n + 5 * kk : NULL;
   MPI_Datatype type;
   if (!rec || !best || !smx_mpi_record_type(H, kk, &type)) {
     free(rec);
@@ -155,7 +263,7 @@ smx_status smx_mpi_sample_rows_f32(MPI_Comm comm, const float *x, size_t ldx, si
   double total = rec[(n + 1) * w + 2];
   if (st == SMX_OK && n > 0 && (total == 0.0 || total > (double)UINT32_MAX)) st = SMX_E_INVALID_ARG;
   int use_k = kk > 0 && (double)kk < total;
-  if (st == SMX_OK && !cfg.greedy && (!gumbel_or_greedy || (cfg.use_p && !use_k))) st = SMX_E_UNSUPPORTED;
+  if (st == SMX_OK && !cfg.greedy && !gumbel_or_greedy) st = SMX_E_UNSUPPORTED;
   for (size_t r = 0; r < n && st == SMX_OK; r++)
     if (kk && rec[r * w + H + 1] == SMX_MPI_MERGE_FAILED) st = SMX_E_NOMEM;
   if (st != SMX_OK || n == 0) {
@@ -165,7 +273,7 @@ smx_status smx_mpi_sample_rows_f32(MPI_Comm comm, const float *x, size_t ldx, si
   }
 
   /* decided here: special rows, greedy, and top-k's kept set (on every rank) */
-  int need2 = 0;
+  int need2 = 0, nucleus = 0;
   for (size_t r = 0; r < n; r++) {
     const double *d = rec + r * w;
     double M = d[0];
@@ -177,6 +285,8 @@ smx_status smx_mpi_sample_rows_f32(MPI_Comm comm, const float *x, size_t ldx, si
     if (!(M > -INFINITY)) tokens[r] = -1;   /* NaN, or every entry -inf */
     else if (cfg.greedy) tokens[r] = (int64_t)d[1];
     else if (M != INFINITY && use_k) tokens[r] = smx_mpi_topk_token(&cfg, d + H, kk, (float)M, row, best + 3 * n);
+    else if (M != INFINITY && cfg.use_p) tokens[r] = -3, nucleus = 1;   /* top-p over the whole row */
+    mrow[r] = M;
     if (tokens[r] != -2) continue;
     need2 = 1;
     if (local_cols > 0) local_best(&cfg, x + r * ldx, local_cols, c.col0, (float)M, row, best + 3 * r);
@@ -194,6 +304,9 @@ smx_status smx_mpi_sample_rows_f32(MPI_Comm comm, const float *x, size_t ldx, si
     for (size_t r = 0; r < n && st == SMX_OK; r++)
       if (tokens[r] == -2) tokens[r] = (int64_t)best[3 * r + 1];
   }
+  /* nucleus is the same on every rank too */
+  if (st == SMX_OK && nucleus)
+    st = nucleus_tokens(comm, c.size, x, ldx, local_cols, c.col0, n, mrow, total, &cfg, p.row_offset, tokens);
   free(best);
   return st;
 }

@@ -106,21 +106,8 @@ static void sort_by_index(double *idx, double *x, size_t c) {
     }
 }
 
-int64_t smx_mpi_topk_token(const smx_mpi_sample_cfg *cfg, const double *cands, size_t kk, float m, uint64_t row,
-                           double *scratch) {
-  double *w = scratch, *idx = w + kk, *w2 = idx + kk, *idx2 = w2 + kk, *xs = idx2 + kk;
-  size_t c = 0;
-  for (size_t q = 0; q < kk; q++) {
-    if (cands[2 * q + 1] < 0.0) continue;
-    xs[c] = cands[2 * q];
-    idx[c++] = cands[2 * q + 1];
-  }
-  /* z before the sort, in the merged order (the engine's is its heap's: the
-   * sums may differ in the last bit) */
-  double z = 0.0;
-  for (size_t q = 0; q < c; q++) z += smx_mpi_weight(cfg, (float)xs[q], m);
-  sort_by_index(idx, xs, c);
-  for (size_t q = 0; q < c; q++) w[q] = smx_mpi_weight(cfg, (float)xs[q], m);
+int64_t smx_mpi_filtered_token(const smx_mpi_sample_cfg *cfg, double *w, double *idx, const double *xs, size_t c,
+                               double z, float m, uint64_t row, double *w2, double *idx2) {
   memcpy(w2, w, c * sizeof(double));
   memcpy(idx2, idx, c * sizeof(double));
   double bw = -1.0, bi = INFINITY;
@@ -149,4 +136,22 @@ int64_t smx_mpi_topk_token(const smx_mpi_sample_cfg *cfg, const double *cands, s
     }
   }
   return best;
+}
+
+int64_t smx_mpi_topk_token(const smx_mpi_sample_cfg *cfg, const double *cands, size_t kk, float m, uint64_t row,
+                           double *scratch) {
+  double *w = scratch, *idx = w + kk, *w2 = idx + kk, *idx2 = w2 + kk, *xs = idx2 + kk;
+  size_t c = 0;
+  for (size_t q = 0; q < kk; q++) {
+    if (cands[2 * q + 1] < 0.0) continue;
+    xs[c] = cands[2 * q];
+    idx[c++] = cands[2 * q + 1];
+  }
+  /* z before the sort, in the merged order (the engine's is its heap's: the
+   * sums may differ in the last bit) */
+  double z = 0.0;
+  for (size_t q = 0; q < c; q++) z += smx_mpi_weight(cfg, (float)xs[q], m);
+  sort_by_index(idx, xs, c);
+  for (size_t q = 0; q < c; q++) w[q] = smx_mpi_weight(cfg, (float)xs[q], m);
+  return smx_mpi_filtered_token(cfg, w, idx, xs, c, z, m, row, w2, idx2);
 }

@@ -226,7 +226,7 @@ static void test_errors(void) {
   CHECK(st == SMX_E_INVALID_ARG, "k above the row: %d", st);
   smx_sample_params p = { 1.0, 0, 0.9, 0, 0, SMX_SAMPLE_GUMBEL_MAX, 0 };
   int64_t t[4];
-  CHECK(smx_mpi_sample_rows_f32(MPI_COMM_WORLD, x + c0, V, R, lc, &p, 1, 0, t, NULL) == SMX_E_UNSUPPORTED, "top-p alone");
+  CHECK(smx_mpi_sample_rows_f32(MPI_COMM_WORLD, x + c0, V, R, lc, &p, 1, 0, t, NULL) == SMX_OK, "top-p alone");
   p.top_p = 0;
   p.method = SMX_SAMPLE_MULTINOMIAL;
   CHECK(smx_mpi_sample_rows_f32(MPI_COMM_WORLD, x + c0, V, R, lc, &p, 1, 0, t, NULL) == SMX_E_UNSUPPORTED, "multinomial");
@@ -259,7 +259,11 @@ int main(int argc, char **argv) {
         test_sample(R, V, s, p, SMX_OK);
         p.temperature = 0.7; p.min_p = 0.05;
         test_sample(R, V, s, p, SMX_OK);
-        p.top_k = 4; p.min_p = 0;
+        p.top_p = 0.9; p.min_p = 0;               /* top-p over the whole row */
+        test_sample(R, V, s, p, SMX_OK);
+        p.top_p = 0.5; p.min_p = 0.02;
+        test_sample(R, V, s, p, SMX_OK);
+        p.top_p = 0; p.top_k = 4; p.min_p = 0;
         test_sample(R, V, s, p, SMX_OK);
         p.top_p = 0.8; p.min_p = 0.01;
         test_sample(R, V, s, p, SMX_OK);
