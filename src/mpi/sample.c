@@ -8,6 +8,7 @@
  * index of M, column count) and, with top-k, the merged top_k candidates,
  * which then decide the kept set (and the token) on every rank; collective 2
  * the per-row best (key, index) when the kept set is spread over the slices.
+ * Top-p over whole rows gathers the nucleus candidates (nucleus_tokens).
  */
 #include <float.h>
 #include <math.h>
