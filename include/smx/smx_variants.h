@@ -44,6 +44,91 @@ SMX_API smx_status smx_sigmoid_rows_f16(const uint16_t *x, size_t ldx, uint16_t 
 SMX_API smx_status smx_sigmoid_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
                                          size_t cols, const smx_options *opt);
 
+
+/* ----------------------------------------------------------------- losses */
+/*
+ * Losses on softmax outputs (and the spherical Z-loss on raw scores), each
+ * with its gradient, fused per row like smx_cross_entropy_f32 (smx_grad.h):
+ * one online (max, sum) pass, then one pass that writes the gradient; no
+ * probability matrix is formed. Logits are rows x cols, row-major with
+ * leading dimension ld >= cols; the gradient (NULL: the loss only) is
+ * rows x cols with ldg >= cols and may be the logits exactly (in place;
+ * they are read first). The f32 forms take float logits and write float
+ * losses and gradients; the f64 forms double. Results are the same for every
+ * thread count (one thread per row; reductions in row order in double).
+ *
+ * Targets: int64 class indices in [0, cols), or opt->ignore_index (loss 0,
+ * gradient 0, left out of the mean; such rows are not read). Every target is
+ * checked before anything is written.
+ * Reduction: NONE writes rows losses; SUM and MEAN one value (MEAN over the
+ * rows not ignored; all ignored: NaN and a zero gradient; rows == 0: NaN for
+ * MEAN, 0 for SUM). The gradient is grad_scale times the gradient of the
+ * returned loss (of sum_r loss_r for NONE).
+ * SMX_E_INVALID_ARG, nothing written, for: a bad option or parameter, a
+ * target out of range, NULL logits / targets / loss with rows > 0, cols == 0
+ * with rows > 0, ld or ldg < cols, overlaps other than grad == logits.
+ * SMX_E_NOMEM when the O(rows) doubles of the row losses cannot be had.
+ */
+typedef struct smx_loss_options {
+  smx_reduction reduction;
+  int64_t ignore_index;     /* rows whose target equals it are left out              */
+  double grad_scale;        /* 0 means 1: multiplies the gradient (finite)             */
+  int threads;              /* 0 or 1: the calling thread only                         */
+} smx_loss_options;
+/* The defaults, also what a NULL options pointer means (as cross-entropy: -100). */
+#define SMX_LOSS_OPTIONS_INIT { SMX_REDUCTION_MEAN, -100, 0.0, 1 }
+
+/*
+ * Focal loss (Lin, Goyal, Girshick, He and Dollar 2017, "Focal Loss for Dense
+ * Object Detection", eq. 5), multi-class on softmax: with p = softmax(x),
+ * t the target, q = 1 - p_t:
+ *   loss_r = -alpha_t * q^gamma * log p_t
+ *   grad_j = s * K * (p_j - [j == t]),  K = alpha_t * (q^gamma - gamma * p_t * q^(gamma-1) * log p_t)
+ * gamma >= 0 finite (0: cross-entropy); alpha: NULL (every alpha 1) or cols
+ * finite per-class weights. MEAN divides by the number of rows not ignored
+ * (not by the sum of the alphas). q is formed as -expm1(log p_t), and
+ * q^(gamma-1) log p_t as q^gamma * (log p_t / q) (-> -q^gamma as q -> 0),
+ * so the gradient is finite at p_t = 1 for every gamma.
+ * Special values: an entry -inf is p = 0; x_t = -inf gives loss +inf (0 when
+ * alpha_t = 0) and a finite gradient; a row with a NaN, a +inf or every
+ * entry -inf gives loss NaN and a NaN gradient row. cols = 1: loss 0, grad 0.
+ * Accuracy (unit test against long double): loss within 8 eps max(1, |ref|)
+ * per row (f32: eps = 2^-23; f64: 2^-52, plus the f64 kernels' exp bound);
+ * gradient within 16 eps (|K| p_j + |K|) s + s FLT_MIN (f32) of the reference.
+ */
+SMX_API smx_status smx_focal_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols,
+                                      const int64_t *targets, double gamma, const float *alpha,
+                                      const smx_loss_options *opt, float *loss, float *grad, size_t ldg);
+SMX_API smx_status smx_focal_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols,
+                                      const int64_t *targets, double gamma, const double *alpha,
+                                      const smx_loss_options *opt, double *loss, double *grad, size_t ldg);
+
+/*
+ * The Z-loss of de Brebisson and Vincent 2016 ("The Z-loss: a shift and scale
+ * invariant classification loss belonging to the Spherical Family", arXiv
+ * 1604.08859, the sequel of arXiv 1511.05042), on the raw scores x of a row
+ * of D = cols entries (no softmax: it needs only sum x, sum x^2 and x_t):
+ *   mu = sum_k x_k / D,  sigma^2 = sum_k x_k^2 / D - mu^2,  z_t = (x_t - mu) / sigma
+ *   loss_r = softplus(a (b - z_t)) / a = log(1 + exp(a (b - z_t))) / a
+ *   grad_k = -s * sigmoid(a (b - z_t)) / sigma * ([k == t] - 1/D - z_t z_k / D)
+ * a > 0 and b finite are the paper's hyperparameters. This is not PaLM's
+ * z-loss regulariser (z * lse^2, smx_cross_entropy_f32's z_loss).
+ * Special values: a row whose sigma is 0 (every entry equal, D = 1) or not
+ * finite (any NaN or infinite entry) gives loss NaN and a NaN gradient row
+ * (z is undefined; torch's (x - mean) / std gives the same).
+ * Accuracy: the moments are summed in double (f32: the registry's sum and
+ * dot kernels, products exact); loss and gradient within 8 eps of the long
+ * double reference relative to max(1, |ref|) and to s / sigma respectively,
+ * while sigma^2 >= 2^-20 mean(x^2) (below that the one-pass variance loses
+ * digits, as in the paper's own formula).
+ */
+SMX_API smx_status smx_spherical_z_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols,
+                                            const int64_t *targets, double a, double b,
+                                            const smx_loss_options *opt, float *loss, float *grad, size_t ldg);
+SMX_API smx_status smx_spherical_z_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols,
+                                            const int64_t *targets, double a, double b,
+                                            const smx_loss_options *opt, double *loss, double *grad, size_t ldg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,3 +31,8 @@ __all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "isa", "__version__
            "softmax_backward", "log_softmax_backward", "cross_entropy",
            "softmax_topk", "topk", "sample", "gumbel_softmax", "gumbel_softmax_backward",
            "score", "ood_metrics", "calibration", "fit_temperature", "kl_templates", "NoOptimumError"]
+
+# losses on softmax outputs (include/smx/smx_variants.h)
+from ._smx import focal_loss, spherical_z_loss  # noqa: E402
+
+__all__ += ["focal_loss", "spherical_z_loss"]

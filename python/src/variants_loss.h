@@ -1,0 +1,31 @@
+/* smx.focal_loss, spherical_z_loss, info_nce, dice_loss (variants_loss.c). */
+#ifndef SMX_PY_VARIANTS_LOSS_H
+#define SMX_PY_VARIANTS_LOSS_H
+
+#include "arrays.h"
+
+PyObject *smx_py_focal_loss(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *smx_py_spherical_z_loss(PyObject *self, PyObject *args, PyObject *kwargs);
+
+#define SMX_PY_LOSS_COMMON_DOC                                                                              \
+  "logits: [..., C], the classes on the LAST axis (as smx.cross_entropy), float32 or float64 (float16\n"  \
+  "is computed and returned as float32); targets: integers of shape logits.shape[:-1].\n"                 \
+  "reduction 'mean' (over the rows not ignored), 'sum' (a float) or 'none' (an array, ignored rows 0);\n" \
+  "return_grad=True returns (loss, grad), grad_scale times the gradient of the returned loss (of the\n"   \
+  "sum of the row losses for 'none') in the computing dtype. threads >= 0: results do not depend on it.\n" \
+  "The GIL is released. Definitions, special values and bounds: include/smx/smx_variants.h.\n"
+
+PyDoc_STRVAR(focal_loss_doc,
+             "focal_loss($module, /, logits, targets, gamma=2.0, alpha=None, reduction='mean', ignore_index=-100,\n"
+             "           return_grad=False, grad_scale=1.0, threads=1)\n--\n\n"
+             "Focal loss on softmax (Lin et al. 2017): -alpha_t (1 - p_t)^gamma log p_t per row, p = softmax\n"
+             "over the classes; gamma = 0 and no alpha is cross-entropy. alpha: None or C per-class weights.\n"
+             SMX_PY_LOSS_COMMON_DOC);
+PyDoc_STRVAR(spherical_z_loss_doc,
+             "spherical_z_loss($module, /, logits, targets, a=1.0, b=0.0, reduction='mean', ignore_index=-100,\n"
+             "                 return_grad=False, grad_scale=1.0, threads=1)\n--\n\n"
+             "The Z-loss of de Brebisson and Vincent 2016 (arXiv 1604.08859), a member of the spherical\n"
+             "family: softplus(a (b - z_t)) / a per row, z_t = (x_t - mean(x)) / std(x) (population std).\n"
+             "Not PaLM's z-loss (smx.cross_entropy's z_loss=). a > 0, b finite.\n" SMX_PY_LOSS_COMMON_DOC);
+
+#endif
