@@ -129,6 +129,41 @@ SMX_API smx_status smx_spherical_z_loss_f64(const double *logits, size_t ld, siz
                                             const int64_t *targets, double a, double b,
                                             const smx_loss_options *opt, double *loss, double *grad, size_t ldg);
 
+
+/*
+ * InfoNCE (van den Oord, Li and Vinyals 2018, "Representation Learning with
+ * Contrastive Predictive Coding", eq. 4) and its symmetric CLIP form
+ * (Radford et al. 2021, "Learning Transferable Visual Models From Natural
+ * Language Supervision", fig. 3) over a given similarity matrix sim (rows x
+ * cols, leading dimension ld), temperature T > 0 finite. Row r's positive is
+ * column t_r: targets[r], or r when targets is NULL (the diagonal; needs
+ * rows <= cols). With L = sim / T:
+ *   row term     a_r = lse_c L[r][c] - L[r][t_r]                (cross-entropy of row r)
+ *   column term  b_r = lse_q L[q][t_r] - L[r][t_r]              (cross-entropy of column t_r)
+ *   loss_r = a_r (symmetric = 0), or (a_r + b_r) / 2 (symmetric = 1, CLIP)
+ * reduced by opt->reduction over the rows not ignored (targets equal to
+ * ignore_index; such rows still count as negatives in the column softmaxes).
+ * Symmetric: no column may be the positive of two rows (SMX_E_INVALID_ARG),
+ * and the columns that are nobody's positive have no column term. Gradient
+ * with respect to sim (s = grad_scale, over the count for MEAN, halved when
+ * symmetric): s/T (softmax_row(L) - Y) on the rows, plus s/T (softmax_col(L)
+ * - Y) on the targeted columns, Y the positives' indicator.
+ * grad may equal sim (in place) only when symmetric = 0.
+ * Memory: O(rows + cols), plus 16 x rows elements of scratch per thread for
+ * the gathered column blocks (symmetric).
+ * Special values: a row (column) with a NaN, a +inf or every entry -inf
+ * gives a NaN term and a NaN gradient row (column); -inf entries are
+ * excluded pairs (p = 0), a -inf positive gives +inf.
+ * Accuracy (unit test, long double reference): each term within 8 eps
+ * max(1, |ref|), the gradient within 16 eps (s/T) (p + 1) + s/T FLT_MIN (f32).
+ */
+SMX_API smx_status smx_info_nce_f32(const float *sim, size_t ld, size_t rows, size_t cols, const int64_t *targets,
+                                    double temperature, int symmetric, const smx_loss_options *opt, float *loss,
+                                    float *grad, size_t ldg);
+SMX_API smx_status smx_info_nce_f64(const double *sim, size_t ld, size_t rows, size_t cols, const int64_t *targets,
+                                    double temperature, int symmetric, const smx_loss_options *opt, double *loss,
+                                    double *grad, size_t ldg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -213,3 +213,88 @@ PyObject *smx_py_spherical_z_loss(PyObject *self, PyObject *args, PyObject *kwar
   }
   return run_loss(fn, xo, to, &la, zl_call, &c, NULL);
 }
+
+/* ------------------------------------------------------- InfoNCE / CLIP */
+
+PyObject *smx_py_info_nce(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static const char *fn = "smx.info_nce";
+  static char *kw[] = {"sim", "targets", "temperature", "symmetric", "reduction", "ignore_index", "return_grad",
+                       "grad_scale", "threads", NULL};
+  PyObject *xo, *to = NULL, *tpo = NULL, *sy = NULL, *red = NULL, *ign = NULL, *rg = NULL, *gs = NULL, *thr = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOOOOOO:info_nce", kw, &xo, &to, &tpo, &sy, &red, &ign, &rg, &gs,
+                                   &thr))
+    return NULL;
+  loss_args a;
+  if (parse_common(fn, red, ign, rg, gs, thr, &a) < 0) return NULL;
+  double temp = 1.0;
+  if (tpo && smx_py_real_arg(fn, "temperature", tpo, &temp) < 0) return NULL;
+  if (!(temp > 0.0)) {
+    PyErr_Format(PyExc_ValueError, "%s: temperature must be > 0 and finite, got %R", fn, tpo);
+    return NULL;
+  }
+  int sym = 1;
+  if (sy && (sym = PyObject_IsTrue(sy)) < 0) return NULL;
+  smx_py_matrix m;
+  if (smx_py_matrix_in(fn, "sim", xo, NULL, SMX_PY_F32_F64, &m) < 0) return NULL;
+  PyObject *res = NULL;
+  PyArrayObject *t = NULL, *loss = NULL, *grad = NULL;
+  if (PyArray_NDIM(m.arr) != 2) {
+    PyErr_Format(PyExc_ValueError, "%s: sim must be a 2-D (rows x cols) matrix", fn);
+    goto done;
+  }
+  if (to && to != Py_None) {
+    if (!(t = smx_py_int_input(fn, "targets", to, NPY_INT64))) goto done;
+    if (PyArray_NDIM(t) != 1 || (size_t)PyArray_DIM(t, 0) != m.rows) {
+      PyErr_Format(PyExc_ValueError, "%s: targets must have one index per row of sim", fn);
+      goto done;
+    }
+  } else if (m.rows > m.cols) {
+    PyErr_Format(PyExc_ValueError, "%s: the diagonal targets need rows <= cols (give targets=)", fn);
+    goto done;
+  }
+  if (m.rows > 0 && m.cols == 0) {
+    PyErr_Format(PyExc_ValueError, "%s: sim has no columns", fn);
+    goto done;
+  }
+  int f64 = m.dtype == SMX_PY_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT;
+  npy_intp nr = (npy_intp)m.rows;
+  loss = a.o.reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(1, &nr, type)
+                                             : (PyArrayObject *)PyArray_SimpleNew(0, NULL, type);
+  if (!loss) goto done;
+  if (a.want_grad && !(grad = (PyArrayObject *)PyArray_SimpleNew(2, PyArray_DIMS(m.arr), type))) goto done;
+  smx_status s;
+  {
+    const void *xp = PyArray_DATA(m.arr);
+    const int64_t *tp = t ? PyArray_DATA(t) : NULL;
+    void *lp = PyArray_DATA(loss), *gp = grad ? PyArray_DATA(grad) : NULL;
+    size_t ld = m.cols ? m.cols : 1;
+    Py_BEGIN_ALLOW_THREADS
+    s = f64 ? smx_info_nce_f64(xp, ld, m.rows, m.cols, tp, temp, sym, &a.o, lp, gp, ld)
+            : smx_info_nce_f32(xp, ld, m.rows, m.cols, tp, temp, sym, &a.o, lp, gp, ld);
+    Py_END_ALLOW_THREADS
+  }
+  if (s != SMX_OK) {
+    if (s == SMX_E_INVALID_ARG)
+      PyErr_Format(PyExc_ValueError, "%s: a target is out of range, or (symmetric) two rows share a positive column",
+                   fn);
+    else smx_py_raise_status(fn, s);
+    goto done;
+  }
+  PyObject *l = a.o.reduction == SMX_REDUCTION_NONE
+                    ? (Py_INCREF(loss), (PyObject *)loss)
+                    : PyFloat_FromDouble(f64 ? *(double *)PyArray_DATA(loss) : *(float *)PyArray_DATA(loss));
+  if (!l) goto done;
+  if (!a.want_grad) {
+    res = l;
+  } else {
+    res = PyTuple_Pack(2, l, (PyObject *)grad);
+    Py_DECREF(l);
+  }
+done:
+  Py_XDECREF(loss);
+  Py_XDECREF(grad);
+  Py_XDECREF(t);
+  Py_DECREF(m.arr);
+  return res;
+}

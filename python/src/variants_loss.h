@@ -6,6 +6,7 @@
 
 PyObject *smx_py_focal_loss(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *smx_py_spherical_z_loss(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *smx_py_info_nce(PyObject *self, PyObject *args, PyObject *kwargs);
 
 #define SMX_PY_LOSS_COMMON_DOC                                                                              \
   "logits: [..., C], the classes on the LAST axis (as smx.cross_entropy), float32 or float64 (float16\n"  \
@@ -27,5 +28,15 @@ PyDoc_STRVAR(spherical_z_loss_doc,
              "The Z-loss of de Brebisson and Vincent 2016 (arXiv 1604.08859), a member of the spherical\n"
              "family: softplus(a (b - z_t)) / a per row, z_t = (x_t - mean(x)) / std(x) (population std).\n"
              "Not PaLM's z-loss (smx.cross_entropy's z_loss=). a > 0, b finite.\n" SMX_PY_LOSS_COMMON_DOC);
+
+PyDoc_STRVAR(info_nce_doc,
+             "info_nce($module, /, sim, targets=None, temperature=1.0, symmetric=True, reduction='mean',\n"
+             "         ignore_index=-100, return_grad=False, grad_scale=1.0, threads=1)\n--\n\n"
+             "InfoNCE over a 2-D similarity matrix sim (rows x cols): the cross-entropy of each row of\n"
+             "sim / temperature against its positive column (targets[r], default r: the diagonal);\n"
+             "symmetric=True (CLIP) averages it with the cross-entropy of that column (down the rows).\n"
+             "Symmetric targets must be distinct. reduction 'mean' / 'sum' give a float, 'none' one\n"
+             "value per row; return_grad=True returns (loss, grad wrt sim). float32 or float64.\n"
+             "Definition and bounds: include/smx/smx_variants.h. The GIL is released.");
 
 #endif
