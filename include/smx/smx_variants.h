@@ -164,6 +164,40 @@ SMX_API smx_status smx_info_nce_f64(const double *sim, size_t ld, size_t rows, s
                                     double temperature, int symmetric, const smx_loss_options *opt, double *loss,
                                     double *grad, size_t ldg);
 
+
+/*
+ * Soft Dice loss over softmax probabilities (the multi-class soft Dice of
+ * Milletari, Navab and Ahmadi 2016, "V-Net", eq. 1 with plain sums in the
+ * denominator, as in Sudre et al. 2017's generalised Dice without weights),
+ * with classes summed over the rows (batch Dice: the rows are the samples or
+ * pixels, the columns the classes). With P = softmax of each row, G the
+ * targets (one-hot rows from class indices, or a soft rows x cols matrix
+ * target_probs with leading dimension ldt), smoothing s >= 0 finite:
+ *   I_c = sum_r P_rc G_rc,  S_c = sum_r P_rc,  U_c = sum_r G_rc
+ *   Dice_c = (2 I_c + s) / (S_c + U_c + s)      (1 when S_c + U_c + s = 0)
+ *   loss = 1 - mean_c Dice_c (MEAN), sum_c (1 - Dice_c) (SUM), or the cols
+ *   values 1 - Dice_c (NONE).
+ * Gradient (s_g = grad_scale, kappa = 1/cols for MEAN, else 1):
+ *   w_rc = -kappa (2 G_rc - Dice_c) / (S_c + U_c + s)
+ *   grad_rj = s_g P_rj (w_rj - sum_k P_rk w_rk)
+ * Exactly one of targets / target_probs is given. ignore_index applies to
+ * class targets: such rows are left out of every sum and get a 0 gradient.
+ * rows == 0: every Dice is 1 (loss 0). grad must not overlap the logits
+ * (the rows are read again after the class sums). Memory: O(rows) row
+ * statistics, 3 x cols doubles for each of at most 32 row blocks, a row of
+ * scratch per thread.
+ * Special values: a row with a NaN, a +inf or every entry -inf makes every
+ * class sum, hence the loss and the gradient, NaN.
+ * Accuracy (unit test, long double reference): loss within 16 eps
+ * max(1, |ref|); gradient within 32 eps s_g max_c |w_c| p_j + s_g FLT_MIN (f32).
+ */
+SMX_API smx_status smx_dice_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols, const int64_t *targets,
+                                     const float *target_probs, size_t ldt, double smooth,
+                                     const smx_loss_options *opt, float *loss, float *grad, size_t ldg);
+SMX_API smx_status smx_dice_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols,
+                                     const int64_t *targets, const double *target_probs, size_t ldt, double smooth,
+                                     const smx_loss_options *opt, double *loss, double *grad, size_t ldg);
+
 #ifdef __cplusplus
 }
 #endif

@@ -33,6 +33,6 @@ __all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "isa", "__version__
            "score", "ood_metrics", "calibration", "fit_temperature", "kl_templates", "NoOptimumError"]
 
 # losses on softmax outputs (include/smx/smx_variants.h)
-from ._smx import focal_loss, info_nce, spherical_z_loss  # noqa: E402
+from ._smx import dice_loss, focal_loss, info_nce, spherical_z_loss  # noqa: E402
 
-__all__ += ["focal_loss", "spherical_z_loss", "info_nce"]
+__all__ += ["focal_loss", "dice_loss", "spherical_z_loss", "info_nce"]

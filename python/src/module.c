@@ -70,7 +70,7 @@ static PyMethodDef methods[] = {
     SMX_PY_FN(gumbel_softmax_backward), SMX_PY_FN(score), SMX_PY_FN(ood_metrics), SMX_PY_FN(calibration),
     SMX_PY_FN(fit_temperature), SMX_PY_FN(kl_templates),
     /* losses on softmax outputs (variants_loss.c) */
-    SMX_PY_FN(focal_loss), SMX_PY_FN(spherical_z_loss), SMX_PY_FN(info_nce),
+    SMX_PY_FN(focal_loss), SMX_PY_FN(spherical_z_loss), SMX_PY_FN(info_nce), SMX_PY_FN(dice_loss),
 #undef SMX_PY_FN
     {NULL, NULL, 0, NULL},
 };

@@ -298,3 +298,99 @@ done:
   Py_DECREF(m.arr);
   return res;
 }
+
+/* ------------------------------------------------------------ soft Dice */
+
+PyObject *smx_py_dice_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static const char *fn = "smx.dice_loss";
+  static char *kw[] = {"logits", "targets", "smooth", "reduction", "ignore_index", "return_grad", "grad_scale",
+                       "threads", NULL};
+  PyObject *xo, *to, *so = NULL, *red = NULL, *ign = NULL, *rg = NULL, *gs = NULL, *thr = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOOO:dice_loss", kw, &xo, &to, &so, &red, &ign, &rg, &gs,
+                                   &thr))
+    return NULL;
+  loss_args a;
+  if (parse_common(fn, red, ign, rg, gs, thr, &a) < 0) return NULL;
+  double smooth = 1.0;
+  if (so && smx_py_real_arg(fn, "smooth", so, &smooth) < 0) return NULL;
+  if (!(smooth >= 0.0)) {
+    PyErr_Format(PyExc_ValueError, "%s: smooth must be >= 0 and finite, got %R", fn, so);
+    return NULL;
+  }
+  smx_py_matrix m;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_F32_F64, &m) < 0) return NULL;
+  PyObject *res = NULL;
+  PyArrayObject *t = NULL, *soft = NULL, *loss = NULL, *grad = NULL;
+  int f64 = m.dtype == SMX_PY_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT, nd = PyArray_NDIM(m.arr);
+  PyArrayObject *probe = (PyArrayObject *)PyArray_FROM_O(to);
+  if (!probe) goto done;
+  int is_soft = PyArray_ISFLOAT(probe);
+  Py_DECREF(probe);
+  if (is_soft) {
+    soft = (PyArrayObject *)PyArray_FromAny(to, PyArray_DescrFromType(type), 0, 0,
+                                            NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST, NULL);
+    if (!soft) goto done;
+    if (!PyArray_SAMESHAPE(soft, m.arr)) {
+      PyErr_Format(PyExc_ValueError, "%s: soft targets must have the shape of logits", fn);
+      goto done;
+    }
+  } else {
+    if (!(t = smx_py_int_input(fn, "targets", to, NPY_INT64))) goto done;
+    int same = PyArray_NDIM(t) == nd - 1;
+    for (int d = 0; same && d < nd - 1; d++) same = PyArray_DIM(t, d) == PyArray_DIM(m.arr, d);
+    if (!same) {
+      PyErr_Format(PyExc_ValueError, "%s: class targets must have the shape of logits without its last axis", fn);
+      goto done;
+    }
+    const int64_t *tp = PyArray_DATA(t);
+    for (size_t r = 0; r < m.rows; r++) {
+      if (tp[r] != a.o.ignore_index && (tp[r] < 0 || (uint64_t)tp[r] >= m.cols)) {
+        PyErr_Format(PyExc_ValueError, "%s: target %lld (row %zu) is outside [0, %zu) and is not ignore_index", fn,
+                     (long long)tp[r], r, m.cols);
+        goto done;
+      }
+    }
+  }
+  if (m.cols == 0) {
+    PyErr_Format(PyExc_ValueError, "%s: logits have no classes (last axis of length 0)", fn);
+    goto done;
+  }
+  npy_intp nc = (npy_intp)m.cols;
+  loss = a.o.reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(1, &nc, type)
+                                             : (PyArrayObject *)PyArray_SimpleNew(0, NULL, type);
+  if (!loss) goto done;
+  if (a.want_grad && !(grad = (PyArrayObject *)PyArray_SimpleNew(nd, PyArray_DIMS(m.arr), type))) goto done;
+  smx_status s;
+  {
+    const void *xp = PyArray_DATA(m.arr), *sp = soft ? PyArray_DATA(soft) : NULL;
+    const int64_t *tp = t ? PyArray_DATA(t) : NULL;
+    void *lp = PyArray_DATA(loss), *gp = grad ? PyArray_DATA(grad) : NULL;
+    size_t ld = m.cols;
+    Py_BEGIN_ALLOW_THREADS
+    s = f64 ? smx_dice_loss_f64(xp, ld, m.rows, m.cols, tp, sp, ld, smooth, &a.o, lp, gp, ld)
+            : smx_dice_loss_f32(xp, ld, m.rows, m.cols, tp, sp, ld, smooth, &a.o, lp, gp, ld);
+    Py_END_ALLOW_THREADS
+  }
+  if (s != SMX_OK) {
+    smx_py_raise_status(fn, s);
+    goto done;
+  }
+  PyObject *l = a.o.reduction == SMX_REDUCTION_NONE
+                    ? (Py_INCREF(loss), (PyObject *)loss)
+                    : PyFloat_FromDouble(f64 ? *(double *)PyArray_DATA(loss) : *(float *)PyArray_DATA(loss));
+  if (!l) goto done;
+  if (!a.want_grad) {
+    res = l;
+  } else {
+    res = PyTuple_Pack(2, l, (PyObject *)grad);
+    Py_DECREF(l);
+  }
+done:
+  Py_XDECREF(loss);
+  Py_XDECREF(grad);
+  Py_XDECREF(t);
+  Py_XDECREF(soft);
+  Py_DECREF(m.arr);
+  return res;
+}

@@ -7,6 +7,7 @@
 PyObject *smx_py_focal_loss(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *smx_py_spherical_z_loss(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *smx_py_info_nce(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *smx_py_dice_loss(PyObject *self, PyObject *args, PyObject *kwargs);
 
 #define SMX_PY_LOSS_COMMON_DOC                                                                              \
   "logits: [..., C], the classes on the LAST axis (as smx.cross_entropy), float32 or float64 (float16\n"  \
@@ -37,6 +38,15 @@ PyDoc_STRVAR(info_nce_doc,
              "symmetric=True (CLIP) averages it with the cross-entropy of that column (down the rows).\n"
              "Symmetric targets must be distinct. reduction 'mean' / 'sum' give a float, 'none' one\n"
              "value per row; return_grad=True returns (loss, grad wrt sim). float32 or float64.\n"
+             "Definition and bounds: include/smx/smx_variants.h. The GIL is released.");
+PyDoc_STRVAR(dice_loss_doc,
+             "dice_loss($module, /, logits, targets, smooth=1.0, reduction='mean', ignore_index=-100,\n"
+             "          return_grad=False, grad_scale=1.0, threads=1)\n--\n\n"
+             "Soft Dice loss of softmax(logits) (classes on the last axis) summed over every other axis:\n"
+             "Dice_c = (2 sum P G + smooth) / (sum P + sum G + smooth) per class c; 'mean' gives\n"
+             "1 - mean_c Dice_c, 'sum' sum_c (1 - Dice_c), 'none' the C values 1 - Dice_c. targets: integer\n"
+             "classes of shape logits.shape[:-1] (one-hot; ignore_index rows left out) or a float array of\n"
+             "the logits' shape (soft targets). return_grad=True returns (loss, grad). float32 or float64.\n"
              "Definition and bounds: include/smx/smx_variants.h. The GIL is released.");
 
 #endif
