@@ -46,8 +46,6 @@ double smx_lrow_logp(const smx_lrow *p, const smx_lstat *s, double xj) {
   return xj == -INFINITY ? -INFINITY : (xj - s->m) * p->inv_t - s->logd;
 }
 
-float smx_lrow_sat(double v) { return v > FLT_MAX ? FLT_MAX : v < -FLT_MAX ? -FLT_MAX : (float)v; }
-
 void smx_lrow_scaled_p_f32(const smx_lrow *p, const smx_lstat *s, const float *x, float *g, size_t n, double a) {
   /* f32 rows: m is one of the entries, so every x_j - m <= 0 */
   p->g32->vexpaffine(n, x, g, (float)s->m, &p->c32, smx_lrow_sat(a / s->d), 0.0f, 0);

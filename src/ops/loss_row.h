@@ -47,7 +47,10 @@ double smx_lrow_logp(const smx_lrow *p, const smx_lstat *s, double xj);
 void smx_lrow_scaled_p_f32(const smx_lrow *p, const smx_lstat *s, const float *x, float *g, size_t n, double a);
 void smx_lrow_scaled_p_f64(const smx_lrow *p, const smx_lstat *s, const double *x, double *g, size_t n, double a);
 
-/* double to float, saturating at +-FLT_MAX (no undefined conversion) */
-float smx_lrow_sat(double v);
+/* double to float, saturating at +-FLT_MAX (no undefined conversion); NaN stays NaN */
+static inline float smx_lrow_sat(double v) {
+  return v > 3.4028234663852886e38 ? 3.4028234663852886e38f : v < -3.4028234663852886e38 ? -3.4028234663852886e38f
+                                                                                           : (float)v;
+}
 
 #endif

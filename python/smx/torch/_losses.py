@@ -31,7 +31,8 @@ class _FusedLoss(torch.autograd.Function):
     def backward(ctx, dl):
         (g,) = ctx.saved_tensors
         if ctx.reduction != "none":
-            return g * dl, None, None, None
+            # loss.backward() on the loss itself: the saved gradient as it is (no extra pass)
+            return (g if bool(dl == 1) else g * dl), None, None, None
         if ctx.row_local:
             return g * dl.reshape(dl.shape + (1,) * (g.dim() - dl.dim())), None, None, None
         # the saved gradient is that of the sum of the entries: only a uniform upstream scales it

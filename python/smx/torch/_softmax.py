@@ -96,6 +96,8 @@ class _CrossEntropy(torch.autograd.Function):
     def backward(ctx, dl):
         (g,) = ctx.saved_tensors
         # the gradient of the (reduced) loss, or per row for 'none': scaled by the upstream gradient
+        if ctx.reduction != "none" and bool(dl == 1):
+            return g, None, None, None, None, None   # loss.backward() itself: no extra pass
         dx = g * (dl.unsqueeze(-1) if ctx.reduction == "none" else dl)
         return dx, None, None, None, None, None
 
