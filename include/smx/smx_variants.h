@@ -201,6 +201,62 @@ SMX_API smx_status smx_dice_loss_f64(const double *logits, size_t ld, size_t row
                                      const int64_t *targets, const double *target_probs, size_t ldt, double smooth,
                                      const smx_loss_options *opt, double *loss, double *grad, size_t ldg);
 
+
+/* --------------------------------------------------------------- MultiMax */
+/*
+ * MultiMax (Zhou, Fritz and Keuper 2024, "MultiMax: Sparse and Multi-Modal
+ * Attention Learning", ICML 2024, arXiv 2406.01189): softmax of the scores
+ * passed through the paper's piecewise modulator (its eq. 6, with the
+ * second-order terms, in the parametrisation of the authors' code: ranges r
+ * and scales t, four of each):
+ *   s(x) = x + t0 (r0 - x)_+ + t1 (x - r1)_+ + t2 (r2 - x)_+^2 + t3 (x - r3)_+^2
+ *   y = softmax(s(x) / T)      (T = opt->temperature, 0 means 1)
+ * r = t = 0 is softmax. The eight parameters are finite (else
+ * SMX_E_INVALID_ARG); the paper learns them, so the backward also returns
+ * their gradients. The options, strides, threads and in-place rules are
+ * softmax's (y may equal x); s is formed in double and rounded once (f32).
+ *
+ * Special values: s(-inf) = -inf and s(+inf) = +inf (masks stay masks,
+ * whatever the parameters), NaN stays NaN; then softmax's policy (smx.h): a
+ * row of all -inf gives 0 (NaN with SMX_FLAG_MASKED_ROW_NAN), k entries at
+ * +inf give 1/k. n = 1 gives 1.
+ * Accuracy: s(x) within 2 eps |s(x)| + eps (|t| terms) of exact, then the
+ * softmax bound of smx.h on s(x) (tests/unit/test_multimax.c checks f32
+ * and f64 against a long-double reference).
+ *
+ * Backward (VJP): dx_i = s'(x_i) * y_i (dy_i - <dy, y>) / T, from x, the
+ * forward output y and dy (none may be NULL); s'(x) = 1 - t0 [x < r0] +
+ * t1 [x > r1] - 2 t2 (r2 - x)_+ + 2 t3 (x - r3)_+ (one-sided at the kinks);
+ * an infinite x_i gets dx_i = 0. dparams: NULL, or 8 doubles that receive
+ * dL/dr0..dL/dr3 then dL/dt0..dL/dt3, summed over every row (per row, then
+ * in row order: the same for every thread count). dx may equal y or dy
+ * exactly, never x. Accuracy: the softmax backward's bound of smx_grad.h
+ * times |s'(x_i)|, plus one rounding.
+ */
+SMX_API smx_status smx_multimax_f32(const float *x, float *y, size_t n, const double ranges[4], const double ts[4],
+                                    const smx_options *opt);
+SMX_API smx_status smx_multimax_f64(const double *x, double *y, size_t n, const double ranges[4],
+                                    const double ts[4], const smx_options *opt);
+SMX_API smx_status smx_multimax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,
+                                         const double ranges[4], const double ts[4], const smx_options *opt);
+SMX_API smx_status smx_multimax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
+                                         size_t cols, const double ranges[4], const double ts[4],
+                                         const smx_options *opt);
+SMX_API smx_status smx_multimax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
+                                             const double ranges[4], const double ts[4], double *dparams,
+                                             const smx_options *opt);
+SMX_API smx_status smx_multimax_backward_f64(const double *x, const double *y, const double *dy, double *dx,
+                                             size_t n, const double ranges[4], const double ts[4], double *dparams,
+                                             const smx_options *opt);
+SMX_API smx_status smx_multimax_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy,
+                                                  const float *dy, size_t lddy, float *dx, size_t lddx, size_t rows,
+                                                  size_t cols, const double ranges[4], const double ts[4],
+                                                  double *dparams, const smx_options *opt);
+SMX_API smx_status smx_multimax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
+                                                  const double *dy, size_t lddy, double *dx, size_t lddx,
+                                                  size_t rows, size_t cols, const double ranges[4],
+                                                  const double ts[4], double *dparams, const smx_options *opt);
+
 #ifdef __cplusplus
 }
 #endif

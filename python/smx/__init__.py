@@ -36,3 +36,8 @@ __all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "isa", "__version__
 from ._smx import dice_loss, focal_loss, info_nce, spherical_z_loss  # noqa: E402
 
 __all__ += ["focal_loss", "dice_loss", "spherical_z_loss", "info_nce"]
+
+# MultiMax (Zhou et al. 2024) and its gradient
+from ._smx import multimax, multimax_backward  # noqa: E402
+
+__all__ += ["multimax", "multimax_backward"]

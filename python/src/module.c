@@ -8,6 +8,7 @@
 #include "ops.h"
 #include "score_ops.h"
 #include "variants_loss.h"
+#include "variants_multi.h"
 #include "smx/smx.h"
 
 #define SMX_PY_COMMON_DOC                                                                                  \
@@ -71,6 +72,8 @@ static PyMethodDef methods[] = {
     SMX_PY_FN(fit_temperature), SMX_PY_FN(kl_templates),
     /* losses on softmax outputs (variants_loss.c) */
     SMX_PY_FN(focal_loss), SMX_PY_FN(spherical_z_loss), SMX_PY_FN(info_nce), SMX_PY_FN(dice_loss),
+    /* MultiMax (variants_multi.c) */
+    SMX_PY_FN(multimax), SMX_PY_FN(multimax_backward),
 #undef SMX_PY_FN
     {NULL, NULL, 0, NULL},
 };

@@ -1,0 +1,239 @@
+/*
+ * MultiMax (Zhou, Fritz and Keuper 2024, "MultiMax: Sparse and Multi-Modal
+ * Attention Learning", ICML, arXiv 2406.01189, eq. 6 with its second-order
+ * terms, as the authors' code applies it): softmax of the modulated scores
+ *   s(x) = x + t0 (r0 - x)_+ + t1 (x - r1)_+ + t2 (r2 - x)_+^2 + t3 (x - r3)_+^2
+ * (definition, policy and bound in include/smx/smx_variants.h). Each row is
+ * one elementwise modulation pass into y and the engine's softmax of y in
+ * place; the VJP is the engine's softmax backward times s'(x), plus the
+ * gradients of the eight parameters, summed per row and then in row order.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/grid.h"
+#include "core/operands.h"
+#include "core/options.h"
+#include "smx/smx.h"
+
+typedef struct mm_job {
+  int f64, bwd;
+  const char *x, *y, *dy;
+  char *out;                 /* y (forward) or dx (backward) */
+  size_t ldx, ldy, lddy, ldo, cols, es;
+  double r[4], t[4];
+  smx_options o1;            /* the caller's options on one thread */
+  double *prow;              /* backward: 8 parameter-gradient partials per row, or NULL */
+  smx_status st;             /* first failure of a row call (cannot happen after the checks) */
+} mm_job;
+
+static inline double relu(double v) { return v > 0.0 ? v : 0.0; }
+
+static inline double modulate(const mm_job *j, double x) {
+  if (!(x > -INFINITY && x < INFINITY)) return x;   /* +-inf stay (a mask stays a mask), NaN stays NaN */
+  double a = relu(j->r[0] - x), b = relu(x - j->r[1]), c = relu(j->r[2] - x), d = relu(x - j->r[3]);
+  return x + j->t[0] * a + j->t[1] * b + j->t[2] * c * c + j->t[3] * d * d;
+}
+
+static inline double dmodulate(const mm_job *j, double x) {
+  return 1.0 - (x < j->r[0] ? j->t[0] : 0.0) + (x > j->r[1] ? j->t[1] : 0.0) - 2.0 * j->t[2] * relu(j->r[2] - x) +
+         2.0 * j->t[3] * relu(x - j->r[3]);
+}
+
+static void fwd_row(const mm_job *j, const char *x, char *y) {
+  size_t n = j->cols;
+  if (j->f64) {
+    const double *xd = (const double *)(const void *)x;
+    double *yd = (double *)(void *)y;
+    for (size_t i = 0; i < n; i++) yd[i] = modulate(j, xd[i]);
+  } else {
+    const float *xf = (const float *)(const void *)x;
+    float *yf = (float *)(void *)y;
+    for (size_t i = 0; i < n; i++) {
+      double v = modulate(j, xf[i]);
+      yf[i] = v > 3.4028234663852886e38 ? INFINITY : v < -3.4028234663852886e38 ? -INFINITY : (float)v;
+    }
+  }
+}
+
+/* dx holds dL/ds (the softmax VJP); turns it into dL/dx and adds the parameters' partials */
+static void bwd_row(const mm_job *j, const char *x, char *dx, double *pg) {
+  double acc[8] = { 0 };
+  for (size_t i = 0; i < j->cols; i++) {
+    double xi = j->f64 ? ((const double *)(const void *)x)[i] : (double)((const float *)(const void *)x)[i];
+    double g = j->f64 ? ((double *)(void *)dx)[i] : (double)((float *)(void *)dx)[i], v;
+    if (!(xi > -INFINITY && xi < INFINITY)) {
+      v = xi != xi ? NAN : 0.0;   /* s is the identity there, and its entry's softmax VJP is 0 (or NaN) */
+    } else {
+      v = g * dmodulate(j, xi);
+      if (pg) {
+        double a = relu(j->r[0] - xi), b = relu(xi - j->r[1]), c = relu(j->r[2] - xi), d = relu(xi - j->r[3]);
+        acc[0] += g * (xi < j->r[0] ? j->t[0] : 0.0);   /* d/dr0 */
+        acc[1] -= g * (xi > j->r[1] ? j->t[1] : 0.0);   /* d/dr1 */
+        acc[2] += g * 2.0 * j->t[2] * c;                 /* d/dr2 */
+        acc[3] -= g * 2.0 * j->t[3] * d;                 /* d/dr3 */
+        acc[4] += g * a;
+        acc[5] += g * b;
+        acc[6] += g * c * c;
+        acc[7] += g * d * d;
+      }
+    }
+    if (j->f64) ((double *)(void *)dx)[i] = v;
+    else ((float *)(void *)dx)[i] = (float)v;
+  }
+  if (pg) memcpy(pg, acc, sizeof acc);
+}
+
+static void mm_task(void *ctx, size_t r0, size_t r1, void *scratch) {
+  mm_job *j = ctx;
+  (void)scratch;
+  for (size_t r = r0; r < r1; r++) {
+    const char *x = j->x + r * j->ldx * j->es;
+    char *o = j->out + r * j->ldo * j->es;
+    smx_status s;
+    if (!j->bwd) {
+      fwd_row(j, x, o);
+      s = j->f64 ? smx_softmax_f64((const double *)(void *)o, (double *)(void *)o, j->cols, &j->o1)
+                 : smx_softmax_f32((const float *)(void *)o, (float *)(void *)o, j->cols, &j->o1);
+    } else {
+      const char *y = j->y + r * j->ldy * j->es, *dy = j->dy + r * j->lddy * j->es;
+      s = j->f64 ? smx_softmax_backward_f64((const double *)(const void *)y, (const double *)(const void *)dy,
+                                            (double *)(void *)o, j->cols, &j->o1)
+                 : smx_softmax_backward_f32((const float *)(const void *)y, (const float *)(const void *)dy,
+                                            (float *)(void *)o, j->cols, &j->o1);
+      if (s == SMX_OK) bwd_row(j, x, o, j->prow ? j->prow + 8 * r : NULL);
+    }
+    if (s != SMX_OK) j->st = s;   /* every row would fail the same way */
+  }
+}
+
+static smx_status check_params(const double ranges[4], const double ts[4]) {
+  if (!ranges || !ts) return SMX_E_INVALID_ARG;
+  for (int k = 0; k < 4; k++)
+    if (!(fabs(ranges[k]) <= 1.7976931348623157e308) || !(fabs(ts[k]) <= 1.7976931348623157e308))
+      return SMX_E_INVALID_ARG;
+  return SMX_OK;
+}
+
+static smx_status setup(mm_job *j, int f64, const double ranges[4], const double ts[4], const smx_options *opt,
+                        int *threads) {
+  smx_resolved_options ro;
+  smx_status st = smx_resolve_options(opt, &ro);
+  if (st != SMX_OK) return st;
+  if ((st = check_params(ranges, ts)) != SMX_OK) return st;
+  memset(j, 0, sizeof *j);
+  j->f64 = f64;
+  j->es = f64 ? 8 : 4;
+  memcpy(j->r, ranges, sizeof j->r);
+  memcpy(j->t, ts, sizeof j->t);
+  smx_options d;
+  memset(&d, 0, sizeof d);   /* all zero: the defaults */
+  j->o1 = opt ? *opt : d;
+  j->o1.threads = 1;
+  *threads = ro.threads;
+  return SMX_OK;
+}
+
+static smx_status run_fwd(int f64, const void *x, size_t ldx, void *y, size_t ldy, size_t rows, size_t cols,
+                          const double ranges[4], const double ts[4], const smx_options *opt) {
+  mm_job j;
+  int threads;
+  smx_status st = setup(&j, f64, ranges, ts, opt, &threads);
+  if (st != SMX_OK) return st;
+  if (ldx < cols || ldy < cols) return SMX_E_INVALID_ARG;
+  if (rows == 0 || cols == 0) return SMX_OK;
+  if (!x || !y) return SMX_E_INVALID_ARG;
+  smx_arg args[2] = { SMX_ARG_IN(x, rows, cols, ldx, j.es), SMX_ARG_OUT(y, rows, cols, ldy, j.es, 1) };
+  if ((st = smx_check_args(args, 2)) != SMX_OK) return st;
+  j.x = x;
+  j.out = y;
+  j.ldx = ldx;
+  j.ldo = ldy;
+  j.cols = cols;
+  smx_plan plan = smx_plan_rows(threads, rows, cols, 0);
+  st = smx_grid_rows(plan.row_threads, rows, 0, mm_task, &j);
+  return st != SMX_OK ? st : j.st;
+}
+
+static smx_status run_bwd(int f64, const void *x, size_t ldx, const void *y, size_t ldy, const void *dy, size_t lddy,
+                          void *dx, size_t lddx, size_t rows, size_t cols, const double ranges[4], const double ts[4],
+                          double *dparams, const smx_options *opt) {
+  mm_job j;
+  int threads;
+  smx_status st = setup(&j, f64, ranges, ts, opt, &threads);
+  if (st != SMX_OK) return st;
+  if (ldx < cols || ldy < cols || lddy < cols || lddx < cols) return SMX_E_INVALID_ARG;
+  if (rows == 0 || cols == 0) {
+    if (dparams) memset(dparams, 0, 8 * sizeof(double));
+    return SMX_OK;
+  }
+  if (!x || !y || !dy || !dx) return SMX_E_INVALID_ARG;
+  /* dx may be dy or y exactly (the softmax backward reads each row first); never x */
+  int as_y = dx == y && lddx == ldy;
+  smx_arg args[5] = { SMX_ARG_IN(x, rows, cols, ldx, j.es), SMX_ARG_IN(y, rows, cols, ldy, j.es),
+                      SMX_ARG_IN(dy, rows, cols, lddy, j.es), SMX_ARG_OUT(dx, rows, cols, lddx, j.es, as_y ? 2 : 3),
+                      SMX_ARG_OUT(dparams, 1, 8, 8, sizeof(double), 0) };
+  if (as_y && dx == dy && lddx == lddy) args[3].out = 0;
+  if ((st = smx_check_args(args, 5)) != SMX_OK) return st;
+  if (dparams && !(j.prow = malloc(rows * 8 * sizeof(double)))) return SMX_E_NOMEM;
+  j.bwd = 1;
+  j.x = x;
+  j.y = y;
+  j.dy = dy;
+  j.out = dx;
+  j.ldx = ldx;
+  j.ldy = ldy;
+  j.lddy = lddy;
+  j.ldo = lddx;
+  j.cols = cols;
+  smx_plan plan = smx_plan_rows(threads, rows, cols, 0);
+  st = smx_grid_rows(plan.row_threads, rows, 0, mm_task, &j);
+  if (st == SMX_OK) st = j.st;
+  if (st == SMX_OK && dparams) {
+    for (int k = 0; k < 8; k++) {
+      double s = 0.0;
+      for (size_t r = 0; r < rows; r++) s += j.prow[8 * r + k];
+      dparams[k] = s;
+    }
+  }
+  free(j.prow);
+  return st;
+}
+
+smx_status smx_multimax_f32(const float *x, float *y, size_t n, const double ranges[4], const double ts[4],
+                            const smx_options *opt) {
+  return run_fwd(0, x, n, y, n, 1, n, ranges, ts, opt);
+}
+smx_status smx_multimax_f64(const double *x, double *y, size_t n, const double ranges[4], const double ts[4],
+                            const smx_options *opt) {
+  return run_fwd(1, x, n, y, n, 1, n, ranges, ts, opt);
+}
+smx_status smx_multimax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,
+                                 const double ranges[4], const double ts[4], const smx_options *opt) {
+  return run_fwd(0, x, ldx, y, ldy, rows, cols, ranges, ts, opt);
+}
+smx_status smx_multimax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows, size_t cols,
+                                 const double ranges[4], const double ts[4], const smx_options *opt) {
+  return run_fwd(1, x, ldx, y, ldy, rows, cols, ranges, ts, opt);
+}
+smx_status smx_multimax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
+                                     const double ranges[4], const double ts[4], double *dparams, const smx_options *opt) {
+  return run_bwd(0, x, n, y, n, dy, n, dx, n, 1, n, ranges, ts, dparams, opt);
+}
+smx_status smx_multimax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
+                                     const double ranges[4], const double ts[4], double *dparams, const smx_options *opt) {
+  return run_bwd(1, x, n, y, n, dy, n, dx, n, 1, n, ranges, ts, dparams, opt);
+}
+smx_status smx_multimax_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy, const float *dy,
+                                          size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols,
+                                          const double ranges[4], const double ts[4], double *dparams,
+                                          const smx_options *opt) {
+  return run_bwd(0, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);
+}
+smx_status smx_multimax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy, const double *dy,
+                                          size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols,
+                                          const double ranges[4], const double ts[4], double *dparams,
+                                          const smx_options *opt) {
+  return run_bwd(1, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);
+}
