@@ -220,9 +220,12 @@ SMX_API smx_status smx_dice_loss_f64(const double *logits, size_t ld, size_t row
  * whatever the parameters), NaN stays NaN; then softmax's policy (smx.h): a
  * row of all -inf gives 0 (NaN with SMX_FLAG_MASKED_ROW_NAN), k entries at
  * +inf give 1/k. n = 1 gives 1.
- * Accuracy: s(x) within 2 eps |s(x)| + eps (|t| terms) of exact, then the
- * softmax bound of smx.h on s(x) (tests/unit/test_multimax.c checks f32
- * and f64 against a long-double reference).
+ * Accuracy: s(x) is formed in double (within a few 2^-53 (|x| + the sizes
+ * of its four terms), which moves y_i relatively by as much over T); f32
+ * rounds it to float once, which
+ * moves y_i by up to 2^-24 |s_i - max s| / T relatively; then the softmax
+ * bound of smx.h on the rounded s (tests/unit/test_multimax.c checks f32 and
+ * f64 against a long-double reference at every ISA).
  *
  * Backward (VJP): dx_i = s'(x_i) * y_i (dy_i - <dy, y>) / T, from x, the
  * forward output y and dy (none may be NULL); s'(x) = 1 - t0 [x < r0] +
