@@ -12,7 +12,11 @@ logits (default 4096 x 32000), in one run at one thread count:
 
 Times are medians of --reps (seconds); ratios from this one run. InfoNCE
 runs on the rows x cols matrix as the similarity matrix (targets: the
-diagonal), symmetric (CLIP)."""
+diagonal), symmetric (CLIP).
+
+MultiMax (forward, and forward + backward with the parameter gradients)
+against smx.softmax (+ smx.softmax_backward) on the same matrix, and the
+same function in torch ops (the modulator, then torch.softmax)."""
 import argparse
 import time
 
@@ -94,6 +98,34 @@ def main():
         s_t = med(lambda: run(f_t), a.reps)
         print("%-12s %9.3f %9.3f %9.3f %9.2f %10.2f %12.2f" % (name, s_np, s_st, s_t, s_np / xe, s_t / s_np,
                                                                s_t / s_st))
+    multimax_table(x, th, a.reps)
+
+
+def multimax_table(x, th, reps):
+    r, ts = [0.3, -0.2, 1.0, 0.5], [0.7, 1.3, -0.4, 0.9]
+    sm = med(lambda: smx.softmax(x, threads=th), reps)
+    mm = med(lambda: smx.multimax(x, r, ts, threads=th), reps)
+    y = smx.multimax(x, r, ts, threads=th)
+    ys = smx.softmax(x, threads=th)
+    dy = np.ones_like(x)
+    smb = med(lambda: smx.softmax_backward(ys, dy, threads=th), reps)
+    mmb = med(lambda: smx.multimax_backward(x, y, dy, r, ts, threads=th, params_grad=True), reps)
+    rt = torch.tensor(r, requires_grad=True)
+    tt = torch.tensor(ts, requires_grad=True)
+
+    def torch_mm(z):
+        s = (z + tt[0] * torch.relu(rt[0] - z) + tt[1] * torch.relu(z - rt[1]) + tt[2] * torch.relu(rt[2] - z) ** 2
+             + tt[3] * torch.relu(z - rt[3]) ** 2)
+        return torch.softmax(s, -1)
+
+    def run(f):
+        z = torch.from_numpy(x).requires_grad_(True)
+        f(z).sum().backward()
+    s_st = med(lambda: run(lambda z: st.multimax(z, rt, tt)), reps)
+    s_t = med(lambda: run(torch_mm), reps)
+    print("multimax fwd %.3f s (softmax %.3f s, ratio %.2f); bwd %.3f s (softmax_backward %.3f s, ratio %.2f; "
+          "bwd/fwd %.2f)" % (mm, sm, mm / sm, mmb, smb, mmb / smb, mmb / mm))
+    print("multimax fwd+bwd: smx.torch %.3f s, torch ops %.3f s, torch/smx.torch %.2f" % (s_st, s_t, s_t / s_st))
 
 
 if __name__ == "__main__":

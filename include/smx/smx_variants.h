@@ -214,17 +214,16 @@ SMX_API smx_status smx_dice_loss_f64(const double *logits, size_t ld, size_t row
  * r = t = 0 is softmax. The eight parameters are finite (else
  * SMX_E_INVALID_ARG); the paper learns them, so the backward also returns
  * their gradients. The options, strides, threads and in-place rules are
- * softmax's (y may equal x); s is formed in double and rounded once (f32).
+ * softmax's (y may equal x).
  *
  * Special values: s(-inf) = -inf and s(+inf) = +inf (masks stay masks,
  * whatever the parameters), NaN stays NaN; then softmax's policy (smx.h): a
  * row of all -inf gives 0 (NaN with SMX_FLAG_MASKED_ROW_NAN), k entries at
  * +inf give 1/k. n = 1 gives 1.
- * Accuracy: s(x) is formed in double (within a few 2^-53 (|x| + the sizes
- * of its four terms), which moves y_i relatively by as much over T); f32
- * rounds it to float once, which
- * moves y_i by up to 2^-24 |s_i - max s| / T relatively; then the softmax
- * bound of smx.h on the rounded s (tests/unit/test_multimax.c checks f32 and
+ * Accuracy: s(x) is formed in the row's precision (f32 rows in float, with
+ * the parameters rounded to float), within a few eps (|x| + the sizes of
+ * its four terms), which moves y_i relatively by as much over T; then the
+ * softmax bound of smx.h on s (tests/unit/test_multimax.c checks f32 and
  * f64 against a long-double reference at every ISA).
  *
  * Backward (VJP): dx_i = s'(x_i) * y_i (dy_i - <dy, y>) / T, from x, the
