@@ -79,16 +79,20 @@ static void row_half(const bwd_job *j, const smx_elem_io *io, const uint16_t *y,
   }
 }
 
-/* f64: Neumaier-compensated reduction, then the elementwise step in double */
+/* f64: the reduction compensated (Ogita, Rump and Oishi's Dot2: each
+ * product's rounding error from fma, each sum's from two-sum), so that the
+ * dot is as good as the float kernels' exact-product double sums; then the
+ * elementwise step in double */
 static void row_f64(const bwd_job *j, const double *y, const double *dy, double *dx) {
   size_t n = j->cols;
   double s = 0.0, c = 0.0;
   for (size_t i = 0; i < n; i++) {
-    double t = j->logsm ? dy[i] : y[i] * dy[i], u = s + t;
-    c += fabs(s) >= fabs(t) ? (s - u) + t : (t - u) + s;
+    double t = j->logsm ? dy[i] : y[i] * dy[i], u = s + t, bp = u - s;
+    if (!j->logsm) c += fma(y[i], dy[i], -t);
+    c += (s - (u - bp)) + (t - bp);
     s = u;
   }
-  double red = s + c, tt = j->t64;
+  double red = s - s == 0.0 ? s + c : s, tt = j->t64;   /* an infinite or NaN sum as the plain sum gives it */
   for (size_t i = 0; i < n; i++) {
     double v = j->logsm ? dy[i] - exp(y[i]) * red : y[i] * (dy[i] - red);
     dx[i] = v / tt;
