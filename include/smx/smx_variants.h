@@ -244,6 +244,23 @@ SMX_API smx_status smx_multimax_rows_f32(const float *x, size_t ldx, float *y, s
 SMX_API smx_status smx_multimax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
                                          size_t cols, const double ranges[4], const double ts[4],
                                          const smx_options *opt);
+/* f16 / bf16 storage: each row widened to f32 in a per-thread scratch row,
+ * computed as f32 and rounded once to the storage type (the f32 bounds on
+ * the widened inputs, plus u |ref|, u = 2^-11 or 2^-8). */
+SMX_API smx_status smx_multimax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+                                         size_t cols, const double ranges[4], const double ts[4],
+                                         const smx_options *opt);
+SMX_API smx_status smx_multimax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+                                          size_t cols, const double ranges[4], const double ts[4],
+                                          const smx_options *opt);
+SMX_API smx_status smx_multimax_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+                                                  const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx,
+                                                  size_t rows, size_t cols, const double ranges[4],
+                                                  const double ts[4], double *dparams, const smx_options *opt);
+SMX_API smx_status smx_multimax_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+                                                   const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx,
+                                                   size_t rows, size_t cols, const double ranges[4],
+                                                   const double ts[4], double *dparams, const smx_options *opt);
 SMX_API smx_status smx_multimax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
                                              const double ranges[4], const double ts[4], double *dparams,
                                              const smx_options *opt);

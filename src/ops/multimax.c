@@ -12,13 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/elem.h"
 #include "core/grid.h"
 #include "core/operands.h"
 #include "core/options.h"
 #include "smx/smx.h"
 
 typedef struct mm_job {
-  int f64, bwd;
+  int f64, half, bwd;        /* half: f16 / bf16 storage, rows widened to f32 in the task's scratch */
+  smx_elem_io io;
   const char *x, *y, *dy;
   char *out;                 /* y (forward) or dx (backward) */
   size_t ldx, ldy, lddy, ldo, cols, es;
@@ -99,14 +101,47 @@ static void bwd_row(const mm_job *j, const char *x, char *dx, double *pg) {
   if (pg) memcpy(pg, acc, sizeof acc);
 }
 
+static void load_row(const smx_elem_io *io, const char *src, float *dst, size_t n) {
+  for (size_t i = 0; i < n; i += SMX_HALF_BLOCK)
+    io->load(n - i < SMX_HALF_BLOCK ? n - i : SMX_HALF_BLOCK, src + 2 * i, dst + i);
+}
+
+static void store_row(const smx_elem_io *io, const float *src, char *dst, size_t n) {
+  for (size_t i = 0; i < n; i += SMX_HALF_BLOCK)
+    io->store(n - i < SMX_HALF_BLOCK ? n - i : SMX_HALF_BLOCK, src + i, dst + 2 * i);
+}
+
+/* One f16 / bf16 row through f32 scratch (cols floats forward, 3 cols backward). */
+static smx_status half_row(const mm_job *j, size_t r, const char *x, char *o, float *a) {
+  size_t n = j->cols;
+  smx_status s;
+  load_row(&j->io, x, a, n);
+  if (!j->bwd) {
+    fwd_row(j, (const char *)a, (char *)a);
+    s = smx_softmax_f32(a, a, n, &j->o1);
+    if (s == SMX_OK) store_row(&j->io, a, o, n);
+    return s;
+  }
+  float *b = a + n, *c = b + n;
+  load_row(&j->io, j->y + r * j->ldy * 2, b, n);
+  load_row(&j->io, j->dy + r * j->lddy * 2, c, n);
+  s = smx_softmax_backward_f32(b, c, c, n, &j->o1);
+  if (s == SMX_OK) {
+    bwd_row(j, (const char *)a, (char *)c, j->prow ? j->prow + 8 * r : NULL);
+    store_row(&j->io, c, o, n);
+  }
+  return s;
+}
+
 static void mm_task(void *ctx, size_t r0, size_t r1, void *scratch) {
   mm_job *j = ctx;
-  (void)scratch;
   for (size_t r = r0; r < r1; r++) {
     const char *x = j->x + r * j->ldx * j->es;
     char *o = j->out + r * j->ldo * j->es;
     smx_status s;
-    if (!j->bwd) {
+    if (j->half) {
+      s = half_row(j, r, x, o, scratch);
+    } else if (!j->bwd) {
       fwd_row(j, x, o);
       s = j->f64 ? smx_softmax_f64((const double *)(void *)o, (double *)(void *)o, j->cols, &j->o1)
                  : smx_softmax_f32((const float *)(void *)o, (float *)(void *)o, j->cols, &j->o1);
@@ -130,15 +165,17 @@ static smx_status check_params(const double ranges[4], const double ts[4]) {
   return SMX_OK;
 }
 
-static smx_status setup(mm_job *j, int f64, const double ranges[4], const double ts[4], const smx_options *opt,
-                        int *threads) {
+static smx_status setup(mm_job *j, smx_elem elem, const double ranges[4], const double ts[4],
+                        const smx_options *opt, int *threads) {
   smx_resolved_options ro;
   smx_status st = smx_resolve_options(opt, &ro);
   if (st != SMX_OK) return st;
   if ((st = check_params(ranges, ts)) != SMX_OK) return st;
   memset(j, 0, sizeof *j);
-  j->f64 = f64;
-  j->es = f64 ? 8 : 4;
+  j->f64 = elem == SMX_ELEM_F64;
+  j->half = elem == SMX_ELEM_F16 || elem == SMX_ELEM_BF16;
+  j->io = smx_elem_io_for(elem);
+  j->es = smx_elem_size(elem);
   memcpy(j->r, ranges, sizeof j->r);
   memcpy(j->t, ts, sizeof j->t);
   smx_options d;
@@ -149,11 +186,11 @@ static smx_status setup(mm_job *j, int f64, const double ranges[4], const double
   return SMX_OK;
 }
 
-static smx_status run_fwd(int f64, const void *x, size_t ldx, void *y, size_t ldy, size_t rows, size_t cols,
+static smx_status run_fwd(smx_elem elem, const void *x, size_t ldx, void *y, size_t ldy, size_t rows, size_t cols,
                           const double ranges[4], const double ts[4], const smx_options *opt) {
   mm_job j;
   int threads;
-  smx_status st = setup(&j, f64, ranges, ts, opt, &threads);
+  smx_status st = setup(&j, elem, ranges, ts, opt, &threads);
   if (st != SMX_OK) return st;
   if (ldx < cols || ldy < cols) return SMX_E_INVALID_ARG;
   if (rows == 0 || cols == 0) return SMX_OK;
@@ -166,16 +203,16 @@ static smx_status run_fwd(int f64, const void *x, size_t ldx, void *y, size_t ld
   j.ldo = ldy;
   j.cols = cols;
   smx_plan plan = smx_plan_rows(threads, rows, cols, 0);
-  st = smx_grid_rows(plan.row_threads, rows, 0, mm_task, &j);
+  st = smx_grid_rows(plan.row_threads, rows, j.half ? cols * sizeof(float) : 0, mm_task, &j);
   return st != SMX_OK ? st : j.st;
 }
 
-static smx_status run_bwd(int f64, const void *x, size_t ldx, const void *y, size_t ldy, const void *dy, size_t lddy,
+static smx_status run_bwd(smx_elem elem, const void *x, size_t ldx, const void *y, size_t ldy, const void *dy, size_t lddy,
                           void *dx, size_t lddx, size_t rows, size_t cols, const double ranges[4], const double ts[4],
                           double *dparams, const smx_options *opt) {
   mm_job j;
   int threads;
-  smx_status st = setup(&j, f64, ranges, ts, opt, &threads);
+  smx_status st = setup(&j, elem, ranges, ts, opt, &threads);
   if (st != SMX_OK) return st;
   if (ldx < cols || ldy < cols || lddy < cols || lddx < cols) return SMX_E_INVALID_ARG;
   if (rows == 0 || cols == 0) {
@@ -202,7 +239,7 @@ static smx_status run_bwd(int f64, const void *x, size_t ldx, const void *y, siz
   j.ldo = lddx;
   j.cols = cols;
   smx_plan plan = smx_plan_rows(threads, rows, cols, 0);
-  st = smx_grid_rows(plan.row_threads, rows, 0, mm_task, &j);
+  st = smx_grid_rows(plan.row_threads, rows, j.half ? 3 * cols * sizeof(float) : 0, mm_task, &j);
   if (st == SMX_OK) st = j.st;
   if (st == SMX_OK && dparams) {
     for (int k = 0; k < 8; k++) {
@@ -217,37 +254,57 @@ static smx_status run_bwd(int f64, const void *x, size_t ldx, const void *y, siz
 
 smx_status smx_multimax_f32(const float *x, float *y, size_t n, const double ranges[4], const double ts[4],
                             const smx_options *opt) {
-  return run_fwd(0, x, n, y, n, 1, n, ranges, ts, opt);
+  return run_fwd(SMX_ELEM_F32, x, n, y, n, 1, n, ranges, ts, opt);
 }
 smx_status smx_multimax_f64(const double *x, double *y, size_t n, const double ranges[4], const double ts[4],
                             const smx_options *opt) {
-  return run_fwd(1, x, n, y, n, 1, n, ranges, ts, opt);
+  return run_fwd(SMX_ELEM_F64, x, n, y, n, 1, n, ranges, ts, opt);
 }
 smx_status smx_multimax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,
                                  const double ranges[4], const double ts[4], const smx_options *opt) {
-  return run_fwd(0, x, ldx, y, ldy, rows, cols, ranges, ts, opt);
+  return run_fwd(SMX_ELEM_F32, x, ldx, y, ldy, rows, cols, ranges, ts, opt);
 }
 smx_status smx_multimax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows, size_t cols,
                                  const double ranges[4], const double ts[4], const smx_options *opt) {
-  return run_fwd(1, x, ldx, y, ldy, rows, cols, ranges, ts, opt);
+  return run_fwd(SMX_ELEM_F64, x, ldx, y, ldy, rows, cols, ranges, ts, opt);
 }
 smx_status smx_multimax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
                                      const double ranges[4], const double ts[4], double *dparams, const smx_options *opt) {
-  return run_bwd(0, x, n, y, n, dy, n, dx, n, 1, n, ranges, ts, dparams, opt);
+  return run_bwd(SMX_ELEM_F32, x, n, y, n, dy, n, dx, n, 1, n, ranges, ts, dparams, opt);
 }
 smx_status smx_multimax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
                                      const double ranges[4], const double ts[4], double *dparams, const smx_options *opt) {
-  return run_bwd(1, x, n, y, n, dy, n, dx, n, 1, n, ranges, ts, dparams, opt);
+  return run_bwd(SMX_ELEM_F64, x, n, y, n, dy, n, dx, n, 1, n, ranges, ts, dparams, opt);
 }
 smx_status smx_multimax_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy, const float *dy,
                                           size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols,
                                           const double ranges[4], const double ts[4], double *dparams,
                                           const smx_options *opt) {
-  return run_bwd(0, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);
+  return run_bwd(SMX_ELEM_F32, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);
 }
 smx_status smx_multimax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy, const double *dy,
                                           size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols,
                                           const double ranges[4], const double ts[4], double *dparams,
                                           const smx_options *opt) {
-  return run_bwd(1, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);
+  return run_bwd(SMX_ELEM_F64, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);
+}
+smx_status smx_multimax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
+                                 const double ranges[4], const double ts[4], const smx_options *opt) {
+  return run_fwd(SMX_ELEM_F16, x, ldx, y, ldy, rows, cols, ranges, ts, opt);
+}
+smx_status smx_multimax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
+                                  const double ranges[4], const double ts[4], const smx_options *opt) {
+  return run_fwd(SMX_ELEM_BF16, x, ldx, y, ldy, rows, cols, ranges, ts, opt);
+}
+smx_status smx_multimax_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+                                          const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
+                                          size_t cols, const double ranges[4], const double ts[4], double *dparams,
+                                          const smx_options *opt) {
+  return run_bwd(SMX_ELEM_F16, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);
+}
+smx_status smx_multimax_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+                                           const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
+                                           size_t cols, const double ranges[4], const double ts[4], double *dparams,
+                                           const smx_options *opt) {
+  return run_bwd(SMX_ELEM_BF16, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);
 }

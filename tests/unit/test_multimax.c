@@ -2,11 +2,13 @@
  * MultiMax (include/smx/smx_variants.h): f32 and f64 forward and backward
  * (with the parameter gradients) against long-double references at every
  * ISA and a few thread counts (bitwise equal), the f64 VJP against central
- * differences, the special values, and refused arguments.
+ * differences, f16 / bf16 storage against the f32 results, the special
+ * values, and refused arguments.
  */
 #include <string.h>
 
 #include "../common/test_util.h"
+#include "math/half_scalar.h"
 
 #define N 67
 #define ROWS 5
@@ -97,6 +99,33 @@ int main(void) {
     }
   }
   smx_set_max_isa(tu_isas[tu_isa_top()]);
+  /* f16 / bf16: the f32 computation on the widened inputs, rounded once */
+  for (int bf = 0; bf < 2; bf++) {
+    static uint16_t xh[ROWS * N], yh[ROWS * N], dyh[ROWS * N], dxh[ROWS * N];
+    static float xw[ROWS * N], yw[ROWS * N], dyw[ROWS * N], dxw[ROWS * N];
+    double dph[8], dpw[8];
+    for (size_t i = 0; i < ROWS * N; i++) {
+      xh[i] = bf ? smx_f32_to_bf16(xf[i]) : smx_f32_to_f16(xf[i]);
+      xw[i] = bf ? smx_bf16_to_f32(xh[i]) : smx_f16_to_f32(xh[i]);
+    }
+    CHECK((bf ? smx_multimax_rows_bf16(xh, N, yh, N, ROWS, N, R, TS, NULL)
+              : smx_multimax_rows_f16(xh, N, yh, N, ROWS, N, R, TS, NULL)) == SMX_OK, "half forward");
+    smx_multimax_rows_f32(xw, N, yw, N, ROWS, N, R, TS, NULL);
+    for (size_t i = 0; i < ROWS * N; i++) {
+      uint16_t want = bf ? smx_f32_to_bf16(yw[i]) : smx_f32_to_f16(yw[i]);
+      CHECK(yh[i] == want, "%s forward %zu", bf ? "bf16" : "f16", i);
+      dyh[i] = bf ? smx_f32_to_bf16(dyf[i]) : smx_f32_to_f16(dyf[i]);
+      dyw[i] = bf ? smx_bf16_to_f32(dyh[i]) : smx_f16_to_f32(dyh[i]);
+      yw[i] = bf ? smx_bf16_to_f32(yh[i]) : smx_f16_to_f32(yh[i]);
+    }
+    CHECK((bf ? smx_multimax_backward_rows_bf16(xh, N, yh, N, dyh, N, dxh, N, ROWS, N, R, TS, dph, NULL)
+              : smx_multimax_backward_rows_f16(xh, N, yh, N, dyh, N, dxh, N, ROWS, N, R, TS, dph, NULL)) == SMX_OK,
+          "half backward");
+    smx_multimax_backward_rows_f32(xw, N, yw, N, dyw, N, dxw, N, ROWS, N, R, TS, dpw, NULL);
+    for (size_t i = 0; i < ROWS * N; i++)
+      CHECK(dxh[i] == (bf ? smx_f32_to_bf16(dxw[i]) : smx_f32_to_f16(dxw[i])), "%s backward %zu", bf ? "bf16" : "f16", i);
+    CHECK(!memcmp(dph, dpw, sizeof dph), "half parameter gradients");
+  }
   /* special values: masks stay masks, NaN propagates, +inf gives the limit */
   float s[4] = { -INFINITY, 0.0f, INFINITY, 1.0f }, ys[4];
   CHECK(smx_multimax_f32(s, ys, 4, R, TS, NULL) == SMX_OK && ys[0] == 0.0f && ys[2] == 1.0f && ys[1] == 0.0f, "inf");
