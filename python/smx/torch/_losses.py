@@ -24,7 +24,7 @@ class _FusedLoss(torch.autograd.Function):
         loss, grad = r if want else (r, None)
         ctx.reduction, ctx.row_local = reduction, row_local
         if want:
-            ctx.save_for_backward(torch.from_numpy(np.ascontiguousarray(grad)))
+            ctx.save_for_backward(torch.from_numpy(np.ascontiguousarray(grad)).to(x.dtype))   # f16: computed in f32
         return torch.as_tensor(np.asarray(loss), dtype=x.dtype)
 
     @staticmethod

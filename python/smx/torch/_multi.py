@@ -23,6 +23,7 @@ class _MultiMax(torch.autograd.Function):
     def forward(ctx, x, ranges, ts, dim, temperature):
         r, t = _four(ranges), _four(ts)
         y = torch.from_numpy(np.ascontiguousarray(_smx.multimax(_np(x), r, t, axis=dim, temperature=temperature)))
+        y = y.to(x.dtype)   # float16 is computed in float32
         ctx.save_for_backward(x, y)
         ctx.r, ctx.t, ctx.dim, ctx.temperature = r, t, dim, temperature
         ctx.pdtype = (ranges.dtype if torch.is_tensor(ranges) else x.dtype, ts.dtype if torch.is_tensor(ts) else x.dtype)
@@ -35,7 +36,7 @@ class _MultiMax(torch.autograd.Function):
         r = _smx.multimax_backward(_np(x), _np(y), _np(dy), ctx.r, ctx.t, axis=ctx.dim, temperature=ctx.temperature,
                                    params_grad=want_p)
         dx, dr, dt = r if want_p else (r, None, None)
-        dx = torch.from_numpy(np.ascontiguousarray(dx))
+        dx = torch.from_numpy(np.ascontiguousarray(dx)).to(x.dtype)
         dr = torch.from_numpy(dr).to(ctx.pdtype[0]) if ctx.needs_input_grad[1] else None
         dt = torch.from_numpy(dt).to(ctx.pdtype[1]) if ctx.needs_input_grad[2] else None
         return dx, dr, dt, None, None
