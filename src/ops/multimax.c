@@ -30,13 +30,6 @@ typedef struct mm_job {
   smx_status st;             /* first failure of a row call (cannot happen after the checks) */
 } mm_job;
 
-static inline double relu(double v) { return v > 0.0 ? v : 0.0; }
-
-static inline double dmodulate(const mm_job *j, double x) {
-  return 1.0 - (x < j->r[0] ? j->t[0] : 0.0) + (x > j->r[1] ? j->t[1] : 0.0) - 2.0 * j->t[2] * relu(j->r[2] - x) +
-         2.0 * j->t[3] * relu(x - j->r[3]);
-}
-
 /* Branch-free loops (max, selects) that the compiler vectorises: f32 rows in
  * float (s is rounded to float anyway), f64 rows in double. A NaN x gives a
  * NaN s through the arithmetic; an infinite x is passed through. */
@@ -73,32 +66,61 @@ static void fwd_row(const mm_job *j, const char *x, char *y) {
   }
 }
 
-/* dx holds dL/ds (the softmax VJP); turns it into dL/dx and adds the parameters' partials */
-static void bwd_row(const mm_job *j, const char *x, char *dx, double *pg) {
-  double acc[8] = { 0 };
-  for (size_t i = 0; i < j->cols; i++) {
-    double xi = j->f64 ? ((const double *)(const void *)x)[i] : (double)((const float *)(const void *)x)[i];
-    double g = j->f64 ? ((double *)(void *)dx)[i] : (double)((float *)(void *)dx)[i], v;
-    if (!(xi > -INFINITY && xi < INFINITY)) {
-      v = xi != xi ? NAN : 0.0;   /* s is the identity there, and its entry's softmax VJP is 0 (or NaN) */
-    } else {
-      v = g * dmodulate(j, xi);
-      if (pg) {
-        double a = relu(j->r[0] - xi), b = relu(xi - j->r[1]), c = relu(j->r[2] - xi), d = relu(xi - j->r[3]);
-        acc[0] += g * (xi < j->r[0] ? j->t[0] : 0.0);   /* d/dr0 */
-        acc[1] -= g * (xi > j->r[1] ? j->t[1] : 0.0);   /* d/dr1 */
-        acc[2] += g * 2.0 * j->t[2] * c;                 /* d/dr2 */
-        acc[3] -= g * 2.0 * j->t[3] * d;                 /* d/dr3 */
-        acc[4] += g * a;
-        acc[5] += g * b;
-        acc[6] += g * c * c;
-        acc[7] += g * d * d;
-      }
-    }
-    if (j->f64) ((double *)(void *)dx)[i] = v;
-    else ((float *)(void *)dx)[i] = (float)v;
+/* dx holds dL/ds (the softmax VJP); turns it into dL/dx and, when pg is not
+ * NULL, writes the parameters' partial gradients of the row. Branch-free
+ * typed loops (selects instead of branches: the kinks fall anywhere in a
+ * row); an infinite x gets 0 (s is the identity there and its entry's VJP
+ * is 0), a NaN x the NaN of its row. */
+#define MM_BWD(NAME, T)                                                                                   \
+  static void NAME(const mm_job *j, const T *x, T *dx, size_t n, double *pg) {                            \
+    if (!pg) { /* elementwise only, in the row's precision: vectorises */                                 \
+      const T r0 = (T)j->r[0], r1 = (T)j->r[1], r2 = (T)j->r[2], r3 = (T)j->r[3];                         \
+      const T t0 = (T)j->t[0], t1 = (T)j->t[1], t2 = (T)(2.0 * j->t[2]), t3 = (T)(2.0 * j->t[3]);         \
+      for (size_t i = 0; i < n; i++) {                                                                    \
+        T v = x[i], c = r2 - v, d = v - r3;                                                               \
+        c = c > 0 ? c : 0;                                                                                \
+        d = d > 0 ? d : 0;                                                                                \
+        T ds = (T)1 - (v < r0 ? t0 : 0) + (v > r1 ? t1 : 0) - t2 * c + t3 * d;                            \
+        T o = dx[i] * ds;                                                                                 \
+        dx[i] = (v == (T)INFINITY || v == -(T)INFINITY) ? 0 : o;                                          \
+      }                                                                                                   \
+      return;                                                                                             \
+    }                                                                                                     \
+    const double r0 = j->r[0], r1 = j->r[1], r2 = j->r[2], r3 = j->r[3];                                  \
+    const double t0 = j->t[0], t1 = j->t[1], t2 = j->t[2], t3 = j->t[3];                                  \
+    double a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;                                \
+    for (size_t i = 0; i < n; i++) {                                                                      \
+      double v = x[i], g = dx[i];                                                                         \
+      if (v == INFINITY || v == -INFINITY) { /* rare: a branch */                                         \
+        dx[i] = 0;                                                                                        \
+        continue;                                                                                         \
+      }                                                                                                   \
+      double a = r0 - v, b = v - r1, c = r2 - v, d = v - r3;                                              \
+      a = a > 0.0 ? a : 0.0;                                                                              \
+      b = b > 0.0 ? b : 0.0;                                                                              \
+      c = c > 0.0 ? c : 0.0;                                                                              \
+      d = d > 0.0 ? d : 0.0;                                                                              \
+      double lo = v < r0 ? t0 : 0.0, hi = v > r1 ? t1 : 0.0;                                               \
+      double ds = 1.0 - lo + hi - 2.0 * t2 * c + 2.0 * t3 * d;                                            \
+      dx[i] = (T)(g * ds);                                                                                \
+      a0 += g * lo;                                                                                       \
+      a1 -= g * hi;                                                                                       \
+      a2 += g * 2.0 * t2 * c;                                                                             \
+      a3 -= g * 2.0 * t3 * d;                                                                             \
+      a4 += g * a;                                                                                        \
+      a5 += g * b;                                                                                        \
+      a6 += g * c * c;                                                                                    \
+      a7 += g * d * d;                                                                                    \
+    }                                                                                                     \
+    pg[0] = a0, pg[1] = a1, pg[2] = a2, pg[3] = a3, pg[4] = a4, pg[5] = a5, pg[6] = a6, pg[7] = a7;         \
   }
-  if (pg) memcpy(pg, acc, sizeof acc);
+MM_BWD(bwd_f32, float)
+MM_BWD(bwd_f64, double)
+#undef MM_BWD
+
+static void bwd_row(const mm_job *j, const char *x, char *dx, double *pg) {
+  if (j->f64) bwd_f64(j, (const double *)(const void *)x, (double *)(void *)dx, j->cols, pg);
+  else bwd_f32(j, (const float *)(const void *)x, (float *)(void *)dx, j->cols, pg);
 }
 
 static void load_row(const smx_elem_io *io, const char *src, float *dst, size_t n) {

@@ -131,6 +131,14 @@ int main(void) {
   CHECK(smx_multimax_f32(s, ys, 4, R, TS, NULL) == SMX_OK && ys[0] == 0.0f && ys[2] == 1.0f && ys[1] == 0.0f, "inf");
   float sn[2] = { NAN, 0.0f }, yn[2];
   CHECK(smx_multimax_f32(sn, yn, 2, R, TS, NULL) == SMX_OK && yn[0] != yn[0], "nan");
+  /* the VJP at infinite entries: 0, and no NaN in the parameter gradients */
+  float sdy[4] = { 1.0f, -2.0f, 0.5f, 3.0f }, sdx[4];
+  double sdp[8];
+  CHECK(smx_multimax_backward_f32(s, ys, sdy, sdx, 4, R, TS, sdp, NULL) == SMX_OK && sdx[0] == 0.0f && sdx[2] == 0.0f,
+        "inf vjp");
+  for (int p = 0; p < 8; p++) CHECK(sdp[p] == sdp[p], "parameter gradient %d NaN", p);
+  CHECK(smx_multimax_backward_f32(s, ys, sdy, sdx, 4, R, TS, NULL, NULL) == SMX_OK && sdx[0] == 0.0f && sdx[2] == 0.0f,
+        "inf vjp without parameters");
   double bad[4] = { 0, 0, INFINITY, 0 };
   float keep = 7.0f;
   CHECK(smx_multimax_f32(s, &keep, 1, bad, TS, NULL) == SMX_E_INVALID_ARG && keep == 7.0f, "inf parameter");
