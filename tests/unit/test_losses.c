@@ -316,6 +316,31 @@ static void errors(void) {
   CHECK(l[0] == 7 && g[0] == 5.0f, "nothing written");
 }
 
+/* Calls large enough for the thread pool (the grid keeps small ones on the
+ * calling thread): every loss, 1 and 4 threads, bitwise equal. */
+static void threaded(tu_rng *rng) {
+  enum { R = 64, C = 1000 };
+  static float x[R * C], g1[R * C], g4[R * C], soft[R * C];
+  static int64_t t[R];
+  float l1[C], l4[C];
+  for (size_t i = 0; i < (size_t)R * C; i++) x[i] = 2.0f * tu_normal(rng), soft[i] = (float)tu_uniform(rng);
+  for (size_t r = 0; r < R; r++) t[r] = (int64_t)((r * 7 + 3) % C);
+  smx_loss_options o = SMX_LOSS_OPTIONS_INIT;
+  for (int k = 0; k < 5; k++) {
+    for (int th = 1; th <= 4; th += 3) {
+      float *g = th == 1 ? g1 : g4, *l = th == 1 ? l1 : l4;
+      o.threads = th;
+      smx_status s = k == 0   ? smx_focal_loss_f32(x, C, R, C, t, 2.0, NULL, &o, l, g, C)
+                     : k == 1 ? smx_spherical_z_loss_f32(x, C, R, C, t, 1.0, 0.5, &o, l, g, C)
+                     : k == 2 ? smx_info_nce_f32(x, C, R, C, t, 0.1, 1, &o, l, g, C)
+                     : k == 3 ? smx_dice_loss_f32(x, C, R, C, t, NULL, 0, 1.0, &o, l, g, C)
+                              : smx_dice_loss_f32(x, C, R, C, NULL, soft, C, 1.0, &o, l, g, C);
+      CHECK(s == SMX_OK, "threaded %d status", k);
+    }
+    CHECK(l1[0] == l4[0] && !memcmp(g1, g4, sizeof g1), "loss %d: 4 threads differ", k);
+  }
+}
+
 static void in_place(tu_rng *rng) {
   float x[40], g[40], l, l2;
   int64_t t[4] = { 1, 9, 0, 5 };
@@ -333,6 +358,7 @@ int main(void) {
   }
   smx_set_max_isa(tu_isas[tu_isa_top()]);
   errors();
+  threaded(&rng);
   in_place(&rng);
   return tu_finish("test_losses");
 }

@@ -99,6 +99,20 @@ int main(void) {
     }
   }
   smx_set_max_isa(tu_isas[tu_isa_top()]);
+  /* a call large enough for the thread pool: 1 and 4 threads bitwise equal, forward and VJP */
+  {
+    enum { BR = 64, BC = 1000 };
+    static float bx[BR * BC], by1[BR * BC], by4[BR * BC], bdx1[BR * BC], bdx4[BR * BC];
+    double p1[8], p4[8];
+    for (size_t i = 0; i < (size_t)BR * BC; i++) bx[i] = 2.0f * tu_normal(&rng);
+    smx_options o1 = { SMX_ALGO_AUTO, 0, 0, 1 }, o4 = { SMX_ALGO_AUTO, 0, 0, 4 };
+    CHECK(smx_multimax_rows_f32(bx, BC, by1, BC, BR, BC, R, TS, &o1) == SMX_OK, "big 1");
+    CHECK(smx_multimax_rows_f32(bx, BC, by4, BC, BR, BC, R, TS, &o4) == SMX_OK, "big 4");
+    CHECK(!memcmp(by1, by4, sizeof by1), "forward: 4 threads differ");
+    CHECK(smx_multimax_backward_rows_f32(bx, BC, by1, BC, bx, BC, bdx1, BC, BR, BC, R, TS, p1, &o1) == SMX_OK, "b1");
+    CHECK(smx_multimax_backward_rows_f32(bx, BC, by1, BC, bx, BC, bdx4, BC, BR, BC, R, TS, p4, &o4) == SMX_OK, "b4");
+    CHECK(!memcmp(bdx1, bdx4, sizeof bdx1) && !memcmp(p1, p4, sizeof p1), "VJP: 4 threads differ");
+  }
   /* f16 / bf16: the f32 computation on the widened inputs, rounded once */
   for (int bf = 0; bf < 2; bf++) {
     static uint16_t xh[ROWS * N], yh[ROWS * N], dyh[ROWS * N], dxh[ROWS * N];
