@@ -34,6 +34,7 @@ static const command commands[] = {
   { "log-softmax", smx_cmd_log_softmax, "log-softmax over an axis", smx_log_softmax_help },
   { "logsumexp", smx_cmd_logsumexp, "log-sum-exp over an axis (the axis is removed)", smx_logsumexp_help },
   { "sigmoid", smx_cmd_sigmoid, "sigmoid, elementwise: 1 / (1 + exp(-x / T))", smx_sigmoid_help },
+  { "multimax", smx_cmd_multimax, "MultiMax (softmax of piecewise-modulated scores) over an axis", smx_multimax_help },
   { "topk", smx_cmd_topk, "the K largest softmax probabilities over an axis, and their indices", smx_topk_help },
   { "sample", smx_cmd_sample, "one token per row drawn from the logits (top-k, top-p, min-p)", smx_sample_help },
   { "xent", smx_cmd_xent, "cross-entropy of logits against integer targets, and its gradient", smx_xent_help },

@@ -59,6 +59,18 @@ SMX_API smx_status smx_softmax_backward_rows_f32(const float *y, size_t ldy, con
 SMX_API smx_status smx_log_softmax_backward_rows_f32(const float *y, size_t ldy, const float *dy, size_t lddy,
                                                      float *dx, size_t lddx, size_t rows, size_t cols,
                                                      const smx_options *opt);
+/* f64: the same formulas in double, the reduction compensated (products and
+ * sums, Dot2); the bounds above with eps = 2^-52 (and no float-range caveat). */
+SMX_API smx_status smx_softmax_backward_f64(const double *y, const double *dy, double *dx, size_t n,
+                                            const smx_options *opt);
+SMX_API smx_status smx_log_softmax_backward_f64(const double *y, const double *dy, double *dx, size_t n,
+                                                const smx_options *opt);
+SMX_API smx_status smx_softmax_backward_rows_f64(const double *y, size_t ldy, const double *dy, size_t lddy,
+                                                 double *dx, size_t lddx, size_t rows, size_t cols,
+                                                 const smx_options *opt);
+SMX_API smx_status smx_log_softmax_backward_rows_f64(const double *y, size_t ldy, const double *dy, size_t lddy,
+                                                     double *dx, size_t lddx, size_t rows, size_t cols,
+                                                     const smx_options *opt);
 /* f16 / bf16 storage (bit patterns), f32 arithmetic through a small stack
  * buffer, dx rounded once to the storage type: the f32 bound (on the widened
  * inputs) plus u * |ref_i|, u = 2^-11 (f16) or 2^-8 (bf16). */

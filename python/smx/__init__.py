@@ -13,6 +13,9 @@ Language-model logits: softmax_backward, log_softmax_backward, cross_entropy
 (torch.nn.functional.cross_entropy semantics, fused, with its gradient),
 softmax_topk, topk, sample (reproducible top-k / top-p / min-p sampling),
 gumbel_softmax, gumbel_softmax_backward.
+Losses on softmax outputs, fused with their gradients: focal_loss, dice_loss,
+spherical_z_loss (de Brebisson and Vincent's Z-loss), info_nce (InfoNCE / CLIP).
+MultiMax (Zhou et al. 2024): multimax, multimax_backward.
 Scores: score (MSP, energy, ... per sample), ood_metrics (AUROC, AUPR,
 FPR@95TPR), calibration (ECE and the reliability diagram), fit_temperature,
 kl_templates (for score kind "kl_matching").
@@ -31,3 +34,13 @@ __all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "isa", "__version__
            "softmax_backward", "log_softmax_backward", "cross_entropy",
            "softmax_topk", "topk", "sample", "gumbel_softmax", "gumbel_softmax_backward",
            "score", "ood_metrics", "calibration", "fit_temperature", "kl_templates", "NoOptimumError"]
+
+# losses on softmax outputs (include/smx/smx_variants.h)
+from ._smx import dice_loss, focal_loss, info_nce, spherical_z_loss  # noqa: E402
+
+__all__ += ["focal_loss", "dice_loss", "spherical_z_loss", "info_nce"]
+
+# MultiMax (Zhou et al. 2024) and its gradient
+from ._smx import multimax, multimax_backward  # noqa: E402
+
+__all__ += ["multimax", "multimax_backward"]

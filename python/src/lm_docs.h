@@ -7,8 +7,8 @@
 PyDoc_STRVAR(softmax_backward_doc,
              "softmax_backward($module, /, y, dy, axis=-1, temperature=1.0, out=None, threads=1)\n--\n\n"
              "Vector-Jacobian product of softmax: dx = y * (dy - sum(dy * y)) / T along axis, from the\n"
-             "softmax output y and the upstream gradient dy (same shape and dtype). float16 or float32 in\n"
-             "the input's dtype;\n" SMX_PY_F64_NOTE ".\nout= (the input's dtype and shape) receives a copy.\n"
+             "softmax output y and the upstream gradient dy (same shape and dtype). float16, float32 or\n"
+             "float64, computed and returned in the input's dtype.\nout= (the input's dtype and shape) receives a copy.\n"
              "Bound and special values: include/smx/smx_grad.h. The GIL is released while computing.");
 PyDoc_STRVAR(log_softmax_backward_doc,
              "log_softmax_backward($module, /, y, dy, axis=-1, temperature=1.0, out=None, threads=1)\n--\n\n"

@@ -21,11 +21,11 @@ static PyArrayObject *new_like(const smx_py_matrix *m, npy_intp last, int type) 
   return (PyArrayObject *)PyArray_SimpleNew(last >= 0 ? nd : nd - 1, shape, type);
 }
 
-static int npy_type(smx_py_dtype dt) { return dt == SMX_PY_F16 ? NPY_HALF : NPY_FLOAT; }
+static int npy_type(smx_py_dtype dt) { return dt == SMX_PY_F16 ? NPY_HALF : dt == SMX_PY_F64 ? NPY_DOUBLE : NPY_FLOAT; }
 
 /* The result in the caller's dtype (float64 callers get float64 back; steals r). */
 static PyObject *to_given(const smx_py_matrix *m, PyArrayObject *r) {
-  if (!r || m->given != SMX_PY_F64) return (PyObject *)r;
+  if (!r || m->given != SMX_PY_F64 || m->dtype == SMX_PY_F64) return (PyObject *)r;
   PyObject *c = PyArray_Cast(r, NPY_DOUBLE);
   Py_DECREF(r);
   return c;
@@ -54,8 +54,8 @@ static PyObject *backward(const char *fn, int log, PyObject *args, PyObject *kwa
   smx_options opt;
   if (smx_py_parse_options(fn, temp, NULL, thr, NULL, &opt) < 0) return NULL;
   smx_py_matrix y, dy;
-  if (smx_py_matrix_in(fn, "y", yo, axis, 0, &y) < 0) return NULL;
-  if (smx_py_matrix_in(fn, "dy", dyo, axis, 0, &dy) < 0) {
+  if (smx_py_matrix_in(fn, "y", yo, axis, SMX_PY_KEEP_F64, &y) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "dy", dyo, axis, SMX_PY_KEEP_F64, &dy) < 0) {
     Py_DECREF(y.arr);
     return NULL;
   }
@@ -76,7 +76,10 @@ static PyObject *backward(const char *fn, int log, PyObject *args, PyObject *kwa
     const void *yp = PyArray_DATA(y.arr), *dyp = PyArray_DATA(dy.arr);
     void *dxp = PyArray_DATA(dx);
     Py_BEGIN_ALLOW_THREADS
-    if (y.dtype == SMX_PY_F16)
+    if (y.dtype == SMX_PY_F64)
+      s = log ? smx_log_softmax_backward_rows_f64(yp, n, dyp, n, dxp, n, y.rows, n, &opt)
+              : smx_softmax_backward_rows_f64(yp, n, dyp, n, dxp, n, y.rows, n, &opt);
+    else if (y.dtype == SMX_PY_F16)
       s = log ? smx_log_softmax_backward_rows_f16(yp, n, dyp, n, dxp, n, y.rows, n, &opt)
               : smx_softmax_backward_rows_f16(yp, n, dyp, n, dxp, n, y.rows, n, &opt);
     else

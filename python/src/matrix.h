@@ -10,7 +10,7 @@
 
 typedef struct smx_py_matrix {
   PyArrayObject *arr; /* C-contiguous, class axis last (a new reference) */
-  smx_py_dtype dtype; /* SMX_PY_F16 or SMX_PY_F32                         */
+  smx_py_dtype dtype; /* SMX_PY_F16, SMX_PY_F32 (or F64 with KEEP_F64)    */
   smx_py_dtype given; /* the caller's dtype (float64 becomes float32)     */
   int axis;           /* the caller's axis, normalised; ndim - 1 if none  */
   size_t rows, cols;  /* the product of the other dimensions, the axis    */
@@ -18,9 +18,13 @@ typedef struct smx_py_matrix {
 
 /*
  * Converts `a` (float16/32/64, at least 1-D) along `axis` (NULL: -1; None is
- * refused). float64, and float16 when f32_only, are converted to float32.
+ * refused). float64, and float16 when f32_only is 1, are converted to float32;
+ * f32_only == SMX_PY_KEEP_F64 keeps float16 and float64 as they are;
+ * SMX_PY_F32_F64 keeps float64 and converts float16 to float32.
  * Returns 0, or -1 with an exception set (m->arr NULL).
  */
+#define SMX_PY_KEEP_F64 2
+#define SMX_PY_F32_F64 3
 int smx_py_matrix_in(const char *fn, const char *what, PyObject *a, PyObject *axis, int f32_only, smx_py_matrix *m);
 
 /* Moves the last axis of a result back to m->axis (a view; steals res). */

@@ -7,6 +7,8 @@
 #include "lm_ops.h"
 #include "ops.h"
 #include "score_ops.h"
+#include "variants_loss.h"
+#include "variants_multi.h"
 #include "smx/smx.h"
 
 #define SMX_PY_COMMON_DOC                                                                                  \
@@ -68,6 +70,10 @@ static PyMethodDef methods[] = {
     SMX_PY_FN(softmax_topk), SMX_PY_FN(topk), SMX_PY_FN(sample), SMX_PY_FN(gumbel_softmax),
     SMX_PY_FN(gumbel_softmax_backward), SMX_PY_FN(score), SMX_PY_FN(ood_metrics), SMX_PY_FN(calibration),
     SMX_PY_FN(fit_temperature), SMX_PY_FN(kl_templates),
+    /* losses on softmax outputs (variants_loss.c) */
+    SMX_PY_FN(focal_loss), SMX_PY_FN(spherical_z_loss), SMX_PY_FN(info_nce), SMX_PY_FN(dice_loss),
+    /* MultiMax (variants_multi.c) */
+    SMX_PY_FN(multimax), SMX_PY_FN(multimax_backward),
 #undef SMX_PY_FN
     {NULL, NULL, 0, NULL},
 };

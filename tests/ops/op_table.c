@@ -55,8 +55,11 @@ FORWARD(bf16, uint16_t, float)
 
 BWD(smx_softmax_backward_f32, float)
 BWD(smx_log_softmax_backward_f32, float)
+BWD(smx_softmax_backward_f64, double)
+BWD(smx_log_softmax_backward_f64, double)
 #define BACKWARD(sfx, T) BWD_ROWS(smx_softmax_backward_rows_##sfx, T) BWD_ROWS(smx_log_softmax_backward_rows_##sfx, T)
 BACKWARD(f32, float)
+BACKWARD(f64, double)
 BACKWARD(f16, uint16_t)
 BACKWARD(bf16, uint16_t)
 
@@ -164,6 +167,7 @@ const op_row op_table[] = {
   SM(f32, DT_F32, DT_F32), SM(f64, DT_F64, DT_F64), SM(f16, DT_F16, DT_F32), SM(bf16, DT_BF16, DT_F32),
   BW(f32, DT_F32, a_smx_softmax_backward_f32, a_smx_log_softmax_backward_f32),
   BW(f16, DT_F16, NULL, NULL), BW(bf16, DT_BF16, NULL, NULL),
+  BW(f64, DT_F64, a_smx_softmax_backward_f64, a_smx_log_softmax_backward_f64),
   XE(f32, DT_F32), XE(f16, DT_F16), XE(bf16, DT_BF16),
   TK(f32, DT_F32), TK(f16, DT_F16), TK(bf16, DT_BF16),
   SG(f32, DT_F32, a_smx_sigmoid_f32), SG(f64, DT_F64, a_smx_sigmoid_f64), SG(f16, DT_F16, NULL),

@@ -7,3 +7,6 @@ and the backward both run smx's C kernels on the tensors' memory, never
 torch's autograd of a torch re-implementation.
 """
 import torch  # noqa: F401  (an ImportError here says PyTorch is missing)
+from ._softmax import cross_entropy, log_softmax, logsumexp, softmax  # noqa: E402,F401
+from ._losses import dice_loss, focal_loss, info_nce, spherical_z_loss  # noqa: E402,F401
+from ._multi import multimax  # noqa: E402,F401

@@ -1,0 +1,396 @@
+/*
+ * The losses of include/smx/smx_variants.h from NumPy: argument checks, the
+ * logits as a C-contiguous float32 / float64 matrix with the classes last
+ * (matrix.h), int64 targets, one library call with the GIL released.
+ */
+#include "variants_loss.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "matrix.h"
+#include "options.h"
+#include "smx/smx.h"
+
+/* The keywords every target loss shares. */
+typedef struct loss_args {
+  smx_loss_options o;
+  int want_grad;
+} loss_args;
+
+static int parse_reduction(const char *fn, PyObject *red, smx_reduction *r) {
+  if (!red) return 0;
+  if (!PyUnicode_Check(red)) {
+    PyErr_Format(PyExc_TypeError, "%s: reduction must be a str ('mean', 'sum', 'none')", fn);
+    return -1;
+  }
+  const char *s = PyUnicode_AsUTF8(red);
+  if (!s) return -1;
+  if (!strcmp(s, "mean")) *r = SMX_REDUCTION_MEAN;
+  else if (!strcmp(s, "sum")) *r = SMX_REDUCTION_SUM;
+  else if (!strcmp(s, "none")) *r = SMX_REDUCTION_NONE;
+  else {
+    PyErr_Format(PyExc_ValueError, "%s: reduction must be 'mean', 'sum' or 'none', got %R", fn, red);
+    return -1;
+  }
+  return 0;
+}
+
+static int parse_common(const char *fn, PyObject *red, PyObject *ign, PyObject *rg, PyObject *gs, PyObject *thr,
+                        loss_args *a) {
+  smx_loss_options d = SMX_LOSS_OPTIONS_INIT;
+  a->o = d;
+  a->want_grad = 0;
+  if (parse_reduction(fn, red, &a->o.reduction) < 0) return -1;
+  long long ii = -100, th = 1;
+  if (ign && smx_py_int_arg(fn, "ignore_index", ign, INT64_MIN, INT64_MAX, &ii) < 0) return -1;
+  a->o.ignore_index = ii;
+  if (thr && thr != Py_None && smx_py_int_arg(fn, "threads", thr, 0, 1 << 20, &th) < 0) return -1;
+  a->o.threads = (int)th;
+  double scale = 1.0;
+  if (gs && smx_py_real_arg(fn, "grad_scale", gs, &scale) < 0) return -1;
+  if (isinf(scale) || scale == 0.0) {
+    PyErr_Format(PyExc_ValueError, "%s: grad_scale must be finite and nonzero, got %R", fn, gs);
+    return -1;
+  }
+  a->o.grad_scale = scale;
+  if (rg && (a->want_grad = PyObject_IsTrue(rg)) < 0) return -1;
+  return 0;
+}
+
+/* One library call: f64 says which form; x, loss and grad are of that type. */
+typedef smx_status (*loss_call)(const void *ctx, int f64, const void *x, size_t rows, size_t cols, const int64_t *t,
+                                const smx_loss_options *o, void *loss, void *grad);
+
+static PyObject *run_loss(const char *fn, PyObject *xo, PyObject *to, const loss_args *a, loss_call call,
+                          const void *ctx, int (*check)(const char *fn, const void *ctx, size_t cols)) {
+  smx_py_matrix m;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_F32_F64, &m) < 0) return NULL;
+  PyObject *res = NULL;
+  PyArrayObject *loss = NULL, *grad = NULL, *t = smx_py_int_input(fn, "targets", to, NPY_INT64);
+  if (!t) goto done;
+  int nd = PyArray_NDIM(m.arr), f64 = m.dtype == SMX_PY_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT;
+  int same = PyArray_NDIM(t) == nd - 1;
+  for (int d = 0; same && d < nd - 1; d++) same = PyArray_DIM(t, d) == PyArray_DIM(m.arr, d);
+  if (!same) {
+    PyErr_Format(PyExc_ValueError, "%s: targets must have the shape of logits without its last (class) axis", fn);
+    goto done;
+  }
+  const int64_t *tp = PyArray_DATA(t);
+  for (size_t r = 0; r < m.rows; r++) {
+    if (tp[r] != a->o.ignore_index && (tp[r] < 0 || (uint64_t)tp[r] >= m.cols)) {
+      PyErr_Format(PyExc_ValueError, "%s: target %lld (row %zu) is outside [0, %zu) and is not ignore_index", fn,
+                   (long long)tp[r], r, m.cols);
+      goto done;
+    }
+  }
+  if (m.cols == 0 && m.rows > 0) {
+    PyErr_Format(PyExc_ValueError, "%s: logits have no classes (last axis of length 0)", fn);
+    goto done;
+  }
+  if (check && check(fn, ctx, m.cols) < 0) goto done;
+  loss = a->o.reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(nd - 1, PyArray_DIMS(m.arr), type)
+                                              : (PyArrayObject *)PyArray_SimpleNew(0, NULL, type);
+  if (!loss) goto done;
+  if (a->want_grad && !(grad = (PyArrayObject *)PyArray_SimpleNew(nd, PyArray_DIMS(m.arr), type))) goto done;
+  smx_status s;
+  {
+    const void *xp = PyArray_DATA(m.arr);
+    void *lp = PyArray_DATA(loss), *gp = grad ? PyArray_DATA(grad) : NULL;
+    Py_BEGIN_ALLOW_THREADS
+    s = call(ctx, f64, xp, m.rows, m.cols, tp, &a->o, lp, gp);
+    Py_END_ALLOW_THREADS
+  }
+  if (s != SMX_OK) {
+    smx_py_raise_status(fn, s);
+    goto done;
+  }
+  PyObject *l = a->o.reduction == SMX_REDUCTION_NONE
+                    ? (Py_INCREF(loss), (PyObject *)loss)
+                    : PyFloat_FromDouble(f64 ? *(double *)PyArray_DATA(loss) : *(float *)PyArray_DATA(loss));
+  if (!l) goto done;
+  if (!a->want_grad) {
+    res = l;
+  } else {
+    res = PyTuple_Pack(2, l, (PyObject *)grad);
+    Py_DECREF(l);
+  }
+done:
+  Py_XDECREF(loss);
+  Py_XDECREF(grad);
+  Py_XDECREF(t);
+  Py_DECREF(m.arr);
+  return res;
+}
+
+/* ------------------------------------------------------------ focal loss */
+
+typedef struct focal_py {
+  double gamma;
+  PyArrayObject *alpha;   /* C values of the logits' computing type, or NULL */
+  PyObject *alpha_in;
+} focal_py;
+
+static smx_status focal_call(const void *ctx, int f64, const void *x, size_t rows, size_t cols, const int64_t *t,
+                             const smx_loss_options *o, void *loss, void *grad) {
+  const focal_py *c = ctx;
+  const void *al = c->alpha ? PyArray_DATA(c->alpha) : NULL;
+  return f64 ? smx_focal_loss_f64(x, cols, rows, cols, t, c->gamma, al, o, loss, grad, cols)
+             : smx_focal_loss_f32(x, cols, rows, cols, t, c->gamma, al, o, loss, grad, cols);
+}
+
+static int focal_check(const char *fn, const void *ctx, size_t cols) {
+  focal_py *c = (focal_py *)ctx;
+  if (!c->alpha_in) return 0;
+  /* alpha in the computing type is made here, once the logits' type is known */
+  return cols == 0 ? 0 : (PyArray_SIZE(c->alpha) == (npy_intp)cols ? 0
+                          : (PyErr_Format(PyExc_ValueError, "%s: alpha must have C = %zu values", fn, cols), -1));
+}
+
+PyObject *smx_py_focal_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static const char *fn = "smx.focal_loss";
+  static char *kw[] = {"logits", "targets", "gamma", "alpha", "reduction", "ignore_index", "return_grad",
+                       "grad_scale", "threads", NULL};
+  PyObject *xo, *to, *go = NULL, *ao = NULL, *red = NULL, *ign = NULL, *rg = NULL, *gs = NULL, *thr = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOOOO:focal_loss", kw, &xo, &to, &go, &ao, &red, &ign, &rg,
+                                   &gs, &thr))
+    return NULL;
+  loss_args a;
+  if (parse_common(fn, red, ign, rg, gs, thr, &a) < 0) return NULL;
+  focal_py c = { 2.0, NULL, NULL };
+  if (go && smx_py_real_arg(fn, "gamma", go, &c.gamma) < 0) return NULL;
+  if (!(c.gamma >= 0.0)) {
+    PyErr_Format(PyExc_ValueError, "%s: gamma must be >= 0 and finite, got %R", fn, go);
+    return NULL;
+  }
+  if (ao && ao != Py_None) {
+    /* the logits' computing type decides alpha's: float64 logits stay float64 */
+    smx_py_dtype dt;
+    PyArrayObject *xin = smx_py_input(fn, xo, &dt);
+    if (!xin) return NULL;
+    Py_DECREF(xin);
+    c.alpha = (PyArrayObject *)PyArray_FromAny(ao, PyArray_DescrFromType(dt == SMX_PY_F64 ? NPY_DOUBLE : NPY_FLOAT),
+                                               1, 1, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST,
+                                               NULL);
+    if (!c.alpha) return NULL;
+    c.alpha_in = ao;
+  }
+  PyObject *r = run_loss(fn, xo, to, &a, focal_call, &c, focal_check);
+  Py_XDECREF(c.alpha);
+  return r;
+}
+
+/* ----------------------------------------------------- spherical Z-loss */
+
+typedef struct zl_py { double a, b; } zl_py;
+
+static smx_status zl_call(const void *ctx, int f64, const void *x, size_t rows, size_t cols, const int64_t *t,
+                          const smx_loss_options *o, void *loss, void *grad) {
+  const zl_py *c = ctx;
+  return f64 ? smx_spherical_z_loss_f64(x, cols, rows, cols, t, c->a, c->b, o, loss, grad, cols)
+             : smx_spherical_z_loss_f32(x, cols, rows, cols, t, c->a, c->b, o, loss, grad, cols);
+}
+
+PyObject *smx_py_spherical_z_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static const char *fn = "smx.spherical_z_loss";
+  static char *kw[] = {"logits", "targets", "a", "b", "reduction", "ignore_index", "return_grad",
+                       "grad_scale", "threads", NULL};
+  PyObject *xo, *to, *ao = NULL, *bo = NULL, *red = NULL, *ign = NULL, *rg = NULL, *gs = NULL, *thr = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOOOO:spherical_z_loss", kw, &xo, &to, &ao, &bo, &red, &ign,
+                                   &rg, &gs, &thr))
+    return NULL;
+  loss_args la;
+  if (parse_common(fn, red, ign, rg, gs, thr, &la) < 0) return NULL;
+  zl_py c = { 1.0, 0.0 };
+  if (ao && smx_py_real_arg(fn, "a", ao, &c.a) < 0) return NULL;
+  if (bo && smx_py_real_arg(fn, "b", bo, &c.b) < 0) return NULL;
+  if (!(c.a > 0.0)) {
+    PyErr_Format(PyExc_ValueError, "%s: a must be > 0 and finite, got %R", fn, ao);
+    return NULL;
+  }
+  return run_loss(fn, xo, to, &la, zl_call, &c, NULL);
+}
+
+/* ------------------------------------------------------- InfoNCE / CLIP */
+
+PyObject *smx_py_info_nce(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static const char *fn = "smx.info_nce";
+  static char *kw[] = {"sim", "targets", "temperature", "symmetric", "reduction", "ignore_index", "return_grad",
+                       "grad_scale", "threads", NULL};
+  PyObject *xo, *to = NULL, *tpo = NULL, *sy = NULL, *red = NULL, *ign = NULL, *rg = NULL, *gs = NULL, *thr = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOOOOOO:info_nce", kw, &xo, &to, &tpo, &sy, &red, &ign, &rg, &gs,
+                                   &thr))
+    return NULL;
+  loss_args a;
+  if (parse_common(fn, red, ign, rg, gs, thr, &a) < 0) return NULL;
+  double temp = 1.0;
+  if (tpo && smx_py_real_arg(fn, "temperature", tpo, &temp) < 0) return NULL;
+  if (!(temp > 0.0)) {
+    PyErr_Format(PyExc_ValueError, "%s: temperature must be > 0 and finite, got %R", fn, tpo);
+    return NULL;
+  }
+  int sym = 1;
+  if (sy && (sym = PyObject_IsTrue(sy)) < 0) return NULL;
+  smx_py_matrix m;
+  if (smx_py_matrix_in(fn, "sim", xo, NULL, SMX_PY_F32_F64, &m) < 0) return NULL;
+  PyObject *res = NULL;
+  PyArrayObject *t = NULL, *loss = NULL, *grad = NULL;
+  if (PyArray_NDIM(m.arr) != 2) {
+    PyErr_Format(PyExc_ValueError, "%s: sim must be a 2-D (rows x cols) matrix", fn);
+    goto done;
+  }
+  if (to && to != Py_None) {
+    if (!(t = smx_py_int_input(fn, "targets", to, NPY_INT64))) goto done;
+    if (PyArray_NDIM(t) != 1 || (size_t)PyArray_DIM(t, 0) != m.rows) {
+      PyErr_Format(PyExc_ValueError, "%s: targets must have one index per row of sim", fn);
+      goto done;
+    }
+  } else if (m.rows > m.cols) {
+    PyErr_Format(PyExc_ValueError, "%s: the diagonal targets need rows <= cols (give targets=)", fn);
+    goto done;
+  }
+  if (m.rows > 0 && m.cols == 0) {
+    PyErr_Format(PyExc_ValueError, "%s: sim has no columns", fn);
+    goto done;
+  }
+  int f64 = m.dtype == SMX_PY_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT;
+  npy_intp nr = (npy_intp)m.rows;
+  loss = a.o.reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(1, &nr, type)
+                                             : (PyArrayObject *)PyArray_SimpleNew(0, NULL, type);
+  if (!loss) goto done;
+  if (a.want_grad && !(grad = (PyArrayObject *)PyArray_SimpleNew(2, PyArray_DIMS(m.arr), type))) goto done;
+  smx_status s;
+  {
+    const void *xp = PyArray_DATA(m.arr);
+    const int64_t *tp = t ? PyArray_DATA(t) : NULL;
+    void *lp = PyArray_DATA(loss), *gp = grad ? PyArray_DATA(grad) : NULL;
+    size_t ld = m.cols ? m.cols : 1;
+    Py_BEGIN_ALLOW_THREADS
+    s = f64 ? smx_info_nce_f64(xp, ld, m.rows, m.cols, tp, temp, sym, &a.o, lp, gp, ld)
+            : smx_info_nce_f32(xp, ld, m.rows, m.cols, tp, temp, sym, &a.o, lp, gp, ld);
+    Py_END_ALLOW_THREADS
+  }
+  if (s != SMX_OK) {
+    if (s == SMX_E_INVALID_ARG)
+      PyErr_Format(PyExc_ValueError, "%s: a target is out of range, or (symmetric) two rows share a positive column",
+                   fn);
+    else smx_py_raise_status(fn, s);
+    goto done;
+  }
+  PyObject *l = a.o.reduction == SMX_REDUCTION_NONE
+                    ? (Py_INCREF(loss), (PyObject *)loss)
+                    : PyFloat_FromDouble(f64 ? *(double *)PyArray_DATA(loss) : *(float *)PyArray_DATA(loss));
+  if (!l) goto done;
+  if (!a.want_grad) {
+    res = l;
+  } else {
+    res = PyTuple_Pack(2, l, (PyObject *)grad);
+    Py_DECREF(l);
+  }
+done:
+  Py_XDECREF(loss);
+  Py_XDECREF(grad);
+  Py_XDECREF(t);
+  Py_DECREF(m.arr);
+  return res;
+}
+
+/* ------------------------------------------------------------ soft Dice */
+
+PyObject *smx_py_dice_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static const char *fn = "smx.dice_loss";
+  static char *kw[] = {"logits", "targets", "smooth", "reduction", "ignore_index", "return_grad", "grad_scale",
+                       "threads", NULL};
+  PyObject *xo, *to, *so = NULL, *red = NULL, *ign = NULL, *rg = NULL, *gs = NULL, *thr = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOOO:dice_loss", kw, &xo, &to, &so, &red, &ign, &rg, &gs,
+                                   &thr))
+    return NULL;
+  loss_args a;
+  if (parse_common(fn, red, ign, rg, gs, thr, &a) < 0) return NULL;
+  double smooth = 1.0;
+  if (so && smx_py_real_arg(fn, "smooth", so, &smooth) < 0) return NULL;
+  if (!(smooth >= 0.0)) {
+    PyErr_Format(PyExc_ValueError, "%s: smooth must be >= 0 and finite, got %R", fn, so);
+    return NULL;
+  }
+  smx_py_matrix m;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_F32_F64, &m) < 0) return NULL;
+  PyObject *res = NULL;
+  PyArrayObject *t = NULL, *soft = NULL, *loss = NULL, *grad = NULL;
+  int f64 = m.dtype == SMX_PY_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT, nd = PyArray_NDIM(m.arr);
+  PyArrayObject *probe = (PyArrayObject *)PyArray_FROM_O(to);
+  if (!probe) goto done;
+  int is_soft = PyArray_ISFLOAT(probe);
+  Py_DECREF(probe);
+  if (is_soft) {
+    soft = (PyArrayObject *)PyArray_FromAny(to, PyArray_DescrFromType(type), 0, 0,
+                                            NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST, NULL);
+    if (!soft) goto done;
+    if (!PyArray_SAMESHAPE(soft, m.arr)) {
+      PyErr_Format(PyExc_ValueError, "%s: soft targets must have the shape of logits", fn);
+      goto done;
+    }
+  } else {
+    if (!(t = smx_py_int_input(fn, "targets", to, NPY_INT64))) goto done;
+    int same = PyArray_NDIM(t) == nd - 1;
+    for (int d = 0; same && d < nd - 1; d++) same = PyArray_DIM(t, d) == PyArray_DIM(m.arr, d);
+    if (!same) {
+      PyErr_Format(PyExc_ValueError, "%s: class targets must have the shape of logits without its last axis", fn);
+      goto done;
+    }
+    const int64_t *tp = PyArray_DATA(t);
+    for (size_t r = 0; r < m.rows; r++) {
+      if (tp[r] != a.o.ignore_index && (tp[r] < 0 || (uint64_t)tp[r] >= m.cols)) {
+        PyErr_Format(PyExc_ValueError, "%s: target %lld (row %zu) is outside [0, %zu) and is not ignore_index", fn,
+                     (long long)tp[r], r, m.cols);
+        goto done;
+      }
+    }
+  }
+  if (m.cols == 0) {
+    PyErr_Format(PyExc_ValueError, "%s: logits have no classes (last axis of length 0)", fn);
+    goto done;
+  }
+  npy_intp nc = (npy_intp)m.cols;
+  loss = a.o.reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(1, &nc, type)
+                                             : (PyArrayObject *)PyArray_SimpleNew(0, NULL, type);
+  if (!loss) goto done;
+  if (a.want_grad && !(grad = (PyArrayObject *)PyArray_SimpleNew(nd, PyArray_DIMS(m.arr), type))) goto done;
+  smx_status s;
+  {
+    const void *xp = PyArray_DATA(m.arr), *sp = soft ? PyArray_DATA(soft) : NULL;
+    const int64_t *tp = t ? PyArray_DATA(t) : NULL;
+    void *lp = PyArray_DATA(loss), *gp = grad ? PyArray_DATA(grad) : NULL;
+    size_t ld = m.cols;
+    Py_BEGIN_ALLOW_THREADS
+    s = f64 ? smx_dice_loss_f64(xp, ld, m.rows, m.cols, tp, sp, ld, smooth, &a.o, lp, gp, ld)
+            : smx_dice_loss_f32(xp, ld, m.rows, m.cols, tp, sp, ld, smooth, &a.o, lp, gp, ld);
+    Py_END_ALLOW_THREADS
+  }
+  if (s != SMX_OK) {
+    smx_py_raise_status(fn, s);
+    goto done;
+  }
+  PyObject *l = a.o.reduction == SMX_REDUCTION_NONE
+                    ? (Py_INCREF(loss), (PyObject *)loss)
+                    : PyFloat_FromDouble(f64 ? *(double *)PyArray_DATA(loss) : *(float *)PyArray_DATA(loss));
+  if (!l) goto done;
+  if (!a.want_grad) {
+    res = l;
+  } else {
+    res = PyTuple_Pack(2, l, (PyObject *)grad);
+    Py_DECREF(l);
+  }
+done:
+  Py_XDECREF(loss);
+  Py_XDECREF(grad);
+  Py_XDECREF(t);
+  Py_XDECREF(soft);
+  Py_DECREF(m.arr);
+  return res;
+}

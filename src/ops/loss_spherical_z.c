@@ -1,0 +1,99 @@
+/*
+ * The spherical Z-loss of de Brebisson and Vincent 2016 (arXiv 1604.08859,
+ * section 3: the Z-normalised target score through a scaled softplus;
+ * definition and policy in include/smx/smx_variants.h). A row needs only
+ * the first two moments and x_t: one pass for sum x and sum x^2 (the
+ * registry's double-lane sum and dot kernels for f32), one affine pass for
+ * the gradient, grad_k = c0 + c1 (x_k - mu).
+ */
+#include <math.h>
+
+#include "core/options.h"
+#include "ops/loss_row.h"
+#include "ops/loss_rows.h"
+#include "registry/registry.h"
+#include "smx/smx.h"
+
+typedef struct zl_ctx {
+  const smx_xent_ukernels *g32;
+  double a, b;
+  int f64;
+} zl_ctx;
+
+/* Neumaier-compensated sums of x and x^2 (f64 rows) */
+static void moments_f64(const double *x, size_t n, double *s1, double *s2) {
+  double a = 0.0, ca = 0.0, b = 0.0, cb = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    double v = x[i], u = a + v, w = v * v, z = b + w;
+    ca += fabs(a) >= fabs(v) ? (a - u) + v : (v - u) + a;
+    cb += fabs(b) >= fabs(w) ? (b - z) + w : (w - z) + b;
+    a = u;
+    b = z;
+  }
+  *s1 = a + ca;
+  *s2 = b + cb;
+}
+
+static double softplus(double u) { return u > 0.0 ? u + log1p(exp(-u)) : log1p(exp(u)); }
+static double sigmoid(double u) { return u >= 0.0 ? 1.0 / (1.0 + exp(-u)) : exp(u) / (1.0 + exp(u)); }
+
+static void zl_row(const void *ctx, const void *x, size_t n, size_t t, double s, double *loss, void *g) {
+  const zl_ctx *c = ctx;
+  double s1, s2, xt;
+  if (c->f64) {
+    moments_f64(x, n, &s1, &s2);
+    xt = ((const double *)x)[t];
+  } else {
+    s1 = c->g32->rsum(n, x);
+    s2 = c->g32->rdot(n, x, x);
+    xt = ((const float *)x)[t];
+  }
+  double dn = (double)n, mu = s1 / dn, var = s2 / dn - mu * mu;
+  if (!(var > 0.0 && var < INFINITY && mu == mu)) {
+    *loss = NAN;
+    for (size_t j = 0; g && j < n; j++) {
+      if (c->f64) ((double *)g)[j] = NAN;
+      else ((float *)g)[j] = NAN;
+    }
+    return;
+  }
+  double sigma = sqrt(var), z = (xt - mu) / sigma, u = c->a * (c->b - z);
+  *loss = softplus(u) / c->a;
+  if (!g) return;
+  /* grad_k = s sig / (sigma D) (1 + z (x_k - mu) / sigma) - [k == t] s sig / sigma */
+  double sg = s * sigmoid(u), c0 = sg / (sigma * dn), c1 = c0 * z / sigma, gt = c0 + c1 * (xt - mu) - sg / sigma;
+  if (c->f64) {
+    double *gd = g;
+    const double *xd = x;
+    for (size_t k = 0; k < n; k++) gd[k] = c0 + c1 * (xd[k] - mu);
+    gd[t] = gt;
+  } else {
+    float *gf = g;
+    const float *xf = x;
+    for (size_t k = 0; k < n; k++) gf[k] = smx_lrow_sat(c0 + c1 * ((double)xf[k] - mu));
+    gf[t] = smx_lrow_sat(gt);
+  }
+}
+
+static smx_status run_zl(smx_elem elem, const void *logits, size_t ld, size_t rows, size_t cols,
+                         const int64_t *targets, double a, double b, const smx_loss_options *opt, void *loss,
+                         void *grad, size_t ldg) {
+  static const smx_loss_options defaults = SMX_LOSS_OPTIONS_INIT;
+  if (!(a > 0.0 && a <= 1.7976931348623157e308) || !(b >= -1.7976931348623157e308 && b <= 1.7976931348623157e308))
+    return SMX_E_INVALID_ARG;
+  zl_ctx c = { smx_registry_current()->xent, a, b, elem == SMX_ELEM_F64 };
+  smx_loss_call call = { elem, logits, ld, rows, cols, targets, opt ? opt : &defaults, loss, grad, ldg, zl_row, &c };
+  return smx_loss_rows(&call);
+}
+
+smx_status smx_spherical_z_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols,
+                                    const int64_t *targets, double a, double b, const smx_loss_options *opt,
+                                    float *loss, float *grad, size_t ldg) {
+  return run_zl(SMX_ELEM_F32, logits, ld, rows, cols, targets, a, b, opt, loss, grad, ldg);
+}
+
+smx_status smx_spherical_z_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols,
+                                    const int64_t *targets, double a, double b, const smx_loss_options *opt,
+                                    double *loss, double *grad, size_t ldg) {
+  return run_zl(SMX_ELEM_F64, logits, ld, rows, cols, targets, a, b, opt, loss, grad, ldg);
+}
