@@ -1,0 +1,322 @@
+/*
+ * One task of the fused attention (attention.h): pack the task's query rows
+ * transposed, stream its key tiles through the micro-kernels
+ * (kernels/f32-attention: S = Q K^T, online softmax, O = alpha O + P V), and
+ * apply every per-score option between the product and the softmax. Tiles
+ * outside every row's causal / window range are never visited.
+ * FlashAttention-2: Dao 2023, arXiv 2307.08691, Algorithm 1.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "attention/attention.h"
+#include "kernels/f32-attention/ukernels.h"
+
+typedef struct slice {
+  float *qt, *st, *o, *m, *l, *alpha, *kbuf, *vbuf, *tmp;
+  int64_t *lo, *hi;
+} slice;
+
+static float *take(unsigned char **at, size_t floats) {
+  float *p = (float *)(void *)*at;
+  *at += (floats + 15) / 16 * 64;
+  return p;
+}
+
+static slice carve(const struct smx_attention_plan *p, unsigned char *at) {
+  size_t r = p->rows_pad, dq = p->d.dim_qk, dv = p->d.dim_v;
+  slice s;
+  s.qt = take(&at, dq * r);
+  s.st = take(&at, SMX_ATTN_BK * r);
+  s.o = take(&at, r * dv);
+  s.m = take(&at, r);
+  s.l = take(&at, r);
+  s.alpha = take(&at, r);
+  s.kbuf = take(&at, SMX_ATTN_BK * dq);
+  s.vbuf = take(&at, SMX_ATTN_BK * dv);
+  s.tmp = take(&at, dq > dv ? dq : dv);
+  s.lo = (int64_t *)(void *)take(&at, 4 * r);
+  s.hi = s.lo + r;
+  return s;
+}
+
+/* x * rsqrt(mean(x^2) + eps) * w (RMSNorm, computed in double) */
+static void rms_norm(float *x, size_t n, float eps, const float *w) {
+  double ss = 0.0;
+  for (size_t i = 0; i < n; i++) ss += (double)x[i] * x[i];
+  float r = (float)(1.0 / sqrt(ss / (double)n + eps));
+  for (size_t i = 0; i < n; i++) x[i] = x[i] * r * (w ? w[i] : 1.0f);
+}
+
+/* Row r of a task: query head and query index; 0 when r is padding. */
+static int row_of(const struct smx_attention_plan *p, size_t g, size_t t, size_t r, size_t *h, size_t *i) {
+  if (r >= p->rows) return 0;
+  *h = g * p->group + r / p->bq;
+  *i = t * p->bq + r % p->bq;
+  return *i < p->d.len_q;
+}
+
+/* Key rows [j0, j0 + nk) of KV head (b, g) as f32 rows (in place when possible). */
+static const float *load_keys(smx_attn_run *run, const void *base, const size_t *s, size_t dim, size_t b, size_t g,
+                              size_t j0, size_t nk, float *buf, int norm, size_t *ld) {
+  const struct smx_attention_plan *p = run->p;
+  const unsigned char *at = (const unsigned char *)base + (b * s[0] + g * s[1] + j0 * s[2]) * p->elem_size;
+  if (p->elem == SMX_ELEM_F32 && !norm) {
+    *ld = s[2];
+    return (const float *)(const void *)at;
+  }
+  for (size_t c = 0; c < nk; c++) {
+    run->io.load(dim, at + c * s[2] * p->elem_size, buf + c * dim);
+    if (norm) rms_norm(buf + c * dim, dim, p->qk_eps, run->a->k_norm_w);
+  }
+  *ld = dim;
+  return buf;
+}
+
+/* Every per-score option, on key-major scores st[c][r] of keys j0.. (masked: -inf). */
+static void transform(smx_attn_run *run, slice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk) {
+  const struct smx_attention_plan *p = run->p;
+  const smx_attention_desc *d = &p->d;
+  const smx_attention_args *a = run->a;
+  size_t rp = p->rows_pad;
+  for (size_t r = 0; r < rp; r++) {
+    size_t h = 0, i = 0;
+    float *col = w->st + r;
+    if (!row_of(p, g, t, r, &h, &i)) {
+      for (size_t c = 0; c < nk; c++) col[c * rp] = -INFINITY;
+      continue;
+    }
+    int64_t pos = smx_attn_pos(p, i), lo = w->lo[r], hi = w->hi[r];
+    float fac = 1.0f;
+    if (p->ssmax_s != 0) {
+      int64_t flo, fhi;
+      smx_attn_key_range(p, i, &flo, &fhi);
+      fac = fhi > flo ? p->ssmax_s * (float)log((double)(fhi - flo)) : 1.0f;
+    }
+    const unsigned char *mrow = NULL;
+    if (d->mask_kind != SMX_ATTN_MASK_NONE) {
+      size_t es = d->mask_kind == SMX_ATTN_MASK_BOOL ? 1 : sizeof(float);
+      mrow = (const unsigned char *)a->mask + (b * d->mask_stride[0] + h * d->mask_stride[1] + i * d->mask_stride[2]) * es;
+    }
+    float slope = d->alibi ? a->alibi_slopes[h] : 0.0f;
+    const float *fox = d->fox ? a->fox + (b * d->heads_q + h) * d->len_k : NULL;
+    for (size_t c = 0; c < nk; c++) {
+      int64_t j = (int64_t)(j0 + c);
+      float x = col[c * rp];
+      if (j < lo || j >= hi || (d->radial_frame && !smx_attn_radial_visible(d->radial_frame, pos, j))) {
+        col[c * rp] = -INFINITY;
+        continue;
+      }
+      if (p->softcap > 0) x = p->softcap * tanhf(x / p->softcap);
+      x *= fac;
+      if (d->mask_kind == SMX_ATTN_MASK_BOOL) {
+        if (!mrow[(size_t)j * d->mask_stride[3]]) x = -INFINITY;
+      } else if (d->mask_kind == SMX_ATTN_MASK_BIAS) {
+        float bias;
+        memcpy(&bias, mrow + (size_t)j * d->mask_stride[3] * sizeof(float), sizeof bias);
+        x += bias;
+      }
+      if (d->alibi) x -= slope * (float)(pos > j ? pos - j : j - pos);
+      if (fox) x += fox[pos] - fox[j];
+      col[c * rp] = x;
+    }
+  }
+}
+
+/* The online step of the variants (sigmoid, softpick, BLASST), one row at a time. */
+static int online_variant(smx_attn_run *run, slice *w, size_t nk, uint64_t *row_tiles, uint64_t *skipped) {
+  const struct smx_attention_plan *p = run->p;
+  size_t rp = p->rows_pad;
+  int any = 0;
+  for (size_t r = 0; r < p->rows; r++) {
+    float *col = w->st + r, mt = -INFINITY, sum = 0.0f, m = w->m[r];
+    for (size_t c = 0; c < nk; c++) mt = fmaxf(mt, col[c * rp]);
+    if (mt == -INFINITY) {   /* nothing visible in this tile: the row is unchanged */
+      for (size_t c = 0; c < nk; c++) col[c * rp] = 0.0f;
+      w->alpha[r] = 1.0f;
+      continue;
+    }
+    any = 1;
+    if (p->d.kind == SMX_ATTN_SIGMOID) {
+      for (size_t c = 0; c < nk; c++) {
+        float x = col[c * rp];
+        float y = x == -INFINITY ? 0.0f : 1.0f / (1.0f + expf(-(x + p->sigmoid_bias)));
+        col[c * rp] = y;
+        sum += y;
+      }
+      w->alpha[r] = 1.0f;
+      w->l[r] += sum;
+      continue;
+    }
+    (*row_tiles)++;
+    if (p->blasst < 0 && m != -INFINITY && mt - m < p->blasst) {
+      /* BLASST: every weight of the tile is below e^{threshold} of the running maximum */
+      (*skipped)++;
+      for (size_t c = 0; c < nk; c++) col[c * rp] = 0.0f;
+      w->alpha[r] = 1.0f;
+      continue;
+    }
+    float mn = fmaxf(m, mt), al = expf(m - mn);
+    if (p->d.kind == SMX_ATTN_SOFTPICK) {
+      float em = expf(-mn);   /* e^{x - m} - e^{-m} = e^{-m} (e^x - 1) */
+      for (size_t c = 0; c < nk; c++) {
+        float x = col[c * rp];
+        float y = x == -INFINITY ? 0.0f : expf(x - mn) - em;
+        col[c * rp] = y > 0.0f ? y : 0.0f;
+        sum += fabsf(y);
+      }
+    } else {
+      for (size_t c = 0; c < nk; c++) {
+        float y = expf(col[c * rp] - mn);
+        col[c * rp] = y;
+        sum += y;
+      }
+    }
+    w->l[r] = al * w->l[r] + sum;
+    w->m[r] = mn;
+    w->alpha[r] = al;
+  }
+  /* padding rows take no part */
+  for (size_t r = p->rows; r < rp; r++) w->alpha[r] = 1.0f;
+  return any;
+}
+
+void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
+  const struct smx_attention_plan *p = run->p;
+  const smx_attention_desc *d = &p->d;
+  const smx_attention_args *a = run->a;
+  slice w = carve(p, at);
+  size_t rp = p->rows_pad, dq = d->dim_qk, dv = d->dim_v;
+  size_t s = task % p->n_split, rest = task / p->n_split;
+  size_t t = rest % p->n_qt, bg = rest / p->n_qt, g = bg % d->heads_kv, b = bg / d->heads_kv;
+  int64_t k0 = (int64_t)(s * SMX_ATTN_SPLIT_K), k1 = (int64_t)d->len_k;
+  if (p->n_split > 1 && k0 + SMX_ATTN_SPLIT_K < k1) k1 = k0 + SMX_ATTN_SPLIT_K;
+  int variant = d->kind != SMX_ATTN_SOFTMAX || p->blasst < 0;
+  float m0 = d->kind == SMX_ATTN_SIGMOID ? 0.0f : -INFINITY;
+
+  /* Q rows, transposed and scaled; the rows' key ranges */
+  int64_t lo_u = k1, hi_u = k0, lo_i = k0, hi_i = k1;
+  for (size_t r = 0; r < rp; r++) {
+    size_t h = 0, i = 0;
+    w.m[r] = m0;
+    w.l[r] = 0.0f;
+    if (!row_of(p, g, t, r, &h, &i)) {
+      for (size_t x = 0; x < dq; x++) w.qt[x * rp + r] = 0.0f;
+      w.lo[r] = w.hi[r] = 0;
+      continue;
+    }
+    const unsigned char *qr = (const unsigned char *)a->q + (b * d->q_stride[0] + h * d->q_stride[1] + i * d->q_stride[2]) * p->elem_size;
+    run->io.load(dq, qr, w.tmp);
+    if (d->qk_norm) rms_norm(w.tmp, dq, p->qk_eps, a->q_norm_w);
+    for (size_t x = 0; x < dq; x++) w.qt[x * rp + r] = w.tmp[x] * p->scale;
+    int64_t lo, hi;
+    smx_attn_key_range(p, i, &lo, &hi);
+    lo = lo > k0 ? lo : k0;
+    hi = hi < k1 ? hi : k1;
+    if (hi < lo) hi = lo;
+    w.lo[r] = lo;
+    w.hi[r] = hi;
+    if (hi > lo) {
+      lo_u = lo < lo_u ? lo : lo_u;
+      hi_u = hi > hi_u ? hi : hi_u;
+    }
+    lo_i = lo > lo_i ? lo : lo_i;
+    hi_i = hi < hi_i ? hi : hi_i;
+  }
+  memset(w.o, 0, p->rows * dv * sizeof(float));
+
+  uint64_t row_tiles = 0, skipped = 0, visited = 0;
+  size_t ldk, ldv;
+  if (hi_u > lo_u) {
+    int64_t j0 = k0 + (lo_u - k0) / SMX_ATTN_BK * SMX_ATTN_BK;
+    for (; j0 < hi_u; j0 += SMX_ATTN_BK) {
+      size_t nk = (size_t)(k1 - j0 < SMX_ATTN_BK ? k1 - j0 : SMX_ATTN_BK);
+      visited++;
+      const float *kp = load_keys(run, a->k, d->k_stride, dq, b, g, (size_t)j0, nk, w.kbuf, d->qk_norm, &ldk);
+      run->uk->qk(nk, rp, dq, w.qt, rp, kp, ldk, w.st, rp);
+      int inside = lo_i <= j0 && j0 + (int64_t)nk <= hi_i;
+      if (p->elementwise || !inside) transform(run, &w, b, g, t, (size_t)j0, nk);
+      int any = variant ? online_variant(run, &w, nk, &row_tiles, &skipped)
+                        : run->uk->online(nk, rp, w.st, rp, w.m, w.l, w.alpha);
+      if (!any) continue;
+      const float *vp = load_keys(run, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, w.vbuf, 0, &ldv);
+      run->uk->pv(nk, p->rows, dv, w.st, rp, vp, ldv, w.o, dv, w.alpha);
+    }
+  }
+  size_t tiles = (size_t)((k1 - k0 + SMX_ATTN_BK - 1) / SMX_ATTN_BK);
+  if (row_tiles) atomic_fetch_add_explicit(&run->row_tiles, row_tiles, memory_order_relaxed);
+  if (skipped) atomic_fetch_add_explicit(&run->skipped, skipped, memory_order_relaxed);
+  if (tiles > visited) atomic_fetch_add_explicit(&run->masked, tiles - visited, memory_order_relaxed);
+
+  if (p->n_split > 1) {   /* a partial: (m, l, O) per row, folded later in split order */
+    float *part = run->partials + task * rp * (dv + 2);
+    for (size_t r = 0; r < p->rows; r++) {
+      float *q = part + r * (dv + 2);
+      q[0] = w.m[r];
+      q[1] = w.l[r];
+      memcpy(q + 2, w.o + r * dv, dv * sizeof(float));
+    }
+    return;
+  }
+  for (size_t r = 0; r < p->rows; r++) {
+    size_t h, i;
+    if (row_of(p, g, t, r, &h, &i)) smx_attn_finish_row(run, b, h, i, w.m[r], w.l[r], w.o + r * dv);
+  }
+}
+
+void smx_attn_fold(smx_attn_run *run, size_t tile, unsigned char *at) {
+  const struct smx_attention_plan *p = run->p;
+  slice w = carve(p, at);
+  size_t rp = p->rows_pad, dv = p->d.dim_v;
+  size_t t = tile % p->n_qt, bg = tile / p->n_qt, g = bg % p->d.heads_kv, b = bg / p->d.heads_kv;
+  for (size_t r = 0; r < p->rows; r++) {
+    size_t h, i;
+    if (!row_of(p, g, t, r, &h, &i)) continue;
+    float m = p->d.kind == SMX_ATTN_SIGMOID ? 0.0f : -INFINITY, l = 0.0f, *o = w.o;
+    memset(o, 0, dv * sizeof(float));
+    for (size_t s = 0; s < p->n_split; s++) {
+      const float *q = run->partials + ((tile * p->n_split + s) * rp + r) * (dv + 2);
+      if (q[0] == -INFINITY) continue;   /* the piece saw no key */
+      float mn = fmaxf(m, q[0]), ea = expf(m - mn), eb = expf(q[0] - mn);
+      for (size_t x = 0; x < dv; x++) o[x] = ea * o[x] + eb * q[2 + x];
+      l = ea * l + eb * q[1];
+      m = mn;
+    }
+    smx_attn_finish_row(run, b, h, i, m, l, o);
+  }
+}
+
+void smx_attn_finish_row(smx_attn_run *run, size_t b, size_t h, size_t i, float m, float l, float *o) {
+  const struct smx_attention_plan *p = run->p;
+  const smx_attention_desc *d = &p->d;
+  const smx_attention_args *a = run->a;
+  size_t dv = d->dim_v;
+  float lse;
+  if (d->kind == SMX_ATTN_SIGMOID) {
+    lse = l > 0.0f ? logf(l) : -INFINITY;
+  } else {
+    if (d->sinks) {   /* e^{sink} joins the denominator only (gpt-oss) */
+      float sk = a->sinks[h], mn = fmaxf(m, sk), ea = m == -INFINITY ? 0.0f : expf(m - mn);
+      for (size_t x = 0; x < dv; x++) o[x] *= ea;
+      l = ea * l + expf(sk - mn);
+      m = mn;
+    }
+    if (d->kind == SMX_ATTN_SOFTPICK && m != -INFINITY) l += 1e-8f;
+    if (l > 0.0f && m != -INFINITY) {
+      for (size_t x = 0; x < dv; x++) o[x] /= l;
+      lse = m + logf(l);
+    } else {
+      for (size_t x = 0; x < dv; x++) o[x] = 0.0f;
+      lse = -INFINITY;
+    }
+  }
+  size_t row = (b * d->heads_q + h) * d->len_q + i;
+  if (d->gate) {
+    int ew = (d->gate_flags & SMX_ATTN_GATE_ELEMENTWISE) != 0;
+    const float *gt = a->gate + row * (ew ? dv : 1);
+    for (size_t x = 0; x < dv; x++) o[x] *= 1.0f / (1.0f + expf(-gt[ew ? x : 0]));
+  }
+  unsigned char *dst = (unsigned char *)a->o + (b * d->o_stride[0] + h * d->o_stride[1] + i * d->o_stride[2]) * p->elem_size;
+  run->io.store(dv, o, dst);
+  if (a->lse) a->lse[row] = lse;
+}

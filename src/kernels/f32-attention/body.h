@@ -1,0 +1,180 @@
+/*
+ * The attention micro-kernels, written once over the vector layer. Included
+ * (once) by each per-ISA file, which first includes its src/simd/<isa>.h and
+ * defines SMX_ATTN_TABLE (the table's name) and the register block
+ * SMX_ATTN_MR x SMX_ATTN_NV: MR broadcast operands against NV vectors, MR*NV
+ * accumulators (24 of the 32 AVX-512 / NEON registers, 12 of AVX2's 16).
+ *
+ * qk: the vectors run over query rows (Qt is row-contiguous per d), the
+ * broadcasts over keys, read from K rows in place; pv: the vectors run over
+ * the columns of V, the broadcasts over the rows of Pt. Both are BLIS-style
+ * outer-product updates, d (resp. the key) being the reduction index.
+ * The exponential is math/vexp_f32.h's degree-6 one (1.18 ulp).
+ */
+#include "math/vexp_f32.h"
+
+#if SMX_VF_SCALE2_SATURATES
+#define SMX_ATTN_AMIN (-138.0f)   /* a log2(e) >= -200: vscalef rounds to +0 below */
+#else
+#define SMX_ATTN_AMIN (-87.9f)    /* a log2(e) > -127: the exponent field is exact */
+#endif
+
+/* ---- St[c0 + i][j0 + v VF_W + lane] for i < mr, v < nv ------------------- */
+SMX_INLINE void qk_block(size_t mr, size_t nv, size_t d, const float *qt, size_t ldqt, const float *k, size_t ldk,
+                         float *st, size_t ldst) {
+  vf_t acc[SMX_ATTN_MR][SMX_ATTN_NV];
+  for (size_t i = 0; i < mr; i++)
+    for (size_t v = 0; v < nv; v++) acc[i][v] = vf_zero();
+  for (size_t t = 0; t < d; t++) {
+    vf_t q[SMX_ATTN_NV];
+    for (size_t v = 0; v < nv; v++) q[v] = vf_ld(qt + t * ldqt + v * VF_W);
+    for (size_t i = 0; i < mr; i++) {
+      vf_t b = vf_set1(k[i * ldk + t]);
+      for (size_t v = 0; v < nv; v++) acc[i][v] = vf_fmadd(b, q[v], acc[i][v]);
+    }
+  }
+  for (size_t i = 0; i < mr; i++)
+    for (size_t v = 0; v < nv; v++) vf_st(st + i * ldst + v * VF_W, acc[i][v]);
+}
+
+/* one instantiation per (mr, nv): the loops unroll into registers */
+static void qk_strip(size_t mr, size_t nv, size_t d, const float *qt, size_t ldqt, const float *k, size_t ldk,
+                     float *st, size_t ldst) {
+  if (nv == SMX_ATTN_NV) {
+    switch (mr) {
+      case 1: qk_block(1, SMX_ATTN_NV, d, qt, ldqt, k, ldk, st, ldst); break;
+      case 2: qk_block(2, SMX_ATTN_NV, d, qt, ldqt, k, ldk, st, ldst); break;
+      case 3: qk_block(3, SMX_ATTN_NV, d, qt, ldqt, k, ldk, st, ldst); break;
+      case 4: qk_block(4, SMX_ATTN_NV, d, qt, ldqt, k, ldk, st, ldst); break;
+      case 5: qk_block(5, SMX_ATTN_NV, d, qt, ldqt, k, ldk, st, ldst); break;
+      default: qk_block(SMX_ATTN_MR, SMX_ATTN_NV, d, qt, ldqt, k, ldk, st, ldst); break;
+    }
+    return;
+  }
+  for (size_t v = 0; v < nv; v++) {
+    const float *q = qt + v * VF_W;
+    float *s = st + v * VF_W;
+    switch (mr) {
+      case 1: qk_block(1, 1, d, q, ldqt, k, ldk, s, ldst); break;
+      case 2: qk_block(2, 1, d, q, ldqt, k, ldk, s, ldst); break;
+      case 3: qk_block(3, 1, d, q, ldqt, k, ldk, s, ldst); break;
+      case 4: qk_block(4, 1, d, q, ldqt, k, ldk, s, ldst); break;
+      case 5: qk_block(5, 1, d, q, ldqt, k, ldk, s, ldst); break;
+      default: qk_block(SMX_ATTN_MR, 1, d, q, ldqt, k, ldk, s, ldst); break;
+    }
+  }
+}
+
+static void qk_k(size_t nk, size_t nr, size_t d, const float *qt, size_t ldqt, const float *k, size_t ldk, float *st,
+                 size_t ldst) {
+  for (size_t j = 0; j < nr;) {
+    size_t nv = (nr - j) / VF_W;
+    if (nv > SMX_ATTN_NV) nv = SMX_ATTN_NV;
+    /* the strip of Qt (d x nv VF_W) stays in L1 while the keys stream past */
+    for (size_t c = 0; c < nk; c += SMX_ATTN_MR) {
+      size_t mr = nk - c < SMX_ATTN_MR ? nk - c : SMX_ATTN_MR;
+      qk_strip(mr, nv, d, qt + j, ldqt, k + c * ldk, ldk, st + c * ldst + j, ldst);
+    }
+    j += nv * VF_W;
+  }
+}
+
+/* ---- online softmax step over the rows, VF_W rows at a time ------------- */
+static int online_k(size_t nk, size_t nr, float *st, size_t ldst, float *m, float *l, float *alpha) {
+  const vexpf_c c = vexpf_c_set((float)SMX_LOG2E_D, (float)(SMX_LOG2E_D - (double)(float)SMX_LOG2E_D));
+  const vf_t amin = vf_set1(SMX_ATTN_AMIN), ninf = vf_set1(-__builtin_inff()), zero = vf_zero();
+  int any = 0;
+  for (size_t j = 0; j < nr; j += VF_W) {
+    vf_t mt = ninf;
+    for (size_t i = 0; i < nk; i++) mt = vf_max(mt, vf_ld(st + i * ldst + j));
+    vf_t mo = vf_ld(m + j), mn = vf_max(mo, mt);
+    any |= mf_any(vf_neq(mt, ninf));
+    /* a row with nothing visible yet shifts by 0: exp(-inf - 0) = 0, never NaN */
+    vf_t mu = vf_sel(vf_eq(mn, ninf), zero, mn);
+    vf_t a = vexpf_neg(vf_sub(mo, mu), c, amin);
+    vf_t s0 = zero, s1 = zero;
+    size_t i = 0;
+    for (; i + 2 <= nk; i += 2) {
+      vf_t p0 = vexpf_neg(vf_sub(vf_ld(st + i * ldst + j), mu), c, amin);
+      vf_t p1 = vexpf_neg(vf_sub(vf_ld(st + (i + 1) * ldst + j), mu), c, amin);
+      vf_st(st + i * ldst + j, p0);
+      vf_st(st + (i + 1) * ldst + j, p1);
+      s0 = vf_add(s0, p0);
+      s1 = vf_add(s1, p1);
+    }
+    if (i < nk) {
+      vf_t p0 = vexpf_neg(vf_sub(vf_ld(st + i * ldst + j), mu), c, amin);
+      vf_st(st + i * ldst + j, p0);
+      s0 = vf_add(s0, p0);
+    }
+    vf_st(l + j, vf_fmadd(a, vf_ld(l + j), vf_add(s0, s1)));
+    vf_st(m + j, mn);
+    vf_st(alpha + j, a);
+  }
+  return any;
+}
+
+/* ---- O[r0 + i][cols] = alpha O + sum_c Pt[c][r0 + i] V[c][cols] ---------- */
+SMX_INLINE void pv_block(size_t mr, size_t nv, int tail, kf_t km, size_t nk, const float *pt, size_t ldpt,
+                         const float *v, size_t ldv, float *o, size_t ldo, const float *alpha) {
+  vf_t acc[SMX_ATTN_MR][SMX_ATTN_NV];
+  for (size_t i = 0; i < mr; i++) {
+    vf_t a = vf_set1(alpha[i]);
+    for (size_t w = 0; w < nv; w++)
+      acc[i][w] = vf_mul(a, tail ? vf_ldz_k(o + i * ldo + w * VF_W, km) : vf_ld(o + i * ldo + w * VF_W));
+  }
+  for (size_t c = 0; c < nk; c++) {
+    vf_t x[SMX_ATTN_NV];
+    for (size_t w = 0; w < nv; w++) x[w] = tail ? vf_ldz_k(v + c * ldv + w * VF_W, km) : vf_ld(v + c * ldv + w * VF_W);
+    for (size_t i = 0; i < mr; i++) {
+      vf_t b = vf_set1(pt[c * ldpt + i]);
+      for (size_t w = 0; w < nv; w++) acc[i][w] = vf_fmadd(b, x[w], acc[i][w]);
+    }
+  }
+  for (size_t i = 0; i < mr; i++)
+    for (size_t w = 0; w < nv; w++) {
+      if (tail)
+        vf_st_k(o + i * ldo + w * VF_W, km, acc[i][w]);
+      else
+        vf_st(o + i * ldo + w * VF_W, acc[i][w]);
+    }
+}
+
+#define SMX_ATTN_PV(nv, tail)                                                                 \
+  switch (mr) {                                                                               \
+    case 1: pv_block(1, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
+    case 2: pv_block(2, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
+    case 3: pv_block(3, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
+    case 4: pv_block(4, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
+    case 5: pv_block(5, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
+    default: pv_block(SMX_ATTN_MR, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;  \
+  }
+
+static void pv_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv,
+                 float *o, size_t ldo, const float *alpha) {
+  const size_t step = SMX_ATTN_NV * VF_W;
+  for (size_t r = 0; r < nr; r += SMX_ATTN_MR) {
+    size_t mr = nr - r < SMX_ATTN_MR ? nr - r : SMX_ATTN_MR;
+    const float *p = pt + r, *al = alpha + r;
+    size_t col = 0;
+    kf_t km = kf_tail(1);
+    for (; col + step <= dv; col += step) {
+      const float *vv = v + col;
+      float *oo = o + r * ldo + col;
+      SMX_ATTN_PV(SMX_ATTN_NV, 0)
+    }
+    for (; col + VF_W <= dv; col += VF_W) {
+      const float *vv = v + col;
+      float *oo = o + r * ldo + col;
+      SMX_ATTN_PV(1, 0)
+    }
+    if (col < dv) {
+      const float *vv = v + col;
+      float *oo = o + r * ldo + col;
+      km = kf_tail(dv - col);
+      SMX_ATTN_PV(1, 1)
+    }
+  }
+}
+
+const smx_attn_ukernels SMX_ATTN_TABLE = { SMX_SIMD_ISA, qk_k, online_k, pv_k };

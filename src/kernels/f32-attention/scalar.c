@@ -1,0 +1,52 @@
+/* Portable attention micro-kernels: the contract of ukernels.h in plain C (no contraction: -ffp-contract=off). */
+#include <math.h>
+
+#include "kernels/f32-attention/ukernels.h"
+
+static void qk_scalar(size_t nk, size_t nr, size_t d, const float *qt, size_t ldqt, const float *k, size_t ldk,
+                      float *st, size_t ldst) {
+  for (size_t c = 0; c < nk; c++) {
+    float *s = st + c * ldst;
+    for (size_t r = 0; r < nr; r++) s[r] = 0.0f;
+    for (size_t t = 0; t < d; t++) {
+      float b = k[c * ldk + t];
+      const float *q = qt + t * ldqt;
+      for (size_t r = 0; r < nr; r++) s[r] += b * q[r];
+    }
+  }
+}
+
+static int online_scalar(size_t nk, size_t nr, float *st, size_t ldst, float *m, float *l, float *alpha) {
+  int any = 0;
+  for (size_t r = 0; r < nr; r++) {
+    float mt = -INFINITY;
+    for (size_t c = 0; c < nk; c++) mt = fmaxf(mt, st[c * ldst + r]);
+    if (mt != -INFINITY) any = 1;
+    float mn = fmaxf(m[r], mt), mu = mn == -INFINITY ? 0.0f : mn;
+    float a = expf(m[r] - mu), s = 0.0f;
+    for (size_t c = 0; c < nk; c++) {
+      float p = expf(st[c * ldst + r] - mu);
+      st[c * ldst + r] = p;
+      s += p;
+    }
+    l[r] = a * l[r] + s;
+    m[r] = mn;
+    alpha[r] = a;
+  }
+  return any;
+}
+
+static void pv_scalar(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv,
+                      float *o, size_t ldo, const float *alpha) {
+  for (size_t r = 0; r < nr; r++) {
+    float *orow = o + r * ldo;
+    for (size_t x = 0; x < dv; x++) orow[x] *= alpha[r];
+    for (size_t c = 0; c < nk; c++) {
+      float p = pt[c * ldpt + r];
+      const float *vr = v + c * ldv;
+      for (size_t x = 0; x < dv; x++) orow[x] += p * vr[x];
+    }
+  }
+}
+
+const smx_attn_ukernels smx_attn_ukernels_scalar = { "scalar", qk_scalar, online_scalar, pv_scalar };

@@ -1,0 +1,44 @@
+/*
+ * The attention micro-kernels (f32): the two tile products and the online
+ * softmax step of a FlashAttention-2 style forward pass (src/attention/).
+ * One body over the vector layer (body.h, instantiated by avx2.c, avx512.c
+ * and neon.c) and a portable scalar form (scalar.c).
+ *
+ * A task holds nr query rows (nr a multiple of SMX_ATTN_ROW_PAD, padded rows
+ * zero) packed transposed, Qt[d][r]; the scores of a key tile are kept
+ * key-major, St[c][r], so that every per-row reduction of the online softmax
+ * is a vertical vector operation and the query rows fill the vector lanes.
+ *  - qk: St[c][r] = sum_d Qt[d][r] K[c][d] for c < nk, r < nr. K rows are read
+ *    in place (row stride ldk) and broadcast: no transposed copy of K.
+ *  - online: for each row r, with m_t = max_c St[c][r], m' = max(m_r, m_t):
+ *    alpha_r = e^{m_r - m'}, St[c][r] = e^{St[c][r] - m'} (in place),
+ *    l_r = alpha_r l_r + sum_c St[c][r], m_r = m'. A row whose m' is -inf gets
+ *    alpha 0 and P 0 (never NaN). Returns 0 when every row's tile maximum is
+ *    -inf (the tile adds nothing and P V may be skipped).
+ *  - pv: O[r][:] = alpha_r O[r][:] + sum_c Pt[c][r] V[c][:] for r < nr, over
+ *    dv columns (any dv), V rows in place with row stride ldv.
+ * Kernels never allocate and touch exactly the ranges above.
+ */
+#ifndef SMX_KERNELS_F32_ATTENTION_UKERNELS_H
+#define SMX_KERNELS_F32_ATTENTION_UKERNELS_H
+
+#include <stddef.h>
+
+/* rows of a task are padded to a multiple of this (the widest vector) */
+#define SMX_ATTN_ROW_PAD 16
+
+typedef struct smx_attn_ukernels {
+  const char *isa;
+  void (*qk)(size_t nk, size_t nr, size_t d, const float *qt, size_t ldqt, const float *k, size_t ldk, float *st,
+             size_t ldst);
+  int (*online)(size_t nk, size_t nr, float *st, size_t ldst, float *m, float *l, float *alpha);
+  void (*pv)(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv, float *o,
+             size_t ldo, const float *alpha);
+} smx_attn_ukernels;
+
+extern const smx_attn_ukernels smx_attn_ukernels_scalar;
+extern const smx_attn_ukernels smx_attn_ukernels_avx2;
+extern const smx_attn_ukernels smx_attn_ukernels_avx512;
+extern const smx_attn_ukernels smx_attn_ukernels_neon;
+
+#endif
