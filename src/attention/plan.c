@@ -94,8 +94,8 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
 
   size_t r = p.rows_pad, dq = d->dim_qk, dv = d->dim_v;
   size_t dmax = dq > dv ? dq : dv;
-  size_t parts[] = { mul(dq, r), mul(SMX_ATTN_BK, r), mul(r, dv), r, r, r, mul(SMX_ATTN_BK, dq),
-                     mul(SMX_ATTN_BK, dv), dmax, 4 * r };   /* qt st o m l alpha kbuf vbuf tmp ranges */
+  size_t parts[] = { mul(dq, r), mul(dq, r), mul(SMX_ATTN_BK, r), mul(r, dv), r, r, r, mul(SMX_ATTN_BK, dq),
+                     mul(SMX_ATTN_BK, dv), dmax, 4 * r };   /* qr qt st o m l alpha kbuf vbuf tmp ranges */
   size_t ws = 0;
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
     if (!parts[i]) return SMX_E_INVALID_ARG;

@@ -13,6 +13,7 @@
 #include "kernels/f32-attention/ukernels.h"
 
 typedef struct slice {
+  float *qr;   /* Q rows row-major (tasks of few rows) */
   float *qt, *st, *o, *m, *l, *alpha, *kbuf, *vbuf, *tmp;
   int64_t *lo, *hi;
 } slice;
@@ -26,6 +27,7 @@ static float *take(unsigned char **at, size_t floats) {
 static slice carve(const struct smx_attention_plan *p, unsigned char *at) {
   size_t r = p->rows_pad, dq = p->d.dim_qk, dv = p->d.dim_v;
   slice s;
+  s.qr = take(&at, dq * r);
   s.qt = take(&at, dq * r);
   s.st = take(&at, SMX_ATTN_BK * r);
   s.o = take(&at, r * dv);
@@ -71,6 +73,15 @@ static const float *load_keys(smx_attn_run *run, const void *base, const size_t 
   }
   *ld = dim;
   return buf;
+}
+
+/* Asks for rows [j0, j0 + nk) of a K or V tile ahead of use (decoding streams them from memory). */
+static void prefetch_rows(const struct smx_attention_plan *p, const void *base, const size_t *s, size_t dim, size_t b,
+                          size_t g, size_t j0, size_t nk) {
+  const char *at = (const char *)base + (b * s[0] + g * s[1] + j0 * s[2]) * p->elem_size;
+  size_t bytes = dim * p->elem_size;
+  for (size_t c = 0; c < nk; c++)
+    for (size_t x = 0; x < bytes; x += 64) __builtin_prefetch(at + c * s[2] * p->elem_size + x);
 }
 
 /* Every per-score option, on key-major scores st[c][r] of keys j0.. (masked: -inf). */
@@ -208,7 +219,7 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
     const unsigned char *qr = (const unsigned char *)a->q + (b * d->q_stride[0] + h * d->q_stride[1] + i * d->q_stride[2]) * p->elem_size;
     run->io.load(dq, qr, w.tmp);
     if (d->qk_norm) rms_norm(w.tmp, dq, p->qk_eps, a->q_norm_w);
-    for (size_t x = 0; x < dq; x++) w.qt[x * rp + r] = w.tmp[x] * p->scale;
+    for (size_t x = 0; x < dq; x++) w.qt[x * rp + r] = w.qr[r * dq + x] = w.tmp[x] * p->scale;
     int64_t lo, hi;
     smx_attn_key_range(p, i, &lo, &hi);
     lo = lo > k0 ? lo : k0;
@@ -224,6 +235,9 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
     hi_i = hi < hi_i ? hi : hi_i;
   }
   memset(w.o, 0, p->rows * dv * sizeof(float));
+  /* few rows: the scores come from the dot-product kernel, which leaves the padding rows of St alone */
+  int few = p->rows <= SMX_ATTN_SPLIT_ROWS;
+  if (few) memset(w.st, 0, SMX_ATTN_BK * rp * sizeof(float));
 
   uint64_t row_tiles = 0, skipped = 0, visited = 0;
   size_t ldk, ldv;
@@ -233,7 +247,12 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
       size_t nk = (size_t)(k1 - j0 < SMX_ATTN_BK ? k1 - j0 : SMX_ATTN_BK);
       visited++;
       const float *kp = load_keys(run, a->k, d->k_stride, dq, b, g, (size_t)j0, nk, w.kbuf, d->qk_norm, &ldk);
-      run->uk->qk(nk, rp, dq, w.qt, rp, kp, ldk, w.st, rp);
+      /* V of this tile loads while Q K^T runs (measured: asking for the next K tile too was slower) */
+      if (few) prefetch_rows(p, a->v, d->v_stride, dv, b, g, (size_t)j0, nk);
+      if (few)
+        run->uk->qk_rows(nk, p->rows, dq, w.qr, dq, kp, ldk, w.st, rp);
+      else
+        run->uk->qk(nk, rp, dq, w.qt, rp, kp, ldk, w.st, rp);
       int inside = lo_i <= j0 && j0 + (int64_t)nk <= hi_i;
       if (p->elementwise || !inside) transform(run, &w, b, g, t, (size_t)j0, nk);
       int any = variant ? online_variant(run, &w, nk, &row_tiles, &skipped)

@@ -178,6 +178,13 @@ SMX_INLINE float vf_reduce_max(vf_t v) {
   m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
   return _mm_cvtss_f32(m);
 }
+/* sum of the lanes, in a fixed tree order */
+SMX_INLINE float vf_reduce_add(vf_t v) {
+  __m128 m = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_add_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_add_ss(m, _mm_shuffle_ps(m, m, 1));
+  return _mm_cvtss_f32(m);
+}
 /* lanes [0, W/2) and [W/2, W) widened to double (exact) */
 SMX_INLINE vd_t vf_lo_pd(vf_t v) { return _mm256_cvtps_pd(_mm256_castps256_ps128(v)); }
 SMX_INLINE vd_t vf_hi_pd(vf_t v) { return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)); }

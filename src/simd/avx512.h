@@ -111,6 +111,7 @@ SMX_INLINE size_t mf_store_lane_ids(uint32_t *dst, mf_t m, uint32_t base) {
 SMX_INLINE vf_t vf_scale2(vf_t p, vf_t n) { return _mm512_scalef_ps(p, n); }
 SMX_INLINE vf_t vf_scale2_sat(vf_t p, vf_t n) { return _mm512_scalef_ps(p, n); }
 SMX_INLINE float vf_reduce_max(vf_t v) { return _mm512_reduce_max_ps(v); }
+SMX_INLINE float vf_reduce_add(vf_t v) { return _mm512_reduce_add_ps(v); }
 SMX_INLINE vd_t vf_lo_pd(vf_t v) { return _mm512_cvtps_pd(_mm512_castps512_ps256(v)); }
 SMX_INLINE vd_t vf_hi_pd(vf_t v) {
   return _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));

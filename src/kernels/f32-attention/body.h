@@ -3,7 +3,8 @@
  * (once) by each per-ISA file, which first includes its src/simd/<isa>.h and
  * defines SMX_ATTN_TABLE (the table's name) and the register block
  * SMX_ATTN_MR x SMX_ATTN_NV: MR broadcast operands against NV vectors, MR*NV
- * accumulators (24 of the 32 AVX-512 / NEON registers, 12 of AVX2's 16).
+ * accumulators (24 of the 32 AVX-512 / NEON registers, 12 of AVX2's 16), and
+ * the dot-product block of qk_rows, SMX_ATTN_DR rows x SMX_ATTN_DK keys.
  *
  * qk: the vectors run over query rows (Qt is row-contiguous per d), the
  * broadcasts over keys, read from K rows in place; pv: the vectors run over
@@ -76,6 +77,62 @@ static void qk_k(size_t nk, size_t nr, size_t d, const float *qt, size_t ldqt, c
       qk_strip(mr, nv, d, qt + j, ldqt, k + c * ldk, ldk, st + c * ldst + j, ldst);
     }
     j += nv * VF_W;
+  }
+}
+
+/* ---- few rows (decoding): St[c][r] = <Q[r], K[c]>, vectors over d ------- */
+SMX_INLINE void qkd_block(size_t nrb, size_t nkb, size_t d, const float *q, size_t ldq, const float *k, size_t ldk,
+                          float *st, size_t ldst) {
+  vf_t acc[SMX_ATTN_DR][SMX_ATTN_DK];
+  for (size_t r = 0; r < nrb; r++)
+    for (size_t c = 0; c < nkb; c++) acc[r][c] = vf_zero();
+  size_t t = 0;
+  for (; t + VF_W <= d; t += VF_W) {
+    vf_t kv[SMX_ATTN_DK];
+    for (size_t c = 0; c < nkb; c++) kv[c] = vf_ld(k + c * ldk + t);
+    for (size_t r = 0; r < nrb; r++) {
+      vf_t qv = vf_ld(q + r * ldq + t);
+      for (size_t c = 0; c < nkb; c++) acc[r][c] = vf_fmadd(qv, kv[c], acc[r][c]);
+    }
+  }
+  if (t < d) {
+    kf_t km = kf_tail(d - t);
+    vf_t kv[SMX_ATTN_DK];
+    for (size_t c = 0; c < nkb; c++) kv[c] = vf_ldz_k(k + c * ldk + t, km);
+    for (size_t r = 0; r < nrb; r++) {
+      vf_t qv = vf_ldz_k(q + r * ldq + t, km);
+      for (size_t c = 0; c < nkb; c++) acc[r][c] = vf_fmadd(qv, kv[c], acc[r][c]);
+    }
+  }
+  for (size_t r = 0; r < nrb; r++)
+    for (size_t c = 0; c < nkb; c++) st[c * ldst + r] = vf_reduce_add(acc[r][c]);
+}
+
+/* a full block of keys, or the last keys one at a time */
+#define SMX_ATTN_QKD(nrb)                                                                 \
+  if (nkb == SMX_ATTN_DK) {                                                              \
+    qkd_block(nrb, SMX_ATTN_DK, d, qq, ldq, kk, ldk, ss, ldst);                          \
+  } else {                                                                               \
+    for (size_t c1 = 0; c1 < nkb; c1++)                                                  \
+      qkd_block(nrb, 1, d, qq, ldq, kk + c1 * ldk, ldk, ss + c1 * ldst, ldst);           \
+  }
+
+static void qk_rows_k(size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const float *k, size_t ldk,
+                      float *st, size_t ldst) {
+  for (size_t c = 0; c < nk; c += SMX_ATTN_DK) {
+    size_t nkb = nk - c < SMX_ATTN_DK ? nk - c : SMX_ATTN_DK;
+    const float *kk = k + c * ldk;
+    for (size_t r = 0; r < nr; r += SMX_ATTN_DR) {
+      size_t nrb = nr - r < SMX_ATTN_DR ? nr - r : SMX_ATTN_DR;
+      const float *qq = q + r * ldq;
+      float *ss = st + c * ldst + r;
+      switch (nrb) {
+        case 1: SMX_ATTN_QKD(1) break;
+        case 2: SMX_ATTN_QKD(2) break;
+        case 3: SMX_ATTN_QKD(3) break;
+        default: SMX_ATTN_QKD(SMX_ATTN_DR) break;
+      }
+    }
   }
 }
 
@@ -177,4 +234,4 @@ static void pv_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, 
   }
 }
 
-const smx_attn_ukernels SMX_ATTN_TABLE = { SMX_SIMD_ISA, qk_k, online_k, pv_k };
+const smx_attn_ukernels SMX_ATTN_TABLE = { SMX_SIMD_ISA, qk_k, qk_rows_k, online_k, pv_k };

@@ -16,6 +16,16 @@ static void qk_scalar(size_t nk, size_t nr, size_t d, const float *qt, size_t ld
   }
 }
 
+static void qk_rows_scalar(size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const float *k, size_t ldk,
+                           float *st, size_t ldst) {
+  for (size_t c = 0; c < nk; c++)
+    for (size_t r = 0; r < nr; r++) {
+      float s = 0.0f;
+      for (size_t t = 0; t < d; t++) s += q[r * ldq + t] * k[c * ldk + t];
+      st[c * ldst + r] = s;
+    }
+}
+
 static int online_scalar(size_t nk, size_t nr, float *st, size_t ldst, float *m, float *l, float *alpha) {
   int any = 0;
   for (size_t r = 0; r < nr; r++) {
@@ -49,4 +59,4 @@ static void pv_scalar(size_t nk, size_t nr, size_t dv, const float *pt, size_t l
   }
 }
 
-const smx_attn_ukernels smx_attn_ukernels_scalar = { "scalar", qk_scalar, online_scalar, pv_scalar };
+const smx_attn_ukernels smx_attn_ukernels_scalar = { "scalar", qk_scalar, qk_rows_scalar, online_scalar, pv_scalar };

@@ -31,6 +31,10 @@ typedef struct smx_attn_ukernels {
   const char *isa;
   void (*qk)(size_t nk, size_t nr, size_t d, const float *qt, size_t ldqt, const float *k, size_t ldk, float *st,
              size_t ldst);
+  /* the same product from row-major Q (q[r][d], row stride ldq), for tasks of few rows (decoding): the
+   * vectors run over d, so no lane is spent on padding rows; rows >= nr of St are not written */
+  void (*qk_rows)(size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const float *k, size_t ldk, float *st,
+                  size_t ldst);
   int (*online)(size_t nk, size_t nr, float *st, size_t ldst, float *m, float *l, float *alpha);
   void (*pv)(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv, float *o,
              size_t ldo, const float *alpha);
