@@ -7,3 +7,4 @@ and the backward both run smx's C kernels on the tensors' memory, never
 torch's autograd of a torch re-implementation.
 """
 import torch  # noqa: F401  (an ImportError here says PyTorch is missing)
+from ._attention import scaled_dot_product_attention  # noqa: E402,F401
