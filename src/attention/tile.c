@@ -134,8 +134,8 @@ static void transform(smx_attn_run *run, slice *w, size_t b, size_t g, size_t t,
   }
 }
 
-/* The online step of the variants (sigmoid, softpick, BLASST), one row at a time. */
-static int online_variant(smx_attn_run *run, slice *w, size_t nk, uint64_t *row_tiles, uint64_t *skipped) {
+/* The online step of the variants (sigmoid, softpick), one row at a time. */
+static int online_variant(smx_attn_run *run, slice *w, size_t nk) {
   const struct smx_attention_plan *p = run->p;
   size_t rp = p->rows_pad;
   int any = 0;
@@ -157,14 +157,6 @@ static int online_variant(smx_attn_run *run, slice *w, size_t nk, uint64_t *row_
       }
       w->alpha[r] = 1.0f;
       w->l[r] += sum;
-      continue;
-    }
-    (*row_tiles)++;
-    if (p->blasst < 0 && m != -INFINITY && mt - m < p->blasst) {
-      /* BLASST: every weight of the tile is below e^{threshold} of the running maximum */
-      (*skipped)++;
-      for (size_t c = 0; c < nk; c++) col[c * rp] = 0.0f;
-      w->alpha[r] = 1.0f;
       continue;
     }
     float mn = fmaxf(m, mt), al = expf(m - mn);
@@ -202,7 +194,9 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
   size_t t = rest % p->n_qt, bg = rest / p->n_qt, g = bg % d->heads_kv, b = bg / d->heads_kv;
   int64_t k0 = (int64_t)(s * SMX_ATTN_SPLIT_K), k1 = (int64_t)d->len_k;
   if (p->n_split > 1 && k0 + SMX_ATTN_SPLIT_K < k1) k1 = k0 + SMX_ATTN_SPLIT_K;
-  int variant = d->kind != SMX_ATTN_SOFTMAX || p->blasst < 0;
+  int variant = d->kind != SMX_ATTN_SOFTMAX;
+  float thr = p->blasst < 0 ? p->blasst : -INFINITY;
+  uint64_t cnt[2] = { 0, 0 };
   float m0 = d->kind == SMX_ATTN_SIGMOID ? 0.0f : -INFINITY;
 
   /* Q rows, transposed and scaled; the rows' key ranges */
@@ -255,14 +249,16 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
         run->uk->qk(nk, rp, dq, w.qt, rp, kp, ldk, w.st, rp);
       int inside = lo_i <= j0 && j0 + (int64_t)nk <= hi_i;
       if (p->elementwise || !inside) transform(run, &w, b, g, t, (size_t)j0, nk);
-      int any = variant ? online_variant(run, &w, nk, &row_tiles, &skipped)
-                        : run->uk->online(nk, rp, w.st, rp, w.m, w.l, w.alpha);
+      int any = variant ? online_variant(run, &w, nk)
+                        : run->uk->online(nk, rp, p->rows, w.st, rp, w.m, w.l, w.alpha, thr, p->blasst < 0 ? cnt : NULL);
       if (!any) continue;
       const float *vp = load_keys(run, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, w.vbuf, 0, &ldv);
       run->uk->pv(nk, p->rows, dv, w.st, rp, vp, ldv, w.o, dv, w.alpha);
     }
   }
   size_t tiles = (size_t)((k1 - k0 + SMX_ATTN_BK - 1) / SMX_ATTN_BK);
+  row_tiles += cnt[0];
+  skipped += cnt[1];
   if (row_tiles) atomic_fetch_add_explicit(&run->row_tiles, row_tiles, memory_order_relaxed);
   if (skipped) atomic_fetch_add_explicit(&run->skipped, skipped, memory_order_relaxed);
   if (tiles > visited) atomic_fetch_add_explicit(&run->masked, tiles - visited, memory_order_relaxed);

@@ -420,6 +420,37 @@ static void test_merge(void) {
   free(q); free(k); free(v); free(ow); free(oa); free(ob);
 }
 
+/* BLASST on peaked scores: tiles are skipped, the result stays close, and an unreachable threshold changes nothing. */
+static void test_blasst(void) {
+  tcase c = { "blasst", { DESC(1, 2, 2, 64, 1024, 32, 32), .causal = 1 }, 0, 8.0, 0 };
+  tu_rng r = { 99 };
+  tdata t;
+  make_data(&c, &t, &r);
+  size_t no = elems(&c.d, 3);
+  float *o0 = malloc(no * 4), *o1 = malloc(no * 4), *o2 = malloc(no * 4);
+  smx_attention_stats st0, st1, st2;
+  CHECK(run_once(&c, &t, 1, o0, NULL, &st0) == SMX_OK, "blasst off");
+  c.d.blasst_log_threshold = -1e30;
+  CHECK(run_once(&c, &t, 2, o1, NULL, &st1) == SMX_OK, "blasst unreachable");
+  CHECK(!memcmp(o0, o1, no * 4) && st1.row_tiles_skipped == 0 && st1.row_tiles > 0, "unreachable threshold changed O");
+  c.d.blasst_log_threshold = -9.0;
+  CHECK(run_once(&c, &t, 3, o2, NULL, &st2) == SMX_OK, "blasst -9");
+  double err = 0, mx = 0;
+  for (size_t i = 0; i < no; i++) {
+    double e = fabs((double)o2[i] - o0[i]), a = fabs(o0[i]);
+    if (e > err) err = e;
+    if (a > mx) mx = a;
+  }
+  CHECK(st2.row_tiles_skipped > 0 && st2.row_tiles == st1.row_tiles, "blasst -9 skipped %llu of %llu",
+        (unsigned long long)st2.row_tiles_skipped, (unsigned long long)st2.row_tiles);
+  /* each skipped tile drops under 64 e^-9 of the row's mass (relative to its largest weight) */
+  CHECK(err <= 64 * exp(-9.0) * 4 * mx, "blasst -9 error %g of max|O|", err / mx);
+  printf("  blasst -9: skipped %llu of %llu row tiles, error %.2e of max|O|\n",
+         (unsigned long long)st2.row_tiles_skipped, (unsigned long long)st2.row_tiles, err / mx);
+  free(o0); free(o1); free(o2);
+  free_data(&c, &t);
+}
+
 static void test_bad(void) {
   smx_attention_plan *p = NULL;
   smx_attention_desc ok = { DESC(1, 4, 2, 8, 8, 16, 16) }, d;
@@ -471,6 +502,7 @@ int main(void) {
   test_single_key();
   test_gqa_mha();
   test_merge();
+  test_blasst();
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i], 1000 + i);
   return tu_finish("test_attention");
 }

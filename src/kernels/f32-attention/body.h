@@ -137,18 +137,30 @@ static void qk_rows_k(size_t nk, size_t nr, size_t d, const float *q, size_t ldq
 }
 
 /* ---- online softmax step over the rows, VF_W rows at a time ------------- */
-static int online_k(size_t nk, size_t nr, float *st, size_t ldst, float *m, float *l, float *alpha) {
+static int online_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *m, float *l, float *alpha,
+                    float thr, uint64_t *cnt) {
   const vexpf_c c = vexpf_c_set((float)SMX_LOG2E_D, (float)(SMX_LOG2E_D - (double)(float)SMX_LOG2E_D));
-  const vf_t amin = vf_set1(SMX_ATTN_AMIN), ninf = vf_set1(-__builtin_inff()), zero = vf_zero();
+  const vf_t amin = vf_set1(SMX_ATTN_AMIN), ninf = vf_set1(-__builtin_inff()), pinf = vf_set1(__builtin_inff());
+  const vf_t zero = vf_zero(), one = vf_set1(1.0f), vthr = vf_set1(thr);
   int any = 0;
   for (size_t j = 0; j < nr; j += VF_W) {
     vf_t mt = ninf;
     for (size_t i = 0; i < nk; i++) mt = vf_max(mt, vf_ld(st + i * ldst + j));
-    vf_t mo = vf_ld(m + j), mn = vf_max(mo, mt);
-    any |= mf_any(vf_neq(mt, ninf));
-    /* a row with nothing visible yet shifts by 0: exp(-inf - 0) = 0, never NaN */
-    vf_t mu = vf_sel(vf_eq(mn, ninf), zero, mn);
-    vf_t a = vexpf_neg(vf_sub(mo, mu), c, amin);
+    vf_t mo = vf_ld(m + j);
+    /* BLASST: a row whose tile maximum lies below its running maximum by more than |thr| takes no
+     * part (never its first visible tile: mo is -inf there) */
+    mf_t vis = vf_neq(mt, ninf), skip = mf_and(mf_and(vis, vf_neq(mo, ninf)), vf_gt(vthr, vf_sub(mt, mo)));
+    vf_t mn = vf_sel(skip, mo, vf_max(mo, mt));
+    /* a row with nothing visible yet shifts by 0: exp(-inf - 0) = 0, never NaN; a skipped one by +inf: P = 0 */
+    vf_t mu = vf_sel(skip, pinf, vf_sel(vf_eq(mn, ninf), zero, mn));
+    vf_t a = vf_sel(skip, one, vexpf_neg(vf_sub(mo, vf_sel(skip, mo, mu)), c, amin));
+    unsigned real = nreal >= j + VF_W ? (unsigned)((1ull << VF_W) - 1) : nreal > j ? (1u << (nreal - j)) - 1u : 0u;
+    unsigned bv = mf_bits(vis) & real, bs = mf_bits(skip) & real;
+    any |= (bv & ~bs) != 0;
+    if (cnt) {
+      cnt[0] += (uint64_t)__builtin_popcount(bv);
+      cnt[1] += (uint64_t)__builtin_popcount(bs);
+    }
     vf_t s0 = zero, s1 = zero;
     size_t i = 0;
     for (; i + 2 <= nk; i += 2) {

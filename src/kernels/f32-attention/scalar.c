@@ -26,12 +26,25 @@ static void qk_rows_scalar(size_t nk, size_t nr, size_t d, const float *q, size_
     }
 }
 
-static int online_scalar(size_t nk, size_t nr, float *st, size_t ldst, float *m, float *l, float *alpha) {
+static int online_scalar(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *m, float *l,
+                         float *alpha, float thr, uint64_t *cnt) {
   int any = 0;
   for (size_t r = 0; r < nr; r++) {
     float mt = -INFINITY;
     for (size_t c = 0; c < nk; c++) mt = fmaxf(mt, st[c * ldst + r]);
-    if (mt != -INFINITY) any = 1;
+    int vis = mt != -INFINITY, skip = vis && m[r] != -INFINITY && mt - m[r] < thr;
+    if (r < nreal) {
+      any |= vis && !skip;
+      if (cnt) {
+        cnt[0] += (uint64_t)vis;
+        cnt[1] += (uint64_t)skip;
+      }
+    }
+    if (skip) {
+      for (size_t c = 0; c < nk; c++) st[c * ldst + r] = 0.0f;
+      alpha[r] = 1.0f;
+      continue;
+    }
     float mn = fmaxf(m[r], mt), mu = mn == -INFINITY ? 0.0f : mn;
     float a = expf(m[r] - mu), s = 0.0f;
     for (size_t c = 0; c < nk; c++) {

@@ -15,6 +15,10 @@
  *    l_r = alpha_r l_r + sum_c St[c][r], m_r = m'. A row whose m' is -inf gets
  *    alpha 0 and P 0 (never NaN). Returns 0 when every row's tile maximum is
  *    -inf (the tile adds nothing and P V may be skipped).
+ *    BLASST (thr < 0; -inf: off): a row whose m_t < m_r + thr (m_r finite) is
+ *    left unchanged (alpha 1, P 0); the return value then counts only rows
+ *    that took part. cnt (may be NULL) += { rows < nreal with a visible key,
+ *    of those the ones skipped }.
  *  - pv: O[r][:] = alpha_r O[r][:] + sum_c Pt[c][r] V[c][:] for r < nr, over
  *    dv columns (any dv), V rows in place with row stride ldv.
  * Kernels never allocate and touch exactly the ranges above.
@@ -23,6 +27,7 @@
 #define SMX_KERNELS_F32_ATTENTION_UKERNELS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* rows of a task are padded to a multiple of this (the widest vector) */
 #define SMX_ATTN_ROW_PAD 16
@@ -35,7 +40,8 @@ typedef struct smx_attn_ukernels {
    * vectors run over d, so no lane is spent on padding rows; rows >= nr of St are not written */
   void (*qk_rows)(size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const float *k, size_t ldk, float *st,
                   size_t ldst);
-  int (*online)(size_t nk, size_t nr, float *st, size_t ldst, float *m, float *l, float *alpha);
+  int (*online)(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *m, float *l, float *alpha,
+                float thr, uint64_t *cnt);
   void (*pv)(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv, float *o,
              size_t ldo, const float *alpha);
 } smx_attn_ukernels;
