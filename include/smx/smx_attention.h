@@ -64,6 +64,12 @@
  *    (b, h, i, d) with SMX_ATTN_GATE_ELEMENTWISE;
  *  - qk_norm: Q and K rows are RMS-normalised (eps qk_norm_eps, weights at
  *    run time, NULL = 1) before the product;
+ *  - diff_lambda != 0 (differential attention, Ye et al. 2024): Dqk is split
+ *    in halves, O = softmax(z1) V - lambda softmax(z2) V with z1, z2 from
+ *    the first and second halves of Q and K (default scale 1/sqrt(Dqk/2)),
+ *    the same masks for both; lse is the first map's. The per-head RMSNorm
+ *    and (1 - lambda_init) of the paper are left to the caller. Softmax kind
+ *    only, without sinks or QK-norm;
  *  - blasst_log_threshold < 0 (BLASST): for a query row, a key tile whose
  *    largest logit lies more than |threshold| below the running maximum is
  *    dropped (the first tile a row sees is never dropped); the stats report
@@ -141,6 +147,7 @@ typedef struct smx_attention_desc {
   int qk_norm;                       /* RMS-normalise Q and K rows                */
   double qk_norm_eps;                /* 0: 1e-6                                   */
   double blasst_log_threshold;       /* < 0: BLASST with ln(lambda) = this        */
+  double diff_lambda;                /* != 0: differential attention, this lambda */
 } smx_attention_desc;
 
 /* The run-time operands. Pointers not asked for by the descriptor are ignored. */

@@ -18,7 +18,7 @@ const char smx_py_attention_doc[] = PyDoc_STR(
   "attention($module, /, q, k, v, *, causal=False, scale=None, window=None, mask=None, sink=None,\n"
   "          return_lse=False, threads=0, softcap=None, ssmax=None, kind='softmax', sigmoid_bias=0.0,\n"
   "          alibi=None, fox=None, gate=None, qk_norm=None, qk_norm_eps=1e-6, blasst=None,\n"
-  "          radial_frame=None)\n"
+  "          radial_frame=None, diff_lambda=0.0)\n"
   "--\n\n"
   "Fused attention softmax(q k^T * scale + ...) v, never forming the Lq x Lk scores.\n"
   "q : (B, Hq, Lq, D); k : (B, Hkv, Lk, D); v : (B, Hkv, Lk, Dv); float32 or float16 (float64 is\n"
@@ -35,7 +35,8 @@ const char smx_py_attention_doc[] = PyDoc_STR(
   "Variants: softcap (tanh cap), ssmax (SSMax s), kind 'softmax' | 'sigmoid' (with sigmoid_bias)\n"
   "| 'softpick', alibi (Hq,) slopes, fox (B, Hq, Lk) cumulative log forget, gate (B, Hq, Lq) or\n"
   "(B, Hq, Lq, Dv) sigmoid output gate logits, qk_norm True or (wq, wk) RMSNorm weights,\n"
-  "blasst ln(threshold) < 0, radial_frame (tokens per frame). See docs/attention.md.\n"
+  "blasst ln(threshold) < 0, radial_frame (tokens per frame), diff_lambda (differential attention over\n"
+  "the halves of D). See docs/attention.md.\n"
   "A query row that sees no key gives 0 (never NaN). The GIL is released while computing.");
 
 /* a float32 C-contiguous copy of an optional per-head / per-row operand of exactly n elements */
@@ -79,16 +80,16 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
   static char *kw[] = { "q", "k", "v", "causal", "scale", "window", "mask", "sink", "return_lse", "threads",
                         "softcap", "ssmax", "kind", "sigmoid_bias", "alibi", "fox", "gate", "qk_norm",
-                        "qk_norm_eps", "blasst", "radial_frame", NULL };
+                        "qk_norm_eps", "blasst", "radial_frame", "diff_lambda", NULL };
   PyObject *qo, *ko, *vo, *causal = Py_False, *scale = Py_None, *window = Py_None, *mask = Py_None, *sink = Py_None;
   PyObject *softcap = Py_None, *ssmax = Py_None, *alibi = Py_None, *fox = Py_None, *gate = Py_None;
   PyObject *qk_norm = Py_None, *blasst = Py_None, *radial = Py_None;
   const char *kind = "softmax";
   int return_lse = 0, threads = 0;
-  double sigmoid_bias = 0.0, qk_eps = 1e-6;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$OOOOOpiOOsdOOOOdOO:attention", kw, &qo, &ko, &vo, &causal,
+  double sigmoid_bias = 0.0, qk_eps = 1e-6, diff_lambda = 0.0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$OOOOOpiOOsdOOOOdOOd:attention", kw, &qo, &ko, &vo, &causal,
                                    &scale, &window, &mask, &sink, &return_lse, &threads, &softcap, &ssmax, &kind,
-                                   &sigmoid_bias, &alibi, &fox, &gate, &qk_norm, &qk_eps, &blasst, &radial))
+                                   &sigmoid_bias, &alibi, &fox, &gate, &qk_norm, &qk_eps, &blasst, &radial, &diff_lambda))
     return NULL;
   PyObject *result = NULL;
   PyArrayObject *q = NULL, *k = NULL, *v = NULL, *o = NULL, *lse = NULL, *m = NULL, *sk = NULL, *al = NULL,
@@ -223,6 +224,7 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
     goto done;
   }
   d.sigmoid_bias = sigmoid_bias;
+  d.diff_lambda = diff_lambda;
   if (alibi != Py_None) {
     if (!(al = f32_vector("alibi", alibi, (npy_intp)d.heads_q))) goto done;
     d.alibi = 1;

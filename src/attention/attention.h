@@ -41,7 +41,7 @@ struct smx_attention_plan {
   size_t n_tasks;                /* batch * heads_kv * n_qt * n_split         */
   size_t threads;
   size_t ws_worker, ws_total;    /* bytes                                     */
-  float scale, softcap, ssmax_s, sigmoid_bias, qk_eps, blasst;
+  float scale, softcap, ssmax_s, sigmoid_bias, qk_eps, blasst, diff_lambda;
   int elementwise;               /* some option acts on each score            */
 };
 
@@ -70,7 +70,11 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *slice);
 /* Folds the split partials of tile (b, g, t) in order and finishes its rows. */
 void smx_attn_fold(smx_attn_run *run, size_t tile, unsigned char *slice);
 
-/* Finishes one row: sink, normalisation, gate, store (row r of the task). */
-void smx_attn_finish_row(smx_attn_run *run, size_t b, size_t h, size_t i, float m, float l, float *o);
+/* Normalises a row's (m, l, O) in place (sink, softpick's epsilon, sigmoid: none); returns its lse. */
+float smx_attn_normalize(smx_attn_run *run, size_t h, float m, float l, float *o);
+/* Finishes one row: normalisation, the differential subtraction (first: the first map's
+ * normalised row, or NULL), gate, store. */
+void smx_attn_finish_row(smx_attn_run *run, size_t b, size_t h, size_t i, float m, float l, float *o, const float *first,
+                         float first_lse);
 
 #endif

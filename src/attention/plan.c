@@ -42,6 +42,10 @@ static smx_status check(const smx_attention_desc *d) {
   if (d->radial_frame > ((size_t)1 << 40)) return SMX_E_INVALID_ARG;
   /* F is indexed by query position: positions must be keys */
   if (d->fox && d->len_q > d->len_k) return SMX_E_INVALID_ARG;
+  /* differential attention: two maps over the halves of Dqk, softmax kind, no sink or QK-norm */
+  if (!finite(d->diff_lambda)) return SMX_E_INVALID_ARG;
+  if (d->diff_lambda != 0 && (d->dim_qk % 2 || d->kind != SMX_ATTN_SOFTMAX || d->sinks || d->qk_norm))
+    return SMX_E_INVALID_ARG;
   /* the sink and BLASST are defined on the softmax's running maximum */
   if (d->kind != SMX_ATTN_SOFTMAX && (d->sinks || d->blasst_log_threshold < 0)) return SMX_E_INVALID_ARG;
   return SMX_OK;
@@ -65,7 +69,9 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
     return SMX_E_INVALID_ARG;
   p.elem = d->dtype == SMX_ATTN_F16 ? SMX_ELEM_F16 : d->dtype == SMX_ATTN_BF16 ? SMX_ELEM_BF16 : SMX_ELEM_F32;
   p.elem_size = smx_elem_size(p.elem);
-  p.scale = (float)(d->scale != 0.0 ? d->scale : 1.0 / sqrt((double)d->dim_qk));
+  size_t dqe = d->diff_lambda != 0 ? d->dim_qk / 2 : d->dim_qk;
+  p.scale = (float)(d->scale != 0.0 ? d->scale : 1.0 / sqrt((double)dqe));
+  p.diff_lambda = (float)d->diff_lambda;
   p.softcap = (float)d->softcap;
   p.ssmax_s = (float)d->ssmax_s;
   p.sigmoid_bias = (float)d->sigmoid_bias;
@@ -83,7 +89,7 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   p.rows_pad = (p.rows + SMX_ATTN_ROW_PAD - 1) / SMX_ATTN_ROW_PAD * SMX_ATTN_ROW_PAD;
   p.n_qt = work ? (d->len_q + p.bq - 1) / p.bq : 0;
   p.n_split = 1;
-  if (p.rows <= SMX_ATTN_SPLIT_ROWS && d->len_k >= 2 * SMX_ATTN_SPLIT_K)
+  if (p.rows <= SMX_ATTN_SPLIT_ROWS && d->len_k >= 2 * SMX_ATTN_SPLIT_K && d->diff_lambda == 0)
     p.n_split = (d->len_k + SMX_ATTN_SPLIT_K - 1) / SMX_ATTN_SPLIT_K;
   p.n_tasks = work ? mul(mul(d->batch, d->heads_kv), mul(p.n_qt, p.n_split)) : 0;
   if (work && !p.n_tasks) return SMX_E_INVALID_ARG;
@@ -95,7 +101,7 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   size_t r = p.rows_pad, dq = d->dim_qk, dv = d->dim_v;
   size_t dmax = dq > dv ? dq : dv;
   size_t parts[] = { mul(dq, r), mul(dq, r), mul(SMX_ATTN_BK, r), mul(r, dv), r, r, r, mul(SMX_ATTN_BK, dq),
-                     mul(SMX_ATTN_BK, dv), dmax, 4 * r };   /* qr qt st o m l alpha kbuf vbuf tmp ranges */
+                     mul(SMX_ATTN_BK, dv), dmax, mul(r, dv), r, 4 * r };   /* qr qt st o m l alpha kbuf vbuf tmp o1 lse1 ranges */
   size_t ws = 0;
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
     if (!parts[i]) return SMX_E_INVALID_ARG;

@@ -15,6 +15,7 @@
 typedef struct slice {
   float *qr;   /* Q rows row-major (tasks of few rows) */
   float *qt, *st, *o, *m, *l, *alpha, *kbuf, *vbuf, *tmp;
+  float *o1, *lse1;   /* differential attention: the first map's normalised rows */
   int64_t *lo, *hi;
 } slice;
 
@@ -37,6 +38,8 @@ static slice carve(const struct smx_attention_plan *p, unsigned char *at) {
   s.kbuf = take(&at, SMX_ATTN_BK * dq);
   s.vbuf = take(&at, SMX_ATTN_BK * dv);
   s.tmp = take(&at, dq > dv ? dq : dv);
+  s.o1 = take(&at, r * dv);
+  s.lse1 = take(&at, r);
   s.lo = (int64_t *)(void *)take(&at, 4 * r);
   s.hi = s.lo + r;
   return s;
@@ -199,62 +202,74 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
   uint64_t cnt[2] = { 0, 0 };
   float m0 = d->kind == SMX_ATTN_SIGMOID ? 0.0f : -INFINITY;
 
-  /* Q rows, transposed and scaled; the rows' key ranges */
-  int64_t lo_u = k1, hi_u = k0, lo_i = k0, hi_i = k1;
-  for (size_t r = 0; r < rp; r++) {
-    size_t h = 0, i = 0;
-    w.m[r] = m0;
-    w.l[r] = 0.0f;
-    if (!row_of(p, g, t, r, &h, &i)) {
-      for (size_t x = 0; x < dq; x++) w.qt[x * rp + r] = 0.0f;
-      w.lo[r] = w.hi[r] = 0;
-      continue;
-    }
-    const unsigned char *qr = (const unsigned char *)a->q + (b * d->q_stride[0] + h * d->q_stride[1] + i * d->q_stride[2]) * p->elem_size;
-    run->io.load(dq, qr, w.tmp);
-    if (d->qk_norm) rms_norm(w.tmp, dq, p->qk_eps, a->q_norm_w);
-    for (size_t x = 0; x < dq; x++) w.qt[x * rp + r] = w.qr[r * dq + x] = w.tmp[x] * p->scale;
-    int64_t lo, hi;
-    smx_attn_key_range(p, i, &lo, &hi);
-    lo = lo > k0 ? lo : k0;
-    hi = hi < k1 ? hi : k1;
-    if (hi < lo) hi = lo;
-    w.lo[r] = lo;
-    w.hi[r] = hi;
-    if (hi > lo) {
-      lo_u = lo < lo_u ? lo : lo_u;
-      hi_u = hi > hi_u ? hi : hi_u;
-    }
-    lo_i = lo > lo_i ? lo : lo_i;
-    hi_i = hi < hi_i ? hi : hi_i;
-  }
-  memset(w.o, 0, p->rows * dv * sizeof(float));
-  /* few rows: the scores come from the dot-product kernel, which leaves the padding rows of St alone */
-  int few = p->rows <= SMX_ATTN_SPLIT_ROWS;
-  if (few) memset(w.st, 0, SMX_ATTN_BK * rp * sizeof(float));
-
+  /* differential attention: two passes over the keys, on each half of the Q K dimensions */
+  int diff = p->diff_lambda != 0.0f;
+  size_t dqe = diff ? dq / 2 : dq;
   uint64_t row_tiles = 0, skipped = 0, visited = 0;
-  size_t ldk, ldv;
-  if (hi_u > lo_u) {
-    int64_t j0 = k0 + (lo_u - k0) / SMX_ATTN_BK * SMX_ATTN_BK;
-    for (; j0 < hi_u; j0 += SMX_ATTN_BK) {
-      size_t nk = (size_t)(k1 - j0 < SMX_ATTN_BK ? k1 - j0 : SMX_ATTN_BK);
-      visited++;
-      const float *kp = load_keys(run, a->k, d->k_stride, dq, b, g, (size_t)j0, nk, w.kbuf, d->qk_norm, &ldk);
-      /* V of this tile loads while Q K^T runs (measured: asking for the next K tile too was slower) */
-      if (few) prefetch_rows(p, a->v, d->v_stride, dv, b, g, (size_t)j0, nk);
-      if (few)
-        run->uk->qk_rows(nk, p->rows, dq, w.qr, dq, kp, ldk, w.st, rp);
-      else
-        run->uk->qk(nk, rp, dq, w.qt, rp, kp, ldk, w.st, rp);
-      int inside = lo_i <= j0 && j0 + (int64_t)nk <= hi_i;
-      if (p->elementwise || !inside) transform(run, &w, b, g, t, (size_t)j0, nk);
-      int any = variant ? online_variant(run, &w, nk)
-                        : run->uk->online(nk, rp, p->rows, w.st, rp, w.m, w.l, w.alpha, thr, p->blasst < 0 ? cnt : NULL);
-      if (!any) continue;
-      const float *vp = load_keys(run, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, w.vbuf, 0, &ldv);
-      run->uk->pv(nk, p->rows, dv, w.st, rp, vp, ldv, w.o, dv, w.alpha);
+  for (int pass = 0; pass < (diff ? 2 : 1); pass++) {
+    size_t qoff = (size_t)pass * dqe;
+    /* Q rows, transposed and scaled; the rows' key ranges */
+    int64_t lo_u = k1, hi_u = k0, lo_i = k0, hi_i = k1;
+    for (size_t r = 0; r < rp; r++) {
+      size_t h = 0, i = 0;
+      w.m[r] = m0;
+      w.l[r] = 0.0f;
+      if (!row_of(p, g, t, r, &h, &i)) {
+        for (size_t x = 0; x < dqe; x++) w.qt[x * rp + r] = 0.0f;
+        w.lo[r] = w.hi[r] = 0;
+        continue;
+      }
+      const unsigned char *qr = (const unsigned char *)a->q + (b * d->q_stride[0] + h * d->q_stride[1] + i * d->q_stride[2]) * p->elem_size;
+      run->io.load(dq, qr, w.tmp);
+      if (d->qk_norm) rms_norm(w.tmp, dq, p->qk_eps, a->q_norm_w);
+      for (size_t x = 0; x < dqe; x++) w.qt[x * rp + r] = w.qr[r * dqe + x] = w.tmp[qoff + x] * p->scale;
+      int64_t lo, hi;
+      smx_attn_key_range(p, i, &lo, &hi);
+      lo = lo > k0 ? lo : k0;
+      hi = hi < k1 ? hi : k1;
+      if (hi < lo) hi = lo;
+      w.lo[r] = lo;
+      w.hi[r] = hi;
+      if (hi > lo) {
+        lo_u = lo < lo_u ? lo : lo_u;
+        hi_u = hi > hi_u ? hi : hi_u;
+      }
+      lo_i = lo > lo_i ? lo : lo_i;
+      hi_i = hi < hi_i ? hi : hi_i;
     }
+    memset(w.o, 0, p->rows * dv * sizeof(float));
+    /* few rows: the scores come from the dot-product kernel, which leaves the padding rows of St alone */
+    int few = p->rows <= SMX_ATTN_SPLIT_ROWS;
+    if (few) memset(w.st, 0, SMX_ATTN_BK * rp * sizeof(float));
+
+    size_t ldk, ldv;
+    const unsigned char *kbase = (const unsigned char *)a->k + qoff * p->elem_size;
+    if (hi_u > lo_u) {
+      int64_t j0 = k0 + (lo_u - k0) / SMX_ATTN_BK * SMX_ATTN_BK;
+      for (; j0 < hi_u; j0 += SMX_ATTN_BK) {
+        size_t nk = (size_t)(k1 - j0 < SMX_ATTN_BK ? k1 - j0 : SMX_ATTN_BK);
+        visited += pass == 0;
+        const float *kp = load_keys(run, kbase, d->k_stride, dqe, b, g, (size_t)j0, nk, w.kbuf, d->qk_norm, &ldk);
+        /* V of this tile loads while Q K^T runs (measured: asking for the next K tile too was slower) */
+        if (few) prefetch_rows(p, a->v, d->v_stride, dv, b, g, (size_t)j0, nk);
+        if (few)
+          run->uk->qk_rows(nk, p->rows, dqe, w.qr, dqe, kp, ldk, w.st, rp);
+        else
+          run->uk->qk(nk, rp, dqe, w.qt, rp, kp, ldk, w.st, rp);
+        int inside = lo_i <= j0 && j0 + (int64_t)nk <= hi_i;
+        if (p->elementwise || !inside) transform(run, &w, b, g, t, (size_t)j0, nk);
+        int any = variant ? online_variant(run, &w, nk)
+                          : run->uk->online(nk, rp, p->rows, w.st, rp, w.m, w.l, w.alpha, thr, p->blasst < 0 ? cnt : NULL);
+        if (!any) continue;
+        const float *vp = load_keys(run, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, w.vbuf, 0, &ldv);
+        run->uk->pv(nk, p->rows, dv, w.st, rp, vp, ldv, w.o, dv, w.alpha);
+      }
+    }
+    if (diff && pass == 0)   /* keep the first map, normalised, for the second pass */
+      for (size_t r = 0; r < p->rows; r++) {
+        memcpy(w.o1 + r * dv, w.o + r * dv, dv * sizeof(float));
+        w.lse1[r] = smx_attn_normalize(run, 0, w.m[r], w.l[r], w.o1 + r * dv);
+      }
   }
   size_t tiles = (size_t)((k1 - k0 + SMX_ATTN_BK - 1) / SMX_ATTN_BK);
   row_tiles += cnt[0];
@@ -275,7 +290,8 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
   }
   for (size_t r = 0; r < p->rows; r++) {
     size_t h, i;
-    if (row_of(p, g, t, r, &h, &i)) smx_attn_finish_row(run, b, h, i, w.m[r], w.l[r], w.o + r * dv);
+    if (row_of(p, g, t, r, &h, &i))
+      smx_attn_finish_row(run, b, h, i, w.m[r], w.l[r], w.o + r * dv, diff ? w.o1 + r * dv : NULL, diff ? w.lse1[r] : 0);
   }
 }
 
@@ -297,33 +313,40 @@ void smx_attn_fold(smx_attn_run *run, size_t tile, unsigned char *at) {
       l = ea * l + eb * q[1];
       m = mn;
     }
-    smx_attn_finish_row(run, b, h, i, m, l, o);
+    smx_attn_finish_row(run, b, h, i, m, l, o, NULL, 0.0f);
   }
 }
 
-void smx_attn_finish_row(smx_attn_run *run, size_t b, size_t h, size_t i, float m, float l, float *o) {
+float smx_attn_normalize(smx_attn_run *run, size_t h, float m, float l, float *o) {
+  const struct smx_attention_plan *p = run->p;
+  const smx_attention_desc *d = &p->d;
+  size_t dv = d->dim_v;
+  if (d->kind == SMX_ATTN_SIGMOID) return l > 0.0f ? logf(l) : -INFINITY;
+  if (d->sinks) {   /* e^{sink} joins the denominator only (gpt-oss) */
+    float sk = run->a->sinks[h], mn = fmaxf(m, sk), ea = m == -INFINITY ? 0.0f : expf(m - mn);
+    for (size_t x = 0; x < dv; x++) o[x] *= ea;
+    l = ea * l + expf(sk - mn);
+    m = mn;
+  }
+  if (d->kind == SMX_ATTN_SOFTPICK && m != -INFINITY) l += 1e-8f;
+  if (l > 0.0f && m != -INFINITY) {
+    for (size_t x = 0; x < dv; x++) o[x] /= l;
+    return m + logf(l);
+  }
+  for (size_t x = 0; x < dv; x++) o[x] = 0.0f;
+  return -INFINITY;
+}
+
+void smx_attn_finish_row(smx_attn_run *run, size_t b, size_t h, size_t i, float m, float l, float *o, const float *first,
+                         float first_lse) {
   const struct smx_attention_plan *p = run->p;
   const smx_attention_desc *d = &p->d;
   const smx_attention_args *a = run->a;
   size_t dv = d->dim_v;
-  float lse;
-  if (d->kind == SMX_ATTN_SIGMOID) {
-    lse = l > 0.0f ? logf(l) : -INFINITY;
-  } else {
-    if (d->sinks) {   /* e^{sink} joins the denominator only (gpt-oss) */
-      float sk = a->sinks[h], mn = fmaxf(m, sk), ea = m == -INFINITY ? 0.0f : expf(m - mn);
-      for (size_t x = 0; x < dv; x++) o[x] *= ea;
-      l = ea * l + expf(sk - mn);
-      m = mn;
-    }
-    if (d->kind == SMX_ATTN_SOFTPICK && m != -INFINITY) l += 1e-8f;
-    if (l > 0.0f && m != -INFINITY) {
-      for (size_t x = 0; x < dv; x++) o[x] /= l;
-      lse = m + logf(l);
-    } else {
-      for (size_t x = 0; x < dv; x++) o[x] = 0.0f;
-      lse = -INFINITY;
-    }
+  float lse = smx_attn_normalize(run, h, m, l, o);
+  if (first) {   /* differential attention: softmax_1 V - lambda softmax_2 V; lse is the first map's */
+    for (size_t x = 0; x < dv; x++) o[x] = first[x] - p->diff_lambda * o[x];
+    lse = first_lse;
   }
   size_t row = (b * d->heads_q + h) * d->len_q + i;
   if (d->gate) {

@@ -78,7 +78,10 @@ static int radial_ok(size_t T, long long qi, long long j) {
 static void reference(const tcase *c, const tdata *t, long double *o, long double *lse) {
   const smx_attention_desc *d = &c->d;
   size_t G = d->heads_q / d->heads_kv, Dq = d->dim_qk, Dv = d->dim_v, Lk = d->len_k;
-  long double scale = d->scale != 0 ? d->scale : 1.0L / sqrtl((long double)Dq);
+  int diff = d->diff_lambda != 0;
+  size_t dqe = diff ? Dq / 2 : Dq;
+  long double scale = d->scale != 0 ? d->scale : 1.0L / sqrtl((long double)dqe);
+  long double *first = malloc((Dv + 1) * sizeof *first), first_lse = 0;
   long double *z = malloc((Lk + 1) * sizeof *z), *qn = malloc(Dq * sizeof *qn), *kn = malloc(Dq * sizeof *kn);
   for (size_t b = 0; b < d->batch; b++)
     for (size_t h = 0; h < d->heads_q; h++)
@@ -98,61 +101,70 @@ static void reference(const tcase *c, const tdata *t, long double *o, long doubl
           long double eps = d->qk_norm_eps ? d->qk_norm_eps : 1e-6;
           for (size_t x = 0; x < Dq; x++) qn[x] = qn[x] / sqrtl(ss / Dq + eps) * (t->qw ? t->qw[x] : 1);
         }
-        long double m = -INFINITY;
-        for (size_t j = 0; j < Lk; j++) {
-          z[j] = -INFINITY;
-          if ((long long)j < lo || (long long)j >= hi) continue;
-          if (d->radial_frame && !radial_ok(d->radial_frame, pos, (long long)j)) continue;
-          long double ks = 0, dot = 0;
-          for (size_t x = 0; x < Dq; x++) {
-            kn[x] = load(d->dtype, t->ks, at(c, d->heads_kv, Lk, Dq, b, g, j, x));
-            ks += kn[x] * kn[x];
-          }
-          for (size_t x = 0; x < Dq; x++) {
-            long double kv = d->qk_norm ? kn[x] / sqrtl(ks / Dq + (d->qk_norm_eps ? d->qk_norm_eps : 1e-6)) * (t->kw ? t->kw[x] : 1) : kn[x];
-            dot += qn[x] * kv;
-          }
-          long double s = dot * scale;
-          if (d->softcap > 0) s = d->softcap * tanhl(s / d->softcap);
-          if (d->ssmax_s != 0 && hi > lo) s *= d->ssmax_s * logl((long double)(hi - lo));
-          if (d->mask_kind == SMX_ATTN_MASK_BOOL && !t->bmask[((b % 2) * d->len_q + i) * Lk + j]) continue;
-          if (d->mask_kind == SMX_ATTN_MASK_BIAS) s += t->mask[(h * d->len_q + i) * Lk + j];
-          if (d->alibi) s -= t->slopes[h] * (long double)(pos > (long long)j ? pos - (long long)j : (long long)j - pos);
-          if (d->fox) s += (long double)t->fox[(b * d->heads_q + h) * Lk + (size_t)pos] - t->fox[(b * d->heads_q + h) * Lk + j];
-          z[j] = s;
-          if (s > m) m = s;
-        }
-        long double *out = o + row * Dv, den = 0;
-        for (size_t x = 0; x < Dv; x++) out[x] = 0;
-        if (d->kind == SMX_ATTN_SIGMOID) {
+        long double *out = o + row * Dv;
+        for (int pass = 0; pass < (diff ? 2 : 1); pass++) {
+          size_t qoff = (size_t)pass * dqe;
+          long double m = -INFINITY;
           for (size_t j = 0; j < Lk; j++) {
-            if (z[j] == -INFINITY) continue;
-            long double w = 1.0L / (1.0L + expl(-(z[j] + d->sigmoid_bias)));
-            den += w;
-            for (size_t x = 0; x < Dv; x++) out[x] += w * load(d->dtype, t->vs, at(c, d->heads_kv, Lk, Dv, b, g, j, x));
-          }
-          lse[row] = den > 0 ? logl(den) : -INFINITY;
-        } else {
-          if (d->sinks && t->sinks[h] > m) m = t->sinks[h];
-          if (m == -INFINITY) { lse[row] = -INFINITY; goto gate; }
-          for (size_t j = 0; j < Lk; j++) {
-            if (z[j] == -INFINITY) continue;
-            long double w = expl(z[j] - m);
-            if (d->kind == SMX_ATTN_SOFTPICK) {
-              long double a = w - expl(-m);
-              den += fabsl(a);
-              w = a > 0 ? a : 0;
-            } else {
-              den += w;
+            z[j] = -INFINITY;
+            if ((long long)j < lo || (long long)j >= hi) continue;
+            if (d->radial_frame && !radial_ok(d->radial_frame, pos, (long long)j)) continue;
+            long double ks = 0, dot = 0;
+            for (size_t x = 0; x < Dq; x++) {
+              kn[x] = load(d->dtype, t->ks, at(c, d->heads_kv, Lk, Dq, b, g, j, x));
+              ks += kn[x] * kn[x];
             }
-            for (size_t x = 0; x < Dv; x++) out[x] += w * load(d->dtype, t->vs, at(c, d->heads_kv, Lk, Dv, b, g, j, x));
+            for (size_t x = qoff; x < qoff + dqe; x++) {
+              long double kv = d->qk_norm ? kn[x] / sqrtl(ks / Dq + (d->qk_norm_eps ? d->qk_norm_eps : 1e-6)) * (t->kw ? t->kw[x] : 1) : kn[x];
+              dot += qn[x] * kv;
+            }
+            long double s = dot * scale;
+            if (d->softcap > 0) s = d->softcap * tanhl(s / d->softcap);
+            if (d->ssmax_s != 0 && hi > lo) s *= d->ssmax_s * logl((long double)(hi - lo));
+            if (d->mask_kind == SMX_ATTN_MASK_BOOL && !t->bmask[((b % 2) * d->len_q + i) * Lk + j]) continue;
+            if (d->mask_kind == SMX_ATTN_MASK_BIAS) s += t->mask[(h * d->len_q + i) * Lk + j];
+            if (d->alibi) s -= t->slopes[h] * (long double)(pos > (long long)j ? pos - (long long)j : (long long)j - pos);
+            if (d->fox) s += (long double)t->fox[(b * d->heads_q + h) * Lk + (size_t)pos] - t->fox[(b * d->heads_q + h) * Lk + j];
+            z[j] = s;
+            if (s > m) m = s;
           }
-          if (d->sinks) den += expl(t->sinks[h] - m);
-          if (d->kind == SMX_ATTN_SOFTPICK) den += 1e-8L;
-          for (size_t x = 0; x < Dv; x++) out[x] /= den;
-          lse[row] = m + logl(den);
+          long double den = 0;
+          for (size_t x = 0; x < Dv; x++) out[x] = 0;
+          if (d->kind == SMX_ATTN_SIGMOID) {
+            for (size_t j = 0; j < Lk; j++) {
+              if (z[j] == -INFINITY) continue;
+              long double w = 1.0L / (1.0L + expl(-(z[j] + d->sigmoid_bias)));
+              den += w;
+              for (size_t x = 0; x < Dv; x++) out[x] += w * load(d->dtype, t->vs, at(c, d->heads_kv, Lk, Dv, b, g, j, x));
+            }
+            lse[row] = den > 0 ? logl(den) : -INFINITY;
+          } else {
+            if (d->sinks && t->sinks[h] > m) m = t->sinks[h];
+            for (size_t j = 0; j < Lk && m != -INFINITY; j++) {
+              if (z[j] == -INFINITY) continue;
+              long double w = expl(z[j] - m);
+              if (d->kind == SMX_ATTN_SOFTPICK) {
+                long double a = w - expl(-m);
+                den += fabsl(a);
+                w = a > 0 ? a : 0;
+              } else {
+                den += w;
+              }
+              for (size_t x = 0; x < Dv; x++) out[x] += w * load(d->dtype, t->vs, at(c, d->heads_kv, Lk, Dv, b, g, j, x));
+            }
+            if (d->sinks) den += expl(t->sinks[h] - m);
+            if (d->kind == SMX_ATTN_SOFTPICK) den += 1e-8L;
+            for (size_t x = 0; x < Dv; x++) out[x] = m == -INFINITY ? 0 : out[x] / den;
+            lse[row] = m == -INFINITY ? -INFINITY : m + logl(den);
+          }
+          if (diff && pass == 0) {
+            memcpy(first, out, Dv * sizeof *first);
+            first_lse = lse[row];
+          } else if (diff) {
+            for (size_t x = 0; x < Dv; x++) out[x] = first[x] - (long double)d->diff_lambda * out[x];
+            lse[row] = first_lse;
+          }
         }
-      gate:
         if (d->gate)
           for (size_t x = 0; x < Dv; x++) {
             int ew = (d->gate_flags & SMX_ATTN_GATE_ELEMENTWISE) != 0;
@@ -162,6 +174,7 @@ static void reference(const tcase *c, const tdata *t, long double *o, long doubl
   free(z);
   free(qn);
   free(kn);
+  free(first);
 }
 
 static void make_data(const tcase *c, tdata *t, tu_rng *r) {
@@ -326,6 +339,8 @@ static const tcase cases[] = {
   { "softpick causal", { DESC(1, 2, 2, 40, 70, 16, 16), .kind = SMX_ATTN_SOFTPICK, .causal = 1 }, 0, 0, 0 },
   { "gate headwise", { DESC(1, 2, 2, 20, 30, 16, 16), .gate = 1 }, 0, 0, 0 },
   { "gate elementwise", { DESC(1, 2, 2, 20, 30, 16, 20), .gate = 1, .gate_flags = SMX_ATTN_GATE_ELEMENTWISE }, 0, 0, 0 },
+  { "differential", { DESC(2, 2, 2, 30, 70, 32, 24), .diff_lambda = 0.6, .causal = 1 }, 0, 0, 0 },
+  { "differential GQA window", { DESC(1, 4, 2, 40, 40, 16, 16), .diff_lambda = 0.3, .window = 1, .window_left = 9, .window_right = 2 }, 0, 0, 0 },
   { "qk-norm", { DESC(1, 2, 2, 20, 70, 24, 16), .qk_norm = 1 }, 0, 0, 0 },
   { "strided (B,L,H,D)", { DESC(2, 4, 2, 33, 47, 16, 24), .causal = 1 }, 1, 0, 0 },
   { "f16", { DESC(1, 2, 2, 40, 70, 32, 32), .dtype = SMX_ATTN_F16, .causal = 1 }, 0, 0, 0 },
@@ -489,6 +504,8 @@ static void test_bad(void) {
   CHECK(smx_attention_plan_create(&d, &p) == SMX_E_INVALID_ARG, "fox with Lq > Lk accepted");
   d = ok; d.window = 1; d.window_left = -5;
   CHECK(smx_attention_plan_create(&d, &p) == SMX_E_INVALID_ARG, "window -5 accepted");
+  d = ok; d.diff_lambda = 0.5; d.dim_qk = 15;
+  CHECK(smx_attention_plan_create(&d, &p) == SMX_E_INVALID_ARG, "differential with odd Dqk accepted");
   d = ok; d.kind = SMX_ATTN_SIGMOID; d.sinks = 1;
   CHECK(smx_attention_plan_create(&d, &p) == SMX_E_INVALID_ARG, "sigmoid + sinks accepted");
   d = ok; d.batch = (size_t)1 << 62; d.heads_q = d.heads_kv = 1 << 20;
