@@ -49,6 +49,8 @@
  * ---------------------------------------------------------------------------
  * Variants (per plan)
  * ---------------------------------------------------------------------------
+ *  - l2_distance: z = -scale |q_i - k_j|^2 (L2-distance attention), formed as
+ *    scale (2 q.k - |q|^2 - |k|^2); every option below then applies to it;
  *  - softcap > 0: z = softcap * tanh(z / softcap), before masks and biases;
  *  - ssmax_s != 0 (SSMax): z *= ssmax_s * log(n_i), n_i = the keys the
  *    positional masks leave visible to query i;
@@ -148,6 +150,7 @@ typedef struct smx_attention_desc {
   double qk_norm_eps;                /* 0: 1e-6                                   */
   double blasst_log_threshold;       /* < 0: BLASST with ln(lambda) = this        */
   double diff_lambda;                /* != 0: differential attention, this lambda */
+  int l2_distance;                   /* z = -scale |q - k|^2 instead of the product */
 } smx_attention_desc;
 
 /* The run-time operands. Pointers not asked for by the descriptor are ignored. */

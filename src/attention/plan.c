@@ -77,7 +77,7 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   p.sigmoid_bias = (float)d->sigmoid_bias;
   p.qk_eps = (float)(d->qk_norm_eps != 0.0 ? d->qk_norm_eps : 1e-6);
   p.blasst = (float)d->blasst_log_threshold;
-  p.elementwise = d->mask_kind != SMX_ATTN_MASK_NONE || d->alibi || d->radial_frame || d->softcap > 0 ||
+  p.elementwise = d->mask_kind != SMX_ATTN_MASK_NONE || d->alibi || d->radial_frame || d->softcap > 0 || d->l2_distance ||
                   d->ssmax_s != 0 || d->fox;
 
   size_t work = d->batch && d->heads_q && d->len_q ? 1 : 0;
@@ -101,7 +101,8 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   size_t r = p.rows_pad, dq = d->dim_qk, dv = d->dim_v;
   size_t dmax = dq > dv ? dq : dv;
   size_t parts[] = { mul(dq, r), mul(dq, r), mul(SMX_ATTN_BK, r), mul(r, dv), r, r, r, mul(SMX_ATTN_BK, dq),
-                     mul(SMX_ATTN_BK, dv), dmax, mul(r, dv), r, 4 * r };   /* qr qt st o m l alpha kbuf vbuf tmp o1 lse1 ranges */
+                     mul(SMX_ATTN_BK, dv), dmax, mul(r, dv), r, SMX_ATTN_BK, r, 4 * r };
+  /* qr qt st o m l alpha kbuf vbuf tmp o1 lse1 knorm qnorm ranges (tile.c carves them in this order) */
   size_t ws = 0;
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
     if (!parts[i]) return SMX_E_INVALID_ARG;

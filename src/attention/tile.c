@@ -16,6 +16,7 @@ typedef struct slice {
   float *qr;   /* Q rows row-major (tasks of few rows) */
   float *qt, *st, *o, *m, *l, *alpha, *kbuf, *vbuf, *tmp;
   float *o1, *lse1;   /* differential attention: the first map's normalised rows */
+  float *knorm, *qnorm;   /* L2-distance attention: scale |k|^2 of the tile's keys, scale |q|^2 of the rows */
   int64_t *lo, *hi;
 } slice;
 
@@ -40,6 +41,8 @@ static slice carve(const struct smx_attention_plan *p, unsigned char *at) {
   s.tmp = take(&at, dq > dv ? dq : dv);
   s.o1 = take(&at, r * dv);
   s.lse1 = take(&at, r);
+  s.knorm = take(&at, SMX_ATTN_BK);
+  s.qnorm = take(&at, r);
   s.lo = (int64_t *)(void *)take(&at, 4 * r);
   s.hi = s.lo + r;
   return s;
@@ -121,6 +124,7 @@ static void transform(smx_attn_run *run, slice *w, size_t b, size_t g, size_t t,
         col[c * rp] = -INFINITY;
         continue;
       }
+      if (d->l2_distance) x = 2.0f * x - w->qnorm[r] - w->knorm[c];   /* -scale |q - k|^2 */
       if (p->softcap > 0) x = p->softcap * tanhf(x / p->softcap);
       x *= fac;
       if (d->mask_kind == SMX_ATTN_MASK_BOOL) {
@@ -223,6 +227,11 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
       run->io.load(dq, qr, w.tmp);
       if (d->qk_norm) rms_norm(w.tmp, dq, p->qk_eps, a->q_norm_w);
       for (size_t x = 0; x < dqe; x++) w.qt[x * rp + r] = w.qr[r * dqe + x] = w.tmp[qoff + x] * p->scale;
+      if (d->l2_distance) {
+        double sq = 0.0;
+        for (size_t x = 0; x < dqe; x++) sq += (double)w.tmp[qoff + x] * w.tmp[qoff + x];
+        w.qnorm[r] = (float)(sq * p->scale);
+      }
       int64_t lo, hi;
       smx_attn_key_range(p, i, &lo, &hi);
       lo = lo > k0 ? lo : k0;
@@ -250,6 +259,12 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
         size_t nk = (size_t)(k1 - j0 < SMX_ATTN_BK ? k1 - j0 : SMX_ATTN_BK);
         visited += pass == 0;
         const float *kp = load_keys(run, kbase, d->k_stride, dqe, b, g, (size_t)j0, nk, w.kbuf, d->qk_norm, &ldk);
+        if (d->l2_distance)
+          for (size_t c = 0; c < nk; c++) {
+            double sq = 0.0;
+            for (size_t x = 0; x < dqe; x++) sq += (double)kp[c * ldk + x] * kp[c * ldk + x];
+            w.knorm[c] = (float)(sq * p->scale);
+          }
         /* V of this tile loads while Q K^T runs (measured: asking for the next K tile too was slower) */
         if (few) prefetch_rows(p, a->v, d->v_stride, dv, b, g, (size_t)j0, nk);
         if (few)

@@ -119,6 +119,11 @@ static void reference(const tcase *c, const tdata *t, long double *o, long doubl
               dot += qn[x] * kv;
             }
             long double s = dot * scale;
+          if (d->l2_distance) {
+            long double dd = 0;
+            for (size_t x = qoff; x < qoff + dqe; x++) dd += (qn[x] - kn[x]) * (qn[x] - kn[x]);
+            s = -scale * dd;
+          }
             if (d->softcap > 0) s = d->softcap * tanhl(s / d->softcap);
             if (d->ssmax_s != 0 && hi > lo) s *= d->ssmax_s * logl((long double)(hi - lo));
             if (d->mask_kind == SMX_ATTN_MASK_BOOL && !t->bmask[((b % 2) * d->len_q + i) * Lk + j]) continue;
@@ -341,6 +346,9 @@ static const tcase cases[] = {
   { "gate elementwise", { DESC(1, 2, 2, 20, 30, 16, 20), .gate = 1, .gate_flags = SMX_ATTN_GATE_ELEMENTWISE }, 0, 0, 0 },
   { "differential", { DESC(2, 2, 2, 30, 70, 32, 24), .diff_lambda = 0.6, .causal = 1 }, 0, 0, 0 },
   { "differential GQA window", { DESC(1, 4, 2, 40, 40, 16, 16), .diff_lambda = 0.3, .window = 1, .window_left = 9, .window_right = 2 }, 0, 0, 0 },
+  { "l2 distance causal", { DESC(1, 2, 2, 40, 70, 24, 16), .l2_distance = 1, .causal = 1 }, 0, 0, 0 },
+  { "l2 distance decode split", { DESC(1, 4, 2, 1, 4500, 32, 16), .l2_distance = 1 }, 0, 0, 0 },
+  { "differential decode", { DESC(1, 8, 2, 2, 300, 32, 16), .diff_lambda = 0.5 }, 0, 0, 0 },
   { "qk-norm", { DESC(1, 2, 2, 20, 70, 24, 16), .qk_norm = 1 }, 0, 0, 0 },
   { "strided (B,L,H,D)", { DESC(2, 4, 2, 33, 47, 16, 24), .causal = 1 }, 1, 0, 0 },
   { "f16", { DESC(1, 2, 2, 40, 70, 32, 32), .dtype = SMX_ATTN_F16, .causal = 1 }, 0, 0, 0 },
