@@ -72,6 +72,12 @@
  *    the same masks for both; lse is the first map's. The per-head RMSNorm
  *    and (1 - lambda_init) of the paper are left to the caller. Softmax kind
  *    only, without sinks or QK-norm;
+ *  - nsa_topk = n > 0 (NSA-style block selection, Yuan et al. 2025): keys in
+ *    blocks of 64; a query row scores each block that its causal / window
+ *    range holds whole by scale <q, mean of the block's keys>, keeps the n
+ *    best (ties: lower block) plus the block of its last visible key, and
+ *    attends only to those (with every other mask). Not with diff_lambda;
+ *    extra workspace rows x ceil(Lk / 64) floats per thread;
  *  - blasst_log_threshold < 0 (BLASST): for a query row, a key tile whose
  *    largest logit lies more than |threshold| below the running maximum is
  *    dropped (the first tile a row sees is never dropped); the stats report
@@ -151,6 +157,7 @@ typedef struct smx_attention_desc {
   double blasst_log_threshold;       /* < 0: BLASST with ln(lambda) = this        */
   double diff_lambda;                /* != 0: differential attention, this lambda */
   int l2_distance;                   /* z = -scale |q - k|^2 instead of the product */
+  size_t nsa_topk;                   /* > 0: NSA-style selection of this many key blocks */
 } smx_attention_desc;
 
 /* The run-time operands. Pointers not asked for by the descriptor are ignored. */

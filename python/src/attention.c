@@ -18,7 +18,7 @@ const char smx_py_attention_doc[] = PyDoc_STR(
   "attention($module, /, q, k, v, *, causal=False, scale=None, window=None, mask=None, sink=None,\n"
   "          return_lse=False, threads=0, softcap=None, ssmax=None, kind='softmax', sigmoid_bias=0.0,\n"
   "          alibi=None, fox=None, gate=None, qk_norm=None, qk_norm_eps=1e-6, blasst=None,\n"
-  "          radial_frame=None, diff_lambda=0.0, l2_distance=False)\n"
+  "          radial_frame=None, diff_lambda=0.0, l2_distance=False, nsa_topk=0)\n"
   "--\n\n"
   "Fused attention softmax(q k^T * scale + ...) v, never forming the Lq x Lk scores.\n"
   "q : (B, Hq, Lq, D); k : (B, Hkv, Lk, D); v : (B, Hkv, Lk, Dv); float32 or float16 (float64 is\n"
@@ -36,7 +36,8 @@ const char smx_py_attention_doc[] = PyDoc_STR(
   "| 'softpick', alibi (Hq,) slopes, fox (B, Hq, Lk) cumulative log forget, gate (B, Hq, Lq) or\n"
   "(B, Hq, Lq, Dv) sigmoid output gate logits, qk_norm True or (wq, wk) RMSNorm weights,\n"
   "blasst ln(threshold) < 0, radial_frame (tokens per frame), diff_lambda (differential attention over\n"
-  "the halves of D), l2_distance (scores -scale |q - k|^2). See docs/attention.md.\n"
+  "the halves of D), l2_distance (scores -scale |q - k|^2), nsa_topk (NSA block selection, blocks of\n"
+  "64 keys). See docs/attention.md.\n"
   "A query row that sees no key gives 0 (never NaN). The GIL is released while computing.");
 
 /* a float32 C-contiguous copy of an optional per-head / per-row operand of exactly n elements */
@@ -80,16 +81,17 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
   static char *kw[] = { "q", "k", "v", "causal", "scale", "window", "mask", "sink", "return_lse", "threads",
                         "softcap", "ssmax", "kind", "sigmoid_bias", "alibi", "fox", "gate", "qk_norm",
-                        "qk_norm_eps", "blasst", "radial_frame", "diff_lambda", "l2_distance", NULL };
+                        "qk_norm_eps", "blasst", "radial_frame", "diff_lambda", "l2_distance", "nsa_topk", NULL };
   PyObject *qo, *ko, *vo, *causal = Py_False, *scale = Py_None, *window = Py_None, *mask = Py_None, *sink = Py_None;
   PyObject *softcap = Py_None, *ssmax = Py_None, *alibi = Py_None, *fox = Py_None, *gate = Py_None;
   PyObject *qk_norm = Py_None, *blasst = Py_None, *radial = Py_None;
   const char *kind = "softmax";
   int return_lse = 0, threads = 0, l2 = 0;
+  Py_ssize_t nsa_topk = 0;
   double sigmoid_bias = 0.0, qk_eps = 1e-6, diff_lambda = 0.0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$OOOOOpiOOsdOOOOdOOdp:attention", kw, &qo, &ko, &vo, &causal,
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$OOOOOpiOOsdOOOOdOOdpn:attention", kw, &qo, &ko, &vo, &causal,
                                    &scale, &window, &mask, &sink, &return_lse, &threads, &softcap, &ssmax, &kind,
-                                   &sigmoid_bias, &alibi, &fox, &gate, &qk_norm, &qk_eps, &blasst, &radial, &diff_lambda, &l2))
+                                   &sigmoid_bias, &alibi, &fox, &gate, &qk_norm, &qk_eps, &blasst, &radial, &diff_lambda, &l2, &nsa_topk))
     return NULL;
   PyObject *result = NULL;
   PyArrayObject *q = NULL, *k = NULL, *v = NULL, *o = NULL, *lse = NULL, *m = NULL, *sk = NULL, *al = NULL,
@@ -226,6 +228,11 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
   d.sigmoid_bias = sigmoid_bias;
   d.diff_lambda = diff_lambda;
   d.l2_distance = l2;
+  if (nsa_topk < 0) {
+    PyErr_SetString(PyExc_ValueError, "attention: nsa_topk must be >= 0");
+    goto done;
+  }
+  d.nsa_topk = (size_t)nsa_topk;
   if (alibi != Py_None) {
     if (!(al = f32_vector("alibi", alibi, (npy_intp)d.heads_q))) goto done;
     d.alibi = 1;

@@ -21,7 +21,7 @@
 #include "core/elem.h"
 #include "smx/smx_attention.h"
 
-/* Query rows per task (group heads x query indices) and keys per tile. */
+/* Query rows per task (group heads x query indices) and keys per tile (also NSA's selection block). */
 #define SMX_ATTN_ROWS 64
 #define SMX_ATTN_BK 64
 /* Decoding: tasks with at most this many rows split the keys into pieces of
@@ -43,6 +43,7 @@ struct smx_attention_plan {
   size_t ws_worker, ws_total;    /* bytes                                     */
   float scale, softcap, ssmax_s, sigmoid_bias, qk_eps, blasst, diff_lambda;
   int elementwise;               /* some option acts on each score            */
+  size_t nsa_blocks;             /* NSA: ceil(Lk / SMX_ATTN_BK) (0: off)      */
 };
 
 /* The run-time context shared by the tasks of one run. */

@@ -44,6 +44,7 @@ static smx_status check(const smx_attention_desc *d) {
   if (d->fox && d->len_q > d->len_k) return SMX_E_INVALID_ARG;
   /* differential attention: two maps over the halves of Dqk, softmax kind, no sink or QK-norm */
   if (!finite(d->diff_lambda)) return SMX_E_INVALID_ARG;
+  if (d->nsa_topk && d->diff_lambda != 0) return SMX_E_INVALID_ARG;
   if (d->diff_lambda != 0 && (d->dim_qk % 2 || d->kind != SMX_ATTN_SOFTMAX || d->sinks || d->qk_norm))
     return SMX_E_INVALID_ARG;
   /* the sink and BLASST are defined on the softmax's running maximum */
@@ -77,7 +78,8 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   p.sigmoid_bias = (float)d->sigmoid_bias;
   p.qk_eps = (float)(d->qk_norm_eps != 0.0 ? d->qk_norm_eps : 1e-6);
   p.blasst = (float)d->blasst_log_threshold;
-  p.elementwise = d->mask_kind != SMX_ATTN_MASK_NONE || d->alibi || d->radial_frame || d->softcap > 0 || d->l2_distance ||
+  p.nsa_blocks = d->nsa_topk ? (d->len_k + SMX_ATTN_BK - 1) / SMX_ATTN_BK : 0;
+  p.elementwise = d->nsa_topk || d->mask_kind != SMX_ATTN_MASK_NONE || d->alibi || d->radial_frame || d->softcap > 0 || d->l2_distance ||
                   d->ssmax_s != 0 || d->fox;
 
   size_t work = d->batch && d->heads_q && d->len_q ? 1 : 0;
@@ -89,7 +91,7 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   p.rows_pad = (p.rows + SMX_ATTN_ROW_PAD - 1) / SMX_ATTN_ROW_PAD * SMX_ATTN_ROW_PAD;
   p.n_qt = work ? (d->len_q + p.bq - 1) / p.bq : 0;
   p.n_split = 1;
-  if (p.rows <= SMX_ATTN_SPLIT_ROWS && d->len_k >= 2 * SMX_ATTN_SPLIT_K && d->diff_lambda == 0)
+  if (p.rows <= SMX_ATTN_SPLIT_ROWS && d->len_k >= 2 * SMX_ATTN_SPLIT_K && d->diff_lambda == 0 && !d->nsa_topk)
     p.n_split = (d->len_k + SMX_ATTN_SPLIT_K - 1) / SMX_ATTN_SPLIT_K;
   p.n_tasks = work ? mul(mul(d->batch, d->heads_kv), mul(p.n_qt, p.n_split)) : 0;
   if (work && !p.n_tasks) return SMX_E_INVALID_ARG;
@@ -101,8 +103,8 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   size_t r = p.rows_pad, dq = d->dim_qk, dv = d->dim_v;
   size_t dmax = dq > dv ? dq : dv;
   size_t parts[] = { mul(dq, r), mul(dq, r), mul(SMX_ATTN_BK, r), mul(r, dv), r, r, r, mul(SMX_ATTN_BK, dq),
-                     mul(SMX_ATTN_BK, dv), dmax, mul(r, dv), r, SMX_ATTN_BK, r, 4 * r };
-  /* qr qt st o m l alpha kbuf vbuf tmp o1 lse1 knorm qnorm ranges (tile.c carves them in this order) */
+                     mul(SMX_ATTN_BK, dv), dmax, mul(r, dv), r, SMX_ATTN_BK, r, 4 * r, p.nsa_blocks ? mul(r, p.nsa_blocks) : 1 };
+  /* qr qt st o m l alpha kbuf vbuf tmp o1 lse1 knorm qnorm ranges nsa (tile.c carves them in this order) */
   size_t ws = 0;
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
     if (!parts[i]) return SMX_E_INVALID_ARG;

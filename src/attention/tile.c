@@ -17,6 +17,7 @@ typedef struct slice {
   float *qt, *st, *o, *m, *l, *alpha, *kbuf, *vbuf, *tmp;
   float *o1, *lse1;   /* differential attention: the first map's normalised rows */
   float *knorm, *qnorm;   /* L2-distance attention: scale |k|^2 of the tile's keys, scale |q|^2 of the rows */
+  float *nsa;             /* NSA: per row and key block, the coarse score, then 1 = selected */
   int64_t *lo, *hi;
 } slice;
 
@@ -45,6 +46,7 @@ static slice carve(const struct smx_attention_plan *p, unsigned char *at) {
   s.qnorm = take(&at, r);
   s.lo = (int64_t *)(void *)take(&at, 4 * r);
   s.hi = s.lo + r;
+  s.nsa = take(&at, p->nsa_blocks ? r * p->nsa_blocks : 1);
   return s;
 }
 
@@ -117,6 +119,10 @@ static void transform(smx_attn_run *run, slice *w, size_t b, size_t g, size_t t,
     }
     float slope = d->alibi ? a->alibi_slopes[h] : 0.0f;
     const float *fox = d->fox ? a->fox + (b * d->heads_q + h) * d->len_k : NULL;
+    if (p->nsa_blocks && w->nsa[r * p->nsa_blocks + j0 / SMX_ATTN_BK] == 0.0f) {   /* block not selected */
+      for (size_t c = 0; c < nk; c++) col[c * rp] = -INFINITY;
+      continue;
+    }
     for (size_t c = 0; c < nk; c++) {
       int64_t j = (int64_t)(j0 + c);
       float x = col[c * rp];
@@ -191,6 +197,60 @@ static int online_variant(smx_attn_run *run, slice *w, size_t nk) {
   return any;
 }
 
+/*
+ * NSA-style block selection (Yuan et al. 2025, arXiv 2502.11089, simplified): per row, the blocks its
+ * causal / window range holds whole are scored by <q, mean of the block's keys> (q already scaled);
+ * the nsa_topk best (ties: lower block) and the block of the row's last visible key are marked 1, all
+ * others 0. Returns whether any row selected block `blk` is then a lookup.
+ */
+static void nsa_select(smx_attn_run *run, slice *w, size_t b, size_t g, size_t t, size_t dqe, size_t qoff) {
+  const struct smx_attention_plan *p = run->p;
+  const smx_attention_desc *d = &p->d;
+  size_t nb = p->nsa_blocks;
+  for (size_t r = 0; r < p->rows; r++)
+    for (size_t blk = 0; blk < nb; blk++) w->nsa[r * nb + blk] = -INFINITY;
+  const unsigned char *kbase = (const unsigned char *)run->a->k + qoff * p->elem_size;
+  for (size_t blk = 0; blk < nb; blk++) {
+    size_t j0 = blk * SMX_ATTN_BK, nk = d->len_k - j0 < SMX_ATTN_BK ? d->len_k - j0 : SMX_ATTN_BK, ldk;
+    int wanted = 0;
+    for (size_t r = 0; r < p->rows; r++) wanted |= w->lo[r] <= (int64_t)j0 && (int64_t)(j0 + nk) <= w->hi[r];
+    if (!wanted) continue;
+    const float *kp = load_keys(run, kbase, d->k_stride, dqe, b, g, j0, nk, w->kbuf, d->qk_norm, &ldk);
+    for (size_t x = 0; x < dqe; x++) {
+      double sum = 0.0;
+      for (size_t c = 0; c < nk; c++) sum += kp[c * ldk + x];
+      w->tmp[x] = (float)(sum / (double)nk);
+    }
+    for (size_t r = 0; r < p->rows; r++) {
+      if (!(w->lo[r] <= (int64_t)j0 && (int64_t)(j0 + nk) <= w->hi[r])) continue;
+      double sc = 0.0;
+      for (size_t x = 0; x < dqe; x++) sc += (double)w->qr[r * dqe + x] * w->tmp[x];
+      w->nsa[r * nb + blk] = (float)sc;
+    }
+  }
+  for (size_t r = 0; r < p->rows; r++) {
+    float *row = w->nsa + r * nb;
+    size_t h, i;
+    int valid = row_of(p, g, t, r, &h, &i);
+    /* the k best, marked +inf as they are taken (scores are finite), then every mark becomes 1 */
+    for (size_t k = 0; valid && k < d->nsa_topk; k++) {
+      size_t best = nb;
+      for (size_t blk = 0; blk < nb; blk++)
+        if (row[blk] != -INFINITY && row[blk] != INFINITY && (best == nb || row[blk] > row[best])) best = blk;
+      if (best == nb) break;
+      row[best] = INFINITY;
+    }
+    for (size_t blk = 0; blk < nb; blk++) row[blk] = row[blk] == INFINITY ? 1.0f : 0.0f;
+    if (valid && w->hi[r] > w->lo[r]) row[(size_t)(w->hi[r] - 1) / SMX_ATTN_BK] = 1.0f;   /* the local block */
+  }
+}
+
+static int nsa_any(const struct smx_attention_plan *p, const slice *w, size_t blk) {
+  for (size_t r = 0; r < p->rows; r++)
+    if (w->nsa[r * p->nsa_blocks + blk] != 0.0f) return 1;
+  return 0;
+}
+
 void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
   const struct smx_attention_plan *p = run->p;
   const smx_attention_desc *d = &p->d;
@@ -247,6 +307,7 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
       hi_i = hi < hi_i ? hi : hi_i;
     }
     memset(w.o, 0, p->rows * dv * sizeof(float));
+    if (p->nsa_blocks) nsa_select(run, &w, b, g, t, dqe, qoff);
     /* few rows: the scores come from the dot-product kernel, which leaves the padding rows of St alone */
     int few = p->rows <= SMX_ATTN_SPLIT_ROWS;
     if (few) memset(w.st, 0, SMX_ATTN_BK * rp * sizeof(float));
@@ -257,6 +318,7 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
       int64_t j0 = k0 + (lo_u - k0) / SMX_ATTN_BK * SMX_ATTN_BK;
       for (; j0 < hi_u; j0 += SMX_ATTN_BK) {
         size_t nk = (size_t)(k1 - j0 < SMX_ATTN_BK ? k1 - j0 : SMX_ATTN_BK);
+        if (p->nsa_blocks && !nsa_any(p, &w, (size_t)j0 / SMX_ATTN_BK)) continue;   /* no row selected it */
         visited += pass == 0;
         const float *kp = load_keys(run, kbase, d->k_stride, dqe, b, g, (size_t)j0, nk, w.kbuf, d->qk_norm, &ldk);
         if (d->l2_distance)

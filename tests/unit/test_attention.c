@@ -101,6 +101,33 @@ static void reference(const tcase *c, const tdata *t, long double *o, long doubl
           long double eps = d->qk_norm_eps ? d->qk_norm_eps : 1e-6;
           for (size_t x = 0; x < Dq; x++) qn[x] = qn[x] / sqrtl(ss / Dq + eps) * (t->qw ? t->qw[x] : 1);
         }
+        /* NSA: blocks of 64 keys held whole by [lo, hi) scored by scale <q, mean k>; top-k + the local block */
+        size_t nb = (Lk + 63) / 64;
+        unsigned char *sel = calloc(nb + 1, 1);
+        if (d->nsa_topk) {
+          long double *bs = malloc((nb + 1) * sizeof *bs);
+          for (size_t blk = 0; blk < nb; blk++) {
+            size_t j0 = blk * 64, nk = Lk - j0 < 64 ? Lk - j0 : 64;
+            bs[blk] = -INFINITY;
+            if (!((long long)j0 >= lo && (long long)(j0 + nk) <= hi)) continue;
+            long double sc = 0;
+            for (size_t x = 0; x < Dq; x++) {
+              long double mean = 0;
+              for (size_t j = j0; j < j0 + nk; j++) mean += load(d->dtype, t->ks, at(c, d->heads_kv, Lk, Dq, b, g, j, x));
+              sc += qn[x] * (mean / nk);
+            }
+            bs[blk] = sc * scale;
+          }
+          for (size_t kk = 0; kk < d->nsa_topk; kk++) {
+            size_t best = nb;
+            for (size_t blk = 0; blk < nb; blk++)
+              if (!sel[blk] && bs[blk] != -INFINITY && (best == nb || bs[blk] > bs[best])) best = blk;
+            if (best == nb) break;
+            sel[best] = 1;
+          }
+          if (hi > lo) sel[(size_t)(hi - 1) / 64] = 1;
+          free(bs);
+        }
         long double *out = o + row * Dv;
         for (int pass = 0; pass < (diff ? 2 : 1); pass++) {
           size_t qoff = (size_t)pass * dqe;
@@ -109,6 +136,7 @@ static void reference(const tcase *c, const tdata *t, long double *o, long doubl
             z[j] = -INFINITY;
             if ((long long)j < lo || (long long)j >= hi) continue;
             if (d->radial_frame && !radial_ok(d->radial_frame, pos, (long long)j)) continue;
+          if (d->nsa_topk && !sel[j / 64]) continue;
             long double ks = 0, dot = 0;
             for (size_t x = 0; x < Dq; x++) {
               kn[x] = load(d->dtype, t->ks, at(c, d->heads_kv, Lk, Dq, b, g, j, x));
@@ -170,6 +198,7 @@ static void reference(const tcase *c, const tdata *t, long double *o, long doubl
             lse[row] = first_lse;
           }
         }
+        free(sel);
         if (d->gate)
           for (size_t x = 0; x < Dv; x++) {
             int ew = (d->gate_flags & SMX_ATTN_GATE_ELEMENTWISE) != 0;
@@ -349,6 +378,9 @@ static const tcase cases[] = {
   { "l2 distance causal", { DESC(1, 2, 2, 40, 70, 24, 16), .l2_distance = 1, .causal = 1 }, 0, 0, 0 },
   { "l2 distance decode split", { DESC(1, 4, 2, 1, 4500, 32, 16), .l2_distance = 1 }, 0, 0, 0 },
   { "differential decode", { DESC(1, 8, 2, 2, 300, 32, 16), .diff_lambda = 0.5 }, 0, 0, 0 },
+  { "nsa top-2 causal", { DESC(1, 2, 2, 100, 600, 16, 16), .nsa_topk = 2, .causal = 1 }, 0, 0, 0 },
+  { "nsa top-3 GQA decode", { DESC(1, 4, 1, 1, 1000, 24, 16), .nsa_topk = 3 }, 0, 0, 0 },
+  { "nsa top-4 f16 window", { DESC(1, 2, 2, 70, 700, 32, 16), .nsa_topk = 4, .dtype = SMX_ATTN_F16, .window = 1, .window_left = 400, .window_right = 0 }, 0, 0, 0 },
   { "qk-norm", { DESC(1, 2, 2, 20, 70, 24, 16), .qk_norm = 1 }, 0, 0, 0 },
   { "strided (B,L,H,D)", { DESC(2, 4, 2, 33, 47, 16, 24), .causal = 1 }, 1, 0, 0 },
   { "f16", { DESC(1, 2, 2, 40, 70, 32, 32), .dtype = SMX_ATTN_F16, .causal = 1 }, 0, 0, 0 },
