@@ -202,14 +202,22 @@ int main(int argc, char **argv) {
   float *ref = malloc(bq * bd * 4), *o2 = malloc(bq * bd * 4);
   smx_attention_desc db = { .batch = 1, .heads_q = 1, .heads_kv = 1, .len_q = bq, .len_k = bk, .dim_qk = bd,
                             .dim_v = bd, .threads = 1, .causal = 1 };
-  double t_ref = run_attn(&db, q2, k2, v2, ref, NULL, NULL);
-  printf("\nBLASST, Lq=%zu Lk=%zu D=%zu causal, peaked scores (q x 6), 1 thread\n", bq, bk, bd);
+  double t_ref = 1e30;
+  for (int rep = 0; rep < 3; rep++) {   /* best of 3: the machine may be shared */
+    double t = run_attn(&db, q2, k2, v2, ref, NULL, NULL);
+    if (t < t_ref) t_ref = t;
+  }
+  printf("\nBLASST, Lq=%zu Lk=%zu D=%zu causal, peaked scores (q x 6), 1 thread, best of 3\n", bq, bk, bd);
   printf("  %-10s %9.3f ms  skipped %5.1f%%  max error -\n", "off", t_ref * 1e3, 0.0);
   const double th[] = { -20.0, -12.0, -8.0, -5.0 };
   for (size_t i = 0; i < sizeof th / sizeof th[0]; i++) {
     db.blasst_log_threshold = th[i];
     smx_attention_stats st;
-    double t = run_attn(&db, q2, k2, v2, o2, &st, NULL);
+    double t = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+      double t1 = run_attn(&db, q2, k2, v2, o2, &st, NULL);
+      if (t1 < t) t = t1;
+    }
     double err = 0, mx = 0;
     for (size_t x = 0; x < bq * bd; x++) { err = fmax(err, fabs((double)o2[x] - ref[x])); mx = fmax(mx, fabs(ref[x])); }
     printf("  ln(l)=%-4.0f %9.3f ms  skipped %5.1f%%  max error %.2e of max|O|  speed-up %.2fx\n", th[i], t * 1e3,

@@ -153,7 +153,8 @@ static int online_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, 
     vf_t mn = vf_sel(skip, mo, vf_max(mo, mt));
     /* a row with nothing visible yet shifts by 0: exp(-inf - 0) = 0, never NaN; a skipped one by +inf: P = 0 */
     vf_t mu = vf_sel(skip, pinf, vf_sel(vf_eq(mn, ninf), zero, mn));
-    vf_t a = vf_sel(skip, one, vexpf_neg(vf_sub(mo, vf_sel(skip, mo, mu)), c, amin));
+    /* a skipped row gets alpha = -1: pv leaves it alone (and skips a block of rows that all are) */
+    vf_t a = vf_sel(skip, vf_set1(-1.0f), vexpf_neg(vf_sub(mo, vf_sel(skip, mo, mu)), c, amin));
     unsigned real = nreal >= j + VF_W ? (unsigned)((1ull << VF_W) - 1) : nreal > j ? (1u << (nreal - j)) - 1u : 0u;
     unsigned bv = mf_bits(vis) & real, bs = mf_bits(skip) & real;
     any |= (bv & ~bs) != 0;
@@ -176,7 +177,7 @@ static int online_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, 
       vf_st(st + i * ldst + j, p0);
       s0 = vf_add(s0, p0);
     }
-    vf_st(l + j, vf_fmadd(a, vf_ld(l + j), vf_add(s0, s1)));
+    vf_st(l + j, vf_fmadd(vf_sel(skip, one, a), vf_ld(l + j), vf_add(s0, s1)));
     vf_st(m + j, mn);
     vf_st(alpha + j, a);
   }
@@ -188,7 +189,7 @@ SMX_INLINE void pv_block(size_t mr, size_t nv, int tail, kf_t km, size_t nk, con
                          const float *v, size_t ldv, float *o, size_t ldo, const float *alpha) {
   vf_t acc[SMX_ATTN_MR][SMX_ATTN_NV];
   for (size_t i = 0; i < mr; i++) {
-    vf_t a = vf_set1(alpha[i]);
+    vf_t a = vf_set1(alpha[i] < 0.0f ? 1.0f : alpha[i]);   /* < 0: a row BLASST skipped (its P is 0) */
     for (size_t w = 0; w < nv; w++)
       acc[i][w] = vf_mul(a, tail ? vf_ldz_k(o + i * ldo + w * VF_W, km) : vf_ld(o + i * ldo + w * VF_W));
   }
@@ -225,6 +226,9 @@ static void pv_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, 
   for (size_t r = 0; r < nr; r += SMX_ATTN_MR) {
     size_t mr = nr - r < SMX_ATTN_MR ? nr - r : SMX_ATTN_MR;
     const float *p = pt + r, *al = alpha + r;
+    int live = 0;
+    for (size_t i = 0; i < mr; i++) live |= al[i] >= 0.0f;
+    if (!live) continue;   /* every row of the block skipped this tile (BLASST) */
     size_t col = 0;
     kf_t km = kf_tail(1);
     for (; col + step <= dv; col += step) {

@@ -42,7 +42,7 @@ static int online_scalar(size_t nk, size_t nr, size_t nreal, float *st, size_t l
     }
     if (skip) {
       for (size_t c = 0; c < nk; c++) st[c * ldst + r] = 0.0f;
-      alpha[r] = 1.0f;
+      alpha[r] = -1.0f;
       continue;
     }
     float mn = fmaxf(m[r], mt), mu = mn == -INFINITY ? 0.0f : mn;
@@ -63,6 +63,7 @@ static void pv_scalar(size_t nk, size_t nr, size_t dv, const float *pt, size_t l
                       float *o, size_t ldo, const float *alpha) {
   for (size_t r = 0; r < nr; r++) {
     float *orow = o + r * ldo;
+    if (alpha[r] < 0.0f) continue;   /* skipped by BLASST: P is 0 and O stays */
     for (size_t x = 0; x < dv; x++) orow[x] *= alpha[r];
     for (size_t c = 0; c < nk; c++) {
       float p = pt[c * ldpt + r];
