@@ -62,6 +62,14 @@
  *    normalisation (FlashSigmoid);
  *  - kind SMX_ATTN_SOFTPICK: w_ij = relu(e^z - 1) / (sum_j |e^z - 1| + eps),
  *    eps = 1e-8 after the max shift (the reference implementation's form);
+ *  - kind SMX_ATTN_LINEAR (Katharopoulos et al. 2020): w_ij = phi(q_i).phi(k_j)
+ *    with phi = elu + 1, O_i = sum_j w_ij v_j / sum_j w_ij, computed in
+ *    O(L D Dv) through the running sums sum_j phi(k_j) v_j^T (scale unused);
+ *  - kind SMX_ATTN_COSFORMER (Qin et al. 2022): phi = relu and
+ *    w_ij = phi(q_i).phi(k_j) cos(pi/2 (p_i - j) / Lk), by the same sums over
+ *    the cos / sin halves. Both: causal or not, no other mask or variant
+ *    (SMX_E_INVALID_ARG); a row whose weights sum to 0 gives O = 0; lse is
+ *    log sum_j w_ij;
  *  - output gate (run time): O *= sigmoid(g), g per (b, h, i) or per
  *    (b, h, i, d) with SMX_ATTN_GATE_ELEMENTWISE;
  *  - qk_norm: Q and K rows are RMS-normalised (eps qk_norm_eps, weights at
@@ -121,7 +129,9 @@ typedef enum smx_attn_mask_kind {
 typedef enum smx_attn_kind {
   SMX_ATTN_SOFTMAX = 0,
   SMX_ATTN_SIGMOID = 1,
-  SMX_ATTN_SOFTPICK = 2
+  SMX_ATTN_SOFTPICK = 2,
+  SMX_ATTN_LINEAR = 3,      /* linear attention, phi = elu + 1 (no softmax)  */
+  SMX_ATTN_COSFORMER = 4    /* cosFormer: phi = relu, cos re-weighting        */
 } smx_attn_kind;
 
 #define SMX_ATTN_GATE_ELEMENTWISE 0x1u   /* gate is (b, h, i, d), not (b, h, i) */

@@ -44,6 +44,7 @@ struct smx_attention_plan {
   float scale, softcap, ssmax_s, sigmoid_bias, qk_eps, blasst, diff_lambda;
   int elementwise;               /* some option acts on each score            */
   size_t nsa_blocks;             /* NSA: ceil(Lk / SMX_ATTN_BK) (0: off)      */
+  int linear;                    /* a linear kind (linear.c): tasks (b, h)    */
 };
 
 /* The run-time context shared by the tasks of one run. */
@@ -68,6 +69,8 @@ int smx_attn_radial_visible(size_t frame, int64_t qi, int64_t j);
 /* One task: rows state left in (m, l, O) of the worker slice, then either
  * finished into O / lse or stored as a split partial. */
 void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *slice);
+/* One task of a linear kind (linear.c): query head task % Hq of batch task / Hq. */
+void smx_attn_linear_task(smx_attn_run *run, size_t task, unsigned char *slice);
 /* Folds the split partials of tile (b, g, t) in order and finishes its rows. */
 void smx_attn_fold(smx_attn_run *run, size_t tile, unsigned char *slice);
 

@@ -27,7 +27,10 @@ static void worker(void *ctx, size_t w) {
   for (;;) {
     size_t t = atomic_fetch_add_explicit(&run->next, 1, memory_order_relaxed);
     if (t >= run->p->n_tasks) return;
-    smx_attn_task(run, t, slice);
+    if (run->p->linear)
+      smx_attn_linear_task(run, t, slice);
+    else
+      smx_attn_task(run, t, slice);
   }
 }
 

@@ -94,6 +94,23 @@ class TestAttention(unittest.TestCase):
         self.assertEqual(o.dtype, np.float16)
         self.check(o, composed(q, k, v, causal="bottom_right"), tol=2e-3)
 
+    def test_linear_kinds(self):
+        q = RNG.standard_normal((2, 4, 12, 8)).astype(np.float32)
+        k = RNG.standard_normal((2, 2, 20, 8)).astype(np.float32)
+        v = RNG.standard_normal((2, 2, 20, 6)).astype(np.float32)
+        kk, vv = np.repeat(k, 2, 1).astype(np.float64), np.repeat(v, 2, 1).astype(np.float64)
+        pos = np.arange(12)[:, None] + 8
+        j = np.arange(20)[None, :]
+        for kind, f in (("linear", lambda x: np.where(x > 0, x + 1, np.exp(np.minimum(x, 0)))),
+                        ("cosformer", lambda x: np.maximum(x, 0))):
+            w = f(q.astype(np.float64)) @ np.swapaxes(f(kk), -1, -2)
+            if kind == "cosformer":
+                w = w * np.cos(np.pi / 2 * (pos - j) / 20)
+            w = np.where(j <= pos, w, 0)
+            with np.errstate(invalid="ignore"):
+                want = np.nan_to_num((w @ vv) / w.sum(-1, keepdims=True))
+            self.check(smx.attention(q, k, v, kind=kind, causal=True), want)
+
     def test_errors(self):
         q = np.zeros((1, 3, 4, 8), np.float32)
         k = np.zeros((1, 2, 4, 8), np.float32)

@@ -163,7 +163,22 @@ static void reference(const tcase *c, const tdata *t, long double *o, long doubl
           }
           long double den = 0;
           for (size_t x = 0; x < Dv; x++) out[x] = 0;
-          if (d->kind == SMX_ATTN_SIGMOID) {
+          if (d->kind == SMX_ATTN_LINEAR || d->kind == SMX_ATTN_COSFORMER) {
+            for (size_t j = 0; j < Lk; j++) {
+              if ((long long)j < lo || (long long)j >= hi) continue;
+              long double w = 0;
+              for (size_t x = 0; x < Dq; x++) {
+                long double qv = qn[x], kv = load(d->dtype, t->ks, at(c, d->heads_kv, Lk, Dq, b, g, j, x));
+                if (d->kind == SMX_ATTN_LINEAR) w += (qv > 0 ? qv + 1 : expl(qv)) * (kv > 0 ? kv + 1 : expl(kv));
+                else w += (qv > 0 ? qv : 0) * (kv > 0 ? kv : 0);
+              }
+              if (d->kind == SMX_ATTN_COSFORMER) w *= cosl(1.5707963267948966L * (long double)(pos - (long long)j) / Lk);
+              den += w;
+              for (size_t x = 0; x < Dv; x++) out[x] += w * load(d->dtype, t->vs, at(c, d->heads_kv, Lk, Dv, b, g, j, x));
+            }
+            for (size_t x = 0; x < Dv; x++) out[x] = den > 0 ? out[x] / den : 0;
+            lse[row] = den > 0 ? logl(den) : -INFINITY;
+          } else if (d->kind == SMX_ATTN_SIGMOID) {
             for (size_t j = 0; j < Lk; j++) {
               if (z[j] == -INFINITY) continue;
               long double w = 1.0L / (1.0L + expl(-(z[j] + d->sigmoid_bias)));
@@ -381,6 +396,10 @@ static const tcase cases[] = {
   { "nsa top-2 causal", { DESC(1, 2, 2, 100, 600, 16, 16), .nsa_topk = 2, .causal = 1 }, 0, 0, 0 },
   { "nsa top-3 GQA decode", { DESC(1, 4, 1, 1, 1000, 24, 16), .nsa_topk = 3 }, 0, 0, 0 },
   { "nsa top-4 f16 window", { DESC(1, 2, 2, 70, 700, 32, 16), .nsa_topk = 4, .dtype = SMX_ATTN_F16, .window = 1, .window_left = 400, .window_right = 0 }, 0, 0, 0 },
+  { "linear causal GQA", { DESC(2, 4, 2, 30, 50, 16, 12), .kind = SMX_ATTN_LINEAR, .causal = 1 }, 0, 0, 0 },
+  { "linear", { DESC(1, 2, 2, 20, 40, 8, 8), .kind = SMX_ATTN_LINEAR, .gate = 1 }, 0, 0, 0 },
+  { "cosformer causal", { DESC(1, 2, 2, 40, 60, 16, 16), .kind = SMX_ATTN_COSFORMER, .causal = 1 }, 0, 0, 0 },
+  { "cosformer f16", { DESC(1, 2, 1, 30, 30, 16, 16), .kind = SMX_ATTN_COSFORMER, .dtype = SMX_ATTN_F16 }, 0, 0, 0 },
   { "qk-norm", { DESC(1, 2, 2, 20, 70, 24, 16), .qk_norm = 1 }, 0, 0, 0 },
   { "strided (B,L,H,D)", { DESC(2, 4, 2, 33, 47, 16, 24), .causal = 1 }, 1, 0, 0 },
   { "f16", { DESC(1, 2, 2, 40, 70, 32, 32), .dtype = SMX_ATTN_F16, .causal = 1 }, 0, 0, 0 },
@@ -535,7 +554,7 @@ static void test_bad(void) {
   BAD(dtype, (smx_attn_dtype)7)
   BAD(causal, (smx_attn_causal)5)
   BAD(mask_kind, (smx_attn_mask_kind)9)
-  BAD(kind, (smx_attn_kind)4)
+  BAD(kind, (smx_attn_kind)5)
   BAD(threads, -1)
   BAD(blasst_log_threshold, 1.0)
   BAD(q_stride[2], 3)
@@ -546,6 +565,8 @@ static void test_bad(void) {
   CHECK(smx_attention_plan_create(&d, &p) == SMX_E_INVALID_ARG, "window -5 accepted");
   d = ok; d.diff_lambda = 0.5; d.dim_qk = 15;
   CHECK(smx_attention_plan_create(&d, &p) == SMX_E_INVALID_ARG, "differential with odd Dqk accepted");
+  d = ok; d.kind = SMX_ATTN_LINEAR; d.window = 1; d.window_left = 3;
+  CHECK(smx_attention_plan_create(&d, &p) == SMX_E_INVALID_ARG, "linear with a window accepted");
   d = ok; d.kind = SMX_ATTN_SIGMOID; d.sinks = 1;
   CHECK(smx_attention_plan_create(&d, &p) == SMX_E_INVALID_ARG, "sigmoid + sinks accepted");
   d = ok; d.batch = (size_t)1 << 62; d.heads_q = d.heads_kv = 1 << 20;
