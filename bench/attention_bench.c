@@ -9,7 +9,8 @@
  *    measured 2-thread read roof;
  *  - peak extra memory (the workspace) at L = 4096 and 16384;
  *  - BLASST on a peaked long-context case: time and skipped fraction per
- *    threshold, and the error it adds.
+ *    threshold, and the error it adds;
+ *  - int8 K with and without the Jensen correction: error against f32 K.
  * Usage: attention_bench [L=4096] [H=8] [D=128] [Lk_decode=32768]
  * OpenBLAS is a peer when found at build time (SMX_BENCH_HAVE_OPENBLAS).
  */
@@ -224,5 +225,46 @@ int main(int argc, char **argv) {
            st.row_tiles ? 100.0 * (double)st.row_tiles_skipped / (double)st.row_tiles : 0.0, err / mx, t_ref / t);
   }
   free(q2); free(k2); free(v2); free(ref); free(o2);
+
+  /* ------------------------------------------- int8 K cache, Jensen */
+  size_t iq = 64, ik = 4096, id = 128, nblk = ik / 64;
+  float *q3 = rand_buf(iq * id, 10, 3.0f), *k3 = rand_buf(ik * id, 11, 1.0f), *v3 = rand_buf(ik * id, 12, 1.0f);
+  float *r3 = malloc(iq * id * 4), *o3 = malloc(iq * id * 4), *sc3 = malloc(nblk * 4);
+  int8_t *k8 = malloc(ik * id);
+  for (size_t blk = 0; blk < nblk; blk++) {   /* blocks of unequal magnitude; per block: step max|k| / 127 */
+    for (size_t i = blk * 64 * id; i < (blk + 1) * 64 * id; i++) k3[i] *= 0.5f + 1.5f * (float)(blk % 4);
+    float mx = 0;
+    for (size_t i = blk * 64 * id; i < (blk + 1) * 64 * id; i++) mx = fabsf(k3[i]) > mx ? fabsf(k3[i]) : mx;
+    sc3[blk] = mx / 127;
+    for (size_t i = blk * 64 * id; i < (blk + 1) * 64 * id; i++) k8[i] = (int8_t)lrintf(k3[i] / sc3[blk]);
+  }
+  smx_attention_desc di = { .batch = 1, .heads_q = 1, .heads_kv = 1, .len_q = iq, .len_k = ik, .dim_qk = id,
+                            .dim_v = id, .threads = 1 };
+  run_attn(&di, q3, k3, v3, r3, NULL, NULL);
+  printf("\nint8 K cache, Lq=%zu Lk=%zu D=%zu, blocks of K scaled by 0.5, 2, 3.5, 5, error against f32 K\n", iq, ik, id);
+  for (int jensen = 0; jensen < 2; jensen++) {
+    smx_attention_plan *p;
+    di.k_int8 = 1;
+    di.k_int8_jensen = jensen;
+    if (smx_attention_plan_create(&di, &p) != SMX_OK) return 1;
+    smx_attention_args a = { .q = q3, .k = k8, .v = v3, .o = o3, .k_scales = sc3 };
+    double t0 = now_s();
+    smx_status st3 = smx_attention_run(p, &a, NULL, 0, NULL);
+    double t = now_s() - t0;
+    smx_attention_plan_destroy(p);
+    if (st3 != SMX_OK) return 1;
+    double mx = 0, mean = 0, bias = 0, sref = 0;
+    for (size_t x = 0; x < iq * id; x++) {
+      double e = (double)o3[x] - r3[x];
+      mx = fmax(mx, fabs(e));
+      mean += fabs(e);
+      bias += e * (r3[x] > 0 ? 1 : -1);   /* > 0: pulled away from 0; < 0: shrunk */
+      sref = fmax(sref, fabs(r3[x]));
+    }
+    printf("  %-16s %7.3f ms  max error %.2e, mean %.2e of max|O|; signed shrink %+.2e\n",
+           jensen ? "with Jensen" : "without Jensen", t * 1e3, mx / sref, mean / (double)(iq * id) / sref,
+           bias / (double)(iq * id) / sref);
+  }
+  free(q3); free(k3); free(v3); free(r3); free(o3); free(sc3); free(k8);
   return 0;
 }

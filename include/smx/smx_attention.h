@@ -86,6 +86,12 @@
  *    best (ties: lower block) plus the block of its last visible key, and
  *    attends only to those (with every other mask). Not with diff_lambda;
  *    extra workspace rows x ceil(Lk / 64) floats per thread;
+ *  - k_int8: K is stored as int8 (whatever dtype says of Q, V, O), key j of
+ *    KV head (b, g) being k * k_scales[(b Hkv + g) ceil(Lk/64) + j / 64]. With
+ *    k_int8_jensen, each logit gets -|scale q|^2 s_b^2 / 24: rounding K to a
+ *    step s_b adds noise of variance |scale q|^2 s_b^2 / 12 to the logit, and
+ *    E[e^{z + noise}] = e^{z + var/2} (Jensen), so the softmax weights are
+ *    unbiased to first order;
  *  - blasst_log_threshold < 0 (BLASST): for a query row, a key tile whose
  *    largest logit lies more than |threshold| below the running maximum is
  *    dropped (the first tile a row sees is never dropped); the stats report
@@ -168,6 +174,8 @@ typedef struct smx_attention_desc {
   double diff_lambda;                /* != 0: differential attention, this lambda */
   int l2_distance;                   /* z = -scale |q - k|^2 instead of the product */
   size_t nsa_topk;                   /* > 0: NSA-style selection of this many key blocks */
+  int k_int8;                        /* K is int8 (k_stride in bytes), scales per 64-key block */
+  int k_int8_jensen;                 /* with k_int8: the Jensen-bias correction     */
 } smx_attention_desc;
 
 /* The run-time operands. Pointers not asked for by the descriptor are ignored. */
@@ -181,6 +189,7 @@ typedef struct smx_attention_args {
   const float *fox;        /* (batch, Hq, Lk) packed                           */
   const float *gate;       /* (batch, Hq, Lq) or (batch, Hq, Lq, Dv) packed    */
   const float *q_norm_w, *k_norm_w;   /* Dqk, or NULL (weights of 1)           */
+  const float *k_scales;   /* k_int8: (batch, Hkv, ceil(Lk / 64)) packed       */
 } smx_attention_args;
 
 /* What a run did (optional output of smx_attention_run). */

@@ -35,7 +35,7 @@ static smx_status check(const smx_attention_desc *d) {
   /* linear kinds: a running-sum algorithm, with the causal mask only */
   if ((d->kind == SMX_ATTN_LINEAR || d->kind == SMX_ATTN_COSFORMER) &&
       (d->window || d->mask_kind || d->alibi || d->radial_frame || d->softcap > 0 || d->ssmax_s != 0 || d->fox ||
-       d->qk_norm || d->l2_distance || d->nsa_topk))
+       d->qk_norm || d->l2_distance || d->nsa_topk || d->k_int8))
     return SMX_E_INVALID_ARG;
   if (d->threads < 0) return SMX_E_INVALID_ARG;
   if (!finite(d->scale) || !finite(d->softcap) || d->softcap < 0 || !finite(d->ssmax_s) || !finite(d->sigmoid_bias))
@@ -50,6 +50,7 @@ static smx_status check(const smx_attention_desc *d) {
   /* differential attention: two maps over the halves of Dqk, softmax kind, no sink or QK-norm */
   if (!finite(d->diff_lambda)) return SMX_E_INVALID_ARG;
   if (d->nsa_topk && d->diff_lambda != 0) return SMX_E_INVALID_ARG;
+  if (d->k_int8_jensen && !d->k_int8) return SMX_E_INVALID_ARG;
   if (d->diff_lambda != 0 && (d->dim_qk % 2 || d->kind != SMX_ATTN_SOFTMAX || d->sinks || d->qk_norm))
     return SMX_E_INVALID_ARG;
   /* the sink and BLASST are defined on the softmax's running maximum */
@@ -69,7 +70,7 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   p.d = *desc;
   smx_attention_desc *d = &p.d;
   if (!strides_ok(d->q_stride, d->heads_q, d->len_q, d->dim_qk) ||
-      !strides_ok(d->k_stride, d->heads_kv, d->len_k, d->dim_qk) ||
+      !strides_ok(d->k_stride, d->heads_kv, d->len_k, d->dim_qk) ||   /* elements: bytes for int8 K */
       !strides_ok(d->v_stride, d->heads_kv, d->len_k, d->dim_v) ||
       !strides_ok(d->o_stride, d->heads_q, d->len_q, d->dim_v))
     return SMX_E_INVALID_ARG;
@@ -85,7 +86,7 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   p.blasst = (float)d->blasst_log_threshold;
   p.linear = d->kind == SMX_ATTN_LINEAR || d->kind == SMX_ATTN_COSFORMER;
   p.nsa_blocks = d->nsa_topk ? (d->len_k + SMX_ATTN_BK - 1) / SMX_ATTN_BK : 0;
-  p.elementwise = d->nsa_topk || d->mask_kind != SMX_ATTN_MASK_NONE || d->alibi || d->radial_frame || d->softcap > 0 || d->l2_distance ||
+  p.elementwise = (d->k_int8 && d->k_int8_jensen) || d->nsa_topk || d->mask_kind != SMX_ATTN_MASK_NONE || d->alibi || d->radial_frame || d->softcap > 0 || d->l2_distance ||
                   d->ssmax_s != 0 || d->fox;
 
   size_t work = d->batch && d->heads_q && d->len_q ? 1 : 0;
@@ -109,8 +110,8 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   size_t r = p.rows_pad, dq = d->dim_qk, dv = d->dim_v;
   size_t dmax = dq > dv ? dq : dv;
   size_t parts[] = { mul(dq, r), mul(dq, r), mul(SMX_ATTN_BK, r), mul(r, dv), r, r, r, mul(SMX_ATTN_BK, dq),
-                     mul(SMX_ATTN_BK, dv), dmax, mul(r, dv), r, SMX_ATTN_BK, r, 4 * r, p.nsa_blocks ? mul(r, p.nsa_blocks) : 1 };
-  /* qr qt st o m l alpha kbuf vbuf tmp o1 lse1 knorm qnorm ranges nsa (tile.c carves them in this order) */
+                     mul(SMX_ATTN_BK, dv), dmax, mul(r, dv), r, SMX_ATTN_BK, r, 4 * r, p.nsa_blocks ? mul(r, p.nsa_blocks) : 1, r };
+  /* qr qt st o m l alpha kbuf vbuf tmp o1 lse1 knorm qnorm ranges nsa qsq (tile.c carves them in this order) */
   size_t ws = 0;
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
     if (!parts[i]) return SMX_E_INVALID_ARG;

@@ -54,12 +54,12 @@ smx_status smx_attention_run(const smx_attention_plan *plan, const smx_attention
   if (!p->n_tasks) return SMX_OK;
   if (!a->q || !a->o || (d->len_k && (!a->k || !a->v))) return SMX_E_INVALID_ARG;
   if ((d->mask_kind && !a->mask) || (d->alibi && !a->alibi_slopes) || (d->sinks && !a->sinks) ||
-      (d->fox && !a->fox) || (d->gate && !a->gate))
+      (d->fox && !a->fox) || (d->gate && !a->gate) || (d->k_int8 && !a->k_scales))
     return SMX_E_INVALID_ARG;
   size_t es = p->elem_size;
   size_t qb = span_bytes(d->q_stride, d->batch, d->heads_q, d->len_q, d->dim_qk, es);
   size_t ob = span_bytes(d->o_stride, d->batch, d->heads_q, d->len_q, d->dim_v, es);
-  size_t kb = d->len_k ? span_bytes(d->k_stride, d->batch, d->heads_kv, d->len_k, d->dim_qk, es) : 0;
+  size_t kb = d->len_k ? span_bytes(d->k_stride, d->batch, d->heads_kv, d->len_k, d->dim_qk, d->k_int8 ? 1 : es) : 0;
   size_t vb = d->len_k ? span_bytes(d->v_stride, d->batch, d->heads_kv, d->len_k, d->dim_v, es) : 0;
   if (!qb || !ob || (d->len_k && (!kb || !vb))) return SMX_E_INVALID_ARG;
   /* the output may not overlap an input (the tasks read them while others write) */

@@ -18,6 +18,7 @@ typedef struct slice {
   float *o1, *lse1;   /* differential attention: the first map's normalised rows */
   float *knorm, *qnorm;   /* L2-distance attention: scale |k|^2 of the tile's keys, scale |q|^2 of the rows */
   float *nsa;             /* NSA: per row and key block, the coarse score, then 1 = selected */
+  float *qsq;             /* int8 K with the Jensen correction: |q'|^2 of the rows (q' = scale q) */
   int64_t *lo, *hi;
 } slice;
 
@@ -47,6 +48,7 @@ static slice carve(const struct smx_attention_plan *p, unsigned char *at) {
   s.lo = (int64_t *)(void *)take(&at, 4 * r);
   s.hi = s.lo + r;
   s.nsa = take(&at, p->nsa_blocks ? r * p->nsa_blocks : 1);
+  s.qsq = take(&at, r);
   return s;
 }
 
@@ -78,6 +80,27 @@ static const float *load_keys(smx_attn_run *run, const void *base, const size_t 
   for (size_t c = 0; c < nk; c++) {
     run->io.load(dim, at + c * s[2] * p->elem_size, buf + c * dim);
     if (norm) rms_norm(buf + c * dim, dim, p->qk_eps, run->a->k_norm_w);
+  }
+  *ld = dim;
+  return buf;
+}
+
+/* Dimensions [qoff, qoff + dim) of key rows [j0, j0 + nk) (j0 a multiple of SMX_ATTN_BK) as f32 rows:
+ * int8 keys times their block's scale, RMS-normalised with qk_norm. */
+static const float *load_k(smx_attn_run *run, size_t qoff, size_t dim, size_t b, size_t g, size_t j0, size_t nk,
+                           float *buf, size_t *ld) {
+  const struct smx_attention_plan *p = run->p;
+  const smx_attention_desc *d = &p->d;
+  if (!d->k_int8) {
+    const unsigned char *base = (const unsigned char *)run->a->k + qoff * p->elem_size;
+    return load_keys(run, base, d->k_stride, dim, b, g, j0, nk, buf, d->qk_norm, ld);
+  }
+  const int8_t *at = (const int8_t *)run->a->k + b * d->k_stride[0] + g * d->k_stride[1] + j0 * d->k_stride[2] + qoff;
+  size_t nblk = (d->len_k + SMX_ATTN_BK - 1) / SMX_ATTN_BK;
+  float sc = run->a->k_scales[(b * d->heads_kv + g) * nblk + j0 / SMX_ATTN_BK];
+  for (size_t c = 0; c < nk; c++) {
+    for (size_t x = 0; x < dim; x++) buf[c * dim + x] = (float)at[c * d->k_stride[2] + x] * sc;
+    if (d->qk_norm) rms_norm(buf + c * dim, dim, p->qk_eps, run->a->k_norm_w);
   }
   *ld = dim;
   return buf;
@@ -119,6 +142,14 @@ static void transform(smx_attn_run *run, slice *w, size_t b, size_t g, size_t t,
     }
     float slope = d->alibi ? a->alibi_slopes[h] : 0.0f;
     const float *fox = d->fox ? a->fox + (b * d->heads_q + h) * d->len_k : NULL;
+    /* int8 K: rounding each key element (step D, uniform error) adds noise of variance |q'|^2 D^2 / 12 to the
+     * logit, and E[e^{z + noise}] = e^{z + var / 2}: subtracting var / 2 removes that bias (Jensen) */
+    float jensen = 0.0f;
+    if (d->k_int8 && d->k_int8_jensen) {
+      size_t nblk = (d->len_k + SMX_ATTN_BK - 1) / SMX_ATTN_BK;
+      float sc = a->k_scales[(b * d->heads_kv + g) * nblk + j0 / SMX_ATTN_BK];
+      jensen = w->qsq[r] * sc * sc * (1.0f / 24.0f);
+    }
     if (p->nsa_blocks && w->nsa[r * p->nsa_blocks + j0 / SMX_ATTN_BK] == 0.0f) {   /* block not selected */
       for (size_t c = 0; c < nk; c++) col[c * rp] = -INFINITY;
       continue;
@@ -131,6 +162,7 @@ static void transform(smx_attn_run *run, slice *w, size_t b, size_t g, size_t t,
         continue;
       }
       if (d->l2_distance) x = 2.0f * x - w->qnorm[r] - w->knorm[c];   /* -scale |q - k|^2 */
+      x -= jensen;
       if (p->softcap > 0) x = p->softcap * tanhf(x / p->softcap);
       x *= fac;
       if (d->mask_kind == SMX_ATTN_MASK_BOOL) {
@@ -209,13 +241,12 @@ static void nsa_select(smx_attn_run *run, slice *w, size_t b, size_t g, size_t t
   size_t nb = p->nsa_blocks;
   for (size_t r = 0; r < p->rows; r++)
     for (size_t blk = 0; blk < nb; blk++) w->nsa[r * nb + blk] = -INFINITY;
-  const unsigned char *kbase = (const unsigned char *)run->a->k + qoff * p->elem_size;
   for (size_t blk = 0; blk < nb; blk++) {
     size_t j0 = blk * SMX_ATTN_BK, nk = d->len_k - j0 < SMX_ATTN_BK ? d->len_k - j0 : SMX_ATTN_BK, ldk;
     int wanted = 0;
     for (size_t r = 0; r < p->rows; r++) wanted |= w->lo[r] <= (int64_t)j0 && (int64_t)(j0 + nk) <= w->hi[r];
     if (!wanted) continue;
-    const float *kp = load_keys(run, kbase, d->k_stride, dqe, b, g, j0, nk, w->kbuf, d->qk_norm, &ldk);
+    const float *kp = load_k(run, qoff, dqe, b, g, j0, nk, w->kbuf, &ldk);
     for (size_t x = 0; x < dqe; x++) {
       double sum = 0.0;
       for (size_t c = 0; c < nk; c++) sum += kp[c * ldk + x];
@@ -287,6 +318,11 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
       run->io.load(dq, qr, w.tmp);
       if (d->qk_norm) rms_norm(w.tmp, dq, p->qk_eps, a->q_norm_w);
       for (size_t x = 0; x < dqe; x++) w.qt[x * rp + r] = w.qr[r * dqe + x] = w.tmp[qoff + x] * p->scale;
+      if (d->k_int8) {
+        double sq = 0.0;
+        for (size_t x = 0; x < dqe; x++) sq += (double)w.qr[r * dqe + x] * w.qr[r * dqe + x];
+        w.qsq[r] = (float)sq;
+      }
       if (d->l2_distance) {
         double sq = 0.0;
         for (size_t x = 0; x < dqe; x++) sq += (double)w.tmp[qoff + x] * w.tmp[qoff + x];
@@ -313,14 +349,13 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
     if (few) memset(w.st, 0, SMX_ATTN_BK * rp * sizeof(float));
 
     size_t ldk, ldv;
-    const unsigned char *kbase = (const unsigned char *)a->k + qoff * p->elem_size;
     if (hi_u > lo_u) {
       int64_t j0 = k0 + (lo_u - k0) / SMX_ATTN_BK * SMX_ATTN_BK;
       for (; j0 < hi_u; j0 += SMX_ATTN_BK) {
         size_t nk = (size_t)(k1 - j0 < SMX_ATTN_BK ? k1 - j0 : SMX_ATTN_BK);
         if (p->nsa_blocks && !nsa_any(p, &w, (size_t)j0 / SMX_ATTN_BK)) continue;   /* no row selected it */
         visited += pass == 0;
-        const float *kp = load_keys(run, kbase, d->k_stride, dqe, b, g, (size_t)j0, nk, w.kbuf, d->qk_norm, &ldk);
+        const float *kp = load_k(run, qoff, dqe, b, g, (size_t)j0, nk, w.kbuf, &ldk);
         if (d->l2_distance)
           for (size_t c = 0; c < nk; c++) {
             double sq = 0.0;

@@ -19,7 +19,7 @@ typedef struct tcase {
 } tcase;
 
 typedef struct tdata {
-  float *q, *k, *v, *mask, *slopes, *sinks, *fox, *gate, *qw, *kw;
+  float *q, *k, *v, *mask, *slopes, *sinks, *fox, *gate, *qw, *kw, *kscales;
   unsigned char *bmask;
   void *qs, *ks, *vs;   /* storage copies (f32 / f16 / bf16) */
 } tdata;
@@ -74,6 +74,15 @@ static int radial_ok(size_t T, long long qi, long long j) {
   return (a > bb ? a - bb : bb - a) <= w;
 }
 
+/* Key element (b, g, j, x): int8 K times its block's scale, or the stored value. */
+static long double kval(const tcase *c, const tdata *t, size_t b, size_t g, size_t j, size_t x) {
+  const smx_attention_desc *d = &c->d;
+  size_t i = at(c, d->heads_kv, d->len_k, d->dim_qk, b, g, j, x);
+  if (!d->k_int8) return load(d->dtype, t->ks, i);
+  size_t nblk = (d->len_k + 63) / 64;
+  return (long double)((const int8_t *)t->ks)[i] * t->kscales[(b * d->heads_kv + g) * nblk + j / 64];
+}
+
 /* The reference: O (packed (B, Hq, Lq, Dv)) and lse, in long double. */
 static void reference(const tcase *c, const tdata *t, long double *o, long double *lse) {
   const smx_attention_desc *d = &c->d;
@@ -113,7 +122,7 @@ static void reference(const tcase *c, const tdata *t, long double *o, long doubl
             long double sc = 0;
             for (size_t x = 0; x < Dq; x++) {
               long double mean = 0;
-              for (size_t j = j0; j < j0 + nk; j++) mean += load(d->dtype, t->ks, at(c, d->heads_kv, Lk, Dq, b, g, j, x));
+              for (size_t j = j0; j < j0 + nk; j++) mean += kval(c, t, b, g, j, x);
               sc += qn[x] * (mean / nk);
             }
             bs[blk] = sc * scale;
@@ -139,7 +148,7 @@ static void reference(const tcase *c, const tdata *t, long double *o, long doubl
           if (d->nsa_topk && !sel[j / 64]) continue;
             long double ks = 0, dot = 0;
             for (size_t x = 0; x < Dq; x++) {
-              kn[x] = load(d->dtype, t->ks, at(c, d->heads_kv, Lk, Dq, b, g, j, x));
+              kn[x] = kval(c, t, b, g, j, x);
               ks += kn[x] * kn[x];
             }
             for (size_t x = qoff; x < qoff + dqe; x++) {
@@ -147,6 +156,11 @@ static void reference(const tcase *c, const tdata *t, long double *o, long doubl
               dot += qn[x] * kv;
             }
             long double s = dot * scale;
+          if (d->k_int8_jensen) {
+            long double qq = 0, sc = t->kscales[(b * d->heads_kv + g) * ((Lk + 63) / 64) + j / 64];
+            for (size_t x = qoff; x < qoff + dqe; x++) qq += qn[x] * qn[x] * scale * scale;
+            s -= qq * sc * sc / 24;
+          }
           if (d->l2_distance) {
             long double dd = 0;
             for (size_t x = qoff; x < qoff + dqe; x++) dd += (qn[x] - kn[x]) * (qn[x] - kn[x]);
@@ -168,7 +182,7 @@ static void reference(const tcase *c, const tdata *t, long double *o, long doubl
               if ((long long)j < lo || (long long)j >= hi) continue;
               long double w = 0;
               for (size_t x = 0; x < Dq; x++) {
-                long double qv = qn[x], kv = load(d->dtype, t->ks, at(c, d->heads_kv, Lk, Dq, b, g, j, x));
+                long double qv = qn[x], kv = kval(c, t, b, g, j, x);
                 if (d->kind == SMX_ATTN_LINEAR) w += (qv > 0 ? qv + 1 : expl(qv)) * (kv > 0 ? kv + 1 : expl(kv));
                 else w += (qv > 0 ? qv : 0) * (kv > 0 ? kv : 0);
               }
@@ -235,6 +249,28 @@ static void make_data(const tcase *c, tdata *t, tu_rng *r) {
   for (size_t i = 0; i < nk; i++) t->k[i] = round_to(d->dtype, tu_normal(r));
   for (size_t i = 0; i < nv; i++) t->v[i] = round_to(d->dtype, tu_normal(r));
   t->qs = store(d->dtype, t->q, nq); t->ks = store(d->dtype, t->k, nk); t->vs = store(d->dtype, t->v, nv);
+  if (d->k_int8) {   /* per (b, g, 64-key block): scale max|k| / 127, values rounded */
+    size_t nblk = (d->len_k + 63) / 64;
+    if (d->dtype != SMX_ATTN_F32) free(t->ks);
+    int8_t *k8 = malloc(nk + 1);
+    t->kscales = malloc((d->batch * d->heads_kv * nblk + 1) * 4);
+    for (size_t b = 0; b < d->batch; b++)
+      for (size_t g = 0; g < d->heads_kv; g++)
+        for (size_t blk = 0; blk < nblk; blk++) {
+          size_t j1 = blk * 64 + 64 < d->len_k ? blk * 64 + 64 : d->len_k;
+          float mx = 0;
+          for (size_t j = blk * 64; j < j1; j++)
+            for (size_t x = 0; x < d->dim_qk; x++) mx = fmaxf(mx, fabsf(t->k[at(c, d->heads_kv, d->len_k, d->dim_qk, b, g, j, x)]));
+          float sc = mx > 0 ? mx / 127 : 1;
+          t->kscales[(b * d->heads_kv + g) * nblk + blk] = sc;
+          for (size_t j = blk * 64; j < j1; j++)
+            for (size_t x = 0; x < d->dim_qk; x++) {
+              size_t i = at(c, d->heads_kv, d->len_k, d->dim_qk, b, g, j, x);
+              k8[i] = (int8_t)lrintf(t->k[i] / sc);
+            }
+        }
+    t->ks = k8;
+  }
   size_t Lq = d->len_q, Lk = d->len_k, H = d->heads_q;
   if (d->mask_kind == SMX_ATTN_MASK_BOOL) {   /* (2 or 1, 1, Lq, Lk): varies over batch, broadcast over heads */
     t->bmask = malloc(2 * Lq * Lk + 1);
@@ -262,7 +298,9 @@ static void make_data(const tcase *c, tdata *t, tu_rng *r) {
 }
 
 static void free_data(const tcase *c, tdata *t) {
-  if (c->d.dtype != SMX_ATTN_F32) { free(t->qs); free(t->ks); free(t->vs); }
+  if (c->d.dtype != SMX_ATTN_F32) { free(t->qs); free(t->vs); }
+  if (c->d.dtype != SMX_ATTN_F32 || c->d.k_int8) free(t->ks);
+  free(t->kscales);
   free(t->q); free(t->k); free(t->v); free(t->mask); free(t->bmask); free(t->slopes); free(t->sinks);
   free(t->fox); free(t->gate); free(t->qw); free(t->kw);
 }
@@ -272,7 +310,7 @@ static smx_attention_args make_args(const tcase *c, const tdata *t, void *o, flo
   a.q = t->qs; a.k = t->ks; a.v = t->vs; a.o = o; a.lse = lse;
   a.mask = c->d.mask_kind == SMX_ATTN_MASK_BOOL ? (const void *)t->bmask : (const void *)t->mask;
   a.alibi_slopes = t->slopes; a.sinks = t->sinks; a.fox = t->fox; a.gate = t->gate;
-  a.q_norm_w = t->qw; a.k_norm_w = t->kw;
+  a.q_norm_w = t->qw; a.k_norm_w = t->kw; a.k_scales = t->kscales;
   return a;
 }
 
@@ -400,6 +438,9 @@ static const tcase cases[] = {
   { "linear", { DESC(1, 2, 2, 20, 40, 8, 8), .kind = SMX_ATTN_LINEAR, .gate = 1 }, 0, 0, 0 },
   { "cosformer causal", { DESC(1, 2, 2, 40, 60, 16, 16), .kind = SMX_ATTN_COSFORMER, .causal = 1 }, 0, 0, 0 },
   { "cosformer f16", { DESC(1, 2, 1, 30, 30, 16, 16), .kind = SMX_ATTN_COSFORMER, .dtype = SMX_ATTN_F16 }, 0, 0, 0 },
+  { "int8 K", { DESC(2, 4, 2, 30, 150, 32, 16), .k_int8 = 1, .causal = 1 }, 0, 0, 0 },
+  { "int8 K jensen decode", { DESC(1, 8, 2, 1, 4500, 64, 32), .k_int8 = 1, .k_int8_jensen = 1 }, 0, 3.0, 0 },
+  { "int8 K jensen f16 nsa", { DESC(1, 2, 2, 40, 300, 32, 16), .k_int8 = 1, .k_int8_jensen = 1, .dtype = SMX_ATTN_F16, .nsa_topk = 2, .causal = 1 }, 0, 0, 0 },
   { "qk-norm", { DESC(1, 2, 2, 20, 70, 24, 16), .qk_norm = 1 }, 0, 0, 0 },
   { "strided (B,L,H,D)", { DESC(2, 4, 2, 33, 47, 16, 24), .causal = 1 }, 1, 0, 0 },
   { "f16", { DESC(1, 2, 2, 40, 70, 32, 32), .dtype = SMX_ATTN_F16, .causal = 1 }, 0, 0, 0 },
