@@ -104,8 +104,15 @@ SMX_INLINE void qkd_block(size_t nrb, size_t nkb, size_t d, const float *q, size
       for (size_t c = 0; c < nkb; c++) acc[r][c] = vf_fmadd(qv, kv[c], acc[r][c]);
     }
   }
-  for (size_t r = 0; r < nrb; r++)
-    for (size_t c = 0; c < nkb; c++) st[c * ldst + r] = vf_reduce_add(acc[r][c]);
+  for (size_t r = 0; r < nrb; r++) {
+    if (nkb == 4) {   /* four keys of a row in one reduction tree */
+      float s4[4];
+      vf_reduce_add4(acc[r][0 % SMX_ATTN_DK], acc[r][1 % SMX_ATTN_DK], acc[r][2 % SMX_ATTN_DK], acc[r][3 % SMX_ATTN_DK], s4);
+      for (size_t c = 0; c < 4; c++) st[c * ldst + r] = s4[c];
+    } else {
+      for (size_t c = 0; c < nkb; c++) st[c * ldst + r] = vf_reduce_add(acc[r][c]);
+    }
+  }
 }
 
 /* a full block of keys, or the last keys one at a time */
