@@ -169,6 +169,11 @@ static int online_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, 
       cnt[0] += (uint64_t)__builtin_popcount(bv);
       cnt[1] += (uint64_t)__builtin_popcount(bs);
     }
+    if (mf_bits(skip) == (unsigned)((1ull << VF_W) - 1)) {   /* every row here skips the tile: no exponential */
+      for (size_t i = 0; i < nk; i++) vf_st(st + i * ldst + j, zero);
+      vf_st(alpha + j, a);
+      continue;
+    }
     vf_t s0 = zero, s1 = zero;
     size_t i = 0;
     for (; i + 2 <= nk; i += 2) {
