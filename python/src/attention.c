@@ -18,7 +18,8 @@ const char smx_py_attention_doc[] = PyDoc_STR(
   "attention($module, /, q, k, v, *, causal=False, scale=None, window=None, mask=None, sink=None,\n"
   "          return_lse=False, threads=0, softcap=None, ssmax=None, kind='softmax', sigmoid_bias=0.0,\n"
   "          alibi=None, fox=None, gate=None, qk_norm=None, qk_norm_eps=1e-6, blasst=None,\n"
-  "          radial_frame=None, diff_lambda=0.0, l2_distance=False, nsa_topk=0)\n"
+  "          radial_frame=None, diff_lambda=0.0, l2_distance=False, nsa_topk=0, k_scales=None,\n"
+  "          jensen=False)\n"
   "--\n\n"
   "Fused attention softmax(q k^T * scale + ...) v, never forming the Lq x Lk scores.\n"
   "q : (B, Hq, Lq, D); k : (B, Hkv, Lk, D); v : (B, Hkv, Lk, Dv); float32 or float16 (float64 is\n"
@@ -37,7 +38,8 @@ const char smx_py_attention_doc[] = PyDoc_STR(
   "(B, Hq, Lq, Dv) sigmoid output gate logits, qk_norm True or (wq, wk) RMSNorm weights,\n"
   "blasst ln(threshold) < 0, radial_frame (tokens per frame), diff_lambda (differential attention over\n"
   "the halves of D), l2_distance (scores -scale |q - k|^2), nsa_topk (NSA block selection, blocks of\n"
-  "64 keys). See docs/attention.md.\n"
+  "64 keys); k of dtype int8 with k_scales (B, Hkv, ceil(Lk / 64)), one step per 64-key block, and\n"
+  "jensen (the Jensen-bias correction). See docs/attention.md.\n"
   "A query row that sees no key gives 0 (never NaN). The GIL is released while computing.");
 
 /* a float32 C-contiguous copy of an optional per-head / per-row operand of exactly n elements */
@@ -81,21 +83,23 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
   static char *kw[] = { "q", "k", "v", "causal", "scale", "window", "mask", "sink", "return_lse", "threads",
                         "softcap", "ssmax", "kind", "sigmoid_bias", "alibi", "fox", "gate", "qk_norm",
-                        "qk_norm_eps", "blasst", "radial_frame", "diff_lambda", "l2_distance", "nsa_topk", NULL };
+                        "qk_norm_eps", "blasst", "radial_frame", "diff_lambda", "l2_distance", "nsa_topk", "k_scales", "jensen", NULL };
   PyObject *qo, *ko, *vo, *causal = Py_False, *scale = Py_None, *window = Py_None, *mask = Py_None, *sink = Py_None;
   PyObject *softcap = Py_None, *ssmax = Py_None, *alibi = Py_None, *fox = Py_None, *gate = Py_None;
   PyObject *qk_norm = Py_None, *blasst = Py_None, *radial = Py_None;
   const char *kind = "softmax";
   int return_lse = 0, threads = 0, l2 = 0;
   Py_ssize_t nsa_topk = 0;
+  PyObject *k_scales = Py_None;
+  int jensen = 0;
   double sigmoid_bias = 0.0, qk_eps = 1e-6, diff_lambda = 0.0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$OOOOOpiOOsdOOOOdOOdpn:attention", kw, &qo, &ko, &vo, &causal,
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$OOOOOpiOOsdOOOOdOOdpnOp:attention", kw, &qo, &ko, &vo, &causal,
                                    &scale, &window, &mask, &sink, &return_lse, &threads, &softcap, &ssmax, &kind,
-                                   &sigmoid_bias, &alibi, &fox, &gate, &qk_norm, &qk_eps, &blasst, &radial, &diff_lambda, &l2, &nsa_topk))
+                                   &sigmoid_bias, &alibi, &fox, &gate, &qk_norm, &qk_eps, &blasst, &radial, &diff_lambda, &l2, &nsa_topk, &k_scales, &jensen))
     return NULL;
   PyObject *result = NULL;
   PyArrayObject *q = NULL, *k = NULL, *v = NULL, *o = NULL, *lse = NULL, *m = NULL, *sk = NULL, *al = NULL,
-                *fx = NULL, *gt = NULL, *wq = NULL, *wk = NULL;
+                *fx = NULL, *gt = NULL, *wq = NULL, *wk = NULL, *ks = NULL;
   smx_attention_desc d;
   memset(&d, 0, sizeof d);
   smx_attention_args a;
@@ -111,7 +115,10 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   }
   Py_DECREF(q0);
-  if (!(q = tensor("q", qo, type)) || !(k = tensor("k", ko, type)) || !(v = tensor("v", vo, type))) goto done;
+  /* int8 K (a quantised KV cache): read as it is, with k_scales */
+  int k8 = PyArray_Check(ko) && PyArray_TYPE((PyArrayObject *)ko) == NPY_INT8;
+  if (!(q = tensor("q", qo, type)) || !(k = tensor("k", ko, k8 ? NPY_INT8 : type)) || !(v = tensor("v", vo, type)))
+    goto done;
   d.batch = (size_t)PyArray_DIM(q, 0);
   d.heads_q = (size_t)PyArray_DIM(q, 1);
   d.len_q = (size_t)PyArray_DIM(q, 2);
@@ -235,6 +242,16 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
     goto done;
   }
   d.nsa_topk = (size_t)nsa_topk;
+  if (k8 != (k_scales != Py_None)) {
+    PyErr_SetString(PyExc_ValueError, "attention: int8 k needs k_scales (B, Hkv, ceil(Lk / 64)), and only int8 k takes them");
+    goto done;
+  }
+  if (k8) {
+    if (!(ks = f32_vector("k_scales", k_scales, (npy_intp)(d.batch * d.heads_kv * ((d.len_k + 63) / 64))))) goto done;
+    d.k_int8 = 1;
+    d.k_int8_jensen = jensen;
+    a.k_scales = PyArray_DATA(ks);
+  }
   if (alibi != Py_None) {
     if (!(al = f32_vector("alibi", alibi, (npy_intp)d.heads_q))) goto done;
     d.alibi = 1;
@@ -301,6 +318,6 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
   }
 done:
   Py_XDECREF(q); Py_XDECREF(k); Py_XDECREF(v); Py_XDECREF(o); Py_XDECREF(lse); Py_XDECREF(m);
-  Py_XDECREF(sk); Py_XDECREF(al); Py_XDECREF(fx); Py_XDECREF(gt); Py_XDECREF(wq); Py_XDECREF(wk);
+  Py_XDECREF(sk); Py_XDECREF(al); Py_XDECREF(fx); Py_XDECREF(gt); Py_XDECREF(wq); Py_XDECREF(wk); Py_XDECREF(ks);
   return result;
 }

@@ -111,6 +111,19 @@ class TestAttention(unittest.TestCase):
                 want = np.nan_to_num((w @ vv) / w.sum(-1, keepdims=True))
             self.check(smx.attention(q, k, v, kind=kind, causal=True), want)
 
+    def test_int8_k(self):
+        q = RNG.standard_normal((1, 2, 10, 32)).astype(np.float32)
+        k = RNG.standard_normal((1, 1, 150, 32)).astype(np.float32)
+        v = RNG.standard_normal((1, 1, 150, 16)).astype(np.float32)
+        nb = 3
+        scales = np.array([np.abs(k[0, 0, b * 64:(b + 1) * 64]).max() / 127 for b in range(nb)], np.float32)
+        k8 = np.concatenate([np.rint(k[0, 0, b * 64:(b + 1) * 64] / scales[b]) for b in range(nb)]).astype(np.int8)
+        kd = (k8.astype(np.float64) * np.repeat(scales, 64)[:150, None])[None, None]
+        o = smx.attention(q, k8[None, None], v, k_scales=scales.reshape(1, 1, nb), causal=True)
+        self.check(o, composed(q, kd, v, causal="bottom_right"))
+        with self.assertRaises(ValueError):
+            smx.attention(q, k8[None, None], v)
+
     def test_errors(self):
         q = np.zeros((1, 3, 4, 8), np.float32)
         k = np.zeros((1, 2, 4, 8), np.float32)
