@@ -67,9 +67,15 @@
  *    O(L D Dv) through the running sums sum_j phi(k_j) v_j^T (scale unused);
  *  - kind SMX_ATTN_COSFORMER (Qin et al. 2022): phi = relu and
  *    w_ij = phi(q_i).phi(k_j) cos(pi/2 (p_i - j) / Lk), by the same sums over
- *    the cos / sin halves. Both: causal or not, no other mask or variant
+ *    the cos / sin halves;
+ *  - kind SMX_ATTN_MALA (Fan et al. 2025, "Rectifying magnitude neglect in
+ *    linear attention"): with a_ij = scale phi(q_i).phi(k_j), phi = elu + 1,
+ *    n_i visible keys and z_i = mean_j a_ij, w_ij = ((1 + 1/(z_i + 1e-6))
+ *    a_ij - z_i) / n_i (weights that sum to about 1 and may be negative; the
+ *    reference code's form, means over the visible keys when causal; lse 0).
+ *    All three: causal or not, no other mask or variant
  *    (SMX_E_INVALID_ARG); a row whose weights sum to 0 gives O = 0; lse is
- *    log sum_j w_ij;
+ *    log sum_j w_ij (MALA: 0);
  *  - output gate (run time): O *= sigmoid(g), g per (b, h, i) or per
  *    (b, h, i, d) with SMX_ATTN_GATE_ELEMENTWISE;
  *  - qk_norm: Q and K rows are RMS-normalised (eps qk_norm_eps, weights at
@@ -137,7 +143,8 @@ typedef enum smx_attn_kind {
   SMX_ATTN_SIGMOID = 1,
   SMX_ATTN_SOFTPICK = 2,
   SMX_ATTN_LINEAR = 3,      /* linear attention, phi = elu + 1 (no softmax)  */
-  SMX_ATTN_COSFORMER = 4    /* cosFormer: phi = relu, cos re-weighting        */
+  SMX_ATTN_COSFORMER = 4,   /* cosFormer: phi = relu, cos re-weighting        */
+  SMX_ATTN_MALA = 5         /* magnitude-aware linear attention               */
 } smx_attn_kind;
 
 #define SMX_ATTN_GATE_ELEMENTWISE 0x1u   /* gate is (b, h, i, d), not (b, h, i) */

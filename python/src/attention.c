@@ -34,7 +34,7 @@ const char smx_py_attention_doc[] = PyDoc_STR(
   "return_lse : also return the (B, Hq, Lq) float32 log-sum-exp (-inf for a row that sees no key).\n"
   "threads : >= 0 (0 or 1: the calling thread); results do not depend on it.\n"
   "Variants: softcap (tanh cap), ssmax (SSMax s), kind 'softmax' | 'sigmoid' (with sigmoid_bias)\n"
-  "| 'softpick' | 'linear' (elu+1 features) | 'cosformer', alibi (Hq,) slopes, fox (B, Hq, Lk) cumulative log forget, gate (B, Hq, Lq) or\n"
+  "| 'softpick' | 'linear' (elu+1 features) | 'cosformer' | 'mala', alibi (Hq,) slopes, fox (B, Hq, Lk) cumulative log forget, gate (B, Hq, Lq) or\n"
   "(B, Hq, Lq, Dv) sigmoid output gate logits, qk_norm True or (wq, wk) RMSNorm weights,\n"
   "blasst ln(threshold) < 0, radial_frame (tokens per frame), diff_lambda (differential attention over\n"
   "the halves of D), l2_distance (scores -scale |q - k|^2), nsa_topk (NSA block selection, blocks of\n"
@@ -230,8 +230,9 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
   else if (!strcmp(kind, "softpick")) d.kind = SMX_ATTN_SOFTPICK;
   else if (!strcmp(kind, "linear")) d.kind = SMX_ATTN_LINEAR;
   else if (!strcmp(kind, "cosformer")) d.kind = SMX_ATTN_COSFORMER;
+  else if (!strcmp(kind, "mala")) d.kind = SMX_ATTN_MALA;
   else {
-    PyErr_Format(PyExc_ValueError, "attention: kind must be 'softmax', 'sigmoid', 'softpick', 'linear' or 'cosformer', not '%s'", kind);
+    PyErr_Format(PyExc_ValueError, "attention: kind must be 'softmax', 'sigmoid', 'softpick', 'linear', 'cosformer' or 'mala', not '%s'", kind);
     goto done;
   }
   d.sigmoid_bias = sigmoid_bias;

@@ -31,9 +31,9 @@ static smx_status check(const smx_attention_desc *d) {
   if (d->heads_kv == 0 ? d->heads_q != 0 : d->heads_q % d->heads_kv != 0) return SMX_E_INVALID_ARG;
   if (d->dim_qk == 0 || d->dim_v == 0) return SMX_E_INVALID_ARG;
   if ((unsigned)d->dtype > SMX_ATTN_BF16 || (unsigned)d->causal > SMX_ATTN_CAUSAL_TOP_LEFT) return SMX_E_INVALID_ARG;
-  if ((unsigned)d->mask_kind > SMX_ATTN_MASK_BIAS || (unsigned)d->kind > SMX_ATTN_COSFORMER) return SMX_E_INVALID_ARG;
+  if ((unsigned)d->mask_kind > SMX_ATTN_MASK_BIAS || (unsigned)d->kind > SMX_ATTN_MALA) return SMX_E_INVALID_ARG;
   /* linear kinds: a running-sum algorithm, with the causal mask only */
-  if ((d->kind == SMX_ATTN_LINEAR || d->kind == SMX_ATTN_COSFORMER) &&
+  if ((d->kind == SMX_ATTN_LINEAR || d->kind == SMX_ATTN_COSFORMER || d->kind == SMX_ATTN_MALA) &&
       (d->window || d->mask_kind || d->alibi || d->radial_frame || d->softcap > 0 || d->ssmax_s != 0 || d->fox ||
        d->qk_norm || d->l2_distance || d->nsa_topk || d->k_int8))
     return SMX_E_INVALID_ARG;
@@ -84,7 +84,7 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   p.sigmoid_bias = (float)d->sigmoid_bias;
   p.qk_eps = (float)(d->qk_norm_eps != 0.0 ? d->qk_norm_eps : 1e-6);
   p.blasst = (float)d->blasst_log_threshold;
-  p.linear = d->kind == SMX_ATTN_LINEAR || d->kind == SMX_ATTN_COSFORMER;
+  p.linear = d->kind == SMX_ATTN_LINEAR || d->kind == SMX_ATTN_COSFORMER || d->kind == SMX_ATTN_MALA;
   p.nsa_blocks = d->nsa_topk ? (d->len_k + SMX_ATTN_BK - 1) / SMX_ATTN_BK : 0;
   p.elementwise = (d->k_int8 && d->k_int8_jensen) || d->nsa_topk || d->mask_kind != SMX_ATTN_MASK_NONE || d->alibi || d->radial_frame || d->softcap > 0 || d->l2_distance ||
                   d->ssmax_s != 0 || d->fox;
@@ -128,7 +128,7 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
     if (t > SMX_MAX_THREADS) t = SMX_MAX_THREADS;
     if (t > p.n_tasks) t = p.n_tasks ? p.n_tasks : 1;
     p.threads = t;
-    p.ws_worker = lines(mul(2 * dq, dv)) + lines(2 * dq) * 3 + lines(dmax) + lines(dv);
+    p.ws_worker = lines(mul(2 * dq, dv)) + lines(2 * dq) * 3 + lines(dmax) + 2 * lines(dv);
     total = mul(t, p.ws_worker);
   }
   if (!total) return SMX_E_INVALID_ARG;

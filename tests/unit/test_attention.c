@@ -177,7 +177,29 @@ static void reference(const tcase *c, const tdata *t, long double *o, long doubl
           }
           long double den = 0;
           for (size_t x = 0; x < Dv; x++) out[x] = 0;
-          if (d->kind == SMX_ATTN_LINEAR || d->kind == SMX_ATTN_COSFORMER) {
+          if (d->kind == SMX_ATTN_MALA) {   /* w = ((1 + 1/(z + 1e-6)) a - z) / n, a = scale phi(q).phi(k), z = mean a */
+            long double *aw = malloc((Lk + 1) * sizeof *aw), zs = 0;
+            size_t n = 0;
+            for (size_t j = 0; j < Lk; j++) {
+              aw[j] = 0;
+              if ((long long)j < lo || (long long)j >= hi) continue;
+              for (size_t x = 0; x < Dq; x++) {
+                long double qv = qn[x], kv = kval(c, t, b, g, j, x);
+                aw[j] += (qv > 0 ? qv + 1 : expl(qv)) * (kv > 0 ? kv + 1 : expl(kv));
+              }
+              aw[j] *= scale;
+              zs += aw[j];
+              n++;
+            }
+            long double zm = n ? zs / n : 0, beta = 1 + 1 / (zm + 1e-6L);
+            for (size_t j = 0; j < Lk && n; j++) {
+              if ((long long)j < lo || (long long)j >= hi) continue;
+              long double w = (beta * aw[j] - zm) / n;
+              for (size_t x = 0; x < Dv; x++) out[x] += w * load(d->dtype, t->vs, at(c, d->heads_kv, Lk, Dv, b, g, j, x));
+            }
+            lse[row] = n ? 0 : -INFINITY;
+            free(aw);
+          } else if (d->kind == SMX_ATTN_LINEAR || d->kind == SMX_ATTN_COSFORMER) {
             for (size_t j = 0; j < Lk; j++) {
               if ((long long)j < lo || (long long)j >= hi) continue;
               long double w = 0;
@@ -441,6 +463,8 @@ static const tcase cases[] = {
   { "int8 K", { DESC(2, 4, 2, 30, 150, 32, 16), .k_int8 = 1, .causal = 1 }, 0, 0, 0 },
   { "int8 K jensen decode", { DESC(1, 8, 2, 1, 4500, 64, 32), .k_int8 = 1, .k_int8_jensen = 1 }, 0, 3.0, 0 },
   { "int8 K jensen f16 nsa", { DESC(1, 2, 2, 40, 300, 32, 16), .k_int8 = 1, .k_int8_jensen = 1, .dtype = SMX_ATTN_F16, .nsa_topk = 2, .causal = 1 }, 0, 0, 0 },
+  { "mala", { DESC(2, 2, 1, 20, 40, 16, 12), .kind = SMX_ATTN_MALA }, 0, 0, 0 },
+  { "mala causal", { DESC(1, 2, 2, 30, 30, 16, 16), .kind = SMX_ATTN_MALA, .causal = 1 }, 0, 0, 0 },
   { "qk-norm", { DESC(1, 2, 2, 20, 70, 24, 16), .qk_norm = 1 }, 0, 0, 0 },
   { "strided (B,L,H,D)", { DESC(2, 4, 2, 33, 47, 16, 24), .causal = 1 }, 1, 0, 0 },
   { "f16", { DESC(1, 2, 2, 40, 70, 32, 32), .dtype = SMX_ATTN_F16, .causal = 1 }, 0, 0, 0 },
@@ -595,7 +619,7 @@ static void test_bad(void) {
   BAD(dtype, (smx_attn_dtype)7)
   BAD(causal, (smx_attn_causal)5)
   BAD(mask_kind, (smx_attn_mask_kind)9)
-  BAD(kind, (smx_attn_kind)5)
+  BAD(kind, (smx_attn_kind)6)
   BAD(threads, -1)
   BAD(blasst_log_threshold, 1.0)
   BAD(q_stride[2], 3)
