@@ -2,7 +2,9 @@
  * Internals of the fused attention (include/smx/smx_attention.h): the plan,
  * the task geometry and the per-row state. plan.c validates a descriptor and
  * fixes the geometry, run.c schedules tasks, tile.c computes one task,
- * mask.c holds the positional masks and merge.c the log-sum-exp merges.
+ * scores.c applies the per-score options, nsa.c selects key blocks,
+ * finish.c ends the rows, linear.c runs the linear kinds, mask.c holds the
+ * positional masks and merge.c the public log-sum-exp merge.
  *
  * A task is (batch b, KV head g, query tile t, key split s). Its rows are the
  * `group` query heads of KV head g times `bq` query indices, so K and V tiles
@@ -58,6 +60,31 @@ typedef struct smx_attn_run {
   _Atomic size_t next;           /* next task to take                         */
   _Atomic uint64_t row_tiles, skipped, masked;
 } smx_attn_run;
+
+/* A worker's workspace slice (plan.c sizes it, smx_attn_carve cuts it). */
+typedef struct smx_attn_slice {
+  float *qr;   /* Q rows row-major (tasks of few rows) */
+  float *qt, *st, *o, *m, *l, *alpha, *kbuf, *vbuf, *tmp;
+  float *o1, *lse1;   /* differential attention: the first map's normalised rows */
+  float *knorm, *qnorm;   /* L2-distance attention: scale |k|^2 of the tile's keys, scale |q|^2 of the rows */
+  float *nsa;             /* NSA: per row and key block, the coarse score, then 1 = selected */
+  float *qsq;             /* int8 K with the Jensen correction: |q'|^2 of the rows (q' = scale q) */
+  int64_t *lo, *hi;
+} smx_attn_slice;
+
+smx_attn_slice smx_attn_carve(const struct smx_attention_plan *p, unsigned char *at);
+/* Row r of a task (KV head g, query tile t): its query head and index; 0 when r is padding. */
+int smx_attn_row_of(const struct smx_attention_plan *p, size_t g, size_t t, size_t r, size_t *h, size_t *i);
+/* Dimensions [qoff, qoff + dim) of key rows [j0, j0 + nk) as f32 rows (row stride *ld). */
+const float *smx_attn_load_k(smx_attn_run *run, size_t qoff, size_t dim, size_t b, size_t g, size_t j0, size_t nk,
+                             float *buf, size_t *ld);
+/* Every per-score option on the scores of keys [j0, j0 + nk) (scores.c). */
+void smx_attn_transform(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk);
+/* The online step of sigmoid and softpick (scores.c); returns whether a row saw a key. */
+int smx_attn_online_variant(smx_attn_run *run, smx_attn_slice *w, size_t nk);
+/* NSA block selection for the task's rows (nsa.c), and whether a row selected block blk. */
+void smx_attn_nsa_select(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t dqe, size_t qoff);
+int smx_attn_nsa_any(const struct smx_attention_plan *p, const smx_attn_slice *w, size_t blk);
 
 /* Keys [lo, hi) that the causal and window options leave to query index i. */
 void smx_attn_key_range(const struct smx_attention_plan *p, size_t i, int64_t *lo, int64_t *hi);

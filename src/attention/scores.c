@@ -1,0 +1,123 @@
+/*
+ * Between Q K^T and P V (tile.c): every per-score option of a plan on a tile of
+ * key-major scores, and the online step of the kinds without a vector kernel
+ * (sigmoid, softpick).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "attention/attention.h"
+
+/* Every per-score option, on key-major scores st[c][r] of keys j0.. (masked: -inf). */
+void smx_attn_transform(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk) {
+  const struct smx_attention_plan *p = run->p;
+  const smx_attention_desc *d = &p->d;
+  const smx_attention_args *a = run->a;
+  size_t rp = p->rows_pad;
+  for (size_t r = 0; r < rp; r++) {
+    size_t h = 0, i = 0;
+    float *col = w->st + r;
+    if (!smx_attn_row_of(p, g, t, r, &h, &i)) {
+      for (size_t c = 0; c < nk; c++) col[c * rp] = -INFINITY;
+      continue;
+    }
+    int64_t pos = smx_attn_pos(p, i), lo = w->lo[r], hi = w->hi[r];
+    float fac = 1.0f;
+    if (p->ssmax_s != 0) {
+      int64_t flo, fhi;
+      smx_attn_key_range(p, i, &flo, &fhi);
+      fac = fhi > flo ? p->ssmax_s * (float)log((double)(fhi - flo)) : 1.0f;
+    }
+    const unsigned char *mrow = NULL;
+    if (d->mask_kind != SMX_ATTN_MASK_NONE) {
+      size_t es = d->mask_kind == SMX_ATTN_MASK_BOOL ? 1 : sizeof(float);
+      mrow = (const unsigned char *)a->mask + (b * d->mask_stride[0] + h * d->mask_stride[1] + i * d->mask_stride[2]) * es;
+    }
+    float slope = d->alibi ? a->alibi_slopes[h] : 0.0f;
+    const float *fox = d->fox ? a->fox + (b * d->heads_q + h) * d->len_k : NULL;
+    /* int8 K: rounding each key element (step D, uniform error) adds noise of variance |q'|^2 D^2 / 12 to the
+     * logit, and E[e^{z + noise}] = e^{z + var / 2}: subtracting var / 2 removes that bias (Jensen) */
+    float jensen = 0.0f;
+    if (d->k_int8 && d->k_int8_jensen) {
+      size_t nblk = (d->len_k + SMX_ATTN_BK - 1) / SMX_ATTN_BK;
+      float sc = a->k_scales[(b * d->heads_kv + g) * nblk + j0 / SMX_ATTN_BK];
+      jensen = w->qsq[r] * sc * sc * (1.0f / 24.0f);
+    }
+    if (p->nsa_blocks && w->nsa[r * p->nsa_blocks + j0 / SMX_ATTN_BK] == 0.0f) {   /* block not selected */
+      for (size_t c = 0; c < nk; c++) col[c * rp] = -INFINITY;
+      continue;
+    }
+    for (size_t c = 0; c < nk; c++) {
+      int64_t j = (int64_t)(j0 + c);
+      float x = col[c * rp];
+      if (j < lo || j >= hi || (d->radial_frame && !smx_attn_radial_visible(d->radial_frame, pos, j))) {
+        col[c * rp] = -INFINITY;
+        continue;
+      }
+      if (d->l2_distance) x = 2.0f * x - w->qnorm[r] - w->knorm[c];   /* -scale |q - k|^2 */
+      x -= jensen;
+      if (p->softcap > 0) x = p->softcap * tanhf(x / p->softcap);
+      x *= fac;
+      if (d->mask_kind == SMX_ATTN_MASK_BOOL) {
+        if (!mrow[(size_t)j * d->mask_stride[3]]) x = -INFINITY;
+      } else if (d->mask_kind == SMX_ATTN_MASK_BIAS) {
+        float bias;
+        memcpy(&bias, mrow + (size_t)j * d->mask_stride[3] * sizeof(float), sizeof bias);
+        x += bias;
+      }
+      if (d->alibi) x -= slope * (float)(pos > j ? pos - j : j - pos);
+      if (fox) x += fox[pos] - fox[j];
+      col[c * rp] = x;
+    }
+  }
+}
+
+/* The online step of the variants (sigmoid, softpick), one row at a time. */
+int smx_attn_online_variant(smx_attn_run *run, smx_attn_slice *w, size_t nk) {
+  const struct smx_attention_plan *p = run->p;
+  size_t rp = p->rows_pad;
+  int any = 0;
+  for (size_t r = 0; r < p->rows; r++) {
+    float *col = w->st + r, mt = -INFINITY, sum = 0.0f, m = w->m[r];
+    for (size_t c = 0; c < nk; c++) mt = fmaxf(mt, col[c * rp]);
+    if (mt == -INFINITY) {   /* nothing visible in this tile: the row is unchanged */
+      for (size_t c = 0; c < nk; c++) col[c * rp] = 0.0f;
+      w->alpha[r] = 1.0f;
+      continue;
+    }
+    any = 1;
+    if (p->d.kind == SMX_ATTN_SIGMOID) {
+      for (size_t c = 0; c < nk; c++) {
+        float x = col[c * rp];
+        float y = x == -INFINITY ? 0.0f : 1.0f / (1.0f + expf(-(x + p->sigmoid_bias)));
+        col[c * rp] = y;
+        sum += y;
+      }
+      w->alpha[r] = 1.0f;
+      w->l[r] += sum;
+      continue;
+    }
+    float mn = fmaxf(m, mt), al = expf(m - mn);
+    if (p->d.kind == SMX_ATTN_SOFTPICK) {
+      float em = expf(-mn);   /* e^{x - m} - e^{-m} = e^{-m} (e^x - 1) */
+      for (size_t c = 0; c < nk; c++) {
+        float x = col[c * rp];
+        float y = x == -INFINITY ? 0.0f : expf(x - mn) - em;
+        col[c * rp] = y > 0.0f ? y : 0.0f;
+        sum += fabsf(y);
+      }
+    } else {
+      for (size_t c = 0; c < nk; c++) {
+        float y = expf(col[c * rp] - mn);
+        col[c * rp] = y;
+        sum += y;
+      }
+    }
+    w->l[r] = al * w->l[r] + sum;
+    w->m[r] = mn;
+    w->alpha[r] = al;
+  }
+  /* padding rows take no part */
+  for (size_t r = p->rows; r < rp; r++) w->alpha[r] = 1.0f;
+  return any;
+}
