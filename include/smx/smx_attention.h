@@ -12,9 +12,12 @@
  * Usage: fill an smx_attention_desc (zero it first: every zero field means
  * "off" or "default"), create a plan, run it on pointers as often as wanted,
  * destroy it. Every function returns an smx_status and never aborts; a bad
- * descriptor is rejected by smx_attention_plan_create() with
- * SMX_E_INVALID_ARG (an option this build does not provide:
- * SMX_E_UNSUPPORTED), and nothing is written.
+ * descriptor (Hq not a multiple of Hkv, a zero Dqk or Dv, a row stride below
+ * its dimension, a non-finite or out-of-range option, a combination listed
+ * as refused below, sizes that overflow) is rejected by
+ * smx_attention_plan_create() with SMX_E_INVALID_ARG, and nothing is
+ * written. Batch, heads and lengths may be 0 (nothing to do; Lk = 0 gives
+ * O = 0 and lse = -inf).
  *
  * ---------------------------------------------------------------------------
  * Layout
@@ -107,7 +110,9 @@
  * Accuracy and reproducibility
  * ---------------------------------------------------------------------------
  * f32 storage: |O - ref| <= 1e-5 * max|ref| over the tensor, against a
- * long-double reference (tests/unit/test_attention.c), at every ISA. f16 /
+ * long-double reference (tests/unit/test_attention.c), at every ISA, for
+ * every mask, variant and kind (BLASST and int8 K: against the reference of
+ * what they compute, i.e. with the dropped tiles and the rounded K). f16 /
  * bf16 storage add the one rounding of each stored output. Results are
  * bitwise identical for every thread count (tasks are fixed by the shape;
  * KV splits are merged in a fixed order); ISAs may differ in the last bits.
