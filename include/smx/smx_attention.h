@@ -111,8 +111,9 @@
  * ---------------------------------------------------------------------------
  * f32 storage: |O - ref| <= 1e-5 * max|ref| over the tensor, against a
  * long-double reference (tests/unit/test_attention.c), at every ISA, for
- * every mask, variant and kind (BLASST and int8 K: against the reference of
- * what they compute, i.e. with the dropped tiles and the rounded K). f16 /
+ * every mask, variant and kind (int8 K: against the reference on the
+ * dequantised K; BLASST adds the weight it drops, under 64 e^{threshold} of
+ * a row's largest weight per dropped tile). f16 /
  * bf16 storage add the one rounding of each stored output. Results are
  * bitwise identical for every thread count (tasks are fixed by the shape;
  * KV splits are merged in a fixed order); ISAs may differ in the last bits.
