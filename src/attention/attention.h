@@ -80,8 +80,6 @@ const float *smx_attn_load_k(smx_attn_run *run, size_t qoff, size_t dim, size_t 
                              float *buf, size_t *ld);
 /* Every per-score option on the scores of keys [j0, j0 + nk) (scores.c). */
 void smx_attn_transform(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk);
-/* The online step of sigmoid and softpick (scores.c); returns whether a row saw a key. */
-int smx_attn_online_variant(smx_attn_run *run, smx_attn_slice *w, size_t nk);
 /* NSA block selection for the task's rows (nsa.c), and whether a row selected block blk. */
 void smx_attn_nsa_select(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t dqe, size_t qoff);
 int smx_attn_nsa_any(const struct smx_attention_plan *p, const smx_attn_slice *w, size_t blk);

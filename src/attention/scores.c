@@ -1,7 +1,6 @@
 /*
  * Between Q K^T and P V (tile.c): every per-score option of a plan on a tile of
- * key-major scores, and the online step of the kinds without a vector kernel
- * (sigmoid, softpick).
+ * key-major scores.
  */
 #include <math.h>
 #include <string.h>
@@ -70,54 +69,4 @@ void smx_attn_transform(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g
       col[c * rp] = x;
     }
   }
-}
-
-/* The online step of the variants (sigmoid, softpick), one row at a time. */
-int smx_attn_online_variant(smx_attn_run *run, smx_attn_slice *w, size_t nk) {
-  const struct smx_attention_plan *p = run->p;
-  size_t rp = p->rows_pad;
-  int any = 0;
-  for (size_t r = 0; r < p->rows; r++) {
-    float *col = w->st + r, mt = -INFINITY, sum = 0.0f, m = w->m[r];
-    for (size_t c = 0; c < nk; c++) mt = fmaxf(mt, col[c * rp]);
-    if (mt == -INFINITY) {   /* nothing visible in this tile: the row is unchanged */
-      for (size_t c = 0; c < nk; c++) col[c * rp] = 0.0f;
-      w->alpha[r] = 1.0f;
-      continue;
-    }
-    any = 1;
-    if (p->d.kind == SMX_ATTN_SIGMOID) {
-      for (size_t c = 0; c < nk; c++) {
-        float x = col[c * rp];
-        float y = x == -INFINITY ? 0.0f : 1.0f / (1.0f + expf(-(x + p->sigmoid_bias)));
-        col[c * rp] = y;
-        sum += y;
-      }
-      w->alpha[r] = 1.0f;
-      w->l[r] += sum;
-      continue;
-    }
-    float mn = fmaxf(m, mt), al = expf(m - mn);
-    if (p->d.kind == SMX_ATTN_SOFTPICK) {
-      float em = expf(-mn);   /* e^{x - m} - e^{-m} = e^{-m} (e^x - 1) */
-      for (size_t c = 0; c < nk; c++) {
-        float x = col[c * rp];
-        float y = x == -INFINITY ? 0.0f : expf(x - mn) - em;
-        col[c * rp] = y > 0.0f ? y : 0.0f;
-        sum += fabsf(y);
-      }
-    } else {
-      for (size_t c = 0; c < nk; c++) {
-        float y = expf(col[c * rp] - mn);
-        col[c * rp] = y;
-        sum += y;
-      }
-    }
-    w->l[r] = al * w->l[r] + sum;
-    w->m[r] = mn;
-    w->alpha[r] = al;
-  }
-  /* padding rows take no part */
-  for (size_t r = p->rows; r < rp; r++) w->alpha[r] = 1.0f;
-  return any;
 }

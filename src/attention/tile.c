@@ -123,7 +123,6 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
   size_t t = rest % p->n_qt, bg = rest / p->n_qt, g = bg % d->heads_kv, b = bg / d->heads_kv;
   int64_t k0 = (int64_t)(s * SMX_ATTN_SPLIT_K), k1 = (int64_t)d->len_k;
   if (p->n_split > 1 && k0 + SMX_ATTN_SPLIT_K < k1) k1 = k0 + SMX_ATTN_SPLIT_K;
-  int variant = d->kind != SMX_ATTN_SOFTMAX;
   float thr = p->blasst < 0 ? p->blasst : -INFINITY;
   uint64_t cnt[2] = { 0, 0 };
   float m0 = d->kind == SMX_ATTN_SIGMOID ? 0.0f : -INFINITY;
@@ -212,8 +211,13 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
           run->uk->qk(nk, rp, dqe, w.qt, rp, kp, ldk, w.st, rp);
         int inside = lo_i <= j0 && j0 + (int64_t)nk <= hi_i;
         if (p->elementwise || !inside) smx_attn_transform(run, &w, b, g, t, (size_t)j0, nk);
-        int any = variant ? smx_attn_online_variant(run, &w, nk)
-                          : run->uk->online(nk, rp, p->rows, w.st, rp, w.m, w.l, w.alpha, thr, p->blasst < 0 ? cnt : NULL);
+        int any;
+        if (d->kind == SMX_ATTN_SIGMOID)
+          any = run->uk->online_sigmoid(nk, rp, p->rows, w.st, rp, w.l, w.alpha, p->sigmoid_bias);
+        else if (d->kind == SMX_ATTN_SOFTPICK)
+          any = run->uk->online_softpick(nk, rp, p->rows, w.st, rp, w.m, w.l, w.alpha);
+        else
+          any = run->uk->online(nk, rp, p->rows, w.st, rp, w.m, w.l, w.alpha, thr, p->blasst < 0 ? cnt : NULL);
         if (!any) continue;
         const float *vp = load_keys(run, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, w.vbuf, 0, &ldv);
         run->uk->pv(nk, p->rows, dv, w.st, rp, vp, ldv, w.o, dv, w.alpha);

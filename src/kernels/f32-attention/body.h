@@ -196,6 +196,67 @@ static int online_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, 
   return any;
 }
 
+/* ---- sigmoid attention: P = sigmoid(S + bias), l += sum P, alpha = 1 ---- */
+static int online_sigmoid_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *l, float *alpha,
+                            float bias) {
+  const vexpf_c c = vexpf_c_set((float)SMX_LOG2E_D, (float)(SMX_LOG2E_D - (double)(float)SMX_LOG2E_D));
+  const vf_t amin = vf_set1(SMX_ATTN_AMIN), ninf = vf_set1(-__builtin_inff()), zero = vf_zero(), one = vf_set1(1.0f);
+  const vf_t vb = vf_set1(bias);
+  int any = 0;
+  for (size_t j = 0; j < nr; j += VF_W) {
+    vf_t sum = zero, mt = ninf;
+    for (size_t i = 0; i < nk; i++) {
+      vf_t x = vf_ld(st + i * ldst + j), y = vf_add(x, vb);
+      mt = vf_max(mt, x);
+      /* e = e^{-|y|} never overflows; a masked score (-inf) gives e = 0 and P = 0 */
+      vf_t e = vexpf_neg(vf_sub(zero, vf_abs(y)), c, amin);
+      vf_t p = vf_div(vf_sel(vf_gt(y, zero), one, e), vf_add(one, e));
+      vf_st(st + i * ldst + j, p);
+      sum = vf_add(sum, p);
+    }
+    unsigned real = nreal >= j + VF_W ? (unsigned)((1ull << VF_W) - 1) : nreal > j ? (1u << (nreal - j)) - 1u : 0u;
+    any |= (mf_bits(vf_neq(mt, ninf)) & real) != 0;
+    vf_st(l + j, vf_add(vf_ld(l + j), sum));
+    vf_st(alpha + j, one);
+  }
+  return any;
+}
+
+/* ---- softpick: P = relu(e^{S-m} - e^{-m}), l = alpha l + sum |e^{S-m} - e^{-m}| over visible keys ---- */
+static int online_softpick_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *m, float *l,
+                             float *alpha) {
+  const vexpf_c c = vexpf_c_set((float)SMX_LOG2E_D, (float)(SMX_LOG2E_D - (double)(float)SMX_LOG2E_D));
+  const vf_t amin = vf_set1(SMX_ATTN_AMIN), ninf = vf_set1(-__builtin_inff()), zero = vf_zero(), one = vf_set1(1.0f);
+  int any = 0;
+  for (size_t j = 0; j < nr; j += VF_W) {
+    vf_t mt = ninf;
+    for (size_t i = 0; i < nk; i++) mt = vf_max(mt, vf_ld(st + i * ldst + j));
+    vf_t mo = vf_ld(m + j), mn = vf_max(mo, mt);
+    mf_t vis = vf_neq(mt, ninf);
+    vf_t mu = vf_sel(vf_eq(mn, ninf), zero, mn);
+    vf_t a = vexpf_neg(vf_sub(mo, mu), c, amin);
+    /* e^{-m} may exceed 1 (m < 0): a lane-wise libm exponential, VF_W per tile and row vector */
+    float mlane[VF_W], elane[VF_W];
+    vf_st(mlane, mu);
+    for (size_t k = 0; k < VF_W; k++) elane[k] = __builtin_expf(-mlane[k]);
+    vf_t em = vf_ld(elane), sum = zero;
+    for (size_t i = 0; i < nk; i++) {
+      vf_t x = vf_ld(st + i * ldst + j);
+      mf_t live = vf_neq(x, ninf);   /* masked keys take no part in the denominator either */
+      vf_t y = vf_sel(live, vf_sub(vexpf_neg(vf_sub(x, mu), c, amin), em), zero);
+      vf_st(st + i * ldst + j, vf_sel(vis, vf_max(y, zero), zero));
+      sum = vf_add(sum, vf_abs(y));
+    }
+    unsigned real = nreal >= j + VF_W ? (unsigned)((1ull << VF_W) - 1) : nreal > j ? (1u << (nreal - j)) - 1u : 0u;
+    any |= (mf_bits(vis) & real) != 0;
+    /* a row with no visible key in the tile is left as it was */
+    vf_st(l + j, vf_sel(vis, vf_fmadd(a, vf_ld(l + j), sum), vf_ld(l + j)));
+    vf_st(m + j, vf_sel(vis, mn, mo));
+    vf_st(alpha + j, vf_sel(vis, a, one));
+  }
+  return any;
+}
+
 /* ---- O[r0 + i][cols] = alpha O + sum_c Pt[c][r0 + i] V[c][cols] ---------- */
 SMX_INLINE void pv_block(size_t mr, size_t nv, int tail, kf_t km, size_t nk, const float *pt, size_t ldpt,
                          const float *v, size_t ldv, float *o, size_t ldo, const float *alpha) {
@@ -262,4 +323,4 @@ static void pv_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, 
   }
 }
 
-const smx_attn_ukernels SMX_ATTN_TABLE = { SMX_SIMD_ISA, qk_k, qk_rows_k, online_k, pv_k };
+const smx_attn_ukernels SMX_ATTN_TABLE = { SMX_SIMD_ISA, qk_k, qk_rows_k, online_k, online_sigmoid_k, online_softpick_k, pv_k };

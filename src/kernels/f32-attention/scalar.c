@@ -59,6 +59,50 @@ static int online_scalar(size_t nk, size_t nr, size_t nreal, float *st, size_t l
   return any;
 }
 
+static int online_sigmoid_scalar(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *l, float *alpha,
+                                 float bias) {
+  int any = 0;
+  for (size_t r = 0; r < nr; r++) {
+    float sum = 0.0f;
+    for (size_t c = 0; c < nk; c++) {
+      float x = st[c * ldst + r];
+      if (x != -INFINITY && r < nreal) any = 1;
+      float y = x == -INFINITY ? 0.0f : 1.0f / (1.0f + expf(-(x + bias)));
+      st[c * ldst + r] = y;
+      sum += y;
+    }
+    l[r] += sum;
+    alpha[r] = 1.0f;
+  }
+  return any;
+}
+
+static int online_softpick_scalar(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *m, float *l,
+                                  float *alpha) {
+  int any = 0;
+  for (size_t r = 0; r < nr; r++) {
+    float mt = -INFINITY, sum = 0.0f;
+    for (size_t c = 0; c < nk; c++) mt = fmaxf(mt, st[c * ldst + r]);
+    if (mt == -INFINITY) {   /* nothing visible in this tile: the row is unchanged */
+      for (size_t c = 0; c < nk; c++) st[c * ldst + r] = 0.0f;
+      alpha[r] = 1.0f;
+      continue;
+    }
+    if (r < nreal) any = 1;
+    float mn = fmaxf(m[r], mt), al = expf(m[r] - mn), em = expf(-mn);   /* e^{x-m} - e^{-m} = e^{-m}(e^x - 1) */
+    for (size_t c = 0; c < nk; c++) {
+      float x = st[c * ldst + r];
+      float y = x == -INFINITY ? 0.0f : expf(x - mn) - em;
+      st[c * ldst + r] = y > 0.0f ? y : 0.0f;
+      sum += fabsf(y);
+    }
+    l[r] = al * l[r] + sum;
+    m[r] = mn;
+    alpha[r] = al;
+  }
+  return any;
+}
+
 static void pv_scalar(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv,
                       float *o, size_t ldo, const float *alpha) {
   for (size_t r = 0; r < nr; r++) {
@@ -73,4 +117,5 @@ static void pv_scalar(size_t nk, size_t nr, size_t dv, const float *pt, size_t l
   }
 }
 
-const smx_attn_ukernels smx_attn_ukernels_scalar = { "scalar", qk_scalar, qk_rows_scalar, online_scalar, pv_scalar };
+const smx_attn_ukernels smx_attn_ukernels_scalar = { "scalar", qk_scalar, qk_rows_scalar, online_scalar, online_sigmoid_scalar,
+                                                  online_softpick_scalar, pv_scalar };
