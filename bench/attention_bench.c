@@ -151,6 +151,7 @@ int main(int argc, char **argv) {
   printf("  %-34s %8.3f s %7.1f GFLOP/s\n", "OpenBLAS sgemm, the two products", t_mm, sg);
   printf("  %-34s %8.3f s %7.1f GFLOP/s  (holds %zu MiB of scores)\n", "composed sgemm+smx softmax+sgemm", t_comp,
          flops / t_comp * 1e-9, L * L * 4 >> 20);
+  printf("  %-34s %8.3f s\n", "  of which mask + softmax, both runs", t_sm);
   printf("  %-34s %8.3f s %7.1f GFLOP/s\n", "composed, causal (mask + softmax)", t_comp_c, flops_c / t_comp_c * 1e-9);
   printf("  ratios: fused/sgemm %.2f (non-causal), %.2f (causal, visible FLOPs); fused/composed %.2fx non-causal, "
          "%.2fx causal\n", flops / t_nc * 1e-9 / sg, flops_c / t_c * 1e-9 / sg, t_comp / t_nc, t_comp_c / t_c);
