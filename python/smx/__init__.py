@@ -9,6 +9,10 @@ scipy.special. See help(smx.softmax).
 
 Elementwise: sigmoid (scipy.special.expit, with a temperature).
 
+Attention: attention (fused, FlashAttention-2 style: masks, GQA, sinks and
+the variants of docs/attention.md; smx.torch.scaled_dot_product_attention
+for torch tensors).
+
 Language-model logits: softmax_backward, log_softmax_backward, cross_entropy
 (torch.nn.functional.cross_entropy semantics, fused, with its gradient),
 softmax_topk, topk, sample (reproducible top-k / top-p / min-p sampling),
@@ -26,11 +30,11 @@ Deliberate differences from scipy.special and torch:
   * +inf entries give the limit: 1/k on the k entries equal to +inf, 0
     elsewhere (scipy and torch give NaN).
 """
-from ._smx import (NoOptimumError, __version__, calibration, cross_entropy, fit_temperature, gumbel_softmax,
+from ._smx import (NoOptimumError, __version__, attention, calibration, cross_entropy, fit_temperature, gumbel_softmax,
                    gumbel_softmax_backward, isa, kl_templates, log_softmax, log_softmax_backward, logsumexp, ood_metrics, sample,
                    score, sigmoid, softmax, softmax_backward, softmax_topk, topk)
 
-__all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "isa", "__version__",
+__all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "isa", "__version__", "attention",
            "softmax_backward", "log_softmax_backward", "cross_entropy",
            "softmax_topk", "topk", "sample", "gumbel_softmax", "gumbel_softmax_backward",
            "score", "ood_metrics", "calibration", "fit_temperature", "kl_templates", "NoOptimumError"]

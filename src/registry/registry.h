@@ -10,6 +10,7 @@
 #define SMX_REGISTRY_REGISTRY_H
 
 #include "kernels/convert/ukernels.h"
+#include "kernels/f32-attention/ukernels.h"
 #include "kernels/f32-sigmoid/ukernels.h"
 #include "kernels/f32-softmax/ukernels.h"
 #include "kernels/f32-topk/ukernels.h"
@@ -25,6 +26,7 @@ typedef struct smx_registry {
   const smx_xent_ukernels *xent;   /* backward passes and cross-entropy */
   const smx_topk_ukernels *topk;   /* top-k filters */
   const smx_sigmoid_ukernels *sigmoid;   /* elementwise sigmoid */
+  const smx_attn_ukernels *attn;         /* fused attention tiles */
 } smx_registry;
 
 extern const smx_registry smx_registry_scalar;

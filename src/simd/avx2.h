@@ -178,6 +178,18 @@ SMX_INLINE float vf_reduce_max(vf_t v) {
   m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
   return _mm_cvtss_f32(m);
 }
+/* sum of the lanes, in a fixed tree order */
+SMX_INLINE float vf_reduce_add(vf_t v) {
+  __m128 m = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_add_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_add_ss(m, _mm_shuffle_ps(m, m, 1));
+  return _mm_cvtss_f32(m);
+}
+/* out[i] = the sum of the lanes of v_i, i < 4, by one tree of horizontal adds */
+SMX_INLINE void vf_reduce_add4(vf_t a, vf_t b, vf_t c, vf_t d, float *out) {
+  __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
+  _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
 /* lanes [0, W/2) and [W/2, W) widened to double (exact) */
 SMX_INLINE vd_t vf_lo_pd(vf_t v) { return _mm256_cvtps_pd(_mm256_castps256_ps128(v)); }
 SMX_INLINE vd_t vf_hi_pd(vf_t v) { return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)); }

@@ -111,6 +111,16 @@ SMX_INLINE size_t mf_store_lane_ids(uint32_t *dst, mf_t m, uint32_t base) {
 SMX_INLINE vf_t vf_scale2(vf_t p, vf_t n) { return _mm512_scalef_ps(p, n); }
 SMX_INLINE vf_t vf_scale2_sat(vf_t p, vf_t n) { return _mm512_scalef_ps(p, n); }
 SMX_INLINE float vf_reduce_max(vf_t v) { return _mm512_reduce_max_ps(v); }
+SMX_INLINE float vf_reduce_add(vf_t v) { return _mm512_reduce_add_ps(v); }
+/* out[i] = the sum of the lanes of v_i, i < 4, by one tree (halves, then horizontal adds) */
+SMX_INLINE void vf_reduce_add4(vf_t a, vf_t b, vf_t c, vf_t d, float *out) {
+  __m256 a8 = _mm256_add_ps(_mm512_castps512_ps256(a), _mm512_extractf32x8_ps(a, 1));
+  __m256 b8 = _mm256_add_ps(_mm512_castps512_ps256(b), _mm512_extractf32x8_ps(b, 1));
+  __m256 c8 = _mm256_add_ps(_mm512_castps512_ps256(c), _mm512_extractf32x8_ps(c, 1));
+  __m256 d8 = _mm256_add_ps(_mm512_castps512_ps256(d), _mm512_extractf32x8_ps(d, 1));
+  __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a8, b8), _mm256_hadd_ps(c8, d8));
+  _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
 SMX_INLINE vd_t vf_lo_pd(vf_t v) { return _mm512_cvtps_pd(_mm512_castps512_ps256(v)); }
 SMX_INLINE vd_t vf_hi_pd(vf_t v) {
   return _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));

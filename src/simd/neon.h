@@ -165,6 +165,12 @@ SMX_INLINE float vf_reduce_max(vf_t v) {
   float l0 = vgetq_lane_f32(m, 0), l1 = vgetq_lane_f32(m, 1);
   return l0 > l1 ? l0 : l1;
 }
+/* sum of the lanes (pairwise, a fixed order) */
+SMX_INLINE float vf_reduce_add(vf_t v) { return vaddvq_f32(v); }
+/* out[i] = the sum of the lanes of v_i, i < 4, by pairwise adds */
+SMX_INLINE void vf_reduce_add4(vf_t a, vf_t b, vf_t c, vf_t d, float *out) {
+  vst1q_f32(out, vpaddq_f32(vpaddq_f32(a, b), vpaddq_f32(c, d)));
+}
 SMX_INLINE vd_t vf_lo_pd(vf_t v) { return vcvt_f64_f32(vget_low_f32(v)); }
 SMX_INLINE vd_t vf_hi_pd(vf_t v) { return vcvt_high_f64_f32(v); }
 

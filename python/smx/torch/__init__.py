@@ -10,3 +10,4 @@ import torch  # noqa: F401  (an ImportError here says PyTorch is missing)
 from ._softmax import cross_entropy, log_softmax, logsumexp, softmax  # noqa: E402,F401
 from ._losses import dice_loss, focal_loss, info_nce, spherical_z_loss  # noqa: E402,F401
 from ._multi import multimax  # noqa: E402,F401
+from ._attention import scaled_dot_product_attention  # noqa: E402,F401

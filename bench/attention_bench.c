@@ -1,0 +1,271 @@
+/*
+ * attention_bench: the fused attention (smx_attention.h) against its peers,
+ * f32, in one run:
+ *  - prefill (B = 1, H heads, L x L, D): smx fused, non-causal and causal;
+ *    OpenBLAS sgemm on the two products (the FLOP-rate ceiling); the composed
+ *    form sgemm + smx softmax + sgemm (O(L^2) memory). GFLOP/s count only the
+ *    FLOPs of visible scores (4 L^2 D per head non-causal, half causal).
+ *  - decode (Lq = 1, Hq, Hkv, Lk, D, 2 threads): GB/s of K + V against a
+ *    measured 2-thread read roof;
+ *  - peak extra memory (the workspace) at L = 4096 and 16384;
+ *  - BLASST on a peaked long-context case: time and skipped fraction per
+ *    threshold, and the error it adds;
+ *  - int8 K with and without the Jensen correction: error against f32 K.
+ * Usage: attention_bench [L=4096] [H=8] [D=128] [Lk_decode=32768]
+ * OpenBLAS is a peer when found at build time (SMX_BENCH_HAVE_OPENBLAS).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "smx/smx.h"
+#include "smx/smx_attention.h"
+
+#ifdef SMX_BENCH_HAVE_OPENBLAS
+/* the two OpenBLAS entry points used (declared here: Debian's cblas.h may be netlib's) */
+void cblas_sgemm(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
+                 int ldb, float beta, float *c, int ldc);
+void openblas_set_num_threads(int n);
+enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
+#endif
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static float *rand_buf(size_t n, uint64_t seed, float mul) {
+  float *p = malloc(n * sizeof *p);
+  if (!p) { fprintf(stderr, "out of memory\n"); exit(1); }
+  for (size_t i = 0; i < n; i++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    p[i] = mul * ((float)(seed >> 40) * 0x1p-24f - 0.5f) * 3.4f;   /* about unit variance */
+  }
+  return p;
+}
+
+static double run_attn(smx_attention_desc *d, const float *q, const float *k, const float *v, float *o,
+                       smx_attention_stats *st, size_t *ws_bytes) {
+  smx_attention_plan *p;
+  if (smx_attention_plan_create(d, &p) != SMX_OK) { fprintf(stderr, "plan failed\n"); exit(1); }
+  size_t ws;
+  smx_attention_plan_workspace_size(p, &ws);
+  if (ws_bytes) *ws_bytes = ws;
+  void *w = malloc(ws);
+  smx_attention_args a = { .q = q, .k = k, .v = v, .o = o };
+  double t0 = now_s();
+  smx_status s = smx_attention_run(p, &a, w, ws, st);
+  double t = now_s() - t0;
+  if (s != SMX_OK) { fprintf(stderr, "run failed: %s\n", smx_status_string(s)); exit(1); }
+  free(w);
+  smx_attention_plan_destroy(p);
+  return t;
+}
+
+/* ---- 2-thread read roof: each thread sums its half of the buffers as integers */
+typedef struct { const uint64_t *p; size_t n; uint64_t sum; } rd_job;
+static void *rd_thread(void *arg) {
+  rd_job *j = arg;
+  uint64_t s[8] = { 0 };
+  for (size_t i = 0; i + 8 <= j->n; i += 8)
+    for (int u = 0; u < 8; u++) s[u] += j->p[i + u];
+  j->sum = s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+  return NULL;
+}
+static double read_roof(const void *a, const void *b, size_t bytes_each, int threads) {
+  double best = 0;
+  for (int rep = 0; rep < 3; rep++) {
+    rd_job j[2] = { { a, bytes_each / 8, 0 }, { b, bytes_each / 8, 0 } };
+    pthread_t t;
+    double t0 = now_s();
+    if (threads > 1) pthread_create(&t, NULL, rd_thread, &j[1]);
+    rd_thread(&j[0]);
+    if (threads > 1) pthread_join(t, NULL);
+    else rd_thread(&j[1]);
+    double gbs = 2.0 * (double)bytes_each / (now_s() - t0) * 1e-9;
+    if (j[0].sum == 42) printf(" ");
+    if (gbs > best) best = gbs;
+  }
+  return best;
+}
+
+int main(int argc, char **argv) {
+  size_t L = argc > 1 ? strtoul(argv[1], NULL, 10) : 4096;
+  size_t H = argc > 2 ? strtoul(argv[2], NULL, 10) : 8;
+  size_t D = argc > 3 ? strtoul(argv[3], NULL, 10) : 128;
+  size_t LKD = argc > 4 ? strtoul(argv[4], NULL, 10) : 32768;
+  printf("attention_bench: smx %s, ISA %s, f32\n", smx_version_string(), smx_isa());
+
+  /* ------------------------------------------------------------ prefill */
+  size_t n = H * L * D;
+  float *q = rand_buf(n, 1, 1.0f), *k = rand_buf(n, 2, 1.0f), *v = rand_buf(n, 3, 1.0f), *o = malloc(n * 4);
+  double flops = 4.0 * (double)H * (double)L * (double)L * (double)D;
+  double flops_c = 4.0 * (double)H * (double)D * (double)L * (double)(L + 1) / 2.0;
+  smx_attention_desc d = { .batch = 1, .heads_q = H, .heads_kv = H, .len_q = L, .len_k = L, .dim_qk = D, .dim_v = D,
+                           .threads = 1 };
+  size_t ws1;
+  double t_nc = run_attn(&d, q, k, v, o, NULL, &ws1);
+  d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT;
+  double t_c = run_attn(&d, q, k, v, o, NULL, NULL);
+  printf("\nprefill B=1 H=%zu L=%zu D=%zu, 1 thread (GFLOP/s of visible work)\n", H, L, D);
+  printf("  %-34s %8.3f s %7.1f GFLOP/s\n", "smx fused, non-causal", t_nc, flops / t_nc * 1e-9);
+  printf("  %-34s %8.3f s %7.1f GFLOP/s\n", "smx fused, causal", t_c, flops_c / t_c * 1e-9);
+#ifdef SMX_BENCH_HAVE_OPENBLAS
+  openblas_set_num_threads(1);
+  float *s = malloc(L * L * sizeof *s);
+  if (!s) { fprintf(stderr, "out of memory\n"); return 1; }
+  double t_mm = 0, t_sm = 0;
+  for (size_t h = 0; h < H; h++) {   /* sgemm alone: S = Q K^T, O = S V */
+    double t0 = now_s();
+    cblas_sgemm(ROW_MAJOR, NO_TRANS, TRANS, (int)L, (int)L, (int)D, 1.0f, q + h * L * D, (int)D, k + h * L * D,
+                (int)D, 0.0f, s, (int)L);
+    cblas_sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)L, (int)D, (int)L, 1.0f, s, (int)L, v + h * L * D, (int)D, 0.0f,
+                o + h * L * D, (int)D);
+    t_mm += now_s() - t0;
+  }
+  double t_comp = 0, t_comp_c = 0;
+  float scale = 1.0f / sqrtf((float)D);
+  for (int causal = 0; causal < 2; causal++) {
+    double t0 = now_s();
+    for (size_t h = 0; h < H; h++) {   /* composed: sgemm, smx softmax rows, sgemm */
+      cblas_sgemm(ROW_MAJOR, NO_TRANS, TRANS, (int)L, (int)L, (int)D, scale, q + h * L * D, (int)D, k + h * L * D,
+                  (int)D, 0.0f, s, (int)L);
+      double ts = now_s();
+      if (causal)
+        for (size_t i = 0; i < L; i++)
+          for (size_t j = i + 1; j < L; j++) s[i * L + j] = -INFINITY;
+      smx_softmax_rows_f32(s, L, s, L, L, L, NULL);
+      t_sm += now_s() - ts;
+      cblas_sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, (int)L, (int)D, (int)L, 1.0f, s, (int)L, v + h * L * D, (int)D, 0.0f,
+                  o + h * L * D, (int)D);
+    }
+    *(causal ? &t_comp_c : &t_comp) = now_s() - t0;
+  }
+  double sg = flops / t_mm * 1e-9;
+  printf("  %-34s %8.3f s %7.1f GFLOP/s\n", "OpenBLAS sgemm, the two products", t_mm, sg);
+  printf("  %-34s %8.3f s %7.1f GFLOP/s  (holds %zu MiB of scores)\n", "composed sgemm+smx softmax+sgemm", t_comp,
+         flops / t_comp * 1e-9, L * L * 4 >> 20);
+  printf("  %-34s %8.3f s\n", "  of which mask + softmax, both runs", t_sm);
+  printf("  %-34s %8.3f s %7.1f GFLOP/s\n", "composed, causal (mask + softmax)", t_comp_c, flops_c / t_comp_c * 1e-9);
+  printf("  ratios: fused/sgemm %.2f (non-causal), %.2f (causal, visible FLOPs); fused/composed %.2fx non-causal, "
+         "%.2fx causal\n", flops / t_nc * 1e-9 / sg, flops_c / t_c * 1e-9 / sg, t_comp / t_nc, t_comp_c / t_c);
+  free(s);
+#else
+  printf("  OpenBLAS not found at build time: sgemm and composed peers left out\n");
+#endif
+  free(q); free(k); free(v); free(o);
+
+  /* ------------------------------------------------------------- decode */
+  size_t hq = 32, hkv = 8, nkv = hkv * LKD * D;
+  float *qd = rand_buf(hq * D, 4, 1.0f), *kd = rand_buf(nkv, 5, 1.0f), *vd = rand_buf(nkv, 6, 1.0f), *od = malloc(hq * D * 4);
+  smx_attention_desc dd = { .batch = 1, .heads_q = hq, .heads_kv = hkv, .len_q = 1, .len_k = LKD, .dim_qk = D,
+                            .dim_v = D, .threads = 2 };
+  double bytes = 2.0 * (double)nkv * 4.0;
+  printf("\ndecode Lq=1 Hq=%zu Hkv=%zu Lk=%zu D=%zu (K+V = %.0f MiB, each KV head read once for its %zu query heads)\n",
+         hq, hkv, LKD, D, bytes / 1048576.0, hq / hkv);
+  for (int th = 2; th >= 1; th--) {
+    dd.threads = th;
+    run_attn(&dd, qd, kd, vd, od, NULL, NULL);   /* warm: the pool's threads, the pages */
+    double td = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+      double t = run_attn(&dd, qd, kd, vd, od, NULL, NULL);
+      if (t < td) td = t;
+    }
+    double roof = read_roof(kd, vd, nkv * 4, th);
+    printf("  %d thread(s): smx fused %.2f ms, %.1f GB/s of K+V; %d-thread read roof %.1f GB/s: %.0f%% of the roof\n", th,
+           td * 1e3, bytes / td * 1e-9, th, roof, 100.0 * bytes / td * 1e-9 / roof);
+  }
+  free(qd); free(kd); free(vd); free(od);
+
+  /* ------------------------------------------------------ peak memory */
+  printf("\npeak extra memory (workspace; the composed form holds L^2 floats per head at once)\n");
+  for (size_t l = 4096; l <= 16384; l *= 4)
+    for (int th = 1; th <= 2; th++) {
+      smx_attention_desc m = { .batch = 1, .heads_q = 8, .heads_kv = 8, .len_q = l, .len_k = l, .dim_qk = 128,
+                               .dim_v = 128, .threads = th, .causal = 1 };
+      smx_attention_plan *p;
+      size_t ws = 0;
+      if (smx_attention_plan_create(&m, &p) == SMX_OK) {
+        smx_attention_plan_workspace_size(p, &ws);
+        smx_attention_plan_destroy(p);
+      }
+      printf("  L=%-6zu %d thread(s): %7.1f KiB   (composed: %zu MiB)\n", l, th, (double)ws / 1024.0, l * l * 4 >> 20);
+    }
+
+  /* ------------------------------------------------------------ BLASST */
+  size_t bq = 256, bk = 8192, bd = 128;
+  float *q2 = rand_buf(bq * bd, 7, 6.0f), *k2 = rand_buf(bk * bd, 8, 1.0f), *v2 = rand_buf(bk * bd, 9, 1.0f);
+  float *ref = malloc(bq * bd * 4), *o2 = malloc(bq * bd * 4);
+  smx_attention_desc db = { .batch = 1, .heads_q = 1, .heads_kv = 1, .len_q = bq, .len_k = bk, .dim_qk = bd,
+                            .dim_v = bd, .threads = 1, .causal = 1 };
+  double t_ref = 1e30;
+  for (int rep = 0; rep < 3; rep++) {   /* best of 3: the machine may be shared */
+    double t = run_attn(&db, q2, k2, v2, ref, NULL, NULL);
+    if (t < t_ref) t_ref = t;
+  }
+  printf("\nBLASST, Lq=%zu Lk=%zu D=%zu causal, peaked scores (q x 6), 1 thread, best of 3\n", bq, bk, bd);
+  printf("  %-10s %9.3f ms  skipped %5.1f%%  max error -\n", "off", t_ref * 1e3, 0.0);
+  const double th[] = { -20.0, -12.0, -8.0, -5.0 };
+  for (size_t i = 0; i < sizeof th / sizeof th[0]; i++) {
+    db.blasst_log_threshold = th[i];
+    smx_attention_stats st;
+    double t = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+      double t1 = run_attn(&db, q2, k2, v2, o2, &st, NULL);
+      if (t1 < t) t = t1;
+    }
+    double err = 0, mx = 0;
+    for (size_t x = 0; x < bq * bd; x++) { err = fmax(err, fabs((double)o2[x] - ref[x])); mx = fmax(mx, fabs(ref[x])); }
+    printf("  ln(l)=%-4.0f %9.3f ms  skipped %5.1f%%  max error %.2e of max|O|  speed-up %.2fx\n", th[i], t * 1e3,
+           st.row_tiles ? 100.0 * (double)st.row_tiles_skipped / (double)st.row_tiles : 0.0, err / mx, t_ref / t);
+  }
+  free(q2); free(k2); free(v2); free(ref); free(o2);
+
+  /* ------------------------------------------- int8 K cache, Jensen */
+  size_t iq = 64, ik = 4096, id = 128, nblk = ik / 64;
+  float *q3 = rand_buf(iq * id, 10, 3.0f), *k3 = rand_buf(ik * id, 11, 1.0f), *v3 = rand_buf(ik * id, 12, 1.0f);
+  float *r3 = malloc(iq * id * 4), *o3 = malloc(iq * id * 4), *sc3 = malloc(nblk * 4);
+  int8_t *k8 = malloc(ik * id);
+  for (size_t blk = 0; blk < nblk; blk++) {   /* blocks of unequal magnitude; per block: step max|k| / 127 */
+    for (size_t i = blk * 64 * id; i < (blk + 1) * 64 * id; i++) k3[i] *= 0.5f + 1.5f * (float)(blk % 4);
+    float mx = 0;
+    for (size_t i = blk * 64 * id; i < (blk + 1) * 64 * id; i++) mx = fabsf(k3[i]) > mx ? fabsf(k3[i]) : mx;
+    sc3[blk] = mx / 127;
+    for (size_t i = blk * 64 * id; i < (blk + 1) * 64 * id; i++) k8[i] = (int8_t)lrintf(k3[i] / sc3[blk]);
+  }
+  smx_attention_desc di = { .batch = 1, .heads_q = 1, .heads_kv = 1, .len_q = iq, .len_k = ik, .dim_qk = id,
+                            .dim_v = id, .threads = 1 };
+  run_attn(&di, q3, k3, v3, r3, NULL, NULL);
+  printf("\nint8 K cache, Lq=%zu Lk=%zu D=%zu, blocks of K scaled by 0.5, 2, 3.5, 5, error against f32 K\n", iq, ik, id);
+  for (int jensen = 0; jensen < 2; jensen++) {
+    smx_attention_plan *p;
+    di.k_int8 = 1;
+    di.k_int8_jensen = jensen;
+    if (smx_attention_plan_create(&di, &p) != SMX_OK) return 1;
+    smx_attention_args a = { .q = q3, .k = k8, .v = v3, .o = o3, .k_scales = sc3 };
+    double t0 = now_s();
+    smx_status st3 = smx_attention_run(p, &a, NULL, 0, NULL);
+    double t = now_s() - t0;
+    smx_attention_plan_destroy(p);
+    if (st3 != SMX_OK) return 1;
+    double mx = 0, mean = 0, bias = 0, sref = 0;
+    for (size_t x = 0; x < iq * id; x++) {
+      double e = (double)o3[x] - r3[x];
+      mx = fmax(mx, fabs(e));
+      mean += fabs(e);
+      bias += e * (r3[x] > 0 ? 1 : -1);   /* > 0: pulled away from 0; < 0: shrunk */
+      sref = fmax(sref, fabs(r3[x]));
+    }
+    printf("  %-16s %7.3f ms  max error %.2e, mean %.2e of max|O|; signed shrink %+.2e\n",
+           jensen ? "with Jensen" : "without Jensen", t * 1e3, mx / sref, mean / (double)(iq * id) / sref,
+           bias / (double)(iq * id) / sref);
+  }
+  free(q3); free(k3); free(v3); free(r3); free(o3); free(sc3); free(k8);
+  return 0;
+}

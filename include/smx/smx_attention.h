@@ -1,0 +1,245 @@
+/*
+ * smx — fused attention on the CPU (FlashAttention-2 style, forward only).
+ *
+ *   O[b,h,i,:] = sum_j w_ij V[b,g(h),j,:]      w_i = softmax_j(z_ij)
+ *   z_ij       = scale * <Q[b,h,i,:], K[b,g(h),j,:]>  (+ the options below)
+ *
+ * with g(h) = h / (Hq / Hkv) (MHA when Hq == Hkv, GQA, MQA when Hkv == 1).
+ * The Lq x Lk score matrix is never formed: keys are streamed in tiles with a
+ * running maximum, a running sum and a rescaled accumulator, so the extra
+ * memory is O(threads x tile) (smx_attention_plan_workspace_size()).
+ *
+ * Usage: fill an smx_attention_desc (zero it first: every zero field means
+ * "off" or "default"), create a plan, run it on pointers as often as wanted,
+ * destroy it. Every function returns an smx_status and never aborts; a bad
+ * descriptor (Hq not a multiple of Hkv, a zero Dqk or Dv, a row stride below
+ * its dimension, a non-finite or out-of-range option, a combination listed
+ * as refused below, sizes that overflow) is rejected by
+ * smx_attention_plan_create() with SMX_E_INVALID_ARG, and nothing is
+ * written. Batch, heads and lengths may be 0 (nothing to do; Lk = 0 gives
+ * O = 0 and lse = -inf).
+ *
+ * ---------------------------------------------------------------------------
+ * Layout
+ * ---------------------------------------------------------------------------
+ * Q is (batch, Hq, Lq, Dqk), K is (batch, Hkv, Lk, Dqk), V is (batch, Hkv, Lk,
+ * Dv) and O is (batch, Hq, Lq, Dv), each with its own element strides for the
+ * batch, head and row dimensions; the last dimension is contiguous. A zero
+ * stride triple means the packed layout. Storage is f32, f16 or bf16 (all
+ * four tensors alike); arithmetic is f32.
+ *
+ * ---------------------------------------------------------------------------
+ * Masks (combined: a key takes part only when every active mask allows it)
+ * ---------------------------------------------------------------------------
+ * Query i has position p_i = i + Lk - Lq (bottom-right alignment, as in
+ * decoding and flash-attn), or p_i = i with SMX_ATTN_CAUSAL_TOP_LEFT
+ * (PyTorch's is_causal); every positional option below uses p_i.
+ *  - causal: key j is visible iff j <= p_i;
+ *  - window_left / window_right (>= 0; -1 = unbounded): j >= p_i - left and
+ *    j <= p_i + right;
+ *  - a mask tensor (run-time pointer), broadcastable over batch and heads
+ *    (stride 0): SMX_ATTN_MASK_BOOL (uint8, nonzero = takes part, as PyTorch)
+ *    or SMX_ATTN_MASK_BIAS (float, added to z; -inf masks);
+ *  - ALiBi: z_ij -= slope_h * |p_i - j|, slopes given per query head at run
+ *    time;
+ *  - radial (Li et al. 2025): tokens in frames of radial_frame tokens; frames
+ *    d = |f_i - f_j| apart see each other inside a band of width
+ *    2^bitlen(T) / 2^bitlen(d) (T for d <= 1), see docs/attention.md.
+ * Tiles that every mask hides are skipped before any arithmetic (causal
+ * costs about half of full attention). A query row that sees no key gets
+ * O = 0 and lse = -inf (never NaN); with a sink its lse is the sink.
+ *
+ * ---------------------------------------------------------------------------
+ * Variants (per plan)
+ * ---------------------------------------------------------------------------
+ *  - l2_distance: z = -scale |q_i - k_j|^2 (L2-distance attention), formed as
+ *    scale (2 q.k - |q|^2 - |k|^2); every option below then applies to it;
+ *  - softcap > 0: z = softcap * tanh(z / softcap), before masks and biases;
+ *  - ssmax_s != 0 (SSMax): z *= ssmax_s * log(n_i), n_i = the keys the
+ *    positional masks leave visible to query i;
+ *  - sinks (run time, one logit per query head): e^{sink} joins the
+ *    denominator only;
+ *  - fox (run time, FoX forgetting gate): F[b,h,t] = cumulative log forget
+ *    (length Lk per query head); z_ij += F[p_i] - F[j];
+ *  - kind SMX_ATTN_SIGMOID: w_ij = sigmoid(z_ij + sigmoid_bias), no
+ *    normalisation (FlashSigmoid);
+ *  - kind SMX_ATTN_SOFTPICK: w_ij = relu(e^z - 1) / (sum_j |e^z - 1| + eps),
+ *    eps = 1e-8 after the max shift (the reference implementation's form);
+ *  - kind SMX_ATTN_LINEAR (Katharopoulos et al. 2020): w_ij = phi(q_i).phi(k_j)
+ *    with phi = elu + 1, O_i = sum_j w_ij v_j / sum_j w_ij, computed in
+ *    O(L D Dv) through the running sums sum_j phi(k_j) v_j^T (scale unused);
+ *  - kind SMX_ATTN_COSFORMER (Qin et al. 2022): phi = relu and
+ *    w_ij = phi(q_i).phi(k_j) cos(pi/2 (p_i - j) / Lk), by the same sums over
+ *    the cos / sin halves;
+ *  - kind SMX_ATTN_MALA (Fan et al. 2025, "Rectifying magnitude neglect in
+ *    linear attention"): with a_ij = scale phi(q_i).phi(k_j), phi = elu + 1,
+ *    n_i visible keys and z_i = mean_j a_ij, w_ij = ((1 + 1/(z_i + 1e-6))
+ *    a_ij - z_i) / n_i (weights that sum to about 1 and may be negative; the
+ *    reference code's form, means over the visible keys when causal; lse 0).
+ *    All three: causal or not, no other mask or variant
+ *    (SMX_E_INVALID_ARG); a row whose weights sum to 0 gives O = 0; lse is
+ *    log sum_j w_ij (MALA: 0);
+ *  - output gate (run time): O *= sigmoid(g), g per (b, h, i) or per
+ *    (b, h, i, d) with SMX_ATTN_GATE_ELEMENTWISE;
+ *  - qk_norm: Q and K rows are RMS-normalised (eps qk_norm_eps, weights at
+ *    run time, NULL = 1) before the product;
+ *  - diff_lambda != 0 (differential attention, Ye et al. 2024): Dqk is split
+ *    in halves, O = softmax(z1) V - lambda softmax(z2) V with z1, z2 from
+ *    the first and second halves of Q and K (default scale 1/sqrt(Dqk/2)),
+ *    the same masks for both; lse is the first map's. The per-head RMSNorm
+ *    and (1 - lambda_init) of the paper are left to the caller. Softmax kind
+ *    only, without sinks or QK-norm;
+ *  - nsa_topk = n > 0 (NSA-style block selection, Yuan et al. 2025): keys in
+ *    blocks of 64; a query row scores each block that its causal / window
+ *    range holds whole by scale <q, mean of the block's keys>, keeps the n
+ *    best (ties: lower block) plus the block of its last visible key, and
+ *    attends only to those (with every other mask). Not with diff_lambda;
+ *    extra workspace rows x ceil(Lk / 64) floats per thread;
+ *  - k_int8: K is stored as int8 (whatever dtype says of Q, V, O), key j of
+ *    KV head (b, g) being k * k_scales[(b Hkv + g) ceil(Lk/64) + j / 64]. With
+ *    k_int8_jensen, each logit gets -|scale q|^2 s_b^2 / 24: rounding K to a
+ *    step s_b adds noise of variance |scale q|^2 s_b^2 / 12 to the logit, and
+ *    E[e^{z + noise}] = e^{z + var/2} (Jensen), so the softmax weights are
+ *    unbiased to first order;
+ *  - blasst_log_threshold < 0 (BLASST): for a query row, a key tile whose
+ *    largest logit lies more than |threshold| below the running maximum is
+ *    dropped (the first tile a row sees is never dropped); the stats report
+ *    how many were.
+ *
+ * ---------------------------------------------------------------------------
+ * Accuracy and reproducibility
+ * ---------------------------------------------------------------------------
+ * f32 storage: |O - ref| <= 1e-5 * max|ref| over the tensor, against a
+ * long-double reference (tests/unit/test_attention.c), at every ISA, for
+ * every mask, variant and kind (int8 K: against the reference on the
+ * dequantised K; BLASST adds the weight it drops, under 64 e^{threshold} of
+ * a row's largest weight per dropped tile). f16 /
+ * bf16 storage add the one rounding of each stored output. Results are
+ * bitwise identical for every thread count (tasks are fixed by the shape;
+ * KV splits are merged in a fixed order); ISAs may differ in the last bits.
+ */
+#ifndef SMX_SMX_ATTENTION_H
+#define SMX_SMX_ATTENTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "smx/smx.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum smx_attn_dtype { SMX_ATTN_F32 = 0, SMX_ATTN_F16 = 1, SMX_ATTN_BF16 = 2 } smx_attn_dtype;
+
+typedef enum smx_attn_causal {
+  SMX_ATTN_CAUSAL_NONE = 0,
+  SMX_ATTN_CAUSAL_BOTTOM_RIGHT = 1,   /* j <= i + Lk - Lq (flash-attn, decoding) */
+  SMX_ATTN_CAUSAL_TOP_LEFT = 2        /* j <= i (PyTorch is_causal)               */
+} smx_attn_causal;
+
+typedef enum smx_attn_mask_kind {
+  SMX_ATTN_MASK_NONE = 0,
+  SMX_ATTN_MASK_BOOL = 1,   /* uint8_t, nonzero = the key takes part */
+  SMX_ATTN_MASK_BIAS = 2    /* float, added to the logit             */
+} smx_attn_mask_kind;
+
+typedef enum smx_attn_kind {
+  SMX_ATTN_SOFTMAX = 0,
+  SMX_ATTN_SIGMOID = 1,
+  SMX_ATTN_SOFTPICK = 2,
+  SMX_ATTN_LINEAR = 3,      /* linear attention, phi = elu + 1 (no softmax)  */
+  SMX_ATTN_COSFORMER = 4,   /* cosFormer: phi = relu, cos re-weighting        */
+  SMX_ATTN_MALA = 5         /* magnitude-aware linear attention               */
+} smx_attn_kind;
+
+#define SMX_ATTN_GATE_ELEMENTWISE 0x1u   /* gate is (b, h, i, d), not (b, h, i) */
+
+typedef struct smx_attention_desc {
+  size_t batch, heads_q, heads_kv;   /* heads_q a multiple of heads_kv            */
+  size_t len_q, len_k;               /* Lq, Lk                                    */
+  size_t dim_qk, dim_v;              /* Dqk, Dv                                   */
+  /* element strides (batch, head, row); {0,0,0} = packed */
+  size_t q_stride[3], k_stride[3], v_stride[3], o_stride[3];
+  double scale;                      /* 0: 1 / sqrt(Dqk)                          */
+  smx_attn_dtype dtype;              /* storage of Q, K, V and O                  */
+  int threads;                       /* 0 or 1: the calling thread                */
+  /* masks */
+  smx_attn_causal causal;
+  int64_t window_left, window_right; /* -1: unbounded (both 0 in a zeroed desc: */
+  int window;                        /*   only read when window != 0)           */
+  smx_attn_mask_kind mask_kind;
+  size_t mask_stride[4];             /* (batch, head, query, key); 0 broadcasts   */
+  int alibi;                         /* slopes per query head at run time         */
+  size_t radial_frame;               /* radial mask: tokens per frame (0 = off)   */
+  /* variants */
+  smx_attn_kind kind;
+  double softcap;                    /* > 0: tanh cap                             */
+  double ssmax_s;                    /* != 0: SSMax with this s                   */
+  double sigmoid_bias;               /* SMX_ATTN_SIGMOID                          */
+  int sinks;                         /* one sink logit per query head at run time */
+  int fox;                           /* FoX cumulative log forget at run time     */
+  int gate;                          /* sigmoid output gate at run time           */
+  uint32_t gate_flags;               /* SMX_ATTN_GATE_ELEMENTWISE                 */
+  int qk_norm;                       /* RMS-normalise Q and K rows                */
+  double qk_norm_eps;                /* 0: 1e-6                                   */
+  double blasst_log_threshold;       /* < 0: BLASST with ln(lambda) = this        */
+  double diff_lambda;                /* != 0: differential attention, this lambda */
+  int l2_distance;                   /* z = -scale |q - k|^2 instead of the product */
+  size_t nsa_topk;                   /* > 0: NSA-style selection of this many key blocks */
+  int k_int8;                        /* K is int8 (k_stride in bytes), scales per 64-key block */
+  int k_int8_jensen;                 /* with k_int8: the Jensen-bias correction     */
+} smx_attention_desc;
+
+/* The run-time operands. Pointers not asked for by the descriptor are ignored. */
+typedef struct smx_attention_args {
+  const void *q, *k, *v;
+  void *o;
+  float *lse;              /* optional: (batch, Hq, Lq) packed, natural log    */
+  const void *mask;        /* mask_kind: uint8_t or float, mask_stride         */
+  const float *alibi_slopes;   /* Hq                                           */
+  const float *sinks;      /* Hq                                               */
+  const float *fox;        /* (batch, Hq, Lk) packed                           */
+  const float *gate;       /* (batch, Hq, Lq) or (batch, Hq, Lq, Dv) packed    */
+  const float *q_norm_w, *k_norm_w;   /* Dqk, or NULL (weights of 1)           */
+  const float *k_scales;   /* k_int8: (batch, Hkv, ceil(Lk / 64)) packed       */
+} smx_attention_args;
+
+/* What a run did (optional output of smx_attention_run). */
+typedef struct smx_attention_stats {
+  uint64_t row_tiles;           /* (query row, key tile) pairs the masks left  */
+  uint64_t row_tiles_skipped;   /* of those, dropped by BLASST                 */
+  uint64_t tiles_masked;        /* (query tile, key tile) pairs never visited  */
+} smx_attention_stats;
+
+typedef struct smx_attention_plan smx_attention_plan;
+
+/* SMX_E_INVALID_ARG for a bad descriptor (sizes of 0 are allowed: nothing to do). */
+SMX_API smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attention_plan **plan);
+/* Bytes of workspace a run needs (the plan allocates it itself when run gets NULL). */
+SMX_API smx_status smx_attention_plan_workspace_size(const smx_attention_plan *plan, size_t *bytes);
+/*
+ * Runs the plan. workspace may be NULL (allocated for the call and freed:
+ * SMX_E_NOMEM on failure) or hold workspace_bytes >= the reported size
+ * (SMX_E_WORKSPACE_TOO_SMALL otherwise). stats may be NULL.
+ */
+SMX_API smx_status smx_attention_run(const smx_attention_plan *plan, const smx_attention_args *args,
+                                     void *workspace, size_t workspace_bytes, smx_attention_stats *stats);
+SMX_API smx_status smx_attention_plan_destroy(smx_attention_plan *plan);
+
+/*
+ * Merges n partial results of the same queries over disjoint key sets
+ * (softmax kind, no sink in the parts): rows x dv outputs o[p] (f32, row
+ * stride ldo) with their log-sum-exp lse[p]; out = sum_p e^{lse_p - L} o_p,
+ * L = log sum_p e^{lse_p} (written to lse_out when not NULL). Parts with
+ * lse = -inf are ignored; a row with none left gives 0 and -inf. Folds in
+ * the order p = 0, 1, ... out may equal o[0].
+ */
+SMX_API smx_status smx_attention_merge(size_t n, const float *const *o, const float *const *lse, size_t rows,
+                                       size_t dv, size_t ldo, float *out, size_t ld_out, float *lse_out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

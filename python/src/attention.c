@@ -1,0 +1,324 @@
+/*
+ * smx.attention: the fused attention of include/smx/smx_attention.h over
+ * NumPy arrays. q is (B, Hq, Lq, D), k and v (B, Hkv, Lk, D) with any
+ * strides (a copy only when the last axis is not contiguous or a stride is
+ * negative); float32 and float16 are computed in place, float64 through a
+ * float32 copy (the result is float32 then). Masks broadcast over batch and
+ * heads by zero strides.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "arrays.h"
+#include "attention.h"
+#include "options.h"
+#include "smx/smx_attention.h"
+
+const char smx_py_attention_doc[] = PyDoc_STR(
+  "attention($module, /, q, k, v, *, causal=False, scale=None, window=None, mask=None, sink=None,\n"
+  "          return_lse=False, threads=0, softcap=None, ssmax=None, kind='softmax', sigmoid_bias=0.0,\n"
+  "          alibi=None, fox=None, gate=None, qk_norm=None, qk_norm_eps=1e-6, blasst=None,\n"
+  "          radial_frame=None, diff_lambda=0.0, l2_distance=False, nsa_topk=0, k_scales=None,\n"
+  "          jensen=False)\n"
+  "--\n\n"
+  "Fused attention softmax(q k^T * scale + ...) v, never forming the Lq x Lk scores.\n"
+  "q : (B, Hq, Lq, D); k : (B, Hkv, Lk, D); v : (B, Hkv, Lk, Dv); float32 or float16 (float64 is\n"
+  "    computed in float32); Hq a multiple of Hkv (GQA / MQA). Result (B, Hq, Lq, Dv), q's dtype.\n"
+  "causal : False, True / 'bottom_right' (query i sees keys <= i + Lk - Lq, as flash-attn),\n"
+  "    or 'top_left' (keys <= i, as torch's is_causal).\n"
+  "scale : default 1 / sqrt(D).\n"
+  "window : int w (keys within w before the query position) or (left, right); -1 unbounded.\n"
+  "mask : bool array (True = takes part) or float array added to the scores, broadcastable to\n"
+  "    (B, Hq, Lq, Lk).\n"
+  "sink : (Hq,) sink logits, joining the denominator only.\n"
+  "return_lse : also return the (B, Hq, Lq) float32 log-sum-exp (-inf for a row that sees no key).\n"
+  "threads : >= 0 (0 or 1: the calling thread); results do not depend on it.\n"
+  "Variants: softcap (tanh cap), ssmax (SSMax s), kind 'softmax' | 'sigmoid' (with sigmoid_bias)\n"
+  "| 'softpick' | 'linear' (elu+1 features) | 'cosformer' | 'mala', alibi (Hq,) slopes, fox (B, Hq, Lk) cumulative log forget, gate (B, Hq, Lq) or\n"
+  "(B, Hq, Lq, Dv) sigmoid output gate logits, qk_norm True or (wq, wk) RMSNorm weights,\n"
+  "blasst ln(threshold) < 0, radial_frame (tokens per frame), diff_lambda (differential attention over\n"
+  "the halves of D), l2_distance (scores -scale |q - k|^2), nsa_topk (NSA block selection, blocks of\n"
+  "64 keys); k of dtype int8 with k_scales (B, Hkv, ceil(Lk / 64)), one step per 64-key block, and\n"
+  "jensen (the Jensen-bias correction). See docs/attention.md.\n"
+  "A query row that sees no key gives 0 (never NaN). The GIL is released while computing.");
+
+/* a float32 C-contiguous copy of an optional per-head / per-row operand of exactly n elements */
+static PyArrayObject *f32_vector(const char *what, PyObject *o, npy_intp n) {
+  PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(o, NPY_FLOAT32, 0, 0, NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST);
+  if (!a) return NULL;
+  if (PyArray_SIZE(a) != n) {
+    PyErr_Format(PyExc_ValueError, "attention: %s has %zd elements, expected %zd", what, (Py_ssize_t)PyArray_SIZE(a),
+                 (Py_ssize_t)n);
+    Py_DECREF(a);
+    return NULL;
+  }
+  return a;
+}
+
+/* q / k / v as a 4-d array of `type` whose last axis is contiguous and whose strides are non-negative */
+static PyArrayObject *tensor(const char *what, PyObject *o, int type) {
+  PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(o, type, 4, 4, NPY_ARRAY_ALIGNED | NPY_ARRAY_NOTSWAPPED);
+  if (!a) {
+    if (PyErr_ExceptionMatches(PyExc_ValueError)) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_ValueError, "attention: %s must be 4-d (batch, heads, length, dim)", what);
+    }
+    return NULL;
+  }
+  int ok = PyArray_DIM(a, 3) <= 1 || PyArray_STRIDE(a, 3) == PyArray_ITEMSIZE(a);
+  for (int i = 0; i < 3; i++) ok = ok && PyArray_STRIDE(a, i) >= 0 && PyArray_STRIDE(a, i) % PyArray_ITEMSIZE(a) == 0;
+  if (ok) return a;
+  PyArrayObject *c = (PyArrayObject *)PyArray_NewCopy(a, NPY_CORDER);
+  Py_DECREF(a);
+  return c;
+}
+
+static void strides_of(PyArrayObject *a, size_t s[3]) {
+  for (int i = 0; i < 3; i++) s[i] = PyArray_DIM(a, i) <= 1 ? 0 : (size_t)(PyArray_STRIDE(a, i) / PyArray_ITEMSIZE(a));
+  /* a 0 stride triple means packed to the library: give an explicit row stride instead */
+  if (s[2] == 0) s[2] = (size_t)PyArray_DIM(a, 3);
+}
+
+PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  static char *kw[] = { "q", "k", "v", "causal", "scale", "window", "mask", "sink", "return_lse", "threads",
+                        "softcap", "ssmax", "kind", "sigmoid_bias", "alibi", "fox", "gate", "qk_norm",
+                        "qk_norm_eps", "blasst", "radial_frame", "diff_lambda", "l2_distance", "nsa_topk", "k_scales", "jensen", NULL };
+  PyObject *qo, *ko, *vo, *causal = Py_False, *scale = Py_None, *window = Py_None, *mask = Py_None, *sink = Py_None;
+  PyObject *softcap = Py_None, *ssmax = Py_None, *alibi = Py_None, *fox = Py_None, *gate = Py_None;
+  PyObject *qk_norm = Py_None, *blasst = Py_None, *radial = Py_None;
+  const char *kind = "softmax";
+  int return_lse = 0, threads = 0, l2 = 0;
+  Py_ssize_t nsa_topk = 0;
+  PyObject *k_scales = Py_None;
+  int jensen = 0;
+  double sigmoid_bias = 0.0, qk_eps = 1e-6, diff_lambda = 0.0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$OOOOOpiOOsdOOOOdOOdpnOp:attention", kw, &qo, &ko, &vo, &causal,
+                                   &scale, &window, &mask, &sink, &return_lse, &threads, &softcap, &ssmax, &kind,
+                                   &sigmoid_bias, &alibi, &fox, &gate, &qk_norm, &qk_eps, &blasst, &radial, &diff_lambda, &l2, &nsa_topk, &k_scales, &jensen))
+    return NULL;
+  PyObject *result = NULL;
+  PyArrayObject *q = NULL, *k = NULL, *v = NULL, *o = NULL, *lse = NULL, *m = NULL, *sk = NULL, *al = NULL,
+                *fx = NULL, *gt = NULL, *wq = NULL, *wk = NULL, *ks = NULL;
+  smx_attention_desc d;
+  memset(&d, 0, sizeof d);
+  smx_attention_args a;
+  memset(&a, 0, sizeof a);
+
+  /* dtype: q's (float16 stays float16, everything else float32) */
+  PyArrayObject *q0 = (PyArrayObject *)PyArray_FROMANY(qo, NPY_NOTYPE, 0, 0, 0);
+  if (!q0) return NULL;
+  int type = PyArray_TYPE(q0) == NPY_FLOAT16 ? NPY_FLOAT16 : NPY_FLOAT32;
+  if (!PyArray_ISFLOAT(q0)) {
+    PyErr_Format(PyExc_TypeError, "attention: q must be float16, float32 or float64");
+    Py_DECREF(q0);
+    return NULL;
+  }
+  Py_DECREF(q0);
+  /* int8 K (a quantised KV cache): read as it is, with k_scales */
+  int k8 = PyArray_Check(ko) && PyArray_TYPE((PyArrayObject *)ko) == NPY_INT8;
+  if (!(q = tensor("q", qo, type)) || !(k = tensor("k", ko, k8 ? NPY_INT8 : type)) || !(v = tensor("v", vo, type)))
+    goto done;
+  d.batch = (size_t)PyArray_DIM(q, 0);
+  d.heads_q = (size_t)PyArray_DIM(q, 1);
+  d.len_q = (size_t)PyArray_DIM(q, 2);
+  d.dim_qk = (size_t)PyArray_DIM(q, 3);
+  d.heads_kv = (size_t)PyArray_DIM(k, 1);
+  d.len_k = (size_t)PyArray_DIM(k, 2);
+  d.dim_v = (size_t)PyArray_DIM(v, 3);
+  if (PyArray_DIM(k, 0) != PyArray_DIM(q, 0) || PyArray_DIM(v, 0) != PyArray_DIM(q, 0) ||
+      PyArray_DIM(k, 3) != PyArray_DIM(q, 3) || PyArray_DIM(v, 1) != PyArray_DIM(k, 1) ||
+      PyArray_DIM(v, 2) != PyArray_DIM(k, 2) || d.heads_kv == 0 || d.heads_q % d.heads_kv) {
+    PyErr_SetString(PyExc_ValueError, "attention: shapes must be q (B, Hq, Lq, D), k (B, Hkv, Lk, D), "
+                                      "v (B, Hkv, Lk, Dv) with Hq a multiple of Hkv");
+    goto done;
+  }
+  d.dtype = type == NPY_FLOAT16 ? SMX_ATTN_F16 : SMX_ATTN_F32;
+  strides_of(q, d.q_stride);
+  strides_of(k, d.k_stride);
+  strides_of(v, d.v_stride);
+  if (threads < 0) {
+    PyErr_SetString(PyExc_ValueError, "attention: threads must be >= 0");
+    goto done;
+  }
+  d.threads = threads;
+  if (causal == Py_True) {
+    d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT;
+  } else if (PyUnicode_Check(causal)) {
+    const char *c = PyUnicode_AsUTF8(causal);
+    if (!c) goto done;
+    if (!strcmp(c, "bottom_right")) d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT;
+    else if (!strcmp(c, "top_left")) d.causal = SMX_ATTN_CAUSAL_TOP_LEFT;
+    else {
+      PyErr_Format(PyExc_ValueError, "attention: causal must be a bool, 'bottom_right' or 'top_left', not '%s'", c);
+      goto done;
+    }
+  } else if (causal != Py_False && causal != Py_None) {
+    int t = PyObject_IsTrue(causal);
+    if (t < 0) goto done;
+    d.causal = t ? SMX_ATTN_CAUSAL_BOTTOM_RIGHT : SMX_ATTN_CAUSAL_NONE;
+  }
+  if (scale != Py_None && ((d.scale = PyFloat_AsDouble(scale)) == -1.0 && PyErr_Occurred())) goto done;
+  if (scale != Py_None && (d.scale == 0.0 || !isfinite(d.scale))) {
+    PyErr_SetString(PyExc_ValueError, "attention: scale must be finite and nonzero");
+    goto done;
+  }
+  if (window != Py_None) {
+    long long l = -1, r = 0;
+    if (PyTuple_Check(window)) {
+      if (!PyArg_ParseTuple(window, "LL", &l, &r)) goto done;
+    } else {
+      l = PyLong_AsLongLong(window);
+      if (l == -1 && PyErr_Occurred()) goto done;
+      r = -1;
+    }
+    d.window = 1;
+    d.window_left = l;
+    d.window_right = r;
+  }
+  if (mask != Py_None) {
+    PyArrayObject *m0 = (PyArrayObject *)PyArray_FROMANY(mask, NPY_NOTYPE, 0, 4, 0);
+    if (!m0) goto done;
+    int isbool = PyArray_TYPE(m0) == NPY_BOOL;
+    Py_DECREF(m0);
+    m = (PyArrayObject *)PyArray_FROMANY(mask, isbool ? NPY_BOOL : NPY_FLOAT32, 0, 4,
+                                         NPY_ARRAY_ALIGNED | NPY_ARRAY_NOTSWAPPED | NPY_ARRAY_FORCECAST);
+    if (!m) goto done;
+    size_t want[4] = { d.batch, d.heads_q, d.len_q, d.len_k };
+    int nd = PyArray_NDIM(m);
+    for (int i = 0; i < 4; i++) {
+      int j = i - (4 - nd);
+      size_t n = j >= 0 ? (size_t)PyArray_DIM(m, j) : 1;
+      npy_intp st = j >= 0 ? PyArray_STRIDE(m, j) : 0;
+      if (n != want[i] && n != 1) {
+        PyErr_Format(PyExc_ValueError, "attention: mask does not broadcast to (B, Hq, Lq, Lk) at axis %d", i);
+        goto done;
+      }
+      if (n == 1) st = 0;
+      if (st < 0 || st % PyArray_ITEMSIZE(m)) {
+        PyArrayObject *c = (PyArrayObject *)PyArray_NewCopy(m, NPY_CORDER);
+        Py_DECREF(m);
+        m = c;
+        if (!m) goto done;
+        i = -1;   /* start again on the copy */
+        continue;
+      }
+      d.mask_stride[i] = (size_t)(st / PyArray_ITEMSIZE(m));
+    }
+    d.mask_kind = isbool ? SMX_ATTN_MASK_BOOL : SMX_ATTN_MASK_BIAS;
+    a.mask = PyArray_DATA(m);
+  }
+  if (sink != Py_None) {
+    if (!(sk = f32_vector("sink", sink, (npy_intp)d.heads_q))) goto done;
+    d.sinks = 1;
+    a.sinks = PyArray_DATA(sk);
+  }
+  if (softcap != Py_None && ((d.softcap = PyFloat_AsDouble(softcap)) == -1.0 && PyErr_Occurred())) goto done;
+  if (ssmax != Py_None && ((d.ssmax_s = PyFloat_AsDouble(ssmax)) == -1.0 && PyErr_Occurred())) goto done;
+  if (blasst != Py_None && ((d.blasst_log_threshold = PyFloat_AsDouble(blasst)) == -1.0 && PyErr_Occurred())) goto done;
+  if (radial != Py_None) {
+    long long f = PyLong_AsLongLong(radial);
+    if (f == -1 && PyErr_Occurred()) goto done;
+    if (f < 1) {
+      PyErr_SetString(PyExc_ValueError, "attention: radial_frame must be >= 1");
+      goto done;
+    }
+    d.radial_frame = (size_t)f;
+  }
+  if (!strcmp(kind, "softmax")) d.kind = SMX_ATTN_SOFTMAX;
+  else if (!strcmp(kind, "sigmoid")) d.kind = SMX_ATTN_SIGMOID;
+  else if (!strcmp(kind, "softpick")) d.kind = SMX_ATTN_SOFTPICK;
+  else if (!strcmp(kind, "linear")) d.kind = SMX_ATTN_LINEAR;
+  else if (!strcmp(kind, "cosformer")) d.kind = SMX_ATTN_COSFORMER;
+  else if (!strcmp(kind, "mala")) d.kind = SMX_ATTN_MALA;
+  else {
+    PyErr_Format(PyExc_ValueError, "attention: kind must be 'softmax', 'sigmoid', 'softpick', 'linear', 'cosformer' or 'mala', not '%s'", kind);
+    goto done;
+  }
+  d.sigmoid_bias = sigmoid_bias;
+  d.diff_lambda = diff_lambda;
+  d.l2_distance = l2;
+  if (nsa_topk < 0) {
+    PyErr_SetString(PyExc_ValueError, "attention: nsa_topk must be >= 0");
+    goto done;
+  }
+  d.nsa_topk = (size_t)nsa_topk;
+  if (k8 != (k_scales != Py_None)) {
+    PyErr_SetString(PyExc_ValueError, "attention: int8 k needs k_scales (B, Hkv, ceil(Lk / 64)), and only int8 k takes them");
+    goto done;
+  }
+  if (k8) {
+    if (!(ks = f32_vector("k_scales", k_scales, (npy_intp)(d.batch * d.heads_kv * ((d.len_k + 63) / 64))))) goto done;
+    d.k_int8 = 1;
+    d.k_int8_jensen = jensen;
+    a.k_scales = PyArray_DATA(ks);
+  }
+  if (alibi != Py_None) {
+    if (!(al = f32_vector("alibi", alibi, (npy_intp)d.heads_q))) goto done;
+    d.alibi = 1;
+    a.alibi_slopes = PyArray_DATA(al);
+  }
+  if (fox != Py_None) {
+    if (!(fx = f32_vector("fox", fox, (npy_intp)(d.batch * d.heads_q * d.len_k)))) goto done;
+    d.fox = 1;
+    a.fox = PyArray_DATA(fx);
+  }
+  if (gate != Py_None) {
+    PyArrayObject *g0 = (PyArrayObject *)PyArray_FROMANY(gate, NPY_FLOAT32, 0, 0, NPY_ARRAY_FORCECAST);
+    if (!g0) goto done;
+    int ew = PyArray_NDIM(g0) == 4;
+    Py_DECREF(g0);
+    if (!(gt = f32_vector("gate", gate, (npy_intp)(d.batch * d.heads_q * d.len_q * (ew ? d.dim_v : 1))))) goto done;
+    d.gate = 1;
+    d.gate_flags = ew ? SMX_ATTN_GATE_ELEMENTWISE : 0;
+    a.gate = PyArray_DATA(gt);
+  }
+  if (qk_norm != Py_None && qk_norm != Py_False) {
+    d.qk_norm = 1;
+    d.qk_norm_eps = qk_eps;
+    if (PyTuple_Check(qk_norm)) {
+      PyObject *w0, *w1;
+      if (!PyArg_ParseTuple(qk_norm, "OO", &w0, &w1)) goto done;
+      if (!(wq = f32_vector("qk_norm[0]", w0, (npy_intp)d.dim_qk)) ||
+          !(wk = f32_vector("qk_norm[1]", w1, (npy_intp)d.dim_qk)))
+        goto done;
+      a.q_norm_w = PyArray_DATA(wq);
+      a.k_norm_w = PyArray_DATA(wk);
+    }
+  }
+
+  npy_intp oshape[4] = { (npy_intp)d.batch, (npy_intp)d.heads_q, (npy_intp)d.len_q, (npy_intp)d.dim_v };
+  if (!(o = (PyArrayObject *)PyArray_EMPTY(4, oshape, type, 0))) goto done;
+  d.o_stride[2] = d.dim_v;
+  d.o_stride[1] = d.len_q * d.dim_v;
+  d.o_stride[0] = d.heads_q * d.o_stride[1];
+  if (return_lse && !(lse = (PyArrayObject *)PyArray_EMPTY(3, oshape, NPY_FLOAT32, 0))) goto done;
+  a.q = PyArray_DATA(q);
+  a.k = PyArray_DATA(k);
+  a.v = PyArray_DATA(v);
+  a.o = PyArray_DATA(o);
+  a.lse = lse ? PyArray_DATA(lse) : NULL;
+
+  smx_attention_plan *plan = NULL;
+  smx_status s = smx_attention_plan_create(&d, &plan);
+  if (s == SMX_OK) {
+    Py_BEGIN_ALLOW_THREADS
+    s = smx_attention_run(plan, &a, NULL, 0, NULL);
+    Py_END_ALLOW_THREADS
+    smx_attention_plan_destroy(plan);
+  }
+  if (s != SMX_OK) {
+    smx_py_raise_status("attention", s);
+    goto done;
+  }
+  if (lse) {
+    result = PyTuple_Pack(2, (PyObject *)o, (PyObject *)lse);
+  } else {
+    result = (PyObject *)o;
+    Py_INCREF(result);
+  }
+done:
+  Py_XDECREF(q); Py_XDECREF(k); Py_XDECREF(v); Py_XDECREF(o); Py_XDECREF(lse); Py_XDECREF(m);
+  Py_XDECREF(sk); Py_XDECREF(al); Py_XDECREF(fx); Py_XDECREF(gt); Py_XDECREF(wq); Py_XDECREF(wk); Py_XDECREF(ks);
+  return result;
+}

@@ -1,0 +1,109 @@
+/*
+ * Internals of the fused attention (include/smx/smx_attention.h): the plan,
+ * the task geometry and the per-row state. plan.c validates a descriptor and
+ * fixes the geometry, run.c schedules tasks, tile.c computes one task,
+ * scores.c applies the per-score options, nsa.c selects key blocks,
+ * finish.c ends the rows, linear.c runs the linear kinds, mask.c holds the
+ * positional masks and merge.c the public log-sum-exp merge.
+ *
+ * A task is (batch b, KV head g, query tile t, key split s). Its rows are the
+ * `group` query heads of KV head g times `bq` query indices, so K and V tiles
+ * are read once for every query head that shares them (GQA, MQA). The
+ * geometry depends on the shape only, never on the thread count: every task
+ * computes the same values on any thread, and splits fold in a fixed order.
+ */
+#ifndef SMX_ATTENTION_ATTENTION_H
+#define SMX_ATTENTION_ATTENTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <stdatomic.h>
+
+#include "core/elem.h"
+#include "smx/smx_attention.h"
+
+/* Query rows per task (group heads x query indices) and keys per tile (also NSA's selection block). */
+#define SMX_ATTN_ROWS 64
+#define SMX_ATTN_BK 64
+/* Decoding: tasks with at most this many rows split the keys into pieces of
+ * SMX_ATTN_SPLIT_K (merged by log-sum-exp) once there are at least two. */
+#define SMX_ATTN_SPLIT_ROWS 16
+#define SMX_ATTN_SPLIT_K 2048
+
+struct smx_attention_plan {
+  smx_attention_desc d;          /* strides resolved (packed when given as 0) */
+  smx_elem elem;
+  size_t elem_size;
+  size_t group;                  /* heads_q / heads_kv                        */
+  size_t bq;                     /* query indices per task                    */
+  size_t rows, rows_pad;         /* group * bq, padded to SMX_ATTN_ROW_PAD    */
+  size_t n_qt;                   /* query tiles per (batch, KV head)          */
+  size_t n_split;                /* key pieces per task (1: no split)         */
+  size_t n_tasks;                /* batch * heads_kv * n_qt * n_split         */
+  size_t threads;
+  size_t ws_worker, ws_total;    /* bytes                                     */
+  float scale, softcap, ssmax_s, sigmoid_bias, qk_eps, blasst, diff_lambda;
+  int elementwise;               /* some option acts on each score            */
+  size_t nsa_blocks;             /* NSA: ceil(Lk / SMX_ATTN_BK) (0: off)      */
+  int linear;                    /* a linear kind (linear.c): tasks (b, h)    */
+};
+
+/* The run-time context shared by the tasks of one run. */
+typedef struct smx_attn_run {
+  const struct smx_attention_plan *p;
+  const smx_attention_args *a;
+  const struct smx_attn_ukernels *uk;
+  smx_elem_io io;
+  unsigned char *ws;             /* workers' slices, then the split partials  */
+  float *partials;               /* n_tasks x rows_pad x (dv + 2), or NULL    */
+  _Atomic size_t next;           /* next task to take                         */
+  _Atomic uint64_t row_tiles, skipped, masked;
+} smx_attn_run;
+
+/* A worker's workspace slice (plan.c sizes it, smx_attn_carve cuts it). */
+typedef struct smx_attn_slice {
+  float *qr;   /* Q rows row-major (tasks of few rows) */
+  float *qt, *st, *o, *m, *l, *alpha, *kbuf, *vbuf, *tmp;
+  float *o1, *lse1;   /* differential attention: the first map's normalised rows */
+  float *knorm, *qnorm;   /* L2-distance attention: scale |k|^2 of the tile's keys, scale |q|^2 of the rows */
+  float *nsa;             /* NSA: per row and key block, the coarse score, then 1 = selected */
+  float *qsq;             /* int8 K with the Jensen correction: |q'|^2 of the rows (q' = scale q) */
+  int64_t *lo, *hi;
+} smx_attn_slice;
+
+smx_attn_slice smx_attn_carve(const struct smx_attention_plan *p, unsigned char *at);
+/* Row r of a task (KV head g, query tile t): its query head and index; 0 when r is padding. */
+int smx_attn_row_of(const struct smx_attention_plan *p, size_t g, size_t t, size_t r, size_t *h, size_t *i);
+/* Dimensions [qoff, qoff + dim) of key rows [j0, j0 + nk) as f32 rows (row stride *ld). */
+const float *smx_attn_load_k(smx_attn_run *run, size_t qoff, size_t dim, size_t b, size_t g, size_t j0, size_t nk,
+                             float *buf, size_t *ld);
+/* Every per-score option on the scores of keys [j0, j0 + nk) (scores.c). */
+void smx_attn_transform(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk);
+/* NSA block selection for the task's rows (nsa.c), and whether a row selected block blk. */
+void smx_attn_nsa_select(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t dqe, size_t qoff);
+int smx_attn_nsa_any(const struct smx_attention_plan *p, const smx_attn_slice *w, size_t blk);
+
+/* Keys [lo, hi) that the causal and window options leave to query index i. */
+void smx_attn_key_range(const struct smx_attention_plan *p, size_t i, int64_t *lo, int64_t *hi);
+/* The query position p_i of query index i (bottom-right or top-left). */
+int64_t smx_attn_pos(const struct smx_attention_plan *p, size_t i);
+/* 1 when the radial mask lets query position qi see key j. */
+int smx_attn_radial_visible(size_t frame, int64_t qi, int64_t j);
+
+/* One task: rows state left in (m, l, O) of the worker slice, then either
+ * finished into O / lse or stored as a split partial. */
+void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *slice);
+/* One task of a linear kind (linear.c): query head task % Hq of batch task / Hq. */
+void smx_attn_linear_task(smx_attn_run *run, size_t task, unsigned char *slice);
+/* Folds the split partials of tile (b, g, t) in order and finishes its rows. */
+void smx_attn_fold(smx_attn_run *run, size_t tile, unsigned char *slice);
+
+/* Normalises a row's (m, l, O) in place (sink, softpick's epsilon, sigmoid: none); returns its lse. */
+float smx_attn_normalize(smx_attn_run *run, size_t h, float m, float l, float *o);
+/* Finishes one row: normalisation, the differential subtraction (first: the first map's
+ * normalised row, or NULL), gate, store. */
+void smx_attn_finish_row(smx_attn_run *run, size_t b, size_t h, size_t i, float m, float l, float *o, const float *first,
+                         float first_lse);
+
+#endif

@@ -1,0 +1,74 @@
+/*
+ * The end of a query row of the fused attention: split partials folded by
+ * log-sum-exp in split order, normalisation (sink, softpick's epsilon),
+ * differential subtraction, output gate, store and lse.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "attention/attention.h"
+
+
+void smx_attn_fold(smx_attn_run *run, size_t tile, unsigned char *at) {
+  const struct smx_attention_plan *p = run->p;
+  smx_attn_slice w = smx_attn_carve(p, at);
+  size_t rp = p->rows_pad, dv = p->d.dim_v;
+  size_t t = tile % p->n_qt, bg = tile / p->n_qt, g = bg % p->d.heads_kv, b = bg / p->d.heads_kv;
+  for (size_t r = 0; r < p->rows; r++) {
+    size_t h, i;
+    if (!smx_attn_row_of(p, g, t, r, &h, &i)) continue;
+    float m = p->d.kind == SMX_ATTN_SIGMOID ? 0.0f : -INFINITY, l = 0.0f, *o = w.o;
+    memset(o, 0, dv * sizeof(float));
+    for (size_t s = 0; s < p->n_split; s++) {
+      const float *q = run->partials + ((tile * p->n_split + s) * rp + r) * (dv + 2);
+      if (q[0] == -INFINITY) continue;   /* the piece saw no key */
+      float mn = fmaxf(m, q[0]), ea = expf(m - mn), eb = expf(q[0] - mn);
+      for (size_t x = 0; x < dv; x++) o[x] = ea * o[x] + eb * q[2 + x];
+      l = ea * l + eb * q[1];
+      m = mn;
+    }
+    smx_attn_finish_row(run, b, h, i, m, l, o, NULL, 0.0f);
+  }
+}
+
+float smx_attn_normalize(smx_attn_run *run, size_t h, float m, float l, float *o) {
+  const struct smx_attention_plan *p = run->p;
+  const smx_attention_desc *d = &p->d;
+  size_t dv = d->dim_v;
+  if (d->kind == SMX_ATTN_SIGMOID) return l > 0.0f ? logf(l) : -INFINITY;
+  if (d->sinks) {   /* e^{sink} joins the denominator only (gpt-oss) */
+    float sk = run->a->sinks[h], mn = fmaxf(m, sk), ea = m == -INFINITY ? 0.0f : expf(m - mn);
+    for (size_t x = 0; x < dv; x++) o[x] *= ea;
+    l = ea * l + expf(sk - mn);
+    m = mn;
+  }
+  if (d->kind == SMX_ATTN_SOFTPICK && m != -INFINITY) l += 1e-8f;
+  if (l > 0.0f && m != -INFINITY) {
+    for (size_t x = 0; x < dv; x++) o[x] /= l;
+    return m + logf(l);
+  }
+  for (size_t x = 0; x < dv; x++) o[x] = 0.0f;
+  return -INFINITY;
+}
+
+void smx_attn_finish_row(smx_attn_run *run, size_t b, size_t h, size_t i, float m, float l, float *o, const float *first,
+                         float first_lse) {
+  const struct smx_attention_plan *p = run->p;
+  const smx_attention_desc *d = &p->d;
+  const smx_attention_args *a = run->a;
+  size_t dv = d->dim_v;
+  float lse = smx_attn_normalize(run, h, m, l, o);
+  if (first) {   /* differential attention: softmax_1 V - lambda softmax_2 V; lse is the first map's */
+    for (size_t x = 0; x < dv; x++) o[x] = first[x] - p->diff_lambda * o[x];
+    lse = first_lse;
+  }
+  size_t row = (b * d->heads_q + h) * d->len_q + i;
+  if (d->gate) {
+    int ew = (d->gate_flags & SMX_ATTN_GATE_ELEMENTWISE) != 0;
+    const float *gt = a->gate + row * (ew ? dv : 1);
+    for (size_t x = 0; x < dv; x++) o[x] *= 1.0f / (1.0f + expf(-gt[ew ? x : 0]));
+  }
+  unsigned char *dst = (unsigned char *)a->o + (b * d->o_stride[0] + h * d->o_stride[1] + i * d->o_stride[2]) * p->elem_size;
+  run->io.store(dv, o, dst);
+  if (a->lse) a->lse[row] = lse;
+}

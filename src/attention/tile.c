@@ -1,0 +1,254 @@
+/*
+ * One task of the fused attention (attention.h): pack the task's query rows
+ * transposed, stream its key tiles through the micro-kernels
+ * (kernels/f32-attention: S = Q K^T, online softmax, O = alpha O + P V), with
+ * the per-score options (scores.c) between the product and the softmax. Tiles
+ * outside every row's causal / window range are never visited. Also the
+ * workspace slice of a worker and the loads of key tiles.
+ * FlashAttention-2: Dao 2023, arXiv 2307.08691, Algorithm 1.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "attention/attention.h"
+#include "kernels/f32-attention/ukernels.h"
+
+
+static float *take(unsigned char **at, size_t floats) {
+  float *p = (float *)(void *)*at;
+  *at += (floats + 15) / 16 * 64;
+  return p;
+}
+
+smx_attn_slice smx_attn_carve(const struct smx_attention_plan *p, unsigned char *at) {
+  size_t r = p->rows_pad, dq = p->d.dim_qk, dv = p->d.dim_v;
+  smx_attn_slice s;
+  s.qr = take(&at, dq * r);
+  s.qt = take(&at, dq * r);
+  s.st = take(&at, SMX_ATTN_BK * r);
+  s.o = take(&at, r * dv);
+  s.m = take(&at, r);
+  s.l = take(&at, r);
+  s.alpha = take(&at, r);
+  s.kbuf = take(&at, SMX_ATTN_BK * dq);
+  s.vbuf = take(&at, SMX_ATTN_BK * dv);
+  s.tmp = take(&at, dq > dv ? dq : dv);
+  s.o1 = take(&at, r * dv);
+  s.lse1 = take(&at, r);
+  s.knorm = take(&at, SMX_ATTN_BK);
+  s.qnorm = take(&at, r);
+  s.lo = (int64_t *)(void *)take(&at, 4 * r);
+  s.hi = s.lo + r;
+  s.nsa = take(&at, p->nsa_blocks ? r * p->nsa_blocks : 1);
+  s.qsq = take(&at, r);
+  return s;
+}
+
+/* x * rsqrt(mean(x^2) + eps) * w (RMSNorm, computed in double) */
+static void rms_norm(float *x, size_t n, float eps, const float *w) {
+  double ss = 0.0;
+  for (size_t i = 0; i < n; i++) ss += (double)x[i] * x[i];
+  float r = (float)(1.0 / sqrt(ss / (double)n + eps));
+  for (size_t i = 0; i < n; i++) x[i] = x[i] * r * (w ? w[i] : 1.0f);
+}
+
+/* Row r of a task: query head and query index; 0 when r is padding. */
+int smx_attn_row_of(const struct smx_attention_plan *p, size_t g, size_t t, size_t r, size_t *h, size_t *i) {
+  if (r >= p->rows) return 0;
+  *h = g * p->group + r / p->bq;
+  *i = t * p->bq + r % p->bq;
+  return *i < p->d.len_q;
+}
+
+/* Key rows [j0, j0 + nk) of KV head (b, g) as f32 rows (in place when possible). */
+static const float *load_keys(smx_attn_run *run, const void *base, const size_t *s, size_t dim, size_t b, size_t g,
+                              size_t j0, size_t nk, float *buf, int norm, size_t *ld) {
+  const struct smx_attention_plan *p = run->p;
+  const unsigned char *at = (const unsigned char *)base + (b * s[0] + g * s[1] + j0 * s[2]) * p->elem_size;
+  if (p->elem == SMX_ELEM_F32 && !norm) {
+    *ld = s[2];
+    return (const float *)(const void *)at;
+  }
+  for (size_t c = 0; c < nk; c++) {
+    run->io.load(dim, at + c * s[2] * p->elem_size, buf + c * dim);
+    if (norm) rms_norm(buf + c * dim, dim, p->qk_eps, run->a->k_norm_w);
+  }
+  *ld = dim;
+  return buf;
+}
+
+/* Dimensions [qoff, qoff + dim) of key rows [j0, j0 + nk) (j0 a multiple of SMX_ATTN_BK) as f32 rows:
+ * int8 keys times their block's scale, RMS-normalised with qk_norm. */
+const float *smx_attn_load_k(smx_attn_run *run, size_t qoff, size_t dim, size_t b, size_t g, size_t j0, size_t nk,
+                           float *buf, size_t *ld) {
+  const struct smx_attention_plan *p = run->p;
+  const smx_attention_desc *d = &p->d;
+  if (!d->k_int8) {
+    const unsigned char *base = (const unsigned char *)run->a->k + qoff * p->elem_size;
+    return load_keys(run, base, d->k_stride, dim, b, g, j0, nk, buf, d->qk_norm, ld);
+  }
+  const int8_t *at = (const int8_t *)run->a->k + b * d->k_stride[0] + g * d->k_stride[1] + j0 * d->k_stride[2] + qoff;
+  size_t nblk = (d->len_k + SMX_ATTN_BK - 1) / SMX_ATTN_BK;
+  float sc = run->a->k_scales[(b * d->heads_kv + g) * nblk + j0 / SMX_ATTN_BK];
+  for (size_t c = 0; c < nk; c++) {
+    for (size_t x = 0; x < dim; x++) buf[c * dim + x] = (float)at[c * d->k_stride[2] + x] * sc;
+    if (d->qk_norm) rms_norm(buf + c * dim, dim, p->qk_eps, run->a->k_norm_w);
+  }
+  *ld = dim;
+  return buf;
+}
+
+/* Asks for rows [j0, j0 + nk) of a K or V tile ahead of use (decoding streams them from memory). */
+static void prefetch_rows(const struct smx_attention_plan *p, const void *base, const size_t *s, size_t dim, size_t b,
+                          size_t g, size_t j0, size_t nk, int far) {
+  const char *at = (const char *)base + (b * s[0] + g * s[1] + j0 * s[2]) * p->elem_size;
+  size_t bytes = dim * p->elem_size;
+  for (size_t c = 0; c < nk; c++)
+    for (size_t x = 0; x < bytes; x += 64) {
+      if (far)
+        __builtin_prefetch(at + c * s[2] * p->elem_size + x, 0, 2);   /* into L2 */
+      else
+        __builtin_prefetch(at + c * s[2] * p->elem_size + x);
+    }
+}
+
+
+void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
+  const struct smx_attention_plan *p = run->p;
+  const smx_attention_desc *d = &p->d;
+  const smx_attention_args *a = run->a;
+  smx_attn_slice w = smx_attn_carve(p, at);
+  size_t rp = p->rows_pad, dq = d->dim_qk, dv = d->dim_v;
+  size_t s = task % p->n_split, rest = task / p->n_split;
+  size_t t = rest % p->n_qt, bg = rest / p->n_qt, g = bg % d->heads_kv, b = bg / d->heads_kv;
+  int64_t k0 = (int64_t)(s * SMX_ATTN_SPLIT_K), k1 = (int64_t)d->len_k;
+  if (p->n_split > 1 && k0 + SMX_ATTN_SPLIT_K < k1) k1 = k0 + SMX_ATTN_SPLIT_K;
+  float thr = p->blasst < 0 ? p->blasst : -INFINITY;
+  uint64_t cnt[2] = { 0, 0 };
+  float m0 = d->kind == SMX_ATTN_SIGMOID ? 0.0f : -INFINITY;
+
+  /* differential attention: two passes over the keys, on each half of the Q K dimensions */
+  int diff = p->diff_lambda != 0.0f;
+  size_t dqe = diff ? dq / 2 : dq;
+  uint64_t row_tiles = 0, skipped = 0, visited = 0;
+  for (int pass = 0; pass < (diff ? 2 : 1); pass++) {
+    size_t qoff = (size_t)pass * dqe;
+    /* Q rows, transposed and scaled; the rows' key ranges */
+    int64_t lo_u = k1, hi_u = k0, lo_i = k0, hi_i = k1;
+    for (size_t r = 0; r < rp; r++) {
+      size_t h = 0, i = 0;
+      w.m[r] = m0;
+      w.l[r] = 0.0f;
+      if (!smx_attn_row_of(p, g, t, r, &h, &i)) {
+        for (size_t x = 0; x < dqe; x++) w.qt[x * rp + r] = 0.0f;
+        w.lo[r] = w.hi[r] = 0;
+        continue;
+      }
+      const unsigned char *qr = (const unsigned char *)a->q + (b * d->q_stride[0] + h * d->q_stride[1] + i * d->q_stride[2]) * p->elem_size;
+      run->io.load(dq, qr, w.tmp);
+      if (d->qk_norm) rms_norm(w.tmp, dq, p->qk_eps, a->q_norm_w);
+      for (size_t x = 0; x < dqe; x++) w.qt[x * rp + r] = w.qr[r * dqe + x] = w.tmp[qoff + x] * p->scale;
+      if (d->k_int8) {
+        double sq = 0.0;
+        for (size_t x = 0; x < dqe; x++) sq += (double)w.qr[r * dqe + x] * w.qr[r * dqe + x];
+        w.qsq[r] = (float)sq;
+      }
+      if (d->l2_distance) {
+        double sq = 0.0;
+        for (size_t x = 0; x < dqe; x++) sq += (double)w.tmp[qoff + x] * w.tmp[qoff + x];
+        w.qnorm[r] = (float)(sq * p->scale);
+      }
+      int64_t lo, hi;
+      smx_attn_key_range(p, i, &lo, &hi);
+      lo = lo > k0 ? lo : k0;
+      hi = hi < k1 ? hi : k1;
+      if (hi < lo) hi = lo;
+      w.lo[r] = lo;
+      w.hi[r] = hi;
+      if (hi > lo) {
+        lo_u = lo < lo_u ? lo : lo_u;
+        hi_u = hi > hi_u ? hi : hi_u;
+      }
+      lo_i = lo > lo_i ? lo : lo_i;
+      hi_i = hi < hi_i ? hi : hi_i;
+    }
+    memset(w.o, 0, p->rows * dv * sizeof(float));
+    if (p->nsa_blocks) smx_attn_nsa_select(run, &w, b, g, t, dqe, qoff);
+    /* few rows: the scores come from the dot-product kernel, which leaves the padding rows of St alone */
+    int few = p->rows <= SMX_ATTN_SPLIT_ROWS;
+    if (few) memset(w.st, 0, SMX_ATTN_BK * rp * sizeof(float));
+
+    size_t ldk, ldv;
+    if (hi_u > lo_u) {
+      int64_t j0 = k0 + (lo_u - k0) / SMX_ATTN_BK * SMX_ATTN_BK;
+      for (; j0 < hi_u; j0 += SMX_ATTN_BK) {
+        size_t nk = (size_t)(k1 - j0 < SMX_ATTN_BK ? k1 - j0 : SMX_ATTN_BK);
+        if (p->nsa_blocks && !smx_attn_nsa_any(p, &w, (size_t)j0 / SMX_ATTN_BK)) continue;   /* no row selected it */
+        visited += pass == 0;
+        const float *kp = smx_attn_load_k(run, qoff, dqe, b, g, (size_t)j0, nk, w.kbuf, &ldk);
+        if (d->l2_distance)
+          for (size_t c = 0; c < nk; c++) {
+            double sq = 0.0;
+            for (size_t x = 0; x < dqe; x++) sq += (double)kp[c * ldk + x] * kp[c * ldk + x];
+            w.knorm[c] = (float)(sq * p->scale);
+          }
+        /* decoding streams K and V from memory: V of this tile is asked for while Q K^T runs, and K and V of
+         * the next two tiles into L2, each tile twice (measured on a shared Zen 5, 4 interleaved runs: 1.2x
+         * to 2.4x the rate without the L2 requests; one tile ahead, or only two ahead, gained little) */
+        if (few) {
+          prefetch_rows(p, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, 0);
+          for (int64_t ahead = 1; ahead <= 2; ahead++) {
+            int64_t jn = j0 + ahead * SMX_ATTN_BK;
+            if (jn >= hi_u) break;
+            size_t nn = (size_t)(hi_u - jn < SMX_ATTN_BK ? hi_u - jn : SMX_ATTN_BK);
+            prefetch_rows(p, a->v, d->v_stride, dv, b, g, (size_t)jn, nn, 1);
+            if (!d->k_int8) prefetch_rows(p, a->k, d->k_stride, dq, b, g, (size_t)jn, nn, 1);
+          }
+        }
+        if (few)
+          run->uk->qk_rows(nk, p->rows, dqe, w.qr, dqe, kp, ldk, w.st, rp);
+        else
+          run->uk->qk(nk, rp, dqe, w.qt, rp, kp, ldk, w.st, rp);
+        int inside = lo_i <= j0 && j0 + (int64_t)nk <= hi_i;
+        if (p->elementwise || !inside) smx_attn_transform(run, &w, b, g, t, (size_t)j0, nk);
+        int any;
+        if (d->kind == SMX_ATTN_SIGMOID)
+          any = run->uk->online_sigmoid(nk, rp, p->rows, w.st, rp, w.l, w.alpha, p->sigmoid_bias);
+        else if (d->kind == SMX_ATTN_SOFTPICK)
+          any = run->uk->online_softpick(nk, rp, p->rows, w.st, rp, w.m, w.l, w.alpha);
+        else
+          any = run->uk->online(nk, rp, p->rows, w.st, rp, w.m, w.l, w.alpha, thr, p->blasst < 0 ? cnt : NULL);
+        if (!any) continue;
+        const float *vp = load_keys(run, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, w.vbuf, 0, &ldv);
+        run->uk->pv(nk, p->rows, dv, w.st, rp, vp, ldv, w.o, dv, w.alpha);
+      }
+    }
+    if (diff && pass == 0)   /* keep the first map, normalised, for the second pass */
+      for (size_t r = 0; r < p->rows; r++) {
+        memcpy(w.o1 + r * dv, w.o + r * dv, dv * sizeof(float));
+        w.lse1[r] = smx_attn_normalize(run, 0, w.m[r], w.l[r], w.o1 + r * dv);
+      }
+  }
+  size_t tiles = (size_t)((k1 - k0 + SMX_ATTN_BK - 1) / SMX_ATTN_BK);
+  row_tiles += cnt[0];
+  skipped += cnt[1];
+  if (row_tiles) atomic_fetch_add_explicit(&run->row_tiles, row_tiles, memory_order_relaxed);
+  if (skipped) atomic_fetch_add_explicit(&run->skipped, skipped, memory_order_relaxed);
+  if (tiles > visited) atomic_fetch_add_explicit(&run->masked, tiles - visited, memory_order_relaxed);
+
+  if (p->n_split > 1) {   /* a partial: (m, l, O) per row, folded later in split order */
+    float *part = run->partials + task * rp * (dv + 2);
+    for (size_t r = 0; r < p->rows; r++) {
+      float *q = part + r * (dv + 2);
+      q[0] = w.m[r];
+      q[1] = w.l[r];
+      memcpy(q + 2, w.o + r * dv, dv * sizeof(float));
+    }
+    return;
+  }
+  for (size_t r = 0; r < p->rows; r++) {
+    size_t h, i;
+    if (smx_attn_row_of(p, g, t, r, &h, &i))
+      smx_attn_finish_row(run, b, h, i, w.m[r], w.l[r], w.o + r * dv, diff ? w.o1 + r * dv : NULL, diff ? w.lse1[r] : 0);
+  }
+}

@@ -1,0 +1,326 @@
+/*
+ * The attention micro-kernels, written once over the vector layer. Included
+ * (once) by each per-ISA file, which first includes its src/simd/<isa>.h and
+ * defines SMX_ATTN_TABLE (the table's name) and the register block
+ * SMX_ATTN_MR x SMX_ATTN_NV: MR broadcast operands against NV vectors, MR*NV
+ * accumulators (24 of the 32 AVX-512 / NEON registers, 12 of AVX2's 16), and
+ * the dot-product block of qk_rows, SMX_ATTN_DR rows x SMX_ATTN_DK keys.
+ *
+ * qk: the vectors run over query rows (Qt is row-contiguous per d), the
+ * broadcasts over keys, read from K rows in place; pv: the vectors run over
+ * the columns of V, the broadcasts over the rows of Pt. Both are BLIS-style
+ * outer-product updates, d (resp. the key) being the reduction index.
+ * The exponential is math/vexp_f32.h's degree-6 one (1.18 ulp).
+ */
+#include "math/vexp_f32.h"
+
+#if SMX_VF_SCALE2_SATURATES
+#define SMX_ATTN_AMIN (-138.0f)   /* a log2(e) >= -200: vscalef rounds to +0 below */
+#else
+#define SMX_ATTN_AMIN (-87.9f)    /* a log2(e) > -127: the exponent field is exact */
+#endif
+
+/* ---- St[c0 + i][j0 + v VF_W + lane] for i < mr, v < nv ------------------- */
+SMX_INLINE void qk_block(size_t mr, size_t nv, size_t d, const float *qt, size_t ldqt, const float *k, size_t ldk,
+                         float *st, size_t ldst) {
+  vf_t acc[SMX_ATTN_MR][SMX_ATTN_NV];
+  for (size_t i = 0; i < mr; i++)
+    for (size_t v = 0; v < nv; v++) acc[i][v] = vf_zero();
+  for (size_t t = 0; t < d; t++) {
+    vf_t q[SMX_ATTN_NV];
+    for (size_t v = 0; v < nv; v++) q[v] = vf_ld(qt + t * ldqt + v * VF_W);
+    for (size_t i = 0; i < mr; i++) {
+      vf_t b = vf_set1(k[i * ldk + t]);
+      for (size_t v = 0; v < nv; v++) acc[i][v] = vf_fmadd(b, q[v], acc[i][v]);
+    }
+  }
+  for (size_t i = 0; i < mr; i++)
+    for (size_t v = 0; v < nv; v++) vf_st(st + i * ldst + v * VF_W, acc[i][v]);
+}
+
+/* one instantiation per (mr, nv): the loops unroll into registers */
+static void qk_strip(size_t mr, size_t nv, size_t d, const float *qt, size_t ldqt, const float *k, size_t ldk,
+                     float *st, size_t ldst) {
+  if (nv == SMX_ATTN_NV) {
+    switch (mr) {
+      case 1: qk_block(1, SMX_ATTN_NV, d, qt, ldqt, k, ldk, st, ldst); break;
+      case 2: qk_block(2, SMX_ATTN_NV, d, qt, ldqt, k, ldk, st, ldst); break;
+      case 3: qk_block(3, SMX_ATTN_NV, d, qt, ldqt, k, ldk, st, ldst); break;
+      case 4: qk_block(4, SMX_ATTN_NV, d, qt, ldqt, k, ldk, st, ldst); break;
+      case 5: qk_block(5, SMX_ATTN_NV, d, qt, ldqt, k, ldk, st, ldst); break;
+      default: qk_block(SMX_ATTN_MR, SMX_ATTN_NV, d, qt, ldqt, k, ldk, st, ldst); break;
+    }
+    return;
+  }
+  for (size_t v = 0; v < nv; v++) {
+    const float *q = qt + v * VF_W;
+    float *s = st + v * VF_W;
+    switch (mr) {
+      case 1: qk_block(1, 1, d, q, ldqt, k, ldk, s, ldst); break;
+      case 2: qk_block(2, 1, d, q, ldqt, k, ldk, s, ldst); break;
+      case 3: qk_block(3, 1, d, q, ldqt, k, ldk, s, ldst); break;
+      case 4: qk_block(4, 1, d, q, ldqt, k, ldk, s, ldst); break;
+      case 5: qk_block(5, 1, d, q, ldqt, k, ldk, s, ldst); break;
+      default: qk_block(SMX_ATTN_MR, 1, d, q, ldqt, k, ldk, s, ldst); break;
+    }
+  }
+}
+
+static void qk_k(size_t nk, size_t nr, size_t d, const float *qt, size_t ldqt, const float *k, size_t ldk, float *st,
+                 size_t ldst) {
+  for (size_t j = 0; j < nr;) {
+    size_t nv = (nr - j) / VF_W;
+    if (nv > SMX_ATTN_NV) nv = SMX_ATTN_NV;
+    /* the strip of Qt (d x nv VF_W) stays in L1 while the keys stream past */
+    for (size_t c = 0; c < nk; c += SMX_ATTN_MR) {
+      size_t mr = nk - c < SMX_ATTN_MR ? nk - c : SMX_ATTN_MR;
+      qk_strip(mr, nv, d, qt + j, ldqt, k + c * ldk, ldk, st + c * ldst + j, ldst);
+    }
+    j += nv * VF_W;
+  }
+}
+
+/* ---- few rows (decoding): St[c][r] = <Q[r], K[c]>, vectors over d ------- */
+SMX_INLINE void qkd_block(size_t nrb, size_t nkb, size_t d, const float *q, size_t ldq, const float *k, size_t ldk,
+                          float *st, size_t ldst) {
+  vf_t acc[SMX_ATTN_DR][SMX_ATTN_DK];
+  for (size_t r = 0; r < nrb; r++)
+    for (size_t c = 0; c < nkb; c++) acc[r][c] = vf_zero();
+  size_t t = 0;
+  for (; t + VF_W <= d; t += VF_W) {
+    vf_t kv[SMX_ATTN_DK];
+    for (size_t c = 0; c < nkb; c++) kv[c] = vf_ld(k + c * ldk + t);
+    for (size_t r = 0; r < nrb; r++) {
+      vf_t qv = vf_ld(q + r * ldq + t);
+      for (size_t c = 0; c < nkb; c++) acc[r][c] = vf_fmadd(qv, kv[c], acc[r][c]);
+    }
+  }
+  if (t < d) {
+    kf_t km = kf_tail(d - t);
+    vf_t kv[SMX_ATTN_DK];
+    for (size_t c = 0; c < nkb; c++) kv[c] = vf_ldz_k(k + c * ldk + t, km);
+    for (size_t r = 0; r < nrb; r++) {
+      vf_t qv = vf_ldz_k(q + r * ldq + t, km);
+      for (size_t c = 0; c < nkb; c++) acc[r][c] = vf_fmadd(qv, kv[c], acc[r][c]);
+    }
+  }
+  for (size_t r = 0; r < nrb; r++) {
+    if (nkb == 4) {   /* four keys of a row in one reduction tree */
+      float s4[4];
+      vf_reduce_add4(acc[r][0 % SMX_ATTN_DK], acc[r][1 % SMX_ATTN_DK], acc[r][2 % SMX_ATTN_DK], acc[r][3 % SMX_ATTN_DK], s4);
+      for (size_t c = 0; c < 4; c++) st[c * ldst + r] = s4[c];
+    } else {
+      for (size_t c = 0; c < nkb; c++) st[c * ldst + r] = vf_reduce_add(acc[r][c]);
+    }
+  }
+}
+
+/* a full block of keys, or the last keys one at a time */
+#define SMX_ATTN_QKD(nrb)                                                                 \
+  if (nkb == SMX_ATTN_DK) {                                                              \
+    qkd_block(nrb, SMX_ATTN_DK, d, qq, ldq, kk, ldk, ss, ldst);                          \
+  } else {                                                                               \
+    for (size_t c1 = 0; c1 < nkb; c1++)                                                  \
+      qkd_block(nrb, 1, d, qq, ldq, kk + c1 * ldk, ldk, ss + c1 * ldst, ldst);           \
+  }
+
+static void qk_rows_k(size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const float *k, size_t ldk,
+                      float *st, size_t ldst) {
+  for (size_t c = 0; c < nk; c += SMX_ATTN_DK) {
+    size_t nkb = nk - c < SMX_ATTN_DK ? nk - c : SMX_ATTN_DK;
+    const float *kk = k + c * ldk;
+    for (size_t r = 0; r < nr; r += SMX_ATTN_DR) {
+      size_t nrb = nr - r < SMX_ATTN_DR ? nr - r : SMX_ATTN_DR;
+      const float *qq = q + r * ldq;
+      float *ss = st + c * ldst + r;
+      switch (nrb) {
+        case 1: SMX_ATTN_QKD(1) break;
+        case 2: SMX_ATTN_QKD(2) break;
+        case 3: SMX_ATTN_QKD(3) break;
+        default: SMX_ATTN_QKD(SMX_ATTN_DR) break;
+      }
+    }
+  }
+}
+
+/* ---- online softmax step over the rows, VF_W rows at a time ------------- */
+static int online_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *m, float *l, float *alpha,
+                    float thr, uint64_t *cnt) {
+  const vexpf_c c = vexpf_c_set((float)SMX_LOG2E_D, (float)(SMX_LOG2E_D - (double)(float)SMX_LOG2E_D));
+  const vf_t amin = vf_set1(SMX_ATTN_AMIN), ninf = vf_set1(-__builtin_inff()), pinf = vf_set1(__builtin_inff());
+  const vf_t zero = vf_zero(), one = vf_set1(1.0f), vthr = vf_set1(thr);
+  int any = 0;
+  for (size_t j = 0; j < nr; j += VF_W) {
+    vf_t mt = ninf;
+    for (size_t i = 0; i < nk; i++) mt = vf_max(mt, vf_ld(st + i * ldst + j));
+    vf_t mo = vf_ld(m + j);
+    /* BLASST: a row whose tile maximum lies below its running maximum by more than |thr| takes no
+     * part (never its first visible tile: mo is -inf there) */
+    mf_t vis = vf_neq(mt, ninf), skip = mf_and(mf_and(vis, vf_neq(mo, ninf)), vf_gt(vthr, vf_sub(mt, mo)));
+    vf_t mn = vf_sel(skip, mo, vf_max(mo, mt));
+    /* a row with nothing visible yet shifts by 0: exp(-inf - 0) = 0, never NaN; a skipped one by +inf: P = 0 */
+    vf_t mu = vf_sel(skip, pinf, vf_sel(vf_eq(mn, ninf), zero, mn));
+    /* a skipped row gets alpha = -1: pv leaves it alone (and skips a block of rows that all are) */
+    vf_t a = vf_sel(skip, vf_set1(-1.0f), vexpf_neg(vf_sub(mo, vf_sel(skip, mo, mu)), c, amin));
+    unsigned real = nreal >= j + VF_W ? (unsigned)((1ull << VF_W) - 1) : nreal > j ? (1u << (nreal - j)) - 1u : 0u;
+    unsigned bv = mf_bits(vis) & real, bs = mf_bits(skip) & real;
+    any |= (bv & ~bs) != 0;
+    if (cnt) {
+      cnt[0] += (uint64_t)__builtin_popcount(bv);
+      cnt[1] += (uint64_t)__builtin_popcount(bs);
+    }
+    if (mf_bits(skip) == (unsigned)((1ull << VF_W) - 1)) {   /* every row here skips the tile: no exponential */
+      for (size_t i = 0; i < nk; i++) vf_st(st + i * ldst + j, zero);
+      vf_st(alpha + j, a);
+      continue;
+    }
+    vf_t s0 = zero, s1 = zero;
+    size_t i = 0;
+    for (; i + 2 <= nk; i += 2) {
+      vf_t p0 = vexpf_neg(vf_sub(vf_ld(st + i * ldst + j), mu), c, amin);
+      vf_t p1 = vexpf_neg(vf_sub(vf_ld(st + (i + 1) * ldst + j), mu), c, amin);
+      vf_st(st + i * ldst + j, p0);
+      vf_st(st + (i + 1) * ldst + j, p1);
+      s0 = vf_add(s0, p0);
+      s1 = vf_add(s1, p1);
+    }
+    if (i < nk) {
+      vf_t p0 = vexpf_neg(vf_sub(vf_ld(st + i * ldst + j), mu), c, amin);
+      vf_st(st + i * ldst + j, p0);
+      s0 = vf_add(s0, p0);
+    }
+    vf_st(l + j, vf_fmadd(vf_sel(skip, one, a), vf_ld(l + j), vf_add(s0, s1)));
+    vf_st(m + j, mn);
+    vf_st(alpha + j, a);
+  }
+  return any;
+}
+
+/* ---- sigmoid attention: P = sigmoid(S + bias), l += sum P, alpha = 1 ---- */
+static int online_sigmoid_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *l, float *alpha,
+                            float bias) {
+  const vexpf_c c = vexpf_c_set((float)SMX_LOG2E_D, (float)(SMX_LOG2E_D - (double)(float)SMX_LOG2E_D));
+  const vf_t amin = vf_set1(SMX_ATTN_AMIN), ninf = vf_set1(-__builtin_inff()), zero = vf_zero(), one = vf_set1(1.0f);
+  const vf_t vb = vf_set1(bias);
+  int any = 0;
+  for (size_t j = 0; j < nr; j += VF_W) {
+    vf_t sum = zero, mt = ninf;
+    for (size_t i = 0; i < nk; i++) {
+      vf_t x = vf_ld(st + i * ldst + j), y = vf_add(x, vb);
+      mt = vf_max(mt, x);
+      /* e = e^{-|y|} never overflows; a masked score (-inf) gives e = 0 and P = 0 */
+      vf_t e = vexpf_neg(vf_sub(zero, vf_abs(y)), c, amin);
+      vf_t p = vf_div(vf_sel(vf_gt(y, zero), one, e), vf_add(one, e));
+      vf_st(st + i * ldst + j, p);
+      sum = vf_add(sum, p);
+    }
+    unsigned real = nreal >= j + VF_W ? (unsigned)((1ull << VF_W) - 1) : nreal > j ? (1u << (nreal - j)) - 1u : 0u;
+    any |= (mf_bits(vf_neq(mt, ninf)) & real) != 0;
+    vf_st(l + j, vf_add(vf_ld(l + j), sum));
+    vf_st(alpha + j, one);
+  }
+  return any;
+}
+
+/* ---- softpick: P = relu(e^{S-m} - e^{-m}), l = alpha l + sum |e^{S-m} - e^{-m}| over visible keys ---- */
+static int online_softpick_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *m, float *l,
+                             float *alpha) {
+  const vexpf_c c = vexpf_c_set((float)SMX_LOG2E_D, (float)(SMX_LOG2E_D - (double)(float)SMX_LOG2E_D));
+  const vf_t amin = vf_set1(SMX_ATTN_AMIN), ninf = vf_set1(-__builtin_inff()), zero = vf_zero(), one = vf_set1(1.0f);
+  int any = 0;
+  for (size_t j = 0; j < nr; j += VF_W) {
+    vf_t mt = ninf;
+    for (size_t i = 0; i < nk; i++) mt = vf_max(mt, vf_ld(st + i * ldst + j));
+    vf_t mo = vf_ld(m + j), mn = vf_max(mo, mt);
+    mf_t vis = vf_neq(mt, ninf);
+    vf_t mu = vf_sel(vf_eq(mn, ninf), zero, mn);
+    vf_t a = vexpf_neg(vf_sub(mo, mu), c, amin);
+    /* e^{-m} may exceed 1 (m < 0): a lane-wise libm exponential, VF_W per tile and row vector */
+    float mlane[VF_W], elane[VF_W];
+    vf_st(mlane, mu);
+    for (size_t k = 0; k < VF_W; k++) elane[k] = __builtin_expf(-mlane[k]);
+    vf_t em = vf_ld(elane), sum = zero;
+    for (size_t i = 0; i < nk; i++) {
+      vf_t x = vf_ld(st + i * ldst + j);
+      mf_t live = vf_neq(x, ninf);   /* masked keys take no part in the denominator either */
+      vf_t y = vf_sel(live, vf_sub(vexpf_neg(vf_sub(x, mu), c, amin), em), zero);
+      vf_st(st + i * ldst + j, vf_sel(vis, vf_max(y, zero), zero));
+      sum = vf_add(sum, vf_abs(y));
+    }
+    unsigned real = nreal >= j + VF_W ? (unsigned)((1ull << VF_W) - 1) : nreal > j ? (1u << (nreal - j)) - 1u : 0u;
+    any |= (mf_bits(vis) & real) != 0;
+    /* a row with no visible key in the tile is left as it was */
+    vf_st(l + j, vf_sel(vis, vf_fmadd(a, vf_ld(l + j), sum), vf_ld(l + j)));
+    vf_st(m + j, vf_sel(vis, mn, mo));
+    vf_st(alpha + j, vf_sel(vis, a, one));
+  }
+  return any;
+}
+
+/* ---- O[r0 + i][cols] = alpha O + sum_c Pt[c][r0 + i] V[c][cols] ---------- */
+SMX_INLINE void pv_block(size_t mr, size_t nv, int tail, kf_t km, size_t nk, const float *pt, size_t ldpt,
+                         const float *v, size_t ldv, float *o, size_t ldo, const float *alpha) {
+  vf_t acc[SMX_ATTN_MR][SMX_ATTN_NV];
+  for (size_t i = 0; i < mr; i++) {
+    vf_t a = vf_set1(alpha[i] < 0.0f ? 1.0f : alpha[i]);   /* < 0: a row BLASST skipped (its P is 0) */
+    for (size_t w = 0; w < nv; w++)
+      acc[i][w] = vf_mul(a, tail ? vf_ldz_k(o + i * ldo + w * VF_W, km) : vf_ld(o + i * ldo + w * VF_W));
+  }
+  for (size_t c = 0; c < nk; c++) {
+    vf_t x[SMX_ATTN_NV];
+    for (size_t w = 0; w < nv; w++) x[w] = tail ? vf_ldz_k(v + c * ldv + w * VF_W, km) : vf_ld(v + c * ldv + w * VF_W);
+    for (size_t i = 0; i < mr; i++) {
+      vf_t b = vf_set1(pt[c * ldpt + i]);
+      for (size_t w = 0; w < nv; w++) acc[i][w] = vf_fmadd(b, x[w], acc[i][w]);
+    }
+  }
+  for (size_t i = 0; i < mr; i++)
+    for (size_t w = 0; w < nv; w++) {
+      if (tail)
+        vf_st_k(o + i * ldo + w * VF_W, km, acc[i][w]);
+      else
+        vf_st(o + i * ldo + w * VF_W, acc[i][w]);
+    }
+}
+
+#define SMX_ATTN_PV(nv, tail)                                                                 \
+  switch (mr) {                                                                               \
+    case 1: pv_block(1, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
+    case 2: pv_block(2, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
+    case 3: pv_block(3, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
+    case 4: pv_block(4, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
+    case 5: pv_block(5, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
+    default: pv_block(SMX_ATTN_MR, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;  \
+  }
+
+static void pv_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv,
+                 float *o, size_t ldo, const float *alpha) {
+  const size_t step = SMX_ATTN_NV * VF_W;
+  for (size_t r = 0; r < nr; r += SMX_ATTN_MR) {
+    size_t mr = nr - r < SMX_ATTN_MR ? nr - r : SMX_ATTN_MR;
+    const float *p = pt + r, *al = alpha + r;
+    int live = 0;
+    for (size_t i = 0; i < mr; i++) live |= al[i] >= 0.0f;
+    if (!live) continue;   /* every row of the block skipped this tile (BLASST) */
+    size_t col = 0;
+    kf_t km = kf_tail(1);
+    for (; col + step <= dv; col += step) {
+      const float *vv = v + col;
+      float *oo = o + r * ldo + col;
+      SMX_ATTN_PV(SMX_ATTN_NV, 0)
+    }
+    for (; col + VF_W <= dv; col += VF_W) {
+      const float *vv = v + col;
+      float *oo = o + r * ldo + col;
+      SMX_ATTN_PV(1, 0)
+    }
+    if (col < dv) {
+      const float *vv = v + col;
+      float *oo = o + r * ldo + col;
+      km = kf_tail(dv - col);
+      SMX_ATTN_PV(1, 1)
+    }
+  }
+}
+
+const smx_attn_ukernels SMX_ATTN_TABLE = { SMX_SIMD_ISA, qk_k, qk_rows_k, online_k, online_sigmoid_k, online_softpick_k, pv_k };

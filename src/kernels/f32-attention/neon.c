@@ -1,0 +1,12 @@
+/* The attention micro-kernels on neon (Advanced SIMD is part of the base ISA: no flags). */
+#include "simd/neon.h"
+#include "kernels/f32-attention/ukernels.h"
+
+/* register block: 6 broadcast operands x 4 vectors of accumulators */
+#define SMX_ATTN_MR 6
+#define SMX_ATTN_NV 4
+/* qk_rows: 4 rows x 4 keys of dot-product accumulators */
+#define SMX_ATTN_DR 4
+#define SMX_ATTN_DK 4
+#define SMX_ATTN_TABLE smx_attn_ukernels_neon
+#include "kernels/f32-attention/body.h"

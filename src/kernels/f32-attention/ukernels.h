@@ -1,0 +1,65 @@
+/*
+ * The attention micro-kernels (f32): the two tile products and the online
+ * softmax step of a FlashAttention-2 style forward pass (src/attention/).
+ * One body over the vector layer (body.h, instantiated by avx2.c, avx512.c
+ * and neon.c) and a portable scalar form (scalar.c).
+ *
+ * A task holds nr query rows (nr a multiple of SMX_ATTN_ROW_PAD, padded rows
+ * zero) packed transposed, Qt[d][r]; the scores of a key tile are kept
+ * key-major, St[c][r], so that every per-row reduction of the online softmax
+ * is a vertical vector operation and the query rows fill the vector lanes.
+ *  - qk: St[c][r] = sum_d Qt[d][r] K[c][d] for c < nk, r < nr. K rows are read
+ *    in place (row stride ldk) and broadcast: no transposed copy of K.
+ *  - online: for each row r, with m_t = max_c St[c][r], m' = max(m_r, m_t):
+ *    alpha_r = e^{m_r - m'}, St[c][r] = e^{St[c][r] - m'} (in place),
+ *    l_r = alpha_r l_r + sum_c St[c][r], m_r = m'. A row whose m' is -inf gets
+ *    alpha 0 and P 0 (never NaN). Returns 0 when every row's tile maximum is
+ *    -inf (the tile adds nothing and P V may be skipped).
+ *    BLASST (thr < 0; -inf: off): a row whose m_t < m_r + thr (m_r finite) is
+ *    left unchanged (P 0, alpha -1: pv leaves the row alone, and skips a block
+ *    of rows that all are); the return value then counts only rows
+ *    that took part. cnt (may be NULL) += { rows < nreal with a visible key,
+ *    of those the ones skipped }.
+ *  - pv: O[r][:] = alpha_r O[r][:] + sum_c Pt[c][r] V[c][:] for r < nr (rows
+ *    with alpha_r < 0 are left as they are), over
+ *    dv columns (any dv), V rows in place with row stride ldv.
+ * Kernels never allocate and touch exactly the ranges above.
+ */
+#ifndef SMX_KERNELS_F32_ATTENTION_UKERNELS_H
+#define SMX_KERNELS_F32_ATTENTION_UKERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* rows of a task are padded to a multiple of this (the widest vector) */
+#define SMX_ATTN_ROW_PAD 16
+
+typedef struct smx_attn_ukernels {
+  const char *isa;
+  void (*qk)(size_t nk, size_t nr, size_t d, const float *qt, size_t ldqt, const float *k, size_t ldk, float *st,
+             size_t ldst);
+  /* the same product from row-major Q (q[r][d], row stride ldq), for tasks of few rows (decoding): the
+   * vectors run over d, so no lane is spent on padding rows; rows >= nr of St are not written */
+  void (*qk_rows)(size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const float *k, size_t ldk, float *st,
+                  size_t ldst);
+  int (*online)(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *m, float *l, float *alpha,
+                float thr, uint64_t *cnt);
+  /* sigmoid attention: St = sigmoid(St + bias) in place, l += sum_c St, alpha = 1; returns whether a row
+   * below nreal saw a key (masked scores, -inf, give 0) */
+  int (*online_sigmoid)(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *l, float *alpha,
+                        float bias);
+  /* softpick: with m' = max(m, max_c St), St = relu(e^{St-m'} - e^{-m'}) in place, l = alpha l +
+   * sum over unmasked keys of |e^{St-m'} - e^{-m'}|, alpha = e^{m - m'}; a row with no visible key in
+   * the tile is left unchanged (alpha 1, P 0) */
+  int (*online_softpick)(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *m, float *l,
+                         float *alpha);
+  void (*pv)(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv, float *o,
+             size_t ldo, const float *alpha);
+} smx_attn_ukernels;
+
+extern const smx_attn_ukernels smx_attn_ukernels_scalar;
+extern const smx_attn_ukernels smx_attn_ukernels_avx2;
+extern const smx_attn_ukernels smx_attn_ukernels_avx512;
+extern const smx_attn_ukernels smx_attn_ukernels_neon;
+
+#endif

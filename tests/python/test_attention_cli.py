@@ -1,0 +1,79 @@
+#!/usr/bin/python3
+"""smx attention (the CLI) against a composed NumPy form: causal and not, GQA,
+--scale, --window, --lse, float64 and float16 inputs, and its usage errors.
+Usage: test_attention_cli.py SMX_BINARY"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+SMX = sys.argv[1]
+bad = 0
+
+
+def composed(q, k, v, scale, causal, window=None):
+    g = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, g, 1).astype(np.float64), np.repeat(v, g, 1).astype(np.float64)
+    s = q.astype(np.float64) @ np.swapaxes(k, -1, -2) * scale
+    L, S = s.shape[-2:]
+    pos = np.arange(L)[:, None] + S - L
+    j = np.arange(S)[None, :]
+    vis = np.ones((L, S), bool)
+    if causal:
+        vis &= j <= pos
+    if window is not None:
+        vis &= j >= pos - window
+    s = np.where(vis, s, -np.inf)
+    m = np.max(s, -1, keepdims=True)
+    p = np.exp(s - m)
+    lse = (np.log(p.sum(-1, keepdims=True)) + m)[..., 0]
+    return (p / p.sum(-1, keepdims=True)) @ v, lse
+
+
+def check(name, cond):
+    global bad
+    if not cond:
+        bad += 1
+        print("FAIL", name)
+
+
+rng = np.random.default_rng(1)
+with tempfile.TemporaryDirectory() as tmp:
+    f = {n: os.path.join(tmp, n + ".npy") for n in "qkvol"}
+    for causal, window, dtype, scale in [(False, None, np.float32, None), (True, None, np.float64, 0.3),
+                                         (True, 5, np.float16, None)]:
+        q = rng.standard_normal((2, 4, 9, 16)).astype(dtype)
+        k = rng.standard_normal((2, 2, 13, 16)).astype(dtype)
+        v = rng.standard_normal((2, 2, 13, 8)).astype(dtype)
+        for n, a in zip("qkv", (q, k, v)):
+            np.save(f[n], a)
+        cmd = [SMX, "attention", f["q"], f["k"], f["v"], "-o", f["o"], "--lse", f["l"]]
+        if causal:
+            cmd.append("--causal")
+        if window is not None:
+            cmd += ["--window", str(window)]
+        if scale is not None:
+            cmd += ["--scale", str(scale)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        check(f"{cmd[2:]} exit {r.returncode}: {r.stderr}", r.returncode == 0)
+        if r.returncode:
+            continue
+        want, lse = composed(q.astype(np.float32), k.astype(np.float32), v.astype(np.float32),
+                             scale if scale is not None else 16 ** -0.5, causal, window)
+        o, l = np.load(f["o"]), np.load(f["l"])
+        check(f"dtype {dtype}: output {o.dtype} {o.shape}", o.dtype == np.float32 and o.shape == (2, 4, 9, 8))
+        check(f"dtype {dtype}: values", np.abs(o - want).max() <= 1e-5 * np.abs(want).max())
+        check(f"dtype {dtype}: lse", np.abs(l - lse).max() <= 1e-5 * max(1, np.abs(lse).max()))
+    # usage errors: exit 1 and a message, no output
+    for args in (["attention", f["q"], f["k"]], ["attention", f["q"], f["k"], f["v"]],
+                 ["attention", f["q"], f["k"], f["v"], "-o", f["o"], "--window", "x"],
+                 ["attention", f["q"], f["k"], f["v"], "-o", f["o"], "--bogus"]):
+        r = subprocess.run([SMX] + args, capture_output=True, text=True)
+        check(f"{args}: exit {r.returncode}", r.returncode == 1 and "smx:" in r.stderr)
+    np.save(f["k"], rng.standard_normal((2, 3, 13, 16)).astype(np.float32))   # 4 heads over 3
+    r = subprocess.run([SMX, "attention", f["q"], f["k"], f["v"], "-o", f["o"]], capture_output=True, text=True)
+    check(f"bad heads: exit {r.returncode}", r.returncode == 2)
+print("test_attention_cli:", "ok" if not bad else f"{bad} failed")
+sys.exit(1 if bad else 0)

@@ -1,0 +1,195 @@
+"""smx.attention and smx.torch.scaled_dot_product_attention against composed
+NumPy / torch forms (materialised scores, softmax, product) on random shapes,
+masks, causal settings, strides and dtypes."""
+import unittest
+
+import numpy as np
+
+import smx
+
+try:
+    import torch
+    import smx.torch as st
+except ImportError:  # pragma: no cover
+    torch = None
+
+RNG = np.random.default_rng(5)
+
+
+def composed(q, k, v, scale=None, mask=None, causal=None, sink=None):
+    """float64 reference; causal 'bottom_right' / 'top_left'; fully masked rows give 0."""
+    q, k, v = (np.asarray(a, np.float64) for a in (q, k, v))
+    g = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
+    s = q @ np.swapaxes(k, -1, -2) * (scale if scale is not None else 1 / np.sqrt(q.shape[-1]))
+    L, S = s.shape[-2:]
+    if causal:
+        off = S - L if causal == "bottom_right" else 0
+        s = np.where(np.arange(S)[None, :] <= np.arange(L)[:, None] + off, s, -np.inf)
+    if mask is not None:
+        s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask
+    m = s.max(-1, keepdims=True)
+    if sink is not None:
+        m = np.maximum(m, sink[None, :, None, None])
+    m = np.where(np.isfinite(m), m, 0)
+    p = np.exp(s - m)
+    den = p.sum(-1, keepdims=True) + (np.exp(sink[None, :, None, None] - m) if sink is not None else 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        o = np.where(den > 0, (p @ v) / np.where(den > 0, den, 1), 0)
+    return o
+
+
+class TestAttention(unittest.TestCase):
+    def check(self, got, want, tol=1e-5):
+        scale = max(np.abs(want).max(), 1e-30)
+        self.assertLessEqual(np.abs(got.astype(np.float64) - want).max() / scale, tol)
+
+    def test_shapes_masks_causal(self):
+        for trial in range(12):
+            B, hkv = RNG.integers(1, 3), RNG.integers(1, 3)
+            hq = hkv * RNG.integers(1, 4)
+            L, S, D, Dv = RNG.integers(1, 40), RNG.integers(1, 70), RNG.integers(1, 40), RNG.integers(1, 30)
+            q = RNG.standard_normal((B, hq, L, D), np.float32)
+            k = RNG.standard_normal((B, hkv, S, D), np.float32)
+            v = RNG.standard_normal((B, hkv, S, Dv), np.float32)
+            causal = [False, "bottom_right", "top_left"][trial % 3]
+            mask = None
+            if trial % 4 == 1:
+                mask = RNG.random((1, hq, L, S)) < 0.7
+            elif trial % 4 == 2:
+                mask = RNG.standard_normal((B, 1, 1, S)).astype(np.float32)
+            o = smx.attention(q, k, v, causal=causal, mask=mask, threads=trial % 3)
+            self.check(o, composed(q, k, v, mask=mask, causal=causal))
+
+    def test_strides_and_lse(self):
+        q = RNG.standard_normal((2, 17, 3, 24), np.float32).transpose(0, 2, 1, 3)   # (B, L, H, D) storage
+        k = RNG.standard_normal((2, 29, 3, 24), np.float32).transpose(0, 2, 1, 3)
+        v = RNG.standard_normal((2, 29, 3, 24), np.float32).transpose(0, 2, 1, 3)
+        o, lse = smx.attention(q, k, v, return_lse=True, scale=0.3)
+        self.check(o, composed(q, k, v, scale=0.3))
+        s = np.asarray(q, np.float64) @ np.swapaxes(np.asarray(k, np.float64), -1, -2) * 0.3
+        ref = np.log(np.exp(s - s.max(-1, keepdims=True)).sum(-1)) + s.max(-1)
+        self.assertLessEqual(np.abs(lse - ref).max(), 1e-5 * max(1, np.abs(ref).max()))
+
+    def test_sink_window_masked_rows(self):
+        q = RNG.standard_normal((1, 2, 9, 8), np.float32)
+        k = RNG.standard_normal((1, 2, 9, 8), np.float32)
+        v = RNG.standard_normal((1, 2, 9, 8), np.float32)
+        sink = np.array([0.5, -1.0], np.float32)
+        self.check(smx.attention(q, k, v, sink=sink), composed(q, k, v, sink=sink))
+        w = np.abs(np.arange(9)[:, None] - np.arange(9)[None, :])
+        win = (np.arange(9)[None, :] <= np.arange(9)[:, None]) & (w <= 2)
+        self.check(smx.attention(q, k, v, window=(2, 0)), composed(q, k, v, mask=win))
+        mask = np.ones((9, 9), bool)
+        mask[3] = False
+        o, lse = smx.attention(q, k, v, mask=mask, return_lse=True)
+        self.assertTrue(np.all(o[:, :, 3] == 0) and np.all(np.isneginf(lse[:, :, 3])))
+        self.assertFalse(np.isnan(o).any())
+
+    def test_float16(self):
+        q = RNG.standard_normal((1, 2, 20, 16)).astype(np.float16)
+        k = RNG.standard_normal((1, 2, 30, 16)).astype(np.float16)
+        v = RNG.standard_normal((1, 2, 30, 16)).astype(np.float16)
+        o = smx.attention(q, k, v, causal=True)
+        self.assertEqual(o.dtype, np.float16)
+        self.check(o, composed(q, k, v, causal="bottom_right"), tol=2e-3)
+
+    def test_linear_kinds(self):
+        q = RNG.standard_normal((2, 4, 12, 8)).astype(np.float32)
+        k = RNG.standard_normal((2, 2, 20, 8)).astype(np.float32)
+        v = RNG.standard_normal((2, 2, 20, 6)).astype(np.float32)
+        kk, vv = np.repeat(k, 2, 1).astype(np.float64), np.repeat(v, 2, 1).astype(np.float64)
+        pos = np.arange(12)[:, None] + 8
+        j = np.arange(20)[None, :]
+        for kind, f in (("linear", lambda x: np.where(x > 0, x + 1, np.exp(np.minimum(x, 0)))),
+                        ("cosformer", lambda x: np.maximum(x, 0))):
+            w = f(q.astype(np.float64)) @ np.swapaxes(f(kk), -1, -2)
+            if kind == "cosformer":
+                w = w * np.cos(np.pi / 2 * (pos - j) / 20)
+            w = np.where(j <= pos, w, 0)
+            with np.errstate(invalid="ignore"):
+                want = np.nan_to_num((w @ vv) / w.sum(-1, keepdims=True))
+            self.check(smx.attention(q, k, v, kind=kind, causal=True), want)
+
+    def test_int8_k(self):
+        q = RNG.standard_normal((1, 2, 10, 32)).astype(np.float32)
+        k = RNG.standard_normal((1, 1, 150, 32)).astype(np.float32)
+        v = RNG.standard_normal((1, 1, 150, 16)).astype(np.float32)
+        nb = 3
+        scales = np.array([np.abs(k[0, 0, b * 64:(b + 1) * 64]).max() / 127 for b in range(nb)], np.float32)
+        k8 = np.concatenate([np.rint(k[0, 0, b * 64:(b + 1) * 64] / scales[b]) for b in range(nb)]).astype(np.int8)
+        kd = (k8.astype(np.float64) * np.repeat(scales, 64)[:150, None])[None, None]
+        o = smx.attention(q, k8[None, None], v, k_scales=scales.reshape(1, 1, nb), causal=True)
+        self.check(o, composed(q, kd, v, causal="bottom_right"))
+        with self.assertRaises(ValueError):
+            smx.attention(q, k8[None, None], v)
+
+    def test_errors(self):
+        q = np.zeros((1, 3, 4, 8), np.float32)
+        k = np.zeros((1, 2, 4, 8), np.float32)
+        with self.assertRaises(ValueError):
+            smx.attention(q, k, k)                       # 3 query heads over 2 KV heads
+        with self.assertRaises(ValueError):
+            smx.attention(q, q, q, kind="nope")
+        with self.assertRaises(ValueError):
+            smx.attention(q, q, q, mask=np.ones((2, 4), bool))
+        with self.assertRaises(ValueError):
+            smx.attention(q[0], q[0], q[0])
+        with self.assertRaises(TypeError):
+            smx.attention(q, q, q, dropout=0.1)
+
+
+@unittest.skipIf(torch is None, "torch is not installed")
+class TestTorchSDPA(unittest.TestCase):
+    def composed_torch(self, q, k, v, attn_mask=None, is_causal=False, scale=None):
+        s = q @ k.transpose(-2, -1) * (scale if scale is not None else 1 / np.sqrt(q.shape[-1]))
+        if is_causal:
+            L, S = s.shape[-2:]
+            s = s.masked_fill(torch.ones(L, S, dtype=torch.bool).triu(1), float("-inf"))
+        if attn_mask is not None:
+            s = s.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype == torch.bool else s + attn_mask
+        return torch.softmax(s, -1) @ v
+
+    def test_random(self):
+        gen = torch.Generator().manual_seed(3)
+        for trial in range(16):
+            lead = [(2, 3), (4,), (1, 2, 2)][trial % 3]
+            L, S, E, Ev = (int(x) for x in torch.randint(1, 33, (4,), generator=gen))
+            q = torch.randn(*lead, L, E, generator=gen)
+            k = torch.randn(*lead, S, E, generator=gen)
+            v = torch.randn(*lead, S, Ev, generator=gen)
+            if trial % 5 == 4:
+                q = q.transpose(-1, -2).contiguous().transpose(-1, -2)   # column-major rows: a copy inside
+            mask, causal, scale = None, False, None
+            if trial % 4 == 1:
+                mask = torch.rand(L, S, generator=gen) < 0.8
+                mask[:, 0] = True   # torch gives NaN for a fully masked row; smx gives 0
+            elif trial % 4 == 2:
+                mask = torch.randn(*lead[:1], *([1] * (len(lead) - 1)), L, S, generator=gen)
+            elif trial % 4 == 3:
+                causal = L <= S
+                scale = 0.2
+            got = st.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale)
+            want = self.composed_torch(q.double(), k.double(), v.double(),
+                                       None if mask is None else (mask if mask.dtype == torch.bool else mask.double()),
+                                       causal, scale)
+            self.assertEqual(got.shape, want.shape)
+            err = (got.double() - want).abs().max().item() / max(want.abs().max().item(), 1e-30)
+            self.assertLessEqual(err, 1e-5, f"trial {trial}")
+
+    def test_dtypes_and_errors(self):
+        q = torch.randn(1, 2, 5, 8)
+        o = st.scaled_dot_product_attention(q.half(), q.half(), q.half())
+        self.assertEqual(o.dtype, torch.float16)
+        o = st.scaled_dot_product_attention(q.bfloat16(), q.bfloat16(), q.bfloat16())
+        self.assertEqual(o.dtype, torch.bfloat16)
+        with self.assertRaises(RuntimeError):
+            st.scaled_dot_product_attention(q, q, q, attn_mask=torch.ones(5, 5, dtype=torch.bool), is_causal=True)
+        with self.assertRaises(RuntimeError):
+            st.scaled_dot_product_attention(q.requires_grad_(), q, q)
+        with torch.no_grad():
+            st.scaled_dot_product_attention(q, q, q)
+
+
+if __name__ == "__main__":
+    unittest.main()
