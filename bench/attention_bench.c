@@ -15,6 +15,7 @@
  * OpenBLAS is a peer when found at build time (SMX_BENCH_HAVE_OPENBLAS).
  */
 #define _POSIX_C_SOURCE 200809L
+#include "bench_args.h"
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -96,10 +97,11 @@ static double read_roof(const void *a, const void *b, size_t bytes_each, int thr
 }
 
 int main(int argc, char **argv) {
-  size_t L = argc > 1 ? strtoul(argv[1], NULL, 10) : 4096;
-  size_t H = argc > 2 ? strtoul(argv[2], NULL, 10) : 8;
-  size_t D = argc > 3 ? strtoul(argv[3], NULL, 10) : 128;
-  size_t LKD = argc > 4 ? strtoul(argv[4], NULL, 10) : 32768;
+  const char *usage = "[L (4096) [H (8) [D (128) [decode Lk (32768)]]]]";
+  size_t L = bench_size_arg(argc, argv, 1, 4096, usage);
+  size_t H = bench_size_arg(argc, argv, 2, 8, usage);
+  size_t D = bench_size_arg(argc, argv, 3, 128, usage);
+  size_t LKD = bench_size_arg(argc, argv, 4, 32768, usage);
   printf("attention_bench: smx %s, ISA %s, f32\n", smx_version_string(), smx_isa());
 
   /* ------------------------------------------------------------ prefill */

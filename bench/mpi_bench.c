@@ -14,6 +14,7 @@
  * off busy cores (Open MPI binds 2 ranks to a core each by default).
  */
 #define _POSIX_C_SOURCE 200809L
+#include "bench_args.h"
 #include <math.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -104,7 +105,8 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
-  size_t rows = argc > 1 ? strtoull(argv[1], NULL, 10) : 4096, cols = argc > 2 ? strtoull(argv[2], NULL, 10) : 256000;
+  size_t rows = bench_size_arg(argc, argv, 1, 4096, "[rows (4096) [cols (256000)]]");
+  size_t cols = bench_size_arg(argc, argv, 2, 256000, "[rows (4096) [cols (256000)]]");
   size_t *off = malloc((size_t)(size_ + 1) * sizeof *off);
   for (int r = 0; r <= size_; r++) off[r] = cols * (size_t)r / (size_t)size_;
   size_t c0 = off[rank_], lc = off[rank_ + 1] - c0;
