@@ -1,0 +1,114 @@
+/*
+ * One row of sparsemax / entmax (sparse_row.h): the max (the softmax
+ * family's kernel), then the special-value policy where the row asks for it
+ * (the softmax policy: NaN, +inf entries, no entry above -inf), else the
+ * candidates (entries that can reach the support, one vector pass), the
+ * threshold on them (sparse_tau.c), and one vector pass that writes the row.
+ * Bisection entmax writes its few nonzero outputs by index after zeroing the
+ * row.
+ */
+#include "ops/sparse_row.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/policy.h"
+#include "ops/softmax_policy.h"
+#include "ops/sparse_tau.h"
+#include "registry/registry.h"
+
+size_t smx_sparse_scratch(size_t n) { return n * (2 * sizeof(size_t) + 2 * sizeof(double)); }
+
+/* z units per x unit */
+static double scale_of(smx_sparse_kind kind, double alpha) {
+  return kind == SMX_SPARSE_ENTMAX15 ? 0.5 : kind == SMX_SPARSE_ENTMAX_BISECT ? alpha - 1.0 : 1.0;
+}
+
+static double tau_of(smx_sparse_kind kind, const double *z, double *w, size_t k) {
+  switch (kind) {
+  case SMX_SPARSE_SPARSEMAX_SORT: return smx_sparsemax_tau_sort(z, w, k);
+  case SMX_SPARSE_ENTMAX15: return smx_entmax15_tau(z, w, k);
+  default: return smx_sparsemax_tau(z, w, k);
+  }
+}
+
+typedef struct ws { size_t *idx, *act; double *z, *w; } ws;
+static ws ws_of(void *scratch, size_t n) {
+  ws s;
+  s.idx = scratch;
+  s.act = s.idx + n;
+  s.z = (double *)(void *)(s.act + n);
+  s.w = s.z + n;
+  return s;
+}
+
+void smx_sparse_row_f32(smx_sparse_kind kind, double alpha, const float *x, float *y, size_t n, uint32_t flags,
+                        void *scratch, double *tau_out, double *max_out) {
+  const smx_registry *reg = smx_registry_current();
+  ws s = ws_of(scratch, n);
+  float m = reg->f32->rmax(n, x);
+  if (tau_out) *tau_out = NAN;
+  if (max_out) *max_out = NAN;
+  if (isinf(m)) {   /* +inf entries, or nothing above -inf (NaN or not): the policy's row */
+    smx_policy_row(&smx_policy_softmax, x, y, n, flags, NULL);
+    return;
+  }
+  double a = scale_of(kind, alpha);
+  /* every entry with a (x - m) > -1 is a candidate; the float threshold errs low */
+  double thr_d = (double)m - 1.0 / a;
+  float thr = (float)thr_d;
+  if ((double)thr > thr_d) thr = nextafterf(thr, -INFINITY);
+  int nan = 0;
+  size_t k = reg->sparse->vselect(n, x, thr, s.idx, &nan);
+  if (nan) {
+    smx_policy_nan_row(&smx_policy_softmax, y, n, NULL);
+    return;
+  }
+  for (size_t j = 0; j < k; j++) s.z[j] = a * ((double)x[s.idx[j]] - (double)m);
+  if (max_out) *max_out = m;
+  if (kind == SMX_SPARSE_ENTMAX_BISECT) {
+    double tau = smx_entmax_bisect(s.z, k, n, alpha, SMX_ENTMAX_ITERS_F32, s.w, s.act);
+    if (tau_out) *tau_out = tau;
+    memset(y, 0, n * sizeof *y);   /* the candidates were read already: y may be x */
+    for (size_t j = 0; j < k; j++) y[s.idx[j]] = (float)s.w[j];
+    return;
+  }
+  double tau = tau_of(kind, s.z, s.w, k);
+  if (tau_out) *tau_out = tau;
+  float th = (float)tau, tl = (float)(tau - (double)th);
+  reg->sparse->vthresh(n, x, y, m, (float)a, th, tl, kind == SMX_SPARSE_ENTMAX15);
+}
+
+void smx_sparse_row_f64(smx_sparse_kind kind, double alpha, const double *x, double *y, size_t n, uint32_t flags,
+                        void *scratch, double *tau_out, double *max_out) {
+  const smx_registry *reg = smx_registry_current();
+  ws s = ws_of(scratch, n);
+  double m = reg->f64->rmax(n, x);
+  if (tau_out) *tau_out = NAN;
+  if (max_out) *max_out = NAN;
+  if (isinf(m)) {
+    smx_policy_row_f64(&smx_policy_softmax, x, y, n, flags, NULL);
+    return;
+  }
+  double a = scale_of(kind, alpha);
+  /* m - 1/a rounded up would drop an entry exactly at the edge: step one ulp down */
+  double thr = nextafter(m - 1.0 / a, -INFINITY);
+  int nan = 0;
+  size_t k = reg->sparse->vselect_f64(n, x, thr, s.idx, &nan);
+  if (nan) {
+    smx_policy_nan_row_f64(&smx_policy_softmax, y, n, NULL);
+    return;
+  }
+  for (size_t j = 0; j < k; j++) s.z[j] = a * (x[s.idx[j]] - m);
+  if (max_out) *max_out = m;
+  if (kind == SMX_SPARSE_ENTMAX_BISECT) {
+    double tau = smx_entmax_bisect(s.z, k, n, alpha, SMX_ENTMAX_ITERS_F64, s.w, s.act);
+    if (tau_out) *tau_out = tau;
+    memset(y, 0, n * sizeof *y);
+    for (size_t j = 0; j < k; j++) y[s.idx[j]] = s.w[j];
+    return;
+  }
+  double tau = tau_of(kind, s.z, s.w, k);
+  if (tau_out) *tau_out = tau;
+  reg->sparse->vthresh_f64(n, x, y, m, a, tau, kind == SMX_SPARSE_ENTMAX15);
+}
