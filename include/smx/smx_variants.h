@@ -86,12 +86,15 @@ SMX_API smx_status smx_sigmoid_rows_bf16(const uint16_t *x, size_t ldx, uint16_t
  * Accuracy, against a long-double reference, every ISA, eps = 2^-23 (f32) or
  * 2^-52 (f64), tau the exact threshold relative to the max (in [-1, 0)),
  * rho_i = |fl(x_i - max) - (x_i - max)| the rounding of x_i - max in the
- * arithmetic type (0 whenever |max| >= 2), u = 2^-11 (f16), 2^-8 (bf16), 0 else:
- *   sparsemax: |y_i - ref_i| <= 2 eps ref_i + rho_i + 4 eps_t + u ref_i,
- *   entmax15:  |y_i - ref_i| <= 5 eps ref_i + 2 sqrt(ref_i) (rho_i + 4 eps_t) + u ref_i,
+ * arithmetic type for the entries within 2/(alpha - 1) of the max (0 whenever
+ * |max| >= 2, and 0 further down, where y_i = 0 exactly), rho_S the largest
+ * rho_j, u = 2^-11 (f16), 2^-8 (bf16), 0 else, and r = rho_i + rho_S + 4 eps_t:
+ *   sparsemax: |y_i - ref_i| <= 2 eps ref_i + r + u ref_i,
+ *   entmax15:  |y_i - ref_i| <= 5 eps ref_i + 2 sqrt(ref_i) r + r^2 + u ref_i,
  *   with eps_t = eps^2 for f32 and half rows (tau carried in two floats) and eps for f64;
- *   entmax:    |y_i - ref_i| <= 8 eps ref_i + 4 d ref_i^(2-alpha) / (alpha - 1) + u ref_i,
- *   d = 2^-30 (f32, half) or 2^-50 (f64), the bisection's tolerance;
+ *   entmax:    |y_i - ref_i| <= 8 eps ref_i + 2 d (ref_i^(2-alpha) + ref_i G) / (alpha - 1) + u ref_i,
+ *   d = 2^-30 (f32, half) or 2^-50 (f64), the bisection's tolerance, plus
+ *   2^-50 + (alpha - 1)(rho_i + rho_S), and G = sum_j ref_j^(2-alpha);
  * plus half the storage type's smallest subnormal below its normal range. The
  * outputs are >= 0 and sum to 1 within n eps.
  */
@@ -143,7 +146,9 @@ SMX_API smx_status smx_entmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t 
  * row without support (a masked row) gives 0; dy off the support is not read
  * into the result. Same options as the forward passes (temperature 0 or 1).
  * Accuracy (f32, f64, against long double): |dx_i - ref_i| <= 4 eps g_i
- * (|dy_i| + |mu|) + the smallest normal, mu = sum g dy / sum g.
+ * (|dy_i| + |mu| + nu) + the smallest normal, mu = sum g dy / sum g and
+ * nu = sum g |dy| / sum g (the sums are compensated; the products g dy are
+ * rounded once each).
  */
 SMX_API smx_status smx_sparsemax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
                                               const smx_options *opt);

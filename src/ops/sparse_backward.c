@@ -28,6 +28,13 @@ typedef struct bwd_job {
   size_t ldy, lddy, lddx, cols, es;
 } bwd_job;
 
+/* Neumaier's compensated sum */
+static void cadd(double *s, double *c, double v) {
+  double t = *s + v;
+  *c += fabs(*s) >= fabs(v) ? (*s - t) + v : (v - t) + *s;
+  *s = t;
+}
+
 /* the support's weight y^(2 - alpha) */
 static double weight(double y, double alpha) { return alpha == 1.5 ? sqrt(y) : pow(y, 2.0 - alpha); }
 
@@ -42,14 +49,14 @@ static double weight(double y, double alpha) { return alpha == 1.5 ? sqrt(y) : p
       for (size_t i = 0; i < n; i++) dx[i] = NAN;                                                        \
       return;                                                                                            \
     }                                                                                                    \
-    double s1 = 0, s2 = 0;                                                                               \
+    double s1 = 0, s2 = 0, c1 = 0, c2 = 0;                                                               \
     for (size_t q = 0; q < m; q++) {                                                                     \
       g[q] = weight((double)y[idx[q]], j->alpha);                                                        \
       d[q] = (double)dy[idx[q]];                                                                         \
-      s1 += g[q] * d[q];                                                                                 \
-      s2 += g[q];                                                                                        \
+      cadd(&s1, &c1, g[q] * d[q]);                                                                       \
+      cadd(&s2, &c2, g[q]);                                                                              \
     }                                                                                                    \
-    double mu = m ? s1 / s2 : 0.0;                                                                       \
+    double mu = m ? (s1 + c1) / (s2 + c2) : 0.0;                                                         \
     memset(dx, 0, n * sizeof *dx); /* y and dy were read: dx may be either */                           \
     for (size_t q = 0; q < m; q++) dx[idx[q]] = (T)(g[q] * (d[q] - mu));                                \
   }

@@ -98,9 +98,11 @@ static double rsupsum_k(size_t n, const float *y, const float *dy, size_t *count
   return vd_reduce_add(vd_add(s0, s1));
 }
 
+/* f64: lane-wise compensated sums (Neumaier), so that the mean of a support of
+ * any length is good to a few ulps */
 static double rsupsum_f64_k(size_t n, const double *y, const double *dy, size_t *count, int *nan) {
   const vd_t z = vd_set1(0.0);
-  vd_t s = z;
+  vd_t s = z, c = z;
   size_t cnt = 0;
   int bad = 0;
   for (size_t i = 0; i < n; i += VD_W) {
@@ -109,12 +111,24 @@ static double rsupsum_f64_k(size_t n, const double *y, const double *dy, size_t 
     md_t on = vd_gt(yv, z);
     if (md_any(md_andnot(vd_eq(yv, yv), vd_eq(z, z)))) bad = 1;
     if (!md_any(on)) continue;
-    s = vd_add(s, vd_sel(on, vd_ld_part(dy + i, len, 0.0), z));
+    vd_t v = vd_sel(on, vd_ld_part(dy + i, len, 0.0), z), t = vd_add(s, v);
+    vd_t big = vd_sel(vd_gt(vd_abs(s), vd_abs(v)), s, v), small = vd_sel(vd_gt(vd_abs(s), vd_abs(v)), v, s);
+    c = vd_add(c, vd_add(vd_sub(big, t), small));
+    s = t;
     for (size_t l = 0; l < len; l++) cnt += y[i + l] > 0.0;
   }
   if (bad) *nan = 1;
   *count = cnt;
-  return vd_reduce_add(s);
+  double ls[VD_W], lc[VD_W], tot = 0.0, comp = 0.0;
+  vd_st(ls, s);
+  vd_st(lc, c);
+  for (int l = 0; l < VD_W; l++) {
+    double t = tot + ls[l];
+    comp += fabs(tot) >= fabs(ls[l]) ? (tot - t) + ls[l] : (ls[l] - t) + tot;
+    tot = t;
+    comp += lc[l];
+  }
+  return tot + comp;
 }
 
 static void vsupsub_k(size_t n, const float *y, const float *dy, float *dx, float mu) {

@@ -1,4 +1,6 @@
 /* Portable sparse-simplex kernels: the same passes element by element (the reference for the vector kernels). */
+#include <math.h>
+
 #include "kernels/f32-sparse/ukernels.h"
 
 static size_t vselect_scalar(size_t n, const float *x, float thr, size_t *idx, int *nan) {
@@ -47,14 +49,18 @@ static double rsupsum_scalar(size_t n, const float *y, const float *dy, size_t *
 }
 
 static double rsupsum_f64_scalar(size_t n, const double *y, const double *dy, size_t *count, int *nan) {
-  double s = 0.0;
+  double s = 0.0, comp = 0.0;   /* Neumaier */
   size_t c = 0;
   for (size_t i = 0; i < n; i++) {
-    if (y[i] > 0.0) { s += dy[i]; c++; }
-    else if (y[i] != y[i]) *nan = 1;
+    if (y[i] > 0.0) {
+      double v = dy[i], t = s + v;
+      comp += fabs(s) >= fabs(v) ? (s - t) + v : (v - t) + s;
+      s = t;
+      c++;
+    } else if (y[i] != y[i]) *nan = 1;
   }
   *count = c;
-  return s;
+  return s + comp;
 }
 
 static void vsupsub_scalar(size_t n, const float *y, const float *dy, float *dx, float mu) {
