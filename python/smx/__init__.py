@@ -9,6 +9,9 @@ scipy.special. See help(smx.softmax).
 
 Elementwise: sigmoid (scipy.special.expit, with a temperature).
 
+Sparse probability maps: sparsemax, entmax15, entmax (alpha), their _backward
+VJPs and the losses sparsemax_loss, entmax15_loss, entmax_loss (smx._sparse).
+
 Language-model logits: softmax_backward, log_softmax_backward, cross_entropy
 (torch.nn.functional.cross_entropy semantics, fused, with its gradient),
 softmax_topk, topk, sample (reproducible top-k / top-p / min-p sampling),
@@ -31,3 +34,9 @@ __all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "isa", "__version__
            "softmax_backward", "log_softmax_backward", "cross_entropy",
            "softmax_topk", "topk", "sample", "gumbel_softmax", "gumbel_softmax_backward",
            "score", "ood_metrics", "calibration", "fit_temperature", "kl_templates", "NoOptimumError"]
+
+from ._sparse import (entmax, entmax15, entmax15_backward, entmax15_loss, entmax_backward, entmax_loss,  # noqa: E402
+                      sparsemax, sparsemax_backward, sparsemax_loss, sparsemax_sort)
+
+__all__ += ["sparsemax", "sparsemax_sort", "entmax15", "entmax", "sparsemax_backward", "entmax15_backward",
+            "entmax_backward", "sparsemax_loss", "entmax15_loss", "entmax_loss"]

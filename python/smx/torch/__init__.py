@@ -7,3 +7,4 @@ and the backward both run smx's C kernels on the tensors' memory, never
 torch's autograd of a torch re-implementation.
 """
 import torch  # noqa: F401  (an ImportError here says PyTorch is missing)
+from ._sparse import entmax, entmax15, entmax15_loss, entmax_loss, sparsemax, sparsemax_loss  # noqa: F401,E402
