@@ -50,6 +50,11 @@ def _forward(fn, op, x, axis, out, alpha, threads, masked_row):
         if out.shape != a.shape:
             raise ValueError("%s: out has shape %s, the result %s" % (fn, out.shape, a.shape))
     m, x2 = _rows(a, axis)
+    last = a.ndim >= 1 and axis in (-1, a.ndim - 1)
+    if out is not None and last and out.flags.c_contiguous and out.dtype.isnative and out.flags.writeable:
+        if x2.size:   # straight into out (which may be x itself)
+            _smx._sparse_rows(op, x2, out.reshape(x2.shape), alpha, int(threads), masked_row == "nan")
+        return out
     res = np.empty_like(m)
     y2 = res.reshape(x2.shape)
     if x2.size:
@@ -89,37 +94,48 @@ def entmax(x, alpha, axis=-1, out=None, threads=0, masked_row="zero"):
     return _forward("smx.entmax", 2, x, axis, out, alpha, threads, masked_row)
 
 
-def _backward(fn, op, y, dy, axis, alpha, threads):
+def _backward(fn, op, y, dy, axis, alpha, threads, out):
     if y is None:
         raise ValueError("%s: y (the forward output) is required; x is not used" % fn)
     y = _float_input(fn, y, False)
     dy = np.asarray(dy, dtype=y.dtype)
     if dy.shape != y.shape:
         raise ValueError("%s: dy has shape %s, y %s" % (fn, dy.shape, y.shape))
+    if out is not None and (not isinstance(out, np.ndarray) or out.dtype != y.dtype or out.shape != y.shape):
+        raise ValueError("%s: out must be an ndarray of the dtype and shape of y" % fn)
     m, y2 = _rows(y, axis)
     _, d2 = _rows(dy, axis)
+    last = y.ndim >= 1 and axis in (-1, y.ndim - 1)
+    if out is not None and last and out.flags.c_contiguous and out.dtype.isnative and out.flags.writeable:
+        if y2.size:   # straight into out (which may be y or dy)
+            _smx._sparse_backward_rows(op, y2, d2, out.reshape(y2.shape), alpha, int(threads))
+        return out
     res = np.empty_like(m)
     if y2.size:
         _smx._sparse_backward_rows(op, y2, d2, res.reshape(y2.shape), alpha, int(threads))
-    return np.moveaxis(res, -1, axis) if y.ndim else res.reshape(())[()]
+    res = np.moveaxis(res, -1, axis) if y.ndim else res.reshape(())[()]
+    if out is not None:
+        out[...] = res
+        return out
+    return res
 
 
-def sparsemax_backward(x, y, dy, axis=-1, threads=0):
+def sparsemax_backward(x, y, dy, axis=-1, threads=0, out=None):
     """The VJP of sparsemax from its output y (x is not used and may be None):
     dx = dy - mean(dy over y > 0) on the support, 0 elsewhere."""
-    return _backward("smx.sparsemax_backward", 0, y, dy, axis, 2.0, threads)
+    return _backward("smx.sparsemax_backward", 0, y, dy, axis, 2.0, threads, out)
 
 
-def entmax15_backward(x, y, dy, axis=-1, threads=0):
+def entmax15_backward(x, y, dy, axis=-1, threads=0, out=None):
     """The VJP of entmax15 from y (x may be None): g = sqrt(y), dx = g (dy - sum(g dy) / sum(g))."""
-    return _backward("smx.entmax15_backward", 1, y, dy, axis, 1.5, threads)
+    return _backward("smx.entmax15_backward", 1, y, dy, axis, 1.5, threads, out)
 
 
-def entmax_backward(x, y, dy, alpha, axis=-1, threads=0):
+def entmax_backward(x, y, dy, alpha, axis=-1, threads=0, out=None):
     """The VJP of alpha-entmax from y (x may be None): g = y^(2-alpha) on the support,
     dx = g (dy - sum(g dy) / sum(g))."""
     alpha = _check_alpha("smx.entmax_backward", alpha)
-    return _backward("smx.entmax_backward", 2, y, dy, axis, alpha, threads)
+    return _backward("smx.entmax_backward", 2, y, dy, axis, alpha, threads, out)
 
 
 def _loss(fn, op, logits, target, alpha, reduction, ignore_index, return_grad, grad_scale, threads, masked_row):

@@ -9,6 +9,7 @@
  */
 #include "ops/sparse_row.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -54,10 +55,12 @@ void smx_sparse_row_f32(smx_sparse_kind kind, double alpha, const float *x, floa
     return;
   }
   double a = scale_of(kind, alpha);
-  /* every entry with a (x - m) > -1 is a candidate; the float threshold errs low */
+  /* every entry with a (x - m) > -1 is a candidate; the float threshold errs low.
+   * The sort oracle takes every entry above -inf: a full O(n log n) sort */
   double thr_d = (double)m - 1.0 / a;
   float thr = (float)thr_d;
   if ((double)thr > thr_d) thr = nextafterf(thr, -INFINITY);
+  if (kind == SMX_SPARSE_SPARSEMAX_SORT) thr = -FLT_MAX;
   int nan = 0;
   size_t k = reg->sparse->vselect(n, x, thr, s.idx, &nan);
   if (nan) {
@@ -92,7 +95,7 @@ void smx_sparse_row_f64(smx_sparse_kind kind, double alpha, const double *x, dou
   }
   double a = scale_of(kind, alpha);
   /* m - 1/a rounded up would drop an entry exactly at the edge: step one ulp down */
-  double thr = nextafter(m - 1.0 / a, -INFINITY);
+  double thr = kind == SMX_SPARSE_SPARSEMAX_SORT ? -DBL_MAX : nextafter(m - 1.0 / a, -INFINITY);
   int nan = 0;
   size_t k = reg->sparse->vselect_f64(n, x, thr, s.idx, &nan);
   if (nan) {

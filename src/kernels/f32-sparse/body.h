@@ -19,9 +19,8 @@ static size_t vselect_k(size_t n, const float *x, float thr, size_t *idx, int *n
     /* x >= thr is "not (thr > x)" except for NaN, which the mask above catches */
     mf_t ge = mf_or(vf_gt(v, t), vf_eq(v, t));
     if (!mf_any(ge)) continue;
-    unsigned bits = mf_bits(ge);
-    for (size_t l = 0; l < len; l++)
-      if (bits >> l & 1u) idx[cnt++] = i + l;
+    unsigned bits = mf_bits(ge) & (len == VF_W ? ~0u : (1u << len) - 1u);
+    for (; bits; bits &= bits - 1u) idx[cnt++] = i + (size_t)__builtin_ctz(bits);
   }
   if (mf_any(bad)) *nan = 1;
   return cnt;
