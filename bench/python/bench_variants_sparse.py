@@ -4,7 +4,8 @@ entmax package's algorithms written in torch ops, one run, one thread each.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/python/bench_variants_sparse.py [--rows 4096 --cols 32000]
 
-Input: rows x cols float32, N(0, 1). Every smx forward writes into a preallocated
+Input: rows x cols float32, scale * N(0, 1) (--scale, default 1; 0.1 puts most of a row
+within reach of the support, the hard case for the candidate filter). Every smx forward writes into a preallocated
 output; torch peers run with torch.set_num_threads(1) (smx: threads=1). The torch
 peers are the entmax package's algorithms (sparsemax and entmax-1.5 by a full sort,
 entmax_bisect with its 50 halvings) as torch.autograd.Functions whose backward is
@@ -127,10 +128,12 @@ def main():
     ap.add_argument("--rows", type=int, default=4096)
     ap.add_argument("--cols", type=int, default=32000)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="x = scale * N(0,1): small scales put most entries among the candidates (the hard case)")
     a = ap.parse_args()
     torch.set_num_threads(1)
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((a.rows, a.cols), dtype=np.float32)
+    x = rng.standard_normal((a.rows, a.cols), dtype=np.float32) * np.float32(a.scale)
     y = np.empty_like(x)
     dy = rng.standard_normal((a.rows, a.cols), dtype=np.float32)
     dx = np.empty_like(x)
@@ -169,7 +172,7 @@ def main():
     t["smx.torch entmax a=1.5 f+b"] = timed(fb(lambda v: st.entmax(v, 1.5, dim=-1)), R)
     t["torch entmax_bisect a=1.5 f+b"] = timed(fb(lambda v: TorchEntmaxBisect.apply(v, 1.5, -1, 50)), 1)
 
-    print(f"isa {smx.isa()}, torch {torch.__version__}, one thread, {a.rows}x{a.cols} float32 N(0,1)")
+    print(f"isa {smx.isa()}, torch {torch.__version__}, one thread, {a.rows}x{a.cols} float32 {a.scale} * N(0,1)")
     print(f"{'case':34} {'ms':>10}")
     for k, v in t.items():
         print(f"{k:34} {v * 1e3:10.1f}")

@@ -44,7 +44,7 @@ static double weight(double y, double alpha) { return alpha == 1.5 ? sqrt(y) : p
     size_t n = j->cols, *idx = scratch;                                                                 \
     double *g = (double *)(void *)(idx + n), *d = g + n;                                                \
     int nan = 0;                                                                                         \
-    size_t m = k->SEL(n, y, TINY, idx, &nan);                                                            \
+    size_t m = k->SEL(n, y, TINY, idx, &nan, n);                                                            \
     if (nan) {                                                                                           \
       for (size_t i = 0; i < n; i++) dx[i] = NAN;                                                        \
       return;                                                                                            \

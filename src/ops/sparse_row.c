@@ -33,6 +33,40 @@ static double tau_of(smx_sparse_kind kind, const double *z, double *w, size_t k)
   }
 }
 
+/* When many entries are candidates (a narrow row), the lower bound of the
+ * threshold is raised first: the exact threshold of a strided sample of the
+ * row (a subset's threshold never exceeds the row's), then Newton's method on
+ * f(t) = sum_i max(z_i - t, 0)^q - 1 over the whole row (q = 1: sparsemax, where
+ * it is Michelot's 1986 algorithm; q = 2: entmax15) in vector passes, which
+ * climbs to the root from below since f is convex and decreasing. The
+ * rounding of the passes moves t by far less than NEWTON_SLACK, taken off
+ * before the candidates are gathered; the exact search then runs on few. */
+#define NEWTON_MIN 1024
+#define NEWTON_SLACK 1e-4
+static double newton_bound(const smx_sparse_ukernels *k, int f64, const void *x, size_t n, double m, double a,
+                           smx_sparse_kind kind, double *z, double *w) {
+  size_t stride = n / 512, ks = 0;
+  for (size_t i = 0; i < n; i += stride) {
+    double v = f64 ? ((const double *)x)[i] : (double)((const float *)x)[i];
+    double zi = a * (v - m);
+    if (zi > -1.0) z[ks++] = zi;
+  }
+  double t = -1.0, s[3];
+  if (ks) t = kind == SMX_SPARSE_ENTMAX15 ? smx_entmax15_tau(z, w, ks) : smx_sparsemax_tau(z, w, ks);
+  t -= NEWTON_SLACK;
+  if (!f64) t = (double)(float)t;
+  for (int it = 0; it < 24; it++) {
+    if (f64) k->rnewton_f64(n, x, m, a, t, s);
+    else k->rnewton(n, x, (float)m, (float)a, (float)t, s);
+    if (s[0] <= NEWTON_MIN) break;
+    double step = kind == SMX_SPARSE_SPARSEMAX ? (s[1] - 1.0) / s[0] : (s[2] - 1.0) / (2.0 * s[1]);
+    if (!(step > 1e-7)) break;
+    t += step;
+    if (!f64) t = (double)(float)t;   /* the kernel's t */
+  }
+  return t - NEWTON_SLACK;
+}
+
 typedef struct ws { size_t *idx, *act; double *z, *w; } ws;
 static ws ws_of(void *scratch, size_t n) {
   ws s;
@@ -62,7 +96,14 @@ void smx_sparse_row_f32(smx_sparse_kind kind, double alpha, const float *x, floa
   if ((double)thr > thr_d) thr = nextafterf(thr, -INFINITY);
   if (kind == SMX_SPARSE_SPARSEMAX_SORT) thr = -FLT_MAX;
   int nan = 0;
-  size_t k = reg->sparse->vselect(n, x, thr, s.idx, &nan);
+  int narrow = kind == SMX_SPARSE_SPARSEMAX || kind == SMX_SPARSE_ENTMAX15;
+  size_t k = reg->sparse->vselect(n, x, thr, s.idx, &nan, narrow ? NEWTON_MIN : n);
+  if (k > NEWTON_MIN && narrow) {
+    double t2 = (double)m + newton_bound(reg->sparse, 0, x, n, m, a, kind, s.z, s.w) / a;
+    float th2 = (float)t2;
+    if ((double)th2 > t2) th2 = nextafterf(th2, -INFINITY);
+    k = reg->sparse->vselect(n, x, th2 > thr ? th2 : thr, s.idx, &nan, n);
+  }
   if (nan) {
     smx_policy_nan_row(&smx_policy_softmax, y, n, NULL);
     return;
@@ -97,7 +138,12 @@ void smx_sparse_row_f64(smx_sparse_kind kind, double alpha, const double *x, dou
   /* m - 1/a rounded up would drop an entry exactly at the edge: step one ulp down */
   double thr = kind == SMX_SPARSE_SPARSEMAX_SORT ? -DBL_MAX : nextafter(m - 1.0 / a, -INFINITY);
   int nan = 0;
-  size_t k = reg->sparse->vselect_f64(n, x, thr, s.idx, &nan);
+  int narrow = kind == SMX_SPARSE_SPARSEMAX || kind == SMX_SPARSE_ENTMAX15;
+  size_t k = reg->sparse->vselect_f64(n, x, thr, s.idx, &nan, narrow ? NEWTON_MIN : n);
+  if (k > NEWTON_MIN && narrow) {
+    double t2 = nextafter(m + newton_bound(reg->sparse, 1, x, n, m, a, kind, s.z, s.w) / a, -INFINITY);
+    k = reg->sparse->vselect_f64(n, x, t2 > thr ? t2 : thr, s.idx, &nan, n);
+  }
   if (nan) {
     smx_policy_nan_row_f64(&smx_policy_softmax, y, n, NULL);
     return;

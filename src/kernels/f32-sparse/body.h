@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdint.h>
 
-static size_t vselect_k(size_t n, const float *x, float thr, size_t *idx, int *nan) {
+static size_t vselect_k(size_t n, const float *x, float thr, size_t *idx, int *nan, size_t cap) {
   const vf_t t = vf_set1(thr);
   size_t cnt = 0, i = 0;
   mf_t bad = mf_none();
@@ -21,12 +21,13 @@ static size_t vselect_k(size_t n, const float *x, float thr, size_t *idx, int *n
     if (!mf_any(ge)) continue;
     unsigned bits = mf_bits(ge) & (len == VF_W ? ~0u : (1u << len) - 1u);
     for (; bits; bits &= bits - 1u) idx[cnt++] = i + (size_t)__builtin_ctz(bits);
+    if (cnt > cap) return cnt;
   }
   if (mf_any(bad)) *nan = 1;
   return cnt;
 }
 
-static size_t vselect_f64_k(size_t n, const double *x, double thr, size_t *idx, int *nan) {
+static size_t vselect_f64_k(size_t n, const double *x, double thr, size_t *idx, int *nan, size_t cap) {
   const vd_t t = vd_set1(thr);
   size_t cnt = 0;
   int bad = 0;
@@ -40,6 +41,7 @@ static size_t vselect_f64_k(size_t n, const double *x, double thr, size_t *idx, 
       if (a >= thr) idx[cnt++] = i + l;
       else if (a != a) bad = 1;
     }
+    if (cnt > cap) return cnt;
   }
   if (bad) *nan = 1;
   return cnt;
@@ -74,6 +76,48 @@ static void vthresh_f64_k(size_t n, const double *x, double *y, double m, double
   size_t i = 0;
   for (; i + VD_W <= n; i += VD_W) vd_st(y + i, thresh_vd(vd_ld(x + i), vm, va, vh, sq));
   if (i < n) vd_st_part(y + i, n - i, thresh_vd(vd_ld_part(x + i, n - i, m), vm, va, vh, sq));
+}
+
+static void rnewton_k(size_t n, const float *x, float m, float a, float t, double *s) {
+  const vf_t vm = vf_set1(m), va = vf_set1(a), vt = vf_set1(t), z = vf_zero(), one = vf_set1(1.0f);
+  const vf_t ninf = vf_set1(-INFINITY);
+  vd_t d0 = vd_set1(0.0), d1 = d0, d2 = d0;
+  for (size_t b = 0; b < n; b += 1024) {
+    size_t e = n - b > 1024 ? b + 1024 : n;
+    vf_t c0 = z, c1 = z, c2 = z;
+    for (size_t i = b; i < e; i += VF_W) {
+      vf_t v = e - i >= VF_W ? vf_ld(x + i) : vf_ld_k(x + i, kf_tail(e - i), ninf);
+      vf_t u = vf_sub(vf_mul(vf_sub(v, vm), va), vt);
+      mf_t on = vf_gt(u, z);
+      u = vf_sel(on, u, z);
+      c0 = vf_add(c0, vf_sel(on, one, z));
+      c1 = vf_add(c1, u);
+      c2 = vf_fmadd(u, u, c2);
+    }
+    d0 = vd_add(d0, vd_add(vf_lo_pd(c0), vf_hi_pd(c0)));
+    d1 = vd_add(d1, vd_add(vf_lo_pd(c1), vf_hi_pd(c1)));
+    d2 = vd_add(d2, vd_add(vf_lo_pd(c2), vf_hi_pd(c2)));
+  }
+  s[0] = vd_reduce_add(d0);
+  s[1] = vd_reduce_add(d1);
+  s[2] = vd_reduce_add(d2);
+}
+
+static void rnewton_f64_k(size_t n, const double *x, double m, double a, double t, double *s) {
+  const vd_t vm = vd_set1(m), va = vd_set1(a), vt = vd_set1(t), z = vd_set1(0.0), one = vd_set1(1.0);
+  vd_t c0 = z, c1 = z, c2 = z;
+  for (size_t i = 0; i < n; i += VD_W) {
+    vd_t v = n - i >= VD_W ? vd_ld(x + i) : vd_ld_part(x + i, n - i, -INFINITY);
+    vd_t u = vd_sub(vd_mul(vd_sub(v, vm), va), vt);
+    md_t on = vd_gt(u, z);
+    u = vd_sel(on, u, z);
+    c0 = vd_add(c0, vd_sel(on, one, z));
+    c1 = vd_add(c1, u);
+    c2 = vd_fmadd(u, u, c2);
+  }
+  s[0] = vd_reduce_add(c0);
+  s[1] = vd_reduce_add(c1);
+  s[2] = vd_reduce_add(c2);
 }
 
 static double rsupsum_k(size_t n, const float *y, const float *dy, size_t *count, int *nan) {
@@ -148,6 +192,6 @@ static void vsupsub_f64_k(size_t n, const double *y, const double *dy, double *d
                vd_sel(vd_gt(vd_ld_part(y + i, n - i, 0.0), z), vd_sub(vd_ld_part(dy + i, n - i, 0.0), m), z));
 }
 
-const smx_sparse_ukernels SMX_SPARSE_TABLE = { SMX_SIMD_ISA,    vselect_k,     vselect_f64_k, vthresh_k,
-                                               vthresh_f64_k,   rsupsum_k,     rsupsum_f64_k, vsupsub_k,
+const smx_sparse_ukernels SMX_SPARSE_TABLE = { SMX_SIMD_ISA, vselect_k,   vselect_f64_k, vthresh_k,   vthresh_f64_k,
+                                               rnewton_k,    rnewton_f64_k, rsupsum_k,   rsupsum_f64_k, vsupsub_k,
                                                vsupsub_f64_k };

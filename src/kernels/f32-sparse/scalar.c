@@ -3,19 +3,19 @@
 
 #include "kernels/f32-sparse/ukernels.h"
 
-static size_t vselect_scalar(size_t n, const float *x, float thr, size_t *idx, int *nan) {
+static size_t vselect_scalar(size_t n, const float *x, float thr, size_t *idx, int *nan, size_t cap) {
   size_t cnt = 0;
   for (size_t i = 0; i < n; i++) {
-    if (x[i] >= thr) idx[cnt++] = i;
+    if (x[i] >= thr) { idx[cnt++] = i; if (cnt > cap) return cnt; }
     else if (x[i] != x[i]) *nan = 1;
   }
   return cnt;
 }
 
-static size_t vselect_f64_scalar(size_t n, const double *x, double thr, size_t *idx, int *nan) {
+static size_t vselect_f64_scalar(size_t n, const double *x, double thr, size_t *idx, int *nan, size_t cap) {
   size_t cnt = 0;
   for (size_t i = 0; i < n; i++) {
-    if (x[i] >= thr) idx[cnt++] = i;
+    if (x[i] >= thr) { idx[cnt++] = i; if (cnt > cap) return cnt; }
     else if (x[i] != x[i]) *nan = 1;
   }
   return cnt;
@@ -34,6 +34,22 @@ static void vthresh_f64_scalar(size_t n, const double *x, double *y, double m, d
     double t = ((x[i] - m) * a) - th;
     t = t > 0.0 ? t : 0.0;
     y[i] = sq ? t * t : t;
+  }
+}
+
+static void rnewton_scalar(size_t n, const float *x, float m, float a, float t, double *s) {
+  s[0] = s[1] = s[2] = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    float u = (x[i] - m) * a - t;
+    if (u > 0.0f) { s[0] += 1.0; s[1] += u; s[2] += (double)u * u; }
+  }
+}
+
+static void rnewton_f64_scalar(size_t n, const double *x, double m, double a, double t, double *s) {
+  s[0] = s[1] = s[2] = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    double u = (x[i] - m) * a - t;
+    if (u > 0.0) { s[0] += 1.0; s[1] += u; s[2] += u * u; }
   }
 }
 
@@ -73,5 +89,5 @@ static void vsupsub_f64_scalar(size_t n, const double *y, const double *dy, doub
 
 const smx_sparse_ukernels smx_sparse_ukernels_scalar = {
   "scalar", vselect_scalar, vselect_f64_scalar, vthresh_scalar, vthresh_f64_scalar,
-  rsupsum_scalar, rsupsum_f64_scalar, vsupsub_scalar, vsupsub_f64_scalar,
+  rnewton_scalar, rnewton_f64_scalar, rsupsum_scalar, rsupsum_f64_scalar, vsupsub_scalar, vsupsub_f64_scalar,
 };
