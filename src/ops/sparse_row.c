@@ -54,17 +54,41 @@ static double newton_bound(const smx_sparse_ukernels *k, int f64, const void *x,
   double t = -1.0, s[3];
   if (ks) t = kind == SMX_SPARSE_ENTMAX15 ? smx_entmax15_tau(z, w, ks) : smx_sparsemax_tau(z, w, ks);
   t -= NEWTON_SLACK;
-  if (!f64) t = (double)(float)t;
   for (int it = 0; it < 24; it++) {
     if (f64) k->rnewton_f64(n, x, m, a, t, s);
-    else k->rnewton(n, x, (float)m, (float)a, (float)t, s);
+    else k->rnewton(n, x, (float)m, (float)a, (float)t, (float)(t - (double)(float)t), s);
     if (s[0] <= NEWTON_MIN) break;
     double step = kind == SMX_SPARSE_SPARSEMAX ? (s[1] - 1.0) / s[0] : (s[2] - 1.0) / (2.0 * s[1]);
     if (!(step > 1e-7)) break;
     t += step;
-    if (!f64) t = (double)(float)t;   /* the kernel's t */
   }
   return t - NEWTON_SLACK;
+}
+
+/* Bisection entmax at alpha 1.5 or 2 on a narrow row: the halvings whose sign
+ * the vector passes settle beyond doubt (|f| above a bound on their rounding)
+ * run over the whole row in f32 or f64 vector passes; the first one in doubt,
+ * or once few entries remain above the midpoint, hands over to the exact
+ * double iterations on the entries above the bracket's lower end. The path of
+ * midpoints is the exact one. Returns the iteration reached; *lo, *dm, *mid
+ * the state. */
+static int bisect_vector(const smx_sparse_ukernels *k, int f64, const void *x, size_t n, double m, double alpha,
+                         int n_iter, double *lo, double *dm, double *mid) {
+  double a = alpha - 1.0, s[3];
+  int q = alpha == 2.0 ? 1 : 2, it = 0;
+  for (; it < n_iter; it++) {
+    double d2 = *dm / 2, md = *lo + d2;
+    if (f64) k->rnewton_f64(n, x, m, a, md, s);
+    else k->rnewton(n, x, (float)m, (float)a, (float)md, (float)(md - (double)(float)md), s);
+    if (s[0] <= NEWTON_MIN) break;
+    double f = s[q] - 1.0, u = f64 ? 0x1p-40 : 0x1p-12;
+    double margin = u * (s[q] + 1.0) + (f64 ? 0x1p-48 : 0x1p-20) * q * (q == 2 ? s[1] : s[0]);
+    if (!(fabs(f) > margin)) break;
+    *dm = d2;
+    *mid = md;
+    if (f >= 0.0) *lo = md;
+  }
+  return it;
 }
 
 typedef struct ws { size_t *idx, *act; double *z, *w; } ws;
@@ -97,7 +121,8 @@ void smx_sparse_row_f32(smx_sparse_kind kind, double alpha, const float *x, floa
   if (kind == SMX_SPARSE_SPARSEMAX_SORT) thr = -FLT_MAX;
   int nan = 0;
   int narrow = kind == SMX_SPARSE_SPARSEMAX || kind == SMX_SPARSE_ENTMAX15;
-  size_t k = reg->sparse->vselect(n, x, thr, s.idx, &nan, narrow ? NEWTON_MIN : n);
+  int vbis = kind == SMX_SPARSE_ENTMAX_BISECT && (alpha == 1.5 || alpha == 2.0);
+  size_t k = reg->sparse->vselect(n, x, thr, s.idx, &nan, narrow || vbis ? NEWTON_MIN : n);
   if (k > NEWTON_MIN && narrow) {
     double t2 = (double)m + newton_bound(reg->sparse, 0, x, n, m, a, kind, s.z, s.w) / a;
     float th2 = (float)t2;
@@ -108,10 +133,27 @@ void smx_sparse_row_f32(smx_sparse_kind kind, double alpha, const float *x, floa
     smx_policy_nan_row(&smx_policy_softmax, y, n, NULL);
     return;
   }
-  for (size_t j = 0; j < k; j++) s.z[j] = a * ((double)x[s.idx[j]] - (double)m);
+  if (!(vbis && k > NEWTON_MIN))   /* else idx is partial: gathered again below */
+    for (size_t j = 0; j < k; j++) s.z[j] = a * ((double)x[s.idx[j]] - (double)m);
   if (max_out) *max_out = m;
   if (kind == SMX_SPARSE_ENTMAX_BISECT) {
-    double tau = smx_entmax_bisect(s.z, k, n, alpha, SMX_ENTMAX_ITERS_F32, s.w, s.act);
+    double tau;
+    if (k > NEWTON_MIN && (alpha == 1.5 || alpha == 2.0)) {
+      double lo = -1.0, dm = -pow(1.0 / (double)n, a) - lo, mid = lo;
+      int it = bisect_vector(reg->sparse, 0, x, n, m, alpha, SMX_ENTMAX_ITERS_F32, &lo, &dm, &mid);
+      double t2 = (double)m + (lo - 1e-6) / a;
+      float th2 = (float)t2;
+      if ((double)th2 > t2) th2 = nextafterf(th2, -INFINITY);
+      k = reg->sparse->vselect(n, x, th2 > thr ? th2 : thr, s.idx, &nan, n);
+      if (nan) {
+        smx_policy_nan_row(&smx_policy_softmax, y, n, NULL);
+        return;
+      }
+      for (size_t j = 0; j < k; j++) s.z[j] = a * ((double)x[s.idx[j]] - (double)m);
+      tau = smx_entmax_bisect_from(s.z, k, alpha, it, SMX_ENTMAX_ITERS_F32, lo, dm, mid, 1.0, s.w, s.act);
+    } else {
+      tau = smx_entmax_bisect(s.z, k, n, alpha, SMX_ENTMAX_ITERS_F32, s.w, s.act);
+    }
     if (tau_out) *tau_out = tau;
     memset(y, 0, n * sizeof *y);   /* the candidates were read already: y may be x */
     for (size_t j = 0; j < k; j++) y[s.idx[j]] = (float)s.w[j];
@@ -139,7 +181,8 @@ void smx_sparse_row_f64(smx_sparse_kind kind, double alpha, const double *x, dou
   double thr = kind == SMX_SPARSE_SPARSEMAX_SORT ? -DBL_MAX : nextafter(m - 1.0 / a, -INFINITY);
   int nan = 0;
   int narrow = kind == SMX_SPARSE_SPARSEMAX || kind == SMX_SPARSE_ENTMAX15;
-  size_t k = reg->sparse->vselect_f64(n, x, thr, s.idx, &nan, narrow ? NEWTON_MIN : n);
+  int vbis = kind == SMX_SPARSE_ENTMAX_BISECT && (alpha == 1.5 || alpha == 2.0);
+  size_t k = reg->sparse->vselect_f64(n, x, thr, s.idx, &nan, narrow || vbis ? NEWTON_MIN : n);
   if (k > NEWTON_MIN && narrow) {
     double t2 = nextafter(m + newton_bound(reg->sparse, 1, x, n, m, a, kind, s.z, s.w) / a, -INFINITY);
     k = reg->sparse->vselect_f64(n, x, t2 > thr ? t2 : thr, s.idx, &nan, n);
@@ -148,10 +191,25 @@ void smx_sparse_row_f64(smx_sparse_kind kind, double alpha, const double *x, dou
     smx_policy_nan_row_f64(&smx_policy_softmax, y, n, NULL);
     return;
   }
-  for (size_t j = 0; j < k; j++) s.z[j] = a * (x[s.idx[j]] - m);
+  if (!(vbis && k > NEWTON_MIN))
+    for (size_t j = 0; j < k; j++) s.z[j] = a * (x[s.idx[j]] - m);
   if (max_out) *max_out = m;
   if (kind == SMX_SPARSE_ENTMAX_BISECT) {
-    double tau = smx_entmax_bisect(s.z, k, n, alpha, SMX_ENTMAX_ITERS_F64, s.w, s.act);
+    double tau;
+    if (k > NEWTON_MIN && (alpha == 1.5 || alpha == 2.0)) {
+      double lo = -1.0, dm = -pow(1.0 / (double)n, a) - lo, mid = lo;
+      int it = bisect_vector(reg->sparse, 1, x, n, m, alpha, SMX_ENTMAX_ITERS_F64, &lo, &dm, &mid);
+      double t2 = nextafter(m + (lo - 1e-9) / a, -INFINITY);
+      k = reg->sparse->vselect_f64(n, x, t2 > thr ? t2 : thr, s.idx, &nan, n);
+      if (nan) {
+        smx_policy_nan_row_f64(&smx_policy_softmax, y, n, NULL);
+        return;
+      }
+      for (size_t j = 0; j < k; j++) s.z[j] = a * (x[s.idx[j]] - m);
+      tau = smx_entmax_bisect_from(s.z, k, alpha, it, SMX_ENTMAX_ITERS_F64, lo, dm, mid, 1.0, s.w, s.act);
+    } else {
+      tau = smx_entmax_bisect(s.z, k, n, alpha, SMX_ENTMAX_ITERS_F64, s.w, s.act);
+    }
     if (tau_out) *tau_out = tau;
     memset(y, 0, n * sizeof *y);
     for (size_t j = 0; j < k; j++) y[s.idx[j]] = s.w[j];

@@ -136,14 +136,18 @@ double smx_entmax_pow(double t, double alpha) {
 }
 
 double smx_entmax_bisect(const double *z, size_t k, size_t n, double alpha, int n_iter, double *p, size_t *act) {
-  double lo = -1.0, hi = -pow(1.0 / (double)n, alpha - 1.0), dm = hi - lo, mid = lo;
+  double lo = -1.0, hi = -pow(1.0 / (double)n, alpha - 1.0);
   double f_lo = -1.0;
+  for (size_t j = 0; j < k; j++) f_lo += smx_entmax_pow(z[j] - lo, alpha);
+  return smx_entmax_bisect_from(z, k, alpha, 0, n_iter, lo, hi - lo, lo, f_lo, p, act);
+}
+
+double smx_entmax_bisect_from(const double *z, size_t k, double alpha, int it0, int n_iter, double lo, double dm,
+                              double mid, double f_lo, double *p, size_t *act) {
   size_t na = 0;
-  for (size_t j = 0; j < k; j++) {
-    f_lo += smx_entmax_pow(z[j] - lo, alpha);
+  for (size_t j = 0; j < k; j++)
     if (z[j] > lo) act[na++] = j;
-  }
-  for (int it = 0; it < n_iter; it++) {
+  for (int it = it0; it < n_iter; it++) {
     dm /= 2;
     mid = lo + dm;
     double f = -1.0;

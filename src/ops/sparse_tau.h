@@ -37,6 +37,12 @@ double smx_entmax15_tau_sort(const double *z, double *w, size_t k);
  * Returns the last midpoint. */
 double smx_entmax_bisect(const double *z, size_t k, size_t n, double alpha, int n_iter, double *p, size_t *act);
 
+/* The same from iteration it0 on, with the bracket's lower end lo, its width dm
+ * and the last midpoint mid as the iterations before it0 left them, and f_lo the
+ * sign state of the bracket's initial lower end; z holds every entry above lo. */
+double smx_entmax_bisect_from(const double *z, size_t k, double alpha, int it0, int n_iter, double lo, double dm,
+                              double mid, double f_lo, double *p, size_t *act);
+
 /* max(t, 0)^(1/(alpha-1)): square for 1.5, identity for 2, pow otherwise */
 double smx_entmax_pow(double t, double alpha);
 

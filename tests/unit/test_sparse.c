@@ -50,6 +50,7 @@ static void gen(tu_rng *r, double *x, size_t n, int kind) {
     case 0: x[i] = tu_normal(r); break;                                  /* N(0,1) */
     case 1: x[i] = (double)(tu_next(r) % 9) / 8.0; break;                /* exact ties on a grid */
     case 2: x[i] = 3.0 * tu_normal(r); break;                            /* sparse supports */
+    case 4: x[i] = 0.05 * tu_normal(r); break;                           /* narrow: most entries candidates */
     default: x[i] = i % 3 == 0 ? -INFINITY : tu_normal(r); break;         /* masked entries */
     }
   }
@@ -61,9 +62,9 @@ typedef smx_status (*fwd64)(const double *, double *, size_t, const smx_options 
 
 static void check_simplex_support(int isa) {
   tu_rng r = { 11u + (unsigned)isa };
-  static const size_t lens[] = { 1, 2, 3, 7, 16, 17, 33, 100, 1000, 4099 };
+  static const size_t lens[] = { 1, 2, 3, 7, 16, 17, 33, 100, 1000, 4099, 20000 };
   for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
-    for (int kind = 0; kind < 4; kind++) {
+    for (int kind = 0; kind < 5; kind++) {
       size_t n = lens[li];
       double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *ys = malloc(n * sizeof *ys);
       float *xf = malloc(n * sizeof *xf), *yf = malloc(n * sizeof *yf), *yfs = malloc(n * sizeof *yfs);
@@ -116,6 +117,33 @@ static void check_simplex_support(int isa) {
       }
       free(x); free(y); free(ys); free(xf); free(yf); free(yfs);
     }
+}
+
+/* The vector passes that narrow a row first (sparse_row.c) leave the bisection's
+ * path of midpoints as the plain double iterations on every candidate take it. */
+static void check_bisect_path(void) {
+  tu_rng r = { 99 };
+  enum { N = 20000 };
+  double *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y), *z = malloc(N * sizeof *z), *p = malloc(N * sizeof *p);
+  size_t *idx = malloc(N * sizeof *idx), *act = malloc(N * sizeof *act);
+  float *xf = malloc(N * sizeof *xf), *yf = malloc(N * sizeof *yf);
+  for (int rep = 0; rep < 4; rep++) {
+    double alpha = rep % 2 ? 2.0 : 1.5, sc = rep < 2 ? 0.05 : 0.3, m = -INFINITY;
+    for (size_t i = 0; i < N; i++) { xf[i] = (float)(sc * tu_normal(&r)); x[i] = xf[i]; m = fmax(m, x[i]); }
+    CHECK(smx_entmax_f64(x, y, N, alpha, NULL) == SMX_OK && smx_entmax_f32(xf, yf, N, alpha, NULL) == SMX_OK, "status");
+    size_t k = 0;
+    for (size_t i = 0; i < N; i++)
+      if ((alpha - 1) * (x[i] - m) > -1.0) { idx[k] = i; z[k++] = (alpha - 1) * (x[i] - m); }
+    smx_entmax_bisect(z, k, N, alpha, 50, p, act);
+    size_t diff = 0;
+    for (size_t j = 0; j < k; j++) diff += p[j] != y[idx[j]];
+    CHECK(diff == 0, "alpha %g scale %g: %zu outputs off the plain bisection's", alpha, sc, diff);
+    smx_entmax_bisect(z, k, N, alpha, 30, p, act);
+    double e = 0;
+    for (size_t j = 0; j < k; j++) e = fmax(e, fabs(p[j] - (double)yf[idx[j]]) / fmax(p[j], 1e-30));
+    CHECK(e <= 1e-6, "f32 alpha %g scale %g: relative %g from the plain bisection's", alpha, sc, e);
+  }
+  free(x); free(y); free(z); free(p); free(idx); free(act); free(xf); free(yf);
 }
 
 static void check_policy(void) {
@@ -292,6 +320,7 @@ int main(void) {
   }
   smx_set_max_isa(tu_isas[tu_isa_top()]);
   check_policy();
+  check_bisect_path();
   check_vjp_fd();
   check_losses();
   return tu_finish("test_sparse");

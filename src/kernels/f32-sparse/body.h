@@ -78,8 +78,8 @@ static void vthresh_f64_k(size_t n, const double *x, double *y, double m, double
   if (i < n) vd_st_part(y + i, n - i, thresh_vd(vd_ld_part(x + i, n - i, m), vm, va, vh, sq));
 }
 
-static void rnewton_k(size_t n, const float *x, float m, float a, float t, double *s) {
-  const vf_t vm = vf_set1(m), va = vf_set1(a), vt = vf_set1(t), z = vf_zero(), one = vf_set1(1.0f);
+static void rnewton_k(size_t n, const float *x, float m, float a, float th, float tl, double *s) {
+  const vf_t vm = vf_set1(m), va = vf_set1(a), vt = vf_set1(th), vl = vf_set1(tl), z = vf_zero(), one = vf_set1(1.0f);
   const vf_t ninf = vf_set1(-INFINITY);
   vd_t d0 = vd_set1(0.0), d1 = d0, d2 = d0;
   for (size_t b = 0; b < n; b += 1024) {
@@ -87,7 +87,7 @@ static void rnewton_k(size_t n, const float *x, float m, float a, float t, doubl
     vf_t c0 = z, c1 = z, c2 = z;
     for (size_t i = b; i < e; i += VF_W) {
       vf_t v = e - i >= VF_W ? vf_ld(x + i) : vf_ld_k(x + i, kf_tail(e - i), ninf);
-      vf_t u = vf_sub(vf_mul(vf_sub(v, vm), va), vt);
+      vf_t u = vf_sub(vf_sub(vf_mul(vf_sub(v, vm), va), vt), vl);
       mf_t on = vf_gt(u, z);
       u = vf_sel(on, u, z);
       c0 = vf_add(c0, vf_sel(on, one, z));

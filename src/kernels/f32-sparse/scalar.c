@@ -37,10 +37,10 @@ static void vthresh_f64_scalar(size_t n, const double *x, double *y, double m, d
   }
 }
 
-static void rnewton_scalar(size_t n, const float *x, float m, float a, float t, double *s) {
+static void rnewton_scalar(size_t n, const float *x, float m, float a, float th, float tl, double *s) {
   s[0] = s[1] = s[2] = 0.0;
   for (size_t i = 0; i < n; i++) {
-    float u = (x[i] - m) * a - t;
+    float u = ((x[i] - m) * a - th) - tl;
     if (u > 0.0f) { s[0] += 1.0; s[1] += u; s[2] += (double)u * u; }
   }
 }

@@ -26,10 +26,10 @@ typedef struct smx_sparse_ukernels {
    * floats so that y keeps a relative accuracy near the threshold. */
   void (*vthresh)(size_t n, const float *x, float *y, float m, float a, float th, float tl, int sq);
   void (*vthresh_f64)(size_t n, const double *x, double *y, double m, double a, double th, int sq);
-  /* With u_i = (x_i - m) * a - t: s[0] = the count of u_i > 0, s[1] = sum of those u_i,
+  /* With u_i = ((x_i - m) * a - th) - tl (f32: t = th + tl as two floats; f64: t): s[0] = the count of u_i > 0, s[1] = sum of those u_i,
    * s[2] = sum of their squares (f32 within blocks of 1024 entries, then double).
    * -inf entries count nowhere; x must hold no NaN. */
-  void (*rnewton)(size_t n, const float *x, float m, float a, float t, double *s);
+  void (*rnewton)(size_t n, const float *x, float m, float a, float th, float tl, double *s);
   void (*rnewton_f64)(size_t n, const double *x, double m, double a, double t, double *s);
   /* Sum of dy_i over the entries with y_i > 0 (in double), their count in *count;
    * *nan set to 1 when some y_i is NaN. */
