@@ -82,7 +82,11 @@ void ref_sparse_state(ref_ctx *c, double alpha_d) {
     for (int it = 0; it < 400; it++) {
       long double f = -1, df = 0;
       for (size_t j = 0; j < k; j++)
-        if (z[j] > tau) { f += pw(z[j] - tau, alpha); df += e * powl(z[j] - tau, e - 1.0L); }
+        if (z[j] > tau) {
+          long double u = z[j] - tau, pu = pw(u, alpha);
+          f += pu;
+          df += e * pu / u;   /* e u^(e-1) */
+        }
       if (f >= 0) lo = tau; else hi = tau;
       long double nt = df > 0 ? tau + f / df : hi;
       if (!(nt > lo && nt < hi)) nt = (lo + hi) / 2;
