@@ -65,6 +65,12 @@ SMX_API smx_status smx_sigmoid_rows_bf16(const uint16_t *x, size_t ldx, uint16_t
  * the candidates in double (sparsemax and entmax15: a randomised pivot search,
  * expected O(k) for k candidates, Duchi et al. 2008; the rule of entmax15 is
  * Peters et al.'s Alg. 2 support test), and one vector pass that writes y.
+ * A narrow row (more than 1024 candidates) first raises the threshold's lower
+ * bound: the exact threshold of a strided sample, then Newton steps on the
+ * whole row in vector passes (for sparsemax, Michelot's algorithm); bisection
+ * entmax at alpha 1.5 and 2 runs the halvings whose sign is beyond rounding as
+ * vector passes. Other alpha on a narrow row run the halvings in scalar double
+ * on every candidate (a pow each): much slower than softmax there.
  * smx_sparsemax_sort_rows_* is the O(n log n) sort-based algorithm
  * (Martins & Astudillo Alg. 1), kept as the oracle: the same support and the
  * same bits as smx_sparsemax_rows_*.
