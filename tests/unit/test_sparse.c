@@ -12,6 +12,10 @@
 
 #include "ops/sparse_tau.h"
 
+/* running maxima as comparisons: aarch64 gcc 12 at -O3 fails (an internal
+ * compiler error) on vectorised fmax reductions */
+static double upmax(double a, double b) { return b > a ? b : a; }
+
 /* sort-based references in long double (Martins & Astudillo Alg. 1; Peters et al. Alg. 2) */
 static int cmp_desc_ld(const void *a, const void *b) {
   long double x = *(const long double *)a, y = *(const long double *)b;
@@ -100,14 +104,14 @@ static void check_simplex_support(int isa) {
                 "bisect status");
           double e64 = 0, e32 = 0;
           for (size_t i = 0; i < n; i++) {
-            e64 = fmax(e64, fabs(ys[i] - y[i]));
-            e32 = fmax(e32, fabs((double)yfs[i] - (double)yf[i]));
+            e64 = upmax(e64, fabs(ys[i] - y[i]));
+            e32 = upmax(e32, fabs((double)yfs[i] - (double)yf[i]));
           }
           CHECK(e64 <= 1e-13 && e32 <= 2e-6, "n=%zu kind %d: bisection vs exact %g %g", n, kind, e64, e32);
           /* and the pivot threshold is the sort threshold, bit for bit */
           double *z = malloc(n * sizeof *z), *w = malloc(n * sizeof *w), m = -INFINITY;
           size_t k = 0;
-          for (size_t i = 0; i < n; i++) m = fmax(m, x[i]);
+          for (size_t i = 0; i < n; i++) m = upmax(m, x[i]);
           for (size_t i = 0; i < n; i++) if (x[i] >= m - 2.0) z[k++] = 0.5 * (x[i] - m);
           CHECK(smx_entmax15_tau(z, w, k) == smx_entmax15_tau_sort(z, w, k), "n=%zu kind %d: entmax15 tau", n, kind);
           CHECK(smx_sparsemax_tau(z, w, k) == smx_sparsemax_tau_sort(z, w, k), "n=%zu kind %d: sparsemax tau", n, kind);
@@ -129,7 +133,7 @@ static void check_bisect_path(void) {
   float *xf = malloc(N * sizeof *xf), *yf = malloc(N * sizeof *yf);
   for (int rep = 0; rep < 4; rep++) {
     double alpha = rep % 2 ? 2.0 : 1.5, sc = rep < 2 ? 0.05 : 0.3, m = -INFINITY;
-    for (size_t i = 0; i < N; i++) { xf[i] = (float)(sc * tu_normal(&r)); x[i] = xf[i]; m = fmax(m, x[i]); }
+    for (size_t i = 0; i < N; i++) { xf[i] = (float)(sc * tu_normal(&r)); x[i] = xf[i]; m = upmax(m, x[i]); }
     CHECK(smx_entmax_f64(x, y, N, alpha, NULL) == SMX_OK && smx_entmax_f32(xf, yf, N, alpha, NULL) == SMX_OK, "status");
     size_t k = 0;
     for (size_t i = 0; i < N; i++)
@@ -140,7 +144,7 @@ static void check_bisect_path(void) {
     CHECK(diff == 0, "alpha %g scale %g: %zu outputs off the plain bisection's", alpha, sc, diff);
     smx_entmax_bisect(z, k, N, alpha, 30, p, act);
     double e = 0;
-    for (size_t j = 0; j < k; j++) e = fmax(e, fabs(p[j] - (double)yf[idx[j]]) / fmax(p[j], 1e-30));
+    for (size_t j = 0; j < k; j++) e = upmax(e, fabs(p[j] - (double)yf[idx[j]]) / (p[j] > 1e-30 ? p[j] : 1e-30));
     CHECK(e <= 1e-6, "f32 alpha %g scale %g: relative %g from the plain bisection's", alpha, sc, e);
   }
   free(x); free(y); free(z); free(p); free(idx); free(act); free(xf); free(yf);
@@ -271,7 +275,7 @@ static void check_losses(void) {
       fns[f](xp, C, R, C, t, alphas[f], &o, lpp, NULL, 0);
       xp[i] -= 2 * h;
       fns[f](xp, C, R, C, t, alphas[f], &o, lp, NULL, 0);
-      worst = fmax(worst, fabs((lpp[i / C] - lp[i / C]) / (2 * h) - g[i]));
+      worst = upmax(worst, fabs((lpp[i / C] - lp[i / C]) / (2 * h) - g[i]));
     }
     CHECK(worst < 1e-6, "loss %d: gradient off by %g", f, worst);
     if (f == 0) {   /* Martins & Astudillo eq. 17: -z_k + (1/2) sum_S (z_j^2 - tau^2) + 1/2 */
