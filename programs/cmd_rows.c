@@ -1,5 +1,5 @@
 /*
- * smx softmax | log-softmax | logsumexp | sigmoid IN -o OUT [options]
+ * smx softmax | log-softmax | logsumexp | sigmoid | sparsemax | entmax15 | entmax IN -o OUT [options]
  *
  * Reads the options, opens IN (.npy, CSV or TSV; "-" is stdin), decides the
  * axis, the output dtype and the type computed in, and hands the work to the
@@ -58,6 +58,22 @@ const char smx_logsumexp_help[] =
     "usage: smx logsumexp IN -o OUT [options]\n"
     "log-sum-exp over an axis (default the last); the axis is removed from the shape.\n" ROWS_OPTIONS;
 
+const char smx_sparsemax_help[] =
+    "usage: smx sparsemax IN -o OUT [options]\n"
+    "sparsemax over an axis (default the last): the Euclidean projection onto the simplex,\n"
+    "max(x - tau, 0) summing to 1 (Martins & Astudillo 2016). --temperature must be 1;\n"
+    "--algo is accepted and changes nothing.\n" ROWS_OPTIONS;
+const char smx_entmax15_help[] =
+    "usage: smx entmax15 IN -o OUT [options]\n"
+    "exact 1.5-entmax over an axis (default the last): max(x/2 - tau, 0)^2 summing to 1\n"
+    "(Peters et al. 2019). --temperature must be 1; --algo changes nothing.\n" ROWS_OPTIONS;
+const char smx_entmax_help[] =
+    "usage: smx entmax IN -o OUT --alpha A [options]\n"
+    "alpha-entmax over an axis (default the last) for A > 1 (default 1.5), by bisection as\n"
+    "the entmax package: max((A-1) x - tau, 0)^(1/(A-1)) summing to 1. --temperature must\n"
+    "be 1; --algo changes nothing.\n"
+    "  --alpha A              alpha > 1 (default 1.5)\n" ROWS_OPTIONS;
+
 static int parse_algo(const char *s, smx_algo *a) {
   static const char *names[] = { "auto", "three-pass", "two-pass", "online" };
   for (int i = 0; i < 4; i++)
@@ -69,6 +85,7 @@ static int run_rows(const char *cmd, int argc, char **argv) {
   const char *in = NULL, *out = NULL;
   smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
   int quiet = 0, have_dtype = 0;
+  double alpha = 1.5;
   cli_io_opts io = CLI_IO_OPTS_INIT;
   smx_dtype odt = SMX_DTYPE_F32;
   for (int i = 0; i < argc; i++) {
@@ -83,6 +100,11 @@ static int run_rows(const char *cmd, int argc, char **argv) {
     } else if (!strcmp(a, "--temperature") || !strcmp(a, "-t")) {
       if (!v) return smx_cli_usage_error("%s needs a value", a);
       if (!smx_cli_parse_temperature(v, &o.temperature)) return smx_cli_temperature_error("--temperature", v);
+      i++;
+    } else if (!strcmp(a, "--alpha") && !strcmp(cmd, "entmax")) {
+      char *end;
+      alpha = v ? strtod(v, &end) : 0.0;
+      if (!v || *end || !(alpha > 1.0 && alpha < 1e300)) return smx_cli_usage_error("--alpha must be a number above 1");
       i++;
     } else if (!strcmp(a, "--algo")) {
       if (!v || !parse_algo(v, &o.algo)) return smx_cli_usage_error("--algo must be auto, three-pass, two-pass or online");
@@ -115,7 +137,11 @@ static int run_rows(const char *cmd, int argc, char **argv) {
   if ((urc = cli_input_format(&io, in, &fin)) != 0) return urc;
   if ((urc = cli_output_format(&io, out, fin, &fout)) != 0) return urc;
   cli_op op = !strcmp(cmd, "logsumexp") ? CLI_LOGSUMEXP : !strcmp(cmd, "log-softmax") ? CLI_LOG_SOFTMAX
-            : !strcmp(cmd, "sigmoid")   ? CLI_SIGMOID : CLI_SOFTMAX;
+            : !strcmp(cmd, "sigmoid")   ? CLI_SIGMOID : !strcmp(cmd, "sparsemax") ? CLI_SPARSEMAX
+            : !strcmp(cmd, "entmax15")  ? CLI_ENTMAX15 : !strcmp(cmd, "entmax") ? CLI_ENTMAX : CLI_SOFTMAX;
+
+  if ((op == CLI_SPARSEMAX || op == CLI_ENTMAX15 || op == CLI_ENTMAX) && o.temperature != 0.0 && o.temperature != 1.0)
+    return smx_cli_usage_error("%s takes no temperature (--temperature must be 1): scale the input instead", cmd);
 
   cli_job j;
   int rc = cli_job_input(&j, cmd, in, fin, io.axis);
@@ -126,7 +152,7 @@ static int run_rows(const char *cmd, int argc, char **argv) {
    * input written as float64 is computed with the float64 kernels. */
   smx_dtype idt = j.src.dtype;
   if (!have_dtype) odt = idt == SMX_DTYPE_F16 || idt == SMX_DTYPE_F64 ? idt : SMX_DTYPE_F32;
-  cli_op_ctx ctx = { op, CLI_F32, o };
+  cli_op_ctx ctx = { op, CLI_F32, o, alpha };
   ctx.t = idt == SMX_DTYPE_F64 || odt == SMX_DTYPE_F64 ? CLI_F64
         : idt == SMX_DTYPE_F16 && odt == SMX_DTYPE_F16 ? CLI_F16 : CLI_F32;
   cli_kernel k = cli_op_kernel(&ctx, cli_job_axis_len(&j));
@@ -140,3 +166,6 @@ int smx_cmd_softmax(int argc, char **argv) { return run_rows("softmax", argc, ar
 int smx_cmd_log_softmax(int argc, char **argv) { return run_rows("log-softmax", argc, argv); }
 int smx_cmd_logsumexp(int argc, char **argv) { return run_rows("logsumexp", argc, argv); }
 int smx_cmd_sigmoid(int argc, char **argv) { return run_rows("sigmoid", argc, argv); }
+int smx_cmd_sparsemax(int argc, char **argv) { return run_rows("sparsemax", argc, argv); }
+int smx_cmd_entmax15(int argc, char **argv) { return run_rows("entmax15", argc, argv); }
+int smx_cmd_entmax(int argc, char **argv) { return run_rows("entmax", argc, argv); }

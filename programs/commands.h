@@ -15,6 +15,9 @@ int smx_cmd_softmax(int argc, char **argv);      /* cmd_rows.c   */
 int smx_cmd_log_softmax(int argc, char **argv);  /* cmd_rows.c   */
 int smx_cmd_logsumexp(int argc, char **argv);    /* cmd_rows.c   */
 int smx_cmd_sigmoid(int argc, char **argv);      /* cmd_rows.c   */
+int smx_cmd_sparsemax(int argc, char **argv);    /* cmd_rows.c   */
+int smx_cmd_entmax15(int argc, char **argv);     /* cmd_rows.c   */
+int smx_cmd_entmax(int argc, char **argv);       /* cmd_rows.c   */
 int smx_cmd_topk(int argc, char **argv);         /* cmd_topk.c   */
 int smx_cmd_sample(int argc, char **argv);       /* cmd_sample.c */
 int smx_cmd_xent(int argc, char **argv);         /* cmd_xent.c   */
@@ -28,6 +31,7 @@ int smx_cmd_multimax(int argc, char **argv);     /* cmd_multimax.c */
 
 /* Help texts, printed whole by `smx CMD --help` and `smx help CMD`. */
 extern const char smx_softmax_help[], smx_log_softmax_help[], smx_logsumexp_help[], smx_sigmoid_help[];
+extern const char smx_sparsemax_help[], smx_entmax15_help[], smx_entmax_help[];
 extern const char smx_topk_help[], smx_sample_help[], smx_xent_help[];
 extern const char smx_score_help[], smx_eval_help[], smx_attention_help[];
 extern const char smx_demo_help[], smx_bench_help[], smx_info_help[];

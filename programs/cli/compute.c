@@ -1,4 +1,4 @@
-/* The library call of softmax, log-softmax, logsumexp and sigmoid for a
+/* The library call of softmax, log-softmax, logsumexp, sigmoid, sparsemax and entmax for a
  * block of rows, by the type computed in; see stream.h. */
 #include "cli/stream.h"
 
@@ -7,6 +7,21 @@ static smx_status op_rows(void *ctx, const void *x, void *const *yv, size_t rows
   const smx_options *o = &c->opt;
   void *y = yv[0];
   (void)row0;
+  if (c->op == CLI_SPARSEMAX) {
+    if (c->t == CLI_F64) return smx_sparsemax_rows_f64(x, n, y, n, rows, n, o);
+    if (c->t == CLI_F16) return smx_sparsemax_rows_f16(x, n, y, n, rows, n, o);
+    return smx_sparsemax_rows_f32(x, n, y, n, rows, n, o);
+  }
+  if (c->op == CLI_ENTMAX15) {
+    if (c->t == CLI_F64) return smx_entmax15_rows_f64(x, n, y, n, rows, n, o);
+    if (c->t == CLI_F16) return smx_entmax15_rows_f16(x, n, y, n, rows, n, o);
+    return smx_entmax15_rows_f32(x, n, y, n, rows, n, o);
+  }
+  if (c->op == CLI_ENTMAX) {
+    if (c->t == CLI_F64) return smx_entmax_rows_f64(x, n, y, n, rows, n, c->alpha, o);
+    if (c->t == CLI_F16) return smx_entmax_rows_f16(x, n, y, n, rows, n, c->alpha, o);
+    return smx_entmax_rows_f32(x, n, y, n, rows, n, c->alpha, o);
+  }
   if (c->op == CLI_SIGMOID) {
     if (c->t == CLI_F64) return smx_sigmoid_rows_f64(x, n, y, n, rows, n, o);
     if (c->t == CLI_F16) return smx_sigmoid_rows_f16(x, n, y, n, rows, n, o);

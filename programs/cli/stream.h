@@ -137,8 +137,16 @@ typedef struct cli_kernel {
 } cli_kernel;
 
 /* The operation of softmax, log-softmax and logsumexp (compute.c). */
-typedef enum cli_op { CLI_SOFTMAX, CLI_LOG_SOFTMAX, CLI_LOGSUMEXP, CLI_SIGMOID } cli_op;
-typedef struct cli_op_ctx { cli_op op; cli_ctype t; smx_options opt; } cli_op_ctx;
+typedef enum cli_op {
+  CLI_SOFTMAX, CLI_LOG_SOFTMAX, CLI_LOGSUMEXP, CLI_SIGMOID,
+  CLI_SPARSEMAX, CLI_ENTMAX15, CLI_ENTMAX   /* include/smx/smx_variants.h */
+} cli_op;
+typedef struct cli_op_ctx {
+  cli_op op;
+  cli_ctype t;
+  smx_options opt;
+  double alpha;   /* CLI_ENTMAX */
+} cli_op_ctx;
 /* The kernel of op in type t; ctx must outlive it. */
 cli_kernel cli_op_kernel(cli_op_ctx *ctx, uint64_t n);
 

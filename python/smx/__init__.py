@@ -12,6 +12,8 @@ Elementwise: sigmoid (scipy.special.expit, with a temperature).
 Attention: attention (fused, FlashAttention-2 style: masks, GQA, sinks and
 the variants of docs/attention.md; smx.torch.scaled_dot_product_attention
 for torch tensors).
+Sparse probability maps: sparsemax, entmax15, entmax (alpha), their _backward
+VJPs and the losses sparsemax_loss, entmax15_loss, entmax_loss (smx._sparse).
 
 Language-model logits: softmax_backward, log_softmax_backward, cross_entropy
 (torch.nn.functional.cross_entropy semantics, fused, with its gradient),
@@ -48,3 +50,8 @@ __all__ += ["focal_loss", "dice_loss", "spherical_z_loss", "info_nce"]
 from ._smx import multimax, multimax_backward  # noqa: E402
 
 __all__ += ["multimax", "multimax_backward"]
+from ._sparse import (entmax, entmax15, entmax15_backward, entmax15_loss, entmax_backward, entmax_loss,  # noqa: E402
+                      sparsemax, sparsemax_backward, sparsemax_loss, sparsemax_sort)
+
+__all__ += ["sparsemax", "sparsemax_sort", "entmax15", "entmax", "sparsemax_backward", "entmax15_backward",
+            "entmax_backward", "sparsemax_loss", "entmax15_loss", "entmax_loss"]

@@ -10,6 +10,7 @@
 #include "score_ops.h"
 #include "variants_loss.h"
 #include "variants_multi.h"
+#include "variants_sparse.h"
 #include "smx/smx.h"
 
 #define SMX_PY_COMMON_DOC                                                                                  \
@@ -77,6 +78,7 @@ static PyMethodDef methods[] = {
     /* MultiMax (variants_multi.c) */
     SMX_PY_FN(multimax), SMX_PY_FN(multimax_backward),
 #undef SMX_PY_FN
+    SMX_PY_SPARSE_METHODS
     {NULL, NULL, 0, NULL},
 };
 

@@ -13,6 +13,7 @@
 #include "kernels/f32-attention/ukernels.h"
 #include "kernels/f32-sigmoid/ukernels.h"
 #include "kernels/f32-softmax/ukernels.h"
+#include "kernels/f32-sparse/ukernels.h"
 #include "kernels/f32-topk/ukernels.h"
 #include "kernels/f32-xent/ukernels.h"
 #include "kernels/f64-softmax/ukernels.h"
@@ -27,6 +28,7 @@ typedef struct smx_registry {
   const smx_topk_ukernels *topk;   /* top-k filters */
   const smx_sigmoid_ukernels *sigmoid;   /* elementwise sigmoid */
   const smx_attn_ukernels *attn;         /* fused attention tiles */
+  const smx_sparse_ukernels *sparse;     /* sparsemax and entmax passes */
 } smx_registry;
 
 extern const smx_registry smx_registry_scalar;

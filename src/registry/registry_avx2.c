@@ -9,5 +9,6 @@ const smx_registry smx_registry_avx2 = {
   &smx_xent_ukernels_avx2,
   &smx_topk_ukernels_avx2,
   &smx_sigmoid_ukernels_avx2,
-  &smx_attn_ukernels_avx2,
+  .attn = &smx_attn_ukernels_avx2,
+  .sparse = &smx_sparse_ukernels_avx2,
 };

@@ -9,5 +9,6 @@ const smx_registry smx_registry_avx512 = {
   &smx_xent_ukernels_avx512,
   &smx_topk_ukernels_avx512,
   &smx_sigmoid_ukernels_avx512,
-  &smx_attn_ukernels_avx512,
+  .attn = &smx_attn_ukernels_avx512,
+  .sparse = &smx_sparse_ukernels_avx512,
 };

@@ -9,5 +9,6 @@ const smx_registry smx_registry_neon = {
   &smx_xent_ukernels_neon,
   &smx_topk_ukernels_neon,
   &smx_sigmoid_ukernels_neon,
-  &smx_attn_ukernels_neon,
+  .attn = &smx_attn_ukernels_neon,
+  .sparse = &smx_sparse_ukernels_neon,
 };

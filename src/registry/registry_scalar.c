@@ -9,5 +9,6 @@ const smx_registry smx_registry_scalar = {
   &smx_xent_ukernels_scalar,
   &smx_topk_ukernels_scalar,
   &smx_sigmoid_ukernels_scalar,
-  &smx_attn_ukernels_scalar,
+  .attn = &smx_attn_ukernels_scalar,
+  .sparse = &smx_sparse_ukernels_scalar,
 };

@@ -88,6 +88,7 @@ void ref_softmax_state(ref_ctx *c);
 #define OP_OPTIONAL_OUT 0x8u   /* a NULL output is a documented mode (the loss-only cross-entropy) */
 #define OP_SATURATES 0x10u     /* results beyond the range come out as +-the largest finite value */
 #define OP_NONNEG 0x20u        /* every output (value) is >= 0 or NaN: probabilities */
+#define OP_UNIT_TEMP 0x40u     /* only temperature 1 (0): the families with another one are skipped */
 
 typedef struct op_row {
   const char *name;
@@ -148,5 +149,35 @@ double bound_log_topk(const ref_ctx *c, dtype od, size_t i, long double ref, lon
 void ref_sigmoid_row(ref_ctx *c);
 long double ref_sigmoid_at(const ref_ctx *c, size_t i, long double *aux);
 double bound_sigmoid(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+
+/* sparsemax, entmax15, bisection entmax (ref_sparsemax.c, ref_entmax.c) */
+long double ref_sparse_rho(const ref_ctx *c, long double x);
+void ref_sparse_state(ref_ctx *c, double alpha);
+long double ref_sparse_at(const ref_ctx *c, size_t i, long double *aux, double alpha);
+void prep_sparse_backward(const double *x, size_t n, dtype dt, void *in0, void *in1, double alpha);
+void ref_sparse_backward_row(ref_ctx *c, double alpha);
+long double ref_sparse_backward_at(const ref_ctx *c, size_t i, long double *aux, double alpha);
+double bound_sparse_backward(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+void ref_sparsemax_row(ref_ctx *c);
+long double ref_sparsemax_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_sparsemax(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+void ref_entmax15_row(ref_ctx *c);
+long double ref_entmax15_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_entmax15(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+void prep_sparsemax_backward(const double *x, size_t n, const smx_options *o, dtype dt, void *in0, void *in1);
+void ref_sparsemax_backward_row(ref_ctx *c);
+long double ref_sparsemax_backward_at(const ref_ctx *c, size_t i, long double *aux);
+void prep_entmax15_backward(const double *x, size_t n, const smx_options *o, dtype dt, void *in0, void *in1);
+void ref_entmax15_backward_row(ref_ctx *c);
+long double ref_entmax15_backward_at(const ref_ctx *c, size_t i, long double *aux);
+#define ENTMAX_ALPHA_DECL(tag)                                                                                   \
+  void ref_entmax##tag##_row(ref_ctx *c);                                                                        \
+  long double ref_entmax##tag##_at(const ref_ctx *c, size_t i, long double *aux);                               \
+  double bound_entmax##tag(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);             \
+  void prep_entmax##tag##_backward(const double *x, size_t n, const smx_options *o, dtype dt, void *in0, void *in1); \
+  void ref_entmax##tag##_backward_row(ref_ctx *c);                                                               \
+  long double ref_entmax##tag##_backward_at(const ref_ctx *c, size_t i, long double *aux);
+ENTMAX_ALPHA_DECL(_a15)
+ENTMAX_ALPHA_DECL(_a17)
 
 #endif

@@ -129,6 +129,52 @@ static smx_status a_xent_ls_grad_f16(const op_call *c) { return xent(c, DT_F16, 
 static smx_status a_xent_grad_bf16(const op_call *c) { return xent(c, DT_BF16, 1, 0); }
 static smx_status a_xent_ls_grad_bf16(const op_call *c) { return xent(c, DT_BF16, 1, 1); }
 
+/* sparsemax, entmax15, bisection entmax (alpha 1.5 and 1.7) and their VJPs (from y; x is NULL) */
+#define SPARSE_FWD(name, sfx, T) ELEM_ROWS(smx_##name##_rows_##sfx, T)
+#define SPARSE_ONE(name, sfx, T) ELEM(smx_##name##_##sfx, T)
+SPARSE_ONE(sparsemax, f32, float) SPARSE_ONE(sparsemax, f64, double)
+SPARSE_ONE(entmax15, f32, float) SPARSE_ONE(entmax15, f64, double)
+SPARSE_FWD(sparsemax, f32, float) SPARSE_FWD(sparsemax, f64, double)
+SPARSE_FWD(sparsemax, f16, uint16_t) SPARSE_FWD(sparsemax, bf16, uint16_t)
+SPARSE_FWD(entmax15, f32, float) SPARSE_FWD(entmax15, f64, double)
+SPARSE_FWD(entmax15, f16, uint16_t) SPARSE_FWD(entmax15, bf16, uint16_t)
+#define ENTMAX_AT(tag, alpha, sfx, T)                                                                           \
+  static smx_status a_entmax##tag##_rows_##sfx(const op_call *c) {                                              \
+    return smx_entmax_rows_##sfx((const T *)c->in[0], c->ld_in[0], (T *)c->out, c->ld_out, c->rows, c->cols,    \
+                                 alpha, c->opt);                                                                \
+  }
+#define ENTMAX_AT_ONE(tag, alpha, sfx, T)                                                                       \
+  static smx_status a_entmax##tag##_##sfx(const op_call *c) {                                                   \
+    return smx_entmax_##sfx((const T *)c->in[0], (T *)c->out, c->cols, alpha, c->opt);                          \
+  }
+ENTMAX_AT(_a15, 1.5, f32, float) ENTMAX_AT(_a15, 1.5, f64, double) ENTMAX_AT(_a15, 1.5, f16, uint16_t)
+ENTMAX_AT(_a15, 1.5, bf16, uint16_t)
+ENTMAX_AT(_a17, 1.7, f32, float) ENTMAX_AT(_a17, 1.7, f64, double) ENTMAX_AT(_a17, 1.7, f16, uint16_t)
+ENTMAX_AT(_a17, 1.7, bf16, uint16_t)
+ENTMAX_AT_ONE(_a15, 1.5, f32, float) ENTMAX_AT_ONE(_a15, 1.5, f64, double)
+ENTMAX_AT_ONE(_a17, 1.7, f32, float) ENTMAX_AT_ONE(_a17, 1.7, f64, double)
+#define SPARSE_BWD(name, sfx, T)                                                                                \
+  static smx_status a_##name##_backward_rows_##sfx(const op_call *c) {                                          \
+    return smx_##name##_backward_rows_##sfx(NULL, 0, (const T *)c->in[0], c->ld_in[0], (const T *)c->in[1],     \
+                                            c->ld_in[1], (T *)c->out, c->ld_out, c->rows, c->cols, c->opt);     \
+  }                                                                                                             \
+  static smx_status a_##name##_backward_##sfx(const op_call *c) {                                               \
+    return smx_##name##_backward_##sfx(NULL, (const T *)c->in[0], (const T *)c->in[1], (T *)c->out, c->cols,    \
+                                       c->opt);                                                                 \
+  }
+SPARSE_BWD(sparsemax, f32, float) SPARSE_BWD(sparsemax, f64, double)
+SPARSE_BWD(entmax15, f32, float) SPARSE_BWD(entmax15, f64, double)
+#define ENTMAX_BWD(tag, alpha, sfx, T)                                                                          \
+  static smx_status a_entmax##tag##_backward_rows_##sfx(const op_call *c) {                                     \
+    return smx_entmax_backward_rows_##sfx(NULL, 0, (const T *)c->in[0], c->ld_in[0], (const T *)c->in[1],       \
+                                          c->ld_in[1], (T *)c->out, c->ld_out, c->rows, c->cols, alpha, c->opt); \
+  }                                                                                                             \
+  static smx_status a_entmax##tag##_backward_##sfx(const op_call *c) {                                          \
+    return smx_entmax_backward_##sfx(NULL, (const T *)c->in[0], (const T *)c->in[1], (T *)c->out, c->cols,     \
+                                     alpha, c->opt);                                                            \
+  }
+ENTMAX_BWD(_a17, 1.7, f32, float) ENTMAX_BWD(_a17, 1.7, f64, double)
+
 /* ---------------------------------------------------------------- rows */
 #define SM(sfx, D, O)                                                                                         \
   { "softmax", D, D, OUT_ELEM, 1, 0, OP_ALGOS | OP_SIGNED_ZERO | OP_NONNEG, a_smx_softmax_##sfx, a_smx_softmax_rows_##sfx, \
@@ -163,6 +209,25 @@ static smx_status a_xent_ls_grad_bf16(const op_call *c) { return xent(c, DT_BF16
   { "sigmoid", D, D, OUT_ELEM, 1, 0, OP_SIGNED_ZERO | OP_NONNEG, one, a_smx_sigmoid_rows_##sfx, NULL,              \
     ref_sigmoid_row, ref_sigmoid_at, bound_sigmoid }
 
+#define SPX(sfx, D, one, one15)                                                                               \
+  { "sparsemax", D, D, OUT_ELEM, 1, 0, OP_NONNEG | OP_UNIT_TEMP, one, a_smx_sparsemax_rows_##sfx, NULL,        \
+    ref_sparsemax_row, ref_sparsemax_at, bound_sparsemax },                                                   \
+  { "entmax15", D, D, OUT_ELEM, 1, 0, OP_NONNEG | OP_UNIT_TEMP, one15, a_smx_entmax15_rows_##sfx, NULL,        \
+    ref_entmax15_row, ref_entmax15_at, bound_entmax15 }
+#define ENT(sfx, D, tag, one)                                                                                 \
+  { "entmax" #tag, D, D, OUT_ELEM, 1, 0, OP_NONNEG | OP_UNIT_TEMP, one, a_entmax##tag##_rows_##sfx, NULL,      \
+    ref_entmax##tag##_row, ref_entmax##tag##_at, bound_entmax##tag }
+#define SPXB(sfx, D)                                                                                          \
+  { "sparsemax_backward", D, D, OUT_ELEM, 2, 1, OP_UNIT_TEMP, a_sparsemax_backward_##sfx,                     \
+    a_sparsemax_backward_rows_##sfx, prep_sparsemax_backward, ref_sparsemax_backward_row,                     \
+    ref_sparsemax_backward_at, bound_sparse_backward },                                                       \
+  { "entmax15_backward", D, D, OUT_ELEM, 2, 1, OP_UNIT_TEMP, a_entmax15_backward_##sfx,                       \
+    a_entmax15_backward_rows_##sfx, prep_entmax15_backward, ref_entmax15_backward_row,                        \
+    ref_entmax15_backward_at, bound_sparse_backward },                                                        \
+  { "entmax_a17_backward", D, D, OUT_ELEM, 2, 1, OP_UNIT_TEMP, a_entmax_a17_backward_##sfx,                   \
+    a_entmax_a17_backward_rows_##sfx, prep_entmax_a17_backward, ref_entmax_a17_backward_row,                  \
+    ref_entmax_a17_backward_at, bound_sparse_backward }
+
 const op_row op_table[] = {
   SM(f32, DT_F32, DT_F32), SM(f64, DT_F64, DT_F64), SM(f16, DT_F16, DT_F32), SM(bf16, DT_BF16, DT_F32),
   BW(f32, DT_F32, a_smx_softmax_backward_f32, a_smx_log_softmax_backward_f32),
@@ -172,5 +237,11 @@ const op_row op_table[] = {
   TK(f32, DT_F32), TK(f16, DT_F16), TK(bf16, DT_BF16),
   SG(f32, DT_F32, a_smx_sigmoid_f32), SG(f64, DT_F64, a_smx_sigmoid_f64), SG(f16, DT_F16, NULL),
   SG(bf16, DT_BF16, NULL),
+  SPX(f32, DT_F32, a_smx_sparsemax_f32, a_smx_entmax15_f32), SPX(f64, DT_F64, a_smx_sparsemax_f64, a_smx_entmax15_f64),
+  SPX(f16, DT_F16, NULL, NULL), SPX(bf16, DT_BF16, NULL, NULL),
+  ENT(f32, DT_F32, _a15, a_entmax_a15_f32), ENT(f64, DT_F64, _a15, a_entmax_a15_f64), ENT(f16, DT_F16, _a15, NULL),
+  ENT(bf16, DT_BF16, _a15, NULL), ENT(f32, DT_F32, _a17, a_entmax_a17_f32), ENT(f64, DT_F64, _a17, a_entmax_a17_f64),
+  ENT(f16, DT_F16, _a17, NULL), ENT(bf16, DT_BF16, _a17, NULL),
+  SPXB(f32, DT_F32), SPXB(f64, DT_F64),
 };
 const size_t op_table_len = sizeof op_table / sizeof op_table[0];

@@ -15,6 +15,8 @@
  * (64 * 2^16 + 1). SMX_OPS_PROFILE=1 prints where the CPU time goes.
  * SMX_OPS_QUICK=1 (CI's ASan, TSan and qemu runs) checks values on a sparse
  * set of elements instead of all of them, and trims nothing else (quick).
+ * SMX_OPS_ONLY=text runs only the table rows whose name contains text (while
+ * developing an operation).
  * SMX_OPS_DTYPES=f32[,f64,f16,bf16] runs only the table rows of those input
  * types (CI's qemu run: f32, as its accuracy suite always was there; the
  * long-double references are software quad precision on AArch64).
@@ -561,6 +563,12 @@ static unsigned part_of(const family *f) {
   return (f->kind & FAM_F64) ? PART_LONG_F64 : PART_LONG_F32;
 }
 
+/* SMX_OPS_ONLY */
+static int op_wanted(size_t op) {
+  const char *only = getenv("SMX_OPS_ONLY");
+  return !only || strstr(op_table[op].name, only) != NULL;
+}
+
 int main(int argc, char **argv) {
   unsigned part = PART_ALL;
   if (argc > 1) {
@@ -602,7 +610,7 @@ int main(int argc, char **argv) {
   for (int lv = 0; lv < nlevels && (part & PART_FAMILIES); lv++) {
     smx_set_max_isa(levels[lv]);
     for (size_t op = 0; op < op_table_len; op++)
-      if (run_dt[op_table[op].in_dt]) bad_args_run(op);
+      if (run_dt[op_table[op].in_dt] && op_wanted(op)) bad_args_run(op);
   }
   double bad_args_cpu = now() - tb;
   for (size_t fi = 0; fi < nf; fi++) {
@@ -618,7 +626,8 @@ int main(int argc, char **argv) {
       dtype d = op_table[op].in_dt;
       unsigned want = d == DT_F64 ? FAM_F64 : d == DT_F32 ? FAM_F32 : FAM_HALF;
       if ((f->kind & (FAM_LONG | FAM_FWD)) && !(op_table[op].caps & OP_ALGOS)) continue;
-      if (!run_dt[d]) continue;
+      if ((op_table[op].caps & OP_UNIT_TEMP) && f->T != 0.0 && f->T != 1.0) continue;
+      if (!run_dt[d] || !op_wanted(op)) continue;
       if (f->kind & want) run_case(op, f, x);
     }
     printf("%-34s %-4s n=%-9zu worst %6.3f  %6.2f cpu s\n", f->name,

@@ -11,3 +11,4 @@ from ._softmax import cross_entropy, log_softmax, logsumexp, softmax  # noqa: E4
 from ._losses import dice_loss, focal_loss, info_nce, spherical_z_loss  # noqa: E402,F401
 from ._multi import multimax  # noqa: E402,F401
 from ._attention import scaled_dot_product_attention  # noqa: E402,F401
+from ._sparse import entmax, entmax15, entmax15_loss, entmax_loss, sparsemax, sparsemax_loss  # noqa: F401,E402

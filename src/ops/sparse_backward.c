@@ -1,0 +1,186 @@
+/*
+ * The vector-Jacobian products of sparsemax, entmax-1.5 and alpha-entmax
+ * (include/smx/smx_variants.h), from the outputs y alone. With g_i = y_i^(2-alpha)
+ * on the support (y_i > 0) and 0 elsewhere (Peters et al. 2019, Prop. 5),
+ *   dx_i = g_i (dy_i - sum_j g_j dy_j / sum_j g_j);
+ * for sparsemax g is the support's indicator (Martins & Astudillo 2016, eq. 14):
+ * two vector passes (the support's sum of dy, then the subtraction). For entmax
+ * the support is gathered by one vector pass and the weights are formed on it.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/grid.h"
+#include "core/operands.h"
+#include "core/options.h"
+#include "registry/registry.h"
+#include "smx/smx.h"
+
+smx_status smx_sparse_options(const smx_options *opt, smx_resolved_options *o);
+
+typedef struct bwd_job {
+  int f64;
+  double alpha;   /* 2: sparsemax */
+  const char *y, *dy;
+  char *dx;
+  size_t ldy, lddy, lddx, cols, es;
+} bwd_job;
+
+/* Neumaier's compensated sum */
+static void cadd(double *s, double *c, double v) {
+  double t = *s + v;
+  *c += fabs(*s) >= fabs(v) ? (*s - t) + v : (v - t) + *s;
+  *s = t;
+}
+
+/* the support's weight y^(2 - alpha) */
+static double weight(double y, double alpha) { return alpha == 1.5 ? sqrt(y) : pow(y, 2.0 - alpha); }
+
+#define ENTMAX_ROW(T, SEL, TINY)                                                                         \
+  static void entmax_row_##T(const bwd_job *j, const T *y, const T *dy, T *dx, void *scratch) {        \
+    const smx_sparse_ukernels *k = smx_registry_current()->sparse;                                      \
+    size_t n = j->cols, *idx = scratch;                                                                 \
+    double *g = (double *)(void *)(idx + n), *d = g + n;                                                \
+    int nan = 0;                                                                                         \
+    size_t m = k->SEL(n, y, TINY, idx, &nan, n);                                                            \
+    if (nan) {                                                                                           \
+      for (size_t i = 0; i < n; i++) dx[i] = NAN;                                                        \
+      return;                                                                                            \
+    }                                                                                                    \
+    double s1 = 0, s2 = 0, c1 = 0, c2 = 0;                                                               \
+    for (size_t q = 0; q < m; q++) {                                                                     \
+      g[q] = weight((double)y[idx[q]], j->alpha);                                                        \
+      d[q] = (double)dy[idx[q]];                                                                         \
+      cadd(&s1, &c1, g[q] * d[q]);                                                                       \
+      cadd(&s2, &c2, g[q]);                                                                              \
+    }                                                                                                    \
+    double mu = m ? (s1 + c1) / (s2 + c2) : 0.0;                                                         \
+    memset(dx, 0, n * sizeof *dx); /* y and dy were read: dx may be either */                           \
+    for (size_t q = 0; q < m; q++) dx[idx[q]] = (T)(g[q] * (d[q] - mu));                                \
+  }
+ENTMAX_ROW(float, vselect, FLT_TRUE_MIN)
+ENTMAX_ROW(double, vselect_f64, DBL_TRUE_MIN)
+
+static void bwd_rows(void *ctx, size_t r0, size_t r1, void *scratch) {
+  const bwd_job *j = ctx;
+  const smx_sparse_ukernels *k = smx_registry_current()->sparse;
+  for (size_t r = r0; r < r1; r++) {
+    const char *y = j->y + r * j->ldy * j->es, *dy = j->dy + r * j->lddy * j->es;
+    char *dx = j->dx + r * j->lddx * j->es;
+    if (j->alpha != 2.0) {
+      if (j->f64) entmax_row_double(j, (const double *)(const void *)y, (const double *)(const void *)dy,
+                                    (double *)(void *)dx, scratch);
+      else entmax_row_float(j, (const float *)(const void *)y, (const float *)(const void *)dy, (float *)(void *)dx,
+                            scratch);
+      continue;
+    }
+    size_t cnt = 0;
+    int nan = 0;
+    if (j->f64) {
+      const double *yy = (const double *)(const void *)y, *dd = (const double *)(const void *)dy;
+      double s = k->rsupsum_f64(j->cols, yy, dd, &cnt, &nan);
+      double *out = (double *)(void *)dx;
+      if (nan) for (size_t i = 0; i < j->cols; i++) out[i] = NAN;
+      else k->vsupsub_f64(j->cols, yy, dd, out, cnt ? s / (double)cnt : 0.0);
+    } else {
+      const float *yy = (const float *)(const void *)y, *dd = (const float *)(const void *)dy;
+      double s = k->rsupsum(j->cols, yy, dd, &cnt, &nan);
+      float *out = (float *)(void *)dx;
+      if (nan) for (size_t i = 0; i < j->cols; i++) out[i] = NAN;
+      else k->vsupsub(j->cols, yy, dd, out, (float)(cnt ? s / (double)cnt : 0.0));
+    }
+  }
+}
+
+static smx_status run_bwd(double alpha, int f64, const void *y, size_t ldy, const void *dy, size_t lddy, void *dx,
+                          size_t lddx, size_t rows, size_t cols, const smx_options *opt) {
+  smx_resolved_options o;
+  smx_status st = smx_sparse_options(opt, &o);
+  if (st != SMX_OK) return st;
+  if (!(alpha > 1.0 && alpha < INFINITY)) return SMX_E_INVALID_ARG;
+  if (ldy < cols || lddy < cols || lddx < cols) return SMX_E_INVALID_ARG;
+  if (rows == 0 || cols == 0) return SMX_OK;
+  if (!y || !dy || !dx) return SMX_E_INVALID_ARG;
+  size_t es = f64 ? sizeof(double) : sizeof(float);
+  int as_y = dx == y && lddx == ldy, as_dy = dx == dy && lddx == lddy;
+  smx_arg args[3] = { SMX_ARG_IN(y, rows, cols, ldy, es), SMX_ARG_IN(dy, rows, cols, lddy, es),
+                      SMX_ARG_OUT(dx, rows, cols, lddx, es, as_y ? 1 : 2) };
+  if (as_y && as_dy) args[2].out = 0;
+  if ((st = smx_check_args(args, 3)) != SMX_OK) return st;
+  size_t per = sizeof(size_t) + 2 * sizeof(double);
+  if (cols > SIZE_MAX / 2 / per) return SMX_E_NOMEM;
+  bwd_job j = { .f64 = f64, .alpha = alpha, .y = y, .dy = dy, .dx = dx, .ldy = ldy, .lddy = lddy, .lddx = lddx,
+                .cols = cols, .es = es };
+  smx_plan plan = smx_plan_rows(o.threads, rows, cols, 0);
+  return smx_grid_rows(plan.row_threads, rows, alpha == 2.0 ? 0 : cols * per, bwd_rows, &j);
+}
+
+/* x is not needed (the products depend on y only) and is not read. */
+smx_status smx_sparsemax_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy, const float *dy,
+                                           size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols,
+                                           const smx_options *opt) {
+  (void)x; (void)ldx;
+  return run_bwd(2.0, 0, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+}
+smx_status smx_sparsemax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
+                                           const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows,
+                                           size_t cols, const smx_options *opt) {
+  (void)x; (void)ldx;
+  return run_bwd(2.0, 1, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+}
+smx_status smx_sparsemax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
+                                      const smx_options *opt) {
+  (void)x;
+  return run_bwd(2.0, 0, y, n, dy, n, dx, n, 1, n, opt);
+}
+smx_status smx_sparsemax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
+                                      const smx_options *opt) {
+  (void)x;
+  return run_bwd(2.0, 1, y, n, dy, n, dx, n, 1, n, opt);
+}
+smx_status smx_entmax15_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy, const float *dy,
+                                          size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols,
+                                          const smx_options *opt) {
+  (void)x; (void)ldx;
+  return run_bwd(1.5, 0, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+}
+smx_status smx_entmax15_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
+                                          const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows,
+                                          size_t cols, const smx_options *opt) {
+  (void)x; (void)ldx;
+  return run_bwd(1.5, 1, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+}
+smx_status smx_entmax15_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
+                                     const smx_options *opt) {
+  (void)x;
+  return run_bwd(1.5, 0, y, n, dy, n, dx, n, 1, n, opt);
+}
+smx_status smx_entmax15_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
+                                     const smx_options *opt) {
+  (void)x;
+  return run_bwd(1.5, 1, y, n, dy, n, dx, n, 1, n, opt);
+}
+smx_status smx_entmax_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy, const float *dy,
+                                        size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols, double alpha,
+                                        const smx_options *opt) {
+  (void)x; (void)ldx;
+  return run_bwd(alpha, 0, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+}
+smx_status smx_entmax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy, const double *dy,
+                                        size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, double alpha,
+                                        const smx_options *opt) {
+  (void)x; (void)ldx;
+  return run_bwd(alpha, 1, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+}
+smx_status smx_entmax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n, double alpha,
+                                   const smx_options *opt) {
+  (void)x;
+  return run_bwd(alpha, 0, y, n, dy, n, dx, n, 1, n, opt);
+}
+smx_status smx_entmax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
+                                   double alpha, const smx_options *opt) {
+  (void)x;
+  return run_bwd(alpha, 1, y, n, dy, n, dx, n, 1, n, opt);
+}
