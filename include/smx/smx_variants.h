@@ -44,6 +44,65 @@ SMX_API smx_status smx_sigmoid_rows_f16(const uint16_t *x, size_t ldx, uint16_t 
 SMX_API smx_status smx_sigmoid_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
                                          size_t cols, const smx_options *opt);
 
+/* ============================================================== row variants
+ * Softpick, SSMax, self-adjust softmax, adaptive temperature, top-k softmax,
+ * sigmoid with a bias, softplus-l1, standardised softmax and mixture of
+ * softmaxes (issue 13, items 3-10). Common rules:
+ *  - one-row forms take n values; rows forms rows x cols with leading
+ *    dimensions >= cols; y may equal x (in place, same leading dimension)
+ *    unless said otherwise; any other overlap is refused (SMX_E_INVALID_ARG);
+ *  - backward passes (vector-Jacobian products) take x, y and dy and write
+ *    dx; each says which of x / y it reads (the other may be NULL); dx may
+ *    equal dy;
+ *  - opt->threads splits the rows (bitwise the same results for every count);
+ *    opt->temperature and opt->algo are not used (parameters are explicit);
+ *  - f16 / bf16 rows compute in f32 and round the outputs once;
+ *  - f32 accuracy is stated against a long-double reference and checked by
+ *    the op test driver (tests/ops/) at every ISA and thread count; the f64
+ *    forms meet the same bounds with DBL_EPSILON for FLT_EPSILON.
+ */
+
+/* ---------------------------------------------------------------- softpick */
+/*
+ * Softpick (Zuhri et al. 2025, arXiv 2504.20966), rectified, not summing to 1,
+ * in the stable form of the reference code:
+ *   y_i = ReLU(e^(x_i-m) - e^(-m)) / (sum_{x_j > -inf} |e^(x_j-m) - e^(-m)| + eps)
+ * m the max over the finite entries; eps >= 0 finite (the Python default 1e-6).
+ * Special values: NaN anywhere: the row is NaN. A +inf entry: 1/k on the k
+ * +inf entries, 0 elsewhere. Masked (-inf) entries give 0 and are left out
+ * of the denominator; a row without finite entries gives 0. x <= 0 gives
+ * exactly 0; a row of zeros gives 0 (0 / eps). n = 1: one entry, by the formula.
+ * Accuracy (f32): |y_i - ref_i| <= 8 FLT_EPSILON (E_i (2 + |x_i - m|) + e^-m) / D + FLT_MIN,
+ * E_i = e^(x_i-m), D the denominator (the subtraction E_i - e^-m is exact up
+ * to the rounding of its operands, hence the absolute term near x_i = 0).
+ * Backward: reads x and dy (y may be NULL): the exact derivative,
+ *   dx_j = (E_j/D)([x_j>0] dy_j - sign(x_j) <dy,y>) - [j = first argmax] (eps/D) <dy,y>;
+ * 0 on rows with a +inf entry or no finite entry, NaN on rows with NaN.
+ * Accuracy (f32): |dx_j - ref_j| <= 8 FLT_EPSILON (E_j/D)(2 + |x_j - m|)(|dy_j| + |<dy,y>| + a) + FLT_MIN,
+ * a = sum_i |dy_i| E_i (2 + |x_i - m|) / D (the rounding of <dy,y>).
+ */
+SMX_API smx_status smx_softpick_f32(const float *x, float *y, size_t n, double eps, const smx_options *opt);
+SMX_API smx_status smx_softpick_f64(const double *x, double *y, size_t n, double eps, const smx_options *opt);
+SMX_API smx_status smx_softpick_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,
+                                         double eps, const smx_options *opt);
+SMX_API smx_status smx_softpick_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
+                                         size_t cols, double eps, const smx_options *opt);
+SMX_API smx_status smx_softpick_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+                                         size_t cols, double eps, const smx_options *opt);
+SMX_API smx_status smx_softpick_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+                                          size_t cols, double eps, const smx_options *opt);
+SMX_API smx_status smx_softpick_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
+                                             double eps, const smx_options *opt);
+SMX_API smx_status smx_softpick_backward_f64(const double *x, const double *y, const double *dy, double *dx,
+                                             size_t n, double eps, const smx_options *opt);
+SMX_API smx_status smx_softpick_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy,
+                                                  const float *dy, size_t lddy, float *dx, size_t lddx, size_t rows,
+                                                  size_t cols, double eps, const smx_options *opt);
+SMX_API smx_status smx_softpick_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
+                                                  const double *dy, size_t lddy, double *dx, size_t lddx,
+                                                  size_t rows, size_t cols, double eps, const smx_options *opt);
+/* @@VNORM@@ */
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,6 +13,7 @@
 #include "kernels/f32-sigmoid/ukernels.h"
 #include "kernels/f32-softmax/ukernels.h"
 #include "kernels/f32-topk/ukernels.h"
+#include "kernels/f32-vnorm/ukernels.h"
 #include "kernels/f32-xent/ukernels.h"
 #include "kernels/f64-softmax/ukernels.h"
 #include "smx/smx.h"
@@ -25,6 +26,7 @@ typedef struct smx_registry {
   const smx_xent_ukernels *xent;   /* backward passes and cross-entropy */
   const smx_topk_ukernels *topk;   /* top-k filters */
   const smx_sigmoid_ukernels *sigmoid;   /* elementwise sigmoid */
+  const smx_vnorm_ukernels *vnorm;       /* softpick, softplus-l1, self-adjust softmax passes */
 } smx_registry;
 
 extern const smx_registry smx_registry_scalar;

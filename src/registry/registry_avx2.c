@@ -9,4 +9,5 @@ const smx_registry smx_registry_avx2 = {
   &smx_xent_ukernels_avx2,
   &smx_topk_ukernels_avx2,
   &smx_sigmoid_ukernels_avx2,
+  &smx_vnorm_ukernels_avx2,
 };

@@ -9,4 +9,5 @@ const smx_registry smx_registry_neon = {
   &smx_xent_ukernels_neon,
   &smx_topk_ukernels_neon,
   &smx_sigmoid_ukernels_neon,
+  &smx_vnorm_ukernels_neon,
 };

@@ -9,4 +9,5 @@ const smx_registry smx_registry_scalar = {
   &smx_xent_ukernels_scalar,
   &smx_topk_ukernels_scalar,
   &smx_sigmoid_ukernels_scalar,
+  &smx_vnorm_ukernels_scalar,
 };

@@ -149,4 +149,13 @@ void ref_sigmoid_row(ref_ctx *c);
 long double ref_sigmoid_at(const ref_ctx *c, size_t i, long double *aux);
 double bound_sigmoid(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 
+/* the row variants (ref_vnorm.c) */
+#define VN_SOFTPICK_EPS 1e-6L
+void prep_vn_backward(const double *x, size_t n, const smx_options *o, dtype dt, void *in0, void *in1);
+double bound_vn_8(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+void ref_softpick_row(ref_ctx *c);
+long double ref_softpick_at(const ref_ctx *c, size_t i, long double *aux);
+long double ref_softpick_backward_at(const ref_ctx *c, size_t i, long double *aux);
+/* @@VNORM@@ */
+
 #endif

@@ -73,6 +73,30 @@ ELEM(smx_sigmoid_f32, float) ELEM(smx_sigmoid_f64, double)
 ELEM_ROWS(smx_sigmoid_rows_f32, float) ELEM_ROWS(smx_sigmoid_rows_f64, double)
 ELEM_ROWS(smx_sigmoid_rows_f16, uint16_t) ELEM_ROWS(smx_sigmoid_rows_bf16, uint16_t)
 
+/* ------------------------------------------------ row variants (vnorm) */
+#define VN_ELEM(fn, T, ...)                                                                  \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const T *)c->in[0], (T *)c->out, c->cols, __VA_ARGS__, c->opt);               \
+  }
+#define VN_ROWS(fn, T, ...)                                                                  \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const T *)c->in[0], c->ld_in[0], (T *)c->out, c->ld_out, c->rows, c->cols, __VA_ARGS__, c->opt); \
+  }
+/* backward rows: x = in[0], y absent, dy = in[1] */
+#define VN_BWD_ROWS(fn, T, ...)                                                              \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const T *)c->in[0], c->ld_in[0], NULL, 0, (const T *)c->in[1], c->ld_in[1], (T *)c->out, c->ld_out, \
+              c->rows, c->cols, __VA_ARGS__, c->opt);                                        \
+  }
+VN_ELEM(smx_softpick_f32, float, (double)VN_SOFTPICK_EPS) VN_ELEM(smx_softpick_f64, double, (double)VN_SOFTPICK_EPS)
+VN_ROWS(smx_softpick_rows_f32, float, (double)VN_SOFTPICK_EPS)
+VN_ROWS(smx_softpick_rows_f64, double, (double)VN_SOFTPICK_EPS)
+VN_ROWS(smx_softpick_rows_f16, uint16_t, (double)VN_SOFTPICK_EPS)
+VN_ROWS(smx_softpick_rows_bf16, uint16_t, (double)VN_SOFTPICK_EPS)
+VN_BWD_ROWS(smx_softpick_backward_rows_f32, float, (double)VN_SOFTPICK_EPS)
+VN_BWD_ROWS(smx_softpick_backward_rows_f64, double, (double)VN_SOFTPICK_EPS)
+/* @@VNORM-ADAPTERS@@ */
+
 /* Cross-entropy with reduction NONE, so that each row's loss is checked; the
  * options that matter here are carried over from smx_options. */
 static float loss_scratch[64];
@@ -168,5 +192,17 @@ const op_row op_table[] = {
   TK(f32, DT_F32), TK(f16, DT_F16), TK(bf16, DT_BF16),
   SG(f32, DT_F32, a_smx_sigmoid_f32), SG(f64, DT_F64, a_smx_sigmoid_f64), SG(f16, DT_F16, NULL),
   SG(bf16, DT_BF16, NULL),
+  /* row variants (vnorm) */
+#define VN_FWD(name, sfx, D, caps, one, ref_row, ref_at, bound) \
+  { #name, D, D, OUT_ELEM, 1, 0, caps, one, a_smx_##name##_rows_##sfx, NULL, ref_row, ref_at, bound }
+#define VN_BWD(name, sfx, D, ref_row, ref_at, bound) \
+  { #name "_backward", D, D, OUT_ELEM, 2, 1, 0, NULL, a_smx_##name##_backward_rows_##sfx, prep_vn_backward, ref_row, ref_at, bound }
+  VN_FWD(softpick, f32, DT_F32, OP_NONNEG, a_smx_softpick_f32, ref_softpick_row, ref_softpick_at, bound_vn_8),
+  VN_FWD(softpick, f64, DT_F64, OP_NONNEG, a_smx_softpick_f64, ref_softpick_row, ref_softpick_at, bound_vn_8),
+  VN_FWD(softpick, f16, DT_F16, OP_NONNEG, NULL, ref_softpick_row, ref_softpick_at, bound_vn_8),
+  VN_FWD(softpick, bf16, DT_BF16, OP_NONNEG, NULL, ref_softpick_row, ref_softpick_at, bound_vn_8),
+  VN_BWD(softpick, f32, DT_F32, ref_softpick_row, ref_softpick_backward_at, bound_vn_8),
+  VN_BWD(softpick, f64, DT_F64, ref_softpick_row, ref_softpick_backward_at, bound_vn_8),
+  /* @@VNORM-ROWS@@ */
 };
 const size_t op_table_len = sizeof op_table / sizeof op_table[0];
