@@ -101,6 +101,114 @@ SMX_API smx_status smx_softpick_backward_rows_f32(const float *x, size_t ldx, co
 SMX_API smx_status smx_softpick_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
                                                   const double *dy, size_t lddy, double *dx, size_t lddx,
                                                   size_t rows, size_t cols, double eps, const smx_options *opt);
+
+/* ------------------------------------------------------------------- SSMax */
+/*
+ * Scalable-Softmax (Nakanishi 2025, arXiv 2501.19399): y = softmax((s log n) x),
+ * s >= 0 finite (a learnable scalar in the paper; negative s is refused).
+ * lens: NULL for the row length (cols), else one count n per row (>= 1; the
+ * keys a query sees in prefix or causal use). The one-row forms take lens as a
+ * pointer to one count, or NULL. It is softmax at temperature 1/(s log n)
+ * through the softmax engine (same kernels and algorithms as smx_softmax).
+ * Special values: those of smx_softmax (NaN: NaN row; +inf entries: 1/k on
+ * them; -inf entries 0; no entry above -inf: 0). s log n = 0 (n = 1 or
+ * s = 0): uniform over the entries above -inf (the limit).
+ * Accuracy: smx_softmax's bound at T = 1/(s log n) (tests/ops: the bound of
+ * the softmax rows, with T carried exactly as a double).
+ * Backward: reads y and dy (x may be NULL): dx = (s log n) y (dy - <dy,y>),
+ * the gradient with s held fixed. Accuracy: that of smx_softmax_backward.
+ */
+SMX_API smx_status smx_ssmax_f32(const float *x, float *y, size_t n, double s, const int64_t *lens, const smx_options *opt);
+SMX_API smx_status smx_ssmax_f64(const double *x, double *y, size_t n, double s, const int64_t *lens, const smx_options *opt);
+SMX_API smx_status smx_ssmax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+    size_t cols, double s, const int64_t *lens, const smx_options *opt);
+SMX_API smx_status smx_ssmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
+    size_t cols, double s, const int64_t *lens, const smx_options *opt);
+SMX_API smx_status smx_ssmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+    size_t cols, double s, const int64_t *lens, const smx_options *opt);
+SMX_API smx_status smx_ssmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+    size_t cols, double s, const int64_t *lens, const smx_options *opt);
+SMX_API smx_status smx_ssmax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n, double s, const int64_t *lens,
+    const smx_options *opt);
+SMX_API smx_status smx_ssmax_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy,
+    const float *dy, size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols, double s, const int64_t *lens, const smx_options *opt);
+SMX_API smx_status smx_ssmax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n, double s, const int64_t *lens,
+    const smx_options *opt);
+SMX_API smx_status smx_ssmax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
+    const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, double s, const int64_t *lens, const smx_options *opt);
+
+/* ---------------------------------------------------- adaptive temperature */
+/*
+ * Adaptive temperature (Velickovic et al. 2024, arXiv 2410.01104, the
+ * paper's code): p = softmax(x), H = -sum p_i log(p_i + 1e-9),
+ * beta = H > 0.5 ? max(poly(H), 1) : 1 with
+ * poly(H) = -0.037 H^4 + 0.481 H^3 - 2.3 H^2 + 4.917 H - 1.791, then
+ * y = softmax(beta x). Both softmaxes through the softmax engine; the entropy
+ * in double. Special values: smx_softmax's (a NaN row gives NaN, beta = 1).
+ * Accuracy: smx_softmax's bound at T = 1/beta plus the effect of beta's
+ * rounding (|d y_i / d beta| * 1e-12; tests/ops checks 64 FLT_EPSILON ref_i
+ * + FLT_MIN for f32).
+ * Backward: reads x and dy (y may be NULL, it is recomputed): the exact
+ * derivative of the forward, beta's dependence on x included where
+ * beta = poly(H) > 1 (the paper applies beta at inference only):
+ * dx = beta y (g - <g,y>) + (dL/dbeta) poly'(H) p (h - <h,p>),
+ * dL/dbeta = sum y_i x_i (g_i - <g,y>), h_i = -log(p_i + 1e-9) - p_i/(p_i + 1e-9).
+ * Rows with a +inf entry or NaN: undefined gradient (NaN or 0).
+ */
+SMX_API smx_status smx_adaptive_softmax_f32(const float *x, float *y, size_t n, const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+    size_t cols, const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
+    size_t cols, const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+    size_t cols, const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+    size_t cols, const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
+    const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy,
+    const float *dy, size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
+    const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
+    const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
+
+/* ------------------------------------------------- standardised softmax */
+/*
+ * Logit standardisation (Sun et al., CVPR 2024, "Logit Standardization in
+ * Knowledge Distillation"; the KD.py of sunshangquan/logit-standardization-KD):
+ * z = (x - mean) / (std + 1e-7), std unbiased (n - 1), 1e-7 added to the std;
+ * y = softmax(z / T), T = temperature > 0 finite. Mean and std are over the
+ * finite entries; -inf entries give 0 and are left out; one finite entry
+ * (or n = 1) has std 0, so z = 0 and y = 1 there. NaN: NaN row; +inf
+ * entries: 1/k on them. Computed as softmax(x / (T (std + 1e-7))) through
+ * the softmax engine (softmax is shift-invariant).
+ * Accuracy: smx_softmax's bound plus the std's rounding: 16 FLT_EPSILON
+ * (1 + |z_i/T| + sum_j y_j |z_j/T|) y_i + FLT_MIN (f32).
+ * Backward: reads x and dy (y may be NULL, it is recomputed): with
+ * gz = (1/T) y (dy - <dy,y>), dx_j = (gz_j - mean gz)/(sd + eps)
+ * - (sum gz_i (x_i - mean)) (x_j - mean) / ((sd + eps)^2 (nf - 1) sd) on
+ * finite entries, 0 on the others, NaN on NaN rows.
+ */
+SMX_API smx_status smx_standardize_softmax_f32(const float *x, float *y, size_t n, double temperature, const smx_options *opt);
+SMX_API smx_status smx_standardize_softmax_f64(const double *x, double *y, size_t n, double temperature, const smx_options *opt);
+SMX_API smx_status smx_standardize_softmax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+    size_t cols, double temperature, const smx_options *opt);
+SMX_API smx_status smx_standardize_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
+    size_t cols, double temperature, const smx_options *opt);
+SMX_API smx_status smx_standardize_softmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+    size_t cols, double temperature, const smx_options *opt);
+SMX_API smx_status smx_standardize_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+    size_t cols, double temperature, const smx_options *opt);
+SMX_API smx_status smx_standardize_softmax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n, double temperature,
+    const smx_options *opt);
+SMX_API smx_status smx_standardize_softmax_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy,
+    const float *dy, size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols, double temperature, const smx_options *opt);
+SMX_API smx_status smx_standardize_softmax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n, double temperature,
+    const smx_options *opt);
+SMX_API smx_status smx_standardize_softmax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
+    const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, double temperature, const smx_options *opt);
 /* @@VNORM@@ */
 
 #ifdef __cplusplus
