@@ -209,6 +209,144 @@ SMX_API smx_status smx_standardize_softmax_backward_f64(const double *x, const d
     const smx_options *opt);
 SMX_API smx_status smx_standardize_softmax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
     const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, double temperature, const smx_options *opt);
+
+/* ------------------------------------------------------ self-adjust softmax */
+/*
+ * Self-Adjust Softmax (Zheng et al. 2025, arXiv 2502.18277 / EMNLP 2025):
+ * normalized = 0: y = x * softmax(x); normalized != 0:
+ * y = (x - min(x_min, 0)) / (max(0, x_max) - min(x_min, 0)) * softmax(x),
+ * x_min / x_max over the finite entries (the paper states no epsilon: a row
+ * whose finite entries are all 0 has a zero range and gives y = 0).
+ * Special values: masked (-inf) entries give 0 (never -inf * 0 = NaN); a
+ * row without an entry above -inf gives 0; NaN: NaN row; +inf entries give
+ * +inf (x * 1/k), 0 elsewhere. n = 1: x (basic) or (x - lo)/R (normalised).
+ * Not a distribution: the basic form can be negative.
+ * Accuracy (f32): smx_softmax's bound on p times |w|, plus 4 FLT_EPSILON |y_i|
+ * (tests/ops: 8 FLT_EPSILON (1 + |x_i - m|) |w_i| p_i + FLT_MIN).
+ * Backward: reads x and dy (y may be NULL; softmax(x) is recomputed); the
+ * exact derivative: dx = p (g (w + s) - <p, g w>) with w = (x - lo) s,
+ * s = 1 / R (1 and lo = 0 for the basic form), plus for the normalised form
+ * the terms of lo and hi at the first minimum (x_min < 0) and first maximum
+ * (x_max > 0): dx[argmin] += (<p,g w> - <p,g>) s, dx[argmax] -= <p,g w> s.
+ */
+SMX_API smx_status smx_sa_softmax_f32(const float *x, float *y, size_t n, int normalized, const smx_options *opt);
+SMX_API smx_status smx_sa_softmax_f64(const double *x, double *y, size_t n, int normalized, const smx_options *opt);
+SMX_API smx_status smx_sa_softmax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+    size_t cols, int normalized, const smx_options *opt);
+SMX_API smx_status smx_sa_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
+    size_t cols, int normalized, const smx_options *opt);
+SMX_API smx_status smx_sa_softmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+    size_t cols, int normalized, const smx_options *opt);
+SMX_API smx_status smx_sa_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+    size_t cols, int normalized, const smx_options *opt);
+SMX_API smx_status smx_sa_softmax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n, int normalized,
+    const smx_options *opt);
+SMX_API smx_status smx_sa_softmax_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy,
+    const float *dy, size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols, int normalized, const smx_options *opt);
+SMX_API smx_status smx_sa_softmax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n, int normalized,
+    const smx_options *opt);
+SMX_API smx_status smx_sa_softmax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
+    const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, int normalized, const smx_options *opt);
+
+/* ---------------------------------------------------------- top-k softmax */
+/*
+ * Top-k softmax ("sparse softmax", Sun et al. 2021, arXiv 2112.12433):
+ * y_i = e^(x_i) / sum_{j in K} e^(x_j) for i in K, the k largest entries,
+ * else 0; equal entries go to the lowest index (the selection of
+ * smx_topk_f32, include/smx/smx_topk.h). k >= 1 (0 is refused); k >= n is
+ * plain softmax. f32 / half rows select with the fused top-k kernels; f64
+ * rows sort (a scratch of 4 n doubles per thread). y may equal x.
+ * Special values: NaN anywhere: NaN row. -inf entries are selected only when
+ * fewer than k entries are above -inf, and give 0. +inf entries (first in
+ * the selection): 1/c on them, 0 elsewhere. A row of -inf: 0.
+ * Accuracy (f32): the softmax over the selected values is formed in double
+ * and rounded once: |y_i - ref_i| <= 4 FLT_EPSILON ref_i + FLT_MIN.
+ * Backward: reads y and dy (x may be NULL): dx = y (dy - <dy, y>), 0 off the
+ * support; k is not used.
+ */
+SMX_API smx_status smx_topk_softmax_f32(const float *x, float *y, size_t n, size_t k, const smx_options *opt);
+SMX_API smx_status smx_topk_softmax_f64(const double *x, double *y, size_t n, size_t k, const smx_options *opt);
+SMX_API smx_status smx_topk_softmax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+    size_t cols, size_t k, const smx_options *opt);
+SMX_API smx_status smx_topk_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
+    size_t cols, size_t k, const smx_options *opt);
+SMX_API smx_status smx_topk_softmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+    size_t cols, size_t k, const smx_options *opt);
+SMX_API smx_status smx_topk_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+    size_t cols, size_t k, const smx_options *opt);
+SMX_API smx_status smx_topk_softmax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n, size_t k,
+    const smx_options *opt);
+SMX_API smx_status smx_topk_softmax_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy,
+    const float *dy, size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols, size_t k, const smx_options *opt);
+SMX_API smx_status smx_topk_softmax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n, size_t k,
+    const smx_options *opt);
+SMX_API smx_status smx_topk_softmax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
+    const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, size_t k, const smx_options *opt);
+
+/* ---------------------------------------------------- sigmoid with a bias */
+/*
+ * y = sigma(x/T + b) elementwise (sigmoid attention, Ramapuram et al. 2024,
+ * apple/ml-sigmoid-attention: b = -log n is its recommended bias), b = bias
+ * finite, T = opt->temperature as for smx_sigmoid_*; b = 0 is exactly
+ * smx_sigmoid_*. Formed as sigma((x + b T) / T): the sum is rounded once in
+ * the arithmetic's type. Special values as smx_sigmoid_*.
+ * Accuracy (f32): |y - ref| <= (3 + 2 |x/T + b| + 2 |b|) FLT_EPSILON ref (1 - ref)
+ * + 3 FLT_EPSILON ref for ref >= FLT_MIN, FLT_MIN below (half storage: plus
+ * its rounding, as smx_sigmoid_*).
+ * Backward (any bias): reads y and dy (x may be NULL): dx = y (1 - y) dy / T
+ * (T = opt->temperature). Accuracy (f32): 4 FLT_EPSILON |y (1 - y) dy / T| + FLT_MIN.
+ */
+SMX_API smx_status smx_sigmoid_bias_f32(const float *x, float *y, size_t n, double bias, const smx_options *opt);
+SMX_API smx_status smx_sigmoid_bias_f64(const double *x, double *y, size_t n, double bias, const smx_options *opt);
+SMX_API smx_status smx_sigmoid_bias_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+    size_t cols, double bias, const smx_options *opt);
+SMX_API smx_status smx_sigmoid_bias_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
+    size_t cols, double bias, const smx_options *opt);
+SMX_API smx_status smx_sigmoid_bias_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+    size_t cols, double bias, const smx_options *opt);
+SMX_API smx_status smx_sigmoid_bias_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+    size_t cols, double bias, const smx_options *opt);
+SMX_API smx_status smx_sigmoid_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
+    const smx_options *opt);
+SMX_API smx_status smx_sigmoid_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy,
+    const float *dy, size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_sigmoid_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
+    const smx_options *opt);
+SMX_API smx_status smx_sigmoid_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
+    const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
+
+/* ------------------------------------------------------------ softplus-l1 */
+/*
+ * y_i = softplus(x_i) / sum_j softplus(x_j), softplus(x) = max(x, 0) +
+ * log1p(e^-|x|) (stable): the positivity map + l1 normalisation of the LSSA
+ * family (Gao, Spratling et al. 2025, arXiv 2501.13428) without its
+ * length-dependent scale and re-weighting (not implemented: their exact
+ * formulas are unverified here). A distribution over the row.
+ * Special values: -inf entries give 0 and add 0; a row of -inf: 0; NaN: NaN
+ * row; +inf entries: 1/k on them, 0 elsewhere. n = 1: 1 (0 for -inf).
+ * Accuracy (f32): |y_i - ref_i| <= 8 FLT_EPSILON ref_i + FLT_MIN.
+ * Backward: reads x and dy (y may be NULL): dx = sigma(x) (dy - <dy, y>) / S,
+ * S = sum softplus; 0 on rows with +inf or no entry above -inf, NaN with NaN.
+ * Accuracy (f32): 8 FLT_EPSILON sigma(x_j)(|dy_j| + sum_i |dy_i| y_i)/S + FLT_MIN.
+ */
+SMX_API smx_status smx_softplus_l1_f32(const float *x, float *y, size_t n, const smx_options *opt);
+SMX_API smx_status smx_softplus_l1_f64(const double *x, double *y, size_t n, const smx_options *opt);
+SMX_API smx_status smx_softplus_l1_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+    size_t cols, const smx_options *opt);
+SMX_API smx_status smx_softplus_l1_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
+    size_t cols, const smx_options *opt);
+SMX_API smx_status smx_softplus_l1_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+    size_t cols, const smx_options *opt);
+SMX_API smx_status smx_softplus_l1_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+    size_t cols, const smx_options *opt);
+SMX_API smx_status smx_softplus_l1_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
+    const smx_options *opt);
+SMX_API smx_status smx_softplus_l1_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy,
+    const float *dy, size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_softplus_l1_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
+    const smx_options *opt);
+SMX_API smx_status smx_softplus_l1_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
+    const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
 /* @@VNORM@@ */
 
 #ifdef __cplusplus
