@@ -29,8 +29,21 @@ typedef struct sa_w { double lo, s, r; smx_vn_stats st; } sa_w;
       w.st = stats_fn(x, n);                                               \
       double lo = w.st.fmin < 0.0 ? w.st.fmin : 0.0;                       \
       double hi = w.st.fmax > 0.0 ? w.st.fmax : 0.0;                       \
-      w.lo = lo; w.r = hi - lo; w.s = w.r > 0.0 ? 1.0 / w.r : 0.0;         \
+      w.lo = lo; w.r = hi - lo; w.s = hi > lo ? 1.0 / w.r : 0.0;           \
     }                                                                      \
+  } while (0)
+
+/* A range R or 1/R outside [2^-lim, 2^lim] (or beyond the type): the weights
+ * (x - lo)/R formed by division in double, from halves (R may overflow) */
+static int odd_range(sa_w w, double lim) { return !(w.r <= lim && w.r >= 1.0 / lim) && w.s != 0.0; }
+#define SA_ODD(x, p, y, n, w)                                                                 \
+  do {                                                                                        \
+    double hi = w.st.fmax > 0.0 ? w.st.fmax : 0.0, hr = 0.5 * hi - 0.5 * w.lo;               \
+    for (size_t i = 0; i < n; i++) {                                                          \
+      double xi = (double)x[i];                                                               \
+      double wi = isinf(w.r) ? (0.5 * xi - 0.5 * w.lo) / hr : (xi - w.lo) / w.r;              \
+      y[i] = p[i] == 0 ? 0 : wi * (double)p[i];                                               \
+    }                                                                                         \
   } while (0)
 
 static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, size_t n, float *scr) {
@@ -41,6 +54,7 @@ static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, s
   sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
   SA_WEIGHTS(c, smx_vn_stats_f32, x, n, w);
   smx_vn_softmax_f32(&c->sm, x, p, n, 1.0);
+  if (c->normalized && odd_range(w, 0x1p100)) { SA_ODD(x, p, y, n, w); return; }
   c->sm.reg->vnorm->sa_out(n, x, p, y, (float)w.lo, (float)w.s);
 }
 
@@ -52,6 +66,7 @@ static void fwd64(const void *ctx, size_t r, const double *const *in, double *y,
   sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
   SA_WEIGHTS(c, smx_vn_stats_f64, x, n, w);
   smx_vn_softmax_f64(&c->sm, x, p, n, 1.0);
+  if (c->normalized && odd_range(w, 0x1p1000)) { SA_ODD(x, p, y, n, w); return; }
   smx_vnorm_sa_out_f64(n, x, p, y, w.lo, w.s);
 }
 
@@ -73,8 +88,9 @@ static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, 
   sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
   SA_WEIGHTS(c, smx_vn_stats_f32, x, n, w);
   smx_vn_softmax_f32(&c->sm, x, p, n, 1.0);
-  double gp, d = c->sm.reg->vnorm->sa_dot(n, x, p, g, (float)w.lo, (float)w.s, &gp);
-  c->sm.reg->vnorm->sa_bwd(n, x, p, g, dx, (float)w.lo, (float)w.s, (float)d);
+  const smx_vnorm_ukernels *k = w.r > 3e38 || w.s > 3e38 ? &smx_vnorm_ukernels_scalar : c->sm.reg->vnorm;
+  double gp, d = k->sa_dot(n, x, p, g, (float)w.lo, (float)w.s, &gp);
+  k->sa_bwd(n, x, p, g, dx, (float)w.lo, (float)w.s, (float)d);
   SA_MINMAX(c, w, dx, (float)d, (float)gp);
 }
 

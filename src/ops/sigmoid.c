@@ -25,7 +25,16 @@ typedef struct sigmoid_job {
   char *y;
   size_t ldx, ldy, cols, es;
   double shift;   /* b T for sigma(x/T + b); 0: the plain kernels */
+  double t, bias; /* wide: b T too large for x + b T in the arithmetic's type */
+  int wide;
 } sigmoid_job;
+
+/* sigma(x/T + b) formed in double, for a b T that x + b T could overflow
+ * or that would lose bits near the arithmetic's subnormals */
+static double sigmoid_wide(double x, double t, double b) {
+  double z = x / t + b, e = exp(-fabs(z));
+  return z != z ? z : (z > 0.0 ? 1.0 : e) / (1.0 + e);
+}
 
 static void sigmoid_rows(void *ctx, size_t r0, size_t r1, void *scratch) {
   const sigmoid_job *j = ctx;
@@ -34,6 +43,17 @@ static void sigmoid_rows(void *ctx, size_t r0, size_t r1, void *scratch) {
   for (size_t r = r0; r < r1; r++) {
     const char *x = j->x + r * j->ldx * j->es;
     char *y = j->y + r * j->ldy * j->es;
+    if (j->wide) {
+      for (size_t i = 0; i < j->cols; i++) {
+        if (j->io.elem == SMX_ELEM_F64) {
+          ((double *)(void *)y)[i] = sigmoid_wide(((const double *)(const void *)x)[i], j->t, j->bias);
+        } else {
+          float v = smx_elem_get(&j->io, x, i);
+          smx_elem_set(&j->io, y, i, (float)sigmoid_wide(v, j->t, j->bias));
+        }
+      }
+      continue;
+    }
     if (j->io.elem == SMX_ELEM_F64) {
       if (j->shift != 0.0)
         j->k->vsigmoid_shift_f64(j->cols, (const double *)(const void *)x, (double *)(void *)y, &j->cd, j->shift);
@@ -78,13 +98,16 @@ static smx_status run_sigmoid(smx_elem elem, const void *x, size_t ldx, void *y,
     smx_f64_expc(&j.cd, o.temperature);
     j.k = j.cd.div ? &smx_sigmoid_ukernels_scalar : smx_registry_current()->sigmoid;
     j.shift = bias * o.temperature;
+    j.wide = fabs(j.shift) > 0x1p900 || (j.shift != 0.0 && fabs(j.shift) < 0x1p-900);
   } else {
     double t = smx_f32_temperature(o.temperature);
     j.k = smx_f32_registry_for(t)->sigmoid;
     smx_f32_expc(&j.c, t);
     j.shift = bias * t;
-    if (bias != 0.0 && (float)j.shift == 0.0f) j.shift = 0.0;   /* b T below float: the plain kernels */
+    j.wide = fabs(j.shift) > 0x1p100 || (j.shift != 0.0 && fabs(j.shift) < 0x1p-100);
   }
+  j.t = o.temperature;
+  j.bias = bias;
   smx_plan plan = smx_plan_rows(o.threads, rows, cols, 0);
   return smx_grid_rows(plan.row_threads, rows, 0, sigmoid_rows, &j);
 }

@@ -11,17 +11,29 @@
 
 typedef struct sg_ctx {
   const smx_registry *reg;
-  double inv_t;
+  double inv_t, t;
+  int div;   /* 1/T beyond the arithmetic's range: each value is divided by T in double */
 } sg_ctx;
 
 static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, size_t n, float *scr) {
   const sg_ctx *c = ctx;
   (void)r; (void)scr;
+  if (c->div) {
+    for (size_t i = 0; i < n; i++) {
+      double y = in[1][i], v = y * (1.0 - y) * in[2][i] / c->t;
+      dx[i] = v > 3.4e38 ? INFINITY : v < -3.4e38 ? -INFINITY : (float)v;
+    }
+    return;
+  }
   c->reg->vnorm->sig_bwd(n, in[1], in[2], dx, (float)c->inv_t);
 }
 static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx, size_t n, double *scr) {
   const sg_ctx *c = ctx;
   (void)r; (void)scr;
+  if (c->div) {
+    for (size_t i = 0; i < n; i++) dx[i] = in[1][i] * (1.0 - in[1][i]) * in[2][i] / c->t;
+    return;
+  }
   smx_vnorm_sig_bwd_f64(n, in[1], in[2], dx, c->inv_t);
 }
 
@@ -30,8 +42,8 @@ static smx_status run(smx_elem e, const void *y, size_t ldy, const void *g, size
   double t = smx_resolve_temperature(opt ? opt->temperature : 0.0);
   if (!(t > 0.0)) return SMX_E_INVALID_ARG;
   if (rows && cols && (!y || !g)) return SMX_E_INVALID_ARG;
-  sg_ctx c = { smx_registry_current(), 1.0 / t };
-  if (e != SMX_ELEM_F64 && !(c.inv_t <= 3e38)) return SMX_E_INVALID_ARG;   /* 1/T beyond float */
+  sg_ctx c = { smx_registry_current(), 1.0 / t, t, 0 };
+  c.div = e == SMX_ELEM_F64 ? !(c.inv_t <= 0x1p1000) : !(c.inv_t <= 0x1p100);
   smx_vn_op op = { .elem = e, .rows = rows, .cols = cols, .in = { NULL, y, g }, .ld_in = { 0, ldy, ldg },
                    .out = dx, .ld_out = lddx, .alias = 3, .row32 = bwd32, .row64 = bwd64, .ctx = &c };
   return smx_vn_run(&op, opt);

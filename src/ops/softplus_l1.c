@@ -37,14 +37,39 @@ static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, s
   const sp_ctx *c = ctx;
   (void)r; (void)scr;
   double s = c->reg->vnorm->softplus(n, in[0], y, NULL, NULL, &c->c);
+  /* the vector kernels' float partial sums overflow for entries near FLT_MAX:
+   * y (stored, exact) is summed in double then (x may be y: in place) */
+  if (!isfinite(s)) {
+    s = 0.0;
+    for (size_t i = 0; i < n; i++) s += y[i];
+  }
   if (!isfinite(s)) { SP_SPECIAL(float, in[0], y, n, 0); return; }
-  /* s = 0: every entry -inf (0 / 0): 0 */
+  /* s = 0: every entry -inf (0 / 0): 0. A sum beyond 2^100 makes 1/s lose
+   * bits in float: two scalings then. */
+  if (s > 0x1p100) {
+    c->reg->f32->vscale(n, y, y, 0x1p-100f, 0);
+    s *= 0x1p-100;
+  }
   c->reg->f32->vscale(n, y, y, s > 0.0 ? (float)(1.0 / s) : 0.0f, 0);
 }
 
 static void fwd64(const void *ctx, size_t r, const double *const *in, double *y, size_t n, double *scr) {
   (void)ctx; (void)r; (void)scr;
   double s = smx_vnorm_softplus_f64(n, in[0], y, NULL, NULL);
+  if (!isfinite(s)) {   /* a sum beyond DBL_MAX of finite terms: scaled */
+    int fin = 1;
+    for (size_t i = 0; i < n; i++) fin &= isfinite(in[0][i]) || in[0][i] == -INFINITY;
+    if (fin) {
+      double sc = 0.0;   /* compensated, as the first sum */
+      s = 0.0;
+      for (size_t i = 0; i < n; i++) {
+        double v = y[i] = ldexp(y[i], -64), t = s + v;
+        sc += fabs(s) >= fabs(v) ? (s - t) + v : (v - t) + s;
+        s = t;
+      }
+      s += sc;
+    }
+  }
   if (!isfinite(s)) { SP_SPECIAL(double, in[0], y, n, 0); return; }
   double inv = s > 0.0 ? 1.0 / s : 0.0;
   for (size_t i = 0; i < n; i++) y[i] *= inv;
@@ -55,6 +80,7 @@ static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, 
   const sp_ctx *c = ctx;
   (void)r; (void)scr;
   double gs, s = c->reg->vnorm->softplus(n, in[0], NULL, in[2], &gs, &c->c);
+  if (!isfinite(s) || !isfinite(gs)) s = smx_vnorm_ukernels_scalar.softplus(n, in[0], NULL, in[2], &gs, &c->c);
   if (!isfinite(s) || !(s > 0.0)) { SP_SPECIAL(float, in[0], dx, n, 1); return; }
   c->reg->vnorm->softplus_bwd(n, in[0], in[2], dx, (float)(1.0 / s), (float)(gs / s), &c->c);
 }

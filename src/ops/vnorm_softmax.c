@@ -1,6 +1,7 @@
 /* Softmax of a rescaled row and its VJP (see vnorm_softmax.h). */
 #include "ops/vnorm_softmax.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "core/op.h"
@@ -36,7 +37,7 @@ void smx_vn_sm_init(smx_vn_sm *s, size_t rows, size_t cols) {
 /* the temperature 1/a inside what the engine takes (finite, > 0) */
 static double temp_of(double a) {
   double t = 1.0 / a;
-  return t > 1e300 ? 1e300 : t < SMX_F32_TEMPERATURE_MIN ? SMX_F32_TEMPERATURE_MIN : t;
+  return t > DBL_MAX ? DBL_MAX : t < SMX_F32_TEMPERATURE_MIN ? SMX_F32_TEMPERATURE_MIN : t;
 }
 
 void smx_vn_softmax_f32(const smx_vn_sm *s, const float *x, float *y, size_t n, double a) {
@@ -76,10 +77,12 @@ double smx_vn_softmax_bwd_f32(const smx_vn_sm *s, const float *y, const float *d
 }
 
 double smx_vn_softmax_bwd_f64(const double *y, const double *dy, double *dx, size_t n, double a) {
+  /* <y, dy> with the products' rounding errors (fma) and a compensated sum:
+   * a few ulps at any length, whatever the cancellation */
   double d = 0.0, c = 0.0;
-  for (size_t i = 0; i < n; i++) {   /* compensated: a few ulps at any length */
-    double v = y[i] * dy[i], t = d + v;
-    c += fabs(d) >= fabs(v) ? (d - t) + v : (v - t) + d;
+  for (size_t i = 0; i < n; i++) {
+    double v = y[i] * dy[i], e = fma(y[i], dy[i], -v), t = d + v;
+    c += (fabs(d) >= fabs(v) ? (d - t) + v : (v - t) + d) + e;
     d = t;
   }
   d += c;

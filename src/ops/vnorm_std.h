@@ -17,17 +17,39 @@ typedef struct smx_vn_moments {
   size_t nf;         /* finite entries */
 } smx_vn_moments;
 
+/* Neumaier's compensated sum: a few ulps whatever the row length */
+static inline void smx_vn_kadd(double *s, double *c, double v) {
+  double t = *s + v;
+  *c += fabs(*s) >= fabs(v) ? (*s - t) + v : (v - t) + *s;
+  *s = t;
+}
+
+/* the entries are scaled by a power of two near 1/max|x| first, so that
+ * neither the sum nor the squares overflow (f64 rows up to DBL_MAX) */
 #define SMX_VN_MOMENTS_BODY                                                   \
   smx_vn_moments m = { 0.0, 0.0, 0 };                                         \
-  double s = 0.0;                                                             \
+  double amax = 0.0;                                                          \
   for (size_t i = 0; i < n; i++)                                              \
-    if (isfinite(x[i])) { s += x[i]; m.nf++; }                                \
+    if (isfinite(x[i])) { double a = fabs((double)x[i]); if (a > amax) amax = a; m.nf++; } \
   if (!m.nf) return m;                                                        \
-  m.mean = s / (double)m.nf;                                                  \
-  double q = 0.0;                                                             \
+  int ex = 0;                                                                 \
+  if (amax > 0.0) frexp(amax, &ex);                                           \
+  double s = 0.0, sc = 0.0;                                                   \
   for (size_t i = 0; i < n; i++)                                              \
-    if (isfinite(x[i])) { double d = x[i] - m.mean; q += d * d; }             \
-  m.sd = m.nf > 1 ? sqrt(q / (double)(m.nf - 1)) : 0.0;                       \
+    if (isfinite(x[i])) smx_vn_kadd(&s, &sc, ldexp((double)x[i], -ex));       \
+  double mean = (s + sc) / (double)m.nf;                                      \
+  /* the corrected two-pass sum: the rounding of the mean is taken back out */ \
+  double q = 0.0, qc = 0.0, r = 0.0, rc = 0.0;                                \
+  for (size_t i = 0; i < n; i++)                                              \
+    if (isfinite(x[i])) {                                                     \
+      double d = ldexp((double)x[i], -ex) - mean;                             \
+      smx_vn_kadd(&q, &qc, d * d);                                            \
+      smx_vn_kadd(&r, &rc, d);                                                \
+    }                                                                         \
+  r += rc;                                                                    \
+  q = q + qc - r * r / (double)m.nf;                                          \
+  m.mean = ldexp(mean + r / (double)m.nf, ex);                                \
+  m.sd = m.nf > 1 && q > 0.0 ? ldexp(sqrt(q / (double)(m.nf - 1)), ex) : 0.0; \
   return m;
 
 static inline smx_vn_moments smx_vn_moments_f32(const float *x, size_t n) { SMX_VN_MOMENTS_BODY }
