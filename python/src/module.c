@@ -7,6 +7,7 @@
 #include "lm_ops.h"
 #include "ops.h"
 #include "score_ops.h"
+#include "variants_norm.h"
 #include "smx/smx.h"
 
 #define SMX_PY_COMMON_DOC                                                                                  \
@@ -69,6 +70,7 @@ static PyMethodDef methods[] = {
     SMX_PY_FN(gumbel_softmax_backward), SMX_PY_FN(score), SMX_PY_FN(ood_metrics), SMX_PY_FN(calibration),
     SMX_PY_FN(fit_temperature), SMX_PY_FN(kl_templates),
 #undef SMX_PY_FN
+    {"_vnorm_rows", (PyCFunction)(void (*)(void))smx_py_vnorm_rows, METH_VARARGS | METH_KEYWORDS, smx_py_vnorm_rows_doc},
     {NULL, NULL, 0, NULL},
 };
 

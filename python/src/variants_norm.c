@@ -1,0 +1,140 @@
+/*
+ * smx._smx._vnorm_rows: one call of a row variant's rows entry point on
+ * C-contiguous 2-D float32 / float64 arrays (python/smx/_norm.py makes them:
+ * the axis moved last, dtypes resolved), with the GIL released. No
+ * arithmetic here: argument checks and the dispatch by name.
+ */
+#include "variants_norm.h"
+
+#include <string.h>
+
+#include "arrays.h"
+#include "options.h"
+#include "smx/smx.h"
+
+const char smx_py_vnorm_rows_doc[] =
+    "_vnorm_rows(name, backward, x, y, dy, out, p, k, lens, temperature, threads)\n--\n\n"
+    "Internal: the rows form of the variant `name` (see smx.softpick and friends).";
+
+typedef struct vn_args {
+  const char *name;
+  int backward, f64;
+  const void *x, *y, *dy;
+  void *out;
+  size_t rows, cols;
+  double p;
+  size_t k;
+  const int64_t *lens;
+  smx_options opt;
+} vn_args;
+
+#define FWD_ARGS(T) (const T *)a->x, a->cols, (T *)a->out, a->cols, a->rows, a->cols
+#define BWD_ARGS(T)                                                                                        \
+  (const T *)a->x, a->cols, (const T *)a->y, a->cols, (const T *)a->dy, a->cols, (T *)a->out, a->cols, a->rows, \
+      a->cols
+#define DISPATCH(T, sfx)                                                                                    \
+  do {                                                                                                     \
+    if (!a->backward) {                                                                                    \
+      if (!strcmp(n, "softpick")) return smx_softpick_rows_##sfx(FWD_ARGS(T), a->p, &a->opt);              \
+      if (!strcmp(n, "ssmax")) return smx_ssmax_rows_##sfx(FWD_ARGS(T), a->p, a->lens, &a->opt);           \
+      if (!strcmp(n, "sa_softmax")) return smx_sa_softmax_rows_##sfx(FWD_ARGS(T), (int)a->k, &a->opt);     \
+      if (!strcmp(n, "adaptive_softmax")) return smx_adaptive_softmax_rows_##sfx(FWD_ARGS(T), &a->opt);    \
+      if (!strcmp(n, "topk_softmax")) return smx_topk_softmax_rows_##sfx(FWD_ARGS(T), a->k, &a->opt);      \
+      if (!strcmp(n, "sigmoid")) return smx_sigmoid_bias_rows_##sfx(FWD_ARGS(T), a->p, &a->opt);           \
+      if (!strcmp(n, "softplus_l1")) return smx_softplus_l1_rows_##sfx(FWD_ARGS(T), &a->opt);              \
+      if (!strcmp(n, "standardize_softmax"))                                                               \
+        return smx_standardize_softmax_rows_##sfx(FWD_ARGS(T), a->p, &a->opt);                             \
+    } else {                                                                                               \
+      if (!strcmp(n, "softpick")) return smx_softpick_backward_rows_##sfx(BWD_ARGS(T), a->p, &a->opt);     \
+      if (!strcmp(n, "ssmax")) return smx_ssmax_backward_rows_##sfx(BWD_ARGS(T), a->p, a->lens, &a->opt);  \
+      if (!strcmp(n, "sa_softmax"))                                                                        \
+        return smx_sa_softmax_backward_rows_##sfx(BWD_ARGS(T), (int)a->k, &a->opt);                        \
+      if (!strcmp(n, "adaptive_softmax")) return smx_adaptive_softmax_backward_rows_##sfx(BWD_ARGS(T), &a->opt); \
+      if (!strcmp(n, "topk_softmax")) return smx_topk_softmax_backward_rows_##sfx(BWD_ARGS(T), a->k, &a->opt); \
+      if (!strcmp(n, "sigmoid")) return smx_sigmoid_backward_rows_##sfx(BWD_ARGS(T), &a->opt);             \
+      if (!strcmp(n, "softplus_l1")) return smx_softplus_l1_backward_rows_##sfx(BWD_ARGS(T), &a->opt);     \
+      if (!strcmp(n, "standardize_softmax"))                                                               \
+        return smx_standardize_softmax_backward_rows_##sfx(BWD_ARGS(T), a->p, &a->opt);                    \
+    }                                                                                                      \
+  } while (0)
+
+static smx_status call(const vn_args *a) {
+  const char *n = a->name;
+  if (a->f64) DISPATCH(double, f64);
+  else DISPATCH(float, f32);
+  return SMX_E_INVALID_ARG;
+}
+
+/* a C-contiguous 2-D array of the given type, or None (NULL, no error) */
+static int take(PyObject *o, int type, const char *what, npy_intp *shape, const void **p) {
+  *p = NULL;
+  if (o == Py_None) return 0;
+  if (!PyArray_Check(o) || PyArray_NDIM((PyArrayObject *)o) != 2 || PyArray_TYPE((PyArrayObject *)o) != type ||
+      !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)o)) {
+    PyErr_Format(PyExc_TypeError, "_vnorm_rows: %s must be a C-contiguous 2-D array of one float type", what);
+    return -1;
+  }
+  npy_intp *d = PyArray_DIMS((PyArrayObject *)o);
+  if (shape[0] < 0) { shape[0] = d[0]; shape[1] = d[1]; }
+  else if (d[0] != shape[0] || d[1] != shape[1]) {
+    PyErr_Format(PyExc_ValueError, "_vnorm_rows: %s has another shape", what);
+    return -1;
+  }
+  *p = PyArray_DATA((PyArrayObject *)o);
+  return 0;
+}
+
+PyObject *smx_py_vnorm_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"name", "backward", "x", "y", "dy", "out", "p", "k", "lens", "temperature", "threads", NULL};
+  (void)self;
+  const char *name;
+  int backward;
+  PyObject *x, *y, *dy, *out, *lens;
+  double p, temperature;
+  Py_ssize_t k;
+  int threads;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "spOOOOdnOdi:_vnorm_rows", kw, &name, &backward, &x, &y, &dy, &out,
+                                   &p, &k, &lens, &temperature, &threads))
+    return NULL;
+  if (!PyArray_Check(out)) {
+    PyErr_SetString(PyExc_TypeError, "_vnorm_rows: out must be an array");
+    return NULL;
+  }
+  int type = PyArray_TYPE((PyArrayObject *)out);
+  if (type != NPY_FLOAT32 && type != NPY_FLOAT64) {
+    PyErr_SetString(PyExc_TypeError, "_vnorm_rows: float32 or float64 only");
+    return NULL;
+  }
+  npy_intp shape[2] = {-1, -1};
+  vn_args a;
+  memset(&a, 0, sizeof a);
+  const void *o;
+  if (take(out, type, "out", shape, &o) < 0 || take(x, type, "x", shape, &a.x) < 0 || take(y, type, "y", shape, &a.y) < 0 ||
+      take(dy, type, "dy", shape, &a.dy) < 0)
+    return NULL;
+  a.out = (void *)o;
+  a.name = name;
+  a.backward = backward;
+  a.f64 = type == NPY_FLOAT64;
+  a.rows = (size_t)shape[0];
+  a.cols = (size_t)shape[1];
+  a.p = p;
+  a.k = k < 0 ? 0 : (size_t)k;
+  if (lens != Py_None) {
+    if (!PyArray_Check(lens) || PyArray_TYPE((PyArrayObject *)lens) != NPY_INT64 ||
+        PyArray_NDIM((PyArrayObject *)lens) != 1 || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)lens) ||
+        PyArray_DIM((PyArrayObject *)lens, 0) != shape[0]) {
+      PyErr_SetString(PyExc_ValueError, "_vnorm_rows: lens must be int64 with one entry per row");
+      return NULL;
+    }
+    a.lens = PyArray_DATA((PyArrayObject *)lens);
+  }
+  a.opt.temperature = temperature;
+  a.opt.threads = threads;
+  smx_status s;
+  Py_BEGIN_ALLOW_THREADS
+  s = call(&a);
+  Py_END_ALLOW_THREADS
+  if (s != SMX_OK) return smx_py_raise_status(name, s);
+  Py_RETURN_NONE;
+}
