@@ -51,11 +51,16 @@ def _run(name, backward, x, y, dy, axis, out, p=0.0, k=0, lens=None, temperature
     mshape = next(r for r in rows if r is not None)[1]
     r2 = [None if r is None else r[0] for r in rows]
     shape2 = next(r for r in r2 if r is not None).shape
-    o = np.empty(shape2, dtype=work)
+    direct = (out is not None and isinstance(out, np.ndarray) and out.dtype == work and out.shape == ref.shape
+              and ref.ndim >= 1 and axis in (-1, ref.ndim - 1) and out.flags.c_contiguous)
+    # out= of the computed dtype, C order, the axis last: written in place (no temporary)
+    o = out.reshape(shape2) if direct else np.empty(shape2, dtype=work)
     if lens is not None:
         lens = np.ascontiguousarray(np.broadcast_to(np.asarray(lens, dtype=np.int64), mshape[:-1]).reshape(-1))
     _smx._vnorm_rows(name, bool(backward), r2[0], r2[1], r2[2], o, float(p), int(k), lens, float(temperature),
                      int(threads))
+    if direct:
+        return out
     res = np.moveaxis(o.reshape(mshape), -1, axis).astype(res_dt, copy=False)
     if ref.ndim == 0:
         res = res.reshape(())
