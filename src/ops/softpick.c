@@ -37,10 +37,20 @@ typedef struct softpick_ctx {
 static void fill_nan32(float *y, size_t n) { for (size_t i = 0; i < n; i++) y[i] = NAN; }
 static void fill_nan64(double *y, size_t n) { for (size_t i = 0; i < n; i++) y[i] = NAN; }
 
+/* One read for the state (softpick_stats), one for the output; rows the
+ * blocked state cannot carry (NaN, +inf, no finite entry, a max below -88
+ * where e^-m overflows float) take the three-pass path below. */
 static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, size_t n, float *scratch) {
   const softpick_ctx *c = ctx;
   const float *x = in[0];
   (void)r; (void)scratch;
+  smx_softpick_state st;
+  c->reg->vnorm->softpick_stats(n, x, NULL, &c->c, &st);
+  if (isfinite(st.m) && isfinite(st.d) && st.m > -80.0f) {
+    double den = st.d + c->eps;
+    c->reg->vnorm->softpick_outx(n, x, y, st.m, &c->c, (float)exp(-(double)st.m), den > 0.0 ? (float)(1.0 / den) : 0.0f);
+    return;
+  }
   float m = c->reg->f32->rmax(n, x);
   if (!isfinite(m)) { SPECIAL_ROW(float, x, y, n, 0); return; }
   float em = (float)exp(-(double)m);   /* may be +inf for m < -88.7: every output is then 0 */
@@ -73,6 +83,16 @@ static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, 
   const softpick_ctx *c = ctx;
   const float *x = in[0], *g = in[2];
   (void)r; (void)scratch;
+  smx_softpick_state st;
+  c->reg->vnorm->softpick_stats(n, x, g, &c->c, &st);
+  if (isfinite(st.m) && isfinite(st.d) && isfinite(st.gy) && st.m > -80.0f) {
+    double den = st.d + c->eps, s = den > 0.0 ? 1.0 / den : 0.0, d = st.gy * s;
+    size_t len = n - st.blk < SMX_SOFTPICK_BLOCK ? n - st.blk : SMX_SOFTPICK_BLOCK;
+    size_t im = st.blk + first_of(x + st.blk, len, st.m);
+    c->reg->vnorm->softpick_bwd(n, x, g, dx, st.m, &c->c, (float)s, (float)d);
+    dx[im] = (float)((double)dx[im] - c->eps * s * d);
+    return;
+  }
   float m = c->reg->f32->rmax(n, x);
   if (!isfinite(m)) { SPECIAL_ROW(float, x, dx, n, 1); return; }
   float em = (float)exp(-(double)m);

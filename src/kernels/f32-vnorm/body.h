@@ -191,6 +191,83 @@ static void sa_bwd_k(size_t n, const float *x, const float *p, const float *g, f
   }
 }
 
+/* max over [0, n) ignoring NaN (-inf when none) */
+SMX_INLINE float vn_blockmax(size_t n, const float *x) {
+  vf_t acc = vf_set1(-INFINITY);
+  for (size_t i = 0; i < n; i += VF_W) {
+    kf_t k = VN_TAIL(i, n);
+    acc = vf_max(vf_ld_k(x + i, k, vf_set1(-INFINITY)), acc);   /* NaN in the first operand: acc kept */
+  }
+  return vf_reduce_max(acc);
+}
+
+static void softpick_stats_k(size_t n, const float *x, const float *g, const smx_expc *c, smx_softpick_state *st) {
+  vexpf_c cc = vexpf_c_set(c->hi, c->lo);
+  const vf_t amin = vf_set1(VN_AMIN(c)), ninf = vf_set1(-INFINITY), z = vf_zero();
+  st->m = -INFINITY;
+  st->d = 0.0;
+  st->gy = 0.0;
+  st->blk = 0;
+  for (size_t b0 = 0; b0 < n; b0 += SMX_SOFTPICK_BLOCK) {
+    size_t len = n - b0 < SMX_SOFTPICK_BLOCK ? n - b0 : SMX_SOFTPICK_BLOCK;
+    const float *xb = x + b0;
+    float bm = vn_blockmax(len, xb);
+    if (bm == INFINITY) { st->m = INFINITY; return; }
+    if (bm == -INFINITY) {   /* only -inf (or NaN): a NaN still has to reach the sum */
+      int nan = 0;
+      for (size_t i = 0; i < len; i++) nan |= xb[i] != xb[i];
+      if (nan) st->d = NAN;
+      continue;
+    }
+    /* the block's terms at the larger of its max and the running one: only a
+     * new max rescales (the running state, by e^(m - m') < 1) */
+    float at = bm > st->m ? bm : st->m;
+    float em = (float)exp(-(double)at);   /* +inf below -88.7: the caller's fallback */
+    const vf_t vm = vf_set1(at), vem = vf_set1(em);
+    vf_t acc = z, gacc = z;
+    vd_t d0 = vd_set1(0.0), d1 = d0, g0 = d0, g1 = d0;
+    size_t f = 0;
+    for (size_t i = 0; i < len; i += VF_W) {
+      kf_t k = VN_TAIL(i, len);
+      vf_t xv = vf_ld_k(xb + i, k, ninf);
+      vf_t a = vf_sub(vexpf_neg(vf_sub(xv, vm), cc, amin), vem);
+      acc = vf_add(acc, vf_sel(vf_eq(xv, ninf), z, vf_abs(a)));
+      if (g) gacc = vf_fmadd(vf_ldz_k(g + b0 + i, k), vf_max(a, z), gacc);
+      if (++f == VN_FLUSH / VF_W) { vn_flush(&acc, &d0, &d1); vn_flush(&gacc, &g0, &g1); f = 0; }
+    }
+    vn_flush(&acc, &d0, &d1);
+    vn_flush(&gacc, &g0, &g1);
+    double db = vn_total(d0, d1), gb = vn_total(g0, g1);
+    if (bm > st->m) {
+      double r = st->m == -INFINITY ? 0.0 : exp((double)st->m - (double)bm);
+      st->d = st->d * r + db;
+      st->gy = st->gy * r + gb;
+      st->m = bm;
+      st->blk = b0;
+    } else {
+      st->d += db;
+      st->gy += gb;
+    }
+  }
+}
+
+static void softpick_outx_k(size_t n, const float *x, float *y, float m, const smx_expc *c, float em, float s) {
+  vexpf_c cc = vexpf_c_set(c->hi, c->lo);
+  const vf_t vm = vf_set1(m), vem = vf_set1(em), vs = vf_set1(s), amin = vf_set1(VN_AMIN(c)), z = vf_zero();
+  size_t i = 0;
+  for (; i + 2 * VF_W <= n; i += 2 * VF_W) {
+    vf_t a0 = vf_sub(vexpf_neg(vf_sub(vf_ld(x + i), vm), cc, amin), vem);
+    vf_t a1 = vf_sub(vexpf_neg(vf_sub(vf_ld(x + i + VF_W), vm), cc, amin), vem);
+    vf_st(y + i, vf_mul(vf_max(a0, z), vs));
+    vf_st(y + i + VF_W, vf_mul(vf_max(a1, z), vs));
+  }
+  for (; i < n; i += VF_W) {
+    kf_t k = VN_TAIL(i, n);
+    vf_t a = vf_sub(vexpf_neg(vf_sub(vf_ldz_k(x + i, k), vm), cc, amin), vem);
+    vf_st_k(y + i, k, vf_mul(vf_max(a, z), vs));
+  }
+}
+
 static void sig_bwd_k(size_t n, const float *y, const float *g, float *dx, float s) {
   const vf_t one = vf_set1(1.0f), vs = vf_set1(s);
   for (size_t i = 0; i < n; i += VF_W) {
@@ -202,5 +279,5 @@ static void sig_bwd_k(size_t n, const float *y, const float *g, float *dx, float
 
 const smx_vnorm_ukernels SMX_VNORM_TABLE = {
   SMX_SIMD_ISA, softpick_exp_k, softpick_out_k, softpick_dot_k, softpick_bwd_k, softplus_k, softplus_bwd_k,
-  sa_out_k,     sa_dot_k,       sa_bwd_k,       sig_bwd_k,
+  sa_out_k,     sa_dot_k,       sa_bwd_k,       softpick_stats_k, softpick_outx_k, sig_bwd_k,
 };

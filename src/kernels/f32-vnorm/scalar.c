@@ -184,11 +184,49 @@ static void sa_bwd_s(size_t n, const float *x, const float *p, const float *g, f
   }
 }
 
+/* the same state in two sweeps (the max, then the sums in double) */
+static void softpick_stats_s(size_t n, const float *x, const float *g, const smx_expc *c, smx_softpick_state *st) {
+  (void)c;
+  double m = -INFINITY, d = 0.0, gy = 0.0;
+  size_t blk = 0;
+  int nan = 0;
+  for (size_t i = 0; i < n; i++) {
+    double v = x[i];
+    if (v != v) { nan = 1; continue; }
+    if (v == INFINITY) { st->m = INFINITY; return; }
+    if (v > m) {
+      m = v;
+      blk = i / SMX_SOFTPICK_BLOCK * SMX_SOFTPICK_BLOCK;
+    }
+  }
+  /* a second sweep at the final max: the portable table is the reference, not the fast path */
+  if (m != -INFINITY)
+    for (size_t i = 0; i < n; i++) {
+      double v = x[i];
+      if (v != v || v == -INFINITY) continue;
+      double a = (double)(float)exp(v - m) - (double)(float)exp(-m);
+      d += fabs(a);
+      if (g && a > 0.0) gy += g[i] * a;
+    }
+  st->m = (float)m;
+  st->d = nan ? NAN : d;
+  st->gy = gy;
+  st->blk = blk;
+}
+
+static void softpick_outx_s(size_t n, const float *x, float *y, float m, const smx_expc *c, float em, float s) {
+  (void)c;
+  for (size_t i = 0; i < n; i++) {
+    double a = (double)(float)exp((double)x[i] - m) - em;
+    y[i] = (float)((a > 0.0 ? a : 0.0) * s);
+  }
+}
+
 static void sig_bwd_s(size_t n, const float *y, const float *g, float *dx, float s) {
   for (size_t i = 0; i < n; i++) dx[i] = (float)((double)y[i] * (1.0 - (double)y[i]) * g[i] * s);
 }
 
 const smx_vnorm_ukernels smx_vnorm_ukernels_scalar = {
   "scalar", softpick_exp_s, softpick_out_s, softpick_dot_s, softpick_bwd_s, softplus_s, softplus_bwd_s,
-  sa_out_s, sa_dot_s,       sa_bwd_s,       sig_bwd_s,
+  sa_out_s, sa_dot_s,       sa_bwd_s,       softpick_stats_s, softpick_outx_s, sig_bwd_s,
 };

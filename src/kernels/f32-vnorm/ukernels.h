@@ -17,6 +17,15 @@
 
 #include "kernels/f32-softmax/ukernels.h"
 
+typedef struct smx_softpick_state {
+  float m;
+  double d, gy;
+  size_t blk;
+} smx_softpick_state;
+
+/* the block of softpick_stats: small enough to stay in L1 between its two reads */
+#define SMX_SOFTPICK_BLOCK 2048
+
 typedef struct smx_vnorm_ukernels {
   const char *isa;
   /* softpick pass 2: e_i = exp(x_i - m) stored to e (e may equal x); returns
@@ -45,6 +54,17 @@ typedef struct smx_vnorm_ukernels {
   double (*sa_dot)(size_t n, const float *x, const float *p, const float *g, float lo, float s, double *gp);
   /* dx_i = p_i == 0 ? 0 : p_i (g_i (x_i - lo) s - d + g_i s); dx may equal p or g. */
   void (*sa_bwd)(size_t n, const float *x, const float *p, const float *g, float *dx, float lo, float s, float d);
+  /* softpick's row state in one read of x, block by block (a block's max,
+   * then its terms at that max from L1, folded into the running state with
+   * an exact rescaling: |e^(x-m) - e^-m| e^(m-m') = |e^(x-m') - e^-m'|):
+   * st->m the max over the finite entries (NaN ignored; +inf when there is a
+   * +inf entry, then nothing else is valid; -inf when no finite entry),
+   * st->d = sum over entries > -inf of |e^(x_i-m) - e^(-m)| (NaN if a NaN),
+   * st->gy = sum g_i max(e^(x_i-m) - e^(-m), 0) when g is not NULL, and
+   * st->blk the start of the first block holding the max. */
+  void (*softpick_stats)(size_t n, const float *x, const float *g, const smx_expc *c, smx_softpick_state *st);
+  /* y_i = max(e^(x_i - m) - em, 0) * s from x (y may equal x). */
+  void (*softpick_outx)(size_t n, const float *x, float *y, float m, const smx_expc *c, float em, float s);
   /* sigmoid backward from y: dx_i = y_i (1 - y_i) g_i s; dx may equal y or g. */
   void (*sig_bwd)(size_t n, const float *y, const float *g, float *dx, float s);
 } smx_vnorm_ukernels;
