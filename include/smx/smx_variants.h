@@ -347,6 +347,33 @@ SMX_API smx_status smx_softplus_l1_backward_f64(const double *x, const double *y
     const smx_options *opt);
 SMX_API smx_status smx_softplus_l1_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
     const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
+
+/* --------------------------------------------- distillation loss (KD + LS) */
+/*
+ * The knowledge-distillation loss of logit standardisation (Sun et al., CVPR
+ * 2024; KD.py of sunshangquan/logit-standardization-KD): per row r,
+ *   L_r = T^2 KL(softmax(Z(t_r)/T) || softmax(Z(s_r)/T)),
+ * s the student's and t the teacher's logits (rows x cols, leading
+ * dimensions lds, ldt), T = temperature > 0, Z the z-score of
+ * smx_standardize_softmax (unbiased std + 1e-7; standardize = 0: Z(x) = x,
+ * the classic Hinton KD). reduction: SMX_REDUCTION_MEAN (KD.py's
+ * kl_div(...).sum(1).mean()), SUM, or NONE (loss gets rows values).
+ * grad: NULL, or rows x cols (ldg): the gradient of the reduced loss (of
+ * sum_r L_r for NONE) in the student's logits, T (p_s - p_t) through Z's VJP.
+ * grad may be the student exactly (in place). Arithmetic in double.
+ * Special values: NaN in a row: its loss NaN; a student -inf where the
+ * teacher has mass: loss +inf. rows == 0: loss 0 (SUM) or NaN (MEAN).
+ * Accuracy: 8 DBL_EPSILON-level relative arithmetic in double, rounded once
+ * to float for the f32 forms (tests/python/test_norm.py checks the loss and
+ * the gradient against torch and central differences).
+ */
+SMX_API smx_status smx_kd_loss_f32(const float *student, size_t lds, const float *teacher, size_t ldt, size_t rows,
+                                   size_t cols, double temperature, int standardize, smx_reduction reduction,
+                                   float *loss, float *grad, size_t ldg, const smx_options *opt);
+SMX_API smx_status smx_kd_loss_f64(const double *student, size_t lds, const double *teacher, size_t ldt,
+                                   size_t rows, size_t cols, double temperature, int standardize,
+                                   smx_reduction reduction, double *loss, double *grad, size_t ldg,
+                                   const smx_options *opt);
 /* @@VNORM@@ */
 
 #ifdef __cplusplus

@@ -16,7 +16,7 @@ from . import _smx
 __all__ = ["softpick", "ssmax", "sa_softmax", "adaptive_softmax", "topk_softmax", "sigmoid", "softplus_l1",
            "standardize_softmax", "softpick_backward", "ssmax_backward", "sa_softmax_backward",
            "adaptive_softmax_backward", "topk_softmax_backward", "sigmoid_backward", "softplus_l1_backward",
-           "standardize_softmax_backward"]
+           "standardize_softmax_backward", "kd_loss"]
 
 
 def _dtype(*arrays):
@@ -159,3 +159,32 @@ def standardize_softmax(x, temperature=1.0, axis=-1, out=None, threads=0):
 def standardize_softmax_backward(x, y, dy, temperature=1.0, axis=-1, out=None, threads=0):
     """The VJP of standardize_softmax; reads x and dy (y may be None)."""
     return _run("standardize_softmax", 1, x, y, dy, axis, out, p=temperature, threads=threads)
+
+
+_REDUCTIONS = {"mean": 0, "sum": 1, "none": 2}
+
+
+def kd_loss(logits, target, temperature=1.0, standardize=True, reduction="mean", return_grad=False, threads=0):
+    """Distillation loss of logit standardisation (Sun et al. 2024, KD.py): per row
+    T^2 KL(softmax(Z(target)/T) || softmax(Z(logits)/T)), Z the z-score (unbiased std + 1e-7), or the
+    identity with standardize=False (Hinton KD). logits: the student's (rows, classes); target: the teacher's
+    logits, same shape. reduction 'mean' (KD.py's batch mean), 'sum' or 'none'. return_grad=True also returns
+    the gradient of the (reduced) loss in the student's logits, as smx.cross_entropy does."""
+    s = np.asarray(logits)
+    t = np.asarray(target)
+    if s.ndim != 2 or s.shape != t.shape:
+        raise ValueError("smx.kd_loss: logits and target must be 2-D arrays of one shape")
+    if reduction not in _REDUCTIONS:
+        raise ValueError("smx.kd_loss: reduction must be 'mean', 'sum' or 'none'")
+    work, res_dt = _dtype(s, t)
+    s2 = np.ascontiguousarray(s, dtype=work)
+    t2 = np.ascontiguousarray(t, dtype=work)
+    red = _REDUCTIONS[reduction]
+    loss = np.empty(s.shape[0] if red == 2 else 1, dtype=work)
+    grad = np.empty_like(s2) if return_grad else None
+    _smx._kd_loss(s2, t2, loss, grad, float(temperature), bool(standardize), red, int(threads))
+    loss = loss.astype(res_dt, copy=False)
+    loss = loss if red == 2 else loss[0]
+    if return_grad:
+        return loss, grad.astype(res_dt, copy=False)
+    return loss

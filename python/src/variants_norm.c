@@ -138,3 +138,52 @@ PyObject *smx_py_vnorm_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (s != SMX_OK) return smx_py_raise_status(name, s);
   Py_RETURN_NONE;
 }
+
+const char smx_py_kd_loss_doc[] =
+    "_kd_loss(student, teacher, loss, grad, temperature, standardize, reduction, threads)\n--\n\n"
+    "Internal: smx_kd_loss_* on C-contiguous 2-D arrays of one float type (see smx.kd_loss).";
+
+PyObject *smx_py_kd_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"student", "teacher", "loss", "grad", "temperature", "standardize", "reduction", "threads",
+                       NULL};
+  (void)self;
+  PyObject *s, *t, *loss, *grad;
+  double temperature;
+  int standardize, reduction, threads;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOdpii:_kd_loss", kw, &s, &t, &loss, &grad, &temperature,
+                                   &standardize, &reduction, &threads))
+    return NULL;
+  if (!PyArray_Check(s) || !PyArray_Check(loss)) {
+    PyErr_SetString(PyExc_TypeError, "_kd_loss: arrays expected");
+    return NULL;
+  }
+  int type = PyArray_TYPE((PyArrayObject *)s);
+  if (type != NPY_FLOAT32 && type != NPY_FLOAT64) {
+    PyErr_SetString(PyExc_TypeError, "_kd_loss: float32 or float64 only");
+    return NULL;
+  }
+  npy_intp shape[2] = {-1, -1};
+  const void *sp, *tp, *gp;
+  if (take(s, type, "student", shape, &sp) < 0 || take(t, type, "teacher", shape, &tp) < 0 ||
+      take(grad, type, "grad", shape, &gp) < 0)
+    return NULL;
+  if (PyArray_TYPE((PyArrayObject *)loss) != type || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)loss) ||
+      PyArray_SIZE((PyArrayObject *)loss) != (reduction == SMX_REDUCTION_NONE ? shape[0] : 1)) {
+    PyErr_SetString(PyExc_ValueError, "_kd_loss: loss has the wrong type or size");
+    return NULL;
+  }
+  void *lp = PyArray_DATA((PyArrayObject *)loss);
+  smx_options o = {SMX_ALGO_AUTO, 0.0, 0, threads};
+  size_t rows = (size_t)shape[0], cols = (size_t)shape[1];
+  smx_status st;
+  Py_BEGIN_ALLOW_THREADS
+  if (type == NPY_FLOAT64)
+    st = smx_kd_loss_f64(sp, cols, tp, cols, rows, cols, temperature, standardize, (smx_reduction)reduction, lp,
+                         (double *)gp, cols, &o);
+  else
+    st = smx_kd_loss_f32(sp, cols, tp, cols, rows, cols, temperature, standardize, (smx_reduction)reduction, lp,
+                         (float *)gp, cols, &o);
+  Py_END_ALLOW_THREADS
+  if (st != SMX_OK) return smx_py_raise_status("smx.kd_loss", st);
+  Py_RETURN_NONE;
+}

@@ -171,6 +171,48 @@ class TestBackward(unittest.TestCase):
                                    rtol=1e-6, atol=1e-8)
 
 
+def ref_kd(s, t, temp, standardize=True):
+    if standardize:
+        z = lambda v: (v - v.mean(-1, keepdims=True)) / (v.std(-1, ddof=1, keepdims=True) + 1e-7)
+        s, t = z(s), z(t)
+    ls = s / temp - np.log(np.exp(s / temp - (s / temp).max(-1, keepdims=True)).sum(-1, keepdims=True)) - (
+        s / temp).max(-1, keepdims=True)
+    pt = sm(t / temp)
+    return temp ** 2 * (pt * (np.log(pt) - ls)).sum(-1)
+
+
+class TestKD(unittest.TestCase):
+    def test_loss_and_gradient(self):
+        rng = np.random.default_rng(6)
+        s = rng.standard_normal((4, 10)) * 2
+        t = rng.standard_normal((4, 10)) * 3
+        for std in (True, False):
+            for red, f in (("none", lambda v: v), ("mean", np.mean), ("sum", np.sum)):
+                with self.subTest(std=std, red=red):
+                    loss, g = smx.kd_loss(s, t, temperature=2.0, standardize=std, reduction=red, return_grad=True)
+                    np.testing.assert_allclose(loss, f(ref_kd(s, t, 2.0, std)), rtol=1e-12, atol=1e-14)
+                    red_loss = lambda v: np.sum(smx.kd_loss(v, t, temperature=2.0, standardize=std, reduction=red))
+                    np.testing.assert_allclose(g, fd_vjp(red_loss, s, np.ones(1)), rtol=1e-6, atol=1e-8)
+        l32 = smx.kd_loss(s.astype(np.float32), t.astype(np.float32), temperature=2.0)
+        self.assertEqual(l32.dtype, np.float32)
+        np.testing.assert_allclose(l32, np.mean(ref_kd(s, t, 2.0)), rtol=1e-5)
+
+    def test_against_torch_kd(self):
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("torch missing")
+        rng = np.random.default_rng(7)
+        s = rng.standard_normal((5, 12))
+        t = rng.standard_normal((5, 12))
+        ts, tt = torch.from_numpy(s), torch.from_numpy(t)
+        z = lambda v: (v - v.mean(-1, keepdim=True)) / (1e-7 + v.std(-1, keepdim=True))
+        temp = 3.0
+        ref = torch.nn.functional.kl_div(torch.log_softmax(z(ts) / temp, 1), torch.softmax(z(tt) / temp, 1),
+                                         reduction="none").sum(1).mean() * temp ** 2
+        self.assertAlmostEqual(float(smx.kd_loss(s, t, temperature=temp)), float(ref), places=12)
+
+
 class TestTorch(unittest.TestCase):
     def setUp(self):
         try:
@@ -192,6 +234,15 @@ class TestTorch(unittest.TestCase):
             with self.subTest(name):
                 t = (torch.randn(3, 7, dtype=torch.float64) * 1.5).requires_grad_()
                 self.assertTrue(torch.autograd.gradcheck(f, (t,), eps=1e-6, atol=1e-6))
+
+    def test_kd_gradcheck(self):
+        import torch
+        import smx.torch as st
+        s = torch.randn(3, 6, dtype=torch.float64, requires_grad=True)
+        t = torch.randn(3, 6, dtype=torch.float64)
+        for red in ("mean", "sum", "none"):
+            with self.subTest(red):
+                self.assertTrue(torch.autograd.gradcheck(lambda v: st.kd_loss(v, t, 2.0, True, red), (s,)))
 
     def test_matches_numpy(self):
         import torch

@@ -9,7 +9,7 @@ import torch
 from .. import _norm
 
 __all__ = ["softpick", "ssmax", "sa_softmax", "adaptive_softmax", "topk_softmax", "sigmoid", "softplus_l1",
-           "standardize_softmax"]
+           "standardize_softmax", "kd_loss"]
 
 
 def _np(t):
@@ -74,3 +74,23 @@ def softplus_l1(t, dim=-1):
 
 def standardize_softmax(t, temperature=1.0, dim=-1):
     return _Variant.apply(t, "standardize_softmax", dim, {"temperature": temperature}, "x")
+
+
+class _KD(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, s, t, temperature, standardize, reduction):
+        loss, g = _norm.kd_loss(_np(s), _np(t), temperature=temperature, standardize=standardize,
+                                reduction=reduction, return_grad=True)
+        ctx.save_for_backward(torch.from_numpy(np.ascontiguousarray(g)))
+        ctx.none = reduction == "none"
+        return torch.as_tensor(loss, dtype=s.dtype)
+
+    @staticmethod
+    def backward(ctx, dl):
+        (g,) = ctx.saved_tensors
+        return (g * dl[:, None] if ctx.none else g * dl), None, None, None, None
+
+
+def kd_loss(logits, target, temperature=1.0, standardize=True, reduction="mean"):
+    """smx.kd_loss on tensors (student logits, teacher logits), differentiable in the student's logits."""
+    return _KD.apply(logits, target, temperature, standardize, reduction)
