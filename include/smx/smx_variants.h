@@ -374,6 +374,41 @@ SMX_API smx_status smx_kd_loss_f64(const double *student, size_t lds, const doub
                                    size_t rows, size_t cols, double temperature, int standardize,
                                    smx_reduction reduction, double *loss, double *grad, size_t ldg,
                                    const smx_options *opt);
+
+/* ---------------------------------------------------- mixture of softmaxes */
+/*
+ * Mixture of softmaxes (Yang et al. 2018, "Breaking the Softmax Bottleneck:
+ * A High-Rank RNN Language Model"), as log-probabilities: per row r,
+ *   y_ri = log sum_k pi_rk softmax(x_rk)_i,  pi_r = softmax(w_r),
+ * computed as LSE_k(w_rk - LSE(w_r) + x_rk,i - LSE(x_rk)): no probability is
+ * formed. Layout: the K component rows of row r are rows r*K .. r*K+K-1 of x
+ * (rows*K x cols, leading dimension ldx); w: rows x K mixture logits (ldw;
+ * log-weights are accepted as they are: softmax(log pi) = pi when pi sums
+ * to 1); y: rows x cols (ldy), no overlap with the inputs.
+ * Backward: dy (rows x cols) gives dx (rows*K x cols, lddx) and, unless dw
+ * is NULL, dw (rows x K, lddw), with q_rki = pi_rk softmax(x_rk)_i / p_ri:
+ *   dx_rk,i = dy_ri q_rki - softmax(x_rk)_i sum_j dy_rj q_rkj,
+ *   dw_rk = sum_i dy_ri q_rki - pi_rk sum_i dy_ri.
+ * Special values: a component of all -inf adds nothing; -inf entries of
+ * every component give y = -inf and zero gradients there; NaN: NaN.
+ * Arithmetic in double (f32 widened, rounded once). K >= 1.
+ * Accuracy: tests/python/test_norm.py checks y against float64 NumPy and the
+ * gradients against central differences (a few DBL_EPSILON relative).
+ */
+SMX_API smx_status smx_mixture_log_softmax_rows_f32(const float *x, size_t ldx, const float *w, size_t ldw,
+                                                    float *y, size_t ldy, size_t rows, size_t k, size_t cols,
+                                                    const smx_options *opt);
+SMX_API smx_status smx_mixture_log_softmax_rows_f64(const double *x, size_t ldx, const double *w, size_t ldw,
+                                                    double *y, size_t ldy, size_t rows, size_t k, size_t cols,
+                                                    const smx_options *opt);
+SMX_API smx_status smx_mixture_log_softmax_backward_rows_f32(const float *x, size_t ldx, const float *w, size_t ldw,
+                                                             const float *dy, size_t lddy, float *dx, size_t lddx,
+                                                             float *dw, size_t lddw, size_t rows, size_t k,
+                                                             size_t cols, const smx_options *opt);
+SMX_API smx_status smx_mixture_log_softmax_backward_rows_f64(const double *x, size_t ldx, const double *w,
+                                                             size_t ldw, const double *dy, size_t lddy, double *dx,
+                                                             size_t lddx, double *dw, size_t lddw, size_t rows,
+                                                             size_t k, size_t cols, const smx_options *opt);
 /* @@VNORM@@ */
 
 #ifdef __cplusplus

@@ -27,7 +27,7 @@ from ._smx import (NoOptimumError, __version__, calibration, cross_entropy, fit_
                    gumbel_softmax_backward, isa, kl_templates, log_softmax, log_softmax_backward, logsumexp, ood_metrics, sample,
                    score, sigmoid, softmax, softmax_backward, softmax_topk, topk)
 
-from ._norm import (kd_loss, adaptive_softmax, adaptive_softmax_backward, sa_softmax, sa_softmax_backward, sigmoid,
+from ._norm import (kd_loss, mixture_log_softmax, mixture_log_softmax_backward, adaptive_softmax, adaptive_softmax_backward, sa_softmax, sa_softmax_backward, sigmoid,
                     sigmoid_backward, softpick, softpick_backward, softplus_l1, softplus_l1_backward, ssmax,
                     ssmax_backward, standardize_softmax, standardize_softmax_backward, topk_softmax,
                     topk_softmax_backward)
@@ -39,4 +39,4 @@ __all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "isa", "__version__
            "softpick", "softpick_backward", "ssmax", "ssmax_backward", "sa_softmax", "sa_softmax_backward",
            "adaptive_softmax", "adaptive_softmax_backward", "topk_softmax", "topk_softmax_backward",
            "sigmoid_backward", "softplus_l1", "softplus_l1_backward", "standardize_softmax",
-           "standardize_softmax_backward", "kd_loss"]
+           "standardize_softmax_backward", "kd_loss", "mixture_log_softmax", "mixture_log_softmax_backward"]

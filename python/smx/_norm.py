@@ -16,7 +16,7 @@ from . import _smx
 __all__ = ["softpick", "ssmax", "sa_softmax", "adaptive_softmax", "topk_softmax", "sigmoid", "softplus_l1",
            "standardize_softmax", "softpick_backward", "ssmax_backward", "sa_softmax_backward",
            "adaptive_softmax_backward", "topk_softmax_backward", "sigmoid_backward", "softplus_l1_backward",
-           "standardize_softmax_backward", "kd_loss"]
+           "standardize_softmax_backward", "kd_loss", "mixture_log_softmax", "mixture_log_softmax_backward"]
 
 
 def _dtype(*arrays):
@@ -188,3 +188,38 @@ def kd_loss(logits, target, temperature=1.0, standardize=True, reduction="mean",
     if return_grad:
         return loss, grad.astype(res_dt, copy=False)
     return loss
+
+
+def _mix_args(x, w):
+    x = np.asarray(x)
+    w = np.asarray(w)
+    if x.ndim < 2 or w.shape != x.shape[:-1]:
+        raise ValueError("smx.mixture_log_softmax: x must be (..., K, n) and w (..., K)")
+    work, res_dt = _dtype(x, w)
+    k, n = x.shape[-2:]
+    return (np.ascontiguousarray(x, dtype=work).reshape(-1, k, n), np.ascontiguousarray(w, dtype=work).reshape(-1, k),
+            work, res_dt)
+
+
+def mixture_log_softmax(x, w, out=None, threads=0):
+    """Mixture of softmaxes (Yang et al. 2018) as log-probabilities: log sum_k pi_k softmax(x[..., k, :]),
+    pi = softmax(w) (w: mixture logits or log-weights, shape (..., K)), by log-sum-exp (no probability is
+    formed). Returns shape (..., n)."""
+    x3, w2, work, res_dt = _mix_args(x, w)
+    y = np.empty((x3.shape[0], x3.shape[2]), dtype=work)
+    _smx._mixture(x3, w2, None, y, None, int(threads))
+    y = y.reshape(np.shape(x)[:-2] + (x3.shape[2],)).astype(res_dt, copy=False)
+    if out is not None:
+        np.copyto(out, y)
+        return out
+    return y
+
+
+def mixture_log_softmax_backward(x, w, dy, threads=0):
+    """The VJP of mixture_log_softmax: returns (dx, dw) for the output gradient dy (shape (..., n))."""
+    x3, w2, work, res_dt = _mix_args(x, w)
+    g = np.ascontiguousarray(dy, dtype=work).reshape(x3.shape[0], x3.shape[2])
+    dx = np.empty_like(x3)
+    dw = np.empty_like(w2)
+    _smx._mixture(x3, w2, g, dx, dw, int(threads))
+    return dx.reshape(np.shape(x)).astype(res_dt, copy=False), dw.reshape(np.shape(w)).astype(res_dt, copy=False)

@@ -71,6 +71,7 @@ static PyMethodDef methods[] = {
     SMX_PY_FN(fit_temperature), SMX_PY_FN(kl_templates),
 #undef SMX_PY_FN
     {"_vnorm_rows", (PyCFunction)(void (*)(void))smx_py_vnorm_rows, METH_VARARGS | METH_KEYWORDS, smx_py_vnorm_rows_doc},
+    {"_mixture", (PyCFunction)(void (*)(void))smx_py_mixture, METH_VARARGS | METH_KEYWORDS, smx_py_mixture_doc},
     {"_kd_loss", (PyCFunction)(void (*)(void))smx_py_kd_loss, METH_VARARGS | METH_KEYWORDS, smx_py_kd_loss_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -187,3 +187,54 @@ PyObject *smx_py_kd_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (st != SMX_OK) return smx_py_raise_status("smx.kd_loss", st);
   Py_RETURN_NONE;
 }
+
+const char smx_py_mixture_doc[] =
+    "_mixture(x, w, dy, out, dw, threads)\n--\n\n"
+    "Internal: smx_mixture_log_softmax(_backward)_rows_* on C-contiguous arrays: x (rows, K, n), w (rows, K),\n"
+    "dy (rows, n) or None; out: y (rows, n), or dx (rows, K, n) with dy; dw (rows, K) or None.";
+
+static int c_array(PyObject *o, int type, int nd) {
+  return PyArray_Check(o) && PyArray_TYPE((PyArrayObject *)o) == type && PyArray_NDIM((PyArrayObject *)o) == nd &&
+         PyArray_IS_C_CONTIGUOUS((PyArrayObject *)o);
+}
+
+PyObject *smx_py_mixture(PyObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"x", "w", "dy", "out", "dw", "threads", NULL};
+  (void)self;
+  PyObject *x, *w, *dy, *out, *dw;
+  int threads;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOi:_mixture", kw, &x, &w, &dy, &out, &dw, &threads))
+    return NULL;
+  if (!PyArray_Check(x)) goto bad;
+  int type = PyArray_TYPE((PyArrayObject *)x);
+  if ((type != NPY_FLOAT32 && type != NPY_FLOAT64) || !c_array(x, type, 3) || !c_array(w, type, 2)) goto bad;
+  npy_intp rows = PyArray_DIM((PyArrayObject *)x, 0), k = PyArray_DIM((PyArrayObject *)x, 1),
+           n = PyArray_DIM((PyArrayObject *)x, 2);
+  if (PyArray_DIM((PyArrayObject *)w, 0) != rows || PyArray_DIM((PyArrayObject *)w, 1) != k) goto bad;
+  int back = dy != Py_None;
+  if (back && (!c_array(dy, type, 2) || PyArray_DIM((PyArrayObject *)dy, 0) != rows ||
+               PyArray_DIM((PyArrayObject *)dy, 1) != n))
+    goto bad;
+  if (!c_array(out, type, back ? 3 : 2) || PyArray_SIZE((PyArrayObject *)out) != (back ? rows * k * n : rows * n))
+    goto bad;
+  if (dw != Py_None && (!back || !c_array(dw, type, 2) || PyArray_SIZE((PyArrayObject *)dw) != rows * k)) goto bad;
+  smx_options o = {SMX_ALGO_AUTO, 0.0, 0, threads};
+  void *xp = PyArray_DATA((PyArrayObject *)x), *wp = PyArray_DATA((PyArrayObject *)w),
+       *op = PyArray_DATA((PyArrayObject *)out);
+  void *gp = back ? PyArray_DATA((PyArrayObject *)dy) : NULL, *dwp = dw != Py_None ? PyArray_DATA((PyArrayObject *)dw) : NULL;
+  size_t R = (size_t)rows, K = (size_t)k, N = (size_t)n;
+  smx_status st;
+  Py_BEGIN_ALLOW_THREADS
+  if (type == NPY_FLOAT64)
+    st = back ? smx_mixture_log_softmax_backward_rows_f64(xp, N, wp, K, gp, N, op, N, dwp, K, R, K, N, &o)
+              : smx_mixture_log_softmax_rows_f64(xp, N, wp, K, op, N, R, K, N, &o);
+  else
+    st = back ? smx_mixture_log_softmax_backward_rows_f32(xp, N, wp, K, gp, N, op, N, dwp, K, R, K, N, &o)
+              : smx_mixture_log_softmax_rows_f32(xp, N, wp, K, op, N, R, K, N, &o);
+  Py_END_ALLOW_THREADS
+  if (st != SMX_OK) return smx_py_raise_status("smx.mixture_log_softmax", st);
+  Py_RETURN_NONE;
+bad:
+  PyErr_SetString(PyExc_TypeError, "_mixture: C-contiguous arrays of one float type and matching shapes expected");
+  return NULL;
+}

@@ -9,5 +9,7 @@ PyObject *smx_py_vnorm_rows(PyObject *self, PyObject *args, PyObject *kwargs);
 extern const char smx_py_vnorm_rows_doc[];
 PyObject *smx_py_kd_loss(PyObject *self, PyObject *args, PyObject *kwargs);
 extern const char smx_py_kd_loss_doc[];
+PyObject *smx_py_mixture(PyObject *self, PyObject *args, PyObject *kwargs);
+extern const char smx_py_mixture_doc[];
 
 #endif

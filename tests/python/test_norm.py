@@ -213,6 +213,30 @@ class TestKD(unittest.TestCase):
         self.assertAlmostEqual(float(smx.kd_loss(s, t, temperature=temp)), float(ref), places=12)
 
 
+class TestMixture(unittest.TestCase):
+    def test_values_and_gradients(self):
+        rng = np.random.default_rng(9)
+        x = rng.standard_normal((2, 3, 4, 7)) * 2   # (..., K = 4, n = 7)
+        w = rng.standard_normal((2, 3, 4))
+        g = rng.standard_normal((2, 3, 7))
+        pi = sm(w)[..., None]
+        ref = np.log((pi * sm(x)).sum(-2))
+        np.testing.assert_allclose(smx.mixture_log_softmax(x, w), ref, rtol=1e-12, atol=1e-13)
+        dx, dw = smx.mixture_log_softmax_backward(x, w, g)
+        np.testing.assert_allclose(dx, fd_vjp(lambda v: smx.mixture_log_softmax(v, w), x, g), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(dw, fd_vjp(lambda v: smx.mixture_log_softmax(x, v), w, g), rtol=1e-6, atol=1e-8)
+        y32 = smx.mixture_log_softmax(x.astype(np.float32), w.astype(np.float32))
+        self.assertEqual(y32.dtype, np.float32)
+        np.testing.assert_allclose(y32, ref, rtol=1e-5, atol=1e-5)
+
+    def test_no_underflow(self):
+        # probabilities far below the double range: the log-sum-exp keeps them
+        x = np.array([[[0.0, -2000.0], [0.0, -2100.0]]])
+        y = smx.mixture_log_softmax(x, np.zeros((1, 2)))
+        self.assertTrue(np.isfinite(y).all())
+        self.assertAlmostEqual(y[0, 1], -2000.0 - np.log(2.0), places=9)
+
+
 class TestTorch(unittest.TestCase):
     def setUp(self):
         try:
@@ -243,6 +267,13 @@ class TestTorch(unittest.TestCase):
         for red in ("mean", "sum", "none"):
             with self.subTest(red):
                 self.assertTrue(torch.autograd.gradcheck(lambda v: st.kd_loss(v, t, 2.0, True, red), (s,)))
+
+    def test_mixture_gradcheck(self):
+        import torch
+        import smx.torch as st
+        x = torch.randn(2, 3, 5, dtype=torch.float64, requires_grad=True)
+        w = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
+        self.assertTrue(torch.autograd.gradcheck(st.mixture_log_softmax, (x, w)))
 
     def test_matches_numpy(self):
         import torch

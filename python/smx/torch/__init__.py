@@ -7,5 +7,5 @@ and the backward both run smx's C kernels on the tensors' memory, never
 torch's autograd of a torch re-implementation.
 """
 import torch  # noqa: F401  (an ImportError here says PyTorch is missing)
-from ._norm import (kd_loss, adaptive_softmax, sa_softmax, sigmoid, softpick, softplus_l1, ssmax,  # noqa: F401
+from ._norm import (kd_loss, mixture_log_softmax, adaptive_softmax, sa_softmax, sigmoid, softpick, softplus_l1, ssmax,  # noqa: F401
                     standardize_softmax, topk_softmax)

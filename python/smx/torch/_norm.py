@@ -9,7 +9,7 @@ import torch
 from .. import _norm
 
 __all__ = ["softpick", "ssmax", "sa_softmax", "adaptive_softmax", "topk_softmax", "sigmoid", "softplus_l1",
-           "standardize_softmax", "kd_loss"]
+           "standardize_softmax", "kd_loss", "mixture_log_softmax"]
 
 
 def _np(t):
@@ -94,3 +94,21 @@ class _KD(torch.autograd.Function):
 def kd_loss(logits, target, temperature=1.0, standardize=True, reduction="mean"):
     """smx.kd_loss on tensors (student logits, teacher logits), differentiable in the student's logits."""
     return _KD.apply(logits, target, temperature, standardize, reduction)
+
+
+class _MoS(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return torch.from_numpy(np.ascontiguousarray(_norm.mixture_log_softmax(_np(x), _np(w))))
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        dx, dw = _norm.mixture_log_softmax_backward(_np(x), _np(w), _np(dy))
+        return torch.from_numpy(np.ascontiguousarray(dx)), torch.from_numpy(np.ascontiguousarray(dw))
+
+
+def mixture_log_softmax(x, w):
+    """smx.mixture_log_softmax on tensors x (..., K, n) and w (..., K), differentiable in both."""
+    return _MoS.apply(x, w)
