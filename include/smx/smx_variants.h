@@ -146,8 +146,10 @@ SMX_API smx_status smx_ssmax_backward_rows_f64(const double *x, size_t ldx, cons
  * y = softmax(beta x). Both softmaxes through the softmax engine; the entropy
  * in double. Special values: smx_softmax's (a NaN row gives NaN, beta = 1).
  * Accuracy: smx_softmax's bound at T = 1/beta plus the effect of beta's
- * rounding (|d y_i / d beta| * 1e-12; tests/ops checks 64 FLT_EPSILON ref_i
- * + FLT_MIN for f32).
+ * rounding: (4 + |t_i|/2 + (|t_i| + sum_j y_j |t_j|) s) eps y_i + FLT_MIN,
+ * t = beta (x - max), s the relative rounding of beta in eps (from p's and
+ * the entropy's roundings through poly'(H)/beta; computed per row by
+ * tests/ops/ref_vnorm.c).
  * Backward: reads x and dy (y may be NULL, it is recomputed): the exact
  * derivative of the forward, beta's dependence on x included where
  * beta = poly(H) > 1 (the paper applies beta at inference only):
@@ -184,8 +186,9 @@ SMX_API smx_status smx_adaptive_softmax_backward_rows_f64(const double *x, size_
  * (or n = 1) has std 0, so z = 0 and y = 1 there. NaN: NaN row; +inf
  * entries: 1/k on them. Computed as softmax(x / (T (std + 1e-7))) through
  * the softmax engine (softmax is shift-invariant).
- * Accuracy: smx_softmax's bound plus the std's rounding: 16 FLT_EPSILON
- * (1 + |z_i/T| + sum_j y_j |z_j/T|) y_i + FLT_MIN (f32).
+ * Accuracy: smx_softmax's bound plus the std's rounding (4 eps relative):
+ * (4 + |t_i|/2 + 4 (|t_i| + sum_j y_j |t_j|)) eps y_i + FLT_MIN, t = (z - max z)/T.
+ * f64 rows spanning more than DBL_MAX are a known issue (tests/ops/known_issues.c).
  * Backward: reads x and dy (y may be NULL, it is recomputed): with
  * gz = (1/T) y (dy - <dy,y>), dx_j = (gz_j - mean gz)/(sd + eps)
  * - (sum gz_i (x_i - mean)) (x_j - mean) / ((sd + eps)^2 (nf - 1) sd) on

@@ -36,13 +36,18 @@ static double beta_of(double h, double *dbeta) {
   return b;
 }
 
+/* H by a compensated sum (a few ulps at any length: beta amplifies its error) */
 #define ENTROPY(T, p, n)                                                   \
-  double h = 0.0;                                                          \
+  double h = 0.0, hc = 0.0;                                                \
   for (size_t i = 0; i < n; i++) {                                         \
     double pi = p[i];                                                      \
-    if (pi != 0.0) h -= pi * log(pi + ENT_DELTA);                          \
-    else if (pi != pi) h = NAN;                                            \
-  }
+    if (pi != pi) { h = NAN; break; }                                      \
+    if (pi == 0.0) continue;                                               \
+    double v = -pi * log(pi + ENT_DELTA), t = h + v;                       \
+    hc += fabs(h) >= fabs(v) ? (h - t) + v : (v - t) + h;                  \
+    h = t;                                                                 \
+  }                                                                        \
+  h += hc;
 
 static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, size_t n, float *p) {
   const smx_vn_sm *sm = ctx;

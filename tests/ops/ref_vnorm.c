@@ -136,39 +136,6 @@ void prep_sm_backward(const double *x, size_t n, const smx_options *o, dtype dt,
   prep_softmax_backward(x, n, o, dt, in0, in1);
 }
 
-/* ----------------------------------------------------- adaptive softmax */
-/* c->T = 1/beta; c->s: the relative rounding scale of beta (from the
- * rounding of p and H in the arithmetic) */
-void ref_adaptive_row(ref_ctx *c) {
-  sm_at_scale(c, 1);
-  long double h = 0, sens = 0;
-  if (!(c->nan || c->kinf || c->masked))
-    for (size_t i = 0; i < c->n; i++) {
-      long double aux, p = ref_softmax_at(c, i, &aux);
-      if (p == 0) continue;
-      h -= p * logl(p + 1e-9L);
-      sens += p * fabsl(logl(p + 1e-9L) + 1) * (4 + fabsl(aux) / 2);
-    }
-  long double b = 1, db = 0;
-  if (h > 0.5L) {
-    long double q = (((-0.037L * h + 0.481L) * h - 2.3L) * h + 4.917L) * h - 1.791L;
-    if (q > 1) { b = q; db = ((-0.148L * h + 1.443L) * h - 4.6L) * h + 4.917L; }
-  }
-  /* beta's rounding: p's (sens), the polynomial's cancellation, 1/beta */
-  long double terms = ((0.037L * h + 0.481L) * h + 2.3L) * h * h + 4.917L * h + 1.791L;
-  c->s = fabsl(db) / b * sens + (db != 0 ? 4 * terms / b : 0) + 2;
-  sm_at_scale(c, b);
-}
-
-/* (4 + |t|/2 + |t| s) eps ref, t = (x - m)/T: the softmax bound plus beta's rounding */
-double bound_vn_beta(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux) {
-  (void)i;
-  double t = (double)fabsl(aux);
-  double b = ref > 0 ? (4.0 + t / 2.0 + t * (double)c->s) * dt_eps(od) * (double)ref : 0.0;
-  return finish(od, ref, b);
-}
-
-/* ------------------------------------------------ standardised softmax */
 /* compensated long-double sums: the reference must beat the implementation's
  * compensated double sums on long rows */
 static void kaddl(long double *s, long double *c, long double v) {
@@ -177,6 +144,55 @@ static void kaddl(long double *s, long double *c, long double v) {
   *s = t;
 }
 
+/* c->d = sum_j y_j |t_j| of the softmax state in c */
+static void mean_abs_t(ref_ctx *c) {
+  long double s = 0;
+  c->d = 0;
+  if (c->nan || c->kinf || c->masked) return;
+  for (size_t i = 0; i < c->n; i++) {
+    long double aux, y = ref_softmax_at(c, i, &aux);
+    if (y > 0) s += y * fabsl(aux);
+  }
+  c->d = s;
+}
+
+/* ----------------------------------------------------- adaptive softmax */
+/* c->T = 1/beta; c->s: the relative rounding scale of beta (from the
+ * rounding of p and H in the arithmetic) */
+void ref_adaptive_row(ref_ctx *c) {
+  sm_at_scale(c, 1);
+  long double h = 0, hc = 0, sens = 0;
+  if (!(c->nan || c->kinf || c->masked))
+    for (size_t i = 0; i < c->n; i++) {
+      long double aux, p = ref_softmax_at(c, i, &aux);
+      if (p == 0) continue;
+      kaddl(&h, &hc, -p * logl(p + 1e-9L));
+      sens += p * fabsl(logl(p + 1e-9L) + 1) * (4 + fabsl(aux) / 2);
+    }
+  h += hc;
+  long double b = 1, db = 0;
+  if (h > 0.5L) {
+    long double q = (((-0.037L * h + 0.481L) * h - 2.3L) * h + 4.917L) * h - 1.791L;
+    if (q > 1) { b = q; db = ((-0.148L * h + 1.443L) * h - 4.6L) * h + 4.917L; }
+  }
+  /* beta's rounding: p's (sens), the polynomial's cancellation, 1/beta */
+  long double terms = ((0.037L * h + 0.481L) * h + 2.3L) * h * h + 4.917L * h + 1.791L;
+  c->s = fabsl(db) / b * (sens + 4 * (h + 1)) + (db != 0 ? 4 * terms / b : 0) + 2;
+  sm_at_scale(c, b);
+  mean_abs_t(c);
+}
+
+/* (4 + |t|/2 + (|t| + sum_j y_j |t_j|) s) eps ref, t = (x - m)/T: the softmax
+ * bound plus a relative rounding s eps of the scale 1/T (beta, or the std),
+ * which moves log y_i by (t_i - sum_j y_j t_j) s eps */
+double bound_vn_beta(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux) {
+  (void)i;
+  double t = (double)fabsl(aux);
+  double b = ref > 0 ? (4.0 + t / 2.0 + (t + (double)c->d) * (double)c->s) * dt_eps(od) * (double)ref : 0.0;
+  return finish(od, ref, b);
+}
+
+/* ------------------------------------------------ standardised softmax */
 void ref_std_row(ref_ctx *c) {
   long double s = 0, sc = 0, q = 0, qc = 0, r = 0, rc = 0;
   size_t nf = 0;
@@ -196,6 +212,7 @@ void ref_std_row(ref_ctx *c) {
   long double sd = nf > 1 && q > 0 ? sqrtl(q / (long double)(nf - 1)) : 0;
   sm_at_scale(c, 1.0L / (VN_STD_T * (sd + 1e-7L)));
   c->s = 4;   /* the std's relative rounding, in eps */
+  mean_abs_t(c);
 }
 
 /* ----------------------------------------------------- self-adjust softmax */
