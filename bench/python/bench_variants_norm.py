@@ -3,7 +3,7 @@
 and smx.torch forward+backward against the same functions written in torch ops, in one run.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/python/bench_variants_norm.py [--rows 4096] [--cols 32000]
-        [--reps 3] [--threads 1]
+        [--reps 3] [--torch-reps 1] [--threads 1]
 
 float32 rows x cols of N(0, 4) logits (default 4096 x 32000, 0.5 GB per array). Our functions write into a
 preallocated out= (as smx.softmax(x, out=y)), so that the passes are timed, not the allocation. torch runs
@@ -61,6 +61,7 @@ def main():
     ap.add_argument("--cols", type=int, default=32000)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--torch-reps", type=int, default=1, help="reps of the (slow) fwd+bwd comparisons")
     a = ap.parse_args()
     th = a.threads
     torch.set_num_threads(th)
@@ -100,8 +101,8 @@ def main():
             f(xi).backward(gt)
             return xi.grad
 
-        tt = med(lambda: run_torch(torch_ops), a.reps)
-        ts = med(lambda: run_torch(smx_t), a.reps)
+        tt = med(lambda: run_torch(torch_ops), a.torch_reps)
+        ts = med(lambda: run_torch(smx_t), a.torch_reps)
         print(f"{name:<14} {tf * 1e3:8.1f} {tf / t_sm:12.2f} {tb * 1e3:8.1f} {tb / tf:8.2f} "
               f"{tt * 1e3:17.1f} {ts * 1e3:17.1f} {tt / ts:8.2f}")
 
