@@ -412,7 +412,6 @@ SMX_API smx_status smx_mixture_log_softmax_backward_rows_f64(const double *x, si
                                                              size_t ldw, const double *dy, size_t lddy, double *dx,
                                                              size_t lddx, double *dw, size_t lddw, size_t rows,
                                                              size_t k, size_t cols, const smx_options *opt);
-/* @@VNORM@@ */
 
 #ifdef __cplusplus
 }

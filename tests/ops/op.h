@@ -184,6 +184,5 @@ long double ref_sigmoid_backward_at(const ref_ctx *c, size_t i, long double *aux
 void ref_softplus_l1_row(ref_ctx *c);
 long double ref_softplus_l1_at(const ref_ctx *c, size_t i, long double *aux);
 long double ref_softplus_l1_backward_at(const ref_ctx *c, size_t i, long double *aux);
-/* @@VNORM@@ */
 
 #endif

@@ -154,7 +154,6 @@ static smx_status a_smx_softplus_l1_backward_rows_f64(const op_call *c) {
   return smx_softplus_l1_backward_rows_f64(c->in[0], c->ld_in[0], NULL, 0, c->in[1], c->ld_in[1], c->out, c->ld_out,
                                            c->rows, c->cols, c->opt);
 }
-/* @@VNORM-ADAPTERS@@ */
 
 /* Cross-entropy with reduction NONE, so that each row's loss is checked; the
  * options that matter here are carried over from smx_options. */
@@ -293,6 +292,5 @@ const op_row op_table[] = {
   VN_FWD(softplus_l1, bf16, DT_BF16, OP_NONNEG, NULL, ref_softplus_l1_row, ref_softplus_l1_at, bound_vn_8),
   VN_BWD(softplus_l1, f32, DT_F32, ref_softplus_l1_row, ref_softplus_l1_backward_at, bound_vn_8),
   VN_BWD(softplus_l1, f64, DT_F64, ref_softplus_l1_row, ref_softplus_l1_backward_at, bound_vn_8),
-  /* @@VNORM-ROWS@@ */
 };
 const size_t op_table_len = sizeof op_table / sizeof op_table[0];
