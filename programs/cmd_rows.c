@@ -52,8 +52,8 @@ const char smx_log_softmax_help[] =
     "log-softmax over an axis (default the last), computed without forming softmax.\n" ROWS_OPTIONS;
 const char smx_sigmoid_help[] =
     "usage: smx sigmoid IN -o OUT [options]\n"
-    "sigmoid, elementwise: 1 / (1 + exp(-x / T)); --axis, --algo and --masked-row are\n"
-    "accepted and change nothing.\n" ROWS_OPTIONS;
+    "sigmoid, elementwise: 1 / (1 + exp(-x / T + B)) with --bias B (default 0); --axis,\n"
+    "--algo and --masked-row are accepted and change nothing.\n" ROWS_OPTIONS;
 const char smx_logsumexp_help[] =
     "usage: smx logsumexp IN -o OUT [options]\n"
     "log-sum-exp over an axis (default the last); the axis is removed from the shape.\n" ROWS_OPTIONS;
@@ -73,6 +73,38 @@ const char smx_entmax_help[] =
     "the entmax package: max((A-1) x - tau, 0)^(1/(A-1)) summing to 1. --temperature must\n"
     "be 1; --algo changes nothing.\n"
     "  --alpha A              alpha > 1 (default 1.5)\n" ROWS_OPTIONS;
+#define VARIANT_NOTE                                                                             \
+  "-t/--temperature, --algo and --masked-row are accepted and change nothing unless\n"           \
+  "said otherwise (the library's row variants take explicit parameters).\n"
+const char smx_softpick_help[] =
+    "usage: smx softpick IN -o OUT [--eps E] [options]\n"
+    "softpick over an axis (Zuhri et al. 2025): ReLU(e^x - 1) / (sum |e^x - 1| + eps) in the\n"
+    "stable form; rectified, not summing to one; -inf entries are masked. --eps E >= 0\n"
+    "(default 1e-6).\n" VARIANT_NOTE ROWS_OPTIONS;
+const char smx_ssmax_help[] =
+    "usage: smx ssmax IN -o OUT [--s S] [options]\n"
+    "Scalable-Softmax over an axis (Nakanishi 2025): softmax((S log n) x), n the length of\n"
+    "the axis; --s S >= 0 (default 1).\n" VARIANT_NOTE ROWS_OPTIONS;
+const char smx_sa_softmax_help[] =
+    "usage: smx sa-softmax IN -o OUT [--normalized] [options]\n"
+    "Self-Adjust Softmax over an axis (Zheng et al. 2025): x * softmax(x), or with\n"
+    "--normalized (x - min(x_min, 0)) / (max(0, x_max) - min(x_min, 0)) * softmax(x).\n" VARIANT_NOTE ROWS_OPTIONS;
+const char smx_adaptive_softmax_help[] =
+    "usage: smx adaptive-softmax IN -o OUT [options]\n"
+    "adaptive-temperature softmax over an axis (Velickovic et al. 2024): softmax(beta x), beta\n"
+    "from the entropy of softmax(x) by the paper's polynomial.\n" VARIANT_NOTE ROWS_OPTIONS;
+const char smx_topk_softmax_help[] =
+    "usage: smx topk-softmax IN -o OUT -k K [options]\n"
+    "softmax over the K largest entries of an axis, 0 elsewhere (ties: lowest index).\n"
+    VARIANT_NOTE ROWS_OPTIONS;
+const char smx_softplus_l1_help[] =
+    "usage: smx softplus-l1 IN -o OUT [options]\n"
+    "softplus(x) / sum softplus(x) over an axis (stable softplus; -inf entries give 0).\n"
+    VARIANT_NOTE ROWS_OPTIONS;
+const char smx_standardize_softmax_help[] =
+    "usage: smx standardize-softmax IN -o OUT [-t T] [options]\n"
+    "logit standardisation over an axis (Sun et al. 2024): softmax(((x - mean) / (std + 1e-7)) / T),\n"
+    "std unbiased; -t T is this temperature.\n" ROWS_OPTIONS;
 
 static int parse_algo(const char *s, smx_algo *a) {
   static const char *names[] = { "auto", "three-pass", "two-pass", "online" };
@@ -84,8 +116,12 @@ static int parse_algo(const char *s, smx_algo *a) {
 static int run_rows(const char *cmd, int argc, char **argv) {
   const char *in = NULL, *out = NULL;
   smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
-  int quiet = 0, have_dtype = 0;
+  int quiet = 0, have_dtype = 0, have_k = 0;
   double alpha = 1.5;
+  double p = 0.0;   /* the variant's parameter (see cli_op_ctx) */
+  size_t kk = 0;
+  if (!strcmp(cmd, "softpick")) p = 1e-6;
+  if (!strcmp(cmd, "ssmax")) p = 1.0;
   cli_io_opts io = CLI_IO_OPTS_INIT;
   smx_dtype odt = SMX_DTYPE_F32;
   for (int i = 0; i < argc; i++) {
@@ -121,6 +157,20 @@ static int run_rows(const char *cmd, int argc, char **argv) {
     } else if (!strcmp(a, "--dtype")) {
       if (!v || !cli_parse_dtype(v, &odt)) return smx_cli_usage_error("--dtype must be f32, f64 or f16, not '%s'", v ? v : "");
       have_dtype = 1; i++;
+    } else if ((!strcmp(a, "--eps") && !strcmp(cmd, "softpick")) || (!strcmp(a, "--s") && !strcmp(cmd, "ssmax")) ||
+               (!strcmp(a, "--bias") && !strcmp(cmd, "sigmoid"))) {
+      char *end;
+      p = v ? strtod(v, &end) : 0.0;
+      if (!v || *end || !(p == p) || p - p != 0.0) return smx_cli_usage_error("%s needs a finite number", a);
+      if (strcmp(a, "--bias") && p < 0.0) return smx_cli_usage_error("%s must be >= 0", a);
+      i++;
+    } else if ((!strcmp(a, "-k") || !strcmp(a, "--k")) && !strcmp(cmd, "topk-softmax")) {
+      char *end;
+      long long n = v ? strtoll(v, &end, 10) : 0;
+      if (!v || *end || n < 1) return smx_cli_usage_error("-k must be a whole number >= 1");
+      kk = (size_t)n; have_k = 1; i++;
+    } else if (!strcmp(a, "--normalized") && !strcmp(cmd, "sa-softmax")) {
+      kk = 1;
     } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
       quiet = 1;
     } else if (a[0] == '-' && a[1] != '\0') {
@@ -138,10 +188,20 @@ static int run_rows(const char *cmd, int argc, char **argv) {
   if ((urc = cli_output_format(&io, out, fin, &fout)) != 0) return urc;
   cli_op op = !strcmp(cmd, "logsumexp") ? CLI_LOGSUMEXP : !strcmp(cmd, "log-softmax") ? CLI_LOG_SOFTMAX
             : !strcmp(cmd, "sigmoid")   ? CLI_SIGMOID : !strcmp(cmd, "sparsemax") ? CLI_SPARSEMAX
-            : !strcmp(cmd, "entmax15")  ? CLI_ENTMAX15 : !strcmp(cmd, "entmax") ? CLI_ENTMAX : CLI_SOFTMAX;
+            : !strcmp(cmd, "entmax15")  ? CLI_ENTMAX15 : !strcmp(cmd, "entmax") ? CLI_ENTMAX
+            : !strcmp(cmd, "softpick") ? CLI_SOFTPICK
+            : !strcmp(cmd, "ssmax") ? CLI_SSMAX : !strcmp(cmd, "sa-softmax") ? CLI_SA_SOFTMAX
+            : !strcmp(cmd, "adaptive-softmax") ? CLI_ADAPTIVE_SOFTMAX : !strcmp(cmd, "topk-softmax") ? CLI_TOPK_SOFTMAX
+            : !strcmp(cmd, "softplus-l1") ? CLI_SOFTPLUS_L1 : !strcmp(cmd, "standardize-softmax") ? CLI_STANDARDIZE_SOFTMAX
+            : CLI_SOFTMAX;
 
   if ((op == CLI_SPARSEMAX || op == CLI_ENTMAX15 || op == CLI_ENTMAX) && o.temperature != 0.0 && o.temperature != 1.0)
     return smx_cli_usage_error("%s takes no temperature (--temperature must be 1): scale the input instead", cmd);
+  if (op == CLI_TOPK_SOFTMAX && !have_k) return smx_cli_usage_error("topk-softmax needs -k K");
+  if (op == CLI_STANDARDIZE_SOFTMAX) {   /* -t is the standardised softmax's own temperature */
+    p = o.temperature != 0.0 ? o.temperature : 1.0;
+    o.temperature = 0.0;
+  }
 
   cli_job j;
   int rc = cli_job_input(&j, cmd, in, fin, io.axis);
@@ -152,7 +212,7 @@ static int run_rows(const char *cmd, int argc, char **argv) {
    * input written as float64 is computed with the float64 kernels. */
   smx_dtype idt = j.src.dtype;
   if (!have_dtype) odt = idt == SMX_DTYPE_F16 || idt == SMX_DTYPE_F64 ? idt : SMX_DTYPE_F32;
-  cli_op_ctx ctx = { op, CLI_F32, o, alpha };
+  cli_op_ctx ctx = { op, CLI_F32, o, alpha, p, kk };
   ctx.t = idt == SMX_DTYPE_F64 || odt == SMX_DTYPE_F64 ? CLI_F64
         : idt == SMX_DTYPE_F16 && odt == SMX_DTYPE_F16 ? CLI_F16 : CLI_F32;
   cli_kernel k = cli_op_kernel(&ctx, cli_job_axis_len(&j));
@@ -169,3 +229,10 @@ int smx_cmd_sigmoid(int argc, char **argv) { return run_rows("sigmoid", argc, ar
 int smx_cmd_sparsemax(int argc, char **argv) { return run_rows("sparsemax", argc, argv); }
 int smx_cmd_entmax15(int argc, char **argv) { return run_rows("entmax15", argc, argv); }
 int smx_cmd_entmax(int argc, char **argv) { return run_rows("entmax", argc, argv); }
+int smx_cmd_softpick(int argc, char **argv) { return run_rows("softpick", argc, argv); }
+int smx_cmd_ssmax(int argc, char **argv) { return run_rows("ssmax", argc, argv); }
+int smx_cmd_sa_softmax(int argc, char **argv) { return run_rows("sa-softmax", argc, argv); }
+int smx_cmd_adaptive_softmax(int argc, char **argv) { return run_rows("adaptive-softmax", argc, argv); }
+int smx_cmd_topk_softmax(int argc, char **argv) { return run_rows("topk-softmax", argc, argv); }
+int smx_cmd_softplus_l1(int argc, char **argv) { return run_rows("softplus-l1", argc, argv); }
+int smx_cmd_standardize_softmax(int argc, char **argv) { return run_rows("standardize-softmax", argc, argv); }

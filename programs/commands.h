@@ -18,6 +18,16 @@ int smx_cmd_sigmoid(int argc, char **argv);      /* cmd_rows.c   */
 int smx_cmd_sparsemax(int argc, char **argv);    /* cmd_rows.c   */
 int smx_cmd_entmax15(int argc, char **argv);     /* cmd_rows.c   */
 int smx_cmd_entmax(int argc, char **argv);       /* cmd_rows.c   */
+/* the row variants (cmd_rows.c) */
+int smx_cmd_softpick(int argc, char **argv);
+int smx_cmd_ssmax(int argc, char **argv);
+int smx_cmd_sa_softmax(int argc, char **argv);
+int smx_cmd_adaptive_softmax(int argc, char **argv);
+int smx_cmd_topk_softmax(int argc, char **argv);
+int smx_cmd_softplus_l1(int argc, char **argv);
+int smx_cmd_standardize_softmax(int argc, char **argv);
+extern const char smx_softpick_help[], smx_ssmax_help[], smx_sa_softmax_help[], smx_adaptive_softmax_help[],
+    smx_topk_softmax_help[], smx_softplus_l1_help[], smx_standardize_softmax_help[];
 int smx_cmd_topk(int argc, char **argv);         /* cmd_topk.c   */
 int smx_cmd_sample(int argc, char **argv);       /* cmd_sample.c */
 int smx_cmd_xent(int argc, char **argv);         /* cmd_xent.c   */

@@ -139,13 +139,19 @@ typedef struct cli_kernel {
 /* The operation of softmax, log-softmax and logsumexp (compute.c). */
 typedef enum cli_op {
   CLI_SOFTMAX, CLI_LOG_SOFTMAX, CLI_LOGSUMEXP, CLI_SIGMOID,
-  CLI_SPARSEMAX, CLI_ENTMAX15, CLI_ENTMAX   /* include/smx/smx_variants.h */
+  CLI_SPARSEMAX, CLI_ENTMAX15, CLI_ENTMAX,   /* include/smx/smx_variants.h */
+  /* the row variants of smx_variants.h (last: compute.c tests op >= CLI_SOFTPICK): p and k below are their
+     parameters */
+  CLI_SOFTPICK, CLI_SSMAX, CLI_SA_SOFTMAX, CLI_ADAPTIVE_SOFTMAX, CLI_TOPK_SOFTMAX, CLI_SOFTPLUS_L1,
+  CLI_STANDARDIZE_SOFTMAX
 } cli_op;
 typedef struct cli_op_ctx {
   cli_op op;
   cli_ctype t;
   smx_options opt;
   double alpha;   /* CLI_ENTMAX */
+  double p;       /* softpick eps, ssmax s, the sigmoid's bias, the standardised softmax's temperature */
+  size_t k;       /* topk-softmax k, sa-softmax normalized (0 / 1) */
 } cli_op_ctx;
 /* The kernel of op in type t; ctx must outlive it. */
 cli_kernel cli_op_kernel(cli_op_ctx *ctx, uint64_t n);

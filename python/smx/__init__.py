@@ -55,3 +55,13 @@ from ._sparse import (entmax, entmax15, entmax15_backward, entmax15_loss, entmax
 
 __all__ += ["sparsemax", "sparsemax_sort", "entmax15", "entmax", "sparsemax_backward", "entmax15_backward",
             "entmax_backward", "sparsemax_loss", "entmax15_loss", "entmax_loss"]
+
+from ._norm import (kd_loss, mixture_log_softmax, mixture_log_softmax_backward, adaptive_softmax, adaptive_softmax_backward, sa_softmax, sa_softmax_backward, sigmoid,
+                    sigmoid_backward, softpick, softpick_backward, softplus_l1, softplus_l1_backward, ssmax,
+                    ssmax_backward, standardize_softmax, standardize_softmax_backward, topk_softmax,
+                    topk_softmax_backward)
+
+__all__ += ["softpick", "softpick_backward", "ssmax", "ssmax_backward", "sa_softmax", "sa_softmax_backward",
+            "adaptive_softmax", "adaptive_softmax_backward", "topk_softmax", "topk_softmax_backward",
+            "sigmoid_backward", "softplus_l1", "softplus_l1_backward", "standardize_softmax",
+            "standardize_softmax_backward", "kd_loss", "mixture_log_softmax", "mixture_log_softmax_backward"]

@@ -11,6 +11,7 @@
 #include "variants_loss.h"
 #include "variants_multi.h"
 #include "variants_sparse.h"
+#include "variants_norm.h"
 #include "smx/smx.h"
 
 #define SMX_PY_COMMON_DOC                                                                                  \
@@ -79,6 +80,9 @@ static PyMethodDef methods[] = {
     SMX_PY_FN(multimax), SMX_PY_FN(multimax_backward),
 #undef SMX_PY_FN
     SMX_PY_SPARSE_METHODS
+    {"_vnorm_rows", (PyCFunction)(void (*)(void))smx_py_vnorm_rows, METH_VARARGS | METH_KEYWORDS, smx_py_vnorm_rows_doc},
+    {"_mixture", (PyCFunction)(void (*)(void))smx_py_mixture, METH_VARARGS | METH_KEYWORDS, smx_py_mixture_doc},
+    {"_kd_loss", (PyCFunction)(void (*)(void))smx_py_kd_loss, METH_VARARGS | METH_KEYWORDS, smx_py_kd_loss_doc},
     {NULL, NULL, 0, NULL},
 };
 

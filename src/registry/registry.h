@@ -15,6 +15,7 @@
 #include "kernels/f32-softmax/ukernels.h"
 #include "kernels/f32-sparse/ukernels.h"
 #include "kernels/f32-topk/ukernels.h"
+#include "kernels/f32-vnorm/ukernels.h"
 #include "kernels/f32-xent/ukernels.h"
 #include "kernels/f64-softmax/ukernels.h"
 #include "smx/smx.h"
@@ -29,6 +30,7 @@ typedef struct smx_registry {
   const smx_sigmoid_ukernels *sigmoid;   /* elementwise sigmoid */
   const smx_attn_ukernels *attn;         /* fused attention tiles */
   const smx_sparse_ukernels *sparse;     /* sparsemax and entmax passes */
+  const smx_vnorm_ukernels *vnorm;       /* softpick, softplus-l1, self-adjust softmax passes */
 } smx_registry;
 
 extern const smx_registry smx_registry_scalar;

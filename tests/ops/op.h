@@ -179,5 +179,40 @@ long double ref_entmax15_backward_at(const ref_ctx *c, size_t i, long double *au
   long double ref_entmax##tag##_backward_at(const ref_ctx *c, size_t i, long double *aux);
 ENTMAX_ALPHA_DECL(_a15)
 ENTMAX_ALPHA_DECL(_a17)
+/* the row variants (ref_vnorm.c) */
+#define VN_SOFTPICK_EPS 1e-6L
+void prep_vn_backward(const double *x, size_t n, const smx_options *o, dtype dt, void *in0, void *in1);
+double bound_vn_8(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+void ref_softpick_row(ref_ctx *c);
+long double ref_softpick_at(const ref_ctx *c, size_t i, long double *aux);
+long double ref_softpick_backward_at(const ref_ctx *c, size_t i, long double *aux);
+#define VN_SSMAX_S 0.7L
+#define VN_STD_T 2.0L
+#define VN_TOPK_K 3
+#define VN_SIGMOID_BIAS (-2.5L)
+double bound_vn_beta(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+double bound_vn_sa(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+double bound_vn_4(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+double bound_vn_sigmoid(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+double bound_vn_abs4(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+void ref_ssmax_row(ref_ctx *c);
+long double ref_ssmax_at(const ref_ctx *c, size_t i, long double *aux);
+void ref_ssmax_backward_row(ref_ctx *c);
+void ref_unit_backward_row(ref_ctx *c);
+void prep_sm_backward(const double *x, size_t n, const smx_options *o, dtype dt, void *in0, void *in1);
+void ref_adaptive_row(ref_ctx *c);
+void ref_std_row(ref_ctx *c);
+void ref_sa_row(ref_ctx *c);
+void ref_sa_norm_row(ref_ctx *c);
+long double ref_sa_at(const ref_ctx *c, size_t i, long double *aux);
+void ref_topk_softmax_row(ref_ctx *c);
+long double ref_topk_softmax_at(const ref_ctx *c, size_t i, long double *aux);
+void ref_vn_none_row(ref_ctx *c);
+long double ref_sigmoid_bias_at(const ref_ctx *c, size_t i, long double *aux);
+void prep_sigmoid_backward(const double *x, size_t n, const smx_options *o, dtype dt, void *in0, void *in1);
+long double ref_sigmoid_backward_at(const ref_ctx *c, size_t i, long double *aux);
+void ref_softplus_l1_row(ref_ctx *c);
+long double ref_softplus_l1_at(const ref_ctx *c, size_t i, long double *aux);
+long double ref_softplus_l1_backward_at(const ref_ctx *c, size_t i, long double *aux);
 
 #endif

@@ -76,6 +76,88 @@ ELEM(smx_sigmoid_f32, float) ELEM(smx_sigmoid_f64, double)
 ELEM_ROWS(smx_sigmoid_rows_f32, float) ELEM_ROWS(smx_sigmoid_rows_f64, double)
 ELEM_ROWS(smx_sigmoid_rows_f16, uint16_t) ELEM_ROWS(smx_sigmoid_rows_bf16, uint16_t)
 
+/* ------------------------------------------------ row variants (vnorm) */
+#define VN_ELEM(fn, T, ...)                                                                  \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const T *)c->in[0], (T *)c->out, c->cols, __VA_ARGS__, c->opt);               \
+  }
+#define VN_ROWS(fn, T, ...)                                                                  \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const T *)c->in[0], c->ld_in[0], (T *)c->out, c->ld_out, c->rows, c->cols, __VA_ARGS__, c->opt); \
+  }
+/* backward rows: x = in[0], y absent, dy = in[1] */
+#define VN_BWD_ROWS(fn, T, ...)                                                              \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const T *)c->in[0], c->ld_in[0], NULL, 0, (const T *)c->in[1], c->ld_in[1], (T *)c->out, c->ld_out, \
+              c->rows, c->cols, __VA_ARGS__, c->opt);                                        \
+  }
+VN_ELEM(smx_softpick_f32, float, (double)VN_SOFTPICK_EPS) VN_ELEM(smx_softpick_f64, double, (double)VN_SOFTPICK_EPS)
+VN_ROWS(smx_softpick_rows_f32, float, (double)VN_SOFTPICK_EPS)
+VN_ROWS(smx_softpick_rows_f64, double, (double)VN_SOFTPICK_EPS)
+VN_ROWS(smx_softpick_rows_f16, uint16_t, (double)VN_SOFTPICK_EPS)
+VN_ROWS(smx_softpick_rows_bf16, uint16_t, (double)VN_SOFTPICK_EPS)
+VN_BWD_ROWS(smx_softpick_backward_rows_f32, float, (double)VN_SOFTPICK_EPS)
+VN_BWD_ROWS(smx_softpick_backward_rows_f64, double, (double)VN_SOFTPICK_EPS)
+#define VN_SS (double)VN_SSMAX_S, (const int64_t *)NULL
+VN_ELEM(smx_ssmax_f32, float, VN_SS) VN_ELEM(smx_ssmax_f64, double, VN_SS)
+VN_ROWS(smx_ssmax_rows_f32, float, VN_SS) VN_ROWS(smx_ssmax_rows_f64, double, VN_SS)
+/* backward rows whose VJP reads y (in[0]) and dy (in[1]) */
+#define VN_BWD_Y_ROWS(fn, T, ...)                                                            \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn(NULL, 0, (const T *)c->in[0], c->ld_in[0], (const T *)c->in[1], c->ld_in[1], (T *)c->out, c->ld_out, \
+              c->rows, c->cols, __VA_ARGS__);                                                \
+  }
+VN_BWD_Y_ROWS(smx_ssmax_backward_rows_f32, float, VN_SS, c->opt)
+VN_BWD_Y_ROWS(smx_ssmax_backward_rows_f64, double, VN_SS, c->opt)
+static smx_status a_smx_adaptive_softmax_f32(const op_call *c) {
+  return smx_adaptive_softmax_f32((const float *)c->in[0], (float *)c->out, c->cols, c->opt);
+}
+static smx_status a_smx_adaptive_softmax_f64(const op_call *c) {
+  return smx_adaptive_softmax_f64((const double *)c->in[0], (double *)c->out, c->cols, c->opt);
+}
+ELEM_ROWS(smx_adaptive_softmax_rows_f32, float) ELEM_ROWS(smx_adaptive_softmax_rows_f64, double)
+VN_ELEM(smx_standardize_softmax_f32, float, (double)VN_STD_T)
+VN_ELEM(smx_standardize_softmax_f64, double, (double)VN_STD_T)
+VN_ROWS(smx_standardize_softmax_rows_f32, float, (double)VN_STD_T)
+VN_ROWS(smx_standardize_softmax_rows_f64, double, (double)VN_STD_T)
+VN_ELEM(smx_sa_softmax_f32, float, 0) VN_ELEM(smx_sa_softmax_f64, double, 0)
+VN_ROWS(smx_sa_softmax_rows_f32, float, 0) VN_ROWS(smx_sa_softmax_rows_f64, double, 0)
+static smx_status a_sa_norm_f32(const op_call *c) {
+  return smx_sa_softmax_rows_f32(c->in[0], c->ld_in[0], c->out, c->ld_out, c->rows, c->cols, 1, c->opt);
+}
+static smx_status a_sa_norm_f64(const op_call *c) {
+  return smx_sa_softmax_rows_f64(c->in[0], c->ld_in[0], c->out, c->ld_out, c->rows, c->cols, 1, c->opt);
+}
+VN_ELEM(smx_topk_softmax_f32, float, (size_t)VN_TOPK_K) VN_ELEM(smx_topk_softmax_f64, double, (size_t)VN_TOPK_K)
+VN_ROWS(smx_topk_softmax_rows_f32, float, (size_t)VN_TOPK_K)
+VN_ROWS(smx_topk_softmax_rows_f64, double, (size_t)VN_TOPK_K)
+VN_ROWS(smx_topk_softmax_rows_f16, uint16_t, (size_t)VN_TOPK_K)
+VN_BWD_Y_ROWS(smx_topk_softmax_backward_rows_f32, float, (size_t)VN_TOPK_K, c->opt)
+VN_BWD_Y_ROWS(smx_topk_softmax_backward_rows_f64, double, (size_t)VN_TOPK_K, c->opt)
+VN_ELEM(smx_sigmoid_bias_f32, float, (double)VN_SIGMOID_BIAS) VN_ELEM(smx_sigmoid_bias_f64, double, (double)VN_SIGMOID_BIAS)
+VN_ROWS(smx_sigmoid_bias_rows_f32, float, (double)VN_SIGMOID_BIAS)
+VN_ROWS(smx_sigmoid_bias_rows_f64, double, (double)VN_SIGMOID_BIAS)
+VN_ROWS(smx_sigmoid_bias_rows_f16, uint16_t, (double)VN_SIGMOID_BIAS)
+VN_ROWS(smx_sigmoid_bias_rows_bf16, uint16_t, (double)VN_SIGMOID_BIAS)
+VN_BWD_Y_ROWS(smx_sigmoid_backward_rows_f32, float, c->opt)
+VN_BWD_Y_ROWS(smx_sigmoid_backward_rows_f64, double, c->opt)
+static smx_status a_smx_softplus_l1_f32(const op_call *c) {
+  return smx_softplus_l1_f32((const float *)c->in[0], (float *)c->out, c->cols, c->opt);
+}
+static smx_status a_smx_softplus_l1_f64(const op_call *c) {
+  return smx_softplus_l1_f64((const double *)c->in[0], (double *)c->out, c->cols, c->opt);
+}
+ELEM_ROWS(smx_softplus_l1_rows_f32, float) ELEM_ROWS(smx_softplus_l1_rows_f64, double)
+ELEM_ROWS(smx_softplus_l1_rows_f16, uint16_t) ELEM_ROWS(smx_softplus_l1_rows_bf16, uint16_t)
+static smx_status a_smx_softplus_l1_backward_rows_f32(const op_call *c) {
+  return smx_softplus_l1_backward_rows_f32(c->in[0], c->ld_in[0], NULL, 0, c->in[1], c->ld_in[1], c->out, c->ld_out,
+                                           c->rows, c->cols, c->opt);
+}
+static smx_status a_smx_softplus_l1_backward_rows_f64(const op_call *c) {
+  return smx_softplus_l1_backward_rows_f64(c->in[0], c->ld_in[0], NULL, 0, c->in[1], c->ld_in[1], c->out, c->ld_out,
+                                           c->rows, c->cols, c->opt);
+}
+
 /* Cross-entropy with reduction NONE, so that each row's loss is checked; the
  * options that matter here are carried over from smx_options. */
 static float loss_scratch[64];
@@ -243,5 +325,47 @@ const op_row op_table[] = {
   ENT(bf16, DT_BF16, _a15, NULL), ENT(f32, DT_F32, _a17, a_entmax_a17_f32), ENT(f64, DT_F64, _a17, a_entmax_a17_f64),
   ENT(f16, DT_F16, _a17, NULL), ENT(bf16, DT_BF16, _a17, NULL),
   SPXB(f32, DT_F32), SPXB(f64, DT_F64),
+  /* row variants (vnorm) */
+#define VN_FWD(name, sfx, D, caps, one, ref_row, ref_at, bound) \
+  { #name, D, D, OUT_ELEM, 1, 0, caps, one, a_smx_##name##_rows_##sfx, NULL, ref_row, ref_at, bound }
+#define VN_BWD(name, sfx, D, ref_row, ref_at, bound) \
+  { #name "_backward", D, D, OUT_ELEM, 2, 1, 0, NULL, a_smx_##name##_backward_rows_##sfx, prep_vn_backward, ref_row, ref_at, bound }
+  VN_FWD(softpick, f32, DT_F32, OP_NONNEG, a_smx_softpick_f32, ref_softpick_row, ref_softpick_at, bound_vn_8),
+  VN_FWD(softpick, f64, DT_F64, OP_NONNEG, a_smx_softpick_f64, ref_softpick_row, ref_softpick_at, bound_vn_8),
+  VN_FWD(softpick, f16, DT_F16, OP_NONNEG, NULL, ref_softpick_row, ref_softpick_at, bound_vn_8),
+  VN_FWD(softpick, bf16, DT_BF16, OP_NONNEG, NULL, ref_softpick_row, ref_softpick_at, bound_vn_8),
+  VN_BWD(softpick, f32, DT_F32, ref_softpick_row, ref_softpick_backward_at, bound_vn_8),
+  VN_BWD(softpick, f64, DT_F64, ref_softpick_row, ref_softpick_backward_at, bound_vn_8),
+#define VN_BWDY(name, sfx, D, prep, ref_row, ref_at, bound) \
+  { #name "_backward", D, D, OUT_ELEM, 2, 1, 0, NULL, a_smx_##name##_backward_rows_##sfx, prep, ref_row, ref_at, bound }
+  VN_FWD(ssmax, f32, DT_F32, OP_NONNEG, a_smx_ssmax_f32, ref_ssmax_row, ref_ssmax_at, bound_softmax),
+  VN_FWD(ssmax, f64, DT_F64, OP_NONNEG, a_smx_ssmax_f64, ref_ssmax_row, ref_ssmax_at, bound_softmax),
+  VN_BWDY(ssmax, f32, DT_F32, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
+  VN_BWDY(ssmax, f64, DT_F64, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
+  VN_FWD(adaptive_softmax, f32, DT_F32, OP_NONNEG, a_smx_adaptive_softmax_f32, ref_adaptive_row, ref_softmax_at, bound_vn_beta),
+  VN_FWD(adaptive_softmax, f64, DT_F64, OP_NONNEG, a_smx_adaptive_softmax_f64, ref_adaptive_row, ref_softmax_at, bound_vn_beta),
+  VN_FWD(standardize_softmax, f32, DT_F32, OP_NONNEG, a_smx_standardize_softmax_f32, ref_std_row, ref_softmax_at, bound_vn_beta),
+  VN_FWD(standardize_softmax, f64, DT_F64, OP_NONNEG, a_smx_standardize_softmax_f64, ref_std_row, ref_softmax_at, bound_vn_beta),
+  VN_FWD(sa_softmax, f32, DT_F32, 0, a_smx_sa_softmax_f32, ref_sa_row, ref_sa_at, bound_vn_sa),
+  VN_FWD(sa_softmax, f64, DT_F64, 0, a_smx_sa_softmax_f64, ref_sa_row, ref_sa_at, bound_vn_sa),
+  { "sa_softmax_norm", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG, NULL, a_sa_norm_f32, NULL, ref_sa_norm_row, ref_sa_at, bound_vn_sa },
+  { "sa_softmax_norm", DT_F64, DT_F64, OUT_ELEM, 1, 0, OP_NONNEG, NULL, a_sa_norm_f64, NULL, ref_sa_norm_row, ref_sa_at, bound_vn_sa },
+  VN_FWD(topk_softmax, f32, DT_F32, OP_NONNEG, a_smx_topk_softmax_f32, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_4),
+  VN_FWD(topk_softmax, f64, DT_F64, OP_NONNEG, a_smx_topk_softmax_f64, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_4),
+  VN_FWD(topk_softmax, f16, DT_F16, OP_NONNEG, NULL, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_4),
+  VN_BWDY(topk_softmax, f32, DT_F32, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
+  VN_BWDY(topk_softmax, f64, DT_F64, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
+  VN_FWD(sigmoid_bias, f32, DT_F32, OP_NONNEG, a_smx_sigmoid_bias_f32, ref_vn_none_row, ref_sigmoid_bias_at, bound_vn_sigmoid),
+  VN_FWD(sigmoid_bias, f64, DT_F64, OP_NONNEG, a_smx_sigmoid_bias_f64, ref_vn_none_row, ref_sigmoid_bias_at, bound_vn_sigmoid),
+  VN_FWD(sigmoid_bias, f16, DT_F16, OP_NONNEG, NULL, ref_vn_none_row, ref_sigmoid_bias_at, bound_vn_sigmoid),
+  VN_FWD(sigmoid_bias, bf16, DT_BF16, OP_NONNEG, NULL, ref_vn_none_row, ref_sigmoid_bias_at, bound_vn_sigmoid),
+  VN_BWDY(sigmoid, f32, DT_F32, prep_sigmoid_backward, ref_vn_none_row, ref_sigmoid_backward_at, bound_vn_abs4),
+  VN_BWDY(sigmoid, f64, DT_F64, prep_sigmoid_backward, ref_vn_none_row, ref_sigmoid_backward_at, bound_vn_abs4),
+  VN_FWD(softplus_l1, f32, DT_F32, OP_NONNEG, a_smx_softplus_l1_f32, ref_softplus_l1_row, ref_softplus_l1_at, bound_vn_8),
+  VN_FWD(softplus_l1, f64, DT_F64, OP_NONNEG, a_smx_softplus_l1_f64, ref_softplus_l1_row, ref_softplus_l1_at, bound_vn_8),
+  VN_FWD(softplus_l1, f16, DT_F16, OP_NONNEG, NULL, ref_softplus_l1_row, ref_softplus_l1_at, bound_vn_8),
+  VN_FWD(softplus_l1, bf16, DT_BF16, OP_NONNEG, NULL, ref_softplus_l1_row, ref_softplus_l1_at, bound_vn_8),
+  VN_BWD(softplus_l1, f32, DT_F32, ref_softplus_l1_row, ref_softplus_l1_backward_at, bound_vn_8),
+  VN_BWD(softplus_l1, f64, DT_F64, ref_softplus_l1_row, ref_softplus_l1_backward_at, bound_vn_8),
 };
 const size_t op_table_len = sizeof op_table / sizeof op_table[0];

@@ -42,6 +42,15 @@ static void vsigmoid_k(size_t n, const float *x, float *y, const smx_expc *c) {
   }
 }
 
+static void vsigmoid_shift_k(size_t n, const float *x, float *y, const smx_expc *c, float shift) {
+  vexpf_c cc = vexpf_c_set(c->hi, c->lo);
+  vf_t amin = vf_set1(SMX_SIGMOID_AMIN(c)), vs = vf_set1(shift);
+  for (size_t i = 0; i < n; i += VF_W) {
+    kf_t k = n - i >= VF_W ? kf_full() : kf_tail(n - i);
+    vf_st_k(y + i, k, sigmoid_v(vf_add(vf_ldz_k(x + i, k), vs), cc, amin));
+  }
+}
+
 SMX_INLINE vd_t sigmoid_vd(vd_t x, vexpd_c c) {
   const vd_t one = vd_set1(1.0), zero = vd_set1(0.0);
   vd_t e = vexpd_neg(vd_sub(zero, vd_abs(x)), c);   /* NaN stays NaN */
@@ -56,4 +65,13 @@ static void vsigmoid_f64_k(size_t n, const double *x, double *y, const smx_expcd
   if (i < n) vd_st_part(y + i, n - i, sigmoid_vd(vd_ld_part(x + i, n - i, 0.0), cc));
 }
 
-const smx_sigmoid_ukernels SMX_SIGMOID_TABLE = { SMX_SIMD_ISA, vsigmoid_k, vsigmoid_f64_k };
+static void vsigmoid_shift_f64_k(size_t n, const double *x, double *y, const smx_expcd *c, double shift) {
+  vexpd_c cc = vexpd_c_set(c->hi, c->lo);
+  vd_t vs = vd_set1(shift);
+  size_t i = 0;
+  for (; i + VD_W <= n; i += VD_W) vd_st(y + i, sigmoid_vd(vd_add(vd_ld(x + i), vs), cc));
+  if (i < n) vd_st_part(y + i, n - i, sigmoid_vd(vd_add(vd_ld_part(x + i, n - i, 0.0), vs), cc));
+}
+
+const smx_sigmoid_ukernels SMX_SIGMOID_TABLE = { SMX_SIMD_ISA, vsigmoid_k, vsigmoid_f64_k, vsigmoid_shift_k,
+                                                 vsigmoid_shift_f64_k };

@@ -22,4 +22,19 @@ static void vsigmoid_f64_scalar(size_t n, const double *x, double *y, const smx_
   }
 }
 
-const smx_sigmoid_ukernels smx_sigmoid_ukernels_scalar = { "scalar", vsigmoid_scalar, vsigmoid_f64_scalar };
+static void vsigmoid_shift_scalar(size_t n, const float *x, float *y, const smx_expc *c, float shift) {
+  for (size_t i = 0; i < n; i++) {
+    float v = x[i] + shift;   /* the same float sum as the vector kernels */
+    vsigmoid_scalar(1, &v, y + i, c);
+  }
+}
+
+static void vsigmoid_shift_f64_scalar(size_t n, const double *x, double *y, const smx_expcd *c, double shift) {
+  for (size_t i = 0; i < n; i++) {
+    double v = x[i] + shift;
+    vsigmoid_f64_scalar(1, &v, y + i, c);
+  }
+}
+
+const smx_sigmoid_ukernels smx_sigmoid_ukernels_scalar = { "scalar", vsigmoid_scalar, vsigmoid_f64_scalar,
+                                                           vsigmoid_shift_scalar, vsigmoid_shift_f64_scalar };

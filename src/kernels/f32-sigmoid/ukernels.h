@@ -22,6 +22,9 @@ typedef struct smx_sigmoid_ukernels {
   void (*vsigmoid)(size_t n, const float *x, float *y, const smx_expc *c);
   /* the same in double; c->div (extreme T, scalar kernels only): x / T is formed first */
   void (*vsigmoid_f64)(size_t n, const double *x, double *y, const smx_expcd *c);
+  /* y_i = sigma((x_i + shift) / T): the bias b of sigma(x/T + b) enters as shift = b T */
+  void (*vsigmoid_shift)(size_t n, const float *x, float *y, const smx_expc *c, float shift);
+  void (*vsigmoid_shift_f64)(size_t n, const double *x, double *y, const smx_expcd *c, double shift);
 } smx_sigmoid_ukernels;
 
 extern const smx_sigmoid_ukernels smx_sigmoid_ukernels_scalar;

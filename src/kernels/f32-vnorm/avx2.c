@@ -1,0 +1,6 @@
+/* The vnorm kernels on avx2 (this file alone is built with the ISA's flags). */
+#include "simd/avx2.h"
+#include "kernels/f32-vnorm/ukernels.h"
+
+#define SMX_VNORM_TABLE smx_vnorm_ukernels_avx2
+#include "kernels/f32-vnorm/body.h"

@@ -1,0 +1,283 @@
+/*
+ * The vnorm kernels (f32), written once over the vector layer. Included
+ * (once) by each per-ISA file, which first includes its src/simd/<isa>.h and
+ * defines SMX_VNORM_TABLE. Exponentials are math/vexp_f32.h's degree-6
+ * polynomial (1.18 ulp). Sums are kept in float lanes for at most
+ * VN_FLUSH elements and then added into double lanes, so their error does
+ * not grow with the row length. Tails use masked loads and stores.
+ */
+#include <math.h>
+
+#include "math/vexp_f32.h"
+
+#define VN_FLUSH (16 * VF_W)
+
+#if SMX_VF_SCALE2_SATURATES
+#define VN_AMIN(c) ((c)->amin_s)
+#else
+#define VN_AMIN(c) ((c)->amin)
+#endif
+
+/* Loops over [0, n) a vector at a time; the tail is the full-width body on
+ * a masked load (lanes beyond n read as `fill`) and a masked store. */
+#define VN_TAIL(i, n) (n - i >= VF_W ? kf_full() : kf_tail(n - i))
+
+SMX_INLINE void vn_flush(vf_t *acc, vd_t *d0, vd_t *d1) {
+  *d0 = vd_add(*d0, vf_lo_pd(*acc));
+  *d1 = vd_add(*d1, vf_hi_pd(*acc));
+  *acc = vf_zero();
+}
+
+SMX_INLINE double vn_total(vd_t d0, vd_t d1) { return vd_reduce_add(vd_add(d0, d1)); }
+
+/* log1p(u) for u in [0, 1]: 2 atanh(t), t = u / (2 + u) <= 1/3, by its odd
+ * series to t^15 (truncation below 1.5e-9 relative) */
+SMX_INLINE vf_t vn_log1p01(vf_t u) {
+  vf_t t = vf_div(u, vf_add(vf_set1(2.0f), u)), w = vf_mul(t, t);
+  vf_t p = vf_set1(1.0f / 15.0f);
+  p = vf_fmadd(p, w, vf_set1(1.0f / 13.0f));
+  p = vf_fmadd(p, w, vf_set1(1.0f / 11.0f));
+  p = vf_fmadd(p, w, vf_set1(1.0f / 9.0f));
+  p = vf_fmadd(p, w, vf_set1(1.0f / 7.0f));
+  p = vf_fmadd(p, w, vf_set1(1.0f / 5.0f));
+  p = vf_fmadd(p, w, vf_set1(1.0f / 3.0f));
+  p = vf_fmadd(p, w, vf_set1(1.0f));
+  return vf_mul(vf_add(t, t), p);
+}
+
+/* exp(-|x|) (NaN kept) */
+SMX_INLINE vf_t vn_expnabs(vf_t x, vexpf_c cc, vf_t amin) { return vexpf_neg(vf_sub(vf_zero(), vf_abs(x)), cc, amin); }
+
+SMX_INLINE vf_t vn_softplus(vf_t x, vexpf_c cc, vf_t amin) {
+  return vf_add(vf_max(vf_zero(), x), vn_log1p01(vn_expnabs(x, cc, amin)));   /* max(0, NaN) is NaN */
+}
+
+SMX_INLINE vf_t vn_sigmoid(vf_t x, vexpf_c cc, vf_t amin) {
+  const vf_t one = vf_set1(1.0f);
+  vf_t e = vn_expnabs(x, cc, amin);
+  return vf_div(vf_sel(vf_gt(x, vf_zero()), one, e), vf_add(one, e));
+}
+
+static double softpick_exp_k(size_t n, const float *x, float *e, float m, const smx_expc *c, float em) {
+  vexpf_c cc = vexpf_c_set(c->hi, c->lo);
+  const vf_t vm = vf_set1(m), vem = vf_set1(em), amin = vf_set1(VN_AMIN(c)), ninf = vf_set1(-INFINITY);
+  vd_t d0 = vd_set1(0.0), d1 = d0;
+  vf_t acc = vf_zero();
+  size_t i = 0, f = 0;
+  for (; i < n; i += VF_W) {
+    kf_t k = VN_TAIL(i, n);
+    vf_t xv = vf_ld_k(x + i, k, ninf);
+    vf_t ev = vexpf_neg(vf_sub(xv, vm), cc, amin);
+    vf_st_k(e + i, k, ev);
+    /* masked entries (and the lanes past n) are left out of the sum */
+    acc = vf_add(acc, vf_sel(vf_eq(xv, ninf), vf_zero(), vf_abs(vf_sub(ev, vem))));
+    if (++f == VN_FLUSH / VF_W) { vn_flush(&acc, &d0, &d1); f = 0; }
+  }
+  vn_flush(&acc, &d0, &d1);
+  return vn_total(d0, d1);
+}
+
+static void softpick_out_k(size_t n, const float *e, float *y, float em, float s) {
+  const vf_t vem = vf_set1(em), vs = vf_set1(s);
+  for (size_t i = 0; i < n; i += VF_W) {
+    kf_t k = VN_TAIL(i, n);
+    vf_st_k(y + i, k, vf_mul(vf_max(vf_sub(vf_ldz_k(e + i, k), vem), vf_zero()), vs));
+  }
+}
+
+static double softpick_dot_k(size_t n, const float *x, const float *g, float m, const smx_expc *c, float em,
+                             double *gy) {
+  vexpf_c cc = vexpf_c_set(c->hi, c->lo);
+  const vf_t vm = vf_set1(m), vem = vf_set1(em), amin = vf_set1(VN_AMIN(c)), ninf = vf_set1(-INFINITY);
+  vd_t d0 = vd_set1(0.0), d1 = d0, g0 = d0, g1 = d0;
+  vf_t acc = vf_zero(), gacc = vf_zero();
+  size_t i = 0, f = 0;
+  for (; i < n; i += VF_W) {
+    kf_t k = VN_TAIL(i, n);
+    vf_t xv = vf_ld_k(x + i, k, ninf), gv = vf_ldz_k(g + i, k);
+    vf_t a = vf_sub(vexpf_neg(vf_sub(xv, vm), cc, amin), vem);
+    acc = vf_add(acc, vf_sel(vf_eq(xv, ninf), vf_zero(), vf_abs(a)));
+    gacc = vf_fmadd(gv, vf_max(a, vf_zero()), gacc);
+    if (++f == VN_FLUSH / VF_W) { vn_flush(&acc, &d0, &d1); vn_flush(&gacc, &g0, &g1); f = 0; }
+  }
+  vn_flush(&acc, &d0, &d1);
+  vn_flush(&gacc, &g0, &g1);
+  *gy = vn_total(g0, g1);
+  return vn_total(d0, d1);
+}
+
+static void softpick_bwd_k(size_t n, const float *x, const float *g, float *dx, float m, const smx_expc *c, float s,
+                           float d) {
+  vexpf_c cc = vexpf_c_set(c->hi, c->lo);
+  const vf_t vm = vf_set1(m), amin = vf_set1(VN_AMIN(c)), vs = vf_set1(s), vd = vf_set1(d), z = vf_zero();
+  for (size_t i = 0; i < n; i += VF_W) {
+    kf_t k = VN_TAIL(i, n);
+    vf_t xv = vf_ldz_k(x + i, k), gv = vf_ldz_k(g + i, k);
+    vf_t e = vf_mul(vexpf_neg(vf_sub(xv, vm), cc, amin), vs);
+    vf_t t = vf_sel(vf_gt(xv, z), vf_sub(gv, vd), vf_sel(vf_gt(z, xv), vd, z));
+    vf_st_k(dx + i, k, vf_mul(e, t));
+  }
+}
+
+static double softplus_k(size_t n, const float *x, float *y, const float *g, double *gy, const smx_expc *c) {
+  vexpf_c cc = vexpf_c_set(c->hi, c->lo);
+  const vf_t amin = vf_set1(VN_AMIN(c));
+  vd_t d0 = vd_set1(0.0), d1 = d0, g0 = d0, g1 = d0;
+  vf_t acc = vf_zero(), gacc = vf_zero();
+  size_t i = 0, f = 0;
+  for (; i < n; i += VF_W) {
+    kf_t k = VN_TAIL(i, n);
+    vf_t sp = vf_keep_k(vn_softplus(vf_ldz_k(x + i, k), cc, amin), k);
+    if (y) vf_st_k(y + i, k, sp);
+    acc = vf_add(acc, sp);
+    if (g) gacc = vf_fmadd(vf_ldz_k(g + i, k), sp, gacc);
+    if (++f == VN_FLUSH / VF_W) { vn_flush(&acc, &d0, &d1); vn_flush(&gacc, &g0, &g1); f = 0; }
+  }
+  vn_flush(&acc, &d0, &d1);
+  vn_flush(&gacc, &g0, &g1);
+  if (gy) *gy = vn_total(g0, g1);
+  return vn_total(d0, d1);
+}
+
+static void softplus_bwd_k(size_t n, const float *x, const float *g, float *dx, float s, float d,
+                           const smx_expc *c) {
+  vexpf_c cc = vexpf_c_set(c->hi, c->lo);
+  const vf_t amin = vf_set1(VN_AMIN(c)), vs = vf_set1(s), vd = vf_set1(d);
+  for (size_t i = 0; i < n; i += VF_W) {
+    kf_t k = VN_TAIL(i, n);
+    vf_t sg = vn_sigmoid(vf_ldz_k(x + i, k), cc, amin);
+    vf_st_k(dx + i, k, vf_mul(vf_mul(sg, vs), vf_sub(vf_ldz_k(g + i, k), vd)));
+  }
+}
+
+static void sa_out_k(size_t n, const float *x, const float *p, float *y, float lo, float s) {
+  const vf_t vlo = vf_set1(lo), vs = vf_set1(s), z = vf_zero();
+  for (size_t i = 0; i < n; i += VF_W) {
+    kf_t k = VN_TAIL(i, n);
+    vf_t pv = vf_ldz_k(p + i, k), xv = vf_ldz_k(x + i, k);
+    vf_t r = vf_mul(vf_mul(vf_sub(xv, vlo), vs), pv);
+    vf_st_k(y + i, k, vf_sel(vf_eq(pv, z), z, r));   /* masked entries: 0, never -inf * 0 */
+  }
+}
+
+static double sa_dot_k(size_t n, const float *x, const float *p, const float *g, float lo, float s, double *gp) {
+  const vf_t vlo = vf_set1(lo), vs = vf_set1(s), z = vf_zero();
+  vd_t d0 = vd_set1(0.0), d1 = d0, g0 = d0, g1 = d0;
+  vf_t acc = z, gacc = z;
+  size_t i = 0, f = 0;
+  for (; i < n; i += VF_W) {
+    kf_t k = VN_TAIL(i, n);
+    vf_t pv = vf_ldz_k(p + i, k), xv = vf_ldz_k(x + i, k), pg = vf_mul(pv, vf_ldz_k(g + i, k));
+    vf_t w = vf_sel(vf_eq(pv, z), z, vf_mul(vf_sub(xv, vlo), vs));
+    acc = vf_fmadd(pg, w, acc);
+    gacc = vf_add(gacc, pg);
+    if (++f == VN_FLUSH / VF_W) { vn_flush(&acc, &d0, &d1); vn_flush(&gacc, &g0, &g1); f = 0; }
+  }
+  vn_flush(&acc, &d0, &d1);
+  vn_flush(&gacc, &g0, &g1);
+  *gp = vn_total(g0, g1);
+  return vn_total(d0, d1);
+}
+
+static void sa_bwd_k(size_t n, const float *x, const float *p, const float *g, float *dx, float lo, float s,
+                     float d) {
+  const vf_t vlo = vf_set1(lo), vs = vf_set1(s), vd = vf_set1(d), z = vf_zero();
+  for (size_t i = 0; i < n; i += VF_W) {
+    kf_t k = VN_TAIL(i, n);
+    vf_t pv = vf_ldz_k(p + i, k), xv = vf_ldz_k(x + i, k), gv = vf_ldz_k(g + i, k);
+    vf_t w = vf_mul(vf_sub(xv, vlo), vs);
+    vf_t r = vf_mul(pv, vf_fmadd(gv, vf_add(w, vs), vf_sub(z, vd)));
+    vf_st_k(dx + i, k, vf_sel(vf_eq(pv, z), z, r));
+  }
+}
+
+/* max over [0, n) ignoring NaN (-inf when none) */
+SMX_INLINE float vn_blockmax(size_t n, const float *x) {
+  vf_t acc = vf_set1(-INFINITY);
+  for (size_t i = 0; i < n; i += VF_W) {
+    kf_t k = VN_TAIL(i, n);
+    acc = vf_max(vf_ld_k(x + i, k, vf_set1(-INFINITY)), acc);   /* NaN in the first operand: acc kept */
+  }
+  return vf_reduce_max(acc);
+}
+
+static void softpick_stats_k(size_t n, const float *x, const float *g, const smx_expc *c, smx_softpick_state *st) {
+  vexpf_c cc = vexpf_c_set(c->hi, c->lo);
+  const vf_t amin = vf_set1(VN_AMIN(c)), ninf = vf_set1(-INFINITY), z = vf_zero();
+  st->m = -INFINITY;
+  st->d = 0.0;
+  st->gy = 0.0;
+  st->blk = 0;
+  for (size_t b0 = 0; b0 < n; b0 += SMX_SOFTPICK_BLOCK) {
+    size_t len = n - b0 < SMX_SOFTPICK_BLOCK ? n - b0 : SMX_SOFTPICK_BLOCK;
+    const float *xb = x + b0;
+    float bm = vn_blockmax(len, xb);
+    if (bm == INFINITY) { st->m = INFINITY; return; }
+    if (bm == -INFINITY) {   /* only -inf (or NaN): a NaN still has to reach the sum */
+      int nan = 0;
+      for (size_t i = 0; i < len; i++) nan |= xb[i] != xb[i];
+      if (nan) st->d = NAN;
+      continue;
+    }
+    /* the block's terms at the larger of its max and the running one: only a
+     * new max rescales (the running state, by e^(m - m') < 1) */
+    float at = bm > st->m ? bm : st->m;
+    float em = (float)exp(-(double)at);   /* +inf below -88.7: the caller's fallback */
+    const vf_t vm = vf_set1(at), vem = vf_set1(em);
+    vf_t acc = z, gacc = z;
+    vd_t d0 = vd_set1(0.0), d1 = d0, g0 = d0, g1 = d0;
+    size_t f = 0;
+    for (size_t i = 0; i < len; i += VF_W) {
+      kf_t k = VN_TAIL(i, len);
+      vf_t xv = vf_ld_k(xb + i, k, ninf);
+      vf_t a = vf_sub(vexpf_neg(vf_sub(xv, vm), cc, amin), vem);
+      acc = vf_add(acc, vf_sel(vf_eq(xv, ninf), z, vf_abs(a)));
+      if (g) gacc = vf_fmadd(vf_ldz_k(g + b0 + i, k), vf_max(a, z), gacc);
+      if (++f == VN_FLUSH / VF_W) { vn_flush(&acc, &d0, &d1); vn_flush(&gacc, &g0, &g1); f = 0; }
+    }
+    vn_flush(&acc, &d0, &d1);
+    vn_flush(&gacc, &g0, &g1);
+    double db = vn_total(d0, d1), gb = vn_total(g0, g1);
+    if (bm > st->m) {
+      double r = st->m == -INFINITY ? 0.0 : exp((double)st->m - (double)bm);
+      st->d = st->d * r + db;
+      st->gy = st->gy * r + gb;
+      st->m = bm;
+      st->blk = b0;
+    } else {
+      st->d += db;
+      st->gy += gb;
+    }
+  }
+}
+
+static void softpick_outx_k(size_t n, const float *x, float *y, float m, const smx_expc *c, float em, float s) {
+  vexpf_c cc = vexpf_c_set(c->hi, c->lo);
+  const vf_t vm = vf_set1(m), vem = vf_set1(em), vs = vf_set1(s), amin = vf_set1(VN_AMIN(c)), z = vf_zero();
+  size_t i = 0;
+  for (; i + 2 * VF_W <= n; i += 2 * VF_W) {
+    vf_t a0 = vf_sub(vexpf_neg(vf_sub(vf_ld(x + i), vm), cc, amin), vem);
+    vf_t a1 = vf_sub(vexpf_neg(vf_sub(vf_ld(x + i + VF_W), vm), cc, amin), vem);
+    vf_st(y + i, vf_mul(vf_max(a0, z), vs));
+    vf_st(y + i + VF_W, vf_mul(vf_max(a1, z), vs));
+  }
+  for (; i < n; i += VF_W) {
+    kf_t k = VN_TAIL(i, n);
+    vf_t a = vf_sub(vexpf_neg(vf_sub(vf_ldz_k(x + i, k), vm), cc, amin), vem);
+    vf_st_k(y + i, k, vf_mul(vf_max(a, z), vs));
+  }
+}
+
+static void sig_bwd_k(size_t n, const float *y, const float *g, float *dx, float s) {
+  const vf_t one = vf_set1(1.0f), vs = vf_set1(s);
+  for (size_t i = 0; i < n; i += VF_W) {
+    kf_t k = VN_TAIL(i, n);
+    vf_t yv = vf_ldz_k(y + i, k);
+    vf_st_k(dx + i, k, vf_mul(vf_mul(yv, vf_sub(one, yv)), vf_mul(vf_ldz_k(g + i, k), vs)));
+  }
+}
+
+const smx_vnorm_ukernels SMX_VNORM_TABLE = {
+  SMX_SIMD_ISA, softpick_exp_k, softpick_out_k, softpick_dot_k, softpick_bwd_k, softplus_k, softplus_bwd_k,
+  sa_out_k,     sa_dot_k,       sa_bwd_k,       softpick_stats_k, softpick_outx_k, sig_bwd_k,
+};

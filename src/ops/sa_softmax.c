@@ -1,0 +1,150 @@
+/*
+ * Self-Adjust Softmax (Zheng et al. 2025, arXiv 2502.18277, EMNLP 2025),
+ * include/smx/smx_variants.h: y = x * softmax(x), and the normalised variant
+ * y = (x - min(x_min, 0)) / (max(0, x_max) - min(x_min, 0)) * softmax(x)
+ * (the paper's two forms, as its abstract states them). softmax(x) comes
+ * from the softmax engine's row drivers (vnorm_softmax.c), the product from
+ * the vnorm kernels; masked entries (p = 0) give 0, never -inf * 0.
+ */
+#include <math.h>
+
+#include "ops/vnorm_rowstats.h"
+#include "ops/vnorm_run.h"
+#include "ops/vnorm_softmax.h"
+#include "smx/smx.h"
+
+typedef struct sa_ctx {
+  smx_vn_sm sm;
+  int normalized;
+} sa_ctx;
+
+/* (lo, 1/R) of the weights; (0, 1) for the basic form; s = 0 when R = 0
+ * (an all-zero row: y = 0) */
+typedef struct sa_w { double lo, s, r; smx_vn_stats st; } sa_w;
+
+#define SA_WEIGHTS(c, stats_fn, x, n, w)                                   \
+  do {                                                                     \
+    w.lo = 0.0; w.s = 1.0; w.r = 1.0;                                      \
+    if (c->normalized) {                                                   \
+      w.st = stats_fn(x, n);                                               \
+      double lo = w.st.fmin < 0.0 ? w.st.fmin : 0.0;                       \
+      double hi = w.st.fmax > 0.0 ? w.st.fmax : 0.0;                       \
+      w.lo = lo; w.r = hi - lo; w.s = hi > lo ? 1.0 / w.r : 0.0;           \
+    }                                                                      \
+  } while (0)
+
+/* A range R or 1/R outside [2^-lim, 2^lim] (or beyond the type): the weights
+ * (x - lo)/R formed by division in double, from halves (R may overflow) */
+static int odd_range(sa_w w, double lim) { return !(w.r <= lim && w.r >= 1.0 / lim) && w.s != 0.0; }
+#define SA_ODD(x, p, y, n, w)                                                                 \
+  do {                                                                                        \
+    double hi = w.st.fmax > 0.0 ? w.st.fmax : 0.0, hr = 0.5 * hi - 0.5 * w.lo;               \
+    for (size_t i = 0; i < n; i++) {                                                          \
+      double xi = (double)x[i];                                                               \
+      double wi = isinf(w.r) ? (0.5 * xi - 0.5 * w.lo) / hr : (xi - w.lo) / w.r;              \
+      y[i] = p[i] == 0 ? 0 : wi * (double)p[i];                                               \
+    }                                                                                         \
+  } while (0)
+
+static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, size_t n, float *scr) {
+  const sa_ctx *c = ctx;
+  const float *x = in[0];
+  float *p = y == x ? scr : y;
+  (void)r;
+  sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
+  SA_WEIGHTS(c, smx_vn_stats_f32, x, n, w);
+  smx_vn_softmax_f32(&c->sm, x, p, n, 1.0);
+  if (c->normalized && odd_range(w, 0x1p100)) { SA_ODD(x, p, y, n, w); return; }
+  c->sm.reg->vnorm->sa_out(n, x, p, y, (float)w.lo, (float)w.s);
+}
+
+static void fwd64(const void *ctx, size_t r, const double *const *in, double *y, size_t n, double *scr) {
+  const sa_ctx *c = ctx;
+  const double *x = in[0];
+  double *p = y == x ? scr : y;
+  (void)r;
+  sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
+  SA_WEIGHTS(c, smx_vn_stats_f64, x, n, w);
+  smx_vn_softmax_f64(&c->sm, x, p, n, 1.0);
+  if (c->normalized && odd_range(w, 0x1p1000)) { SA_ODD(x, p, y, n, w); return; }
+  smx_vnorm_sa_out_f64(n, x, p, y, w.lo, w.s);
+}
+
+/* dx = p (g (w + s) - d) with d = sum p g w, w = (x - lo) s, and for the
+ * normalised form the terms of lo and hi at the first min / max:
+ * dx[argmin] += (d - sum p g) s where x_min < 0; dx[argmax] -= d s where x_max > 0. */
+#define SA_MINMAX(c, w, dx, d, gp)                                                              \
+  do {                                                                                          \
+    if (c->normalized && w.s != 0.0) {                                                          \
+      if (w.st.fmin < 0.0 && w.st.imin < n) dx[w.st.imin] += ((d) - (gp)) * w.s;                \
+      if (w.st.fmax > 0.0 && w.st.imax < n) dx[w.st.imax] -= (d) * w.s;                         \
+    }                                                                                           \
+  } while (0)
+
+static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, size_t n, float *p) {
+  const sa_ctx *c = ctx;
+  const float *x = in[0], *g = in[2];
+  (void)r;
+  sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
+  SA_WEIGHTS(c, smx_vn_stats_f32, x, n, w);
+  smx_vn_softmax_f32(&c->sm, x, p, n, 1.0);
+  const smx_vnorm_ukernels *k = w.r > 3e38 || w.s > 3e38 ? &smx_vnorm_ukernels_scalar : c->sm.reg->vnorm;
+  double gp, d = k->sa_dot(n, x, p, g, (float)w.lo, (float)w.s, &gp);
+  k->sa_bwd(n, x, p, g, dx, (float)w.lo, (float)w.s, (float)d);
+  SA_MINMAX(c, w, dx, (float)d, (float)gp);
+}
+
+static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx, size_t n, double *p) {
+  const sa_ctx *c = ctx;
+  const double *x = in[0], *g = in[2];
+  (void)r;
+  sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
+  SA_WEIGHTS(c, smx_vn_stats_f64, x, n, w);
+  smx_vn_softmax_f64(&c->sm, x, p, n, 1.0);
+  double gp, d = smx_vnorm_sa_dot_f64(n, x, p, g, w.lo, w.s, &gp);
+  smx_vnorm_sa_bwd_f64(n, x, p, g, dx, w.lo, w.s, d);
+  SA_MINMAX(c, w, dx, d, gp);
+}
+
+static smx_status run(smx_elem e, int grad, const void *x, size_t ldx, const void *g, size_t ldg, void *out,
+                      size_t ldo, size_t rows, size_t cols, int normalized, const smx_options *opt) {
+  if (rows && cols && (!x || (grad && !g))) return SMX_E_INVALID_ARG;
+  sa_ctx c = { .normalized = normalized != 0 };
+  smx_vn_sm_init(&c.sm, rows, cols);
+  c.sm.stream = 0;   /* softmax(x) is read back at once */
+  smx_vn_op op = { .elem = e, .rows = rows, .cols = cols, .in = { x, NULL, g }, .ld_in = { ldx, 0, ldg },
+                   .out = out, .ld_out = ldo, .alias = grad ? 3 : 1, .scratch_rows = 1,
+                   .row32 = grad ? bwd32 : fwd32, .row64 = grad ? bwd64 : fwd64, .ctx = &c };
+  return smx_vn_run(&op, opt);
+}
+
+#define FWD(sfx, T, E)                                                                                        \
+  smx_status smx_sa_softmax_rows_##sfx(const T *x, size_t ldx, T *y, size_t ldy, size_t rows, size_t cols,    \
+                                       int normalized, const smx_options *opt) {                              \
+    return run(E, 0, x, ldx, NULL, 0, y, ldy, rows, cols, normalized, opt);                                   \
+  }
+FWD(f32, float, SMX_ELEM_F32)
+FWD(f64, double, SMX_ELEM_F64)
+FWD(f16, uint16_t, SMX_ELEM_F16)
+FWD(bf16, uint16_t, SMX_ELEM_BF16)
+
+smx_status smx_sa_softmax_f32(const float *x, float *y, size_t n, int normalized, const smx_options *opt) {
+  return smx_sa_softmax_rows_f32(x, n, y, n, 1, n, normalized, opt);
+}
+smx_status smx_sa_softmax_f64(const double *x, double *y, size_t n, int normalized, const smx_options *opt) {
+  return smx_sa_softmax_rows_f64(x, n, y, n, 1, n, normalized, opt);
+}
+
+#define BWD(sfx, T, E)                                                                                        \
+  smx_status smx_sa_softmax_backward_rows_##sfx(const T *x, size_t ldx, const T *y, size_t ldy, const T *dy,  \
+                                                size_t lddy, T *dx, size_t lddx, size_t rows, size_t cols,     \
+                                                int normalized, const smx_options *opt) {                     \
+    (void)y; (void)ldy;                                                                                       \
+    return run(E, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, normalized, opt);                                \
+  }                                                                                                            \
+  smx_status smx_sa_softmax_backward_##sfx(const T *x, const T *y, const T *dy, T *dx, size_t n, int normalized, \
+                                           const smx_options *opt) {                                          \
+    return smx_sa_softmax_backward_rows_##sfx(x, n, y, n, dy, n, dx, n, 1, n, normalized, opt);               \
+  }
+BWD(f32, float, SMX_ELEM_F32)
+BWD(f64, double, SMX_ELEM_F64)

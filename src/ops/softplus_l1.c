@@ -1,0 +1,136 @@
+/*
+ * Softplus with l1 normalisation, include/smx/smx_variants.h: the
+ * positivity-map-plus-l1 decomposition of softmax with softplus for exp
+ * (the LSSA family of Gao, Spratling et al. 2025, arXiv 2501.13428, without
+ * its length-dependent scale and re-weighting, which are not implemented):
+ *   y_i = softplus(x_i) / sum_j softplus(x_j),
+ *   softplus(x) = max(x, 0) + log1p(e^-|x|)   (stable; -inf gives 0).
+ * Two passes (softplus stored and summed, then scaled); no max pass is
+ * needed, since softplus(x) <= max(x, 0) + log 2 cannot overflow for finite x.
+ */
+#include <math.h>
+
+#include "core/temperature.h"
+#include "ops/vnorm_run.h"
+#include "registry/registry.h"
+#include "smx/smx.h"
+
+typedef struct sp_ctx {
+  const smx_registry *reg;
+  smx_expc c;
+} sp_ctx;
+
+/* +inf entries: 1/k on them; a NaN sum: NaN row (NaN in x, or inf - inf) */
+#define SP_SPECIAL(T, x, y, n, grad)                                                  \
+  do {                                                                                \
+    size_t kinf = 0;                                                                  \
+    int nan = 0;                                                                      \
+    for (size_t i = 0; i < n; i++) {                                                  \
+      if (x[i] != x[i]) nan = 1;                                                      \
+      else if (x[i] == (T)INFINITY) kinf++;                                           \
+    }                                                                                 \
+    for (size_t i = 0; i < n; i++)                                                    \
+      y[i] = nan ? (T)NAN : (grad) ? (T)0 : x[i] == (T)INFINITY ? (T)(1.0 / (double)kinf) : (T)0; \
+  } while (0)
+
+static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, size_t n, float *scr) {
+  const sp_ctx *c = ctx;
+  (void)r; (void)scr;
+  double s = c->reg->vnorm->softplus(n, in[0], y, NULL, NULL, &c->c);
+  /* the vector kernels' float partial sums overflow for entries near FLT_MAX:
+   * y (stored, exact) is summed in double then (x may be y: in place) */
+  if (!isfinite(s)) {
+    s = 0.0;
+    for (size_t i = 0; i < n; i++) s += y[i];
+  }
+  if (!isfinite(s)) { SP_SPECIAL(float, in[0], y, n, 0); return; }
+  /* s = 0: every entry -inf (0 / 0): 0. A sum beyond 2^100 makes 1/s lose
+   * bits in float: two scalings then. */
+  if (s > 0x1p100) {
+    c->reg->f32->vscale(n, y, y, 0x1p-100f, 0);
+    s *= 0x1p-100;
+  }
+  c->reg->f32->vscale(n, y, y, s > 0.0 ? (float)(1.0 / s) : 0.0f, 0);
+}
+
+static void fwd64(const void *ctx, size_t r, const double *const *in, double *y, size_t n, double *scr) {
+  (void)ctx; (void)r; (void)scr;
+  double s = smx_vnorm_softplus_f64(n, in[0], y, NULL, NULL);
+  if (!isfinite(s)) {   /* a sum beyond DBL_MAX of finite terms: scaled */
+    int fin = 1;
+    for (size_t i = 0; i < n; i++) fin &= isfinite(in[0][i]) || in[0][i] == -INFINITY;
+    if (fin) {
+      double sc = 0.0;   /* compensated, as the first sum */
+      s = 0.0;
+      for (size_t i = 0; i < n; i++) {
+        double v = y[i] = ldexp(y[i], -64), t = s + v;
+        sc += fabs(s) >= fabs(v) ? (s - t) + v : (v - t) + s;
+        s = t;
+      }
+      s += sc;
+    }
+  }
+  if (!isfinite(s)) { SP_SPECIAL(double, in[0], y, n, 0); return; }
+  double inv = s > 0.0 ? 1.0 / s : 0.0;
+  for (size_t i = 0; i < n; i++) y[i] *= inv;
+}
+
+/* dx_j = sigma(x_j) (g_j - <g, y>) / S, S = sum softplus */
+static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, size_t n, float *scr) {
+  const sp_ctx *c = ctx;
+  (void)r; (void)scr;
+  double gs, s = c->reg->vnorm->softplus(n, in[0], NULL, in[2], &gs, &c->c);
+  if (!isfinite(s) || !isfinite(gs)) s = smx_vnorm_ukernels_scalar.softplus(n, in[0], NULL, in[2], &gs, &c->c);
+  if (!isfinite(s) || !(s > 0.0)) { SP_SPECIAL(float, in[0], dx, n, 1); return; }
+  c->reg->vnorm->softplus_bwd(n, in[0], in[2], dx, (float)(1.0 / s), (float)(gs / s), &c->c);
+}
+
+static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx, size_t n, double *scr) {
+  (void)ctx; (void)r; (void)scr;
+  double gs, s = smx_vnorm_softplus_f64(n, in[0], NULL, in[2], &gs);
+  if (!isfinite(s) || !(s > 0.0)) { SP_SPECIAL(double, in[0], dx, n, 1); return; }
+  smx_vnorm_softplus_bwd_f64(n, in[0], in[2], dx, 1.0 / s, gs / s);
+}
+
+static smx_status run(smx_elem e, int grad, const void *x, size_t ldx, const void *g, size_t ldg, void *out,
+                      size_t ldo, size_t rows, size_t cols, const smx_options *opt) {
+  if (rows && cols && (!x || (grad && !g))) return SMX_E_INVALID_ARG;
+  sp_ctx c;
+  c.reg = smx_registry_current();
+  smx_f32_expc(&c.c, 1.0);
+  smx_vn_op op = { .elem = e, .rows = rows, .cols = cols, .in = { x, NULL, g }, .ld_in = { ldx, 0, ldg },
+                   .out = out, .ld_out = ldo, .alias = grad ? 3 : 1, .row32 = grad ? bwd32 : fwd32,
+                   .row64 = grad ? bwd64 : fwd64, .ctx = &c };
+  return smx_vn_run(&op, opt);
+}
+
+#define FWD(sfx, T, E)                                                                                        \
+  smx_status smx_softplus_l1_rows_##sfx(const T *x, size_t ldx, T *y, size_t ldy, size_t rows, size_t cols,   \
+                                        const smx_options *opt) {                                             \
+    return run(E, 0, x, ldx, NULL, 0, y, ldy, rows, cols, opt);                                               \
+  }
+FWD(f32, float, SMX_ELEM_F32)
+FWD(f64, double, SMX_ELEM_F64)
+FWD(f16, uint16_t, SMX_ELEM_F16)
+FWD(bf16, uint16_t, SMX_ELEM_BF16)
+
+smx_status smx_softplus_l1_f32(const float *x, float *y, size_t n, const smx_options *opt) {
+  return smx_softplus_l1_rows_f32(x, n, y, n, 1, n, opt);
+}
+smx_status smx_softplus_l1_f64(const double *x, double *y, size_t n, const smx_options *opt) {
+  return smx_softplus_l1_rows_f64(x, n, y, n, 1, n, opt);
+}
+
+#define BWD(sfx, T, E)                                                                                        \
+  smx_status smx_softplus_l1_backward_rows_##sfx(const T *x, size_t ldx, const T *y, size_t ldy, const T *dy, \
+                                                 size_t lddy, T *dx, size_t lddx, size_t rows, size_t cols,    \
+                                                 const smx_options *opt) {                                    \
+    (void)y; (void)ldy;                                                                                       \
+    return run(E, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, opt);                                            \
+  }                                                                                                            \
+  smx_status smx_softplus_l1_backward_##sfx(const T *x, const T *y, const T *dy, T *dx, size_t n,             \
+                                            const smx_options *opt) {                                         \
+    return smx_softplus_l1_backward_rows_##sfx(x, n, y, n, dy, n, dx, n, 1, n, opt);                          \
+  }
+BWD(f32, float, SMX_ELEM_F32)
+BWD(f64, double, SMX_ELEM_F64)

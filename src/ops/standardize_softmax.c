@@ -1,0 +1,103 @@
+/*
+ * Logit standardisation for distillation (Sun et al., CVPR 2024, "Logit
+ * Standardization in Knowledge Distillation"; sunshangquan/logit-
+ * standardization-KD, mdistiller/distillers/KD.py), include/smx/smx_variants.h:
+ *   z = (x - mean(x)) / (std(x) + 1e-7),  std unbiased (n - 1), eps on the std;
+ *   y = softmax(z / T).
+ * Softmax is shift-invariant, so y = softmax(a x) with a = 1 / (T (std + 1e-7)):
+ * the softmax engine's row drivers at that temperature (vnorm_softmax.c).
+ * Mean and std are over the finite entries (-inf entries are masked: 0 out,
+ * left out of the statistics); one finite entry has std 0.
+ */
+#include <math.h>
+
+#include "ops/vnorm_run.h"
+#include "ops/vnorm_softmax.h"
+#include "ops/vnorm_std.h"
+#include "smx/smx.h"
+
+typedef struct std_ctx {
+  smx_vn_sm sm;
+  double t;
+} std_ctx;
+
+static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, size_t n, float *scratch) {
+  const std_ctx *c = ctx;
+  (void)r; (void)scratch;
+  smx_vn_moments mo = smx_vn_moments_f32(in[0], n);
+  smx_vn_softmax_f32(&c->sm, in[0], y, n, 1.0 / (c->t * (mo.sd + SMX_VN_STD_EPS)));
+}
+
+static void fwd64(const void *ctx, size_t r, const double *const *in, double *y, size_t n, double *scratch) {
+  const std_ctx *c = ctx;
+  (void)r; (void)scratch;
+  smx_vn_moments mo = smx_vn_moments_f64(in[0], n);
+  smx_vn_softmax_f64(&c->sm, in[0], y, n, 1.0 / (c->t * (mo.sd + SMX_VN_STD_EPS)));
+}
+
+static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, size_t n, float *yv) {
+  const std_ctx *c = ctx;
+  const float *x = in[0];
+  (void)r;
+  smx_vn_moments mo = smx_vn_moments_f32(x, n);
+  smx_vn_softmax_f32(&c->sm, x, yv, n, 1.0 / (c->t * (mo.sd + SMX_VN_STD_EPS)));
+  smx_vn_softmax_bwd_f32(&c->sm, yv, in[2], dx, n, 1.0 / c->t);   /* dL/dz */
+  SMX_VN_ZSCORE_VJP(float, x, dx, n, mo);
+}
+
+static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx, size_t n, double *yv) {
+  const std_ctx *c = ctx;
+  const double *x = in[0];
+  (void)r;
+  smx_vn_moments mo = smx_vn_moments_f64(x, n);
+  smx_vn_softmax_f64(&c->sm, x, yv, n, 1.0 / (c->t * (mo.sd + SMX_VN_STD_EPS)));
+  smx_vn_softmax_bwd_f64(yv, in[2], dx, n, 1.0 / c->t);
+  SMX_VN_ZSCORE_VJP(double, x, dx, n, mo);
+}
+
+static smx_status run(smx_elem e, int grad, const void *x, size_t ldx, const void *g, size_t ldg, void *out,
+                      size_t ldo, size_t rows, size_t cols, double t, const smx_options *opt) {
+  if (!(t > 0.0) || !isfinite(t)) return SMX_E_INVALID_ARG;
+  if (rows && cols && (!x || (grad && !g))) return SMX_E_INVALID_ARG;
+  std_ctx c = { .t = t };
+  smx_vn_sm_init(&c.sm, rows, cols);
+  if (grad) c.sm.stream = 0;
+  smx_vn_op op = { .elem = e, .rows = rows, .cols = cols, .in = { x, NULL, g }, .ld_in = { ldx, 0, ldg },
+                   .out = out, .ld_out = ldo, .alias = grad ? 3 : 1, .scratch_rows = grad ? 1 : 0,
+                   .row32 = grad ? bwd32 : fwd32, .row64 = grad ? bwd64 : fwd64, .ctx = &c };
+  return smx_vn_run(&op, opt);
+}
+
+#define FWD(sfx, T, E)                                                                                        \
+  smx_status smx_standardize_softmax_rows_##sfx(const T *x, size_t ldx, T *y, size_t ldy, size_t rows,        \
+                                                size_t cols, double temperature, const smx_options *opt) {    \
+    return run(E, 0, x, ldx, NULL, 0, y, ldy, rows, cols, temperature, opt);                                  \
+  }
+FWD(f32, float, SMX_ELEM_F32)
+FWD(f64, double, SMX_ELEM_F64)
+FWD(f16, uint16_t, SMX_ELEM_F16)
+FWD(bf16, uint16_t, SMX_ELEM_BF16)
+
+smx_status smx_standardize_softmax_f32(const float *x, float *y, size_t n, double temperature,
+                                       const smx_options *opt) {
+  return smx_standardize_softmax_rows_f32(x, n, y, n, 1, n, temperature, opt);
+}
+smx_status smx_standardize_softmax_f64(const double *x, double *y, size_t n, double temperature,
+                                       const smx_options *opt) {
+  return smx_standardize_softmax_rows_f64(x, n, y, n, 1, n, temperature, opt);
+}
+
+#define BWD(sfx, T, E)                                                                                        \
+  smx_status smx_standardize_softmax_backward_rows_##sfx(const T *x, size_t ldx, const T *y, size_t ldy,      \
+                                                         const T *dy, size_t lddy, T *dx, size_t lddx,        \
+                                                         size_t rows, size_t cols, double temperature,        \
+                                                         const smx_options *opt) {                            \
+    (void)y; (void)ldy;                                                                                       \
+    return run(E, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, temperature, opt);                               \
+  }                                                                                                            \
+  smx_status smx_standardize_softmax_backward_##sfx(const T *x, const T *y, const T *dy, T *dx, size_t n,     \
+                                                    double temperature, const smx_options *opt) {             \
+    return smx_standardize_softmax_backward_rows_##sfx(x, n, y, n, dy, n, dx, n, 1, n, temperature, opt);     \
+  }
+BWD(f32, float, SMX_ELEM_F32)
+BWD(f64, double, SMX_ELEM_F64)
