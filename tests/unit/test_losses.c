@@ -173,8 +173,8 @@ static ld_t reference(const lcase *c, const double *x, const double *soft, ld_t 
   if (c->kind == L_NCE) return nce_ref(x, R, C, c->use_alpha ? TG : NULL, c->p1, (int)c->p2, c->red, out, g);
   if (c->kind == L_DICE_HARD) return dice_ref(x, R, C, TG, NULL, c->p1, c->red, out, g);
   if (c->kind == L_DICE_SOFT) return dice_ref(x, R, C, NULL, soft, c->p1, c->red, out, g);
-  ld_t l[MAXR], sc;
-  int keep[MAXR];
+  ld_t l[MAXR] = { 0 }, sc = 1;
+  int keep[MAXR] = { 0 };
   for (size_t r = 0; r < R; r++) {
     keep[r] = TG[r] != -100;
     l[r] = 0;
