@@ -188,13 +188,14 @@ static smx_status nucleus_tokens(MPI_Comm comm, int P, const float *x, size_t ld
   for (int q = 0; q < P; q++) rc[q] = rc[P + q];
   for (size_t r = 0; r < n; r++) {
     size_t C = 0;
-    double *w = scr, *idx = w + cmax, *xs = idx + cmax, *w2 = xs + cmax, *idx2 = w2 + cmax;
+    double *w = scr, *xs = w + 2 * cmax, *w2 = w + 3 * cmax;
+    int64_t *idx = (int64_t *)(void *)(w + cmax), *idx2 = (int64_t *)(void *)(w + 4 * cmax);
     for (int q = 0; q < P; q++) {
       int k = cnt[n + (size_t)q * n + r];
       for (int e = 0; e < k; e++, C++) {
         const double *d = recv + rc[q] + 3 * e;
         w[C] = d[0];
-        idx[C] = d[1];
+        idx[C] = (int64_t)d[1];
         xs[C] = d[2];
       }
       rc[q] += 3 * k;

@@ -2,10 +2,14 @@
  * engine's is src/ops/sample_row.c, which this must match bit for bit). */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "mpi/cand.h"
+#include "ops/sample_prefix.h"
 #include "mpi/sample_filter.h"
+
+_Static_assert(sizeof(int64_t) == sizeof(double), "the scratch arrays hold indices in double-sized slots");
 
 #define LOG2E 1.4426950408889634073599246810018921
 #define LN2 0.69314718055994530941723212145818
@@ -42,63 +46,13 @@ double smx_mpi_gumbel_key(const smx_mpi_sample_cfg *cfg, float x, float m, doubl
   return ((double)x - (double)m) * cfg->c * LN2 + g;
 }
 
-/* ---- the top-p prefix: the engine's order and quickselect, on (w, idx, x) */
-static int before(const double *w, const double *idx, size_t a, size_t b) {
-  return w[a] > w[b] || (w[a] == w[b] && idx[a] < idx[b]);
-}
-
-static void swap2(double *w, double *idx, size_t a, size_t b) {
-  double tw = w[a], ti = idx[a];
-  w[a] = w[b];
-  idx[a] = idx[b];
-  w[b] = tw;
-  idx[b] = ti;
-}
-
-static void insertion_sort(double *w, double *idx, size_t lo, size_t hi) {
-  for (size_t i = lo + 1; i < hi; i++)
-    for (size_t j = i; j > lo && before(w, idx, j, j - 1); j--) swap2(w, idx, j, j - 1);
-}
-
-static size_t prefix(double *w, double *idx, size_t c, double target) {
-  size_t lo = 0, hi = c;
-  double acc = 0.0;
-  while (hi - lo > 16) {
-    size_t a = lo, b = lo + (hi - lo) / 2, d = hi - 1;
-    if (before(w, idx, b, a)) swap2(w, idx, a, b);
-    if (before(w, idx, d, b)) {
-      swap2(w, idx, b, d);
-      if (before(w, idx, b, a)) swap2(w, idx, a, b);
-    }
-    swap2(w, idx, b, hi - 1);
-    size_t p = hi - 1, s = lo;
-    double mass = 0.0;
-    for (size_t i = lo; i < p; i++)
-      if (before(w, idx, i, p)) {
-        swap2(w, idx, i, s);
-        mass += w[s];
-        s++;
-      }
-    swap2(w, idx, s, p);
-    if (acc + mass >= target) { hi = s; continue; }
-    if (acc + mass + w[s] >= target) return s + 1;
-    acc += mass + w[s];
-    lo = s + 1;
-  }
-  insertion_sort(w, idx, lo, hi);
-  for (size_t i = lo; i < hi; i++) {
-    acc += w[i];
-    if (acc >= target) return i + 1;
-  }
-  return hi;
-}
-
 /* insertion of (idx, x) pairs by index: kk is a top-k size, and the engine
  * sorts its candidates by index too before it walks them */
-static void sort_by_index(double *idx, double *x, size_t c) {
+static void sort_by_index(int64_t *idx, double *x, size_t c) {
   for (size_t i = 1; i < c; i++)
     for (size_t j = i; j > 0 && idx[j] < idx[j - 1]; j--) {
-      double ti = idx[j], tx = x[j];
+      int64_t ti = idx[j];
+      double tx = x[j];
       idx[j] = idx[j - 1];
       x[j] = x[j - 1];
       idx[j - 1] = ti;
@@ -106,13 +60,14 @@ static void sort_by_index(double *idx, double *x, size_t c) {
     }
 }
 
-int64_t smx_mpi_filtered_token(const smx_mpi_sample_cfg *cfg, double *w, double *idx, const double *xs, size_t c,
-                               double z, float m, uint64_t row, double *w2, double *idx2) {
+int64_t smx_mpi_filtered_token(const smx_mpi_sample_cfg *cfg, double *w, int64_t *idx, const double *xs, size_t c,
+                               double z, float m, uint64_t row, double *w2, int64_t *idx2) {
   memcpy(w2, w, c * sizeof(double));
-  memcpy(idx2, idx, c * sizeof(double));
-  double bw = -1.0, bi = INFINITY;
+  memcpy(idx2, idx, c * sizeof(int64_t));
+  double bw = -1.0;
+  int64_t bi = INT64_MAX;
   if (cfg->use_p) {
-    size_t r = prefix(w, idx, c, cfg->top_p * z);
+    size_t r = smx_sample_prefix(w, idx, c, cfg->top_p * z);
     bw = w[0];
     bi = idx[0];
     for (size_t q = 1; q < r; q++)
@@ -124,15 +79,15 @@ int64_t smx_mpi_filtered_token(const smx_mpi_sample_cfg *cfg, double *w, double 
   int64_t best = -1;
   double bv = -INFINITY;
   for (size_t q = 0; q < c; q++) {
-    double wq = w2[q], iq = idx2[q];
+    double wq = w2[q];
+    int64_t iq = idx2[q];
     if (cfg->use_p && !(wq > bw || (wq == bw && iq <= bi))) continue;
     if (cfg->use_min && !(wq >= cfg->min_p)) continue;
     if (xs[q] == -INFINITY) continue;
-    int64_t i = (int64_t)iq;
-    double v = smx_mpi_gumbel_key(cfg, (float)xs[q], m, smx_mpi_gumbel_noise(cfg->seed, row, cfg->step, (uint64_t)i));
-    if (v > bv || (v == bv && i < best)) {
+    double v = smx_mpi_gumbel_key(cfg, (float)xs[q], m, smx_mpi_gumbel_noise(cfg->seed, row, cfg->step, (uint64_t)iq));
+    if (v > bv || (v == bv && iq < best)) {
       bv = v;
-      best = i;
+      best = iq;
     }
   }
   return best;
@@ -140,12 +95,14 @@ int64_t smx_mpi_filtered_token(const smx_mpi_sample_cfg *cfg, double *w, double 
 
 int64_t smx_mpi_topk_token(const smx_mpi_sample_cfg *cfg, const double *cands, size_t kk, float m, uint64_t row,
                            double *scratch) {
-  double *w = scratch, *idx = w + kk, *w2 = idx + kk, *idx2 = w2 + kk, *xs = idx2 + kk;
+  /* int64_t and double have the same size and alignment (sample_filter.h) */
+  double *w = scratch, *w2 = w + 2 * kk, *xs = w + 4 * kk;
+  int64_t *idx = (int64_t *)(void *)(w + kk), *idx2 = (int64_t *)(void *)(w + 3 * kk);
   size_t c = 0;
   for (size_t q = 0; q < kk; q++) {
     if (cands[2 * q + 1] < 0.0) continue;
     xs[c] = cands[2 * q];
-    idx[c++] = cands[2 * q + 1];
+    idx[c++] = (int64_t)cands[2 * q + 1];
   }
   /* z before the sort, in the merged order (the engine's is its heap's: the
    * sums may differ in the last bit) */

@@ -24,13 +24,15 @@ double smx_mpi_weight(const smx_mpi_sample_cfg *cfg, float x, float m);
 float smx_mpi_threshold_x(const smx_mpi_sample_cfg *cfg, float m, double rho);
 double smx_mpi_gumbel_key(const smx_mpi_sample_cfg *cfg, float x, float m, double g);
 /* The token of a row from its kk merged top-k candidates (cand.h layout),
- * with the top-p and min-p filters after top-k; scratch holds 5 kk doubles. */
+ * with the top-p and min-p filters after top-k; scratch holds 5 kk doubles
+ * (two of its five arrays hold int64_t indices, the size of a double). */
 int64_t smx_mpi_topk_token(const smx_mpi_sample_cfg *cfg, const double *cands, size_t kk, float m, uint64_t row,
                            double *scratch);
 /* The token from c candidates in index order (weights w, indices idx,
  * logits xs) and the normaliser z: top-p's prefix, min-p, then Gumbel-max.
- * w and idx are permuted; w2 and idx2 hold c doubles each. */
-int64_t smx_mpi_filtered_token(const smx_mpi_sample_cfg *cfg, double *w, double *idx, const double *xs, size_t c,
-                               double z, float m, uint64_t row, double *w2, double *idx2);
+ * w and idx are permuted; w2 and idx2 hold c entries each. The top-p prefix
+ * is the engine's own (src/ops/sample_prefix.h). */
+int64_t smx_mpi_filtered_token(const smx_mpi_sample_cfg *cfg, double *w, int64_t *idx, const double *xs, size_t c,
+                               double z, float m, uint64_t row, double *w2, int64_t *idx2);
 double smx_mpi_gumbel_noise(uint64_t seed, uint64_t row, uint64_t step, uint64_t i);
 #endif

@@ -6,6 +6,7 @@
 
 #include "ops/softmax_row_half.h"
 #include "math/philox.h"
+#include "ops/sample_prefix.h"
 #include "ops/sample_row.h"
 #include "ops/topk_heap.h"
 #include "ops/topk_row.h"
@@ -32,25 +33,6 @@ void smx_sample_scratch_init(smx_sample_scratch *s, void *buf, size_t n) {
   s->pos = (uint32_t *)(void *)(s->row + n);
 }
 
-/* the order of the filters: larger weight first, then lower index */
-static int before(const double *w, const int64_t *idx, size_t a, size_t b) {
-  return w[a] > w[b] || (w[a] == w[b] && idx[a] < idx[b]);
-}
-
-static void swap2(double *w, int64_t *idx, size_t a, size_t b) {
-  double tw = w[a];
-  int64_t ti = idx[a];
-  w[a] = w[b];
-  idx[a] = idx[b];
-  w[b] = tw;
-  idx[b] = ti;
-}
-
-static void insertion_sort(double *w, int64_t *idx, size_t lo, size_t hi) {
-  for (size_t i = lo + 1; i < hi; i++)
-    for (size_t j = i; j > lo && before(w, idx, j, j - 1); j--) swap2(w, idx, j, j - 1);
-}
-
 /* Heapsort by index (the top-k candidates come out of a heap in no useful order). */
 static void sift_idx(double *w, int64_t *idx, size_t at, size_t size) {
   for (;;) {
@@ -58,7 +40,7 @@ static void sift_idx(double *w, int64_t *idx, size_t at, size_t size) {
     if (l < size && idx[l] > idx[big]) big = l;
     if (r < size && idx[r] > idx[big]) big = r;
     if (big == at) return;
-    swap2(w, idx, at, big);
+    smx_prefix_swap(w, idx, at, big);
     at = big;
   }
 }
@@ -66,43 +48,9 @@ static void sift_idx(double *w, int64_t *idx, size_t at, size_t size) {
 static void sort_by_index(double *w, int64_t *idx, size_t c) {
   for (size_t i = c / 2; i-- > 0;) sift_idx(w, idx, i, c);
   for (size_t n = c; n > 1; n--) {
-    swap2(w, idx, 0, n - 1);
+    smx_prefix_swap(w, idx, 0, n - 1);
     sift_idx(w, idx, 0, n - 1);
   }
-}
-
-size_t smx_sample_prefix(double *w, int64_t *idx, size_t c, double target) {
-  size_t lo = 0, hi = c;
-  double acc = 0.0;   /* mass of [0, lo), all of which is in the prefix */
-  while (hi - lo > 16) {
-    /* median of three (in the order) as the pivot, moved to hi - 1 */
-    size_t a = lo, b = lo + (hi - lo) / 2, d = hi - 1;
-    if (before(w, idx, b, a)) swap2(w, idx, a, b);
-    if (before(w, idx, d, b)) {
-      swap2(w, idx, b, d);
-      if (before(w, idx, b, a)) swap2(w, idx, a, b);
-    }
-    swap2(w, idx, b, hi - 1);
-    size_t p = hi - 1, s = lo;
-    double mass = 0.0;
-    for (size_t i = lo; i < p; i++)
-      if (before(w, idx, i, p)) {
-        swap2(w, idx, i, s);
-        mass += w[s];
-        s++;
-      }
-    swap2(w, idx, s, p);   /* the pivot now sits at s; [lo, s) comes before it */
-    if (acc + mass >= target) { hi = s; continue; }
-    if (acc + mass + w[s] >= target) return s + 1;
-    acc += mass + w[s];
-    lo = s + 1;
-  }
-  insertion_sort(w, idx, lo, hi);
-  for (size_t i = lo; i < hi; i++) {
-    acc += w[i];
-    if (acc >= target) return i + 1;
-  }
-  return hi;   /* hi < c only when rounding of the walk fell short of the partition's sum */
 }
 
 static double weight(const smx_sample_cfg *cfg, float xi, float m) {

@@ -47,10 +47,6 @@ void smx_sample_scratch_init(smx_sample_scratch *s, void *buf, size_t n);
  * with NaN or with no entry above -inf. */
 int64_t smx_sample_row(const smx_sample_cfg *cfg, const float *x, size_t n, uint64_t row, smx_sample_scratch *s);
 
-/* Reorders (w, idx)[0, c) so that its first r entries are the smallest prefix,
- * in order of decreasing w and then increasing idx, whose sum reaches target
- * (>= target); returns r (c if the whole set falls short). No full sort:
- * expected O(c). Exposed for the tests. */
-size_t smx_sample_prefix(double *w, int64_t *idx, size_t c, double target);
+/* The top-p prefix, smx_sample_prefix, is in ops/sample_prefix.h. */
 
 #endif

@@ -11,6 +11,7 @@
  * Tokens outside the kept set must never appear.
  */
 #include "../common/test_util.h"
+#include "ops/sample_prefix.h"
 #include "ops/sample_row.h"
 #include "math/half_scalar.h"
 #include "smx/smx_topk.h"
