@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "cli/formats.h"
+#include "cli/run_opts.h"
 #include "cli/job.h"
 #include "cli/message.h"
 #include "cli/number.h"
@@ -66,15 +67,16 @@ int smx_cmd_multimax(int argc, char **argv) {
   c.o.threads = 1;
   int quiet = 0;
   cli_io_opts io = CLI_IO_OPTS_INIT;
+  cli_run_opts run = CLI_RUN_OPTS_INIT(CLI_RUN_MASKED_ROW);
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int took = cli_io_option(&io, a, v);
     if (took < 0) return SMX_CLI_EXIT_USAGE;
     if (took > 0) { i += took - 1; continue; }
-    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-      if (!v) return smx_cli_usage_error("%s needs a file name", a);
-      out = v; i++;
-    } else if (!strcmp(a, "--temperature") || !strcmp(a, "-t")) {
+    took = cli_run_option(&run, a, v);
+    if (took < 0) return SMX_CLI_EXIT_USAGE;
+    if (took > 0) { i += took - 1; continue; }
+    if (!strcmp(a, "--temperature") || !strcmp(a, "-t")) {
       if (!v) return smx_cli_usage_error("%s needs a value", a);
       if (!smx_cli_parse_temperature(v, &c.o.temperature)) return smx_cli_temperature_error("--temperature", v);
       i++;
@@ -82,25 +84,16 @@ int smx_cmd_multimax(int argc, char **argv) {
       if (!parse4(v, !strcmp(a, "--ranges") ? c.r : c.ts))
         return smx_cli_usage_error("%s needs four finite numbers separated by commas", a);
       i++;
-    } else if (!strcmp(a, "--threads")) {
-      char *end;
-      long n = v ? strtol(v, &end, 10) : -1;
-      if (!v || *end || n < 1 || n > 256) return smx_cli_usage_error("--threads must be a whole number from 1 to 256");
-      c.o.threads = (int)n; i++;
-    } else if (!strcmp(a, "--masked-row")) {
-      if (!v || (strcmp(v, "zero") && strcmp(v, "nan"))) return smx_cli_usage_error("--masked-row must be zero or nan");
-      if (!strcmp(v, "nan")) c.o.flags |= SMX_FLAG_MASKED_ROW_NAN;
-      i++;
-    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-      quiet = 1;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return smx_cli_usage_error("unknown option '%s' for multimax", a);
-    } else if (!in) {
-      in = a;
     } else {
-      return smx_cli_usage_error("multimax takes one input file; '%s' is extra", a);
+      int prc = cli_run_positional(&run, "multimax", "input file", a);
+      if (prc) return prc;
     }
   }
+  in = run.in;
+  out = run.out;
+  quiet = run.quiet;
+  c.o.threads = run.threads;
+  c.o.flags |= run.flags;
   if (!in) return smx_cli_usage_error("multimax needs an input file (.npy, .csv or .tsv; - for stdin)");
   if (!out) return smx_cli_usage_error("multimax needs -o OUT (.npy, .csv or .tsv; - for stdout)");
   int fin, fout, urc;

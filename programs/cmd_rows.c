@@ -17,6 +17,7 @@
 #include "cli/message.h"
 #include "cli/number.h"
 #include "cli/formats.h"
+#include "cli/run_opts.h"
 #include "cli/job.h"
 
 /* The options and the input rules the three commands share. */
@@ -123,6 +124,7 @@ static int run_rows(const char *cmd, int argc, char **argv) {
   if (!strcmp(cmd, "softpick")) p = 1e-6;
   if (!strcmp(cmd, "ssmax")) p = 1.0;
   cli_io_opts io = CLI_IO_OPTS_INIT;
+  cli_run_opts run = CLI_RUN_OPTS_INIT(CLI_RUN_MASKED_ROW);
   smx_dtype odt = SMX_DTYPE_F32;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -130,10 +132,10 @@ static int run_rows(const char *cmd, int argc, char **argv) {
     int took = cli_io_option(&io, a, v);
     if (took < 0) return SMX_CLI_EXIT_USAGE;
     if (took > 0) { i += took - 1; continue; }
-    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-      if (!v) return smx_cli_usage_error("%s needs a file name", a);
-      out = v; i++;
-    } else if (!strcmp(a, "--temperature") || !strcmp(a, "-t")) {
+    took = cli_run_option(&run, a, v);
+    if (took < 0) return SMX_CLI_EXIT_USAGE;
+    if (took > 0) { i += took - 1; continue; }
+    if (!strcmp(a, "--temperature") || !strcmp(a, "-t")) {
       if (!v) return smx_cli_usage_error("%s needs a value", a);
       if (!smx_cli_parse_temperature(v, &o.temperature)) return smx_cli_temperature_error("--temperature", v);
       i++;
@@ -144,15 +146,6 @@ static int run_rows(const char *cmd, int argc, char **argv) {
       i++;
     } else if (!strcmp(a, "--algo")) {
       if (!v || !parse_algo(v, &o.algo)) return smx_cli_usage_error("--algo must be auto, three-pass, two-pass or online");
-      i++;
-    } else if (!strcmp(a, "--threads")) {
-      char *end;
-      long n = v ? strtol(v, &end, 10) : -1;
-      if (!v || *end || n < 1 || n > 256) return smx_cli_usage_error("--threads must be a whole number from 1 to 256");
-      o.threads = (int)n; i++;
-    } else if (!strcmp(a, "--masked-row")) {
-      if (!v || (strcmp(v, "zero") && strcmp(v, "nan"))) return smx_cli_usage_error("--masked-row must be zero or nan");
-      if (!strcmp(v, "nan")) o.flags |= SMX_FLAG_MASKED_ROW_NAN;
       i++;
     } else if (!strcmp(a, "--dtype")) {
       if (!v || !cli_parse_dtype(v, &odt)) return smx_cli_usage_error("--dtype must be f32, f64 or f16, not '%s'", v ? v : "");
@@ -171,16 +164,16 @@ static int run_rows(const char *cmd, int argc, char **argv) {
       kk = (size_t)n; have_k = 1; i++;
     } else if (!strcmp(a, "--normalized") && !strcmp(cmd, "sa-softmax")) {
       kk = 1;
-    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-      quiet = 1;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return smx_cli_usage_error("unknown option '%s' for %s", a, cmd);
-    } else if (!in) {
-      in = a;
     } else {
-      return smx_cli_usage_error("%s takes one input file; '%s' is extra", cmd, a);
+      int prc = cli_run_positional(&run, cmd, "input file", a);
+      if (prc) return prc;
     }
   }
+  in = run.in;
+  out = run.out;
+  quiet = run.quiet;
+  o.threads = run.threads;
+  o.flags |= run.flags;
   if (!in) return smx_cli_usage_error("%s needs an input file (.npy, .csv or .tsv; - for stdin)", cmd);
   if (!out) return smx_cli_usage_error("%s needs -o OUT (.npy, .csv or .tsv; - for stdout)", cmd);
   int fin, fout, urc;

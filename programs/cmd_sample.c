@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli/formats.h"
+#include "cli/run_opts.h"
 #include "cli/job.h"
 #include "cli/message.h"
 #include "cli/number.h"
@@ -80,6 +81,7 @@ int smx_cmd_sample(int argc, char **argv) {
   uint64_t seed = 0, step = 0, top_k = 0;
   int have_seed = 0, quiet = 0;
   cli_io_opts io = CLI_IO_OPTS_INIT;
+  cli_run_opts run = CLI_RUN_OPTS_INIT(0u);
   smx_sample_params p;
   memset(&p, 0, sizeof p);
   p.temperature = 1.0;
@@ -90,10 +92,10 @@ int smx_cmd_sample(int argc, char **argv) {
     int took = cli_io_option(&io, a, v);
     if (took < 0) return SMX_CLI_EXIT_USAGE;
     if (took > 0) { i += took - 1; continue; }
-    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-      if (!v) return smx_cli_usage_error("%s needs a file name", a);
-      out = v; i++;
-    } else if (!strcmp(a, "--seed")) {
+    took = cli_run_option(&run, a, v);
+    if (took < 0) return SMX_CLI_EXIT_USAGE;
+    if (took > 0) { i += took - 1; continue; }
+    if (!strcmp(a, "--seed")) {
       if (!smx_cli_parse_u64(v, 0, UINT64_MAX, &seed)) return smx_cli_usage_error("--seed must be a whole number from 0 to 2^64-1");
       have_seed = 1; i++;
     } else if (!strcmp(a, "--step")) {
@@ -117,20 +119,15 @@ int smx_cmd_sample(int argc, char **argv) {
       p.greedy = 1;
     } else if (!strcmp(a, "--gumbel")) {
       p.method = SMX_SAMPLE_GUMBEL_MAX;
-    } else if (!strcmp(a, "--threads")) {
-      uint64_t n;
-      if (!smx_cli_parse_u64(v, 1, 256, &n)) return smx_cli_usage_error("--threads must be a whole number from 1 to 256");
-      o.threads = (int)n; i++;
-    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-      quiet = 1;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return smx_cli_usage_error("unknown option '%s' for sample", a);
-    } else if (!in) {
-      in = a;
     } else {
-      return smx_cli_usage_error("sample takes one input file; '%s' is extra", a);
+      int prc = cli_run_positional(&run, "sample", "input file", a);
+      if (prc) return prc;
     }
   }
+  in = run.in;
+  out = run.out;
+  quiet = run.quiet;
+  o.threads = run.threads;
   if (!in) return smx_cli_usage_error("sample needs an input file (.npy, .csv or .tsv; - for stdin)");
   if (!out) return smx_cli_usage_error("sample needs -o TOKENS.npy (or -o - for stdout)");
   if (!have_seed && !p.greedy && p.temperature != 0.0) return smx_cli_usage_error("sample needs --seed S (or --greedy)");

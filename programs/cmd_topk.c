@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cli/formats.h"
+#include "cli/run_opts.h"
 #include "cli/job.h"
 #include "cli/message.h"
 #include "cli/number.h"
@@ -67,16 +68,17 @@ int smx_cmd_topk(int argc, char **argv) {
   uint64_t k = 0;
   int have_k = 0, log_mode = 0, raw = 0, quiet = 0;
   cli_io_opts io = CLI_IO_OPTS_INIT;
+  cli_run_opts run = CLI_RUN_OPTS_INIT(CLI_RUN_MASKED_ROW);
   smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int took = cli_io_option(&io, a, v);
     if (took < 0) return SMX_CLI_EXIT_USAGE;
     if (took > 0) { i += took - 1; continue; }
-    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-      if (!v) return smx_cli_usage_error("%s needs a file name", a);
-      out = v; i++;
-    } else if (!strcmp(a, "--indices")) {
+    took = cli_run_option(&run, a, v);
+    if (took < 0) return SMX_CLI_EXIT_USAGE;
+    if (took > 0) { i += took - 1; continue; }
+    if (!strcmp(a, "--indices")) {
       if (!v) return smx_cli_usage_error("%s needs a file name", a);
       idx_out = v; i++;
     } else if (!strcmp(a, "-k")) {
@@ -85,28 +87,20 @@ int smx_cmd_topk(int argc, char **argv) {
     } else if (!strcmp(a, "--temperature") || !strcmp(a, "-t")) {
       if (!smx_cli_parse_temperature(v, &o.temperature)) return smx_cli_temperature_error("--temperature", v);
       i++;
-    } else if (!strcmp(a, "--threads")) {
-      uint64_t n;
-      if (!smx_cli_parse_u64(v, 1, 256, &n)) return smx_cli_usage_error("--threads must be a whole number from 1 to 256");
-      o.threads = (int)n; i++;
-    } else if (!strcmp(a, "--masked-row")) {
-      if (!v || (strcmp(v, "zero") && strcmp(v, "nan"))) return smx_cli_usage_error("--masked-row must be zero or nan");
-      if (!strcmp(v, "nan")) o.flags |= SMX_FLAG_MASKED_ROW_NAN;
-      i++;
     } else if (!strcmp(a, "--log")) {
       log_mode = 1;
     } else if (!strcmp(a, "--raw")) {
       raw = 1;
-    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-      quiet = 1;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return smx_cli_usage_error("unknown option '%s' for topk", a);
-    } else if (!in) {
-      in = a;
     } else {
-      return smx_cli_usage_error("topk takes one input file; '%s' is extra", a);
+      int prc = cli_run_positional(&run, "topk", "input file", a);
+      if (prc) return prc;
     }
   }
+  in = run.in;
+  out = run.out;
+  quiet = run.quiet;
+  o.threads = run.threads;
+  o.flags |= run.flags;
   if (!in) return smx_cli_usage_error("topk needs an input file (.npy, .csv or .tsv; - for stdin)");
   if (!have_k) return smx_cli_usage_error("topk needs -k K");
   if (!out) return smx_cli_usage_error("topk needs -o VALUES.npy (or -o - for stdout)");

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli/formats.h"
+#include "cli/run_opts.h"
 #include "cli/job.h"
 #include "cli/message.h"
 #include "cli/number.h"
@@ -81,16 +82,17 @@ int smx_cmd_xent(int argc, char **argv) {
   smx_xent_options o = SMX_XENT_OPTIONS_INIT;
   int quiet = 0;
   cli_io_opts io = CLI_IO_OPTS_INIT;
+  cli_run_opts run = CLI_RUN_OPTS_INIT(CLI_RUN_MASKED_ROW);
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     int took = cli_io_option(&io, a, v);
     if (took < 0) return SMX_CLI_EXIT_USAGE;
     if (took > 0) { i += took - 1; continue; }
-    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-      if (!v) return smx_cli_usage_error("%s needs a file name", a);
-      out = v; i++;
-    } else if (!strcmp(a, "--targets")) {
+    took = cli_run_option(&run, a, v);
+    if (took < 0) return SMX_CLI_EXIT_USAGE;
+    if (took > 0) { i += took - 1; continue; }
+    if (!strcmp(a, "--targets")) {
       if (!v) return smx_cli_usage_error("--targets needs a file name");
       tpath = v; i++;
     } else if (!strcmp(a, "--grad")) {
@@ -118,25 +120,16 @@ int smx_cmd_xent(int argc, char **argv) {
     } else if (!strcmp(a, "--temperature") || !strcmp(a, "-t")) {
       if (!smx_cli_parse_temperature(v, &o.temperature)) return smx_cli_temperature_error("--temperature", v);
       i++;
-    } else if (!strcmp(a, "--threads")) {
-      char *end;
-      long n = v ? strtol(v, &end, 10) : -1;
-      if (!v || *end || n < 1 || n > 256) return smx_cli_usage_error("--threads must be a whole number from 1 to 256");
-      o.threads = (int)n; i++;
-    } else if (!strcmp(a, "--masked-row")) {
-      if (!v || (strcmp(v, "zero") && strcmp(v, "nan"))) return smx_cli_usage_error("--masked-row must be zero or nan");
-      if (!strcmp(v, "nan")) o.flags |= SMX_FLAG_MASKED_ROW_NAN;
-      i++;
-    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-      quiet = 1;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return smx_cli_usage_error("unknown option '%s' for xent", a);
-    } else if (!in) {
-      in = a;
     } else {
-      return smx_cli_usage_error("xent takes one logits file; '%s' is extra", a);
+      int prc = cli_run_positional(&run, "xent", "logits file", a);
+      if (prc) return prc;
     }
   }
+  in = run.in;
+  out = run.out;
+  quiet = run.quiet;
+  o.threads = run.threads;
+  o.flags |= run.flags;
   if (!in) return smx_cli_usage_error("xent needs a logits file (.npy, .csv or .tsv; - for stdin)");
   if (!tpath) return smx_cli_usage_error("xent needs --targets T.npy");
   if (!out && o.reduction == SMX_REDUCTION_NONE) return smx_cli_usage_error("--reduction none needs -o LOSS.npy");
