@@ -259,6 +259,36 @@ class TestTorch(unittest.TestCase):
                 t = (torch.randn(3, 7, dtype=torch.float64) * 1.5).requires_grad_()
                 self.assertTrue(torch.autograd.gradcheck(f, (t,), eps=1e-6, atol=1e-6))
 
+    def test_parameter_gradcheck(self):
+        """SSMax's s and sigmoid's temperature and bias as learned one-element tensors, with -inf and
+        saturated entries (their x . g terms must be 0, never NaN)."""
+        import torch
+        import smx.torch as st
+        torch.manual_seed(1)
+        x = (torch.randn(4, 9, dtype=torch.float64) * 1.5)
+        x[1, 3] = -float("inf")
+        x = x.requires_grad_()
+        lens = np.array([9, 5, 2, 1])
+        for s0 in (0.7, 1e-3):   # gradcheck steps s both ways, and s must be >= 0
+            with self.subTest(s=s0):
+                s = torch.tensor(s0, dtype=torch.float64, requires_grad=True)
+                self.assertTrue(torch.autograd.gradcheck(lambda a, b: st.ssmax(a, s=b), (x, s), eps=1e-6, atol=1e-6))
+                self.assertTrue(torch.autograd.gradcheck(lambda b: st.ssmax(x.detach(), s=b, n=lens), (s,),
+                                                         eps=1e-6, atol=1e-6))
+        # a plain number and a tensor give the same forward
+        self.assertTrue(torch.equal(st.ssmax(x.detach(), s=0.7), st.ssmax(x.detach(), s=torch.tensor(0.7, dtype=torch.float64))))
+        z = (torch.randn(3, 5, dtype=torch.float64) * 2.0)
+        z[0, 0], z[1, 1] = float("inf"), -float("inf")
+        z = z.requires_grad_()
+        t = torch.tensor(1.3, dtype=torch.float64, requires_grad=True)
+        b = torch.tensor(-0.4, dtype=torch.float64, requires_grad=True)
+        self.assertTrue(torch.autograd.gradcheck(lambda a, u, v: st.sigmoid(a, temperature=u, bias=v), (z, t, b),
+                                                 eps=1e-6, atol=1e-6))
+        self.assertTrue(torch.autograd.gradcheck(lambda v: st.sigmoid(z.detach(), temperature=2.0, bias=v), (b,)))
+        self.assertTrue(torch.autograd.gradcheck(lambda u: st.sigmoid(z.detach(), temperature=u), (t,)))
+        with self.assertRaises(ValueError):
+            st.sigmoid(z, bias=torch.zeros(2))
+
     def test_kd_gradcheck(self):
         import torch
         import smx.torch as st

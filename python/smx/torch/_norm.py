@@ -46,8 +46,51 @@ def softpick(t, dim=-1, eps=1e-6):
     return _Variant.apply(t, "softpick", dim, {"eps": eps}, "x")
 
 
+def _scalar(p, name):
+    """A parameter given as a number, or as a one-element tensor that may be learned."""
+    if torch.is_tensor(p):
+        if p.numel() != 1:
+            raise ValueError(f"smx.torch: {name} must hold one value")
+        return float(p.detach().reshape(()).item()), p
+    return float(p), None
+
+
+def _finite_dot(x, g):
+    """sum of x * g over the entries where x is finite (g is 0 at the others: masked or saturated)."""
+    return torch.where(torch.isfinite(x), x * g, torch.zeros((), dtype=g.dtype)).sum()
+
+
+class _SSMaxS(torch.autograd.Function):
+    """ssmax with a learned s. With z = s log(n) x and g the VJP with respect to z, dL/ds = sum log(n) x g.
+    smx's VJP at s = 1 on the same y and dy is log(n) g, so dL/ds = x . ssmax_backward(y, dy, s=1): no
+    division by s, so s = 0 works."""
+
+    @staticmethod
+    def forward(ctx, x, s_t, dim, n):
+        s = float(s_t.detach().reshape(()).item())
+        xn = _np(x)
+        y = torch.from_numpy(np.ascontiguousarray(_norm.ssmax(xn, s=s, n=n, axis=dim)))
+        ctx.dim, ctx.n, ctx.s = dim, n, s
+        ctx.save_for_backward(x, y, s_t)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, y, s_t = ctx.saved_tensors
+        yn, dyn = _np(y), _np(dy)
+        dx = _norm.ssmax_backward(None, yn, dyn, s=ctx.s, n=ctx.n, axis=ctx.dim)
+        ds = None
+        if ctx.needs_input_grad[1]:
+            g1 = torch.from_numpy(np.ascontiguousarray(_norm.ssmax_backward(None, yn, dyn, s=1.0, n=ctx.n, axis=ctx.dim)))
+            ds = _finite_dot(x, g1).reshape(s_t.shape).to(s_t.dtype)
+        return torch.from_numpy(np.ascontiguousarray(dx)), ds, None, None
+
+
 def ssmax(t, dim=-1, s=1.0, n=None):
-    """smx.ssmax on a tensor (s held fixed in the gradient)."""
+    """smx.ssmax on a tensor. s may be a one-element tensor with requires_grad (SSMax's learned s)."""
+    if torch.is_tensor(s):
+        _scalar(s, "s")
+        return _SSMaxS.apply(t, s, dim, n)
     return _Variant.apply(t, "ssmax", dim, {"s": s, "n": n}, "y")
 
 
@@ -63,8 +106,40 @@ def topk_softmax(t, k, dim=-1):
     return _Variant.apply(t, "topk_softmax", dim, {"k": k}, "y")
 
 
+class _SigmoidParams(torch.autograd.Function):
+    """sigmoid with a learned temperature T and / or bias b. smx's VJP gives dx = y (1 - y) dy / T; then
+    dL/db = T sum(dx) and dL/dT = -sum(x dx) / T (saturated and infinite entries have dx = 0)."""
+
+    @staticmethod
+    def forward(ctx, x, t_t, b_t, t, b):
+        y = torch.from_numpy(np.ascontiguousarray(_norm.sigmoid(_np(x), temperature=t, bias=b)))
+        ctx.t, ctx.b = t, b
+        ctx.save_for_backward(x, y, t_t, b_t)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, y, t_t, b_t = ctx.saved_tensors
+        dx = torch.from_numpy(np.ascontiguousarray(_norm.sigmoid_backward(None, _np(y), _np(dy), temperature=ctx.t)))
+        dt = db = None
+        if ctx.needs_input_grad[1]:
+            dt = (-_finite_dot(x, dx) / ctx.t).reshape(t_t.shape).to(t_t.dtype)
+        if ctx.needs_input_grad[2]:
+            db = (dx.sum() * ctx.t).reshape(b_t.shape).to(b_t.dtype)
+        return dx, dt, db, None, None
+
+
 def sigmoid(t, temperature=1.0, bias=0.0):
-    """sigma(t / temperature + bias) elementwise, differentiable in t."""
+    """sigma(t / temperature + bias) elementwise, differentiable in t, and in temperature and bias when they
+    are given as one-element tensors (with requires_grad)."""
+    if torch.is_tensor(temperature) or torch.is_tensor(bias):
+        tv, tt = _scalar(temperature, "temperature")
+        bv, bt = _scalar(bias, "bias")
+        if tt is None:
+            tt = torch.tensor(tv, dtype=t.dtype)
+        if bt is None:
+            bt = torch.tensor(bv, dtype=t.dtype)
+        return _SigmoidParams.apply(t, tt, bt, tv, bv)
     return _Variant.apply(t, "sigmoid", None, {"temperature": temperature, "bias": bias}, "y")
 
 
