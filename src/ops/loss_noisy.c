@@ -110,8 +110,10 @@ static void noisy_row(const void *ctx, const void *x, size_t n, size_t t, double
     nan_row(c, row, n, loss, g);
     return;
   }
-  double d = (da > 0.0 ? da * exp(ma - m) : 0.0) + (db > 0.0 ? db * exp(mb - m) : 0.0) + exp(fn - m);
-  double l = log(d) + (m - fn);               /* +inf when f~_t = -inf */
+  double rest = (da > 0.0 ? da * exp(ma - m) : 0.0) + (db > 0.0 ? db * exp(mb - m) : 0.0);
+  double d = rest + exp(fn - m);
+  /* f~_t the maximum: loss = log1p(rest), to full relative precision as p~_t -> 1 */
+  double l = fn == m ? log1p(rest) : log(d) + (m - fn);   /* +inf when f~_t = -inf */
   *loss = l;
   double pm1 = expm1(-l);                     /* p~_t - 1, accurate as p~_t -> 1 */
   if (c->grad_norms) put(c, c->grad_norms, row, s * pm1 * (-a * da_dr));

@@ -88,14 +88,15 @@ static ld_t ref_row(const double *x, size_t n, size_t t, double r, double alpha,
   }
   ld_t fn = a == 0 ? ft : ft - a * amp, m = fn;
   for (size_t j = 0; j < n; j++) if (j != t && (ld_t)x[j] > m) m = x[j];
-  ld_t d = 0;
-  for (size_t j = 0; j < n; j++) d += expl((j == t ? fn : (ld_t)x[j]) - m);
-  ld_t lse = m + logl(d);
+  ld_t rest = 0;
+  for (size_t j = 0; j < n; j++) if (j != t) rest += expl((ld_t)x[j] - m);
+  /* the loss lse - f~_t; log1p where f~_t is the maximum (p~_t near 1) */
+  ld_t loss = m == fn ? log1pl(rest) : logl(rest + expl(fn - m)) + (m - fn), lse = fn + loss;
   for (size_t j = 0; j < n; j++) g[j] = j == t ? 0 : expl((ld_t)x[j] - lse);
-  ld_t pm1 = expl(fn - lse) - 1;
+  ld_t pm1 = expm1l(-loss);
   g[t] = pm1 * (1 - a * da_df);
   *gr = pm1 * (-a * da_dr);
-  return lse - fn;
+  return loss;
 }
 
 typedef struct ncase {
@@ -331,6 +332,21 @@ static void specials(void) {
   ld_t s5 = expl(3) + expl(0) + expl(1) + expl(-1);
   CHECK(fabsl(l[5] - (logl(s5) - 3)) <= 16 * EPS_F && gr[5] == 0 && fabsl(g[20] - (expl(3) / s5 - 1)) <= 16 * EPS_F,
         "clamped row: %g", (double)l[5]);
+  /* p~_t near 1: the loss (about 3 e^-40) to full relative precision, which
+   * taking exp(f_t) out of the whole row's sum would lose */
+  double xs[C] = { 40, 0, 0, 0 }, ns = 40.5, ls, gs[C], grs, xi0;
+  o.reduction = SMX_REDUCTION_SUM;
+  smx_noisy_softmax_noise(9, 1, 0, 1, &xi0);
+  ld_t gw[C], grw, lw = ref_row(xs, C, 0, ns, 0.1, xi0, SMX_NOISY_ANNEALED, gw, &grw);
+  CHECK(smx_noisy_softmax_loss_f64(xs, C, 1, C, t, &ns, 0.1, 9, 1, SMX_NOISY_ANNEALED, &o, &ls, gs, C, &grs) ==
+                SMX_OK && fabsl(ls - lw) <= 1e-13L * lw && fabsl(gs[0] - gw[0]) <= 1e-13L * fabsl(gw[0]) &&
+            fabsl(grs - grw) <= 1e-13L * fabsl(grw),
+        "p_t near 1: %.17g vs %.17Lg", ls, lw);
+  float xsf[C] = { 40, 0, 0, 0 }, nsf = 40.5f, lsf, gsf[C], grsf;
+  CHECK(smx_noisy_softmax_loss_f32(xsf, C, 1, C, t, &nsf, 0.1, 9, 1, SMX_NOISY_ANNEALED, &o, &lsf, gsf, C, &grsf) ==
+                SMX_OK && fabsl(lsf - lw) <= 1e-6L * lw && fabsl(grsf - grw) <= 1e-6L * fabsl(grw),
+        "f32 p_t near 1: %.9g vs %.17Lg", (double)lsf, lw);
+  o.reduction = SMX_REDUCTION_NONE;
   /* a -inf target under FREE noise and the other modes: finite gradients */
   CHECK(smx_noisy_softmax_loss_f32(x + 12, C, 1, C, t, nr, 0.3, 9, 1, SMX_NOISY_AMPLITUDE, &o, l, g, C, gr) ==
                 SMX_OK && l[0] == INFINITY && g[0] == -1.0f && isfinite(gr[0]),

@@ -35,6 +35,8 @@ class _NoisyLoss(torch.autograd.Function):
         g, gr = ctx.saved_tensors
         if ctx.reduction == "none":
             gx, gn = g * dl.unsqueeze(-1), gr * dl
+        elif bool(dl == 1):   # loss.backward() on the loss itself: the saved gradients as they are (no extra pass)
+            gx, gn = g, gr
         else:
             gx, gn = g * dl, gr * dl
         return gx, (gn if ctx.has_norms else None), None, None
