@@ -51,6 +51,8 @@ def noisy_softmax_loss(logits, target, norms, alpha=0.1, seed=0, step=0, mode="a
     Differentiable in logits and norms."""
     x, t, sq = _classes_last(logits, target)
     n = norms
+    if n is not None and not torch.is_tensor(n):
+        n = torch.as_tensor(n, dtype=x.dtype)
     if n is not None and sq:
         n = n.reshape(1)
     kw = dict(alpha=float(alpha), seed=int(seed), step=int(step), mode=mode, reduction=reduction,
