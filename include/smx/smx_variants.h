@@ -855,9 +855,10 @@ SMX_API smx_status smx_mixture_log_softmax_backward_rows_f64(const double *x, si
  * (smx_topk.h; word 0 is 0xFFFFFFFF so that no sampling draw, whose word 0
  * is a column index or 0, shares the block), u1 = ((w0 | (w1 & 0x1fffff) << 32)
  * + 0.5) 2^-53, u2 the same from (w2, w3), xi = sqrt(-2 ln u1) cos(2 pi u2)
- * (Box-Muller; |xi| < 8.7). row is the row's index in this call (0 to rows-1):
- * give each batch its own step (or seed). smx_noisy_softmax_noise returns
- * the values. They depend on (seed, row, step) only: results are bitwise the
+ * (Box-Muller; |xi| < 8.7). row = row_offset + the row's place in the call
+ * (as smx_sample's row_offset: a batch processed in pieces draws as if
+ * whole); give each batch its own step (or seed). smx_noisy_softmax_noise
+ * returns the values. They depend on (seed, row, step) only: results are bitwise the
  * same for every thread count.
  *
  * Arguments as the other losses (above: targets, ignore_index, reduction,
@@ -887,15 +888,15 @@ typedef enum smx_noisy_mode {
 
 SMX_API smx_status smx_noisy_softmax_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols,
                                               const int64_t *targets, const float *norms, double alpha,
-                                              uint64_t seed, uint64_t step, smx_noisy_mode mode,
-                                              const smx_loss_options *opt, float *loss, float *grad, size_t ldg,
-                                              float *grad_norms);
+                                              uint64_t seed, uint64_t step, uint64_t row_offset,
+                                              smx_noisy_mode mode, const smx_loss_options *opt, float *loss,
+                                              float *grad, size_t ldg, float *grad_norms);
 SMX_API smx_status smx_noisy_softmax_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols,
                                               const int64_t *targets, const double *norms, double alpha,
-                                              uint64_t seed, uint64_t step, smx_noisy_mode mode,
-                                              const smx_loss_options *opt, double *loss, double *grad, size_t ldg,
-                                              double *grad_norms);
-/* xi[i] = the noise of row row0 + i (above), for i < rows.
+                                              uint64_t seed, uint64_t step, uint64_t row_offset,
+                                              smx_noisy_mode mode, const smx_loss_options *opt, double *loss,
+                                              double *grad, size_t ldg, double *grad_norms);
+/* xi[i] = the noise of row number row0 + i (above), for i < rows.
  * @return SMX_E_INVALID_ARG if xi is NULL with rows > 0. */
 SMX_API smx_status smx_noisy_softmax_noise(uint64_t seed, uint64_t step, size_t row0, size_t rows, double *xi);
 

@@ -58,22 +58,23 @@ static int row_shaped(const PyArrayObject *a, const PyArrayObject *x) {
 PyObject *smx_py_noisy_softmax_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
   static const char *fn = "smx.noisy_softmax_loss";
-  static char *kw[] = {"logits", "targets", "norms", "alpha", "seed", "step", "mode", "reduction", "ignore_index",
+  static char *kw[] = {"logits", "targets", "norms", "alpha", "seed", "step", "mode", "row_offset", "reduction", "ignore_index",
                        "return_grad", "grad_scale", "threads", NULL};
   static const char *const modes[3] = { "annealed", "free", "amplitude" };
   static const char *const reds[3] = { "mean", "sum", "none" };
-  PyObject *xo, *to, *no, *ao = NULL, *so = NULL, *sto = NULL, *mo = NULL, *red = NULL, *ign = NULL, *rg = NULL,
-                         *gs = NULL, *thr = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|OOOOOOOOO:noisy_softmax_loss", kw, &xo, &to, &no, &ao, &so,
-                                   &sto, &mo, &red, &ign, &rg, &gs, &thr))
+  PyObject *xo, *to, *no, *ao = NULL, *so = NULL, *sto = NULL, *mo = NULL, *roo = NULL, *red = NULL, *ign = NULL,
+           *rg = NULL, *gs = NULL, *thr = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|OOOOOOOOOO:noisy_softmax_loss", kw, &xo, &to, &no, &ao, &so,
+                                   &sto, &mo, &roo, &red, &ign, &rg, &gs, &thr))
     return NULL;
   smx_loss_options o = SMX_LOSS_OPTIONS_INIT;
   double alpha = 0.1, scale = 1.0;
-  uint64_t seed = 0, step = 0;
+  uint64_t seed = 0, step = 0, row_offset = 0;
   int mode = 0, r = (int)o.reduction, want = 0;
   long long ii = -100, th = 1;
   if ((ao && smx_py_real_arg(fn, "alpha", ao, &alpha) < 0) || (so && parse_u64(fn, "seed", so, &seed) < 0) ||
       (sto && parse_u64(fn, "step", sto, &step) < 0) || parse_choice(fn, "mode", mo, modes, 3, &mode) < 0 ||
+      (roo && parse_u64(fn, "row_offset", roo, &row_offset) < 0) ||
       parse_choice(fn, "reduction", red, reds, 3, &r) < 0 ||
       (ign && smx_py_int_arg(fn, "ignore_index", ign, INT64_MIN, INT64_MAX, &ii) < 0) ||
       (thr && thr != Py_None && smx_py_int_arg(fn, "threads", thr, 0, 1 << 20, &th) < 0) ||
@@ -145,10 +146,10 @@ PyObject *smx_py_noisy_softmax_loss(PyObject *self, PyObject *args, PyObject *kw
     size_t ld = m.cols ? m.cols : 1;
     smx_noisy_mode md = (smx_noisy_mode)mode;
     Py_BEGIN_ALLOW_THREADS
-    s = f64 ? smx_noisy_softmax_loss_f64(xp, ld, m.rows, m.cols, tp, (const double *)np, alpha, seed, step, md, &o,
-                                         lp, gp, ld, grp)
-            : smx_noisy_softmax_loss_f32(xp, ld, m.rows, m.cols, tp, (const float *)np, alpha, seed, step, md, &o,
-                                         lp, gp, ld, grp);
+    s = f64 ? smx_noisy_softmax_loss_f64(xp, ld, m.rows, m.cols, tp, (const double *)np, alpha, seed, step,
+                                         row_offset, md, &o, lp, gp, ld, grp)
+            : smx_noisy_softmax_loss_f32(xp, ld, m.rows, m.cols, tp, (const float *)np, alpha, seed, step,
+                                         row_offset, md, &o, lp, gp, ld, grp);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {

@@ -9,11 +9,13 @@ PyObject *smx_py_noisy_softmax_noise(PyObject *self, PyObject *args, PyObject *k
 
 PyDoc_STRVAR(noisy_softmax_loss_doc,
              "noisy_softmax_loss($module, /, logits, targets, norms, alpha=0.1, seed=0, step=0, mode='annealed',\n"
-             "                   reduction='mean', ignore_index=-100, return_grad=False, grad_scale=1.0, threads=1)\n"
+             "                   row_offset=0, reduction='mean', ignore_index=-100, return_grad=False,\n"
+             "                   grad_scale=1.0, threads=1)\n"
              "--\n\n"
              "Noisy Softmax (Chen, Deng and Du, CVPR 2017): cross-entropy with the target logit f_t replaced by\n"
              "f_t - alpha * max(norms - f_t, 0) * |xi|, xi ~ N(0, 1) drawn from Philox keyed by (seed, row, step)\n"
-             "(row: the index in the flattened leading axes; the values: smx.noisy_softmax_noise).\n"
+             "(row: row_offset + the index in the flattened leading axes, so that a batch split in pieces draws\n"
+             "as if whole; the values: smx.noisy_softmax_noise(rows, seed, step, row0)).\n"
              "norms: ||W_t|| ||X|| per row, of shape logits.shape[:-1] (finite, >= 0).\n"
              "mode 'annealed' (the paper's), 'free' (f_t - alpha |xi|; norms may be None) or 'amplitude'\n"
              "(f_t - alpha norms |xi|). alpha = 0 is cross-entropy.\n"

@@ -30,7 +30,7 @@ typedef struct noisy_ctx {
   const void *norms;     /* the call's type, or NULL (FREE) */
   void *grad_norms;
   double alpha;
-  uint64_t seed, step;
+  uint64_t seed, step, row_offset;
   smx_noisy_mode mode;
   int f64;
 } noisy_ctx;
@@ -82,7 +82,7 @@ static void nan_row(const noisy_ctx *c, size_t row, size_t n, double *loss, void
 static void noisy_row(const void *ctx, const void *x, size_t n, size_t t, double s, double *loss, void *g) {
   const noisy_ctx *c = ctx;
   size_t es = c->f64 ? sizeof(double) : sizeof(float);
-  /* the engine passes row r at logits + r * ld: its index keys the noise and the norm */
+  /* the engine passes row r at logits + r * ld: its place gives the norm and, offset, the noise */
   size_t row = (size_t)((const char *)x - c->logits) / c->ld_bytes;
   double ft = c->f64 ? ((const double *)x)[t] : (double)((const float *)x)[t];
   double r = !c->norms ? 0.0 : c->f64 ? ((const double *)c->norms)[row] : (double)((const float *)c->norms)[row];
@@ -102,7 +102,7 @@ static void noisy_row(const void *ctx, const void *x, size_t n, size_t t, double
     amp = r;
     da_dr = 1.0;
   }
-  double a = c->alpha * fabs(smx_philox_normal(c->seed, row, c->step, NOISY_DRAW));
+  double a = c->alpha * fabs(smx_philox_normal(c->seed, c->row_offset + row, c->step, NOISY_DRAW));
   double fn = a == 0.0 ? ft : ft - a * amp;   /* a = 0 with amp = +inf (f_t = -inf): no 0 * inf */
   double mo = ma > mb ? ma : mb;              /* the others' maximum (-inf: no mass) */
   double m = mo > fn ? mo : fn;
@@ -129,8 +129,8 @@ static void noisy_row(const void *ctx, const void *x, size_t n, size_t t, double
 
 static smx_status run_noisy(smx_elem elem, const void *logits, size_t ld, size_t rows, size_t cols,
                             const int64_t *targets, const void *norms, double alpha, uint64_t seed, uint64_t step,
-                            smx_noisy_mode mode, const smx_loss_options *opt, void *loss, void *grad, size_t ldg,
-                            void *grad_norms) {
+                            uint64_t row_offset, smx_noisy_mode mode, const smx_loss_options *opt, void *loss,
+                            void *grad, size_t ldg, void *grad_norms) {
   static const smx_loss_options defaults = SMX_LOSS_OPTIONS_INIT;
   const smx_loss_options *o = opt ? opt : &defaults;
   if (!(alpha >= 0.0 && alpha <= 1.7976931348623157e308)) return SMX_E_INVALID_ARG;
@@ -164,6 +164,7 @@ static smx_status run_noisy(smx_elem elem, const void *logits, size_t ld, size_t
   c.alpha = alpha;
   c.seed = seed;
   c.step = step;
+  c.row_offset = row_offset;
   c.mode = mode;
   c.f64 = f64;
   smx_loss_call call = { elem, logits, ld, rows, cols, targets, o, loss, grad, ldg, noisy_row, &c };
@@ -180,18 +181,20 @@ static smx_status run_noisy(smx_elem elem, const void *logits, size_t ld, size_t
 
 smx_status smx_noisy_softmax_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols,
                                       const int64_t *targets, const float *norms, double alpha, uint64_t seed,
-                                      uint64_t step, smx_noisy_mode mode, const smx_loss_options *opt, float *loss,
-                                      float *grad, size_t ldg, float *grad_norms) {
-  return run_noisy(SMX_ELEM_F32, logits, ld, rows, cols, targets, norms, alpha, seed, step, mode, opt, loss, grad,
-                   ldg, grad_norms);
+                                      uint64_t step, uint64_t row_offset, smx_noisy_mode mode,
+                                      const smx_loss_options *opt, float *loss, float *grad, size_t ldg,
+                                      float *grad_norms) {
+  return run_noisy(SMX_ELEM_F32, logits, ld, rows, cols, targets, norms, alpha, seed, step, row_offset, mode, opt,
+                   loss, grad, ldg, grad_norms);
 }
 
 smx_status smx_noisy_softmax_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols,
                                       const int64_t *targets, const double *norms, double alpha, uint64_t seed,
-                                      uint64_t step, smx_noisy_mode mode, const smx_loss_options *opt,
-                                      double *loss, double *grad, size_t ldg, double *grad_norms) {
-  return run_noisy(SMX_ELEM_F64, logits, ld, rows, cols, targets, norms, alpha, seed, step, mode, opt, loss, grad,
-                   ldg, grad_norms);
+                                      uint64_t step, uint64_t row_offset, smx_noisy_mode mode,
+                                      const smx_loss_options *opt, double *loss, double *grad, size_t ldg,
+                                      double *grad_norms) {
+  return run_noisy(SMX_ELEM_F64, logits, ld, rows, cols, targets, norms, alpha, seed, step, row_offset, mode, opt,
+                   loss, grad, ldg, grad_norms);
 }
 
 smx_status smx_noisy_softmax_noise(uint64_t seed, uint64_t step, size_t row0, size_t rows, double *xi) {

@@ -165,6 +165,13 @@ class Loss(unittest.TestCase):
         r2 = smx.noisy_softmax_loss(x.reshape(120, 500), t.reshape(-1), n.reshape(-1), seed=5, step=9,
                                     reduction="none")
         np.testing.assert_array_equal(r2, r1[0].reshape(-1))
+        # in pieces with row_offset: the whole call's noise
+        x2, t2, n2 = x.reshape(120, 500), t.reshape(-1), n.reshape(-1)
+        p = smx.noisy_softmax_loss(x2[50:], t2[50:], n2[50:], seed=5, step=9, row_offset=50, reduction="none",
+                                   return_grad=True)
+        np.testing.assert_array_equal(p[0], r2[50:])
+        np.testing.assert_array_equal(p[1], r1[1].reshape(120, 500)[50:])
+        np.testing.assert_array_equal(p[2], r1[2].reshape(-1)[50:])
 
     def test_special(self):
         x = np.array([[0.0, -np.inf, 1.0], [np.nan, 0, 0], [-np.inf, 0.0, 1.0], [np.inf, 0, 0],

@@ -132,13 +132,13 @@ static ld_t reference(const ncase *c, const double *x, const double *nr, ld_t *o
 
 static smx_status call_f64(const ncase *c, const double *x, const double *nr, smx_loss_options *o, double *l,
                            double *g, double *gr) {
-  return smx_noisy_softmax_loss_f64(x, c->cols, c->rows, c->cols, TG, nr, c->alpha, SEED, STEP,
+  return smx_noisy_softmax_loss_f64(x, c->cols, c->rows, c->cols, TG, nr, c->alpha, SEED, STEP, 0,
                                     (smx_noisy_mode)c->mode, o, l, g, c->cols, gr);
 }
 
 static smx_status call_f32(const ncase *c, const float *x, const float *nr, smx_loss_options *o, float *l, float *g,
                            float *gr) {
-  return smx_noisy_softmax_loss_f32(x, c->cols, c->rows, c->cols, TG, nr, c->alpha, SEED, STEP,
+  return smx_noisy_softmax_loss_f32(x, c->cols, c->rows, c->cols, TG, nr, c->alpha, SEED, STEP, 0,
                                     (smx_noisy_mode)c->mode, o, l, g, c->cols, gr);
 }
 
@@ -263,7 +263,7 @@ static void alpha_zero(tu_rng *rng) {
     o.reduction = xo.reduction = (smx_reduction)red;
     size_t nl = red == SMX_REDUCTION_NONE ? R : 1;
     for (int mode = 0; mode < 3; mode++) {
-      CHECK(smx_noisy_softmax_loss_f32(x, C, R, C, t, nr, 0.0, 1, 2, (smx_noisy_mode)mode, &o, l, g, C, NULL) ==
+      CHECK(smx_noisy_softmax_loss_f32(x, C, R, C, t, nr, 0.0, 1, 2, 0, (smx_noisy_mode)mode, &o, l, g, C, NULL) ==
                 SMX_OK, "alpha 0 f32");
       CHECK(smx_cross_entropy_f32(x, C, R, C, t, SMX_INDEX_I64, &xo, lx, gx, C, NULL) == SMX_OK, "xent f32");
       for (size_t i = 0; i < nl; i++)
@@ -277,7 +277,7 @@ static void alpha_zero(tu_rng *rng) {
     }
   }
   o.reduction = SMX_REDUCTION_NONE;
-  CHECK(smx_noisy_softmax_loss_f64(xd, C, R, C, t, nrd, 0.0, 1, 2, SMX_NOISY_ANNEALED, &o, ld, gd, C, NULL) == SMX_OK,
+  CHECK(smx_noisy_softmax_loss_f64(xd, C, R, C, t, nrd, 0.0, 1, 2, 0, SMX_NOISY_ANNEALED, &o, ld, gd, C, NULL) == SMX_OK,
         "alpha 0 f64");
   for (size_t r = 0; r < R; r++) {
     if (t[r] == -100) continue;
@@ -307,7 +307,7 @@ static void specials(void) {
   float nr[6] = { 5, 5, 5, 5, 2, 2.9f }, l[6], g[6 * C], gr[6];
   smx_loss_options o = SMX_LOSS_OPTIONS_INIT;
   o.reduction = SMX_REDUCTION_NONE;
-  CHECK(smx_noisy_softmax_loss_f32(x, C, 6, C, t, nr, 0.3, 9, 1, SMX_NOISY_ANNEALED, &o, l, g, C, gr) == SMX_OK,
+  CHECK(smx_noisy_softmax_loss_f32(x, C, 6, C, t, nr, 0.3, 9, 1, 0, SMX_NOISY_ANNEALED, &o, l, g, C, gr) == SMX_OK,
         "specials");
   for (int r = 0; r < 3; r++) {
     int all = isnan(l[r]) && isnan(gr[r]);
@@ -338,17 +338,17 @@ static void specials(void) {
   o.reduction = SMX_REDUCTION_SUM;
   smx_noisy_softmax_noise(9, 1, 0, 1, &xi0);
   ld_t gw[C], grw, lw = ref_row(xs, C, 0, ns, 0.1, xi0, SMX_NOISY_ANNEALED, gw, &grw);
-  CHECK(smx_noisy_softmax_loss_f64(xs, C, 1, C, t, &ns, 0.1, 9, 1, SMX_NOISY_ANNEALED, &o, &ls, gs, C, &grs) ==
+  CHECK(smx_noisy_softmax_loss_f64(xs, C, 1, C, t, &ns, 0.1, 9, 1, 0, SMX_NOISY_ANNEALED, &o, &ls, gs, C, &grs) ==
                 SMX_OK && fabsl(ls - lw) <= 1e-13L * lw && fabsl(gs[0] - gw[0]) <= 1e-13L * fabsl(gw[0]) &&
             fabsl(grs - grw) <= 1e-13L * fabsl(grw),
         "p_t near 1: %.17g vs %.17Lg", ls, lw);
   float xsf[C] = { 40, 0, 0, 0 }, nsf = 40.5f, lsf, gsf[C], grsf;
-  CHECK(smx_noisy_softmax_loss_f32(xsf, C, 1, C, t, &nsf, 0.1, 9, 1, SMX_NOISY_ANNEALED, &o, &lsf, gsf, C, &grsf) ==
+  CHECK(smx_noisy_softmax_loss_f32(xsf, C, 1, C, t, &nsf, 0.1, 9, 1, 0, SMX_NOISY_ANNEALED, &o, &lsf, gsf, C, &grsf) ==
                 SMX_OK && fabsl(lsf - lw) <= 1e-6L * lw && fabsl(grsf - grw) <= 1e-6L * fabsl(grw),
         "f32 p_t near 1: %.9g vs %.17Lg", (double)lsf, lw);
   o.reduction = SMX_REDUCTION_NONE;
   /* a -inf target under FREE noise and the other modes: finite gradients */
-  CHECK(smx_noisy_softmax_loss_f32(x + 12, C, 1, C, t, nr, 0.3, 9, 1, SMX_NOISY_AMPLITUDE, &o, l, g, C, gr) ==
+  CHECK(smx_noisy_softmax_loss_f32(x + 12, C, 1, C, t, nr, 0.3, 9, 1, 0, SMX_NOISY_AMPLITUDE, &o, l, g, C, gr) ==
                 SMX_OK && l[0] == INFINITY && g[0] == -1.0f && isfinite(gr[0]),
         "-inf target, amplitude");
 }
@@ -359,7 +359,7 @@ static void errors(void) {
   smx_loss_options o = SMX_LOSS_OPTIONS_INIT;
   const smx_noisy_mode A = SMX_NOISY_ANNEALED;
   g[0] = 5.0f;
-#define NS(x_, t_, nr_, al_, mode_, l_, g_, gr_) smx_noisy_softmax_loss_f32(x_, 4, 3, 4, t_, nr_, al_, 1, 2, mode_, &o, l_, g_, 4, gr_)
+#define NS(x_, t_, nr_, al_, mode_, l_, g_, gr_) smx_noisy_softmax_loss_f32(x_, 4, 3, 4, t_, nr_, al_, 1, 2, 0, mode_, &o, l_, g_, 4, gr_)
   CHECK(NS(NULL, t, nr, 0.1, A, l, g, gr) == SMX_E_INVALID_ARG, "NULL logits");
   CHECK(NS(x, NULL, nr, 0.1, A, l, g, gr) == SMX_E_INVALID_ARG, "NULL targets");
   CHECK(NS(x, t, NULL, 0.1, A, l, g, gr) == SMX_E_INVALID_ARG, "NULL norms");
@@ -390,7 +390,7 @@ static void errors(void) {
   t[1] = -100;
   CHECK(NS(x, t, nr, 0.1, A, l, g, gr) == SMX_OK && gr[1] == 0, "ignored row's norm");
 #undef NS
-  CHECK(smx_noisy_softmax_loss_f32(x, 4, 0, 4, NULL, NULL, 0.1, 1, 2, A, &o, l, NULL, 4, NULL) == SMX_OK &&
+  CHECK(smx_noisy_softmax_loss_f32(x, 4, 0, 4, NULL, NULL, 0.1, 1, 2, 0, A, &o, l, NULL, 4, NULL) == SMX_OK &&
             isnan(l[0]),
         "rows = 0, MEAN: NaN");
 }
@@ -407,19 +407,32 @@ static void threaded(tu_rng *rng) {
   o.reduction = SMX_REDUCTION_NONE;
   for (int mode = 0; mode < 3; mode++) {
     o.threads = 1;
-    CHECK(smx_noisy_softmax_loss_f32(x, C, R, C, t, nr, 0.2, 5, 6, (smx_noisy_mode)mode, &o, l1, g1, C, r1) ==
+    CHECK(smx_noisy_softmax_loss_f32(x, C, R, C, t, nr, 0.2, 5, 6, 0, (smx_noisy_mode)mode, &o, l1, g1, C, r1) ==
               SMX_OK, "threaded 1");
     o.threads = 4;
-    CHECK(smx_noisy_softmax_loss_f32(x, C, R, C, t, nr, 0.2, 5, 6, (smx_noisy_mode)mode, &o, l4, g4, C, r4) ==
+    CHECK(smx_noisy_softmax_loss_f32(x, C, R, C, t, nr, 0.2, 5, 6, 0, (smx_noisy_mode)mode, &o, l4, g4, C, r4) ==
               SMX_OK, "threaded 4");
     CHECK(!memcmp(l1, l4, sizeof l1) && !memcmp(g1, g4, sizeof g1) && !memcmp(r1, r4, sizeof r1),
           "mode %d: 4 threads differ", mode);
   }
+  /* in pieces: rows 20.. with row_offset 20 draw the whole call's noise (bitwise) */
+  static float gp[R * C];
+  float lp[R], rp[R];
+  o.threads = 1;
+  CHECK(smx_noisy_softmax_loss_f32(x + 20 * C, C, R - 20, C, t + 20, nr + 20, 0.2, 5, 6, 20, SMX_NOISY_AMPLITUDE,
+                                   &o, lp, gp, C, rp) == SMX_OK &&
+            !memcmp(lp, l1 + 20, (R - 20) * sizeof(float)) && !memcmp(gp, g1 + 20 * C, (R - 20) * C * sizeof(float)) &&
+            !memcmp(rp, r1 + 20, (R - 20) * sizeof(float)),
+        "row_offset: the pieces differ from the whole");
+  CHECK(smx_noisy_softmax_loss_f32(x + 20 * C, C, R - 20, C, t + 20, nr + 20, 0.2, 5, 6, 0, SMX_NOISY_AMPLITUDE, &o,
+                                   lp, NULL, C, NULL) == SMX_OK &&
+            memcmp(lp, l1 + 20, (R - 20) * sizeof(float)),
+        "row_offset 0 on the piece: other noise");
   /* in place over the logits */
   static float xc[R * C];
   memcpy(xc, x, sizeof x);
   o.threads = 1;
-  CHECK(smx_noisy_softmax_loss_f32(xc, C, R, C, t, nr, 0.2, 5, 6, SMX_NOISY_AMPLITUDE, &o, l4, xc, C, r4) == SMX_OK &&
+  CHECK(smx_noisy_softmax_loss_f32(xc, C, R, C, t, nr, 0.2, 5, 6, 0, SMX_NOISY_AMPLITUDE, &o, l4, xc, C, r4) == SMX_OK &&
             !memcmp(l1, l4, sizeof l1) && !memcmp(g1, xc, sizeof g1),
         "in place differs");
 }

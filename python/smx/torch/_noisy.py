@@ -42,12 +42,12 @@ class _NoisyLoss(torch.autograd.Function):
         return gx, (gn if ctx.has_norms else None), None, None
 
 
-def noisy_softmax_loss(logits, target, norms, alpha=0.1, seed=0, step=0, mode="annealed", reduction="mean",
-                       ignore_index=-100):
+def noisy_softmax_loss(logits, target, norms, alpha=0.1, seed=0, step=0, mode="annealed", row_offset=0,
+                       reduction="mean", ignore_index=-100):
     """Noisy Softmax over dim 1: cross-entropy with the target logit f_t replaced by
     f_t - alpha * max(norms - f_t, 0) * |xi|, norms = ||W_t|| ||X|| per sample (the target's shape),
-    xi ~ N(0, 1) per (seed, row, step) (smx.noisy_softmax_noise; rows in the order of the flattened
-    target). mode 'annealed' (the paper's), 'free' (norms may be None) or 'amplitude'.
+    xi ~ N(0, 1) per (seed, row, step) (smx.noisy_softmax_noise; row = row_offset + the place in the
+    flattened target). mode 'annealed' (the paper's), 'free' (norms may be None) or 'amplitude'.
     Differentiable in logits and norms."""
     x, t, sq = _classes_last(logits, target)
     n = norms
@@ -55,7 +55,7 @@ def noisy_softmax_loss(logits, target, norms, alpha=0.1, seed=0, step=0, mode="a
         n = torch.as_tensor(n, dtype=x.dtype)
     if n is not None and sq:
         n = n.reshape(1)
-    kw = dict(alpha=float(alpha), seed=int(seed), step=int(step), mode=mode, reduction=reduction,
-              ignore_index=int(ignore_index))
+    kw = dict(alpha=float(alpha), seed=int(seed), step=int(step), mode=mode, row_offset=int(row_offset),
+              reduction=reduction, ignore_index=int(ignore_index))
     out = _NoisyLoss.apply(x, n, _np(t.to(torch.int64)), kw)
     return out.reshape(()) if sq and reduction == "none" and out.dim() == 1 else out
