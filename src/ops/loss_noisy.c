@@ -116,7 +116,7 @@ static void noisy_row(const void *ctx, const void *x, size_t n, size_t t, double
   double l = fn == m ? log1p(rest) : log(d) + (m - fn);   /* +inf when f~_t = -inf */
   *loss = l;
   double pm1 = expm1(-l);                     /* p~_t - 1, accurate as p~_t -> 1 */
-  if (c->grad_norms) put(c, c->grad_norms, row, s * pm1 * (-a * da_dr));
+  if (c->grad_norms) put(c, c->grad_norms, row, da_dr == 0.0 ? 0.0 : s * pm1 * (-a * da_dr));
   if (!g) return;
   double gt = s * pm1 * (1.0 - a * da_df);
   /* g_j = s exp(x_j - m) / d = (s exp(mo - m) / d) exp(x_j - mo): mo is an
