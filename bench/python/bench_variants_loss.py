@@ -16,7 +16,11 @@ diagonal), symmetric (CLIP).
 
 MultiMax (forward, and forward + backward with the parameter gradients)
 against smx.softmax (+ smx.softmax_backward) on the same matrix, and the
-same function in torch ops (the modulator, then torch.softmax)."""
+same function in torch ops (the modulator, then torch.softmax).
+
+Noisy Softmax (alpha 0.1, norms |x_t| + 5, gradients for the logits and the
+norms): in the table, and a line with its forward alone and forward +
+backward against smx.cross_entropy's, the backward taken as the difference."""
 import argparse
 import time
 
@@ -59,6 +63,22 @@ def torch_nce(z, _t):
     return (F.cross_entropy(z / 0.07, lab) + F.cross_entropy(z[:, : z.shape[0]].t() / 0.07, lab)) / 2
 
 
+def torch_noisy(z, t, n, xi):
+    ft = z.gather(1, t[:, None])[:, 0]
+    fn = ft - 0.1 * torch.clamp(n - ft, min=0) * xi
+    return F.cross_entropy(z.scatter(1, t[:, None], fn[:, None]), t)
+
+
+def noisy_line(x, t, n, th, reps):
+    nf = med(lambda: smx.noisy_softmax_loss(x, t, n, alpha=0.1, threads=th), reps)
+    nb = med(lambda: smx.noisy_softmax_loss(x, t, n, alpha=0.1, return_grad=True, threads=th), reps)
+    xf = med(lambda: smx.cross_entropy(x, t, threads=th), reps)
+    xb = med(lambda: smx.cross_entropy(x, t, return_grad=True, threads=th), reps)
+    print("noisy_softmax fwd %.3f s, fwd+bwd %.3f s (bwd/fwd %.2f); cross_entropy fwd %.3f s, fwd+bwd %.3f s "
+          "(bwd/fwd %.2f); noisy/xent fwd %.2f, fwd+bwd %.2f"
+          % (nf, nb, (nb - nf) / nf, xf, xb, (xb - xf) / xf, nf / xf, nb / xb))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=4096)
@@ -72,6 +92,9 @@ def main():
     x = (rng.standard_normal((a.rows, a.cols), dtype=np.float32) * 2.0)
     t = rng.integers(0, a.cols, a.rows)
     th = a.threads
+    nrm = np.abs(x[np.arange(a.rows), t]) + 5.0
+    nrm_t = torch.from_numpy(nrm).requires_grad_(True)
+    xi_t = torch.from_numpy(np.abs(smx.noisy_softmax_noise(a.rows, seed=0, step=0)).astype(np.float32))
     cases = [
         ("focal", lambda: smx.focal_loss(x, t, gamma=2.0, return_grad=True, threads=th),
          lambda z, tt: st.focal_loss(z, tt, gamma=2.0), torch_focal),
@@ -81,6 +104,9 @@ def main():
          lambda z, tt: st.dice_loss(z, tt), torch_dice),
         ("info_nce", lambda: smx.info_nce(x, temperature=0.07, return_grad=True, threads=th),
          lambda z, tt: st.info_nce(z, temperature=0.07), torch_nce),
+        ("noisy", lambda: smx.noisy_softmax_loss(x, t, nrm, alpha=0.1, return_grad=True, threads=th),
+         lambda z, tt: st.noisy_softmax_loss(z, tt, nrm_t, alpha=0.1),
+         lambda z, tt: torch_noisy(z, tt, nrm_t, xi_t)),
     ]
     if th != 1:
         print("note: the smx.torch wrappers call smx with threads=1")
@@ -102,6 +128,7 @@ def main():
         s_t = med(lambda: run(f_t), a.reps)
         print("%-12s %9.3f %9.3f %9.3f %9.2f %10.2f %12.2f" % (name, s_np, s_st, s_t, s_np / xe, s_t / s_np,
                                                                s_t / s_st))
+    noisy_line(x, t, nrm, th, a.reps)
     if a.only is None:
         multimax_table(x, th, a.reps)
 

@@ -22,6 +22,7 @@ gumbel_softmax, gumbel_softmax_backward.
 Losses on softmax outputs, fused with their gradients: focal_loss, dice_loss,
 spherical_z_loss (de Brebisson and Vincent's Z-loss), info_nce (InfoNCE / CLIP).
 MultiMax (Zhou et al. 2024): multimax, multimax_backward.
+Noisy Softmax (Chen, Deng and Du 2017): noisy_softmax_loss, noisy_softmax_noise.
 Scores: score (MSP, energy, ... per sample), ood_metrics (AUROC, AUPR,
 FPR@95TPR), calibration (ECE and the reliability diagram), fit_temperature,
 kl_templates (for score kind "kl_matching").
@@ -65,3 +66,8 @@ __all__ += ["softpick", "softpick_backward", "ssmax", "ssmax_backward", "sa_soft
             "adaptive_softmax", "adaptive_softmax_backward", "topk_softmax", "topk_softmax_backward",
             "sigmoid_backward", "softplus_l1", "softplus_l1_backward", "standardize_softmax",
             "standardize_softmax_backward", "kd_loss", "mixture_log_softmax", "mixture_log_softmax_backward"]
+
+# Noisy Softmax (Chen, Deng and Du 2017): the loss and its Philox noise
+from ._smx import noisy_softmax_loss, noisy_softmax_noise  # noqa: E402
+
+__all__ += ["noisy_softmax_loss", "noisy_softmax_noise"]

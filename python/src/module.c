@@ -12,6 +12,7 @@
 #include "variants_multi.h"
 #include "variants_sparse.h"
 #include "variants_norm.h"
+#include "variants_noisy.h"
 #include "smx/smx.h"
 
 #define SMX_PY_COMMON_DOC                                                                                  \
@@ -78,6 +79,8 @@ static PyMethodDef methods[] = {
     SMX_PY_FN(focal_loss), SMX_PY_FN(spherical_z_loss), SMX_PY_FN(info_nce), SMX_PY_FN(dice_loss),
     /* MultiMax (variants_multi.c) */
     SMX_PY_FN(multimax), SMX_PY_FN(multimax_backward),
+    /* Noisy Softmax (variants_noisy.c) */
+    SMX_PY_FN(noisy_softmax_loss), SMX_PY_FN(noisy_softmax_noise),
 #undef SMX_PY_FN
     SMX_PY_SPARSE_METHODS
     {"_vnorm_rows", (PyCFunction)(void (*)(void))smx_py_vnorm_rows, METH_VARARGS | METH_KEYWORDS, smx_py_vnorm_rows_doc},

@@ -41,6 +41,15 @@ double smx_philox_gumbel(uint64_t seed, uint64_t row, uint64_t step, uint32_t dr
   return -log(-log(smx_philox_uniform(seed, row, step, draw)));
 }
 
+double smx_philox_normal(uint64_t seed, uint64_t row, uint64_t step, uint32_t draw) {
+  uint32_t ctr[4] = { draw, (uint32_t)row, (uint32_t)step, (uint32_t)(step >> 32) }, w[4];
+  smx_philox4x32_10(seed, ctr, w);
+  uint64_t b1 = (uint64_t)w[0] | (uint64_t)(w[1] & 0x1fffffu) << 32;
+  uint64_t b2 = (uint64_t)w[2] | (uint64_t)(w[3] & 0x1fffffu) << 32;
+  double u1 = ((double)b1 + 0.5) * 0x1p-53, u2 = ((double)b2 + 0.5) * 0x1p-53;
+  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
 smx_status smx_philox4x32(uint64_t seed, const uint32_t counter[4], uint32_t out[4]) {
   if (!counter || !out) return SMX_E_INVALID_ARG;
   uint32_t c[4] = { counter[0], counter[1], counter[2], counter[3] }, o[4];

@@ -18,4 +18,9 @@ double smx_philox_uniform(uint64_t seed, uint64_t row, uint64_t step, uint32_t d
 /* Standard Gumbel: -log(-log U), U = smx_philox_uniform(...). Always finite. */
 double smx_philox_gumbel(uint64_t seed, uint64_t row, uint64_t step, uint32_t draw);
 
+/* Standard normal by Box-Muller from one block: u1 from (w0, w1) and u2 from
+ * (w2, w3), each as smx_philox_uniform forms it; sqrt(-2 ln u1) cos(2 pi u2).
+ * |result| < 8.7 (u1 >= 2^-54). */
+double smx_philox_normal(uint64_t seed, uint64_t row, uint64_t step, uint32_t draw);
+
 #endif

@@ -14,3 +14,4 @@ from ._attention import scaled_dot_product_attention  # noqa: E402,F401
 from ._sparse import entmax, entmax15, entmax15_loss, entmax_loss, sparsemax, sparsemax_loss  # noqa: F401,E402
 from ._norm import (kd_loss, mixture_log_softmax, adaptive_softmax, sa_softmax, sigmoid, softpick, softplus_l1, ssmax,  # noqa: F401
                     standardize_softmax, topk_softmax)
+from ._noisy import noisy_softmax_loss  # noqa: E402,F401
