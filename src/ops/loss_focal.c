@@ -28,7 +28,9 @@ static void focal_terms(double gamma, double alpha, double lp, double *loss, dou
   *k = alpha * (qg - t1);
 }
 
-static void focal_row(const void *ctx, const void *x, size_t n, size_t t, double s, double *loss, void *g) {
+static void focal_row(const void *ctx, size_t r, const void *x, size_t n, size_t t, double s, double *loss,
+                      void *g) {
+  (void)r;
   const focal_ctx *c = ctx;
   smx_lstat st;
   int ok = c->f64 ? smx_lrow_stat_f64(&c->p, x, n, &st) : smx_lrow_stat_f32(&c->p, x, n, &st);

@@ -25,8 +25,6 @@
 
 typedef struct noisy_ctx {
   smx_lrow p;
-  const char *logits;    /* for the row index: x = logits + row * ld elements */
-  size_t ld_bytes;
   const void *norms;     /* the call's type, or NULL (FREE) */
   void *grad_norms;
   double alpha;
@@ -79,11 +77,10 @@ static void nan_row(const noisy_ctx *c, size_t row, size_t n, double *loss, void
   if (c->grad_norms) put(c, c->grad_norms, row, NAN);
 }
 
-static void noisy_row(const void *ctx, const void *x, size_t n, size_t t, double s, double *loss, void *g) {
+static void noisy_row(const void *ctx, size_t row, const void *x, size_t n, size_t t, double s, double *loss,
+                      void *g) {
   const noisy_ctx *c = ctx;
   size_t es = c->f64 ? sizeof(double) : sizeof(float);
-  /* the engine passes row r at logits + r * ld: its place gives the norm and, offset, the noise */
-  size_t row = (size_t)((const char *)x - c->logits) / c->ld_bytes;
   double ft = c->f64 ? ((const double *)x)[t] : (double)((const float *)x)[t];
   double r = !c->norms ? 0.0 : c->f64 ? ((const double *)c->norms)[row] : (double)((const float *)c->norms)[row];
   const char *after = (const char *)x + (t + 1) * es;
@@ -157,8 +154,6 @@ static smx_status run_noisy(smx_elem elem, const void *logits, size_t ld, size_t
   }
   noisy_ctx c;
   smx_lrow_init(&c.p, 1.0);
-  c.logits = logits;
-  c.ld_bytes = (ld ? ld : 1) * es;
   c.norms = mode == SMX_NOISY_FREE ? NULL : norms;
   c.grad_norms = grad_norms;
   c.alpha = alpha;

@@ -28,7 +28,7 @@ static void rows_task(void *ctx, size_t r0, size_t r1, void *scratch) {
     if (t == c->opt->ignore_index) {
       if (g) memset(g, 0, c->cols * j->es);   /* +0 in float and double */
     } else {
-      c->row(c->ctx, x, c->cols, (size_t)t, j->s, &l, g);
+      c->row(c->ctx, r, x, c->cols, (size_t)t, j->s, &l, g);
     }
     j->row_loss[r] = l;
   }

@@ -13,10 +13,12 @@
 #include "core/elem.h"
 #include "smx/smx.h"
 
-/* One row: x (n >= 1 elements of the call's type), its target t in [0, n),
- * the gradient scale s (grad_scale, or grad_scale / count for MEAN); writes
- * *loss and, when g is not NULL, the row's gradient (n elements; g may be x). */
-typedef void (*smx_loss_row_fn)(const void *ctx, const void *x, size_t n, size_t t, double s, double *loss, void *g);
+/* One row: its number r in the call, x (n >= 1 elements of the call's type),
+ * its target t in [0, n), the gradient scale s (grad_scale, or grad_scale /
+ * count for MEAN); writes *loss and, when g is not NULL, the row's gradient
+ * (n elements; g may be x). */
+typedef void (*smx_loss_row_fn)(const void *ctx, size_t r, const void *x, size_t n, size_t t, double s, double *loss,
+                                void *g);
 
 typedef struct smx_loss_call {
   smx_elem elem;              /* SMX_ELEM_F32 (float loss) or SMX_ELEM_F64 (double loss) */

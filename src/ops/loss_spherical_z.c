@@ -37,7 +37,8 @@ static void moments_f64(const double *x, size_t n, double *s1, double *s2) {
 static double softplus(double u) { return u > 0.0 ? u + log1p(exp(-u)) : log1p(exp(u)); }
 static double sigmoid(double u) { return u >= 0.0 ? 1.0 / (1.0 + exp(-u)) : exp(u) / (1.0 + exp(u)); }
 
-static void zl_row(const void *ctx, const void *x, size_t n, size_t t, double s, double *loss, void *g) {
+static void zl_row(const void *ctx, size_t r, const void *x, size_t n, size_t t, double s, double *loss, void *g) {
+  (void)r;
   const zl_ctx *c = ctx;
   double s1, s2, xt;
   if (c->f64) {
