@@ -569,6 +569,53 @@ static int op_wanted(size_t op) {
   return !only || strstr(op_table[op].name, only) != NULL;
 }
 
+/* Whether op runs on family f (the filters of main's loop). */
+static int op_runs(size_t op, const family *f, const int *run_dt) {
+  dtype d = op_table[op].in_dt;
+  unsigned want = d == DT_F64 ? FAM_F64 : d == DT_F32 ? FAM_F32 : FAM_HALF;
+  if ((f->kind & (FAM_LONG | FAM_FWD)) && !(op_table[op].caps & OP_ALGOS)) return 0;
+  if ((op_table[op].caps & OP_UNIT_TEMP) && f->T != 0.0 && f->T != 1.0) return 0;
+  if (!run_dt[d] || !op_wanted(op)) return 0;
+  return (f->kind & want) != 0;
+}
+
+/* SMX_OPS_SHARD=i/n: this process runs shard i (from 0) of n, so that n
+ * processes share the families (emulated targets run one process per core).
+ * The families go to the shards largest first, each to the least loaded,
+ * by an estimate of their work (the ops that run on them times the row
+ * length); the bad-argument cases run in shard 0. Returns 0 on a malformed
+ * value; mine[fi] gets 1 for the families of this process. */
+static int shard_plan(const family *fams, size_t nf, const int *run_dt, unsigned char *mine) {
+  const char *e = getenv("SMX_OPS_SHARD");
+  unsigned si = 0, sn = 1;
+  if (e && (sscanf(e, "%u/%u", &si, &sn) != 2 || sn == 0 || sn > 64 || si >= sn)) return 0;
+  double load[64] = { 0 }, *w = calloc(nf ? nf : 1, sizeof(double));
+  unsigned char *done = calloc(nf ? nf : 1, 1);
+  if (!w || !done) { free(w); free(done); return 0; }
+  for (size_t fi = 0; fi < nf; fi++) {
+    size_t ops = 0;
+    for (size_t op = 0; op < op_table_len; op++) ops += (size_t)op_runs(op, &fams[fi], run_dt);
+    w[fi] = (double)ops * ((double)fams[fi].n + 256.0);
+  }
+  for (size_t k = 0; k < nf; k++) {
+    size_t big = nf;
+    for (size_t fi = 0; fi < nf; fi++)
+      if (!done[fi] && (big == nf || w[fi] > w[big])) big = fi;
+    unsigned to = 0;
+    for (unsigned q = 1; q < sn; q++)
+      if (load[q] < load[to]) to = q;
+    load[to] += w[big];
+    done[big] = 1;
+    mine[big] = to == si;
+  }
+  double total = 0.0;
+  for (unsigned q = 0; q < sn; q++) total += load[q];
+  if (e) printf("SMX_OPS_SHARD=%u/%u: %.0f%% of the estimated work\n", si, sn, total > 0.0 ? 100.0 * load[si] / total : 0.0);
+  free(w);
+  free(done);
+  return 1;
+}
+
 int main(int argc, char **argv) {
   unsigned part = PART_ALL;
   if (argc > 1) {
@@ -605,9 +652,16 @@ int main(int argc, char **argv) {
   printf(": worst error per family over every row x kernel set x algorithm, as a fraction of the bound%s\n",
          quick ? " (SMX_OPS_QUICK: values checked on a sparse set of elements)" : "");
   /* first, while the process is small: each case forks */
+  unsigned char *mine = calloc(nf ? nf : 1, 1);
+  if (!mine || !shard_plan(fams, nf, run_dt, mine)) {
+    fprintf(stderr, "SMX_OPS_SHARD must be i/n with 0 <= i < n <= 64\n");
+    return 2;
+  }
+  const char *shard = getenv("SMX_OPS_SHARD");
+  int first_shard = !shard || strncmp(shard, "0/", 2) == 0;
   rep_family("bad arguments");
   double tb = now();
-  for (int lv = 0; lv < nlevels && (part & PART_FAMILIES); lv++) {
+  for (int lv = 0; lv < nlevels && (part & PART_FAMILIES) && first_shard; lv++) {
     smx_set_max_isa(levels[lv]);
     for (size_t op = 0; op < op_table_len; op++)
       if (run_dt[op_table[op].in_dt] && op_wanted(op)) bad_args_run(op);
@@ -615,21 +669,15 @@ int main(int argc, char **argv) {
   double bad_args_cpu = now() - tb;
   for (size_t fi = 0; fi < nf; fi++) {
     const family *f = &fams[fi];
-    if (!(part_of(f) & part)) continue;
+    if (!(part_of(f) & part) || !mine[fi]) continue;
     double *x = malloc((f->n ? f->n : 1) * sizeof(double));
     if (!x) return 2;
     PROF(P_GEN, f->gen(0x5eed0000ull + fi * 7919u, x, f->n, f->a, f->b));
     fam_worst = 0;
     rep_family(f->name);
     double t0 = now();
-    for (size_t op = 0; op < op_table_len; op++) {
-      dtype d = op_table[op].in_dt;
-      unsigned want = d == DT_F64 ? FAM_F64 : d == DT_F32 ? FAM_F32 : FAM_HALF;
-      if ((f->kind & (FAM_LONG | FAM_FWD)) && !(op_table[op].caps & OP_ALGOS)) continue;
-      if ((op_table[op].caps & OP_UNIT_TEMP) && f->T != 0.0 && f->T != 1.0) continue;
-      if (!run_dt[d] || !op_wanted(op)) continue;
-      if (f->kind & want) run_case(op, f, x);
-    }
+    for (size_t op = 0; op < op_table_len; op++)
+      if (op_runs(op, f, run_dt)) run_case(op, f, x);
     printf("%-34s %-4s n=%-9zu worst %6.3f  %6.2f cpu s\n", f->name,
            (f->kind & FAM_ALL) == FAM_ALL ? "all" : f->kind & FAM_F64 ? (f->kind & FAM_F32 ? "split" : "f64") : "f32", f->n, fam_worst, now() - t0);
     if (profiling) {
@@ -645,6 +693,7 @@ int main(int argc, char **argv) {
     free(x);
   }
   free(fams);
+  free(mine);
   if (profiling) {
     printf("profile total:");
     for (int p = 0; p < P_N; p++) printf(" %s %.2f", prof_names[p], prof_total[p]);
