@@ -95,9 +95,9 @@ void smx_attn_screen_params(const smx_attn_run *run, size_t h, float *rinv, floa
 /* 0 when a head's r or window is out of range (run.c checks before any task). */
 int smx_attn_screen_check(const struct smx_attention_plan *p, const smx_attention_args *a);
 /* Screening weights of a tile in place: masked scores (-inf) and trimmed keys give 0, others
- * a_ij m_ij (knorm: 1 / |k| of the tile's keys); l += the row sums; alpha = 1, or -1 for a row
- * whose weights are all 0. cnt += { rows with a visible key, of those the all-zero ones }.
- * Returns whether a weight is nonzero. */
+ * a_ij m_ij (knorm: 1 / |k| of the tile's keys, sr: 1 / r of every padded row); l += the row
+ * sums; alpha = 1, or -1 for a row that Trim emptied. cnt += { rows with a visible key, of
+ * those the emptied ones }. Returns whether Trim kept a weight. */
 int smx_attn_screen_weights(smx_attn_run *run, smx_attn_slice *w, size_t g, size_t t, size_t j0, size_t nk,
                             uint64_t *cnt);
 /* O = TanhNorm(h) in place (unless switched off). */

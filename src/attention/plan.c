@@ -1,4 +1,5 @@
 /* Plans of the fused attention: descriptor checks and the task geometry (attention.h). */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -94,11 +95,12 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   p.qk_eps = (float)(d->qk_norm_eps != 0.0 ? d->qk_norm_eps : 1e-6);
   p.blasst = (float)d->blasst_log_threshold;
   p.screen = d->kind == SMX_ATTN_SCREEN;
-  p.screen_eps = (float)(d->screen_eps != 0.0 ? d->screen_eps : 1e-12);
+  /* at least the smallest normal float: 1 / eps stays finite, so a zero row gives 0, never NaN */
+  p.screen_eps = (float)(d->screen_eps != 0.0 ? fmax(d->screen_eps, (double)FLT_MIN) : 1e-12);
   p.linear = d->kind == SMX_ATTN_LINEAR || d->kind == SMX_ATTN_COSFORMER || d->kind == SMX_ATTN_MALA;
   p.nsa_blocks = d->nsa_topk ? (d->len_k + SMX_ATTN_BK - 1) / SMX_ATTN_BK : 0;
   p.elementwise = (d->k_int8 && d->k_int8_jensen) || d->nsa_topk || d->mask_kind != SMX_ATTN_MASK_NONE || d->alibi || d->radial_frame || d->softcap > 0 || d->l2_distance ||
-                  d->ssmax_s != 0 || d->fox || p.screen;
+                  d->ssmax_s != 0 || d->fox;
 
   size_t work = d->batch && d->heads_q && d->len_q ? 1 : 0;
   p.group = d->heads_kv ? d->heads_q / d->heads_kv : 1;

@@ -6,13 +6,15 @@
  *   a_ij = max(1 - (1 - s_ij) / r, 0)^2                 (Trim)
  *   m_ij = (cos(pi (j - p_i) / w) + 1) / 2, -w < j - p_i <= 0   (Softmask)
  * with no normalisation across keys: each tile adds sum_j a_ij m_ij v^_j to
- * the row, in key order, so the sum is the same on any thread. The Softmask's
- * range (p_i - w, p_i] is already in the row's key range (tile.c), so only
- * its cosine is applied here, and only to keys that Trim kept.
+ * the row, in key order, so the sum is the same on any thread. Trim runs in
+ * the micro-kernel (kernels/f32-attention: screen). The Softmask's range
+ * (p_i - w, p_i] is already in the row's key range (tile.c), so only its
+ * cosine is applied here, and only to keys that Trim kept.
  */
 #include <math.h>
 
 #include "attention/attention.h"
+#include "kernels/f32-attention/ukernels.h"
 
 void smx_attn_screen_params(const smx_attn_run *run, size_t h, float *rinv, float *win) {
   const smx_attention_desc *d = &run->p->d;
@@ -34,42 +36,24 @@ int smx_attn_screen_check(const struct smx_attention_plan *p, const smx_attentio
 int smx_attn_screen_weights(smx_attn_run *run, smx_attn_slice *w, size_t g, size_t t, size_t j0, size_t nk,
                             uint64_t *cnt) {
   const struct smx_attention_plan *p = run->p;
-  size_t rp = p->rows_pad;
+  size_t rp = p->rows_pad, nr = p->rows;
+  int any = run->uk->screen(nk, rp, nr, w->st, rp, w->knorm, w->sr, w->alpha, cnt);
+  if (!any) return 0;
+  /* the Softmask: a cosine for each key that Trim kept, on rows with a window */
   const float pi = 3.14159265358979323846f;
-  int any = 0;
-  for (size_t r = 0; r < p->rows; r++) {
-    size_t h = 0, i = 0;
-    float *col = w->st + r;
-    if (!smx_attn_row_of(p, g, t, r, &h, &i)) {
-      for (size_t c = 0; c < nk; c++) col[c * rp] = 0.0f;
-      w->alpha[r] = -1.0f;
-      continue;
-    }
+  for (size_t r = 0; r < nr; r++) {
+    size_t h, i;
+    if (w->alpha[r] < 0.0f || w->sw[r] <= 0.0f || !smx_attn_row_of(p, g, t, r, &h, &i)) continue;
     int64_t pos = smx_attn_pos(p, i);
-    float rinv = w->sr[r], win = w->sw[r], sum = 0.0f;
-    int vis = 0;
+    float win = w->sw[r];
     for (size_t c = 0; c < nk; c++) {
-      float x = col[c * rp];
-      if (x == -INFINITY) {
-        col[c * rp] = 0.0f;
-        continue;
-      }
-      vis = 1;
-      float a = 1.0f - (1.0f - x * w->knorm[c]) * rinv;
-      a = a > 0.0f ? a * a : 0.0f;
-      if (a > 0.0f && win > 0.0f) a *= 0.5f * (cosf(pi * (float)((int64_t)(j0 + c) - pos) / win) + 1.0f);
-      col[c * rp] = a;
-      sum += a;
-    }
-    w->l[r] += sum;
-    w->alpha[r] = sum > 0.0f ? 1.0f : -1.0f;   /* < 0: pv leaves the row alone */
-    any |= sum > 0.0f;
-    if (cnt && vis) {
-      cnt[0]++;
-      cnt[1] += sum == 0.0f;
+      float *x = w->st + c * rp + r;
+      if (*x > 0.0f) *x *= 0.5f * (cosf(pi * (float)((int64_t)(j0 + c) - pos) / win) + 1.0f);
     }
   }
-  return any;
+  for (size_t c = 0; c < nk; c++)   /* in key order: the same sums on any thread */
+    for (size_t r = 0; r < nr; r++) w->l[r] += w->st[c * rp + r];
+  return 1;
 }
 
 void smx_attn_tanh_norm(const struct smx_attention_plan *p, float *o) {

@@ -142,6 +142,8 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
       size_t h = 0, i = 0;
       w.m[r] = m0;
       w.l[r] = 0.0f;
+      w.sr[r] = 1.0f;
+      w.sw[r] = 0.0f;
       if (!smx_attn_row_of(p, g, t, r, &h, &i)) {
         for (size_t x = 0; x < dqe; x++) w.qt[x * rp + r] = 0.0f;
         w.lo[r] = w.hi[r] = 0;
@@ -205,12 +207,7 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
         if (p->nsa_blocks && !smx_attn_nsa_any(p, &w, (size_t)j0 / SMX_ATTN_BK)) continue;   /* no row selected it */
         visited += pass == 0;
         const float *kp = smx_attn_load_k(run, qoff, dqe, b, g, (size_t)j0, nk, w.kbuf, &ldk);
-        if (p->screen)   /* s = q^ . k / max(|k|, eps) */
-          for (size_t c = 0; c < nk; c++) {
-            double sq = 0.0;
-            for (size_t x = 0; x < dqe; x++) sq += (double)kp[c * ldk + x] * kp[c * ldk + x];
-            w.knorm[c] = (float)(1.0 / fmax(sqrt(sq), (double)p->screen_eps));
-          }
+        if (p->screen) run->uk->rnorm(nk, dqe, kp, ldk, p->screen_eps, w.knorm);   /* s = q^ . k / max(|k|, eps) */
         if (d->l2_distance)
           for (size_t c = 0; c < nk; c++) {
             double sq = 0.0;
@@ -247,13 +244,11 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
           any = run->uk->online(nk, rp, p->rows, w.st, rp, w.m, w.l, w.alpha, thr, p->blasst < 0 ? cnt : NULL);
         if (!any) continue;
         const float *vp = load_keys(run, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, w.vbuf, 0, &ldv);
-        if (p->screen && !(d->screen_flags & SMX_ATTN_SCREEN_NO_VNORM))   /* weights times 1 / max(|v|, eps) */
-          for (size_t c = 0; c < nk; c++) {
-            double sq = 0.0;
-            for (size_t x = 0; x < dv; x++) sq += (double)vp[c * ldv + x] * vp[c * ldv + x];
-            float vi = (float)(1.0 / fmax(sqrt(sq), (double)p->screen_eps));
-            for (size_t r = 0; r < p->rows; r++) w.st[c * rp + r] *= vi;
-          }
+        if (p->screen && !(d->screen_flags & SMX_ATTN_SCREEN_NO_VNORM)) {   /* weights times 1 / max(|v|, eps) */
+          run->uk->rnorm(nk, dv, vp, ldv, p->screen_eps, w.knorm);
+          for (size_t c = 0; c < nk; c++)
+            for (size_t r = 0; r < p->rows; r++) w.st[c * rp + r] *= w.knorm[c];
+        }
         run->uk->pv(nk, p->rows, dv, w.st, rp, vp, ldv, w.o, dv, w.alpha);
       }
     }

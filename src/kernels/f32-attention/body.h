@@ -323,4 +323,57 @@ static void pv_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, 
   }
 }
 
-const smx_attn_ukernels SMX_ATTN_TABLE = { SMX_SIMD_ISA, qk_k, qk_rows_k, online_k, online_sigmoid_k, online_softpick_k, pv_k };
+/* ---- screening: 1 / max(|x_c|, eps) of rows, and Trim over VF_W rows at a time ---- */
+static void rnorm_k(size_t n, size_t d, const float *x, size_t ldx, float eps, float *out) {
+  for (size_t c = 0; c < n; c++) {
+    const float *row = x + c * ldx;
+    vf_t a0 = vf_zero(), a1 = vf_zero();
+    size_t t = 0;
+    for (; t + 2 * VF_W <= d; t += 2 * VF_W) {
+      vf_t x0 = vf_ld(row + t), x1 = vf_ld(row + t + VF_W);
+      a0 = vf_fmadd(x0, x0, a0);
+      a1 = vf_fmadd(x1, x1, a1);
+    }
+    for (; t + VF_W <= d; t += VF_W) {
+      vf_t x0 = vf_ld(row + t);
+      a0 = vf_fmadd(x0, x0, a0);
+    }
+    if (t < d) {
+      vf_t x0 = vf_ldz_k(row + t, kf_tail(d - t));
+      a1 = vf_fmadd(x0, x0, a1);
+    }
+    float nrm = __builtin_sqrtf(vf_reduce_add(vf_add(a0, a1)));
+    out[c] = 1.0f / (nrm > eps ? nrm : eps);
+  }
+}
+
+static int screen_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, const float *kinv, const float *rinv,
+                    float *alpha, uint64_t *cnt) {
+  const vf_t ninf = vf_set1(-__builtin_inff()), zero = vf_zero(), one = vf_set1(1.0f);
+  int any = 0;
+  for (size_t j = 0; j < nr; j += VF_W) {
+    vf_t ri = vf_ld(rinv + j), mx = zero, seen = ninf;
+    for (size_t i = 0; i < nk; i++) {
+      vf_t x = vf_ld(st + i * ldst + j);
+      seen = vf_max(seen, x);
+      /* -inf (masked) gives 1 - inf < 0, so 0 */
+      vf_t a = vf_max(vf_sub(one, vf_mul(vf_sub(one, vf_mul(x, vf_set1(kinv[i]))), ri)), zero);
+      a = vf_mul(a, a);
+      vf_st(st + i * ldst + j, a);
+      mx = vf_max(mx, a);
+    }
+    mf_t kept = vf_gt(mx, zero);
+    unsigned real = nreal >= j + VF_W ? (unsigned)((1ull << VF_W) - 1) : nreal > j ? (1u << (nreal - j)) - 1u : 0u;
+    unsigned bv = mf_bits(vf_neq(seen, ninf)) & real, bk = mf_bits(kept) & real;
+    any |= bk != 0;
+    if (cnt) {
+      cnt[0] += (uint64_t)__builtin_popcount(bv);
+      cnt[1] += (uint64_t)__builtin_popcount(bv & ~bk);
+    }
+    vf_st(alpha + j, vf_sel(kept, one, vf_set1(-1.0f)));
+  }
+  return any;
+}
+
+const smx_attn_ukernels SMX_ATTN_TABLE = { SMX_SIMD_ISA, qk_k, qk_rows_k, online_k, online_sigmoid_k, online_softpick_k, pv_k,
+                                           rnorm_k, screen_k };

@@ -55,6 +55,14 @@ typedef struct smx_attn_ukernels {
                          float *alpha);
   void (*pv)(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv, float *o,
              size_t ldo, const float *alpha);
+  /* screening (Multiscreen): out[c] = 1 / max(sqrt(sum_t x[c][t]^2), eps) for c < n (row stride ldx) */
+  void (*rnorm)(size_t n, size_t d, const float *x, size_t ldx, float eps, float *out);
+  /* screening's Trim in place: St[c][r] = max(1 - (1 - St[c][r] kinv[c]) rinv[r], 0)^2 (a masked score, -inf,
+   * gives 0); alpha_r = 1 when a weight of row r is nonzero, else -1 (pv leaves the row alone). cnt (may be
+   * NULL) += { rows < nreal with a visible key, of those the ones whose weights are all 0 }. Returns whether
+   * a row below nreal has a nonzero weight. */
+  int (*screen)(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, const float *kinv, const float *rinv,
+                float *alpha, uint64_t *cnt);
 } smx_attn_ukernels;
 
 extern const smx_attn_ukernels smx_attn_ukernels_scalar;
