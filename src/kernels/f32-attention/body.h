@@ -160,7 +160,7 @@ static int online_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, 
     vf_t mn = vf_sel(skip, mo, vf_max(mo, mt));
     /* a row with nothing visible yet shifts by 0: exp(-inf - 0) = 0, never NaN; a skipped one by +inf: P = 0 */
     vf_t mu = vf_sel(skip, pinf, vf_sel(vf_eq(mn, ninf), zero, mn));
-    /* a skipped row gets alpha = -1: pv leaves it alone (and skips a block of rows that all are) */
+    /* a skipped row gets alpha = -1: pv leaves it alone (and leaves it out of its register blocks) */
     vf_t a = vf_sel(skip, vf_set1(-1.0f), vexpf_neg(vf_sub(mo, vf_sel(skip, mo, mu)), c, amin));
     unsigned real = nreal >= j + VF_W ? (unsigned)((1ull << VF_W) - 1) : nreal > j ? (1u << (nreal - j)) - 1u : 0u;
     unsigned bv = mf_bits(vis) & real, bs = mf_bits(skip) & real;
@@ -293,9 +293,85 @@ SMX_INLINE void pv_block(size_t mr, size_t nv, int tail, kf_t km, size_t nk, con
     default: pv_block(SMX_ATTN_MR, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;  \
   }
 
+/* ---- the same over the rows idx[0..mr) (BLASST: the rows that take part, compacted) ---- */
+SMX_INLINE void pv_block_idx(size_t mr, size_t nv, int tail, kf_t km, size_t nk, const float *pt, size_t ldpt,
+                             const float *v, size_t ldv, float *o, size_t ldo, const float *alpha,
+                             const uint16_t *idx) {
+  vf_t acc[SMX_ATTN_MR][SMX_ATTN_NV];
+  for (size_t i = 0; i < mr; i++) {
+    vf_t a = vf_set1(alpha[idx[i]]);
+    for (size_t w = 0; w < nv; w++)
+      acc[i][w] = vf_mul(a, tail ? vf_ldz_k(o + idx[i] * ldo + w * VF_W, km) : vf_ld(o + idx[i] * ldo + w * VF_W));
+  }
+  for (size_t c = 0; c < nk; c++) {
+    vf_t x[SMX_ATTN_NV];
+    for (size_t w = 0; w < nv; w++) x[w] = tail ? vf_ldz_k(v + c * ldv + w * VF_W, km) : vf_ld(v + c * ldv + w * VF_W);
+    for (size_t i = 0; i < mr; i++) {
+      vf_t b = vf_set1(pt[c * ldpt + idx[i]]);
+      for (size_t w = 0; w < nv; w++) acc[i][w] = vf_fmadd(b, x[w], acc[i][w]);
+    }
+  }
+  for (size_t i = 0; i < mr; i++)
+    for (size_t w = 0; w < nv; w++) {
+      if (tail)
+        vf_st_k(o + idx[i] * ldo + w * VF_W, km, acc[i][w]);
+      else
+        vf_st(o + idx[i] * ldo + w * VF_W, acc[i][w]);
+    }
+}
+
+#define SMX_ATTN_PVI(nv, tail)                                                                      \
+  switch (mr) {                                                                                     \
+    case 1: pv_block_idx(1, nv, tail, km, nk, pt, ldpt, vv, ldv, oo, ldo, alpha, ix); break;        \
+    case 2: pv_block_idx(2, nv, tail, km, nk, pt, ldpt, vv, ldv, oo, ldo, alpha, ix); break;        \
+    case 3: pv_block_idx(3, nv, tail, km, nk, pt, ldpt, vv, ldv, oo, ldo, alpha, ix); break;        \
+    case 4: pv_block_idx(4, nv, tail, km, nk, pt, ldpt, vv, ldv, oo, ldo, alpha, ix); break;        \
+    case 5: pv_block_idx(5, nv, tail, km, nk, pt, ldpt, vv, ldv, oo, ldo, alpha, ix); break;        \
+    default: pv_block_idx(SMX_ATTN_MR, nv, tail, km, nk, pt, ldpt, vv, ldv, oo, ldo, alpha, ix); break; \
+  }
+
+/* P V over the n rows idx[] only, MR at a time: rows that skip a tile cost nothing */
+static void pv_rows(size_t n, const uint16_t *idx, size_t nk, size_t dv, const float *pt, size_t ldpt, const float *v,
+                    size_t ldv, float *o, size_t ldo, const float *alpha) {
+  const size_t step = SMX_ATTN_NV * VF_W;
+  for (size_t r = 0; r < n; r += SMX_ATTN_MR) {
+    size_t mr = n - r < SMX_ATTN_MR ? n - r : SMX_ATTN_MR;
+    const uint16_t *ix = idx + r;
+    size_t col = 0;
+    kf_t km = kf_tail(1);
+    for (; col + step <= dv; col += step) {
+      const float *vv = v + col;
+      float *oo = o + col;
+      SMX_ATTN_PVI(SMX_ATTN_NV, 0)
+    }
+    for (; col + VF_W <= dv; col += VF_W) {
+      const float *vv = v + col;
+      float *oo = o + col;
+      SMX_ATTN_PVI(1, 0)
+    }
+    if (col < dv) {
+      const float *vv = v + col;
+      float *oo = o + col;
+      km = kf_tail(dv - col);
+      SMX_ATTN_PVI(1, 1)
+    }
+  }
+}
+
 static void pv_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv,
                  float *o, size_t ldo, const float *alpha) {
   const size_t step = SMX_ATTN_NV * VF_W;
+  /* some rows skip the tile (BLASST, screening): P V over the others only, compacted into blocks of MR */
+  uint16_t idx[256];
+  size_t n = 0;
+  if (nr <= 256) {
+    for (size_t r = 0; r < nr; r++)
+      if (alpha[r] >= 0.0f) idx[n++] = (uint16_t)r;
+    if (n < nr) {
+      pv_rows(n, idx, nk, dv, pt, ldpt, v, ldv, o, ldo, alpha);
+      return;
+    }
+  }
   for (size_t r = 0; r < nr; r += SMX_ATTN_MR) {
     size_t mr = nr - r < SMX_ATTN_MR ? nr - r : SMX_ATTN_MR;
     const float *p = pt + r, *al = alpha + r;

@@ -16,12 +16,14 @@
  *    alpha 0 and P 0 (never NaN). Returns 0 when every row's tile maximum is
  *    -inf (the tile adds nothing and P V may be skipped).
  *    BLASST (thr < 0; -inf: off): a row whose m_t < m_r + thr (m_r finite) is
- *    left unchanged (P 0, alpha -1: pv leaves the row alone, and skips a block
- *    of rows that all are); the return value then counts only rows
+ *    left unchanged (P 0, alpha -1: pv leaves the row alone at no cost); the
+ *    exponentials of a vector of rows are saved only when all of them skip;
+ *    the return value then counts only rows
  *    that took part. cnt (may be NULL) += { rows < nreal with a visible key,
  *    of those the ones skipped }.
  *  - pv: O[r][:] = alpha_r O[r][:] + sum_c Pt[c][r] V[c][:] for r < nr (rows
- *    with alpha_r < 0 are left as they are), over
+ *    with alpha_r < 0 are left as they are and cost nothing: the others are
+ *    compacted into register blocks; each row's sum is the same either way), over
  *    dv columns (any dv), V rows in place with row stride ldv.
  * Kernels never allocate and touch exactly the ranges above.
  */
