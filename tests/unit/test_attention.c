@@ -560,6 +560,7 @@ static const tcase cases[] = {
   { "screen bool mask + window", { DESC(2, 2, 1, 30, 90, 6, 12), .kind = SMX_ATTN_SCREEN, .screen_r = 0.5, .mask_kind = SMX_ATTN_MASK_BOOL, .window = 1, .window_left = 30, .window_right = 4 }, 0, 0, 1, 0 },
   { "screen radial no vnorm", { DESC(1, 2, 2, 64, 64, 6, 8), .kind = SMX_ATTN_SCREEN, .screen_r = 0.8, .radial_frame = 8, .screen_flags = SMX_ATTN_SCREEN_NO_VNORM }, 0, 0, 0, 0 },
   { "screen no tanhnorm top-left", { DESC(1, 2, 2, 50, 70, 6, 8), .kind = SMX_ATTN_SCREEN, .screen_r = 0.6, .screen_window = 30, .causal = SMX_ATTN_CAUSAL_TOP_LEFT, .screen_flags = SMX_ATTN_SCREEN_NO_TANHNORM }, 0, 0, 0, 0 },
+  { "screen Lq > Lk window (masked rows)", { DESC(1, 2, 2, 80, 50, 6, 8), .kind = SMX_ATTN_SCREEN, .screen_r = 0.5, .screen_window = 20 }, 0, 0, 0, 0 },
   { "screen tiny r", { DESC(1, 2, 2, 30, 70, 8, 8), .kind = SMX_ATTN_SCREEN, .screen_r = 1e-6 }, 0, 0, 0, 0 },
   { "screen f16 strided", { DESC(2, 4, 2, 33, 47, 6, 24), .kind = SMX_ATTN_SCREEN, .screen_r = 0.5, .dtype = SMX_ATTN_F16, .causal = 1 }, 1, 0, 0, 0 },
   { "screen bf16 int8 K gate", { DESC(1, 2, 2, 30, 140, 8, 8), .kind = SMX_ATTN_SCREEN, .screen_r = 0.6, .dtype = SMX_ATTN_BF16, .k_int8 = 1, .gate = 1 }, 0, 0, 0, 0 },
