@@ -73,6 +73,7 @@ typedef struct smx_attn_slice {
   float *qsq;             /* int8 K with the Jensen correction: |q'|^2 of the rows (q' = scale q) */
   float *fac;             /* SSMax: the factor s log(n_i) of each row */
   float *sr, *sw;         /* screening: 1 / r and the Softmask window of each row (0: none) */
+  float *nz;              /* screening: the keys of the tile each row kept */
   int64_t *lo, *hi;
 } smx_attn_slice;
 

@@ -124,8 +124,8 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   size_t dmax = dq > dv ? dq : dv;
   size_t parts[] = { mul(dq, r), mul(dq, r), mul(SMX_ATTN_BK, r), mul(r, dv), r, r, r, mul(SMX_ATTN_BK, dq),
                      mul(SMX_ATTN_BK, dv), dmax, mul(r, dv), r, SMX_ATTN_BK, r, 4 * r, p.nsa_blocks ? mul(r, p.nsa_blocks) : 1, r,
-                     r, r, r };
-  /* qr qt st o m l alpha kbuf vbuf tmp o1 lse1 knorm qnorm ranges nsa qsq fac sr sw
+                     r, r, r, r };
+  /* qr qt st o m l alpha kbuf vbuf tmp o1 lse1 knorm qnorm ranges nsa qsq fac sr sw nz
    * (tile.c carves them in this order) */
   size_t ws = 0;
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {

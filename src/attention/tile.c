@@ -44,6 +44,7 @@ smx_attn_slice smx_attn_carve(const struct smx_attention_plan *p, unsigned char 
   s.fac = take(&at, r);
   s.sr = take(&at, r);
   s.sw = take(&at, r);
+  s.nz = take(&at, r);
   return s;
 }
 
@@ -249,6 +250,9 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
           for (size_t c = 0; c < nk; c++)
             for (size_t r = 0; r < p->rows; r++) w.st[c * rp + r] *= w.knorm[c];
         }
+        /* screening keeps few keys: a row with at most 8 of them in the tile adds those V rows alone (a
+         * dense row costs the tile's 64) */
+        if (p->screen) run->uk->pv_sparse(nk, p->rows, dv, w.st, rp, vp, ldv, w.o, dv, w.alpha, w.nz, 8.0f);
         run->uk->pv(nk, p->rows, dv, w.st, rp, vp, ldv, w.o, dv, w.alpha);
       }
     }

@@ -451,5 +451,26 @@ static int screen_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, 
   return any;
 }
 
+static void pv_sparse_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv,
+                        float *o, size_t ldo, float *alpha, const float *nz, float maxnz) {
+  for (size_t r = 0; r < nr; r++) {
+    if (alpha[r] != 1.0f || nz[r] > maxnz) continue;
+    float *orow = o + r * ldo;
+    for (size_t c = 0; c < nk; c++) {
+      float p = pt[c * ldpt + r];
+      if (p == 0.0f) continue;
+      const vf_t b = vf_set1(p);
+      const float *vr = v + c * ldv;
+      size_t x = 0;
+      for (; x + VF_W <= dv; x += VF_W) vf_st(orow + x, vf_fmadd(b, vf_ld(vr + x), vf_ld(orow + x)));
+      if (x < dv) {
+        kf_t km = kf_tail(dv - x);
+        vf_st_k(orow + x, km, vf_fmadd(b, vf_ldz_k(vr + x, km), vf_ldz_k(orow + x, km)));
+      }
+    }
+    alpha[r] = -1.0f;
+  }
+}
+
 const smx_attn_ukernels SMX_ATTN_TABLE = { SMX_SIMD_ISA, qk_k, qk_rows_k, online_k, online_sigmoid_k, online_softpick_k, pv_k,
-                                           rnorm_k, screen_k };
+                                           rnorm_k, screen_k, pv_sparse_k };
