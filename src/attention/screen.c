@@ -51,7 +51,7 @@ int smx_attn_screen_weights(smx_attn_run *run, smx_attn_slice *w, size_t g, size
       if (*x > 0.0f) *x *= 0.5f * (cosf(pi * (float)((int64_t)(j0 + c) - pos) / win) + 1.0f);
     }
   }
-  for (size_t r = 0; r < nr; r++) w->nz[r] = 0.0f;
+  for (size_t r = 0; r < rp; r++) w->nz[r] = 0.0f;   /* padding rows too: pv_sparse reads them */
   for (size_t c = 0; c < nk; c++)   /* in key order: the same sums on any thread; and the kept keys per row */
     for (size_t r = 0; r < nr; r++) {
       float x = w->st[c * rp + r];

@@ -252,7 +252,7 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
         }
         /* screening keeps few keys: a row with at most 8 of them in the tile adds those V rows alone (a
          * dense row costs the tile's 64) */
-        if (p->screen) run->uk->pv_sparse(nk, p->rows, dv, w.st, rp, vp, ldv, w.o, dv, w.alpha, w.nz, 8.0f);
+        if (p->screen) run->uk->pv_sparse(nk, rp, dv, w.st, rp, vp, ldv, w.o, dv, w.alpha, w.nz, 8.0f);
         run->uk->pv(nk, p->rows, dv, w.st, rp, vp, ldv, w.o, dv, w.alpha);
       }
     }

@@ -452,23 +452,34 @@ static int screen_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, 
 }
 
 static void pv_sparse_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv,
-                        float *o, size_t ldo, float *alpha, const float *nz, float maxnz) {
-  for (size_t r = 0; r < nr; r++) {
-    if (alpha[r] != 1.0f || nz[r] > maxnz) continue;
-    float *orow = o + r * ldo;
-    for (size_t c = 0; c < nk; c++) {
-      float p = pt[c * ldpt + r];
-      if (p == 0.0f) continue;
-      const vf_t b = vf_set1(p);
-      const float *vr = v + c * ldv;
-      size_t x = 0;
-      for (; x + VF_W <= dv; x += VF_W) vf_st(orow + x, vf_fmadd(b, vf_ld(vr + x), vf_ld(orow + x)));
-      if (x < dv) {
-        kf_t km = kf_tail(dv - x);
-        vf_st_k(orow + x, km, vf_fmadd(b, vf_ldz_k(vr + x, km), vf_ldz_k(orow + x, km)));
+                        float *o, size_t ldo, float *alpha, float *nz, float maxnz) {
+  int some = 0;
+  for (size_t r = 0; r < nr; r++) {   /* nz becomes 1 on the rows taken here, else 0 */
+    int sel = alpha[r] == 1.0f && nz[r] <= maxnz;
+    nz[r] = sel ? 1.0f : 0.0f;
+    if (sel) alpha[r] = -1.0f;
+    some |= sel;
+  }
+  if (!some) return;
+  const vf_t zero = vf_zero();
+  /* keys outermost: each row still adds its keys in order; the vectors find the nonzero weights of taken rows */
+  for (size_t c = 0; c < nk; c++) {
+    const float *prow = pt + c * ldpt, *vr = v + c * ldv;
+    for (size_t j = 0; j < nr; j += VF_W) {
+      unsigned bits = mf_bits(vf_gt(vf_ld(prow + j), zero)) & mf_bits(vf_gt(vf_ld(nz + j), zero));
+      while (bits) {
+        size_t r = j + (size_t)__builtin_ctz(bits);
+        bits &= bits - 1;
+        float *orow = o + r * ldo;
+        const vf_t b = vf_set1(prow[r]);
+        size_t x = 0;
+        for (; x + VF_W <= dv; x += VF_W) vf_st(orow + x, vf_fmadd(b, vf_ld(vr + x), vf_ld(orow + x)));
+        if (x < dv) {
+          kf_t km = kf_tail(dv - x);
+          vf_st_k(orow + x, km, vf_fmadd(b, vf_ldz_k(vr + x, km), vf_ldz_k(orow + x, km)));
+        }
       }
     }
-    alpha[r] = -1.0f;
   }
 }
 

@@ -151,13 +151,13 @@ static int screen_scalar(size_t nk, size_t nr, size_t nreal, float *st, size_t l
 }
 
 static void pv_sparse_scalar(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v,
-                             size_t ldv, float *o, size_t ldo, float *alpha, const float *nz, float maxnz) {
+                             size_t ldv, float *o, size_t ldo, float *alpha, float *nz, float maxnz) {
   for (size_t r = 0; r < nr; r++) {
     if (alpha[r] != 1.0f || nz[r] > maxnz) continue;
     float *orow = o + r * ldo;
     for (size_t c = 0; c < nk; c++) {
       float p = pt[c * ldpt + r];
-      if (p == 0.0f) continue;
+      if (!(p > 0.0f)) continue;
       for (size_t x = 0; x < dv; x++) orow[x] += p * v[c * ldv + x];
     }
     alpha[r] = -1.0f;

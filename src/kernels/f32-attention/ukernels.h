@@ -66,10 +66,11 @@ typedef struct smx_attn_ukernels {
   int (*screen)(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, const float *kinv, const float *rinv,
                 float *alpha, uint64_t *cnt);
   /* sparse P V for rows that keep few keys: each row r < nr with alpha_r = 1 (no rescale) and nz_r <= maxnz
-   * gets O[r][:] += Pt[c][r] V[c][:] for its nonzero Pt[c][r], in key order, and alpha_r = -1 (pv then leaves
-   * it alone) */
+   * gets O[r][:] += Pt[c][r] V[c][:] for its positive Pt[c][r], in key order, and alpha_r = -1 (pv then
+   * leaves it alone); nz is overwritten. nr is a multiple of SMX_ATTN_ROW_PAD (rows past the task's
+   * have alpha -1). */
   void (*pv_sparse)(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv,
-                    float *o, size_t ldo, float *alpha, const float *nz, float maxnz);
+                    float *o, size_t ldo, float *alpha, float *nz, float maxnz);
 } smx_attn_ukernels;
 
 extern const smx_attn_ukernels smx_attn_ukernels_scalar;
