@@ -83,7 +83,8 @@
  *    log sum_j w_ij (MALA: 0);
  *  - kind SMX_ATTN_SCREEN (screening, Multiscreen: Nakanishi 2026, "Screening
  *    Is Enough", arXiv 2604.01178): no softmax, no normalisation across
- *    keys. With x^ = x / max(|x|, eps) (eps = screen_eps, 0: 1e-12),
+ *    keys. With x^ = x / max(|x|, eps) (eps = screen_eps, 0: 1e-12; at
+ *    least FLT_MIN, so that a zero row gives 0),
  *      s_ij = q^_i . k^_j in [-1, 1] (scale is not used),
  *      a_ij = max(1 - (1 - s_ij) / r_h, 0)^2 (Trim: keys with s <= 1 - r_h
  *             take no part),
