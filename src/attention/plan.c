@@ -96,7 +96,7 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   p.blasst = (float)d->blasst_log_threshold;
   p.screen = d->kind == SMX_ATTN_SCREEN;
   /* at least the smallest normal float: 1 / eps stays finite, so a zero row gives 0, never NaN */
-  p.screen_eps = (float)(d->screen_eps != 0.0 ? fmax(d->screen_eps, (double)FLT_MIN) : 1e-12);
+  p.screen_eps = (float)(d->screen_eps != 0.0 ? fmin(fmax(d->screen_eps, (double)FLT_MIN), (double)FLT_MAX) : 1e-12);
   p.linear = d->kind == SMX_ATTN_LINEAR || d->kind == SMX_ATTN_COSFORMER || d->kind == SMX_ATTN_MALA;
   p.nsa_blocks = d->nsa_topk ? (d->len_k + SMX_ATTN_BK - 1) / SMX_ATTN_BK : 0;
   p.elementwise = (d->k_int8 && d->k_int8_jensen) || d->nsa_topk || d->mask_kind != SMX_ATTN_MASK_NONE || d->alibi || d->radial_frame || d->softcap > 0 || d->l2_distance ||

@@ -11,6 +11,7 @@
  * (p_i - w, p_i] is already in the row's key range (tile.c), so only its
  * cosine is applied here, and only to keys that Trim kept.
  */
+#include <float.h>
 #include <math.h>
 
 #include "attention/attention.h"
@@ -20,8 +21,10 @@ void smx_attn_screen_params(const smx_attn_run *run, size_t h, float *rinv, floa
   const smx_attention_desc *d = &run->p->d;
   double r = run->a->screen_r ? (double)run->a->screen_r[h] : d->screen_r;
   double w = run->a->screen_window ? (double)run->a->screen_window[h] : d->screen_window;
-  *rinv = (float)(1.0 / r);
-  *win = w == INFINITY ? 0.0f : (float)w;
+  /* both within float range (the conversion of a larger double is undefined); a window of FLT_MAX keeps
+   * the Softmask's causality with m = 1, 1 / r = FLT_MAX keeps only s = 1 */
+  *rinv = (float)fmin(1.0 / r, (double)FLT_MAX);
+  *win = w == INFINITY ? 0.0f : (float)fmin(w, (double)FLT_MAX);
 }
 
 int smx_attn_screen_check(const struct smx_attention_plan *p, const smx_attention_args *a) {

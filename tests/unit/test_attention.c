@@ -710,6 +710,16 @@ static void test_screen(void) {
   /* 2 rows x 4 tiles; only query 0's tile of key 130 has a weight */
   CHECK(st.row_tiles == 8 && st.row_tiles_skipped == 7, "screen stats %llu of %llu skipped",
         (unsigned long long)st.row_tiles_skipped, (unsigned long long)st.row_tiles);
+  /* extremes past float range: a width of 1e-300 keeps only s = 1 (key 130 for query 0), a window of 1e300
+   * is causal with m = 1, an eps of 1e300 makes every unit vector about 0: never NaN */
+  double ext[3][3] = { { 1e-300, 0, 0 }, { 0.4, 1e300, 0 }, { 0.4, 0, 1e300 } };
+  for (int e = 0; e < 3; e++) {
+    d.screen_r = ext[e][0]; d.screen_window = ext[e][1]; d.screen_eps = ext[e][2];
+    CHECK(smx_attention_plan_create(&d, &p) == SMX_OK && smx_attention_run(p, &a, NULL, 0, NULL) == SMX_OK, "screen extreme %d", e);
+    smx_attention_plan_destroy(p);
+    for (int x = 0; x < 2 * DV; x++) CHECK(o[x] == o[x], "screen extreme %d: NaN at %d", e, x);
+  }
+  CHECK(fabs(o[0]) < 1e-30, "screen eps 1e300: o[0] = %g", o[0]);
 }
 
 static void test_bad(void) {
