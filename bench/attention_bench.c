@@ -10,6 +10,8 @@
  *  - peak extra memory (the workspace) at L = 4096 and 16384;
  *  - BLASST on a peaked long-context case: time and skipped fraction per
  *    threshold, and the error it adds;
+ *  - screening (Multiscreen) on the BLASST shape: time and the share of
+ *    all-zero (row, tile) pairs per acceptance width;
  *  - int8 K with and without the Jensen correction: error against f32 K.
  * Usage: attention_bench [L=4096] [H=8] [D=128] [Lk_decode=32768]
  * OpenBLAS is a peer when found at build time (SMX_BENCH_HAVE_OPENBLAS).
@@ -226,6 +228,28 @@ int main(int argc, char **argv) {
     for (size_t x = 0; x < bq * bd; x++) { err = fmax(err, fabs((double)o2[x] - ref[x])); mx = fmax(mx, fabs(ref[x])); }
     printf("  ln(l)=%-4.0f %9.3f ms  skipped %5.1f%%  max error %.2e of max|O|  speed-up %.2fx\n", th[i], t * 1e3,
            st.row_tiles ? 100.0 * (double)st.row_tiles_skipped / (double)st.row_tiles : 0.0, err / mx, t_ref / t);
+  }
+
+  /* ------------------------------------------------- screening */
+  /* Multiscreen on the same shape: the share of (row, tile) pairs Trim empties, and the time against the
+   * causal softmax above (t_ref); random q and k at D = 128 have s ~ N(0, 1/128), so r sets the kept share */
+  printf("\nscreening, Lq=%zu Lk=%zu D=%zu causal, 1 thread, best of 3, time against causal softmax\n", bq, bk, bd);
+  const double sr[] = { 1.0, 0.9, 0.8, 0.6 }, sw[] = { 0.0, 0.0, 0.0, 0.0, 1024.0 };
+  for (size_t i = 0; i < 5; i++) {
+    smx_attention_desc ds = db;
+    ds.blasst_log_threshold = 0;
+    ds.kind = SMX_ATTN_SCREEN;
+    ds.screen_r = i < 4 ? sr[i] : 0.9;
+    ds.screen_window = sw[i];
+    smx_attention_stats st;
+    double t = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+      double t1 = run_attn(&ds, q2, k2, v2, o2, &st, NULL);
+      if (t1 < t) t = t1;
+    }
+    printf("  r=%-4.2f w=%-5.0f %9.3f ms  all-zero row tiles %5.1f%%  %.2fx the softmax's speed\n", ds.screen_r,
+           ds.screen_window, t * 1e3, st.row_tiles ? 100.0 * (double)st.row_tiles_skipped / (double)st.row_tiles : 0.0,
+           t_ref / t);
   }
   free(q2); free(k2); free(v2); free(ref); free(o2);
 

@@ -31,8 +31,12 @@ const char smx_attention_help[] =
     "  --window L[,R]         keys within L before (and R after, default 0 when causal,\n"
     "                         else unbounded) the query position\n"
     "  --softcap C            C tanh(s / C) on the scores\n"
-    "  --kind softmax|sigmoid|softpick   (default softmax)\n"
+    "  --kind softmax|sigmoid|softpick|screen   (default softmax)\n"
     "  --sigmoid-bias B       for --kind sigmoid\n"
+    "  --screen-r R           for --kind screen (Multiscreen): acceptance width in (0, 1]\n"
+    "  --screen-window W      for --kind screen: Softmask window (default 0: none)\n"
+    "  --screen-no-vnorm      for --kind screen: V as given, not unit-normalised\n"
+    "  --screen-no-tanhnorm   for --kind screen: no TanhNorm on the output\n"
     "  --threads N            threads (default 1); results do not depend on it\n"
     "A query row that sees no key gives 0.\n";
 
@@ -127,12 +131,24 @@ int smx_cmd_attention(int argc, char **argv) {
       d.window = 1; d.window_left = l; d.window_right = r;
       i++;
     } else if (!strcmp(a, "--kind")) {
-      if (!v) return smx_cli_usage_error("--kind needs softmax, sigmoid or softpick");
+      if (!v) return smx_cli_usage_error("--kind needs softmax, sigmoid, softpick or screen");
       if (!strcmp(v, "softmax")) d.kind = SMX_ATTN_SOFTMAX;
       else if (!strcmp(v, "sigmoid")) d.kind = SMX_ATTN_SIGMOID;
       else if (!strcmp(v, "softpick")) d.kind = SMX_ATTN_SOFTPICK;
-      else return smx_cli_usage_error("--kind must be softmax, sigmoid or softpick");
+      else if (!strcmp(v, "screen")) d.kind = SMX_ATTN_SCREEN;
+      else return smx_cli_usage_error("--kind must be softmax, sigmoid, softpick or screen");
       i++;
+    } else if (!strcmp(a, "--screen-r")) {
+      if (!smx_cli_parse_double(v, 0.0, 1.0, &d.screen_r) || d.screen_r == 0.0)
+        return smx_cli_usage_error("--screen-r must lie in (0, 1]");
+      i++;
+    } else if (!strcmp(a, "--screen-window")) {
+      if (!smx_cli_parse_double(v, 0.0, 1e30, &d.screen_window)) return smx_cli_usage_error("--screen-window must be >= 0");
+      i++;
+    } else if (!strcmp(a, "--screen-no-vnorm")) {
+      d.screen_flags |= SMX_ATTN_SCREEN_NO_VNORM;
+    } else if (!strcmp(a, "--screen-no-tanhnorm")) {
+      d.screen_flags |= SMX_ATTN_SCREEN_NO_TANHNORM;
     } else if (!strcmp(a, "--threads")) {
       uint64_t n;
       if (!smx_cli_parse_u64(v, 1, 256, &n)) return smx_cli_usage_error("--threads must be a whole number from 1 to 256");
@@ -148,6 +164,7 @@ int smx_cmd_attention(int argc, char **argv) {
   if (nfiles < 3) return smx_cli_usage_error("attention needs three inputs: Q K V (.npy)");
   if (!out) return smx_cli_usage_error("attention needs -o OUT.npy");
   if (d.window && !have_right && d.causal) d.window_right = 0;
+  if (d.kind == SMX_ATTN_SCREEN && d.screen_r == 0.0) return smx_cli_usage_error("--kind screen needs --screen-r R");
 
   int rc = 0;
   uint64_t sq[4], sk[4], sv[4];

@@ -55,8 +55,10 @@
  *  - l2_distance: z = -scale |q_i - k_j|^2 (L2-distance attention), formed as
  *    scale (2 q.k - |q|^2 - |k|^2); every option below then applies to it;
  *  - softcap > 0: z = softcap * tanh(z / softcap), before masks and biases;
- *  - ssmax_s != 0 (SSMax): z *= ssmax_s * log(n_i), n_i = the keys the
- *    positional masks leave visible to query i;
+ *  - ssmax_s != 0 (SSMax): z *= ssmax_s * log(n_i), n_i = the keys that
+ *    take part for query i: those the causal, window and radial masks leave
+ *    and the mask tensor keeps (a false entry, or a bias of -inf, removes a
+ *    key); counted once per row over the mask tensor;
  *  - sinks (run time, one logit per query head): e^{sink} joins the
  *    denominator only;
  *  - fox (run time, FoX forgetting gate): F[b,h,t] = cumulative log forget
@@ -79,6 +81,30 @@
  *    All three: causal or not, no other mask or variant
  *    (SMX_E_INVALID_ARG); a row whose weights sum to 0 gives O = 0; lse is
  *    log sum_j w_ij (MALA: 0);
+ *  - kind SMX_ATTN_SCREEN (screening, Multiscreen: Nakanishi 2026, "Screening
+ *    Is Enough", arXiv 2604.01178): no softmax, no normalisation across
+ *    keys. With x^ = x / max(|x|, eps) (eps = screen_eps, 0: 1e-12; at
+ *    least FLT_MIN, so that a zero row gives 0),
+ *      s_ij = q^_i . k^_j in [-1, 1] (scale is not used),
+ *      a_ij = max(1 - (1 - s_ij) / r_h, 0)^2 (Trim: keys with s <= 1 - r_h
+ *             take no part),
+ *      m_ij = (cos(pi (j - p_i) / w_h) + 1) / 2 for -w_h < j - p_i <= 0,
+ *             else 0 (the causal distance Softmask; with w_h = 0 or +inf
+ *             it is off: m = 1 on every key the masks leave),
+ *      h_i  = sum_j a_ij m_ij v^_j, O_i = tanh(|h_i|) h_i / |h_i| (TanhNorm;
+ *             h_i when it is 0).
+ *    r_h in (0, 1] and w_h >= 0 are per query head: args.screen_r and
+ *    args.screen_window (Hq each), or, where NULL, desc.screen_r and
+ *    desc.screen_window for every head (screen_r 0 without the array:
+ *    SMX_E_INVALID_ARG at run time). screen_flags switch off the
+ *    normalisation of V (SMX_ATTN_SCREEN_NO_VNORM) or TanhNorm
+ *    (SMX_ATTN_SCREEN_NO_TANHNORM). The masks (causal, window, radial, a
+ *    bool mask) remove keys; an additive bias, ALiBi, softcap, SSMax, FoX,
+ *    sinks, QK-norm, L2 distance, NSA, BLASST and the Jensen correction have
+ *    no meaning here (SMX_E_INVALID_ARG). MiPE, the paper's position
+ *    encoding, belongs to the model: rotate Q and K before the call. lse is
+ *    log sum_j a_ij m_ij (-inf when no key passes). The stats count, per
+ *    (row, tile), the tiles whose weights are all 0 as skipped (no P V);
  *  - output gate (run time): O *= sigmoid(g), g per (b, h, i) or per
  *    (b, h, i, d) with SMX_ATTN_GATE_ELEMENTWISE;
  *  - qk_norm: Q and K rows are RMS-normalised (eps qk_norm_eps, weights at
@@ -150,10 +176,13 @@ typedef enum smx_attn_kind {
   SMX_ATTN_SOFTPICK = 2,
   SMX_ATTN_LINEAR = 3,      /* linear attention, phi = elu + 1 (no softmax)  */
   SMX_ATTN_COSFORMER = 4,   /* cosFormer: phi = relu, cos re-weighting        */
-  SMX_ATTN_MALA = 5         /* magnitude-aware linear attention               */
+  SMX_ATTN_MALA = 5,        /* magnitude-aware linear attention               */
+  SMX_ATTN_SCREEN = 6       /* screening (Multiscreen): Trim, Softmask, TanhNorm */
 } smx_attn_kind;
 
 #define SMX_ATTN_GATE_ELEMENTWISE 0x1u   /* gate is (b, h, i, d), not (b, h, i) */
+#define SMX_ATTN_SCREEN_NO_VNORM 0x1u    /* screening: V rows as given, not unit-normalised */
+#define SMX_ATTN_SCREEN_NO_TANHNORM 0x2u /* screening: O = h, without TanhNorm               */
 
 typedef struct smx_attention_desc {
   size_t batch, heads_q, heads_kv;   /* heads_q a multiple of heads_kv            */
@@ -189,6 +218,11 @@ typedef struct smx_attention_desc {
   size_t nsa_topk;                   /* > 0: NSA-style selection of this many key blocks */
   int k_int8;                        /* K is int8 (k_stride in bytes), scales per 64-key block */
   int k_int8_jensen;                 /* with k_int8: the Jensen-bias correction     */
+  /* SMX_ATTN_SCREEN (each per head at run time when args give an array) */
+  double screen_r;                   /* acceptance width in (0, 1] (0: args.screen_r) */
+  double screen_window;              /* Softmask window w > 0 (0: no Softmask)    */
+  double screen_eps;                 /* unit-normalisation floor (0: 1e-12)       */
+  uint32_t screen_flags;             /* SMX_ATTN_SCREEN_NO_VNORM, _NO_TANHNORM    */
 } smx_attention_desc;
 
 /* The run-time operands. Pointers not asked for by the descriptor are ignored. */
@@ -203,12 +237,14 @@ typedef struct smx_attention_args {
   const float *gate;       /* (batch, Hq, Lq) or (batch, Hq, Lq, Dv) packed    */
   const float *q_norm_w, *k_norm_w;   /* Dqk, or NULL (weights of 1)           */
   const float *k_scales;   /* k_int8: (batch, Hkv, ceil(Lk / 64)) packed       */
+  const float *screen_r;   /* screening: Hq acceptance widths in (0, 1], or NULL */
+  const float *screen_window;   /* screening: Hq windows (0 or +inf: none), or NULL */
 } smx_attention_args;
 
 /* What a run did (optional output of smx_attention_run). */
 typedef struct smx_attention_stats {
   uint64_t row_tiles;           /* (query row, key tile) pairs the masks left  */
-  uint64_t row_tiles_skipped;   /* of those, dropped by BLASST                 */
+  uint64_t row_tiles_skipped;   /* of those, dropped by BLASST, or all-zero screening weights */
   uint64_t tiles_masked;        /* (query tile, key tile) pairs never visited  */
 } smx_attention_stats;
 

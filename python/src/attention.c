@@ -19,7 +19,8 @@ const char smx_py_attention_doc[] = PyDoc_STR(
   "          return_lse=False, threads=0, softcap=None, ssmax=None, kind='softmax', sigmoid_bias=0.0,\n"
   "          alibi=None, fox=None, gate=None, qk_norm=None, qk_norm_eps=1e-6, blasst=None,\n"
   "          radial_frame=None, diff_lambda=0.0, l2_distance=False, nsa_topk=0, k_scales=None,\n"
-  "          jensen=False)\n"
+  "          jensen=False, screen_r=None, screen_window=None, screen_eps=0.0, screen_vnorm=True,\n"
+  "          screen_tanhnorm=True)\n"
   "--\n\n"
   "Fused attention softmax(q k^T * scale + ...) v, never forming the Lq x Lk scores.\n"
   "q : (B, Hq, Lq, D); k : (B, Hkv, Lk, D); v : (B, Hkv, Lk, Dv); float32 or float16 (float64 is\n"
@@ -39,7 +40,10 @@ const char smx_py_attention_doc[] = PyDoc_STR(
   "blasst ln(threshold) < 0, radial_frame (tokens per frame), diff_lambda (differential attention over\n"
   "the halves of D), l2_distance (scores -scale |q - k|^2), nsa_topk (NSA block selection, blocks of\n"
   "64 keys); k of dtype int8 with k_scales (B, Hkv, ceil(Lk / 64)), one step per 64-key block, and\n"
-  "jensen (the Jensen-bias correction). See docs/attention.md.\n"
+  "jensen (the Jensen-bias correction). kind 'screen' (Multiscreen screening: unit q, k, v, Trim,\n"
+  "Softmask, TanhNorm; scale unused) takes screen_r (acceptance width in (0, 1], a float or (Hq,)),\n"
+  "screen_window (Softmask window, a float or (Hq,); None, 0 or inf: none), screen_eps, and\n"
+  "screen_vnorm / screen_tanhnorm (False switches each off); masks must be bool. See docs/attention.md.\n"
   "A query row that sees no key gives 0 (never NaN). The GIL is released while computing.");
 
 /* a float32 C-contiguous copy of an optional per-head / per-row operand of exactly n elements */
@@ -83,7 +87,8 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
   static char *kw[] = { "q", "k", "v", "causal", "scale", "window", "mask", "sink", "return_lse", "threads",
                         "softcap", "ssmax", "kind", "sigmoid_bias", "alibi", "fox", "gate", "qk_norm",
-                        "qk_norm_eps", "blasst", "radial_frame", "diff_lambda", "l2_distance", "nsa_topk", "k_scales", "jensen", NULL };
+                        "qk_norm_eps", "blasst", "radial_frame", "diff_lambda", "l2_distance", "nsa_topk", "k_scales", "jensen",
+                        "screen_r", "screen_window", "screen_eps", "screen_vnorm", "screen_tanhnorm", NULL };
   PyObject *qo, *ko, *vo, *causal = Py_False, *scale = Py_None, *window = Py_None, *mask = Py_None, *sink = Py_None;
   PyObject *softcap = Py_None, *ssmax = Py_None, *alibi = Py_None, *fox = Py_None, *gate = Py_None;
   PyObject *qk_norm = Py_None, *blasst = Py_None, *radial = Py_None;
@@ -91,15 +96,18 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
   int return_lse = 0, threads = 0, l2 = 0;
   Py_ssize_t nsa_topk = 0;
   PyObject *k_scales = Py_None;
-  int jensen = 0;
+  int jensen = 0, screen_vnorm = 1, screen_tanhnorm = 1;
+  PyObject *screen_r = Py_None, *screen_window = Py_None;
+  double screen_eps = 0.0;
   double sigmoid_bias = 0.0, qk_eps = 1e-6, diff_lambda = 0.0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$OOOOOpiOOsdOOOOdOOdpnOp:attention", kw, &qo, &ko, &vo, &causal,
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$OOOOOpiOOsdOOOOdOOdpnOpOOdpp:attention", kw, &qo, &ko, &vo, &causal,
                                    &scale, &window, &mask, &sink, &return_lse, &threads, &softcap, &ssmax, &kind,
-                                   &sigmoid_bias, &alibi, &fox, &gate, &qk_norm, &qk_eps, &blasst, &radial, &diff_lambda, &l2, &nsa_topk, &k_scales, &jensen))
+                                   &sigmoid_bias, &alibi, &fox, &gate, &qk_norm, &qk_eps, &blasst, &radial, &diff_lambda, &l2, &nsa_topk, &k_scales, &jensen,
+                                   &screen_r, &screen_window, &screen_eps, &screen_vnorm, &screen_tanhnorm))
     return NULL;
   PyObject *result = NULL;
   PyArrayObject *q = NULL, *k = NULL, *v = NULL, *o = NULL, *lse = NULL, *m = NULL, *sk = NULL, *al = NULL,
-                *fx = NULL, *gt = NULL, *wq = NULL, *wk = NULL, *ks = NULL;
+                *fx = NULL, *gt = NULL, *wq = NULL, *wk = NULL, *ks = NULL, *sr = NULL, *sw = NULL;
   smx_attention_desc d;
   memset(&d, 0, sizeof d);
   smx_attention_args a;
@@ -231,9 +239,36 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
   else if (!strcmp(kind, "linear")) d.kind = SMX_ATTN_LINEAR;
   else if (!strcmp(kind, "cosformer")) d.kind = SMX_ATTN_COSFORMER;
   else if (!strcmp(kind, "mala")) d.kind = SMX_ATTN_MALA;
+  else if (!strcmp(kind, "screen")) d.kind = SMX_ATTN_SCREEN;
   else {
-    PyErr_Format(PyExc_ValueError, "attention: kind must be 'softmax', 'sigmoid', 'softpick', 'linear', 'cosformer' or 'mala', not '%s'", kind);
+    PyErr_Format(PyExc_ValueError, "attention: kind must be 'softmax', 'sigmoid', 'softpick', 'linear', 'cosformer', 'mala' or 'screen', not '%s'", kind);
     goto done;
+  }
+  if (d.kind == SMX_ATTN_SCREEN) {   /* a number for every head, or an (Hq,) array */
+    if (screen_r == Py_None) {
+      PyErr_SetString(PyExc_ValueError, "attention: kind 'screen' needs screen_r (acceptance width in (0, 1])");
+      goto done;
+    }
+    if (PyFloat_Check(screen_r) || PyLong_Check(screen_r)) {
+      if ((d.screen_r = PyFloat_AsDouble(screen_r)) == -1.0 && PyErr_Occurred()) goto done;
+      if (!(d.screen_r > 0 && d.screen_r <= 1)) {
+        PyErr_SetString(PyExc_ValueError, "attention: screen_r must lie in (0, 1]");
+        goto done;
+      }
+    } else {
+      if (!(sr = f32_vector("screen_r", screen_r, (npy_intp)d.heads_q))) goto done;
+      a.screen_r = PyArray_DATA(sr);
+    }
+    if (PyFloat_Check(screen_window) || PyLong_Check(screen_window)) {
+      double w = PyFloat_AsDouble(screen_window);
+      if (w == -1.0 && PyErr_Occurred()) goto done;
+      d.screen_window = isinf(w) && w > 0 ? 0.0 : w;
+    } else if (screen_window != Py_None) {
+      if (!(sw = f32_vector("screen_window", screen_window, (npy_intp)d.heads_q))) goto done;
+      a.screen_window = PyArray_DATA(sw);
+    }
+    d.screen_eps = screen_eps;
+    d.screen_flags = (screen_vnorm ? 0u : SMX_ATTN_SCREEN_NO_VNORM) | (screen_tanhnorm ? 0u : SMX_ATTN_SCREEN_NO_TANHNORM);
   }
   d.sigmoid_bias = sigmoid_bias;
   d.diff_lambda = diff_lambda;
@@ -320,5 +355,6 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
 done:
   Py_XDECREF(q); Py_XDECREF(k); Py_XDECREF(v); Py_XDECREF(o); Py_XDECREF(lse); Py_XDECREF(m);
   Py_XDECREF(sk); Py_XDECREF(al); Py_XDECREF(fx); Py_XDECREF(gt); Py_XDECREF(wq); Py_XDECREF(wk); Py_XDECREF(ks);
+  Py_XDECREF(sr); Py_XDECREF(sw);
   return result;
 }

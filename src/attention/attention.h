@@ -47,6 +47,8 @@ struct smx_attention_plan {
   int elementwise;               /* some option acts on each score            */
   size_t nsa_blocks;             /* NSA: ceil(Lk / SMX_ATTN_BK) (0: off)      */
   int linear;                    /* a linear kind (linear.c): tasks (b, h)    */
+  int screen;                    /* SMX_ATTN_SCREEN (screen.c)                */
+  float screen_eps;              /* unit-normalisation floor                  */
 };
 
 /* The run-time context shared by the tasks of one run. */
@@ -69,6 +71,9 @@ typedef struct smx_attn_slice {
   float *knorm, *qnorm;   /* L2-distance attention: scale |k|^2 of the tile's keys, scale |q|^2 of the rows */
   float *nsa;             /* NSA: per row and key block, the coarse score, then 1 = selected */
   float *qsq;             /* int8 K with the Jensen correction: |q'|^2 of the rows (q' = scale q) */
+  float *fac;             /* SSMax: the factor s log(n_i) of each row */
+  float *sr, *sw;         /* screening: 1 / r and the Softmask window of each row (0: none) */
+  float *nz;              /* screening: the keys of the tile each row kept */
   int64_t *lo, *hi;
 } smx_attn_slice;
 
@@ -83,6 +88,21 @@ void smx_attn_transform(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g
 /* NSA block selection for the task's rows (nsa.c), and whether a row selected block blk. */
 void smx_attn_nsa_select(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t dqe, size_t qoff);
 int smx_attn_nsa_any(const struct smx_attention_plan *p, const smx_attn_slice *w, size_t blk);
+
+/* SSMax: s log(n_i) for query index i of head h (n_i: the keys that take part; 1 when none do). */
+float smx_attn_ssmax_factor(smx_attn_run *run, size_t b, size_t h, size_t i);
+/* Screening (screen.c): head h's 1 / r and window (0: none), from the args or the descriptor. */
+void smx_attn_screen_params(const smx_attn_run *run, size_t h, float *rinv, float *win);
+/* 0 when a head's r or window is out of range (run.c checks before any task). */
+int smx_attn_screen_check(const struct smx_attention_plan *p, const smx_attention_args *a);
+/* Screening weights of a tile in place: masked scores (-inf) and trimmed keys give 0, others
+ * a_ij m_ij (knorm: 1 / |k| of the tile's keys, sr: 1 / r of every padded row); l += the row
+ * sums; alpha = 1, or -1 for a row that Trim emptied. cnt += { rows with a visible key, of
+ * those the emptied ones }. Returns whether Trim kept a weight. */
+int smx_attn_screen_weights(smx_attn_run *run, smx_attn_slice *w, size_t g, size_t t, size_t j0, size_t nk,
+                            uint64_t *cnt);
+/* O = TanhNorm(h) in place (unless switched off). */
+void smx_attn_tanh_norm(const struct smx_attention_plan *p, float *o);
 
 /* Keys [lo, hi) that the causal and window options leave to query index i. */
 void smx_attn_key_range(const struct smx_attention_plan *p, size_t i, int64_t *lo, int64_t *hi);

@@ -17,7 +17,7 @@ void smx_attn_fold(smx_attn_run *run, size_t tile, unsigned char *at) {
   for (size_t r = 0; r < p->rows; r++) {
     size_t h, i;
     if (!smx_attn_row_of(p, g, t, r, &h, &i)) continue;
-    float m = p->d.kind == SMX_ATTN_SIGMOID ? 0.0f : -INFINITY, l = 0.0f, *o = w.o;
+    float m = p->d.kind == SMX_ATTN_SIGMOID || p->screen ? 0.0f : -INFINITY, l = 0.0f, *o = w.o;
     memset(o, 0, dv * sizeof(float));
     for (size_t s = 0; s < p->n_split; s++) {
       const float *q = run->partials + ((tile * p->n_split + s) * rp + r) * (dv + 2);
@@ -36,6 +36,10 @@ float smx_attn_normalize(smx_attn_run *run, size_t h, float m, float l, float *o
   const smx_attention_desc *d = &p->d;
   size_t dv = d->dim_v;
   if (d->kind == SMX_ATTN_SIGMOID) return l > 0.0f ? logf(l) : -INFINITY;
+  if (p->screen) {   /* h = sum a m v^ is the row as it stands: TanhNorm only */
+    smx_attn_tanh_norm(p, o);
+    return l > 0.0f ? logf(l) : -INFINITY;
+  }
   if (d->sinks) {   /* e^{sink} joins the denominator only (gpt-oss) */
     float sk = run->a->sinks[h], mn = fmaxf(m, sk), ea = m == -INFINITY ? 0.0f : expf(m - mn);
     for (size_t x = 0; x < dv; x++) o[x] *= ea;

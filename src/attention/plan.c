@@ -1,4 +1,5 @@
 /* Plans of the fused attention: descriptor checks and the task geometry (attention.h). */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@ static smx_status check(const smx_attention_desc *d) {
   if (d->heads_kv == 0 ? d->heads_q != 0 : d->heads_q % d->heads_kv != 0) return SMX_E_INVALID_ARG;
   if (d->dim_qk == 0 || d->dim_v == 0) return SMX_E_INVALID_ARG;
   if ((unsigned)d->dtype > SMX_ATTN_BF16 || (unsigned)d->causal > SMX_ATTN_CAUSAL_TOP_LEFT) return SMX_E_INVALID_ARG;
-  if ((unsigned)d->mask_kind > SMX_ATTN_MASK_BIAS || (unsigned)d->kind > SMX_ATTN_MALA) return SMX_E_INVALID_ARG;
+  if ((unsigned)d->mask_kind > SMX_ATTN_MASK_BIAS || (unsigned)d->kind > SMX_ATTN_SCREEN) return SMX_E_INVALID_ARG;
   /* linear kinds: a running-sum algorithm, with the causal mask only */
   if ((d->kind == SMX_ATTN_LINEAR || d->kind == SMX_ATTN_COSFORMER || d->kind == SMX_ATTN_MALA) &&
       (d->window || d->mask_kind || d->alibi || d->radial_frame || d->softcap > 0 || d->ssmax_s != 0 || d->fox ||
@@ -55,6 +56,15 @@ static smx_status check(const smx_attention_desc *d) {
     return SMX_E_INVALID_ARG;
   /* the sink and BLASST are defined on the softmax's running maximum */
   if (d->kind != SMX_ATTN_SOFTMAX && (d->sinks || d->blasst_log_threshold < 0)) return SMX_E_INVALID_ARG;
+  /* screening: keys are kept or dropped, never shifted; options on the logits have no meaning there */
+  if (!finite(d->screen_r) || d->screen_r < 0 || d->screen_r > 1 || !finite(d->screen_window) ||
+      d->screen_window < 0 || !finite(d->screen_eps) || d->screen_eps < 0 ||
+      (d->screen_flags & ~(SMX_ATTN_SCREEN_NO_VNORM | SMX_ATTN_SCREEN_NO_TANHNORM)))
+    return SMX_E_INVALID_ARG;
+  if (d->kind == SMX_ATTN_SCREEN && (d->mask_kind == SMX_ATTN_MASK_BIAS || d->alibi || d->softcap > 0 ||
+                                     d->ssmax_s != 0 || d->fox || d->qk_norm || d->l2_distance || d->nsa_topk ||
+                                     d->k_int8_jensen))
+    return SMX_E_INVALID_ARG;
   return SMX_OK;
 }
 
@@ -84,6 +94,9 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   p.sigmoid_bias = (float)d->sigmoid_bias;
   p.qk_eps = (float)(d->qk_norm_eps != 0.0 ? d->qk_norm_eps : 1e-6);
   p.blasst = (float)d->blasst_log_threshold;
+  p.screen = d->kind == SMX_ATTN_SCREEN;
+  /* at least the smallest normal float: 1 / eps stays finite, so a zero row gives 0, never NaN */
+  p.screen_eps = (float)(d->screen_eps != 0.0 ? fmin(fmax(d->screen_eps, (double)FLT_MIN), (double)FLT_MAX) : 1e-12);
   p.linear = d->kind == SMX_ATTN_LINEAR || d->kind == SMX_ATTN_COSFORMER || d->kind == SMX_ATTN_MALA;
   p.nsa_blocks = d->nsa_topk ? (d->len_k + SMX_ATTN_BK - 1) / SMX_ATTN_BK : 0;
   p.elementwise = (d->k_int8 && d->k_int8_jensen) || d->nsa_topk || d->mask_kind != SMX_ATTN_MASK_NONE || d->alibi || d->radial_frame || d->softcap > 0 || d->l2_distance ||
@@ -110,8 +123,10 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   size_t r = p.rows_pad, dq = d->dim_qk, dv = d->dim_v;
   size_t dmax = dq > dv ? dq : dv;
   size_t parts[] = { mul(dq, r), mul(dq, r), mul(SMX_ATTN_BK, r), mul(r, dv), r, r, r, mul(SMX_ATTN_BK, dq),
-                     mul(SMX_ATTN_BK, dv), dmax, mul(r, dv), r, SMX_ATTN_BK, r, 4 * r, p.nsa_blocks ? mul(r, p.nsa_blocks) : 1, r };
-  /* qr qt st o m l alpha kbuf vbuf tmp o1 lse1 knorm qnorm ranges nsa qsq (tile.c carves them in this order) */
+                     mul(SMX_ATTN_BK, dv), dmax, mul(r, dv), r, SMX_ATTN_BK, r, 4 * r, p.nsa_blocks ? mul(r, p.nsa_blocks) : 1, r,
+                     r, r, r, r };
+  /* qr qt st o m l alpha kbuf vbuf tmp o1 lse1 knorm qnorm ranges nsa qsq fac sr sw nz
+   * (tile.c carves them in this order) */
   size_t ws = 0;
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
     if (!parts[i]) return SMX_E_INVALID_ARG;

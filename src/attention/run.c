@@ -56,6 +56,7 @@ smx_status smx_attention_run(const smx_attention_plan *plan, const smx_attention
   if ((d->mask_kind && !a->mask) || (d->alibi && !a->alibi_slopes) || (d->sinks && !a->sinks) ||
       (d->fox && !a->fox) || (d->gate && !a->gate) || (d->k_int8 && !a->k_scales))
     return SMX_E_INVALID_ARG;
+  if (p->screen && !smx_attn_screen_check(p, a)) return SMX_E_INVALID_ARG;
   size_t es = p->elem_size;
   size_t qb = span_bytes(d->q_stride, d->batch, d->heads_q, d->len_q, d->dim_qk, es);
   size_t ob = span_bytes(d->o_stride, d->batch, d->heads_q, d->len_q, d->dim_v, es);

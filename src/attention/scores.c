@@ -7,6 +7,35 @@
 
 #include "attention/attention.h"
 
+float smx_attn_ssmax_factor(smx_attn_run *run, size_t b, size_t h, size_t i) {
+  const struct smx_attention_plan *p = run->p;
+  const smx_attention_desc *d = &p->d;
+  int64_t lo, hi, pos = smx_attn_pos(p, i);
+  smx_attn_key_range(p, i, &lo, &hi);
+  /* every key of the row, not only this task's split: n_i is the row's */
+  const unsigned char *mrow = NULL;
+  if (d->mask_kind != SMX_ATTN_MASK_NONE) {
+    size_t es = d->mask_kind == SMX_ATTN_MASK_BOOL ? 1 : sizeof(float);
+    mrow = (const unsigned char *)run->a->mask + (b * d->mask_stride[0] + h * d->mask_stride[1] + i * d->mask_stride[2]) * es;
+  }
+  int64_t n = 0;
+  if (!mrow && !d->radial_frame) {
+    n = hi - lo;
+  } else {
+    for (int64_t j = lo; j < hi; j++) {
+      if (d->radial_frame && !smx_attn_radial_visible(d->radial_frame, pos, j)) continue;
+      if (d->mask_kind == SMX_ATTN_MASK_BOOL && !mrow[(size_t)j * d->mask_stride[3]]) continue;
+      if (d->mask_kind == SMX_ATTN_MASK_BIAS) {
+        float bias;
+        memcpy(&bias, mrow + (size_t)j * d->mask_stride[3] * sizeof(float), sizeof bias);
+        if (bias == -INFINITY) continue;
+      }
+      n++;
+    }
+  }
+  return n > 0 ? p->ssmax_s * (float)log((double)n) : 1.0f;
+}
+
 /* Every per-score option, on key-major scores st[c][r] of keys j0.. (masked: -inf). */
 void smx_attn_transform(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk) {
   const struct smx_attention_plan *p = run->p;
@@ -21,12 +50,7 @@ void smx_attn_transform(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g
       continue;
     }
     int64_t pos = smx_attn_pos(p, i), lo = w->lo[r], hi = w->hi[r];
-    float fac = 1.0f;
-    if (p->ssmax_s != 0) {
-      int64_t flo, fhi;
-      smx_attn_key_range(p, i, &flo, &fhi);
-      fac = fhi > flo ? p->ssmax_s * (float)log((double)(fhi - flo)) : 1.0f;
-    }
+    float fac = p->ssmax_s != 0 ? w->fac[r] : 1.0f;
     const unsigned char *mrow = NULL;
     if (d->mask_kind != SMX_ATTN_MASK_NONE) {
       size_t es = d->mask_kind == SMX_ATTN_MASK_BOOL ? 1 : sizeof(float);

@@ -41,6 +41,10 @@ smx_attn_slice smx_attn_carve(const struct smx_attention_plan *p, unsigned char 
   s.hi = s.lo + r;
   s.nsa = take(&at, p->nsa_blocks ? r * p->nsa_blocks : 1);
   s.qsq = take(&at, r);
+  s.fac = take(&at, r);
+  s.sr = take(&at, r);
+  s.sw = take(&at, r);
+  s.nz = take(&at, r);
   return s;
 }
 
@@ -125,7 +129,7 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
   if (p->n_split > 1 && k0 + SMX_ATTN_SPLIT_K < k1) k1 = k0 + SMX_ATTN_SPLIT_K;
   float thr = p->blasst < 0 ? p->blasst : -INFINITY;
   uint64_t cnt[2] = { 0, 0 };
-  float m0 = d->kind == SMX_ATTN_SIGMOID ? 0.0f : -INFINITY;
+  float m0 = d->kind == SMX_ATTN_SIGMOID || p->screen ? 0.0f : -INFINITY;
 
   /* differential attention: two passes over the keys, on each half of the Q K dimensions */
   int diff = p->diff_lambda != 0.0f;
@@ -139,6 +143,8 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
       size_t h = 0, i = 0;
       w.m[r] = m0;
       w.l[r] = 0.0f;
+      w.sr[r] = 1.0f;
+      w.sw[r] = 0.0f;
       if (!smx_attn_row_of(p, g, t, r, &h, &i)) {
         for (size_t x = 0; x < dqe; x++) w.qt[x * rp + r] = 0.0f;
         w.lo[r] = w.hi[r] = 0;
@@ -147,7 +153,14 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
       const unsigned char *qr = (const unsigned char *)a->q + (b * d->q_stride[0] + h * d->q_stride[1] + i * d->q_stride[2]) * p->elem_size;
       run->io.load(dq, qr, w.tmp);
       if (d->qk_norm) rms_norm(w.tmp, dq, p->qk_eps, a->q_norm_w);
-      for (size_t x = 0; x < dqe; x++) w.qt[x * rp + r] = w.qr[r * dqe + x] = w.tmp[qoff + x] * p->scale;
+      float qs = p->scale;
+      if (p->screen) {   /* screening: q / max(|q|, eps), no scale */
+        double sq = 0.0;
+        for (size_t x = 0; x < dq; x++) sq += (double)w.tmp[x] * w.tmp[x];
+        qs = (float)(1.0 / fmax(sqrt(sq), (double)p->screen_eps));
+      }
+      for (size_t x = 0; x < dqe; x++) w.qt[x * rp + r] = w.qr[r * dqe + x] = w.tmp[qoff + x] * qs;
+      if (p->ssmax_s != 0) w.fac[r] = smx_attn_ssmax_factor(run, b, h, i);
       if (d->k_int8) {
         double sq = 0.0;
         for (size_t x = 0; x < dqe; x++) sq += (double)w.qr[r * dqe + x] * w.qr[r * dqe + x];
@@ -160,6 +173,15 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
       }
       int64_t lo, hi;
       smx_attn_key_range(p, i, &lo, &hi);
+      if (p->screen) {   /* the Softmask's range (p_i - w, p_i] (w = 0: none) */
+        smx_attn_screen_params(run, h, &w.sr[r], &w.sw[r]);
+        if (w.sw[r] > 0.0f) {
+          int64_t pos = smx_attn_pos(p, i);
+          double first = floor((double)pos - (double)w.sw[r]) + 1.0;
+          if (first > (double)lo) lo = (int64_t)first;
+          if (pos + 1 < hi) hi = pos + 1;
+        }
+      }
       lo = lo > k0 ? lo : k0;
       hi = hi < k1 ? hi : k1;
       if (hi < lo) hi = lo;
@@ -186,6 +208,7 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
         if (p->nsa_blocks && !smx_attn_nsa_any(p, &w, (size_t)j0 / SMX_ATTN_BK)) continue;   /* no row selected it */
         visited += pass == 0;
         const float *kp = smx_attn_load_k(run, qoff, dqe, b, g, (size_t)j0, nk, w.kbuf, &ldk);
+        if (p->screen) run->uk->rnorm(nk, dqe, kp, ldk, p->screen_eps, w.knorm);   /* s = q^ . k / max(|k|, eps) */
         if (d->l2_distance)
           for (size_t c = 0; c < nk; c++) {
             double sq = 0.0;
@@ -212,7 +235,9 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
         int inside = lo_i <= j0 && j0 + (int64_t)nk <= hi_i;
         if (p->elementwise || !inside) smx_attn_transform(run, &w, b, g, t, (size_t)j0, nk);
         int any;
-        if (d->kind == SMX_ATTN_SIGMOID)
+        if (p->screen)
+          any = smx_attn_screen_weights(run, &w, g, t, (size_t)j0, nk, cnt);
+        else if (d->kind == SMX_ATTN_SIGMOID)
           any = run->uk->online_sigmoid(nk, rp, p->rows, w.st, rp, w.l, w.alpha, p->sigmoid_bias);
         else if (d->kind == SMX_ATTN_SOFTPICK)
           any = run->uk->online_softpick(nk, rp, p->rows, w.st, rp, w.m, w.l, w.alpha);
@@ -220,6 +245,14 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
           any = run->uk->online(nk, rp, p->rows, w.st, rp, w.m, w.l, w.alpha, thr, p->blasst < 0 ? cnt : NULL);
         if (!any) continue;
         const float *vp = load_keys(run, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, w.vbuf, 0, &ldv);
+        if (p->screen && !(d->screen_flags & SMX_ATTN_SCREEN_NO_VNORM)) {   /* weights times 1 / max(|v|, eps) */
+          run->uk->rnorm(nk, dv, vp, ldv, p->screen_eps, w.knorm);
+          for (size_t c = 0; c < nk; c++)
+            for (size_t r = 0; r < p->rows; r++) w.st[c * rp + r] *= w.knorm[c];
+        }
+        /* screening keeps few keys: a row with at most 8 of them in the tile adds those V rows alone (a
+         * dense row costs the tile's 64) */
+        if (p->screen) run->uk->pv_sparse(nk, rp, dv, w.st, rp, vp, ldv, w.o, dv, w.alpha, w.nz, 8.0f);
         run->uk->pv(nk, p->rows, dv, w.st, rp, vp, ldv, w.o, dv, w.alpha);
       }
     }

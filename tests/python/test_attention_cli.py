@@ -66,10 +66,32 @@ with tempfile.TemporaryDirectory() as tmp:
         check(f"dtype {dtype}: output {o.dtype} {o.shape}", o.dtype == np.float32 and o.shape == (2, 4, 9, 8))
         check(f"dtype {dtype}: values", np.abs(o - want).max() <= 1e-5 * np.abs(want).max())
         check(f"dtype {dtype}: lse", np.abs(l - lse).max() <= 1e-5 * max(1, np.abs(lse).max()))
+    # screening: r 0.6, Softmask window 7, causal; against the paper's equations in float64
+    q = rng.standard_normal((1, 2, 9, 6)).astype(np.float32)
+    k = rng.standard_normal((1, 1, 13, 6)).astype(np.float32)
+    v = rng.standard_normal((1, 1, 13, 8)).astype(np.float32)
+    sf = [os.path.join(tmp, "screen_" + n + ".npy") for n in "qkv"]
+    for n, a in zip(sf, (q, k, v)):
+        np.save(n, a)
+    r = subprocess.run([SMX, "attention", *sf, "-o", f["o"], "--kind", "screen", "--screen-r", "0.6",
+                        "--screen-window", "7", "--causal"], capture_output=True, text=True)
+    check(f"screen exit {r.returncode}: {r.stderr}", r.returncode == 0)
+    if r.returncode == 0:
+        un = lambda x: x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
+        s = un(q[0].astype(np.float64)) @ un(k[0, 0].astype(np.float64)).T
+        d = np.arange(13)[None, :] - (np.arange(9)[:, None] + 4)
+        a = np.maximum(1 - (1 - s) / 0.6, 0) ** 2 * np.where((d <= 0) & (d > -7), 0.5 * (np.cos(np.pi * d / 7) + 1), 0)
+        hh = a @ un(v[0, 0].astype(np.float64))
+        nn = np.linalg.norm(hh, axis=-1, keepdims=True)
+        want = np.where(nn > 0, np.tanh(nn) / np.where(nn > 0, nn, 1), 1) * hh
+        o = np.load(f["o"])[0]
+        check("screen values", np.abs(o - want).max() <= 1e-5 * max(np.abs(want).max(), 1e-30))
     # usage errors: exit 1 and a message, no output
     for args in (["attention", f["q"], f["k"]], ["attention", f["q"], f["k"], f["v"]],
                  ["attention", f["q"], f["k"], f["v"], "-o", f["o"], "--window", "x"],
-                 ["attention", f["q"], f["k"], f["v"], "-o", f["o"], "--bogus"]):
+                 ["attention", f["q"], f["k"], f["v"], "-o", f["o"], "--bogus"],
+                 ["attention", f["q"], f["k"], f["v"], "-o", f["o"], "--kind", "screen"],
+                 ["attention", f["q"], f["k"], f["v"], "-o", f["o"], "--kind", "screen", "--screen-r", "2"]):
         r = subprocess.run([SMX] + args, capture_output=True, text=True)
         check(f"{args}: exit {r.returncode}", r.returncode == 1 and "smx:" in r.stderr)
     np.save(f["k"], rng.standard_normal((2, 3, 13, 16)).astype(np.float32))   # 4 heads over 3

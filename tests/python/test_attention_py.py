@@ -111,6 +111,36 @@ class TestAttention(unittest.TestCase):
                 want = np.nan_to_num((w @ vv) / w.sum(-1, keepdims=True))
             self.check(smx.attention(q, k, v, kind=kind, causal=True), want)
 
+    def test_screen(self):
+        """Screening (Multiscreen) against the paper's equations in float64, per-head r and windows."""
+        q = RNG.standard_normal((2, 4, 10, 6)).astype(np.float32)
+        k = RNG.standard_normal((2, 2, 30, 6)).astype(np.float32)
+        v = RNG.standard_normal((2, 2, 30, 8)).astype(np.float32)
+        r = np.array([0.5, 0.7, 0.9, 1.0], np.float32)
+        w = np.array([12, 0, np.inf, 5.5], np.float32)
+
+        def unit(x):
+            return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
+        qn, kn, vn = unit(q.astype(np.float64)), unit(np.repeat(k, 2, 1).astype(np.float64)), unit(np.repeat(v, 2, 1).astype(np.float64))
+        s = qn @ np.swapaxes(kn, -1, -2)
+        a = np.maximum(1 - (1 - s) / r[None, :, None, None].astype(np.float64), 0) ** 2
+        d = np.arange(30)[None, :] - (np.arange(10)[:, None] + 20)   # j - p_i, bottom-right
+        for h in range(4):
+            if 0 < w[h] < np.inf:
+                a[:, h] *= np.where((d <= 0) & (d > -w[h]), 0.5 * (np.cos(np.pi * d / w[h]) + 1), 0)
+        a = np.where(d <= 0, a, 0)                                    # causal
+        hh = a @ vn
+        n = np.linalg.norm(hh, axis=-1, keepdims=True)
+        want = np.where(n > 0, np.tanh(n) / np.where(n > 0, n, 1), 1) * hh
+        o = smx.attention(q, k, v, kind="screen", screen_r=r, screen_window=w, causal=True, threads=2)
+        self.check(o, want)
+        o1 = smx.attention(q, k, v, kind="screen", screen_r=0.5, screen_window=12.0, causal=True)
+        self.check(o1[:, :1], want[:, :1])
+        with self.assertRaises(ValueError):
+            smx.attention(q, k, v, kind="screen")                     # no acceptance width
+        with self.assertRaises(ValueError):
+            smx.attention(q, k, v, kind="screen", screen_r=1.5)
+
     def test_int8_k(self):
         q = RNG.standard_normal((1, 2, 10, 32)).astype(np.float32)
         k = RNG.standard_normal((1, 1, 150, 32)).astype(np.float32)

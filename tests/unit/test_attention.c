@@ -16,10 +16,11 @@ typedef struct tcase {
   int layout_bthd;      /* Q/K/V/O stored (B, L, H, D) */
   double qmul;          /* spread of the logits */
   int mask_rows;        /* bool mask: some rows fully masked */
+  int screen_heads;     /* screening: r and window per head at run time (some windows 0 or inf) */
 } tcase;
 
 typedef struct tdata {
-  float *q, *k, *v, *mask, *slopes, *sinks, *fox, *gate, *qw, *kw, *kscales;
+  float *q, *k, *v, *mask, *slopes, *sinks, *fox, *gate, *qw, *kw, *kscales, *sr, *sw;
   unsigned char *bmask;
   void *qs, *ks, *vs;   /* storage copies (f32 / f16 / bf16) */
 } tdata;
@@ -83,6 +84,52 @@ static long double kval(const tcase *c, const tdata *t, size_t b, size_t g, size
   return (long double)((const int8_t *)t->ks)[i] * t->kscales[(b * d->heads_kv + g) * nblk + j / 64];
 }
 
+/* x / max(|x|, eps) in place */
+static void unit(long double *x, size_t n, long double eps) {
+  long double ss = 0;
+  for (size_t i = 0; i < n; i++) ss += x[i] * x[i];
+  long double nr = sqrtl(ss) > eps ? sqrtl(ss) : eps;
+  for (size_t i = 0; i < n; i++) x[i] /= nr;
+}
+
+/* Screening (Multiscreen) of one row: materialised Trim and Softmask weights, TanhNorm. */
+static void reference_screen(const tcase *c, const tdata *t, size_t b, size_t h, size_t i, long long pos, long long lo,
+                             long long hi, long double *out, long double *lse) {
+  const smx_attention_desc *d = &c->d;
+  size_t G = d->heads_q / d->heads_kv, g = h / G, Dq = d->dim_qk, Dv = d->dim_v, Lk = d->len_k;
+  long double eps = d->screen_eps ? d->screen_eps : 1e-12L;
+  long double r = c->screen_heads ? t->sr[h] : d->screen_r, w = c->screen_heads ? t->sw[h] : d->screen_window;
+  long double *qn = malloc(Dq * sizeof *qn), *kn = malloc(Dq * sizeof *kn), *vn = malloc(Dv * sizeof *vn), den = 0;
+  for (size_t x = 0; x < Dq; x++) qn[x] = load(d->dtype, t->qs, at(c, d->heads_q, d->len_q, Dq, b, h, i, x));
+  unit(qn, Dq, eps);
+  for (size_t x = 0; x < Dv; x++) out[x] = 0;
+  for (size_t j = 0; j < Lk; j++) {
+    if ((long long)j < lo || (long long)j >= hi) continue;
+    if (d->radial_frame && !radial_ok(d->radial_frame, pos, (long long)j)) continue;
+    if (d->mask_kind == SMX_ATTN_MASK_BOOL && !t->bmask[((b % 2) * d->len_q + i) * Lk + j]) continue;
+    long double sim = 0, m = 1;
+    for (size_t x = 0; x < Dq; x++) kn[x] = kval(c, t, b, g, j, x);
+    unit(kn, Dq, eps);
+    for (size_t x = 0; x < Dq; x++) sim += qn[x] * kn[x];
+    long double a = 1 - (1 - sim) / r;
+    a = a > 0 ? a * a : 0;
+    if (w > 0 && w != INFINITY) {
+      long double dist = (long double)((long long)j - pos);
+      m = dist > 0 || dist <= -w ? 0 : 0.5L * (cosl(3.14159265358979323846264L * dist / w) + 1);
+    }
+    for (size_t x = 0; x < Dv; x++) vn[x] = load(d->dtype, t->vs, at(c, d->heads_kv, Lk, Dv, b, g, j, x));
+    if (!(d->screen_flags & SMX_ATTN_SCREEN_NO_VNORM)) unit(vn, Dv, eps);
+    den += a * m;
+    for (size_t x = 0; x < Dv; x++) out[x] += a * m * vn[x];
+  }
+  *lse = den > 0 ? logl(den) : -INFINITY;
+  long double ss = 0;
+  for (size_t x = 0; x < Dv; x++) ss += out[x] * out[x];
+  if (!(d->screen_flags & SMX_ATTN_SCREEN_NO_TANHNORM) && ss > 0)
+    for (size_t x = 0; x < Dv; x++) out[x] *= tanhl(sqrtl(ss)) / sqrtl(ss);
+  free(qn); free(kn); free(vn);
+}
+
 /* The reference: O (packed (B, Hq, Lq, Dv)) and lse, in long double. */
 static void reference(const tcase *c, const tdata *t, long double *o, long double *lse) {
   const smx_attention_desc *d = &c->d;
@@ -138,7 +185,19 @@ static void reference(const tcase *c, const tdata *t, long double *o, long doubl
           free(bs);
         }
         long double *out = o + row * Dv;
+        /* SSMax: n = the keys that take part (positional, radial, mask tensor) */
+        long long n_vis = 0;
+        for (long long j = lo; j < hi; j++) {
+          if (d->radial_frame && !radial_ok(d->radial_frame, pos, j)) continue;
+          if (d->mask_kind == SMX_ATTN_MASK_BOOL && !t->bmask[((b % 2) * d->len_q + i) * Lk + (size_t)j]) continue;
+          if (d->mask_kind == SMX_ATTN_MASK_BIAS && t->mask[(h * d->len_q + i) * Lk + (size_t)j] == -INFINITY) continue;
+          n_vis++;
+        }
         for (int pass = 0; pass < (diff ? 2 : 1); pass++) {
+          if (d->kind == SMX_ATTN_SCREEN) {
+            reference_screen(c, t, b, h, i, pos, lo, hi, out, &lse[row]);
+            continue;
+          }
           size_t qoff = (size_t)pass * dqe;
           long double m = -INFINITY;
           for (size_t j = 0; j < Lk; j++) {
@@ -167,7 +226,7 @@ static void reference(const tcase *c, const tdata *t, long double *o, long doubl
             s = -scale * dd;
           }
             if (d->softcap > 0) s = d->softcap * tanhl(s / d->softcap);
-            if (d->ssmax_s != 0 && hi > lo) s *= d->ssmax_s * logl((long double)(hi - lo));
+            if (d->ssmax_s != 0 && n_vis > 0) s *= d->ssmax_s * logl((long double)n_vis);
             if (d->mask_kind == SMX_ATTN_MASK_BOOL && !t->bmask[((b % 2) * d->len_q + i) * Lk + j]) continue;
             if (d->mask_kind == SMX_ATTN_MASK_BIAS) s += t->mask[(h * d->len_q + i) * Lk + j];
             if (d->alibi) s -= t->slopes[h] * (long double)(pos > (long long)j ? pos - (long long)j : (long long)j - pos);
@@ -315,6 +374,18 @@ static void make_data(const tcase *c, tdata *t, tu_rng *r) {
   }
   t->gate = malloc((d->batch * H * Lq * d->dim_v + 1) * 4);
   for (size_t i = 0; i < d->batch * H * Lq * d->dim_v; i++) t->gate[i] = tu_normal(r);
+  t->sr = malloc(H * 4); t->sw = malloc(H * 4);
+  for (size_t h = 0; h < H; h++) {   /* widths over (0.3, 1]; windows: none (0, inf) or a few to many keys */
+    t->sr[h] = h % 4 == 3 ? 1.0f : tu_uniform_f(r, 0.3f, 0.9f);
+    t->sw[h] = h % 3 == 0 ? (h % 2 ? INFINITY : 0.0f) : tu_uniform_f(r, 2.0f, (float)Lk);
+  }
+  if (d->kind == SMX_ATTN_SCREEN) {   /* zero rows: q^ = 0 sees nothing, k^ = 0 and v^ = 0 add nothing */
+    for (size_t x = 0; x + d->dim_qk <= nq; x += d->dim_qk) if (x / d->dim_qk % 7 == 3) memset(t->q + x, 0, d->dim_qk * 4);
+    for (size_t x = 0; x + d->dim_qk <= nk; x += d->dim_qk) if (x / d->dim_qk % 11 == 5) memset(t->k + x, 0, d->dim_qk * 4);
+    for (size_t x = 0; x + d->dim_v <= nv; x += d->dim_v) if (x / d->dim_v % 13 == 2) memset(t->v + x, 0, d->dim_v * 4);
+    if (d->dtype != SMX_ATTN_F32) { free(t->qs); free(t->ks); free(t->vs); }
+    t->qs = store(d->dtype, t->q, nq); t->ks = store(d->dtype, t->k, nk); t->vs = store(d->dtype, t->v, nv);
+  }
   t->qw = malloc(d->dim_qk * 4); t->kw = malloc(d->dim_qk * 4);
   for (size_t x = 0; x < d->dim_qk; x++) { t->qw[x] = tu_uniform_f(r, 0.5f, 1.5f); t->kw[x] = tu_uniform_f(r, 0.5f, 1.5f); }
 }
@@ -324,7 +395,7 @@ static void free_data(const tcase *c, tdata *t) {
   if (c->d.dtype != SMX_ATTN_F32 || c->d.k_int8) free(t->ks);
   free(t->kscales);
   free(t->q); free(t->k); free(t->v); free(t->mask); free(t->bmask); free(t->slopes); free(t->sinks);
-  free(t->fox); free(t->gate); free(t->qw); free(t->kw);
+  free(t->fox); free(t->gate); free(t->qw); free(t->kw); free(t->sr); free(t->sw);
 }
 
 static smx_attention_args make_args(const tcase *c, const tdata *t, void *o, float *lse) {
@@ -333,6 +404,7 @@ static smx_attention_args make_args(const tcase *c, const tdata *t, void *o, flo
   a.mask = c->d.mask_kind == SMX_ATTN_MASK_BOOL ? (const void *)t->bmask : (const void *)t->mask;
   a.alibi_slopes = t->slopes; a.sinks = t->sinks; a.fox = t->fox; a.gate = t->gate;
   a.q_norm_w = t->qw; a.k_norm_w = t->kw; a.k_scales = t->kscales;
+  if (c->screen_heads) { a.screen_r = t->sr; a.screen_window = t->sw; }
   return a;
 }
 
@@ -425,56 +497,73 @@ static double check_case(const tcase *c, uint64_t seed) {
   .batch = B, .heads_q = HQ, .heads_kv = HKV, .len_q = LQ, .len_k = LK, .dim_qk = DQ, .dim_v = DV
 
 static const tcase cases[] = {
-  { "plain", { DESC(2, 3, 3, 37, 53, 40, 24) }, 0, 0, 0 },
-  { "d128 moderate", { DESC(1, 2, 2, 130, 150, 128, 128) }, 0, 0, 0 },
-  { "causal bottom-right", { DESC(1, 2, 2, 20, 90, 33, 17), .causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT }, 0, 0, 0 },
-  { "causal Lq > Lk (masked rows)", { DESC(1, 2, 2, 80, 50, 16, 16), .causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT }, 0, 0, 0 },
-  { "causal top-left", { DESC(2, 1, 1, 70, 100, 24, 20), .causal = SMX_ATTN_CAUSAL_TOP_LEFT }, 0, 0, 0 },
-  { "window 7/3", { DESC(1, 2, 2, 100, 100, 16, 16), .window = 1, .window_left = 7, .window_right = 3 }, 0, 0, 0 },
-  { "causal window 20", { DESC(1, 2, 2, 150, 150, 16, 8), .causal = 1, .window = 1, .window_left = 20, .window_right = -1 }, 0, 0, 0 },
-  { "GQA 8/2 causal", { DESC(1, 8, 2, 40, 70, 32, 32), .causal = 1 }, 0, 0, 0 },
-  { "decode odd dims", { DESC(2, 6, 3, 2, 300, 41, 23), .causal = 1 }, 0, 0, 0 },
-  { "MQA decode split", { DESC(1, 8, 1, 1, 4500, 64, 64) }, 0, 0, 0 },
-  { "GQA decode split causal", { DESC(2, 4, 2, 3, 4200, 32, 40), .causal = 1 }, 0, 0, 0 },
-  { "bool mask + masked rows", { DESC(2, 2, 1, 30, 70, 24, 24), .mask_kind = SMX_ATTN_MASK_BOOL }, 0, 0, 1 },
-  { "bias mask", { DESC(2, 2, 2, 30, 70, 24, 24), .mask_kind = SMX_ATTN_MASK_BIAS, .causal = 1 }, 0, 0, 0 },
-  { "alibi causal", { DESC(1, 4, 4, 50, 50, 16, 16), .alibi = 1, .causal = 1 }, 0, 0, 0 },
-  { "radial", { DESC(1, 2, 2, 96, 96, 16, 16), .radial_frame = 8 }, 0, 0, 0 },
-  { "softcap", { DESC(1, 2, 2, 30, 70, 32, 16), .softcap = 5.0 }, 0, 3.0, 0 },
-  { "ssmax causal", { DESC(1, 2, 2, 60, 60, 16, 16), .ssmax_s = 0.4, .causal = 1 }, 0, 0, 0 },
-  { "sinks + masked rows", { DESC(2, 3, 3, 30, 40, 16, 16), .sinks = 1, .mask_kind = SMX_ATTN_MASK_BOOL }, 0, 0, 1 },
-  { "fox", { DESC(1, 2, 2, 50, 80, 16, 16), .fox = 1, .causal = 1 }, 0, 0, 0 },
-  { "sigmoid", { DESC(1, 2, 2, 30, 70, 16, 16), .kind = SMX_ATTN_SIGMOID, .sigmoid_bias = -2.0, .causal = 1 }, 0, 0, 0 },
-  { "sigmoid GQA decode split", { DESC(1, 8, 2, 1, 4300, 32, 16), .kind = SMX_ATTN_SIGMOID, .sigmoid_bias = -8.0 }, 0, 0, 0 },
-  { "softpick bias mask", { DESC(2, 2, 1, 30, 90, 16, 16), .kind = SMX_ATTN_SOFTPICK, .mask_kind = SMX_ATTN_MASK_BIAS }, 0, 0, 0 },
-  { "softpick decode masked rows", { DESC(2, 4, 2, 3, 300, 16, 16), .kind = SMX_ATTN_SOFTPICK, .mask_kind = SMX_ATTN_MASK_BOOL }, 0, 0, 1 },
-  { "softpick causal", { DESC(1, 2, 2, 40, 70, 16, 16), .kind = SMX_ATTN_SOFTPICK, .causal = 1 }, 0, 0, 0 },
-  { "gate headwise", { DESC(1, 2, 2, 20, 30, 16, 16), .gate = 1 }, 0, 0, 0 },
-  { "gate elementwise", { DESC(1, 2, 2, 20, 30, 16, 20), .gate = 1, .gate_flags = SMX_ATTN_GATE_ELEMENTWISE }, 0, 0, 0 },
-  { "differential", { DESC(2, 2, 2, 30, 70, 32, 24), .diff_lambda = 0.6, .causal = 1 }, 0, 0, 0 },
-  { "differential GQA window", { DESC(1, 4, 2, 40, 40, 16, 16), .diff_lambda = 0.3, .window = 1, .window_left = 9, .window_right = 2 }, 0, 0, 0 },
-  { "l2 distance causal", { DESC(1, 2, 2, 40, 70, 24, 16), .l2_distance = 1, .causal = 1 }, 0, 0, 0 },
-  { "l2 distance decode split", { DESC(1, 4, 2, 1, 4500, 32, 16), .l2_distance = 1 }, 0, 0, 0 },
-  { "differential decode", { DESC(1, 8, 2, 2, 300, 32, 16), .diff_lambda = 0.5 }, 0, 0, 0 },
-  { "nsa top-2 causal", { DESC(1, 2, 2, 100, 600, 16, 16), .nsa_topk = 2, .causal = 1 }, 0, 0, 0 },
-  { "nsa top-3 GQA decode", { DESC(1, 4, 1, 1, 1000, 24, 16), .nsa_topk = 3 }, 0, 0, 0 },
-  { "nsa top-4 f16 window", { DESC(1, 2, 2, 70, 700, 32, 16), .nsa_topk = 4, .dtype = SMX_ATTN_F16, .window = 1, .window_left = 400, .window_right = 0 }, 0, 0, 0 },
-  { "linear causal GQA", { DESC(2, 4, 2, 30, 50, 16, 12), .kind = SMX_ATTN_LINEAR, .causal = 1 }, 0, 0, 0 },
-  { "linear", { DESC(1, 2, 2, 20, 40, 8, 8), .kind = SMX_ATTN_LINEAR, .gate = 1 }, 0, 0, 0 },
-  { "cosformer causal", { DESC(1, 2, 2, 40, 60, 16, 16), .kind = SMX_ATTN_COSFORMER, .causal = 1 }, 0, 0, 0 },
-  { "cosformer f16", { DESC(1, 2, 1, 30, 30, 16, 16), .kind = SMX_ATTN_COSFORMER, .dtype = SMX_ATTN_F16 }, 0, 0, 0 },
-  { "int8 K", { DESC(2, 4, 2, 30, 150, 32, 16), .k_int8 = 1, .causal = 1 }, 0, 0, 0 },
-  { "int8 K jensen decode", { DESC(1, 8, 2, 1, 4500, 64, 32), .k_int8 = 1, .k_int8_jensen = 1 }, 0, 3.0, 0 },
-  { "int8 K jensen f16 nsa", { DESC(1, 2, 2, 40, 300, 32, 16), .k_int8 = 1, .k_int8_jensen = 1, .dtype = SMX_ATTN_F16, .nsa_topk = 2, .causal = 1 }, 0, 0, 0 },
-  { "mala", { DESC(2, 2, 1, 20, 40, 16, 12), .kind = SMX_ATTN_MALA }, 0, 0, 0 },
-  { "mala causal", { DESC(1, 2, 2, 30, 30, 16, 16), .kind = SMX_ATTN_MALA, .causal = 1 }, 0, 0, 0 },
-  { "qk-norm", { DESC(1, 2, 2, 20, 70, 24, 16), .qk_norm = 1 }, 0, 0, 0 },
-  { "strided (B,L,H,D)", { DESC(2, 4, 2, 33, 47, 16, 24), .causal = 1 }, 1, 0, 0 },
-  { "f16", { DESC(1, 2, 2, 40, 70, 32, 32), .dtype = SMX_ATTN_F16, .causal = 1 }, 0, 0, 0 },
-  { "bf16", { DESC(1, 2, 1, 40, 70, 32, 32), .dtype = SMX_ATTN_BF16 }, 0, 0, 0 },
-  { "f16 decode split", { DESC(1, 4, 1, 1, 4200, 32, 32), .dtype = SMX_ATTN_F16 }, 0, 0, 0 },
-  { "blasst -30 peaked", { DESC(1, 2, 2, 64, 512, 32, 32), .blasst_log_threshold = -30.0 }, 0, 6.0, 0 },
-  { "no keys", { DESC(1, 2, 2, 5, 0, 8, 8) }, 0, 0, 0 },
+  { "plain", { DESC(2, 3, 3, 37, 53, 40, 24) }, 0, 0, 0, 0 },
+  { "d128 moderate", { DESC(1, 2, 2, 130, 150, 128, 128) }, 0, 0, 0, 0 },
+  { "causal bottom-right", { DESC(1, 2, 2, 20, 90, 33, 17), .causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT }, 0, 0, 0, 0 },
+  { "causal Lq > Lk (masked rows)", { DESC(1, 2, 2, 80, 50, 16, 16), .causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT }, 0, 0, 0, 0 },
+  { "causal top-left", { DESC(2, 1, 1, 70, 100, 24, 20), .causal = SMX_ATTN_CAUSAL_TOP_LEFT }, 0, 0, 0, 0 },
+  { "window 7/3", { DESC(1, 2, 2, 100, 100, 16, 16), .window = 1, .window_left = 7, .window_right = 3 }, 0, 0, 0, 0 },
+  { "causal window 20", { DESC(1, 2, 2, 150, 150, 16, 8), .causal = 1, .window = 1, .window_left = 20, .window_right = -1 }, 0, 0, 0, 0 },
+  { "GQA 8/2 causal", { DESC(1, 8, 2, 40, 70, 32, 32), .causal = 1 }, 0, 0, 0, 0 },
+  { "decode odd dims", { DESC(2, 6, 3, 2, 300, 41, 23), .causal = 1 }, 0, 0, 0, 0 },
+  { "MQA decode split", { DESC(1, 8, 1, 1, 4500, 64, 64) }, 0, 0, 0, 0 },
+  { "GQA decode split causal", { DESC(2, 4, 2, 3, 4200, 32, 40), .causal = 1 }, 0, 0, 0, 0 },
+  { "bool mask + masked rows", { DESC(2, 2, 1, 30, 70, 24, 24), .mask_kind = SMX_ATTN_MASK_BOOL }, 0, 0, 1, 0 },
+  { "bias mask", { DESC(2, 2, 2, 30, 70, 24, 24), .mask_kind = SMX_ATTN_MASK_BIAS, .causal = 1 }, 0, 0, 0, 0 },
+  { "alibi causal", { DESC(1, 4, 4, 50, 50, 16, 16), .alibi = 1, .causal = 1 }, 0, 0, 0, 0 },
+  { "radial", { DESC(1, 2, 2, 96, 96, 16, 16), .radial_frame = 8 }, 0, 0, 0, 0 },
+  { "softcap", { DESC(1, 2, 2, 30, 70, 32, 16), .softcap = 5.0 }, 0, 3.0, 0, 0 },
+  { "ssmax causal", { DESC(1, 2, 2, 60, 60, 16, 16), .ssmax_s = 0.4, .causal = 1 }, 0, 0, 0, 0 },
+  { "sinks + masked rows", { DESC(2, 3, 3, 30, 40, 16, 16), .sinks = 1, .mask_kind = SMX_ATTN_MASK_BOOL }, 0, 0, 1, 0 },
+  { "fox", { DESC(1, 2, 2, 50, 80, 16, 16), .fox = 1, .causal = 1 }, 0, 0, 0, 0 },
+  { "sigmoid", { DESC(1, 2, 2, 30, 70, 16, 16), .kind = SMX_ATTN_SIGMOID, .sigmoid_bias = -2.0, .causal = 1 }, 0, 0, 0, 0 },
+  { "sigmoid GQA decode split", { DESC(1, 8, 2, 1, 4300, 32, 16), .kind = SMX_ATTN_SIGMOID, .sigmoid_bias = -8.0 }, 0, 0, 0, 0 },
+  { "softpick bias mask", { DESC(2, 2, 1, 30, 90, 16, 16), .kind = SMX_ATTN_SOFTPICK, .mask_kind = SMX_ATTN_MASK_BIAS }, 0, 0, 0, 0 },
+  { "softpick decode masked rows", { DESC(2, 4, 2, 3, 300, 16, 16), .kind = SMX_ATTN_SOFTPICK, .mask_kind = SMX_ATTN_MASK_BOOL }, 0, 0, 1, 0 },
+  { "softpick causal", { DESC(1, 2, 2, 40, 70, 16, 16), .kind = SMX_ATTN_SOFTPICK, .causal = 1 }, 0, 0, 0, 0 },
+  { "gate headwise", { DESC(1, 2, 2, 20, 30, 16, 16), .gate = 1 }, 0, 0, 0, 0 },
+  { "gate elementwise", { DESC(1, 2, 2, 20, 30, 16, 20), .gate = 1, .gate_flags = SMX_ATTN_GATE_ELEMENTWISE }, 0, 0, 0, 0 },
+  { "differential", { DESC(2, 2, 2, 30, 70, 32, 24), .diff_lambda = 0.6, .causal = 1 }, 0, 0, 0, 0 },
+  { "differential GQA window", { DESC(1, 4, 2, 40, 40, 16, 16), .diff_lambda = 0.3, .window = 1, .window_left = 9, .window_right = 2 }, 0, 0, 0, 0 },
+  { "l2 distance causal", { DESC(1, 2, 2, 40, 70, 24, 16), .l2_distance = 1, .causal = 1 }, 0, 0, 0, 0 },
+  { "l2 distance decode split", { DESC(1, 4, 2, 1, 4500, 32, 16), .l2_distance = 1 }, 0, 0, 0, 0 },
+  { "differential decode", { DESC(1, 8, 2, 2, 300, 32, 16), .diff_lambda = 0.5 }, 0, 0, 0, 0 },
+  { "nsa top-2 causal", { DESC(1, 2, 2, 100, 600, 16, 16), .nsa_topk = 2, .causal = 1 }, 0, 0, 0, 0 },
+  { "nsa top-3 GQA decode", { DESC(1, 4, 1, 1, 1000, 24, 16), .nsa_topk = 3 }, 0, 0, 0, 0 },
+  { "nsa top-4 f16 window", { DESC(1, 2, 2, 70, 700, 32, 16), .nsa_topk = 4, .dtype = SMX_ATTN_F16, .window = 1, .window_left = 400, .window_right = 0 }, 0, 0, 0, 0 },
+  { "linear causal GQA", { DESC(2, 4, 2, 30, 50, 16, 12), .kind = SMX_ATTN_LINEAR, .causal = 1 }, 0, 0, 0, 0 },
+  { "linear", { DESC(1, 2, 2, 20, 40, 8, 8), .kind = SMX_ATTN_LINEAR, .gate = 1 }, 0, 0, 0, 0 },
+  { "cosformer causal", { DESC(1, 2, 2, 40, 60, 16, 16), .kind = SMX_ATTN_COSFORMER, .causal = 1 }, 0, 0, 0, 0 },
+  { "cosformer f16", { DESC(1, 2, 1, 30, 30, 16, 16), .kind = SMX_ATTN_COSFORMER, .dtype = SMX_ATTN_F16 }, 0, 0, 0, 0 },
+  { "int8 K", { DESC(2, 4, 2, 30, 150, 32, 16), .k_int8 = 1, .causal = 1 }, 0, 0, 0, 0 },
+  { "int8 K jensen decode", { DESC(1, 8, 2, 1, 4500, 64, 32), .k_int8 = 1, .k_int8_jensen = 1 }, 0, 3.0, 0, 0 },
+  { "int8 K jensen f16 nsa", { DESC(1, 2, 2, 40, 300, 32, 16), .k_int8 = 1, .k_int8_jensen = 1, .dtype = SMX_ATTN_F16, .nsa_topk = 2, .causal = 1 }, 0, 0, 0, 0 },
+  { "mala", { DESC(2, 2, 1, 20, 40, 16, 12), .kind = SMX_ATTN_MALA }, 0, 0, 0, 0 },
+  { "mala causal", { DESC(1, 2, 2, 30, 30, 16, 16), .kind = SMX_ATTN_MALA, .causal = 1 }, 0, 0, 0, 0 },
+  { "qk-norm", { DESC(1, 2, 2, 20, 70, 24, 16), .qk_norm = 1 }, 0, 0, 0, 0 },
+  { "strided (B,L,H,D)", { DESC(2, 4, 2, 33, 47, 16, 24), .causal = 1 }, 1, 0, 0, 0 },
+  { "f16", { DESC(1, 2, 2, 40, 70, 32, 32), .dtype = SMX_ATTN_F16, .causal = 1 }, 0, 0, 0, 0 },
+  { "bf16", { DESC(1, 2, 1, 40, 70, 32, 32), .dtype = SMX_ATTN_BF16 }, 0, 0, 0, 0 },
+  { "f16 decode split", { DESC(1, 4, 1, 1, 4200, 32, 32), .dtype = SMX_ATTN_F16 }, 0, 0, 0, 0 },
+  { "blasst -30 peaked", { DESC(1, 2, 2, 64, 512, 32, 32), .blasst_log_threshold = -30.0 }, 0, 6.0, 0, 0 },
+  { "no keys", { DESC(1, 2, 2, 5, 0, 8, 8) }, 0, 0, 0, 0 },
+  { "ssmax bool mask + masked rows", { DESC(2, 2, 1, 30, 70, 16, 16), .ssmax_s = 0.5, .mask_kind = SMX_ATTN_MASK_BOOL }, 0, 0, 1, 0 },
+  { "ssmax bias mask causal", { DESC(2, 2, 2, 30, 70, 16, 16), .ssmax_s = 0.5, .mask_kind = SMX_ATTN_MASK_BIAS, .causal = 1 }, 0, 0, 0, 0 },
+  { "ssmax decode split bool mask", { DESC(2, 4, 2, 1, 4300, 16, 16), .ssmax_s = 0.3, .mask_kind = SMX_ATTN_MASK_BOOL }, 0, 0, 0, 0 },
+  { "ssmax radial window", { DESC(1, 2, 2, 96, 96, 16, 16), .ssmax_s = 0.4, .radial_frame = 8, .window = 1, .window_left = 40, .window_right = 5 }, 0, 0, 0, 0 },
+  { "screen r 0.5", { DESC(2, 2, 2, 37, 53, 6, 10), .kind = SMX_ATTN_SCREEN, .screen_r = 0.5 }, 0, 0, 0, 0 },
+  { "screen r 1 d64", { DESC(1, 2, 2, 70, 150, 64, 32), .kind = SMX_ATTN_SCREEN, .screen_r = 1.0 }, 0, 0, 0, 0 },
+  { "screen causal window 9.5", { DESC(1, 2, 2, 80, 100, 8, 8), .kind = SMX_ATTN_SCREEN, .screen_r = 0.6, .screen_window = 9.5, .causal = 1 }, 0, 0, 0, 0 },
+  { "screen softmask decode", { DESC(2, 4, 2, 3, 300, 8, 16), .kind = SMX_ATTN_SCREEN, .screen_r = 0.7, .screen_window = 120 }, 0, 0, 0, 0 },
+  { "screen per head GQA causal", { DESC(2, 12, 3, 40, 200, 8, 8), .kind = SMX_ATTN_SCREEN, .causal = 1 }, 0, 0, 0, 1 },
+  { "screen per head decode split", { DESC(1, 6, 2, 1, 4400, 8, 8), .kind = SMX_ATTN_SCREEN }, 0, 0, 0, 1 },
+  { "screen bool mask + window", { DESC(2, 2, 1, 30, 90, 6, 12), .kind = SMX_ATTN_SCREEN, .screen_r = 0.5, .mask_kind = SMX_ATTN_MASK_BOOL, .window = 1, .window_left = 30, .window_right = 4 }, 0, 0, 1, 0 },
+  { "screen radial no vnorm", { DESC(1, 2, 2, 64, 64, 6, 8), .kind = SMX_ATTN_SCREEN, .screen_r = 0.8, .radial_frame = 8, .screen_flags = SMX_ATTN_SCREEN_NO_VNORM }, 0, 0, 0, 0 },
+  { "screen no tanhnorm top-left", { DESC(1, 2, 2, 50, 70, 6, 8), .kind = SMX_ATTN_SCREEN, .screen_r = 0.6, .screen_window = 30, .causal = SMX_ATTN_CAUSAL_TOP_LEFT, .screen_flags = SMX_ATTN_SCREEN_NO_TANHNORM }, 0, 0, 0, 0 },
+  { "screen Lq > Lk window (masked rows)", { DESC(1, 2, 2, 80, 50, 6, 8), .kind = SMX_ATTN_SCREEN, .screen_r = 0.5, .screen_window = 20 }, 0, 0, 0, 0 },
+  { "screen tiny r", { DESC(1, 2, 2, 30, 70, 8, 8), .kind = SMX_ATTN_SCREEN, .screen_r = 1e-6 }, 0, 0, 0, 0 },
+  { "screen f16 strided", { DESC(2, 4, 2, 33, 47, 6, 24), .kind = SMX_ATTN_SCREEN, .screen_r = 0.5, .dtype = SMX_ATTN_F16, .causal = 1 }, 1, 0, 0, 0 },
+  { "screen bf16 int8 K gate", { DESC(1, 2, 2, 30, 140, 8, 8), .kind = SMX_ATTN_SCREEN, .screen_r = 0.6, .dtype = SMX_ATTN_BF16, .k_int8 = 1, .gate = 1 }, 0, 0, 0, 0 },
 };
 
 static void test_single_key(void) {
@@ -564,7 +653,7 @@ static void test_merge(void) {
 
 /* BLASST on peaked scores: tiles are skipped, the result stays close, and an unreachable threshold changes nothing. */
 static void test_blasst(void) {
-  tcase c = { "blasst", { DESC(1, 2, 2, 64, 1024, 32, 32), .causal = 1 }, 0, 8.0, 0 };
+  tcase c = { "blasst", { DESC(1, 2, 2, 64, 1024, 32, 32), .causal = 1 }, 0, 8.0, 0, 0 };
   tu_rng r = { 99 };
   tdata t;
   make_data(&c, &t, &r);
@@ -591,6 +680,46 @@ static void test_blasst(void) {
          (unsigned long long)st2.row_tiles_skipped, (unsigned long long)st2.row_tiles, err / mx);
   free(o0); free(o1); free(o2);
   free_data(&c, &t);
+}
+
+/* Screening: a key equal to the query gives tanh(1) v^ (s = 1, a = 1 for any r); far keys (s <= 1 - r) add
+ * nothing, and their tiles count as skipped; a zero query gives 0 and lse -inf. */
+static void test_screen(void) {
+  enum { D = 8, DV = 6, LK = 200 };
+  float q[2 * D], k[LK * D], v[LK * DV], o[2 * DV], lse[2];
+  for (int x = 0; x < D; x++) { q[x] = 0.5f * (float)x - 1.0f; q[D + x] = 0.0f; }
+  for (int j = 0; j < LK; j++)
+    for (int x = 0; x < D; x++) k[j * D + x] = x == 0 ? 1.0f : 0.0f;   /* s = q^_0, 0.48 here: below 1 - r */
+  memcpy(k + 130 * D, q, sizeof(float) * D);                             /* key 130 equals query 0 */
+  for (int i = 0; i < LK * DV; i++) v[i] = (float)(i % 7) - 2.5f;
+  smx_attention_desc d = { DESC(1, 1, 1, 2, LK, D, DV), .kind = SMX_ATTN_SCREEN, .screen_r = 0.4 };
+  smx_attention_plan *p;
+  smx_attention_stats st;
+  smx_attention_args a = { .q = q, .k = k, .v = v, .o = o, .lse = lse };
+  CHECK(smx_attention_plan_create(&d, &p) == SMX_OK && smx_attention_run(p, &a, NULL, 0, &st) == SMX_OK, "screen run");
+  smx_attention_plan_destroy(p);
+  double vn = 0;
+  for (int x = 0; x < DV; x++) vn += (double)v[130 * DV + x] * v[130 * DV + x];
+  vn = sqrt(vn);
+  for (int x = 0; x < DV; x++) {
+    double want = tanh(1.0) * v[130 * DV + x] / vn;
+    CHECK(fabs(o[x] - want) <= 1e-6, "screen key = query: o[%d] = %g, want %g", x, o[x], want);
+    CHECK(o[DV + x] == 0.0f, "screen zero query: o[%d] = %g", x, o[DV + x]);
+  }
+  CHECK(fabsf(lse[0]) <= 1e-6f && lse[1] == -INFINITY, "screen lse %g %g", lse[0], lse[1]);
+  /* 2 rows x 4 tiles; only query 0's tile of key 130 has a weight */
+  CHECK(st.row_tiles == 8 && st.row_tiles_skipped == 7, "screen stats %llu of %llu skipped",
+        (unsigned long long)st.row_tiles_skipped, (unsigned long long)st.row_tiles);
+  /* extremes past float range: a width of 1e-300 keeps only s = 1 (key 130 for query 0), a window of 1e300
+   * is causal with m = 1, an eps of 1e300 makes every unit vector about 0: never NaN */
+  double ext[3][3] = { { 1e-300, 0, 0 }, { 0.4, 1e300, 0 }, { 0.4, 0, 1e300 } };
+  for (int e = 0; e < 3; e++) {
+    d.screen_r = ext[e][0]; d.screen_window = ext[e][1]; d.screen_eps = ext[e][2];
+    CHECK(smx_attention_plan_create(&d, &p) == SMX_OK && smx_attention_run(p, &a, NULL, 0, NULL) == SMX_OK, "screen extreme %d", e);
+    smx_attention_plan_destroy(p);
+    for (int x = 0; x < 2 * DV; x++) CHECK(o[x] == o[x], "screen extreme %d: NaN at %d", e, x);
+  }
+  CHECK(fabs(o[0]) < 1e-30, "screen eps 1e300: o[0] = %g", o[0]);
 }
 
 static void test_bad(void) {
@@ -622,7 +751,13 @@ static void test_bad(void) {
   BAD(dtype, (smx_attn_dtype)7)
   BAD(causal, (smx_attn_causal)5)
   BAD(mask_kind, (smx_attn_mask_kind)9)
-  BAD(kind, (smx_attn_kind)6)
+  BAD(kind, (smx_attn_kind)7)
+  BAD(screen_r, 1.5)
+  BAD(screen_r, -0.5)
+  BAD(screen_window, -1.0)
+  BAD(screen_window, INFINITY)
+  BAD(screen_eps, NAN)
+  BAD(screen_flags, 4u)
   BAD(threads, -1)
   BAD(blasst_log_threshold, 1.0)
   BAD(q_stride[2], 3)
@@ -637,6 +772,20 @@ static void test_bad(void) {
   CHECK(smx_attention_plan_create(&d, &p) == SMX_E_INVALID_ARG, "linear with a window accepted");
   d = ok; d.kind = SMX_ATTN_SIGMOID; d.sinks = 1;
   CHECK(smx_attention_plan_create(&d, &p) == SMX_E_INVALID_ARG, "sigmoid + sinks accepted");
+  d = ok; d.kind = SMX_ATTN_SCREEN; d.screen_r = 0.5; d.mask_kind = SMX_ATTN_MASK_BIAS;
+  CHECK(smx_attention_plan_create(&d, &p) == SMX_E_INVALID_ARG, "screen + bias mask accepted");
+  d.mask_kind = SMX_ATTN_MASK_NONE; d.alibi = 1;
+  CHECK(smx_attention_plan_create(&d, &p) == SMX_E_INVALID_ARG, "screen + alibi accepted");
+  d.alibi = 0; d.screen_r = 0;   /* no width at all: refused at run time */
+  CHECK(smx_attention_plan_create(&d, &p) == SMX_OK, "screen plan without r");
+  float o2[4 * 8 * 16], wr[4] = { 0.5f, 0.5f, 1.5f, 0.5f };
+  smx_attention_args a2 = { .q = buf, .k = buf + 600, .v = buf + 800, .o = o2 };
+  CHECK(smx_attention_run(p, &a2, NULL, 0, NULL) == SMX_E_INVALID_ARG, "screen run without r");
+  a2.screen_r = wr;
+  CHECK(smx_attention_run(p, &a2, NULL, 0, NULL) == SMX_E_INVALID_ARG, "screen run with r 1.5");
+  wr[2] = 1.0f;
+  CHECK(smx_attention_run(p, &a2, NULL, 0, NULL) == SMX_OK, "screen run with good r");
+  smx_attention_plan_destroy(p);
   d = ok; d.batch = (size_t)1 << 62; d.heads_q = d.heads_kv = 1 << 20;
   CHECK(smx_attention_plan_create(&d, &p) == SMX_E_INVALID_ARG, "overflowing sizes accepted");
   const float *po[1] = { buf };
@@ -649,6 +798,7 @@ int main(void) {
   test_gqa_mha();
   test_merge();
   test_blasst();
+  test_screen();
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i], 1000 + i);
   return tu_finish("test_attention");
 }

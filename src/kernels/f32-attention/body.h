@@ -160,7 +160,7 @@ static int online_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, 
     vf_t mn = vf_sel(skip, mo, vf_max(mo, mt));
     /* a row with nothing visible yet shifts by 0: exp(-inf - 0) = 0, never NaN; a skipped one by +inf: P = 0 */
     vf_t mu = vf_sel(skip, pinf, vf_sel(vf_eq(mn, ninf), zero, mn));
-    /* a skipped row gets alpha = -1: pv leaves it alone (and skips a block of rows that all are) */
+    /* a skipped row gets alpha = -1: pv leaves it alone (and leaves it out of its register blocks) */
     vf_t a = vf_sel(skip, vf_set1(-1.0f), vexpf_neg(vf_sub(mo, vf_sel(skip, mo, mu)), c, amin));
     unsigned real = nreal >= j + VF_W ? (unsigned)((1ull << VF_W) - 1) : nreal > j ? (1u << (nreal - j)) - 1u : 0u;
     unsigned bv = mf_bits(vis) & real, bs = mf_bits(skip) & real;
@@ -293,9 +293,85 @@ SMX_INLINE void pv_block(size_t mr, size_t nv, int tail, kf_t km, size_t nk, con
     default: pv_block(SMX_ATTN_MR, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;  \
   }
 
+/* ---- the same over the rows idx[0..mr) (BLASST: the rows that take part, compacted) ---- */
+SMX_INLINE void pv_block_idx(size_t mr, size_t nv, int tail, kf_t km, size_t nk, const float *pt, size_t ldpt,
+                             const float *v, size_t ldv, float *o, size_t ldo, const float *alpha,
+                             const uint16_t *idx) {
+  vf_t acc[SMX_ATTN_MR][SMX_ATTN_NV];
+  for (size_t i = 0; i < mr; i++) {
+    vf_t a = vf_set1(alpha[idx[i]]);
+    for (size_t w = 0; w < nv; w++)
+      acc[i][w] = vf_mul(a, tail ? vf_ldz_k(o + idx[i] * ldo + w * VF_W, km) : vf_ld(o + idx[i] * ldo + w * VF_W));
+  }
+  for (size_t c = 0; c < nk; c++) {
+    vf_t x[SMX_ATTN_NV];
+    for (size_t w = 0; w < nv; w++) x[w] = tail ? vf_ldz_k(v + c * ldv + w * VF_W, km) : vf_ld(v + c * ldv + w * VF_W);
+    for (size_t i = 0; i < mr; i++) {
+      vf_t b = vf_set1(pt[c * ldpt + idx[i]]);
+      for (size_t w = 0; w < nv; w++) acc[i][w] = vf_fmadd(b, x[w], acc[i][w]);
+    }
+  }
+  for (size_t i = 0; i < mr; i++)
+    for (size_t w = 0; w < nv; w++) {
+      if (tail)
+        vf_st_k(o + idx[i] * ldo + w * VF_W, km, acc[i][w]);
+      else
+        vf_st(o + idx[i] * ldo + w * VF_W, acc[i][w]);
+    }
+}
+
+#define SMX_ATTN_PVI(nv, tail)                                                                      \
+  switch (mr) {                                                                                     \
+    case 1: pv_block_idx(1, nv, tail, km, nk, pt, ldpt, vv, ldv, oo, ldo, alpha, ix); break;        \
+    case 2: pv_block_idx(2, nv, tail, km, nk, pt, ldpt, vv, ldv, oo, ldo, alpha, ix); break;        \
+    case 3: pv_block_idx(3, nv, tail, km, nk, pt, ldpt, vv, ldv, oo, ldo, alpha, ix); break;        \
+    case 4: pv_block_idx(4, nv, tail, km, nk, pt, ldpt, vv, ldv, oo, ldo, alpha, ix); break;        \
+    case 5: pv_block_idx(5, nv, tail, km, nk, pt, ldpt, vv, ldv, oo, ldo, alpha, ix); break;        \
+    default: pv_block_idx(SMX_ATTN_MR, nv, tail, km, nk, pt, ldpt, vv, ldv, oo, ldo, alpha, ix); break; \
+  }
+
+/* P V over the n rows idx[] only, MR at a time: rows that skip a tile cost nothing */
+static void pv_rows(size_t n, const uint16_t *idx, size_t nk, size_t dv, const float *pt, size_t ldpt, const float *v,
+                    size_t ldv, float *o, size_t ldo, const float *alpha) {
+  const size_t step = SMX_ATTN_NV * VF_W;
+  for (size_t r = 0; r < n; r += SMX_ATTN_MR) {
+    size_t mr = n - r < SMX_ATTN_MR ? n - r : SMX_ATTN_MR;
+    const uint16_t *ix = idx + r;
+    size_t col = 0;
+    kf_t km = kf_tail(1);
+    for (; col + step <= dv; col += step) {
+      const float *vv = v + col;
+      float *oo = o + col;
+      SMX_ATTN_PVI(SMX_ATTN_NV, 0)
+    }
+    for (; col + VF_W <= dv; col += VF_W) {
+      const float *vv = v + col;
+      float *oo = o + col;
+      SMX_ATTN_PVI(1, 0)
+    }
+    if (col < dv) {
+      const float *vv = v + col;
+      float *oo = o + col;
+      km = kf_tail(dv - col);
+      SMX_ATTN_PVI(1, 1)
+    }
+  }
+}
+
 static void pv_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv,
                  float *o, size_t ldo, const float *alpha) {
   const size_t step = SMX_ATTN_NV * VF_W;
+  /* some rows skip the tile (BLASST, screening): P V over the others only, compacted into blocks of MR */
+  uint16_t idx[256];
+  size_t n = 0;
+  if (nr <= 256) {
+    for (size_t r = 0; r < nr; r++)
+      if (alpha[r] >= 0.0f) idx[n++] = (uint16_t)r;
+    if (n < nr) {
+      pv_rows(n, idx, nk, dv, pt, ldpt, v, ldv, o, ldo, alpha);
+      return;
+    }
+  }
   for (size_t r = 0; r < nr; r += SMX_ATTN_MR) {
     size_t mr = nr - r < SMX_ATTN_MR ? nr - r : SMX_ATTN_MR;
     const float *p = pt + r, *al = alpha + r;
@@ -323,4 +399,89 @@ static void pv_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, 
   }
 }
 
-const smx_attn_ukernels SMX_ATTN_TABLE = { SMX_SIMD_ISA, qk_k, qk_rows_k, online_k, online_sigmoid_k, online_softpick_k, pv_k };
+/* ---- screening: 1 / max(|x_c|, eps) of rows, and Trim over VF_W rows at a time ---- */
+static void rnorm_k(size_t n, size_t d, const float *x, size_t ldx, float eps, float *out) {
+  for (size_t c = 0; c < n; c++) {
+    const float *row = x + c * ldx;
+    vf_t a0 = vf_zero(), a1 = vf_zero();
+    size_t t = 0;
+    for (; t + 2 * VF_W <= d; t += 2 * VF_W) {
+      vf_t x0 = vf_ld(row + t), x1 = vf_ld(row + t + VF_W);
+      a0 = vf_fmadd(x0, x0, a0);
+      a1 = vf_fmadd(x1, x1, a1);
+    }
+    for (; t + VF_W <= d; t += VF_W) {
+      vf_t x0 = vf_ld(row + t);
+      a0 = vf_fmadd(x0, x0, a0);
+    }
+    if (t < d) {
+      vf_t x0 = vf_ldz_k(row + t, kf_tail(d - t));
+      a1 = vf_fmadd(x0, x0, a1);
+    }
+    float nrm = __builtin_sqrtf(vf_reduce_add(vf_add(a0, a1)));
+    out[c] = 1.0f / (nrm > eps ? nrm : eps);
+  }
+}
+
+static int screen_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, const float *kinv, const float *rinv,
+                    float *alpha, uint64_t *cnt) {
+  const vf_t ninf = vf_set1(-__builtin_inff()), zero = vf_zero(), one = vf_set1(1.0f);
+  int any = 0;
+  for (size_t j = 0; j < nr; j += VF_W) {
+    vf_t ri = vf_ld(rinv + j), mx = zero, seen = ninf;
+    for (size_t i = 0; i < nk; i++) {
+      vf_t x = vf_ld(st + i * ldst + j);
+      seen = vf_max(seen, x);
+      /* -inf (masked) gives 1 - inf < 0, so 0 */
+      vf_t a = vf_max(vf_sub(one, vf_mul(vf_sub(one, vf_mul(x, vf_set1(kinv[i]))), ri)), zero);
+      a = vf_mul(a, a);
+      vf_st(st + i * ldst + j, a);
+      mx = vf_max(mx, a);
+    }
+    mf_t kept = vf_gt(mx, zero);
+    unsigned real = nreal >= j + VF_W ? (unsigned)((1ull << VF_W) - 1) : nreal > j ? (1u << (nreal - j)) - 1u : 0u;
+    unsigned bv = mf_bits(vf_neq(seen, ninf)) & real, bk = mf_bits(kept) & real;
+    any |= bk != 0;
+    if (cnt) {
+      cnt[0] += (uint64_t)__builtin_popcount(bv);
+      cnt[1] += (uint64_t)__builtin_popcount(bv & ~bk);
+    }
+    vf_st(alpha + j, vf_sel(kept, one, vf_set1(-1.0f)));
+  }
+  return any;
+}
+
+static void pv_sparse_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv,
+                        float *o, size_t ldo, float *alpha, float *nz, float maxnz) {
+  int some = 0;
+  for (size_t r = 0; r < nr; r++) {   /* nz becomes 1 on the rows taken here, else 0 */
+    int sel = alpha[r] == 1.0f && nz[r] <= maxnz;
+    nz[r] = sel ? 1.0f : 0.0f;
+    if (sel) alpha[r] = -1.0f;
+    some |= sel;
+  }
+  if (!some) return;
+  const vf_t zero = vf_zero();
+  /* keys outermost: each row still adds its keys in order; the vectors find the nonzero weights of taken rows */
+  for (size_t c = 0; c < nk; c++) {
+    const float *prow = pt + c * ldpt, *vr = v + c * ldv;
+    for (size_t j = 0; j < nr; j += VF_W) {
+      unsigned bits = mf_bits(vf_gt(vf_ld(prow + j), zero)) & mf_bits(vf_gt(vf_ld(nz + j), zero));
+      while (bits) {
+        size_t r = j + (size_t)__builtin_ctz(bits);
+        bits &= bits - 1;
+        float *orow = o + r * ldo;
+        const vf_t b = vf_set1(prow[r]);
+        size_t x = 0;
+        for (; x + VF_W <= dv; x += VF_W) vf_st(orow + x, vf_fmadd(b, vf_ld(vr + x), vf_ld(orow + x)));
+        if (x < dv) {
+          kf_t km = kf_tail(dv - x);
+          vf_st_k(orow + x, km, vf_fmadd(b, vf_ldz_k(vr + x, km), vf_ldz_k(orow + x, km)));
+        }
+      }
+    }
+  }
+}
+
+const smx_attn_ukernels SMX_ATTN_TABLE = { SMX_SIMD_ISA, qk_k, qk_rows_k, online_k, online_sigmoid_k, online_softpick_k, pv_k,
+                                           rnorm_k, screen_k, pv_sparse_k };

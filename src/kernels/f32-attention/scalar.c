@@ -117,5 +117,53 @@ static void pv_scalar(size_t nk, size_t nr, size_t dv, const float *pt, size_t l
   }
 }
 
+static void rnorm_scalar(size_t n, size_t d, const float *x, size_t ldx, float eps, float *out) {
+  for (size_t c = 0; c < n; c++) {
+    float s = 0.0f;
+    for (size_t t = 0; t < d; t++) s += x[c * ldx + t] * x[c * ldx + t];
+    float nrm = sqrtf(s);
+    out[c] = 1.0f / (nrm > eps ? nrm : eps);
+  }
+}
+
+static int screen_scalar(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, const float *kinv,
+                         const float *rinv, float *alpha, uint64_t *cnt) {
+  int any = 0;
+  for (size_t r = 0; r < nr; r++) {
+    int vis = 0, kept = 0;
+    for (size_t c = 0; c < nk; c++) {
+      float x = st[c * ldst + r];
+      vis |= x != -INFINITY;
+      float a = fmaxf(1.0f - (1.0f - x * kinv[c]) * rinv[r], 0.0f);
+      st[c * ldst + r] = a * a;
+      kept |= a * a > 0.0f;
+    }
+    alpha[r] = kept ? 1.0f : -1.0f;
+    if (r < nreal) {
+      any |= kept;
+      if (cnt) {
+        cnt[0] += (uint64_t)vis;
+        cnt[1] += (uint64_t)(vis && !kept);
+      }
+    }
+  }
+  return any;
+}
+
+static void pv_sparse_scalar(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v,
+                             size_t ldv, float *o, size_t ldo, float *alpha, float *nz, float maxnz) {
+  for (size_t r = 0; r < nr; r++) {
+    if (alpha[r] != 1.0f || nz[r] > maxnz) continue;
+    float *orow = o + r * ldo;
+    for (size_t c = 0; c < nk; c++) {
+      float p = pt[c * ldpt + r];
+      if (!(p > 0.0f)) continue;
+      for (size_t x = 0; x < dv; x++) orow[x] += p * v[c * ldv + x];
+    }
+    alpha[r] = -1.0f;
+  }
+}
+
 const smx_attn_ukernels smx_attn_ukernels_scalar = { "scalar", qk_scalar, qk_rows_scalar, online_scalar, online_sigmoid_scalar,
-                                                  online_softpick_scalar, pv_scalar };
+                                                  online_softpick_scalar, pv_scalar, rnorm_scalar, screen_scalar,
+                                                  pv_sparse_scalar };

@@ -16,12 +16,14 @@
  *    alpha 0 and P 0 (never NaN). Returns 0 when every row's tile maximum is
  *    -inf (the tile adds nothing and P V may be skipped).
  *    BLASST (thr < 0; -inf: off): a row whose m_t < m_r + thr (m_r finite) is
- *    left unchanged (P 0, alpha -1: pv leaves the row alone, and skips a block
- *    of rows that all are); the return value then counts only rows
+ *    left unchanged (P 0, alpha -1: pv leaves the row alone at no cost); the
+ *    exponentials of a vector of rows are saved only when all of them skip;
+ *    the return value then counts only rows
  *    that took part. cnt (may be NULL) += { rows < nreal with a visible key,
  *    of those the ones skipped }.
  *  - pv: O[r][:] = alpha_r O[r][:] + sum_c Pt[c][r] V[c][:] for r < nr (rows
- *    with alpha_r < 0 are left as they are), over
+ *    with alpha_r < 0 are left as they are and cost nothing: the others are
+ *    compacted into register blocks; each row's sum is the same either way), over
  *    dv columns (any dv), V rows in place with row stride ldv.
  * Kernels never allocate and touch exactly the ranges above.
  */
@@ -55,6 +57,20 @@ typedef struct smx_attn_ukernels {
                          float *alpha);
   void (*pv)(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv, float *o,
              size_t ldo, const float *alpha);
+  /* screening (Multiscreen): out[c] = 1 / max(sqrt(sum_t x[c][t]^2), eps) for c < n (row stride ldx) */
+  void (*rnorm)(size_t n, size_t d, const float *x, size_t ldx, float eps, float *out);
+  /* screening's Trim in place: St[c][r] = max(1 - (1 - St[c][r] kinv[c]) rinv[r], 0)^2 (a masked score, -inf,
+   * gives 0); alpha_r = 1 when a weight of row r is nonzero, else -1 (pv leaves the row alone). cnt (may be
+   * NULL) += { rows < nreal with a visible key, of those the ones whose weights are all 0 }. Returns whether
+   * a row below nreal has a nonzero weight. */
+  int (*screen)(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, const float *kinv, const float *rinv,
+                float *alpha, uint64_t *cnt);
+  /* sparse P V for rows that keep few keys: each row r < nr with alpha_r = 1 (no rescale) and nz_r <= maxnz
+   * gets O[r][:] += Pt[c][r] V[c][:] for its positive Pt[c][r], in key order, and alpha_r = -1 (pv then
+   * leaves it alone); nz is overwritten. nr is a multiple of SMX_ATTN_ROW_PAD (rows past the task's
+   * have alpha -1). */
+  void (*pv_sparse)(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv,
+                    float *o, size_t ldo, float *alpha, float *nz, float maxnz);
 } smx_attn_ukernels;
 
 extern const smx_attn_ukernels smx_attn_ukernels_scalar;
