@@ -258,7 +258,7 @@ static int online_softpick_k(size_t nk, size_t nr, size_t nreal, float *st, size
 }
 
 /* ---- O[r0 + i][cols] = alpha O + sum_c Pt[c][r0 + i] V[c][cols] ---------- */
-SMX_INLINE void pv_block(size_t mr, size_t nv, int tail, kf_t km, size_t nk, const float *pt, size_t ldpt,
+SMX_INLINE void pv_block(size_t mr, size_t nv, int tail, kf_t km, size_t nk, const float *pt, size_t ldpt, size_t rs,
                          const float *v, size_t ldv, float *o, size_t ldo, const float *alpha) {
   vf_t acc[SMX_ATTN_MR][SMX_ATTN_NV];
   for (size_t i = 0; i < mr; i++) {
@@ -270,7 +270,7 @@ SMX_INLINE void pv_block(size_t mr, size_t nv, int tail, kf_t km, size_t nk, con
     vf_t x[SMX_ATTN_NV];
     for (size_t w = 0; w < nv; w++) x[w] = tail ? vf_ldz_k(v + c * ldv + w * VF_W, km) : vf_ld(v + c * ldv + w * VF_W);
     for (size_t i = 0; i < mr; i++) {
-      vf_t b = vf_set1(pt[c * ldpt + i]);
+      vf_t b = vf_set1(pt[c * ldpt + i * rs]);
       for (size_t w = 0; w < nv; w++) acc[i][w] = vf_fmadd(b, x[w], acc[i][w]);
     }
   }
@@ -285,20 +285,21 @@ SMX_INLINE void pv_block(size_t mr, size_t nv, int tail, kf_t km, size_t nk, con
 
 #define SMX_ATTN_PV(nv, tail)                                                                 \
   switch (mr) {                                                                               \
-    case 1: pv_block(1, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
-    case 2: pv_block(2, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
-    case 3: pv_block(3, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
-    case 4: pv_block(4, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
-    case 5: pv_block(5, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
-    default: pv_block(SMX_ATTN_MR, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;  \
+    case 1: pv_block(1, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al); break;             \
+    case 2: pv_block(2, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al); break;             \
+    case 3: pv_block(3, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al); break;             \
+    case 4: pv_block(4, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al); break;             \
+    case 5: pv_block(5, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al); break;             \
+    default: pv_block(SMX_ATTN_MR, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al); break;  \
   }
 
-static void pv_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv,
-                 float *o, size_t ldo, const float *alpha) {
+/* P[c][r] at pt[c ldpt + r rs]: key-major (rs = 1) or row-major (ldpt = 1) */
+SMX_INLINE void pv_any(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, size_t rs, const float *v,
+                       size_t ldv, float *o, size_t ldo, const float *alpha) {
   const size_t step = SMX_ATTN_NV * VF_W;
   for (size_t r = 0; r < nr; r += SMX_ATTN_MR) {
     size_t mr = nr - r < SMX_ATTN_MR ? nr - r : SMX_ATTN_MR;
-    const float *p = pt + r, *al = alpha + r;
+    const float *p = pt + r * rs, *al = alpha + r;
     int live = 0;
     for (size_t i = 0; i < mr; i++) live |= al[i] >= 0.0f;
     if (!live) continue;   /* every row of the block skipped this tile (BLASST) */
@@ -323,4 +324,130 @@ static void pv_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, 
   }
 }
 
-const smx_attn_ukernels SMX_ATTN_TABLE = { SMX_SIMD_ISA, qk_k, qk_rows_k, online_k, online_sigmoid_k, online_softpick_k, pv_k };
+static void pv_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv,
+                 float *o, size_t ldo, const float *alpha) {
+  pv_any(nk, nr, dv, pt, ldpt, 1, v, ldv, o, ldo, alpha);
+}
+
+/* ---- decoding: S[r][c] = <Q[r], K[c]> for a block of rb rows x kb keys --- */
+/* rb kb = VF_W accumulators, one per (row, key), each a vector of partial sums along d; one transpose-add
+ * tree gives all VF_W sums at once. Rows past nrb and keys past nkb repeat the last real one (computed,
+ * never stored). */
+SMX_INLINE void dqk_block(size_t rb, size_t kb, size_t nrb, size_t nkb, size_t d, const float *q, size_t ldq,
+                          const float *k, size_t ldk, float *s, size_t lds) {
+  vf_t acc[VF_W];
+  const float *qp[VF_W], *kp[VF_W];
+  for (size_t r = 0; r < rb; r++) qp[r] = q + (r < nrb ? r : nrb - 1) * ldq;
+  for (size_t c = 0; c < kb; c++) kp[c] = k + (c < nkb ? c : nkb - 1) * ldk;
+  for (size_t i = 0; i < VF_W; i++) acc[i] = vf_zero();
+  size_t t = 0;
+  for (; t + VF_W <= d; t += VF_W) {
+    vf_t kv[VF_W];
+    for (size_t c = 0; c < kb; c++) kv[c] = vf_ld(kp[c] + t);
+    for (size_t r = 0; r < rb; r++) {
+      vf_t qv = vf_ld(qp[r] + t);
+      for (size_t c = 0; c < kb; c++) acc[r * kb + c] = vf_fmadd(qv, kv[c], acc[r * kb + c]);
+    }
+  }
+  if (t < d) {
+    kf_t km = kf_tail(d - t);
+    vf_t kv[VF_W];
+    for (size_t c = 0; c < kb; c++) kv[c] = vf_ldz_k(kp[c] + t, km);
+    for (size_t r = 0; r < rb; r++) {
+      vf_t qv = vf_ldz_k(qp[r] + t, km);
+      for (size_t c = 0; c < kb; c++) acc[r * kb + c] = vf_fmadd(qv, kv[c], acc[r * kb + c]);
+    }
+  }
+  float sum[VF_W];
+  vf_st(sum, vf_reduce_add_w(acc));
+  for (size_t r = 0; r < nrb; r++)
+    for (size_t c = 0; c < nkb; c++) s[r * lds + c] = sum[r * kb + c];
+}
+
+/* the K and V rows of keys [c0, c1) of pf into L2: spread over the blocks, so that the requests stay in
+ * flight while the arithmetic runs instead of filling the miss queues at once */
+SMX_INLINE void prefetch_keys(const smx_attn_pf *pf, size_t c0, size_t c1) {
+  for (size_t i = c0; i < c1 && i < pf->n; i++) {
+    for (size_t x = 0; x < pf->bytes_k; x += 64) smx_prefetch_l2(pf->k + i * pf->ldk + x);
+    for (size_t x = 0; x < pf->bytes_v; x += 64) smx_prefetch_l2(pf->v + i * pf->ldv + x);
+  }
+}
+
+/* rows per block: 4 (VF_W / 4 keys) when there are 4 rows left, else 2 or 1 (more keys per block) */
+#define SMX_ATTN_DQK(rb)                                                                              \
+  for (size_t c = 0; c < nk; c += VF_W / (rb)) {                                                     \
+    size_t nkb = nk - c < VF_W / (rb) ? nk - c : VF_W / (rb);                                        \
+    if (r == 0) prefetch_keys(pf, c, c + nkb);                                                       \
+    dqk_block(rb, VF_W / (rb), nrb, nkb, d, q + r * ldq, ldq, k + c * ldk, ldk, s + r * lds + c, lds); \
+  }
+
+static void dec_qk_k(size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const float *k, size_t ldk, float *s,
+                     size_t lds, const smx_attn_pf *pf) {
+  for (size_t r = 0; r < nr;) {
+    size_t left = nr - r, nrb;
+    if (VF_W >= 4 && left >= 4) {
+      nrb = 4;
+      SMX_ATTN_DQK(4)
+    } else if (left >= 2) {
+      nrb = 2;
+      SMX_ATTN_DQK(2)
+    } else {
+      nrb = 1;
+      SMX_ATTN_DQK(1)
+    }
+    r += nrb;
+  }
+}
+
+/* ---- decoding: online softmax along the keys of each row, then P V ------ */
+static int dec_pv_k(size_t nk, size_t nr, size_t dv, float *s, size_t lds, const float *v, size_t ldv, float *o,
+                    size_t ldo, float *m, float *l, float *alpha) {
+  const vexpf_c c = vexpf_c_set((float)SMX_LOG2E_D, (float)(SMX_LOG2E_D - (double)(float)SMX_LOG2E_D));
+  const vf_t amin = vf_set1(SMX_ATTN_AMIN), ninf = vf_set1(-__builtin_inff()), zero = vf_zero();
+  int any = 0;
+  size_t nb = (nk + VF_W - 1) / VF_W;
+  kf_t kt = kf_tail(nk - (nb - 1) * VF_W);
+  for (size_t r = 0; r < nr; r++) {
+    float *sr = s + r * lds;
+    vf_t mt = ninf;
+    for (size_t b = 0; b + 1 < nb; b++) mt = vf_max(mt, vf_ld(sr + b * VF_W));
+    vf_t last = vf_ld_k(sr + (nb - 1) * VF_W, kt, ninf);   /* keys past nk: -inf, so P = 0 there */
+    mt = vf_max(mt, last);
+    /* the tile maximum in every lane, then the row's update as online_k does it lane-wise */
+    float mts = vf_reduce_max(mt);
+    any |= mts != -__builtin_inff();
+    vf_t mo = vf_set1(m[r]), mn = vf_max(mo, vf_set1(mts));
+    vf_t mu = vf_sel(vf_eq(mn, ninf), zero, mn);
+    vf_t a = vexpf_neg(vf_sub(mo, mu), c, amin);
+    vf_t s0 = zero, s1 = zero;
+    size_t b = 0;
+    for (; b + 2 < nb; b += 2) {
+      vf_t p0 = vexpf_neg(vf_sub(vf_ld(sr + b * VF_W), mu), c, amin);
+      vf_t p1 = vexpf_neg(vf_sub(vf_ld(sr + (b + 1) * VF_W), mu), c, amin);
+      vf_st(sr + b * VF_W, p0);
+      vf_st(sr + (b + 1) * VF_W, p1);
+      s0 = vf_add(s0, p0);
+      s1 = vf_add(s1, p1);
+    }
+    for (; b + 1 < nb; b++) {
+      vf_t p0 = vexpf_neg(vf_sub(vf_ld(sr + b * VF_W), mu), c, amin);
+      vf_st(sr + b * VF_W, p0);
+      s0 = vf_add(s0, p0);
+    }
+    vf_t pl = vexpf_neg(vf_sub(last, mu), c, amin);
+    vf_st_k(sr + b * VF_W, kt, pl);
+    s1 = vf_add(s1, pl);
+    float al[VF_W], mnl[VF_W];
+    vf_st(al, a);
+    vf_st(mnl, mn);
+    l[r] = al[0] * l[r] + vf_reduce_add(vf_add(s0, s1));
+    m[r] = mnl[0];
+    alpha[r] = al[0];
+  }
+  if (!any) return 0;
+  pv_any(nk, nr, dv, s, 1, lds, v, ldv, o, ldo, alpha);
+  return 1;
+}
+
+const smx_attn_ukernels SMX_ATTN_TABLE = { SMX_SIMD_ISA, qk_k,     qk_rows_k, online_k, online_sigmoid_k,
+                                           online_softpick_k, pv_k, dec_qk_k,  dec_pv_k };

@@ -117,5 +117,43 @@ static void pv_scalar(size_t nk, size_t nr, size_t dv, const float *pt, size_t l
   }
 }
 
-const smx_attn_ukernels smx_attn_ukernels_scalar = { "scalar", qk_scalar, qk_rows_scalar, online_scalar, online_sigmoid_scalar,
-                                                  online_softpick_scalar, pv_scalar };
+static void dec_qk_scalar(size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const float *k, size_t ldk,
+                          float *s, size_t lds, const smx_attn_pf *pf) {
+  (void)pf;
+  for (size_t r = 0; r < nr; r++)
+    for (size_t c = 0; c < nk; c++) {
+      float x = 0.0f;
+      for (size_t t = 0; t < d; t++) x += q[r * ldq + t] * k[c * ldk + t];
+      s[r * lds + c] = x;
+    }
+}
+
+static int dec_pv_scalar(size_t nk, size_t nr, size_t dv, float *s, size_t lds, const float *v, size_t ldv, float *o,
+                         size_t ldo, float *m, float *l, float *alpha) {
+  int any = 0;
+  for (size_t r = 0; r < nr; r++) {
+    float *sr = s + r * lds, mt = -INFINITY, sum = 0.0f;
+    for (size_t c = 0; c < nk; c++) mt = fmaxf(mt, sr[c]);
+    any |= mt != -INFINITY;
+    float mn = fmaxf(m[r], mt), mu = mn == -INFINITY ? 0.0f : mn, a = expf(m[r] - mu);
+    for (size_t c = 0; c < nk; c++) {
+      sr[c] = expf(sr[c] - mu);
+      sum += sr[c];
+    }
+    l[r] = a * l[r] + sum;
+    m[r] = mn;
+    alpha[r] = a;
+  }
+  if (!any) return 0;
+  for (size_t r = 0; r < nr; r++) {
+    float *orow = o + r * ldo;
+    for (size_t x = 0; x < dv; x++) orow[x] *= alpha[r];
+    for (size_t c = 0; c < nk; c++)
+      for (size_t x = 0; x < dv; x++) orow[x] += s[r * lds + c] * v[c * ldv + x];
+  }
+  return 1;
+}
+
+const smx_attn_ukernels smx_attn_ukernels_scalar = { "scalar",      qk_scalar,     qk_rows_scalar, online_scalar,
+                                                     online_sigmoid_scalar, online_softpick_scalar, pv_scalar,
+                                                     dec_qk_scalar, dec_pv_scalar };

@@ -23,6 +23,15 @@
  *  - pv: O[r][:] = alpha_r O[r][:] + sum_c Pt[c][r] V[c][:] for r < nr (rows
  *    with alpha_r < 0 are left as they are), over
  *    dv columns (any dv), V rows in place with row stride ldv.
+ * Decoding (a task of at most SMX_ATTN_DEC_ROWS rows, e.g. the G query heads of one KV head) uses a fused
+ * pair instead, on row-major scores S[r][c] (row stride lds >= nk rounded up to the vector width):
+ *  - dec_qk: S[r][c] = sum_d Q[r][d] K[c][d], vectors along d and one accumulator per key: the partial
+ *    sums of a vector's worth of keys are reduced together by one transpose-add tree (no horizontal sum
+ *    per key), each block of K rows read once from memory for all the rows; and asks for the K and V rows
+ *    of pf (raw storage, a distance ahead) into L2, one row of each per key.
+ *  - dec_pv: the online softmax of `online` for each row, vectors along the keys (m, l, alpha as there;
+ *    S becomes P in place), then O[r][:] = alpha_r O[r][:] + sum_c P[r][c] V[c][:] with the rows' O
+ *    strips in registers. Returns 0 when no row saw a key (O untouched then).
  * Kernels never allocate and touch exactly the ranges above.
  */
 #ifndef SMX_KERNELS_F32_ATTENTION_UKERNELS_H
@@ -33,6 +42,14 @@
 
 /* rows of a task are padded to a multiple of this (the widest vector) */
 #define SMX_ATTN_ROW_PAD 16
+/* tasks of at most this many rows take the decode kernels (dec_qk, dec_pv) */
+#define SMX_ATTN_DEC_ROWS 8
+
+/* Rows to prefetch during dec_qk: row c < n of K at k + c ldk bytes (bytes_k long), of V likewise. */
+typedef struct smx_attn_pf {
+  uintptr_t k, v;
+  size_t ldk, ldv, bytes_k, bytes_v, n;
+} smx_attn_pf;
 
 typedef struct smx_attn_ukernels {
   const char *isa;
@@ -55,6 +72,10 @@ typedef struct smx_attn_ukernels {
                          float *alpha);
   void (*pv)(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv, float *o,
              size_t ldo, const float *alpha);
+  void (*dec_qk)(size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const float *k, size_t ldk, float *s,
+                 size_t lds, const smx_attn_pf *pf);
+  int (*dec_pv)(size_t nk, size_t nr, size_t dv, float *s, size_t lds, const float *v, size_t ldv, float *o, size_t ldo,
+                float *m, float *l, float *alpha);
 } smx_attn_ukernels;
 
 extern const smx_attn_ukernels smx_attn_ukernels_scalar;
