@@ -113,9 +113,9 @@ static void prefetch_rows(const struct smx_attention_plan *p, const void *base, 
 }
 
 /* One key tile of a decode task: S = Q K^T (row-major, row stride SMX_ATTN_BK), the per-score options,
- * then the online softmax fused with P V; the K and V rows SMX_ATTN_PF_KEYS ahead are asked for into L2 while
- * the scores compute, one row of each per key, so that the loads overlap the arithmetic. */
-#define SMX_ATTN_PF_KEYS 32
+ * then the online softmax fused with P V. The next tile's K rows are asked for into L2 while Q K^T runs, its
+ * V rows while P V runs, one row per key, so that the loads overlap the arithmetic all along. */
+#define SMX_ATTN_PF_KEYS SMX_ATTN_BK
 static void decode_tile(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t qoff, size_t dqe,
                         int64_t j0, size_t nk, int64_t hi_u, int inside) {
   const struct smx_attention_plan *p = run->p;
@@ -131,7 +131,7 @@ static void decode_tile(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g
     pf.ldk = d->k_stride[2] * kes;
     pf.ldv = d->v_stride[2] * es;
     pf.bytes_k = dqe * kes;
-    pf.bytes_v = dv * es;
+    pf.es_v = es;
   }
   const float *kp = smx_attn_load_k(run, qoff, dqe, b, g, (size_t)j0, nk, w->kbuf, &ldk);
   if (d->l2_distance)
@@ -143,7 +143,7 @@ static void decode_tile(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g
   run->uk->dec_qk(nk, p->rows, dqe, w->qr, dqe, kp, ldk, w->st, SMX_ATTN_BK, &pf);
   if (p->elementwise || !inside) smx_attn_transform(run, w, b, g, t, (size_t)j0, nk, SMX_ATTN_BK, 1);
   const float *vp = load_keys(run, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, w->vbuf, 0, &ldv);
-  run->uk->dec_pv(nk, p->rows, dv, w->st, SMX_ATTN_BK, vp, ldv, w->o, dv, w->m, w->l, w->alpha);
+  run->uk->dec_pv(nk, p->rows, dv, w->st, SMX_ATTN_BK, vp, ldv, w->o, dv, w->m, w->l, w->alpha, &pf);
 }
 
 void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {

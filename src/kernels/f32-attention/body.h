@@ -259,7 +259,8 @@ static int online_softpick_k(size_t nk, size_t nr, size_t nreal, float *st, size
 
 /* ---- O[r0 + i][cols] = alpha O + sum_c Pt[c][r0 + i] V[c][cols] ---------- */
 SMX_INLINE void pv_block(size_t mr, size_t nv, int tail, kf_t km, size_t nk, const float *pt, size_t ldpt, size_t rs,
-                         const float *v, size_t ldv, float *o, size_t ldo, const float *alpha) {
+                         const float *v, size_t ldv, float *o, size_t ldo, const float *alpha, uintptr_t pf,
+                         size_t pf_ld, size_t pf_bytes, size_t pf_n) {
   vf_t acc[SMX_ATTN_MR][SMX_ATTN_NV];
   for (size_t i = 0; i < mr; i++) {
     vf_t a = vf_set1(alpha[i] < 0.0f ? 1.0f : alpha[i]);   /* < 0: a row BLASST skipped (its P is 0) */
@@ -267,6 +268,8 @@ SMX_INLINE void pv_block(size_t mr, size_t nv, int tail, kf_t km, size_t nk, con
       acc[i][w] = vf_mul(a, tail ? vf_ldz_k(o + i * ldo + w * VF_W, km) : vf_ld(o + i * ldo + w * VF_W));
   }
   for (size_t c = 0; c < nk; c++) {
+    if (pf && c < pf_n)   /* decoding: the same columns of a row ahead, into L2 */
+      for (size_t b = 0; b < pf_bytes; b += 64) smx_prefetch_l2(pf + c * pf_ld + b);
     vf_t x[SMX_ATTN_NV];
     for (size_t w = 0; w < nv; w++) x[w] = tail ? vf_ldz_k(v + c * ldv + w * VF_W, km) : vf_ld(v + c * ldv + w * VF_W);
     for (size_t i = 0; i < mr; i++) {
@@ -285,17 +288,20 @@ SMX_INLINE void pv_block(size_t mr, size_t nv, int tail, kf_t km, size_t nk, con
 
 #define SMX_ATTN_PV(nv, tail)                                                                 \
   switch (mr) {                                                                               \
-    case 1: pv_block(1, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al); break;             \
-    case 2: pv_block(2, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al); break;             \
-    case 3: pv_block(3, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al); break;             \
-    case 4: pv_block(4, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al); break;             \
-    case 5: pv_block(5, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al); break;             \
-    default: pv_block(SMX_ATTN_MR, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al); break;  \
+    case 1: pv_block(1, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al, pfc, pf_ld, pfb, pf_n); break;             \
+    case 2: pv_block(2, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al, pfc, pf_ld, pfb, pf_n); break;             \
+    case 3: pv_block(3, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al, pfc, pf_ld, pfb, pf_n); break;             \
+    case 4: pv_block(4, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al, pfc, pf_ld, pfb, pf_n); break;             \
+    case 5: pv_block(5, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al, pfc, pf_ld, pfb, pf_n); break;             \
+    default: pv_block(SMX_ATTN_MR, nv, tail, km, nk, p, ldpt, rs, vv, ldv, oo, ldo, al, pfc, pf_ld, pfb, pf_n); break;  \
   }
 
 /* P[c][r] at pt[c ldpt + r rs]: key-major (rs = 1) or row-major (ldpt = 1) */
+/* pf (0: none): rows of raw storage (pf_ld bytes apart, pf_es bytes an element) whose columns are asked for
+ * into L2 as the same columns of V are used, pf_n of them */
 SMX_INLINE void pv_any(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, size_t rs, const float *v,
-                       size_t ldv, float *o, size_t ldo, const float *alpha) {
+                       size_t ldv, float *o, size_t ldo, const float *alpha, uintptr_t pf, size_t pf_ld, size_t pf_es,
+                       size_t pf_n) {
   const size_t step = SMX_ATTN_NV * VF_W;
   for (size_t r = 0; r < nr; r += SMX_ATTN_MR) {
     size_t mr = nr - r < SMX_ATTN_MR ? nr - r : SMX_ATTN_MR;
@@ -305,19 +311,26 @@ SMX_INLINE void pv_any(size_t nk, size_t nr, size_t dv, const float *pt, size_t 
     if (!live) continue;   /* every row of the block skipped this tile (BLASST) */
     size_t col = 0;
     kf_t km = kf_tail(1);
+    uintptr_t pf0 = r == 0 ? pf : 0;   /* the first block of rows asks for them */
     for (; col + step <= dv; col += step) {
       const float *vv = v + col;
       float *oo = o + r * ldo + col;
+      uintptr_t pfc = pf0 ? pf0 + col * pf_es : 0;
+      size_t pfb = step * pf_es;
       SMX_ATTN_PV(SMX_ATTN_NV, 0)
     }
     for (; col + VF_W <= dv; col += VF_W) {
       const float *vv = v + col;
       float *oo = o + r * ldo + col;
+      uintptr_t pfc = pf0 ? pf0 + col * pf_es : 0;
+      size_t pfb = VF_W * pf_es;
       SMX_ATTN_PV(1, 0)
     }
     if (col < dv) {
       const float *vv = v + col;
       float *oo = o + r * ldo + col;
+      uintptr_t pfc = pf0 ? pf0 + col * pf_es : 0;
+      size_t pfb = (dv - col) * pf_es;
       km = kf_tail(dv - col);
       SMX_ATTN_PV(1, 1)
     }
@@ -326,7 +339,7 @@ SMX_INLINE void pv_any(size_t nk, size_t nr, size_t dv, const float *pt, size_t 
 
 static void pv_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv,
                  float *o, size_t ldo, const float *alpha) {
-  pv_any(nk, nr, dv, pt, ldpt, 1, v, ldv, o, ldo, alpha);
+  pv_any(nk, nr, dv, pt, ldpt, 1, v, ldv, o, ldo, alpha, 0, 0, 0, 0);
 }
 
 /* ---- decoding: S[r][c] = <Q[r], K[c]> for a block of rb rows x kb keys --- */
@@ -364,12 +377,11 @@ SMX_INLINE void dqk_block(size_t rb, size_t kb, size_t nrb, size_t nkb, size_t d
     for (size_t c = 0; c < nkb; c++) s[r * lds + c] = sum[r * kb + c];
 }
 
-/* the K and V rows of keys [c0, c1) of pf into L2: spread over the blocks, so that the requests stay in
- * flight while the arithmetic runs instead of filling the miss queues at once */
+/* the K rows of keys [c0, c1) of pf into L2: spread over the blocks, so that the requests stay in flight
+ * while the arithmetic runs instead of filling the miss queues at once (dec_pv asks for the V rows) */
 SMX_INLINE void prefetch_keys(const smx_attn_pf *pf, size_t c0, size_t c1) {
   for (size_t i = c0; i < c1 && i < pf->n; i++) {
     for (size_t x = 0; x < pf->bytes_k; x += 64) smx_prefetch_l2(pf->k + i * pf->ldk + x);
-    for (size_t x = 0; x < pf->bytes_v; x += 64) smx_prefetch_l2(pf->v + i * pf->ldv + x);
   }
 }
 
@@ -401,7 +413,7 @@ static void dec_qk_k(size_t nk, size_t nr, size_t d, const float *q, size_t ldq,
 
 /* ---- decoding: online softmax along the keys of each row, then P V ------ */
 static int dec_pv_k(size_t nk, size_t nr, size_t dv, float *s, size_t lds, const float *v, size_t ldv, float *o,
-                    size_t ldo, float *m, float *l, float *alpha) {
+                    size_t ldo, float *m, float *l, float *alpha, const smx_attn_pf *pf) {
   const vexpf_c c = vexpf_c_set((float)SMX_LOG2E_D, (float)(SMX_LOG2E_D - (double)(float)SMX_LOG2E_D));
   const vf_t amin = vf_set1(SMX_ATTN_AMIN), ninf = vf_set1(-__builtin_inff()), zero = vf_zero();
   int any = 0;
@@ -445,7 +457,7 @@ static int dec_pv_k(size_t nk, size_t nr, size_t dv, float *s, size_t lds, const
     alpha[r] = al[0];
   }
   if (!any) return 0;
-  pv_any(nk, nr, dv, s, 1, lds, v, ldv, o, ldo, alpha);
+  pv_any(nk, nr, dv, s, 1, lds, v, ldv, o, ldo, alpha, pf->v, pf->ldv, pf->es_v, pf->n);
   return 1;
 }
 

@@ -129,7 +129,8 @@ static void dec_qk_scalar(size_t nk, size_t nr, size_t d, const float *q, size_t
 }
 
 static int dec_pv_scalar(size_t nk, size_t nr, size_t dv, float *s, size_t lds, const float *v, size_t ldv, float *o,
-                         size_t ldo, float *m, float *l, float *alpha) {
+                         size_t ldo, float *m, float *l, float *alpha, const smx_attn_pf *pf) {
+  (void)pf;
   int any = 0;
   for (size_t r = 0; r < nr; r++) {
     float *sr = s + r * lds, mt = -INFINITY, sum = 0.0f;

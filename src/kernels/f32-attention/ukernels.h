@@ -27,11 +27,12 @@
  * pair instead, on row-major scores S[r][c] (row stride lds >= nk rounded up to the vector width):
  *  - dec_qk: S[r][c] = sum_d Q[r][d] K[c][d], vectors along d and one accumulator per key: the partial
  *    sums of a vector's worth of keys are reduced together by one transpose-add tree (no horizontal sum
- *    per key), each block of K rows read once from memory for all the rows; and asks for the K and V rows
- *    of pf (raw storage, a distance ahead) into L2, one row of each per key.
+ *    per key), each block of K rows read once from memory for all the rows; and asks for the K rows of pf
+ *    (raw storage, a distance ahead) into L2, one per key.
  *  - dec_pv: the online softmax of `online` for each row, vectors along the keys (m, l, alpha as there;
  *    S becomes P in place), then O[r][:] = alpha_r O[r][:] + sum_c P[r][c] V[c][:] with the rows' O
- *    strips in registers. Returns 0 when no row saw a key (O untouched then).
+ *    strips in registers, asking for the V rows of pf as it goes. Returns 0 when no row saw a key (O
+ *    untouched then, and nothing asked for).
  * Kernels never allocate and touch exactly the ranges above.
  */
 #ifndef SMX_KERNELS_F32_ATTENTION_UKERNELS_H
@@ -45,10 +46,11 @@
 /* tasks of at most this many rows take the decode kernels (dec_qk, dec_pv) */
 #define SMX_ATTN_DEC_ROWS 8
 
-/* Rows to prefetch during dec_qk: row c < n of K at k + c ldk bytes (bytes_k long), of V likewise. */
+/* Rows to prefetch (raw storage, a distance ahead): row c < n of K at k + c ldk bytes (bytes_k long) during
+ * dec_qk, of V at v + c ldv bytes (elements of es_v bytes) during dec_pv; k, v = 0: none. */
 typedef struct smx_attn_pf {
   uintptr_t k, v;
-  size_t ldk, ldv, bytes_k, bytes_v, n;
+  size_t ldk, ldv, bytes_k, es_v, n;
 } smx_attn_pf;
 
 typedef struct smx_attn_ukernels {
@@ -75,7 +77,7 @@ typedef struct smx_attn_ukernels {
   void (*dec_qk)(size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const float *k, size_t ldk, float *s,
                  size_t lds, const smx_attn_pf *pf);
   int (*dec_pv)(size_t nk, size_t nr, size_t dv, float *s, size_t lds, const float *v, size_t ldv, float *o, size_t ldo,
-                float *m, float *l, float *alpha);
+                float *m, float *l, float *alpha, const smx_attn_pf *pf);
 } smx_attn_ukernels;
 
 extern const smx_attn_ukernels smx_attn_ukernels_scalar;
