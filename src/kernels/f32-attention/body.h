@@ -12,6 +12,8 @@
  * outer-product updates, d (resp. the key) being the reduction index.
  * The exponential is math/vexp_f32.h's degree-6 one (1.18 ulp).
  */
+#include <string.h>
+
 #include "math/vexp_f32.h"
 
 #if SMX_VF_SCALE2_SATURATES
@@ -373,8 +375,11 @@ SMX_INLINE void dqk_block(size_t rb, size_t kb, size_t nrb, size_t nkb, size_t d
   }
   float sum[VF_W];
   vf_st(sum, vf_reduce_add_w(acc));
-  for (size_t r = 0; r < nrb; r++)
-    for (size_t c = 0; c < nkb; c++) s[r * lds + c] = sum[r * kb + c];
+  if (nkb == kb)   /* one copy of kb floats per row */
+    for (size_t r = 0; r < nrb; r++) memcpy(s + r * lds, sum + r * kb, kb * sizeof(float));
+  else
+    for (size_t r = 0; r < nrb; r++)
+      for (size_t c = 0; c < nkb; c++) s[r * lds + c] = sum[r * kb + c];
 }
 
 /* the K rows of keys [c0, c1) of pf into L2: spread over the blocks, so that the requests stay in flight
