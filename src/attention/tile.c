@@ -133,17 +133,29 @@ static void decode_tile(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g
     pf.bytes_k = dqe * kes;
     pf.es_v = es;
   }
-  const float *kp = smx_attn_load_k(run, qoff, dqe, b, g, (size_t)j0, nk, w->kbuf, &ldk);
-  if (d->l2_distance)
-    for (size_t c = 0; c < nk; c++) {
-      double sq = 0.0;
-      for (size_t x = 0; x < dqe; x++) sq += (double)kp[c * ldk + x] * kp[c * ldk + x];
-      w->knorm[c] = (float)(sq * p->scale);
-    }
-  run->uk->dec_qk(nk, p->rows, dqe, w->qr, dqe, kp, ldk, w->st, SMX_ATTN_BK, &pf);
+  /* K and V are read in their storage (f16 / bf16 converted in the kernels' loads), except K rows that need
+   * a pass of their own: int8, QK-norm, the norms of L2-distance attention */
+  int kv = p->elem == SMX_ELEM_F16 ? SMX_ATTN_KV_F16 : p->elem == SMX_ELEM_BF16 ? SMX_ATTN_KV_BF16 : SMX_ATTN_KV_F32;
+  int own = d->k_int8 || d->qk_norm || d->l2_distance, kst = own ? SMX_ATTN_KV_F32 : kv;
+  const void *kp;
+  if (!own) {
+    kp = (const char *)a->k + (b * d->k_stride[0] + g * d->k_stride[1] + (size_t)j0 * d->k_stride[2] + qoff) * es;
+    ldk = d->k_stride[2];
+  } else {
+    const float *kf = smx_attn_load_k(run, qoff, dqe, b, g, (size_t)j0, nk, w->kbuf, &ldk);
+    if (d->l2_distance)
+      for (size_t c = 0; c < nk; c++) {
+        double sq = 0.0;
+        for (size_t x = 0; x < dqe; x++) sq += (double)kf[c * ldk + x] * kf[c * ldk + x];
+        w->knorm[c] = (float)(sq * p->scale);
+      }
+    kp = kf;
+  }
+  run->uk->dec_qk[kst](nk, p->rows, dqe, w->qr, dqe, kp, ldk, w->st, SMX_ATTN_BK, &pf);
   if (p->elementwise || !inside) smx_attn_transform(run, w, b, g, t, (size_t)j0, nk, SMX_ATTN_BK, 1);
-  const float *vp = load_keys(run, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, w->vbuf, 0, &ldv);
-  run->uk->dec_pv(nk, p->rows, dv, w->st, SMX_ATTN_BK, vp, ldv, w->o, dv, w->m, w->l, w->alpha, &pf);
+  const void *vp = (const char *)a->v + (b * d->v_stride[0] + g * d->v_stride[1] + (size_t)j0 * d->v_stride[2]) * es;
+  ldv = d->v_stride[2];
+  run->uk->dec_pv[kv](nk, p->rows, dv, w->st, SMX_ATTN_BK, vp, ldv, w->o, dv, w->m, w->l, w->alpha, &pf);
 }
 
 void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {

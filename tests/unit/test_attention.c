@@ -488,6 +488,8 @@ static const tcase cases[] = {
   { "dec G=4 strided", { DESC(2, 8, 2, 1, 300, 48, 48) }, 1, 0, 0 },
   { "dec G=4 f16 D=128 split", { DESC(1, 8, 2, 1, 4200, 128, 128), .dtype = SMX_ATTN_F16 }, 0, 0, 0 },
   { "dec G=2 bf16 D=72", { DESC(1, 4, 2, 1, 700, 72, 72), .dtype = SMX_ATTN_BF16 }, 0, 0, 0 },
+  { "dec G=2 f16 D=20 qk-norm", { DESC(1, 4, 2, 1, 300, 20, 20), .dtype = SMX_ATTN_F16, .qk_norm = 1 }, 0, 0, 0 },
+  { "dec G=8 bf16 Dv=9 split", { DESC(1, 8, 1, 1, 4200, 24, 9), .dtype = SMX_ATTN_BF16 }, 0, 0, 0 },
   { "dec G=4 qk-norm fox", { DESC(1, 4, 1, 1, 300, 32, 32), .qk_norm = 1, .fox = 1 }, 0, 0, 0 },
   { "blasst -30 peaked", { DESC(1, 2, 2, 64, 512, 32, 32), .blasst_log_threshold = -30.0 }, 0, 6.0, 0 },
   { "no keys", { DESC(1, 2, 2, 5, 0, 8, 8) }, 0, 0, 0 },

@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "kernels/f32-attention/ukernels.h"
+#include "math/half_scalar.h"
 
 static void qk_scalar(size_t nk, size_t nr, size_t d, const float *qt, size_t ldqt, const float *k, size_t ldk,
                       float *st, size_t ldst) {
@@ -117,20 +118,25 @@ static void pv_scalar(size_t nk, size_t nr, size_t dv, const float *pt, size_t l
   }
 }
 
-static void dec_qk_scalar(size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const float *k, size_t ldk,
-                          float *s, size_t lds, const smx_attn_pf *pf) {
-  (void)pf;
+/* element i of a K / V row in storage st */
+static float kv_at(int st, const void *p, size_t i) {
+  if (st == SMX_ATTN_KV_F16) return smx_f16_to_f32(((const uint16_t *)p)[i]);
+  if (st == SMX_ATTN_KV_BF16) return smx_bf16_to_f32(((const uint16_t *)p)[i]);
+  return ((const float *)p)[i];
+}
+
+static void dec_qk_any(int st, size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const void *k, size_t ldk,
+                       float *s, size_t lds) {
   for (size_t r = 0; r < nr; r++)
     for (size_t c = 0; c < nk; c++) {
       float x = 0.0f;
-      for (size_t t = 0; t < d; t++) x += q[r * ldq + t] * k[c * ldk + t];
+      for (size_t t = 0; t < d; t++) x += q[r * ldq + t] * kv_at(st, k, c * ldk + t);
       s[r * lds + c] = x;
     }
 }
 
-static int dec_pv_scalar(size_t nk, size_t nr, size_t dv, float *s, size_t lds, const float *v, size_t ldv, float *o,
-                         size_t ldo, float *m, float *l, float *alpha, const smx_attn_pf *pf) {
-  (void)pf;
+static int dec_pv_any(int st, size_t nk, size_t nr, size_t dv, float *s, size_t lds, const void *v, size_t ldv,
+                      float *o, size_t ldo, float *m, float *l, float *alpha) {
   int any = 0;
   for (size_t r = 0; r < nr; r++) {
     float *sr = s + r * lds, mt = -INFINITY, sum = 0.0f;
@@ -150,11 +156,27 @@ static int dec_pv_scalar(size_t nk, size_t nr, size_t dv, float *s, size_t lds, 
     float *orow = o + r * ldo;
     for (size_t x = 0; x < dv; x++) orow[x] *= alpha[r];
     for (size_t c = 0; c < nk; c++)
-      for (size_t x = 0; x < dv; x++) orow[x] += s[r * lds + c] * v[c * ldv + x];
+      for (size_t x = 0; x < dv; x++) orow[x] += s[r * lds + c] * kv_at(st, v, c * ldv + x);
   }
   return 1;
 }
 
+#define SMX_ATTN_DEC(name, st)                                                                                      \
+  static void dec_qk_##name(size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const void *k, size_t ldk,   \
+                            float *s, size_t lds, const smx_attn_pf *pf) {                                          \
+    (void)pf;                                                                                                        \
+    dec_qk_any(st, nk, nr, d, q, ldq, k, ldk, s, lds);                                                              \
+  }                                                                                                                  \
+  static int dec_pv_##name(size_t nk, size_t nr, size_t dv, float *s, size_t lds, const void *v, size_t ldv, float *o, \
+                           size_t ldo, float *m, float *l, float *alpha, const smx_attn_pf *pf) {                   \
+    (void)pf;                                                                                                        \
+    return dec_pv_any(st, nk, nr, dv, s, lds, v, ldv, o, ldo, m, l, alpha);                                         \
+  }
+SMX_ATTN_DEC(f32, SMX_ATTN_KV_F32)
+SMX_ATTN_DEC(f16, SMX_ATTN_KV_F16)
+SMX_ATTN_DEC(bf16, SMX_ATTN_KV_BF16)
+
 const smx_attn_ukernels smx_attn_ukernels_scalar = { "scalar",      qk_scalar,     qk_rows_scalar, online_scalar,
                                                      online_sigmoid_scalar, online_softpick_scalar, pv_scalar,
-                                                     dec_qk_scalar, dec_pv_scalar };
+                                                     { dec_qk_f32, dec_qk_f16, dec_qk_bf16 },
+                                                     { dec_pv_f32, dec_pv_f16, dec_pv_bf16 } };

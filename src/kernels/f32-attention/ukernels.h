@@ -45,6 +45,8 @@
 #define SMX_ATTN_ROW_PAD 16
 /* tasks of at most this many rows take the decode kernels (dec_qk, dec_pv) */
 #define SMX_ATTN_DEC_ROWS 8
+/* storage of the K / V rows the decode kernels read */
+enum smx_attn_kv { SMX_ATTN_KV_F32 = 0, SMX_ATTN_KV_F16 = 1, SMX_ATTN_KV_BF16 = 2 };
 
 /* Rows to prefetch (raw storage, a distance ahead): row c < n of K at k + c ldk bytes (bytes_k long) during
  * dec_qk, of V at v + c ldv bytes (elements of es_v bytes) during dec_pv; k, v = 0: none. */
@@ -74,10 +76,11 @@ typedef struct smx_attn_ukernels {
                          float *alpha);
   void (*pv)(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv, float *o,
              size_t ldo, const float *alpha);
-  void (*dec_qk)(size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const float *k, size_t ldk, float *s,
-                 size_t lds, const smx_attn_pf *pf);
-  int (*dec_pv)(size_t nk, size_t nr, size_t dv, float *s, size_t lds, const float *v, size_t ldv, float *o, size_t ldo,
-                float *m, float *l, float *alpha, const smx_attn_pf *pf);
+  /* indexed by the storage of K and V rows (smx_attn_kv, ldk / ldv in elements), converted as loaded */
+  void (*dec_qk[3])(size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const void *k, size_t ldk, float *s,
+                    size_t lds, const smx_attn_pf *pf);
+  int (*dec_pv[3])(size_t nk, size_t nr, size_t dv, float *s, size_t lds, const void *v, size_t ldv, float *o,
+                   size_t ldo, float *m, float *l, float *alpha, const smx_attn_pf *pf);
 } smx_attn_ukernels;
 
 extern const smx_attn_ukernels smx_attn_ukernels_scalar;
