@@ -13,7 +13,8 @@
  *  - screening (Multiscreen) on the BLASST shape: time and the share of
  *    all-zero (row, tile) pairs per acceptance width;
  *  - int8 K with and without the Jensen correction: error against f32 K.
- * Usage: attention_bench [L=4096] [H=8] [D=128] [Lk_decode=32768]
+ * Usage: attention_bench [--decode] [L=4096] [H=8] [D=128] [Lk_decode=32768]
+ * (--decode: the decode lines only, f32 then f16 K/V).
  * OpenBLAS is a peer when found at build time (SMX_BENCH_HAVE_OPENBLAS).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -81,25 +82,69 @@ static void *rd_thread(void *arg) {
   j->sum = s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
   return NULL;
 }
+/* GB/s of one read of both buffers: with 2 threads each reads one, with 1 thread it reads both */
 static double read_roof(const void *a, const void *b, size_t bytes_each, int threads) {
-  double best = 0;
-  for (int rep = 0; rep < 3; rep++) {
-    rd_job j[2] = { { a, bytes_each / 8, 0 }, { b, bytes_each / 8, 0 } };
-    pthread_t t;
-    double t0 = now_s();
-    if (threads > 1) pthread_create(&t, NULL, rd_thread, &j[1]);
-    rd_thread(&j[0]);
-    if (threads > 1) pthread_join(t, NULL);
-    else rd_thread(&j[1]);
-    double gbs = 2.0 * (double)bytes_each / (now_s() - t0) * 1e-9;
-    if (j[0].sum == 42) printf(" ");
-    if (gbs > best) best = gbs;
+  rd_job j[2] = { { a, bytes_each / 8, 0 }, { b, bytes_each / 8, 0 } };
+  pthread_t t;
+  double t0 = now_s();
+  if (threads > 1) pthread_create(&t, NULL, rd_thread, &j[1]);
+  rd_thread(&j[0]);
+  if (threads > 1) pthread_join(t, NULL);
+  else rd_thread(&j[1]);
+  double gbs = 2.0 * (double)bytes_each / (now_s() - t0) * 1e-9;
+  if (j[0].sum == 42) printf(" ");
+  return gbs;
+}
+
+/* f32 -> f16 bits for benchmark data (truncated mantissa, tiny values to 0): in place, front to back */
+static void to_f16_buf(const float *x, size_t n, uint16_t *y) {
+  for (size_t i = 0; i < n; i++) {
+    uint32_t u;
+    memcpy(&u, &x[i], 4);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    int e = (int)((u >> 23) & 0xffu) - 127 + 15;
+    y[i] = e <= 0 ? sign : e >= 31 ? (uint16_t)(sign | 0x7c00u) : (uint16_t)(sign | (unsigned)e << 10 | (u & 0x7fffffu) >> 13);
   }
-  return best;
+}
+
+/* Decode: best of 5 after a warm run, each followed by a read of the same bytes (best of 5), GB/s of K + V against the read roof of the same bytes, same threads. */
+static void decode_lines(size_t D, size_t LKD, smx_attn_dtype dt) {
+  size_t hq = 32, hkv = 8, nkv = hkv * LKD * D, es = dt == SMX_ATTN_F32 ? 4 : 2;
+  float *qd = rand_buf(hq * D, 4, 1.0f), *kd = rand_buf(nkv, 5, 1.0f), *vd = rand_buf(nkv, 6, 1.0f), *od = malloc(hq * D * 4);
+  if (dt != SMX_ATTN_F32) {   /* f16 storage of all four tensors, packed in place */
+    to_f16_buf(qd, hq * D, (uint16_t *)(void *)qd);
+    to_f16_buf(kd, nkv, (uint16_t *)(void *)kd);
+    to_f16_buf(vd, nkv, (uint16_t *)(void *)vd);
+  }
+  smx_attention_desc dd = { .batch = 1, .heads_q = hq, .heads_kv = hkv, .len_q = 1, .len_k = LKD, .dim_qk = D,
+                            .dim_v = D, .threads = 2, .dtype = dt };
+  double bytes = 2.0 * (double)nkv * (double)es;
+  printf("\ndecode %s Lq=1 Hq=%zu Hkv=%zu Lk=%zu D=%zu (K+V = %.0f MiB, each KV head read once for its %zu query heads)\n",
+         dt == SMX_ATTN_F32 ? "f32" : "f16", hq, hkv, LKD, D, bytes / 1048576.0, hq / hkv);
+  for (int th = 2; th >= 1; th--) {
+    dd.threads = th;
+    run_attn(&dd, qd, kd, vd, od, NULL, NULL);   /* warm: the pool's threads, the pages */
+    double td = 1e30, roof = 0;
+    for (int rep = 0; rep < 5; rep++) {   /* interleaved with the roof: both see the same machine */
+      double t = run_attn(&dd, qd, kd, vd, od, NULL, NULL);
+      if (t < td) td = t;
+      double r = read_roof(kd, vd, nkv * es, th);
+      if (r > roof) roof = r;
+    }
+    printf("  %d thread(s): smx fused %.2f ms, %.1f GB/s of K+V; %d-thread read roof %.1f GB/s: %.0f%% of the roof\n", th,
+           td * 1e3, bytes / td * 1e-9, th, roof, 100.0 * bytes / td * 1e-9 / roof);
+  }
+  free(qd); free(kd); free(vd); free(od);
 }
 
 int main(int argc, char **argv) {
-  const char *usage = "[L (4096) [H (8) [D (128) [decode Lk (32768)]]]]";
+  const char *usage = "[--decode] [L (4096) [H (8) [D (128) [decode Lk (32768)]]]]";
+  int decode_only = argc > 1 && !strcmp(argv[1], "--decode");
+  if (decode_only) {
+    argv[1] = argv[0];
+    argv++;
+    argc--;
+  }
   size_t L = bench_size_arg(argc, argv, 1, 4096, usage);
   size_t H = bench_size_arg(argc, argv, 2, 8, usage);
   size_t D = bench_size_arg(argc, argv, 3, 128, usage);
@@ -107,6 +152,7 @@ int main(int argc, char **argv) {
   printf("attention_bench: smx %s, ISA %s, f32\n", smx_version_string(), smx_isa());
 
   /* ------------------------------------------------------------ prefill */
+  if (decode_only) goto decode;
   size_t n = H * L * D;
   float *q = rand_buf(n, 1, 1.0f), *k = rand_buf(n, 2, 1.0f), *v = rand_buf(n, 3, 1.0f), *o = malloc(n * 4);
   double flops = 4.0 * (double)H * (double)L * (double)L * (double)D;
@@ -166,26 +212,12 @@ int main(int argc, char **argv) {
   free(q); free(k); free(v); free(o);
 
   /* ------------------------------------------------------------- decode */
-  size_t hq = 32, hkv = 8, nkv = hkv * LKD * D;
-  float *qd = rand_buf(hq * D, 4, 1.0f), *kd = rand_buf(nkv, 5, 1.0f), *vd = rand_buf(nkv, 6, 1.0f), *od = malloc(hq * D * 4);
-  smx_attention_desc dd = { .batch = 1, .heads_q = hq, .heads_kv = hkv, .len_q = 1, .len_k = LKD, .dim_qk = D,
-                            .dim_v = D, .threads = 2 };
-  double bytes = 2.0 * (double)nkv * 4.0;
-  printf("\ndecode Lq=1 Hq=%zu Hkv=%zu Lk=%zu D=%zu (K+V = %.0f MiB, each KV head read once for its %zu query heads)\n",
-         hq, hkv, LKD, D, bytes / 1048576.0, hq / hkv);
-  for (int th = 2; th >= 1; th--) {
-    dd.threads = th;
-    run_attn(&dd, qd, kd, vd, od, NULL, NULL);   /* warm: the pool's threads, the pages */
-    double td = 1e30;
-    for (int rep = 0; rep < 3; rep++) {
-      double t = run_attn(&dd, qd, kd, vd, od, NULL, NULL);
-      if (t < td) td = t;
-    }
-    double roof = read_roof(kd, vd, nkv * 4, th);
-    printf("  %d thread(s): smx fused %.2f ms, %.1f GB/s of K+V; %d-thread read roof %.1f GB/s: %.0f%% of the roof\n", th,
-           td * 1e3, bytes / td * 1e-9, th, roof, 100.0 * bytes / td * 1e-9 / roof);
+decode:
+  decode_lines(D, LKD, SMX_ATTN_F32);
+  if (decode_only) {
+    decode_lines(D, LKD, SMX_ATTN_F16);
+    return 0;
   }
-  free(qd); free(kd); free(vd); free(od);
 
   /* ------------------------------------------------------ peak memory */
   printf("\npeak extra memory (workspace; the composed form holds L^2 floats per head at once)\n");

@@ -49,6 +49,7 @@ struct smx_attention_plan {
   int linear;                    /* a linear kind (linear.c): tasks (b, h)    */
   int screen;                    /* SMX_ATTN_SCREEN (screen.c)                */
   float screen_eps;              /* unit-normalisation floor                  */
+  int decode;                    /* the decode kernels (dec_qk, dec_pv) run the tiles */
 };
 
 /* The run-time context shared by the tasks of one run. */
@@ -83,8 +84,9 @@ int smx_attn_row_of(const struct smx_attention_plan *p, size_t g, size_t t, size
 /* Dimensions [qoff, qoff + dim) of key rows [j0, j0 + nk) as f32 rows (row stride *ld). */
 const float *smx_attn_load_k(smx_attn_run *run, size_t qoff, size_t dim, size_t b, size_t g, size_t j0, size_t nk,
                              float *buf, size_t *ld);
-/* Every per-score option on the scores of keys [j0, j0 + nk) (scores.c). */
-void smx_attn_transform(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk);
+/* Every per-score option on the scores of keys [j0, j0 + nk) (scores.c): score (r, c) at st[r rs + c cs]. */
+void smx_attn_transform(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk,
+                        size_t rs, size_t cs);
 /* NSA block selection for the task's rows (nsa.c), and whether a row selected block blk. */
 void smx_attn_nsa_select(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t dqe, size_t qoff);
 int smx_attn_nsa_any(const struct smx_attention_plan *p, const smx_attn_slice *w, size_t blk);

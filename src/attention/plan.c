@@ -113,6 +113,8 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   p.n_split = 1;
   if (p.rows <= SMX_ATTN_SPLIT_ROWS && d->len_k >= 2 * SMX_ATTN_SPLIT_K && d->diff_lambda == 0 && !d->nsa_topk)
     p.n_split = (d->len_k + SMX_ATTN_SPLIT_K - 1) / SMX_ATTN_SPLIT_K;
+  /* decoding: a task of few rows of the softmax kind (BLASST's skipped rows are the general path's) */
+  p.decode = p.rows <= SMX_ATTN_DEC_ROWS && d->kind == SMX_ATTN_SOFTMAX && p.blasst == 0.0f;
   p.n_tasks = work ? mul(mul(d->batch, d->heads_kv), mul(p.n_qt, p.n_split)) : 0;
   if (work && !p.n_tasks) return SMX_E_INVALID_ARG;
   size_t t = d->threads > 1 ? (size_t)d->threads : 1;

@@ -36,17 +36,18 @@ float smx_attn_ssmax_factor(smx_attn_run *run, size_t b, size_t h, size_t i) {
   return n > 0 ? p->ssmax_s * (float)log((double)n) : 1.0f;
 }
 
-/* Every per-score option, on key-major scores st[c][r] of keys j0.. (masked: -inf). */
-void smx_attn_transform(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk) {
+/* Every per-score option, on the scores of keys j0.. at st[r rs + c cs] (masked: -inf). */
+void smx_attn_transform(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk,
+                        size_t rs, size_t cs) {
   const struct smx_attention_plan *p = run->p;
   const smx_attention_desc *d = &p->d;
   const smx_attention_args *a = run->a;
   size_t rp = p->rows_pad;
   for (size_t r = 0; r < rp; r++) {
     size_t h = 0, i = 0;
-    float *col = w->st + r;
+    float *col = w->st + r * rs;
     if (!smx_attn_row_of(p, g, t, r, &h, &i)) {
-      for (size_t c = 0; c < nk; c++) col[c * rp] = -INFINITY;
+      for (size_t c = 0; c < nk; c++) col[c * cs] = -INFINITY;
       continue;
     }
     int64_t pos = smx_attn_pos(p, i), lo = w->lo[r], hi = w->hi[r];
@@ -67,14 +68,14 @@ void smx_attn_transform(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g
       jensen = w->qsq[r] * sc * sc * (1.0f / 24.0f);
     }
     if (p->nsa_blocks && w->nsa[r * p->nsa_blocks + j0 / SMX_ATTN_BK] == 0.0f) {   /* block not selected */
-      for (size_t c = 0; c < nk; c++) col[c * rp] = -INFINITY;
+      for (size_t c = 0; c < nk; c++) col[c * cs] = -INFINITY;
       continue;
     }
     for (size_t c = 0; c < nk; c++) {
       int64_t j = (int64_t)(j0 + c);
-      float x = col[c * rp];
+      float x = col[c * cs];
       if (j < lo || j >= hi || (d->radial_frame && !smx_attn_radial_visible(d->radial_frame, pos, j))) {
-        col[c * rp] = -INFINITY;
+        col[c * cs] = -INFINITY;
         continue;
       }
       if (d->l2_distance) x = 2.0f * x - w->qnorm[r] - w->knorm[c];   /* -scale |q - k|^2 */
@@ -90,7 +91,7 @@ void smx_attn_transform(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g
       }
       if (d->alibi) x -= slope * (float)(pos > j ? pos - j : j - pos);
       if (fox) x += fox[pos] - fox[j];
-      col[c * rp] = x;
+      col[c * cs] = x;
     }
   }
 }

@@ -116,6 +116,51 @@ static void prefetch_rows(const struct smx_attention_plan *p, const void *base, 
     }
 }
 
+/* One key tile of a decode task: S = Q K^T (row-major, row stride SMX_ATTN_BK), the per-score options,
+ * then the online softmax fused with P V. The next tile's K rows are asked for into L2 while Q K^T runs, its
+ * V rows while P V runs, one row per key, so that the loads overlap the arithmetic all along. */
+#define SMX_ATTN_PF_KEYS SMX_ATTN_BK
+static void decode_tile(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t qoff, size_t dqe,
+                        int64_t j0, size_t nk, int64_t hi_u, int inside) {
+  const struct smx_attention_plan *p = run->p;
+  const smx_attention_desc *d = &p->d;
+  const smx_attention_args *a = run->a;
+  size_t ldk, ldv, dv = d->dim_v, kes = d->k_int8 ? 1 : p->elem_size, es = p->elem_size;
+  smx_attn_pf pf = { 0, 0, 0, 0, 0, 0, 0 };
+  int64_t jp = j0 + SMX_ATTN_PF_KEYS;
+  if (jp < hi_u) {
+    pf.n = (size_t)(hi_u - jp) < nk ? (size_t)(hi_u - jp) : nk;
+    pf.k = (uintptr_t)a->k + (b * d->k_stride[0] + g * d->k_stride[1] + (size_t)jp * d->k_stride[2] + qoff) * kes;
+    pf.v = (uintptr_t)a->v + (b * d->v_stride[0] + g * d->v_stride[1] + (size_t)jp * d->v_stride[2]) * es;
+    pf.ldk = d->k_stride[2] * kes;
+    pf.ldv = d->v_stride[2] * es;
+    pf.bytes_k = dqe * kes;
+    pf.es_v = es;
+  }
+  /* K and V are read in their storage (f16 / bf16 converted in the kernels' loads), except K rows that need
+   * a pass of their own: int8, QK-norm, the norms of L2-distance attention */
+  int kv = p->elem == SMX_ELEM_F16 ? SMX_ATTN_KV_F16 : p->elem == SMX_ELEM_BF16 ? SMX_ATTN_KV_BF16 : SMX_ATTN_KV_F32;
+  int own = d->k_int8 || d->qk_norm || d->l2_distance, kst = own ? SMX_ATTN_KV_F32 : kv;
+  const void *kp;
+  if (!own) {
+    kp = (const char *)a->k + (b * d->k_stride[0] + g * d->k_stride[1] + (size_t)j0 * d->k_stride[2] + qoff) * es;
+    ldk = d->k_stride[2];
+  } else {
+    const float *kf = smx_attn_load_k(run, qoff, dqe, b, g, (size_t)j0, nk, w->kbuf, &ldk);
+    if (d->l2_distance)
+      for (size_t c = 0; c < nk; c++) {
+        double sq = 0.0;
+        for (size_t x = 0; x < dqe; x++) sq += (double)kf[c * ldk + x] * kf[c * ldk + x];
+        w->knorm[c] = (float)(sq * p->scale);
+      }
+    kp = kf;
+  }
+  run->uk->dec_qk[kst](nk, p->rows, dqe, w->qr, dqe, kp, ldk, w->st, SMX_ATTN_BK, &pf);
+  if (p->elementwise || !inside) smx_attn_transform(run, w, b, g, t, (size_t)j0, nk, SMX_ATTN_BK, 1);
+  const void *vp = (const char *)a->v + (b * d->v_stride[0] + g * d->v_stride[1] + (size_t)j0 * d->v_stride[2]) * es;
+  ldv = d->v_stride[2];
+  run->uk->dec_pv[kv](nk, p->rows, dv, w->st, SMX_ATTN_BK, vp, ldv, w->o, dv, w->m, w->l, w->alpha, &pf);
+}
 
 void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
   const struct smx_attention_plan *p = run->p;
@@ -207,6 +252,11 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
         size_t nk = (size_t)(k1 - j0 < SMX_ATTN_BK ? k1 - j0 : SMX_ATTN_BK);
         if (p->nsa_blocks && !smx_attn_nsa_any(p, &w, (size_t)j0 / SMX_ATTN_BK)) continue;   /* no row selected it */
         visited += pass == 0;
+        int inside = lo_i <= j0 && j0 + (int64_t)nk <= hi_i;
+        if (p->decode) {   /* few rows: the fused decode kernels on row-major scores */
+          decode_tile(run, &w, b, g, t, qoff, dqe, j0, nk, hi_u, inside);
+          continue;
+        }
         const float *kp = smx_attn_load_k(run, qoff, dqe, b, g, (size_t)j0, nk, w.kbuf, &ldk);
         if (p->screen) run->uk->rnorm(nk, dqe, kp, ldk, p->screen_eps, w.knorm);   /* s = q^ . k / max(|k|, eps) */
         if (d->l2_distance)
@@ -232,8 +282,7 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
           run->uk->qk_rows(nk, p->rows, dqe, w.qr, dqe, kp, ldk, w.st, rp);
         else
           run->uk->qk(nk, rp, dqe, w.qt, rp, kp, ldk, w.st, rp);
-        int inside = lo_i <= j0 && j0 + (int64_t)nk <= hi_i;
-        if (p->elementwise || !inside) smx_attn_transform(run, &w, b, g, t, (size_t)j0, nk);
+        if (p->elementwise || !inside) smx_attn_transform(run, &w, b, g, t, (size_t)j0, nk, 1, rp);
         int any;
         if (p->screen)
           any = smx_attn_screen_weights(run, &w, g, t, (size_t)j0, nk, cnt);

@@ -32,6 +32,8 @@ SMX_INLINE void smx_sfence(void) { _mm_sfence(); }
 SMX_INLINE void smx_prefetch(uintptr_t a) { _mm_prefetch((const char *)a, _MM_HINT_T0); }
 /* for lines about to be written: fetched in exclusive state */
 SMX_INLINE void smx_prefetchw(uintptr_t a) { _mm_prefetch((const char *)a, _MM_HINT_ET0); }
+/* into L2 only: for lines needed some thousands of cycles later */
+SMX_INLINE void smx_prefetch_l2(uintptr_t a) { _mm_prefetch((const char *)a, _MM_HINT_T1); }
 
 /* ---- f64: 4 lanes ------------------------------------------------------ */
 
@@ -189,6 +191,18 @@ SMX_INLINE float vf_reduce_add(vf_t v) {
 SMX_INLINE void vf_reduce_add4(vf_t a, vf_t b, vf_t c, vf_t d, float *out) {
   __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
   _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
+/* lane i = the sum of the lanes of v[i], i < VF_W, by one transpose-add tree (pairs of lanes, pairs of
+ * pairs, then the 128-bit halves): the VF_W sums of VF_W vectors without a horizontal sum each */
+SMX_INLINE vf_t vf_reduce_add_w(const vf_t *v) {
+  vf_t a[4], b[2];
+  for (int i = 0; i < 4; i++)
+    a[i] = _mm256_add_ps(_mm256_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm256_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+  for (int i = 0; i < 2; i++) {
+    __m256d x = _mm256_castps_pd(a[2 * i]), y = _mm256_castps_pd(a[2 * i + 1]);
+    b[i] = _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(x, y)), _mm256_castpd_ps(_mm256_unpackhi_pd(x, y)));
+  }
+  return _mm256_add_ps(_mm256_permute2f128_ps(b[0], b[1], 0x20), _mm256_permute2f128_ps(b[0], b[1], 0x31));
 }
 /* lanes [0, W/2) and [W/2, W) widened to double (exact) */
 SMX_INLINE vd_t vf_lo_pd(vf_t v) { return _mm256_cvtps_pd(_mm256_castps256_ps128(v)); }

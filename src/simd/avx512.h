@@ -24,6 +24,7 @@
 SMX_INLINE void smx_sfence(void) { _mm_sfence(); }
 SMX_INLINE void smx_prefetch(uintptr_t a) { _mm_prefetch((const char *)a, _MM_HINT_T0); }
 SMX_INLINE void smx_prefetchw(uintptr_t a) { _mm_prefetch((const char *)a, _MM_HINT_ET0); }
+SMX_INLINE void smx_prefetch_l2(uintptr_t a) { _mm_prefetch((const char *)a, _MM_HINT_T1); }
 
 /* ---- f64: 8 lanes ------------------------------------------------------ */
 
@@ -120,6 +121,21 @@ SMX_INLINE void vf_reduce_add4(vf_t a, vf_t b, vf_t c, vf_t d, float *out) {
   __m256 d8 = _mm256_add_ps(_mm512_castps512_ps256(d), _mm512_extractf32x8_ps(d, 1));
   __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a8, b8), _mm256_hadd_ps(c8, d8));
   _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
+/* lane i = the sum of the lanes of v[i], i < 16: one transpose-add tree (pairs of lanes, of pairs, of
+ * 128-bit blocks, then of 256-bit halves), 15 adds and 30 shuffles for 16 sums */
+SMX_INLINE vf_t vf_reduce_add_w(const vf_t *v) {
+  vf_t a[8], b[4], c[2];
+  for (int i = 0; i < 8; i++)   /* per 128-bit block: v0 (l0+l2), v1 (l0+l2), v0 (l1+l3), v1 (l1+l3) */
+    a[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+  for (int i = 0; i < 4; i++) {   /* per block: the block's sums of v0..v3 */
+    __m512d x = _mm512_castps_pd(a[2 * i]), y = _mm512_castps_pd(a[2 * i + 1]);
+    b[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)), _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
+  }
+  for (int i = 0; i < 2; i++)   /* blocks (0+1, 2+3) of b0, then of b1 */
+    c[i] = _mm512_add_ps(_mm512_shuffle_f32x4(b[2 * i], b[2 * i + 1], 0x88),
+                         _mm512_shuffle_f32x4(b[2 * i], b[2 * i + 1], 0xdd));
+  return _mm512_add_ps(_mm512_shuffle_f32x4(c[0], c[1], 0x88), _mm512_shuffle_f32x4(c[0], c[1], 0xdd));
 }
 SMX_INLINE vd_t vf_lo_pd(vf_t v) { return _mm512_cvtps_pd(_mm512_castps512_ps256(v)); }
 SMX_INLINE vd_t vf_hi_pd(vf_t v) {

@@ -28,6 +28,7 @@
 SMX_INLINE void smx_sfence(void) {}
 SMX_INLINE void smx_prefetch(uintptr_t a) { __builtin_prefetch((const void *)a, 0, 3); }
 SMX_INLINE void smx_prefetchw(uintptr_t a) { __builtin_prefetch((const void *)a, 1, 3); }
+SMX_INLINE void smx_prefetch_l2(uintptr_t a) { __builtin_prefetch((const void *)a, 0, 2); }
 
 /* ---- f64: 2 lanes ------------------------------------------------------ */
 
@@ -171,6 +172,8 @@ SMX_INLINE float vf_reduce_add(vf_t v) { return vaddvq_f32(v); }
 SMX_INLINE void vf_reduce_add4(vf_t a, vf_t b, vf_t c, vf_t d, float *out) {
   vst1q_f32(out, vpaddq_f32(vpaddq_f32(a, b), vpaddq_f32(c, d)));
 }
+/* lane i = the sum of the lanes of v[i], i < 4 (pairwise adds, as vf_reduce_add4) */
+SMX_INLINE vf_t vf_reduce_add_w(const vf_t *v) { return vpaddq_f32(vpaddq_f32(v[0], v[1]), vpaddq_f32(v[2], v[3])); }
 SMX_INLINE vd_t vf_lo_pd(vf_t v) { return vcvt_f64_f32(vget_low_f32(v)); }
 SMX_INLINE vd_t vf_hi_pd(vf_t v) { return vcvt_high_f64_f32(v); }
 

@@ -564,6 +564,24 @@ static const tcase cases[] = {
   { "screen tiny r", { DESC(1, 2, 2, 30, 70, 8, 8), .kind = SMX_ATTN_SCREEN, .screen_r = 1e-6 }, 0, 0, 0, 0 },
   { "screen f16 strided", { DESC(2, 4, 2, 33, 47, 6, 24), .kind = SMX_ATTN_SCREEN, .screen_r = 0.5, .dtype = SMX_ATTN_F16, .causal = 1 }, 1, 0, 0, 0 },
   { "screen bf16 int8 K gate", { DESC(1, 2, 2, 30, 140, 8, 8), .kind = SMX_ATTN_SCREEN, .screen_r = 0.6, .dtype = SMX_ATTN_BF16, .k_int8 = 1, .gate = 1 }, 0, 0, 0, 0 },
+  /* the decode kernels (dec_qk, dec_pv): tasks of at most 8 rows (G query heads x query indices), softmax kind */
+  { "dec G=1 D=64", { DESC(1, 3, 3, 1, 777, 64, 64) }, 0, 0, 0, 0 },
+  { "dec G=2 D=80 split", { DESC(1, 4, 2, 1, 4200, 80, 80) }, 0, 0, 0, 0 },
+  { "dec G=4 D=128 split", { DESC(1, 8, 2, 1, 4500, 128, 128) }, 0, 0, 0, 0 },
+  { "dec G=8 D=72", { DESC(1, 8, 1, 1, 1000, 72, 72) }, 0, 0, 0, 0 },
+  { "dec G=3 D=1", { DESC(2, 6, 2, 1, 150, 1, 1) }, 0, 0, 0, 0 },
+  { "dec G=5 Dv=9", { DESC(1, 5, 1, 1, 201, 24, 9) }, 0, 2.0, 0, 0 },
+  { "dec G=4 Lq=2 causal", { DESC(1, 4, 1, 2, 333, 40, 24), .causal = 1 }, 0, 0, 0, 0 },
+  { "dec G=2 Lq=3 bool masked rows", { DESC(2, 4, 2, 3, 300, 32, 32), .mask_kind = SMX_ATTN_MASK_BOOL }, 0, 0, 1, 0 },
+  { "dec G=2 Lq>Lk masked rows", { DESC(1, 2, 1, 3, 2, 16, 16), .causal = 1 }, 0, 0, 0, 0 },
+  { "dec G=4 bias alibi softcap sink", { DESC(1, 8, 2, 1, 500, 64, 64), .mask_kind = SMX_ATTN_MASK_BIAS, .alibi = 1, .softcap = 8.0, .sinks = 1 }, 0, 2.0, 0, 0 },
+  { "dec G=4 window 100 split", { DESC(1, 4, 1, 1, 5000, 64, 64), .causal = 1, .window = 1, .window_left = 100, .window_right = -1 }, 0, 0, 0, 0 },
+  { "dec G=4 strided", { DESC(2, 8, 2, 1, 300, 48, 48) }, 1, 0, 0, 0 },
+  { "dec G=4 f16 D=128 split", { DESC(1, 8, 2, 1, 4200, 128, 128), .dtype = SMX_ATTN_F16 }, 0, 0, 0, 0 },
+  { "dec G=2 bf16 D=72", { DESC(1, 4, 2, 1, 700, 72, 72), .dtype = SMX_ATTN_BF16 }, 0, 0, 0, 0 },
+  { "dec G=2 f16 D=20 qk-norm", { DESC(1, 4, 2, 1, 300, 20, 20), .dtype = SMX_ATTN_F16, .qk_norm = 1 }, 0, 0, 0, 0 },
+  { "dec G=8 bf16 Dv=9 split", { DESC(1, 8, 1, 1, 4200, 24, 9), .dtype = SMX_ATTN_BF16 }, 0, 0, 0, 0 },
+  { "dec G=4 qk-norm fox", { DESC(1, 4, 1, 1, 300, 32, 32), .qk_norm = 1, .fox = 1 }, 0, 0, 0, 0 },
 };
 
 static void test_single_key(void) {

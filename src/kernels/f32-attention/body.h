@@ -12,6 +12,8 @@
  * outer-product updates, d (resp. the key) being the reduction index.
  * The exponential is math/vexp_f32.h's degree-6 one (1.18 ulp).
  */
+#include <string.h>
+
 #include "math/vexp_f32.h"
 
 #if SMX_VF_SCALE2_SATURATES
@@ -257,9 +259,29 @@ static int online_softpick_k(size_t nk, size_t nr, size_t nreal, float *st, size
   return any;
 }
 
+/* ---- K / V rows in their storage (decoding converts them as it loads) --- */
+/* st: SMX_ATTN_KV_F32, _F16 or _BF16; p an element of that storage */
+SMX_INLINE size_t kv_size(int st) { return st == SMX_ATTN_KV_F32 ? sizeof(float) : sizeof(uint16_t); }
+SMX_INLINE vf_t kv_ld(int st, const void *p) {
+  if (st == SMX_ATTN_KV_F32) return vf_ld((const float *)p);
+  if (st == SMX_ATTN_KV_F16) return vf_ld_f16((const uint16_t *)p);
+  return vf_ld_bf16((const uint16_t *)p);
+}
+/* the first n < VF_W elements (km: their f32 mask), the other lanes +0 */
+SMX_INLINE vf_t kv_ldz(int st, const void *p, size_t n, kf_t km) {
+  if (st == SMX_ATTN_KV_F32) return vf_ldz_k((const float *)p, km);
+  uint16_t h[VF_W] = { 0 };
+  memcpy(h, p, n * sizeof(uint16_t));
+  return st == SMX_ATTN_KV_F16 ? vf_ld_f16(h) : vf_ld_bf16(h);
+}
+
 /* ---- O[r0 + i][cols] = alpha O + sum_c Pt[c][r0 + i] V[c][cols] ---------- */
-SMX_INLINE void pv_block(size_t mr, size_t nv, int tail, kf_t km, size_t nk, const float *pt, size_t ldpt,
-                         const float *v, size_t ldv, float *o, size_t ldo, const float *alpha) {
+/* V rows in storage st (ldv elements apart); tail: the last tn < VF_W columns (mask km) */
+SMX_INLINE void pv_block(size_t mr, size_t nv, int tail, kf_t km, size_t tn, size_t nk, const float *pt, size_t ldpt,
+                         size_t rs, int st, const void *v, size_t ldv, float *o, size_t ldo, const float *alpha,
+                         uintptr_t pf, size_t pf_ld, size_t pf_bytes, size_t pf_n) {
+  const char *vb = (const char *)v;
+  size_t es = kv_size(st);
   vf_t acc[SMX_ATTN_MR][SMX_ATTN_NV];
   for (size_t i = 0; i < mr; i++) {
     vf_t a = vf_set1(alpha[i] < 0.0f ? 1.0f : alpha[i]);   /* < 0: a row BLASST skipped (its P is 0) */
@@ -267,10 +289,15 @@ SMX_INLINE void pv_block(size_t mr, size_t nv, int tail, kf_t km, size_t nk, con
       acc[i][w] = vf_mul(a, tail ? vf_ldz_k(o + i * ldo + w * VF_W, km) : vf_ld(o + i * ldo + w * VF_W));
   }
   for (size_t c = 0; c < nk; c++) {
+    if (pf && c < pf_n)   /* decoding: the same columns of a row ahead, into L2 */
+      for (size_t b = 0; b < pf_bytes; b += 64) smx_prefetch_l2(pf + c * pf_ld + b);
     vf_t x[SMX_ATTN_NV];
-    for (size_t w = 0; w < nv; w++) x[w] = tail ? vf_ldz_k(v + c * ldv + w * VF_W, km) : vf_ld(v + c * ldv + w * VF_W);
+    for (size_t w = 0; w < nv; w++) {
+      const char *at = vb + (c * ldv + w * VF_W) * es;
+      x[w] = tail ? kv_ldz(st, at, tn, km) : kv_ld(st, at);
+    }
     for (size_t i = 0; i < mr; i++) {
-      vf_t b = vf_set1(pt[c * ldpt + i]);
+      vf_t b = vf_set1(pt[c * ldpt + i * rs]);
       for (size_t w = 0; w < nv; w++) acc[i][w] = vf_fmadd(b, x[w], acc[i][w]);
     }
   }
@@ -285,12 +312,12 @@ SMX_INLINE void pv_block(size_t mr, size_t nv, int tail, kf_t km, size_t nk, con
 
 #define SMX_ATTN_PV(nv, tail)                                                                 \
   switch (mr) {                                                                               \
-    case 1: pv_block(1, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
-    case 2: pv_block(2, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
-    case 3: pv_block(3, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
-    case 4: pv_block(4, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
-    case 5: pv_block(5, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;             \
-    default: pv_block(SMX_ATTN_MR, nv, tail, km, nk, p, ldpt, vv, ldv, oo, ldo, al); break;  \
+    case 1: pv_block(1, nv, tail, km, tn, nk, p, ldpt, rs, st, vv, ldv, oo, ldo, al, pfc, pf_ld, pfb, pf_n); break;             \
+    case 2: pv_block(2, nv, tail, km, tn, nk, p, ldpt, rs, st, vv, ldv, oo, ldo, al, pfc, pf_ld, pfb, pf_n); break;             \
+    case 3: pv_block(3, nv, tail, km, tn, nk, p, ldpt, rs, st, vv, ldv, oo, ldo, al, pfc, pf_ld, pfb, pf_n); break;             \
+    case 4: pv_block(4, nv, tail, km, tn, nk, p, ldpt, rs, st, vv, ldv, oo, ldo, al, pfc, pf_ld, pfb, pf_n); break;             \
+    case 5: pv_block(5, nv, tail, km, tn, nk, p, ldpt, rs, st, vv, ldv, oo, ldo, al, pfc, pf_ld, pfb, pf_n); break;             \
+    default: pv_block(SMX_ATTN_MR, nv, tail, km, tn, nk, p, ldpt, rs, st, vv, ldv, oo, ldo, al, pfc, pf_ld, pfb, pf_n); break;  \
   }
 
 /* ---- the same over the rows idx[0..mr) (BLASST: the rows that take part, compacted) ---- */
@@ -358,9 +385,51 @@ static void pv_rows(size_t n, const uint16_t *idx, size_t nk, size_t dv, const f
   }
 }
 
+/* P[c][r] at pt[c ldpt + r rs]: key-major (rs = 1) or row-major (ldpt = 1) */
+/* pf (0: none): rows of raw storage (pf_ld bytes apart, pf_es bytes an element) whose columns are asked for
+ * into L2 as the same columns of V are used, pf_n of them */
+SMX_INLINE void pv_any(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, size_t rs, int st,
+                       const void *v, size_t ldv, float *o, size_t ldo, const float *alpha, uintptr_t pf, size_t pf_ld,
+                       size_t pf_es, size_t pf_n) {
+  const size_t step = SMX_ATTN_NV * VF_W, es = kv_size(st);
+  size_t tn = 0;
+  for (size_t r = 0; r < nr; r += SMX_ATTN_MR) {
+    size_t mr = nr - r < SMX_ATTN_MR ? nr - r : SMX_ATTN_MR;
+    const float *p = pt + r * rs, *al = alpha + r;
+    int live = 0;
+    for (size_t i = 0; i < mr; i++) live |= al[i] >= 0.0f;
+    if (!live) continue;   /* every row of the block skipped this tile (BLASST) */
+    size_t col = 0;
+    kf_t km = kf_tail(1);
+    uintptr_t pf0 = r == 0 ? pf : 0;   /* the first block of rows asks for them */
+    for (; col + step <= dv; col += step) {
+      const char *vv = (const char *)v + col * es;
+      float *oo = o + r * ldo + col;
+      uintptr_t pfc = pf0 ? pf0 + col * pf_es : 0;
+      size_t pfb = step * pf_es;
+      SMX_ATTN_PV(SMX_ATTN_NV, 0)
+    }
+    for (; col + VF_W <= dv; col += VF_W) {
+      const char *vv = (const char *)v + col * es;
+      float *oo = o + r * ldo + col;
+      uintptr_t pfc = pf0 ? pf0 + col * pf_es : 0;
+      size_t pfb = VF_W * pf_es;
+      SMX_ATTN_PV(1, 0)
+    }
+    if (col < dv) {
+      const char *vv = (const char *)v + col * es;
+      float *oo = o + r * ldo + col;
+      uintptr_t pfc = pf0 ? pf0 + col * pf_es : 0;
+      size_t pfb = (dv - col) * pf_es;
+      km = kf_tail(dv - col);
+      tn = dv - col;
+      SMX_ATTN_PV(1, 1)
+    }
+  }
+}
+
 static void pv_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv,
                  float *o, size_t ldo, const float *alpha) {
-  const size_t step = SMX_ATTN_NV * VF_W;
   /* some rows skip the tile (BLASST, screening): P V over the others only, compacted into blocks of MR */
   uint16_t idx[256];
   size_t n = 0;
@@ -372,32 +441,148 @@ static void pv_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, 
       return;
     }
   }
-  for (size_t r = 0; r < nr; r += SMX_ATTN_MR) {
-    size_t mr = nr - r < SMX_ATTN_MR ? nr - r : SMX_ATTN_MR;
-    const float *p = pt + r, *al = alpha + r;
-    int live = 0;
-    for (size_t i = 0; i < mr; i++) live |= al[i] >= 0.0f;
-    if (!live) continue;   /* every row of the block skipped this tile (BLASST) */
-    size_t col = 0;
-    kf_t km = kf_tail(1);
-    for (; col + step <= dv; col += step) {
-      const float *vv = v + col;
-      float *oo = o + r * ldo + col;
-      SMX_ATTN_PV(SMX_ATTN_NV, 0)
-    }
-    for (; col + VF_W <= dv; col += VF_W) {
-      const float *vv = v + col;
-      float *oo = o + r * ldo + col;
-      SMX_ATTN_PV(1, 0)
-    }
-    if (col < dv) {
-      const float *vv = v + col;
-      float *oo = o + r * ldo + col;
-      km = kf_tail(dv - col);
-      SMX_ATTN_PV(1, 1)
+  pv_any(nk, nr, dv, pt, ldpt, 1, SMX_ATTN_KV_F32, v, ldv, o, ldo, alpha, 0, 0, 0, 0);
+}
+
+/* ---- decoding: S[r][c] = <Q[r], K[c]> for a block of rb rows x kb keys --- */
+/* rb kb = VF_W accumulators, one per (row, key), each a vector of partial sums along d; one transpose-add
+ * tree gives all VF_W sums at once. Rows past nrb and keys past nkb repeat the last real one (computed,
+ * never stored). */
+SMX_INLINE void dqk_block(size_t rb, size_t kb, size_t nrb, size_t nkb, size_t d, const float *q, size_t ldq, int st,
+                          const char *k, size_t ldk, float *s, size_t lds) {
+  vf_t acc[VF_W];
+  const float *qp[VF_W];
+  const char *kp[VF_W];
+  size_t es = kv_size(st);
+  for (size_t r = 0; r < rb; r++) qp[r] = q + (r < nrb ? r : nrb - 1) * ldq;
+  for (size_t c = 0; c < kb; c++) kp[c] = k + (c < nkb ? c : nkb - 1) * ldk * es;
+  for (size_t i = 0; i < VF_W; i++) acc[i] = vf_zero();
+  size_t t = 0;
+  for (; t + VF_W <= d; t += VF_W) {
+    vf_t kv[VF_W];
+    for (size_t c = 0; c < kb; c++) kv[c] = kv_ld(st, kp[c] + t * es);
+    for (size_t r = 0; r < rb; r++) {
+      vf_t qv = vf_ld(qp[r] + t);
+      for (size_t c = 0; c < kb; c++) acc[r * kb + c] = vf_fmadd(qv, kv[c], acc[r * kb + c]);
     }
   }
+  if (t < d) {
+    kf_t km = kf_tail(d - t);
+    vf_t kv[VF_W];
+    for (size_t c = 0; c < kb; c++) kv[c] = kv_ldz(st, kp[c] + t * es, d - t, km);
+    for (size_t r = 0; r < rb; r++) {
+      vf_t qv = vf_ldz_k(qp[r] + t, km);
+      for (size_t c = 0; c < kb; c++) acc[r * kb + c] = vf_fmadd(qv, kv[c], acc[r * kb + c]);
+    }
+  }
+  float sum[VF_W];
+  vf_st(sum, vf_reduce_add_w(acc));
+  if (nkb == kb)   /* one copy of kb floats per row */
+    for (size_t r = 0; r < nrb; r++) memcpy(s + r * lds, sum + r * kb, kb * sizeof(float));
+  else
+    for (size_t r = 0; r < nrb; r++)
+      for (size_t c = 0; c < nkb; c++) s[r * lds + c] = sum[r * kb + c];
 }
+
+/* the K rows of keys [c0, c1) of pf into L2: spread over the blocks, so that the requests stay in flight
+ * while the arithmetic runs instead of filling the miss queues at once (dec_pv asks for the V rows) */
+SMX_INLINE void prefetch_keys(const smx_attn_pf *pf, size_t c0, size_t c1) {
+  for (size_t i = c0; i < c1 && i < pf->n; i++) {
+    for (size_t x = 0; x < pf->bytes_k; x += 64) smx_prefetch_l2(pf->k + i * pf->ldk + x);
+  }
+}
+
+/* rows per block: 4 (VF_W / 4 keys) when there are 4 rows left, else 2 or 1 (more keys per block) */
+#define SMX_ATTN_DQK(rb)                                                                              \
+  for (size_t c = 0; c < nk; c += VF_W / (rb)) {                                                     \
+    size_t nkb = nk - c < VF_W / (rb) ? nk - c : VF_W / (rb);                                        \
+    if (r == 0) prefetch_keys(pf, c, c + nkb);                                                       \
+    dqk_block(rb, VF_W / (rb), nrb, nkb, d, q + r * ldq, ldq, st, kbase + c * ldk * es, ldk, s + r * lds + c, lds); \
+  }
+
+SMX_INLINE void dec_qk_any(int st, size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const void *k,
+                           size_t ldk, float *s, size_t lds, const smx_attn_pf *pf) {
+  const char *kbase = (const char *)k;
+  size_t es = kv_size(st);
+  for (size_t r = 0; r < nr;) {
+    size_t left = nr - r, nrb;
+    if (VF_W >= 4 && left >= 4) {
+      nrb = 4;
+      SMX_ATTN_DQK(4)
+    } else if (left >= 2) {
+      nrb = 2;
+      SMX_ATTN_DQK(2)
+    } else {
+      nrb = 1;
+      SMX_ATTN_DQK(1)
+    }
+    r += nrb;
+  }
+}
+
+/* ---- decoding: online softmax along the keys of each row, then P V ------ */
+SMX_INLINE int dec_pv_any(int st, size_t nk, size_t nr, size_t dv, float *s, size_t lds, const void *v, size_t ldv,
+                          float *o, size_t ldo, float *m, float *l, float *alpha, const smx_attn_pf *pf) {
+  const vexpf_c c = vexpf_c_set((float)SMX_LOG2E_D, (float)(SMX_LOG2E_D - (double)(float)SMX_LOG2E_D));
+  const vf_t amin = vf_set1(SMX_ATTN_AMIN), ninf = vf_set1(-__builtin_inff()), zero = vf_zero();
+  int any = 0;
+  size_t nb = (nk + VF_W - 1) / VF_W;
+  kf_t kt = kf_tail(nk - (nb - 1) * VF_W);
+  for (size_t r = 0; r < nr; r++) {
+    float *sr = s + r * lds;
+    vf_t mt = ninf;
+    for (size_t b = 0; b + 1 < nb; b++) mt = vf_max(mt, vf_ld(sr + b * VF_W));
+    vf_t last = vf_ld_k(sr + (nb - 1) * VF_W, kt, ninf);   /* keys past nk: -inf, so P = 0 there */
+    mt = vf_max(mt, last);
+    /* the tile maximum in every lane, then the row's update as online_k does it lane-wise */
+    float mts = vf_reduce_max(mt);
+    any |= mts != -__builtin_inff();
+    vf_t mo = vf_set1(m[r]), mn = vf_max(mo, vf_set1(mts));
+    vf_t mu = vf_sel(vf_eq(mn, ninf), zero, mn);
+    vf_t a = vexpf_neg(vf_sub(mo, mu), c, amin);
+    vf_t s0 = zero, s1 = zero;
+    size_t b = 0;
+    for (; b + 2 < nb; b += 2) {
+      vf_t p0 = vexpf_neg(vf_sub(vf_ld(sr + b * VF_W), mu), c, amin);
+      vf_t p1 = vexpf_neg(vf_sub(vf_ld(sr + (b + 1) * VF_W), mu), c, amin);
+      vf_st(sr + b * VF_W, p0);
+      vf_st(sr + (b + 1) * VF_W, p1);
+      s0 = vf_add(s0, p0);
+      s1 = vf_add(s1, p1);
+    }
+    for (; b + 1 < nb; b++) {
+      vf_t p0 = vexpf_neg(vf_sub(vf_ld(sr + b * VF_W), mu), c, amin);
+      vf_st(sr + b * VF_W, p0);
+      s0 = vf_add(s0, p0);
+    }
+    vf_t pl = vexpf_neg(vf_sub(last, mu), c, amin);
+    vf_st_k(sr + b * VF_W, kt, pl);
+    s1 = vf_add(s1, pl);
+    float al[VF_W], mnl[VF_W];
+    vf_st(al, a);
+    vf_st(mnl, mn);
+    l[r] = al[0] * l[r] + vf_reduce_add(vf_add(s0, s1));
+    m[r] = mnl[0];
+    alpha[r] = al[0];
+  }
+  if (!any) return 0;
+  pv_any(nk, nr, dv, s, 1, lds, st, v, ldv, o, ldo, alpha, pf->v, pf->ldv, pf->es_v, pf->n);
+  return 1;
+}
+
+/* one instance per storage of K and V */
+#define SMX_ATTN_DEC(name, st)                                                                                      \
+  static void dec_qk_##name(size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const void *k, size_t ldk,   \
+                            float *s, size_t lds, const smx_attn_pf *pf) {                                          \
+    dec_qk_any(st, nk, nr, d, q, ldq, k, ldk, s, lds, pf);                                                          \
+  }                                                                                                                  \
+  static int dec_pv_##name(size_t nk, size_t nr, size_t dv, float *s, size_t lds, const void *v, size_t ldv, float *o, \
+                           size_t ldo, float *m, float *l, float *alpha, const smx_attn_pf *pf) {                   \
+    return dec_pv_any(st, nk, nr, dv, s, lds, v, ldv, o, ldo, m, l, alpha, pf);                                     \
+  }
+SMX_ATTN_DEC(f32, SMX_ATTN_KV_F32)
+SMX_ATTN_DEC(f16, SMX_ATTN_KV_F16)
+SMX_ATTN_DEC(bf16, SMX_ATTN_KV_BF16)
 
 /* ---- screening: 1 / max(|x_c|, eps) of rows, and Trim over VF_W rows at a time ---- */
 static void rnorm_k(size_t n, size_t d, const float *x, size_t ldx, float eps, float *out) {
@@ -483,5 +668,7 @@ static void pv_sparse_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t
   }
 }
 
-const smx_attn_ukernels SMX_ATTN_TABLE = { SMX_SIMD_ISA, qk_k, qk_rows_k, online_k, online_sigmoid_k, online_softpick_k, pv_k,
-                                           rnorm_k, screen_k, pv_sparse_k };
+const smx_attn_ukernels SMX_ATTN_TABLE = { SMX_SIMD_ISA, qk_k,     qk_rows_k, online_k, online_sigmoid_k,
+                                           online_softpick_k, pv_k, rnorm_k, screen_k, pv_sparse_k,
+                                           { dec_qk_f32, dec_qk_f16, dec_qk_bf16 },
+                                           { dec_pv_f32, dec_pv_f16, dec_pv_bf16 } };

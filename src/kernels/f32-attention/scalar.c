@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "kernels/f32-attention/ukernels.h"
+#include "math/half_scalar.h"
 
 static void qk_scalar(size_t nk, size_t nr, size_t d, const float *qt, size_t ldqt, const float *k, size_t ldk,
                       float *st, size_t ldst) {
@@ -164,6 +165,66 @@ static void pv_sparse_scalar(size_t nk, size_t nr, size_t dv, const float *pt, s
   }
 }
 
-const smx_attn_ukernels smx_attn_ukernels_scalar = { "scalar", qk_scalar, qk_rows_scalar, online_scalar, online_sigmoid_scalar,
-                                                  online_softpick_scalar, pv_scalar, rnorm_scalar, screen_scalar,
-                                                  pv_sparse_scalar };
+/* element i of a K / V row in storage st */
+static float kv_at(int st, const void *p, size_t i) {
+  if (st == SMX_ATTN_KV_F16) return smx_f16_to_f32(((const uint16_t *)p)[i]);
+  if (st == SMX_ATTN_KV_BF16) return smx_bf16_to_f32(((const uint16_t *)p)[i]);
+  return ((const float *)p)[i];
+}
+
+static void dec_qk_any(int st, size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const void *k, size_t ldk,
+                       float *s, size_t lds) {
+  for (size_t r = 0; r < nr; r++)
+    for (size_t c = 0; c < nk; c++) {
+      float x = 0.0f;
+      for (size_t t = 0; t < d; t++) x += q[r * ldq + t] * kv_at(st, k, c * ldk + t);
+      s[r * lds + c] = x;
+    }
+}
+
+static int dec_pv_any(int st, size_t nk, size_t nr, size_t dv, float *s, size_t lds, const void *v, size_t ldv,
+                      float *o, size_t ldo, float *m, float *l, float *alpha) {
+  int any = 0;
+  for (size_t r = 0; r < nr; r++) {
+    float *sr = s + r * lds, mt = -INFINITY, sum = 0.0f;
+    for (size_t c = 0; c < nk; c++) mt = fmaxf(mt, sr[c]);
+    any |= mt != -INFINITY;
+    float mn = fmaxf(m[r], mt), mu = mn == -INFINITY ? 0.0f : mn, a = expf(m[r] - mu);
+    for (size_t c = 0; c < nk; c++) {
+      sr[c] = expf(sr[c] - mu);
+      sum += sr[c];
+    }
+    l[r] = a * l[r] + sum;
+    m[r] = mn;
+    alpha[r] = a;
+  }
+  if (!any) return 0;
+  for (size_t r = 0; r < nr; r++) {
+    float *orow = o + r * ldo;
+    for (size_t x = 0; x < dv; x++) orow[x] *= alpha[r];
+    for (size_t c = 0; c < nk; c++)
+      for (size_t x = 0; x < dv; x++) orow[x] += s[r * lds + c] * kv_at(st, v, c * ldv + x);
+  }
+  return 1;
+}
+
+#define SMX_ATTN_DEC(name, st)                                                                                      \
+  static void dec_qk_##name(size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const void *k, size_t ldk,   \
+                            float *s, size_t lds, const smx_attn_pf *pf) {                                          \
+    (void)pf;                                                                                                        \
+    dec_qk_any(st, nk, nr, d, q, ldq, k, ldk, s, lds);                                                              \
+  }                                                                                                                  \
+  static int dec_pv_##name(size_t nk, size_t nr, size_t dv, float *s, size_t lds, const void *v, size_t ldv, float *o, \
+                           size_t ldo, float *m, float *l, float *alpha, const smx_attn_pf *pf) {                   \
+    (void)pf;                                                                                                        \
+    return dec_pv_any(st, nk, nr, dv, s, lds, v, ldv, o, ldo, m, l, alpha);                                         \
+  }
+SMX_ATTN_DEC(f32, SMX_ATTN_KV_F32)
+SMX_ATTN_DEC(f16, SMX_ATTN_KV_F16)
+SMX_ATTN_DEC(bf16, SMX_ATTN_KV_BF16)
+
+const smx_attn_ukernels smx_attn_ukernels_scalar = { "scalar",      qk_scalar,     qk_rows_scalar, online_scalar,
+                                                     online_sigmoid_scalar, online_softpick_scalar, pv_scalar,
+                                                     rnorm_scalar, screen_scalar, pv_sparse_scalar,
+                                                     { dec_qk_f32, dec_qk_f16, dec_qk_bf16 },
+                                                     { dec_pv_f32, dec_pv_f16, dec_pv_bf16 } };

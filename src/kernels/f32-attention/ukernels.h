@@ -25,6 +25,16 @@
  *    with alpha_r < 0 are left as they are and cost nothing: the others are
  *    compacted into register blocks; each row's sum is the same either way), over
  *    dv columns (any dv), V rows in place with row stride ldv.
+ * Decoding (a task of at most SMX_ATTN_DEC_ROWS rows, e.g. the G query heads of one KV head) uses a fused
+ * pair instead, on row-major scores S[r][c] (row stride lds >= nk rounded up to the vector width):
+ *  - dec_qk: S[r][c] = sum_d Q[r][d] K[c][d], vectors along d and one accumulator per key: the partial
+ *    sums of a vector's worth of keys are reduced together by one transpose-add tree (no horizontal sum
+ *    per key), each block of K rows read once from memory for all the rows; and asks for the K rows of pf
+ *    (raw storage, a distance ahead) into L2, one per key.
+ *  - dec_pv: the online softmax of `online` for each row, vectors along the keys (m, l, alpha as there;
+ *    S becomes P in place), then O[r][:] = alpha_r O[r][:] + sum_c P[r][c] V[c][:] with the rows' O
+ *    strips in registers, asking for the V rows of pf as it goes. Returns 0 when no row saw a key (O
+ *    untouched then, and nothing asked for).
  * Kernels never allocate and touch exactly the ranges above.
  */
 #ifndef SMX_KERNELS_F32_ATTENTION_UKERNELS_H
@@ -35,6 +45,17 @@
 
 /* rows of a task are padded to a multiple of this (the widest vector) */
 #define SMX_ATTN_ROW_PAD 16
+/* tasks of at most this many rows take the decode kernels (dec_qk, dec_pv) */
+#define SMX_ATTN_DEC_ROWS 8
+/* storage of the K / V rows the decode kernels read */
+enum smx_attn_kv { SMX_ATTN_KV_F32 = 0, SMX_ATTN_KV_F16 = 1, SMX_ATTN_KV_BF16 = 2 };
+
+/* Rows to prefetch (raw storage, a distance ahead): row c < n of K at k + c ldk bytes (bytes_k long) during
+ * dec_qk, of V at v + c ldv bytes (elements of es_v bytes) during dec_pv; k, v = 0: none. */
+typedef struct smx_attn_pf {
+  uintptr_t k, v;
+  size_t ldk, ldv, bytes_k, es_v, n;
+} smx_attn_pf;
 
 typedef struct smx_attn_ukernels {
   const char *isa;
@@ -71,6 +92,11 @@ typedef struct smx_attn_ukernels {
    * have alpha -1). */
   void (*pv_sparse)(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv,
                     float *o, size_t ldo, float *alpha, float *nz, float maxnz);
+  /* indexed by the storage of K and V rows (smx_attn_kv, ldk / ldv in elements), converted as loaded */
+  void (*dec_qk[3])(size_t nk, size_t nr, size_t d, const float *q, size_t ldq, const void *k, size_t ldk, float *s,
+                    size_t lds, const smx_attn_pf *pf);
+  int (*dec_pv[3])(size_t nk, size_t nr, size_t dv, float *s, size_t lds, const void *v, size_t ldv, float *o,
+                   size_t ldo, float *m, float *l, float *alpha, const smx_attn_pf *pf);
 } smx_attn_ukernels;
 
 extern const smx_attn_ukernels smx_attn_ukernels_scalar;
