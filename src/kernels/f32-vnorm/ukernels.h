@@ -23,6 +23,15 @@ typedef struct smx_softpick_state {
   size_t blk;
 } smx_softpick_state;
 
+/* self-adjust's row facts: nan / pinf set when some entry is NaN / +inf;
+ * fmax, fmin over the finite entries (-inf, +inf when none) and the first
+ * index of each (n when none). */
+typedef struct smx_vnorm_stats {
+  int nan, pinf;
+  float fmax, fmin;
+  size_t imax, imin;
+} smx_vnorm_stats;
+
 /* the block of softpick_stats: small enough to stay in L1 between its two reads */
 #define SMX_SOFTPICK_BLOCK 2048
 
@@ -67,6 +76,22 @@ typedef struct smx_vnorm_ukernels {
   void (*softpick_outx)(size_t n, const float *x, float *y, float m, const smx_expc *c, float em, float s);
   /* sigmoid backward from y: dx_i = y_i (1 - y_i) g_i s; dx may equal y or g. */
   void (*sig_bwd)(size_t n, const float *y, const float *g, float *dx, float s);
+  /* softplus-l1 backward pass 1: returns sum softplus(x_i), *gy = sum g_i
+   * softplus(x_i), and stores sigmoid(x_i) to sg (sg may equal x, not g). */
+  double (*softplus_sig)(size_t n, const float *x, const float *g, float *sg, double *gy, const smx_expc *c);
+  /* softplus-l1 backward pass 2: dx_i = sg_i s (g_i - d); dx may equal sg or g.
+   * stream: non-temporal stores (as smx_f32_ukernels' vscale). */
+  void (*sig_scale)(size_t n, const float *sg, const float *g, float *dx, float s, float d, int stream);
+  /* self-adjust backward from x, pass 2 of 3 (m: the finite row max): e_i =
+   * exp(x_i - m) stored to e; returns sum e_i, *egw = sum e_i g_i (x_i - lo) s
+   * over e_i != 0, *eg = sum e_i g_i. e must not alias x or g. */
+  double (*sa_bexp)(size_t n, const float *x, const float *g, float *e, float m, const smx_expc *c, float lo,
+                    float s, double *egw, double *eg);
+  /* pass 3: sa_bwd at p_i = e_i inv; dx may equal e or g. */
+  void (*sa_bwde)(size_t n, const float *x, const float *e, const float *g, float *dx, float lo, float s, float d,
+                  float inv, int stream);
+  /* self-adjust's row facts (smx_vnorm_stats) */
+  void (*sa_stats)(size_t n, const float *x, smx_vnorm_stats *st);
 } smx_vnorm_ukernels;
 
 /* The same passes in double (portable loops with libm; the same contracts,
