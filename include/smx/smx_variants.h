@@ -234,9 +234,10 @@ SMX_API smx_status smx_dice_loss_f64(const double *logits, size_t ld, size_t row
  * dL/dr0..dL/dr3 then dL/dt0..dL/dt3, summed over every row (per row, then
  * in row order: the same for every thread count). dx may equal y or dy
  * exactly, never x. Accuracy: the softmax backward's bound of smx_grad.h
- * times |s'(x_i)|, plus a few roundings of s'(x_i) (f32 rows form s' in
- * float when dparams is NULL, in double otherwise: the two may differ in
- * the last bits).
+ * times |s'(x_i)|, plus a few roundings of s'(x_i) (f32 rows form s' and
+ * the parameter terms in float, with the parameters rounded to float, and
+ * sum the terms in float lanes flushed into double every few hundred
+ * entries; where 1/T or a parameter is beyond float, in double).
  */
 SMX_API smx_status smx_multimax_f32(const float *x, float *y, size_t n, const double ranges[4], const double ts[4],
                                     const smx_options *opt);

@@ -430,8 +430,95 @@ static void sa_stats_k(size_t n, const float *x, smx_vnorm_stats *st) {
   st->imin = st->fmin == INFINITY ? n : vn_first_eq(n, x, st->fmin);
 }
 
+/* MultiMax backward: one vector of g = dL/ds, its dx, and (sums) the eight
+ * parameter terms added into acc[0..7] */
+typedef struct vn_mm { vf_t r0, r1, r2, r3, t0, t1, t2, t3, dot, s; } vn_mm;
+
+SMX_INLINE vf_t mm_vec(const vn_mm *c, vf_t xv, vf_t yv, vf_t dyv, kf_t k, vf_t *acc, int sums) {
+  const vf_t z = vf_zero(), one = vf_set1(1.0f);
+  mf_t inf = vf_eq(vf_abs(xv), vf_set1(INFINITY));
+  vf_t v = vf_sel(inf, z, xv);   /* s is the identity at +-inf: the terms at 0, then masked */
+  vf_t g = vf_keep_k(vf_mul(vf_mul(yv, vf_sub(dyv, c->dot)), c->s), k);
+  vf_t a = vf_max(vf_sub(c->r0, v), z), b = vf_max(vf_sub(v, c->r1), z);
+  vf_t cc = vf_max(vf_sub(c->r2, v), z), d = vf_max(vf_sub(v, c->r3), z);
+  vf_t lo = vf_sel(vf_gt(c->r0, v), c->t0, z), hi = vf_sel(vf_gt(v, c->r1), c->t1, z);
+  vf_t qc = vf_mul(c->t2, cc), qd = vf_mul(c->t3, d);   /* t2, t3 doubled by the caller */
+  vf_t ds = vf_add(vf_sub(vf_add(vf_sub(one, lo), hi), qc), qd);
+  if (sums) {
+    vf_t gm = vf_sel(inf, z, g);
+    acc[0] = vf_fmadd(gm, lo, acc[0]);
+    acc[1] = vf_fmadd(gm, hi, acc[1]);   /* negated at the end */
+    acc[2] = vf_fmadd(gm, qc, acc[2]);
+    acc[3] = vf_fmadd(gm, qd, acc[3]);   /* negated at the end */
+    acc[4] = vf_fmadd(gm, a, acc[4]);
+    acc[5] = vf_fmadd(gm, b, acc[5]);
+    acc[6] = vf_fmadd(vf_mul(gm, cc), cc, acc[6]);
+    acc[7] = vf_fmadd(vf_mul(gm, d), d, acc[7]);
+  }
+  return vf_sel(inf, z, vf_mul(g, ds));
+}
+
+/* the parameter sums: float lanes flushed into double every VN_FLUSH
+ * entries, on a schedule that depends only on the index in the row */
+typedef struct vn_mm_sum { vf_t acc[8]; vd_t d[16]; size_t f; } vn_mm_sum;
+
+SMX_INLINE void mm_bwd_run(size_t n, const float *x, const float *y, const float *dy, float *dx, const vn_mm *c,
+                           vn_mm_sum *sm, int sums) {
+  size_t i = 0;
+  for (; i + VF_W <= n; i += VF_W) {
+    vf_st(dx + i, mm_vec(c, vf_ld(x + i), vf_ld(y + i), vf_ld(dy + i), kf_full(), sm->acc, sums));
+    if (sums && ++sm->f == VN_FLUSH / VF_W) {
+      for (int q = 0; q < 8; q++) vn_flush(&sm->acc[q], &sm->d[2 * q], &sm->d[2 * q + 1]);
+      sm->f = 0;
+    }
+  }
+  if (i < n) {
+    kf_t k = kf_tail(n - i);
+    vf_st_k(dx + i, k, mm_vec(c, vf_ldz_k(x + i, k), vf_ldz_k(y + i, k), vf_ldz_k(dy + i, k), k, sm->acc, sums));
+  }
+}
+
+/* dst = src with non-temporal stores where dst is vector-aligned */
+SMX_INLINE void vn_copy_nt(float *dst, const float *src, size_t n) {
+  size_t h = vn_head(dst, n), i = h;
+  if (h) vf_st_k(dst, kf_tail(h), vf_ldz_k(src, kf_tail(h)));
+  for (; i + VF_W <= n; i += VF_W) vf_st_nt(dst + i, vf_ld(src + i));
+  if (i < n) vf_st_k(dst + i, kf_tail(n - i), vf_ldz_k(src + i, kf_tail(n - i)));
+}
+
+/* streamed rows go through an L1 block, so that the sums' lanes are the same
+ * with and without streaming (a multiple of VN_FLUSH) */
+#define VN_MM_BLOCK 1024
+
+SMX_INLINE void mm_bwd_all(size_t n, const float *x, const float *y, const float *dy, float *dx, const vn_mm *c,
+                           vn_mm_sum *sm, int sums, int stream) {
+  if (!stream) { mm_bwd_run(n, x, y, dy, dx, c, sm, sums); return; }
+  float tmp[VN_MM_BLOCK];
+  for (size_t i = 0; i < n; i += VN_MM_BLOCK) {
+    size_t len = n - i < VN_MM_BLOCK ? n - i : VN_MM_BLOCK;
+    mm_bwd_run(len, x + i, y + i, dy + i, tmp, c, sm, sums);
+    vn_copy_nt(dx + i, tmp, len);
+  }
+  smx_sfence();
+}
+
+static void mm_bwd_k(size_t n, const float *x, const float *y, const float *dy, float *dx, float dot, float s,
+                     const float p[8], double *pg, int stream) {
+  vn_mm c = { vf_set1(p[0]), vf_set1(p[1]), vf_set1(p[2]), vf_set1(p[3]), vf_set1(p[4]), vf_set1(p[5]),
+              vf_set1(2.0f * p[6]), vf_set1(2.0f * p[7]), vf_set1(dot), vf_set1(s) };
+  vn_mm_sum sm;
+  for (int q = 0; q < 8; q++) sm.acc[q] = vf_zero();
+  for (int q = 0; q < 16; q++) sm.d[q] = vd_set1(0.0);
+  sm.f = 0;
+  if (pg) mm_bwd_all(n, x, y, dy, dx, &c, &sm, 1, stream);
+  else mm_bwd_all(n, x, y, dy, dx, &c, &sm, 0, stream);
+  if (!pg) return;
+  for (int q = 0; q < 8; q++) vn_flush(&sm.acc[q], &sm.d[2 * q], &sm.d[2 * q + 1]);
+  for (int q = 0; q < 8; q++) pg[q] = (q == 1 || q == 3 ? -1.0 : 1.0) * vn_total(sm.d[2 * q], sm.d[2 * q + 1]);
+}
+
 const smx_vnorm_ukernels SMX_VNORM_TABLE = {
   SMX_SIMD_ISA, softpick_exp_k, softpick_out_k, softpick_dot_k, softpick_bwd_k, softplus_k, softplus_bwd_k,
   sa_out_k,     sa_dot_k,       sa_bwd_k,       softpick_stats_k, softpick_outx_k, sig_bwd_k,
-  softplus_sig_k, sig_scale_k, sa_bexp_k, sa_bwde_k, sa_stats_k,
+  softplus_sig_k, sig_scale_k, sa_bexp_k, sa_bwde_k, sa_stats_k, mm_bwd_k,
 };

@@ -92,6 +92,14 @@ typedef struct smx_vnorm_ukernels {
                   float inv, int stream);
   /* self-adjust's row facts (smx_vnorm_stats) */
   void (*sa_stats)(size_t n, const float *x, smx_vnorm_stats *st);
+  /* MultiMax backward (src/ops/multimax.c), p = r0..r3, t0..t3: g_i = y_i
+   * (dy_i - dot) s (the softmax VJP), dx_i = g_i s'(x_i), 0 where x_i is
+   * infinite; with pg (else NULL) the 8 parameter partials of the row,
+   * sum g_i times t0 [x < r0], -t1 [x > r1], 2 t2 (r2 - x)_+, -2 t3 (x - r3)_+,
+   * (r0 - x)_+, (x - r1)_+, (r2 - x)_+^2, (x - r3)_+^2 over finite x_i. dx may
+   * equal y or dy; stream as sig_scale. */
+  void (*mm_bwd)(size_t n, const float *x, const float *y, const float *dy, float *dx, float dot, float s,
+                 const float p[8], double *pg, int stream);
 } smx_vnorm_ukernels;
 
 /* The same passes in double (portable loops with libm; the same contracts,
