@@ -45,9 +45,10 @@ static smx_vn_stats stats32(const sa_ctx *c, const float *x, size_t n) {
 }
 #define SA_STATS32(x, n) stats32(c, x, n)
 
-/* A range R or 1/R outside [2^-lim, 2^lim] (or beyond the type): the weights
- * (x - lo)/R formed by division in double, from halves (R may overflow) */
-static int odd_range(sa_w w, double lim) { return !(w.r <= lim && w.r >= 1.0 / lim) && w.s != 0.0; }
+/* A range R or 1/R outside [2^-lim, 2^lim] (or beyond the type: R = inf,
+ * where s = 1/R is 0): the weights (x - lo)/R formed by division in double,
+ * from halves (R may overflow); R = 0 (y = 0) is not odd */
+static int odd_range(sa_w w, double lim) { return !(w.r <= lim && w.r >= 1.0 / lim) && w.r > 0.0; }
 #define SA_ODD(x, p, y, n, w)                                                                 \
   do {                                                                                        \
     double hi = w.st.fmax > 0.0 ? w.st.fmax : 0.0, hr = 0.5 * hi - 0.5 * w.lo;               \
