@@ -75,6 +75,7 @@ typedef struct ref_ctx {
   long double m, logd;   /* max and log sum exp((x - m)/T) */
   long double d, s;      /* backward: <dy, y> and sum(dy) */
   size_t top[OPS_KMAX];  /* top-k: the selected indices, in order */
+  long double e;         /* a further row scale of an op's reference (MultiMax) */
 } ref_ctx;
 
 long double ref_in(const ref_ctx *c, int which, size_t i);
@@ -214,5 +215,20 @@ long double ref_sigmoid_backward_at(const ref_ctx *c, size_t i, long double *aux
 void ref_softplus_l1_row(ref_ctx *c);
 long double ref_softplus_l1_at(const ref_ctx *c, size_t i, long double *aux);
 long double ref_softplus_l1_backward_at(const ref_ctx *c, size_t i, long double *aux);
+
+/* MultiMax at fixed parameters (ref_multimax.c) */
+#define MM_R0 (-1.0L)
+#define MM_R1 2.0L
+#define MM_R2 0.5L
+#define MM_R3 1.0L
+#define MM_T0 0.5L
+#define MM_T1 (-0.25L)
+#define MM_T2 0.0L
+#define MM_T3 0.0L
+void ref_multimax_row(ref_ctx *c);
+long double ref_multimax_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_multimax(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+long double ref_multimax_backward_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_multimax_backward(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 
 #endif
