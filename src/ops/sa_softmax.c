@@ -98,7 +98,34 @@ static void fwd64(const void *ctx, size_t r, const double *const *in, double *y,
  * no NaN, no +inf, weights in float range): the max, then e = exp(x - m)
  * stored with its three sums, then dx from e / S. Other rows go through the
  * softmax engine's special-value policy (bwd32_engine). */
+/* Rows with +inf entries (y = x / k there): NaN at the +inf entries (no
+ * finite slope) and, for the normalised form, at its min / max terms (their
+ * <p, g w> is infinite); 0 elsewhere */
+#define SA_KINF(T, c, w, x, dx, n)                                                                  \
+  do {                                                                                              \
+    for (size_t i = 0; i < n; i++) dx[i] = x[i] == (T)INFINITY ? (T)NAN : (T)0;                     \
+    if (c->normalized && w.s != 0.0) {                                                              \
+      if (w.st.fmin < 0.0 && w.st.imin < n) dx[w.st.imin] = (T)NAN;                                 \
+      if (w.st.fmax > 0.0 && w.st.imax < n) dx[w.st.imax] = (T)NAN;                                 \
+    }                                                                                               \
+  } while (0)
+
+static int has_pinf32(const float *x, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (x[i] == INFINITY) return 1;
+  return 0;
+}
+
+static int has_pinf64(const double *x, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (x[i] == INFINITY) return 1;
+  return 0;
+}
+
 static void bwd32_engine(const sa_ctx *c, sa_w w, const float *x, const float *g, float *dx, size_t n, float *p) {
+  int nan = 0;
+  for (size_t i = 0; i < n; i++) nan |= x[i] != x[i];
+  if (!nan && has_pinf32(x, n)) { SA_KINF(float, c, w, x, dx, n); return; }
   smx_vn_softmax_f32(&c->sm, x, p, n, 1.0);
   const smx_vnorm_ukernels *k = w.r > 3e38 || w.s > 3e38 ? &smx_vnorm_ukernels_scalar : c->sm.reg->vnorm;
   double gp, d = k->sa_dot(n, x, p, g, (float)w.lo, (float)w.s, &gp);
@@ -130,6 +157,9 @@ static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx
   (void)r;
   sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
   SA_WEIGHTS(c, smx_vn_stats_f64, x, n, w);
+  int nan = 0;
+  for (size_t i = 0; i < n; i++) nan |= x[i] != x[i];
+  if (!nan && has_pinf64(x, n)) { SA_KINF(double, c, w, x, dx, n); return; }
   smx_vn_softmax_f64(&c->sm, x, p, n, 1.0);
   double gp, d = smx_vnorm_sa_dot_f64(n, x, p, g, w.lo, w.s, &gp);
   smx_vnorm_sa_bwd_f64(n, x, p, g, dx, w.lo, w.s, d);

@@ -75,7 +75,7 @@ typedef struct ref_ctx {
   long double m, logd;   /* max and log sum exp((x - m)/T) */
   long double d, s;      /* backward: <dy, y> and sum(dy) */
   size_t top[OPS_KMAX];  /* top-k: the selected indices, in order */
-  long double e;         /* a further row scale of an op's reference (MultiMax) */
+  long double ex[4];     /* further row state of an op's reference (MultiMax, SA-softmax backward) */
 } ref_ctx;
 
 long double ref_in(const ref_ctx *c, int which, size_t i);
@@ -193,6 +193,10 @@ long double ref_softpick_backward_at(const ref_ctx *c, size_t i, long double *au
 #define VN_SIGMOID_BIAS (-2.5L)
 double bound_vn_beta(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 double bound_vn_sa(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+void ref_sa_backward_row(ref_ctx *c);
+void ref_sa_norm_backward_row(ref_ctx *c);
+long double ref_sa_backward_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_vn_sa_backward(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 double bound_vn_4(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 double bound_vn_sigmoid(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 double bound_vn_abs4(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);

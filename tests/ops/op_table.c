@@ -128,6 +128,22 @@ static smx_status a_sa_norm_f32(const op_call *c) {
 static smx_status a_sa_norm_f64(const op_call *c) {
   return smx_sa_softmax_rows_f64(c->in[0], c->ld_in[0], c->out, c->ld_out, c->rows, c->cols, 1, c->opt);
 }
+static smx_status a_sa_bwd_f32(const op_call *c) {
+  return smx_sa_softmax_backward_rows_f32(c->in[0], c->ld_in[0], NULL, 0, c->in[1], c->ld_in[1], c->out, c->ld_out,
+                                          c->rows, c->cols, 0, c->opt);
+}
+static smx_status a_sa_bwd_f64(const op_call *c) {
+  return smx_sa_softmax_backward_rows_f64(c->in[0], c->ld_in[0], NULL, 0, c->in[1], c->ld_in[1], c->out, c->ld_out,
+                                          c->rows, c->cols, 0, c->opt);
+}
+static smx_status a_sa_norm_bwd_f32(const op_call *c) {
+  return smx_sa_softmax_backward_rows_f32(c->in[0], c->ld_in[0], NULL, 0, c->in[1], c->ld_in[1], c->out, c->ld_out,
+                                          c->rows, c->cols, 1, c->opt);
+}
+static smx_status a_sa_norm_bwd_f64(const op_call *c) {
+  return smx_sa_softmax_backward_rows_f64(c->in[0], c->ld_in[0], NULL, 0, c->in[1], c->ld_in[1], c->out, c->ld_out,
+                                          c->rows, c->cols, 1, c->opt);
+}
 VN_ELEM(smx_topk_softmax_f32, float, (size_t)VN_TOPK_K) VN_ELEM(smx_topk_softmax_f64, double, (size_t)VN_TOPK_K)
 VN_ROWS(smx_topk_softmax_rows_f32, float, (size_t)VN_TOPK_K)
 VN_ROWS(smx_topk_softmax_rows_f64, double, (size_t)VN_TOPK_K)
@@ -410,6 +426,14 @@ const op_row op_table[] = {
   VN_FWD(softplus_l1, bf16, DT_BF16, OP_NONNEG, NULL, ref_softplus_l1_row, ref_softplus_l1_at, bound_vn_8),
   VN_BWD(softplus_l1, f32, DT_F32, ref_softplus_l1_row, ref_softplus_l1_backward_at, bound_vn_8),
   VN_BWD(softplus_l1, f64, DT_F64, ref_softplus_l1_row, ref_softplus_l1_backward_at, bound_vn_8),
+  { "sa_softmax_backward", DT_F32, DT_F32, OUT_ELEM, 2, 1, 0, NULL, a_sa_bwd_f32, prep_vn_backward,
+    ref_sa_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
+  { "sa_softmax_backward", DT_F64, DT_F64, OUT_ELEM, 2, 1, 0, NULL, a_sa_bwd_f64, prep_vn_backward,
+    ref_sa_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
+  { "sa_softmax_norm_backward", DT_F32, DT_F32, OUT_ELEM, 2, 1, 0, NULL, a_sa_norm_bwd_f32, prep_vn_backward,
+    ref_sa_norm_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
+  { "sa_softmax_norm_backward", DT_F64, DT_F64, OUT_ELEM, 2, 1, 0, NULL, a_sa_norm_bwd_f64, prep_vn_backward,
+    ref_sa_norm_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
   /* MultiMax */
   { "multimax", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG, a_multimax_32, a_multimax_rows_32, NULL,
     ref_multimax_row, ref_multimax_at, bound_multimax },

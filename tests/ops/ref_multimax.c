@@ -48,7 +48,7 @@ static long double y_at(const ref_ctx *c, long double x, long double *t) {
 }
 
 /* c->m: max s; c->logd: log sum exp((s - m)/T); c->s: sum_j y_j mag_j;
- * with dy: c->d = <dy, y> and c->e = sum_j y_j |dy_j| (r_j + 4), the dot's
+ * with dy: c->d = <dy, y> and c->ex[0] = sum_j y_j |dy_j| (r_j + 4), the dot's
  * error from y's (r_j: the forward's relative error) and its own */
 void ref_multimax_row(ref_ctx *c) {
   c->nan = 0;
@@ -57,7 +57,7 @@ void ref_multimax_row(ref_ctx *c) {
   c->logd = -INFINITY;
   c->s = 0;
   c->d = 0;
-  c->e = 0;
+  c->ex[0] = 0;
   for (size_t i = 0; i < c->n; i++) {
     long double v = ref_in(c, 0, i);
     if (v != v) c->nan = 1;
@@ -91,7 +91,7 @@ void ref_multimax_row(ref_ctx *c) {
       de += y * fabsl(g) * (fwd_rel(c, v, t) + 4);
     }
   c->d = d;
-  c->e = de;
+  c->ex[0] = de;
 }
 
 long double ref_multimax_at(const ref_ctx *c, size_t i, long double *aux) {
@@ -129,7 +129,7 @@ long double ref_multimax_backward_at(const ref_ctx *c, size_t i, long double *au
   if (c->kinf || c->masked) return 0;
   long double y = y_at(c, x, &t), ds = mm_ds(x);
   long double r = fwd_rel(c, x, t) + 4;
-  *aux = fabsl(ds) * y * (fabsl(g - c->d) * r + c->e + 4 * (fabsl(g) + fabsl(c->d))) / c->T;
+  *aux = fabsl(ds) * y * (fabsl(g - c->d) * r + c->ex[0] + 4 * (fabsl(g) + fabsl(c->d))) / c->T;
   return ds * y * (g - c->d) / c->T;
 }
 
