@@ -17,7 +17,7 @@
 typedef struct sa_ctx {
   smx_vn_sm sm;
   int normalized;
-  int nt;
+  int nt;   /* non-temporal dx stores (smx_vn_stream_out) */
 } sa_ctx;
 
 /* (lo, 1/R) of the weights; (0, 1) for the basic form; s = 0 when R = 0
@@ -94,10 +94,6 @@ static void fwd64(const void *ctx, size_t r, const double *const *in, double *y,
     }                                                                                           \
   } while (0)
 
-/* The backward from x in three passes where the row is ordinary (finite max,
- * no NaN, no +inf, weights in float range): the max, then e = exp(x - m)
- * stored with its three sums, then dx from e / S. Other rows go through the
- * softmax engine's special-value policy (bwd32_engine). */
 /* Rows with +inf entries (y = x / k there): NaN at the +inf entries (no
  * finite slope) and, for the normalised form, at its min / max terms (their
  * <p, g w> is infinite); 0 elsewhere */
@@ -110,22 +106,21 @@ static void fwd64(const void *ctx, size_t r, const double *const *in, double *y,
     }                                                                                               \
   } while (0)
 
-static int has_pinf32(const float *x, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (x[i] == INFINITY) return 1;
-  return 0;
-}
-
-static int has_pinf64(const double *x, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (x[i] == INFINITY) return 1;
-  return 0;
-}
+/* 1 for a row with a +inf entry and no NaN (SA_KINF's rows) */
+#define SA_PINF_ROW(x, n, out)                                       \
+  do {                                                               \
+    int nan_ = 0, inf_ = 0;                                          \
+    for (size_t i = 0; i < n; i++) {                                 \
+      nan_ |= x[i] != x[i];                                          \
+      inf_ |= x[i] == INFINITY;                                      \
+    }                                                                \
+    out = inf_ && !nan_;                                             \
+  } while (0)
 
 static void bwd32_engine(const sa_ctx *c, sa_w w, const float *x, const float *g, float *dx, size_t n, float *p) {
-  int nan = 0;
-  for (size_t i = 0; i < n; i++) nan |= x[i] != x[i];
-  if (!nan && has_pinf32(x, n)) { SA_KINF(float, c, w, x, dx, n); return; }
+  int kinf;
+  SA_PINF_ROW(x, n, kinf);
+  if (kinf) { SA_KINF(float, c, w, x, dx, n); return; }
   smx_vn_softmax_f32(&c->sm, x, p, n, 1.0);
   const smx_vnorm_ukernels *k = w.r > 3e38 || w.s > 3e38 ? &smx_vnorm_ukernels_scalar : c->sm.reg->vnorm;
   double gp, d = k->sa_dot(n, x, p, g, (float)w.lo, (float)w.s, &gp);
@@ -133,6 +128,10 @@ static void bwd32_engine(const sa_ctx *c, sa_w w, const float *x, const float *g
   SA_MINMAX(c, w, dx, (float)d, (float)gp);
 }
 
+/* The backward from x in three passes where the row is ordinary (finite max,
+ * no NaN, no +inf, weights in float range): the max, then e = exp(x - m)
+ * stored with its three sums, then dx from e / S, one exponential per entry.
+ * Other rows take the softmax engine's special-value policy (bwd32_engine). */
 static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, size_t n, float *p) {
   const sa_ctx *c = ctx;
   const float *x = in[0], *g = in[2];
@@ -157,9 +156,9 @@ static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx
   (void)r;
   sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
   SA_WEIGHTS(c, smx_vn_stats_f64, x, n, w);
-  int nan = 0;
-  for (size_t i = 0; i < n; i++) nan |= x[i] != x[i];
-  if (!nan && has_pinf64(x, n)) { SA_KINF(double, c, w, x, dx, n); return; }
+  int kinf;
+  SA_PINF_ROW(x, n, kinf);
+  if (kinf) { SA_KINF(double, c, w, x, dx, n); return; }
   smx_vn_softmax_f64(&c->sm, x, p, n, 1.0);
   double gp, d = smx_vnorm_sa_dot_f64(n, x, p, g, w.lo, w.s, &gp);
   smx_vnorm_sa_bwd_f64(n, x, p, g, dx, w.lo, w.s, d);

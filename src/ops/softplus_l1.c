@@ -18,7 +18,7 @@
 typedef struct sp_ctx {
   const smx_registry *reg;
   smx_expc c;
-  int nt;
+  int nt;   /* non-temporal dx stores (smx_vn_stream_out) */
 } sp_ctx;
 
 /* +inf entries: 1/k on them; a NaN sum: NaN row (NaN in x, or inf - inf) */

@@ -1,6 +1,6 @@
 /*
  * The elementwise-plus-normalise kernel family (softpick, softplus-l1,
- * self-adjust softmax, sigmoid backward): the passes of
+ * self-adjust softmax, sigmoid backward, MultiMax backward): the passes of
  * include/smx/smx_variants.h's row variants that are not a softmax. One f32
  * body over the vector layer (body.h, instantiated by avx2.c, avx512.c and
  * neon.c) and a portable table (scalar.c) that computes in double; the f64
