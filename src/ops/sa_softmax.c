@@ -12,6 +12,7 @@
 #include "ops/vnorm_rowstats.h"
 #include "ops/vnorm_run.h"
 #include "ops/vnorm_softmax.h"
+#include "ops/vnorm_std.h"
 #include "smx/smx.h"
 
 typedef struct sa_ctx {
@@ -150,6 +151,26 @@ static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, 
   SA_MINMAX(c, w, dx, (float)d, (float)gp);
 }
 
+/* f64 rows spanning more than DBL_MAX (R = inf, the normalised form): the
+ * weights from halves as in SA_ODD, s = 1/R = 0.5 / (R/2) (subnormal, but not
+ * 0), the sums compensated as smx_vnorm_sa_dot_f64's */
+static void bwd64_wide(const sa_ctx *c, sa_w w, const double *x, const double *p, const double *g, double *dx,
+                       size_t n) {
+  double hi = w.st.fmax > 0.0 ? w.st.fmax : 0.0, hr = 0.5 * hi - 0.5 * w.lo;
+  double d = 0.0, dc = 0.0, gp = 0.0, gc = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    if (p[i] == 0.0) continue;
+    smx_vn_kadd(&d, &dc, p[i] * g[i] * ((0.5 * x[i] - 0.5 * w.lo) / hr));
+    smx_vn_kadd(&gp, &gc, p[i] * g[i]);
+  }
+  d += dc;
+  gp += gc;
+  w.s = 0.5 / hr;
+  for (size_t i = 0; i < n; i++)
+    dx[i] = p[i] == 0.0 ? 0.0 : p[i] * (g[i] * ((0.5 * x[i] - 0.5 * w.lo) / hr + w.s) - d);
+  SA_MINMAX(c, w, dx, d, gp);
+}
+
 static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx, size_t n, double *p) {
   const sa_ctx *c = ctx;
   const double *x = in[0], *g = in[2];
@@ -160,6 +181,7 @@ static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx
   SA_PINF_ROW(x, n, kinf);
   if (kinf) { SA_KINF(double, c, w, x, dx, n); return; }
   smx_vn_softmax_f64(&c->sm, x, p, n, 1.0);
+  if (c->normalized && isinf(w.r)) { bwd64_wide(c, w, x, p, g, dx, n); return; }
   double gp, d = smx_vnorm_sa_dot_f64(n, x, p, g, w.lo, w.s, &gp);
   smx_vnorm_sa_bwd_f64(n, x, p, g, dx, w.lo, w.s, d);
   SA_MINMAX(c, w, dx, d, gp);
