@@ -3,7 +3,7 @@
 and smx.torch forward+backward against the same functions written in torch ops, in one run.
 
     PYTHONPATH=build/python /usr/bin/python3 bench/python/bench_variants_norm.py [--rows 4096] [--cols 32000]
-        [--reps 3] [--torch-reps 1] [--threads 1]
+        [--reps 3] [--torch-reps 1] [--threads 1] [--only NAME[,NAME...]] [--no-torch]
 
 float32 rows x cols of N(0, 4) logits (default 4096 x 32000, 0.5 GB per array). Our functions write into a
 preallocated out= (as smx.softmax(x, out=y)), so that the passes are timed, not the allocation. torch runs
@@ -55,6 +55,12 @@ def t_sa(x):
     return x * torch.softmax(x, -1)
 
 
+def t_sa_norm(x):
+    lo = torch.clamp(x.amin(-1, keepdim=True), max=0)
+    hi = torch.clamp(x.amax(-1, keepdim=True), min=0)
+    return (x - lo) / (hi - lo) * torch.softmax(x, -1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=4096)
@@ -62,6 +68,8 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--torch-reps", type=int, default=1, help="reps of the (slow) fwd+bwd comparisons")
+    ap.add_argument("--only", default="", help="comma-separated function names to run (default: all)")
+    ap.add_argument("--no-torch", action="store_true", help="skip the smx.torch / torch-ops comparisons")
     a = ap.parse_args()
     th = a.threads
     torch.set_num_threads(th)
@@ -87,7 +95,13 @@ def main():
          lambda: smx.softplus_l1_backward(x, None, g, out=dx, threads=th), st.softplus_l1, t_softplus_l1),
         ("sa_softmax", lambda: smx.sa_softmax(x, out=y, threads=th),
          lambda: smx.sa_softmax_backward(x, None, g, out=dx, threads=th), st.sa_softmax, t_sa),
+        ("sa_norm", lambda: smx.sa_softmax(x, normalized=True, out=y, threads=th),
+         lambda: smx.sa_softmax_backward(x, None, g, normalized=True, out=dx, threads=th),
+         lambda t: st.sa_softmax(t, normalized=True), t_sa_norm),
     ]
+    if a.only:
+        keep = a.only.split(",")
+        cases = [c for c in cases if c[0] in keep]
     print(f"{'function':<14} {'fwd ms':>8} {'fwd/softmax':>12} {'bwd ms':>8} {'bwd/fwd':>8} "
           f"{'torch-ops f+b ms':>17} {'smx.torch f+b ms':>17} {'speedup':>8}")
     xt = torch.from_numpy(x)
@@ -101,6 +115,9 @@ def main():
             f(xi).backward(gt)
             return xi.grad
 
+        if a.no_torch:
+            print(f"{name:<14} {tf * 1e3:8.1f} {tf / t_sm:12.2f} {tb * 1e3:8.1f} {tb / tf:8.2f}")
+            continue
         tt = med(lambda: run_torch(torch_ops), a.torch_reps)
         ts = med(lambda: run_torch(smx_t), a.torch_reps)
         print(f"{name:<14} {tf * 1e3:8.1f} {tf / t_sm:12.2f} {tb * 1e3:8.1f} {tb / tf:8.2f} "

@@ -234,9 +234,10 @@ SMX_API smx_status smx_dice_loss_f64(const double *logits, size_t ld, size_t row
  * dL/dr0..dL/dr3 then dL/dt0..dL/dt3, summed over every row (per row, then
  * in row order: the same for every thread count). dx may equal y or dy
  * exactly, never x. Accuracy: the softmax backward's bound of smx_grad.h
- * times |s'(x_i)|, plus a few roundings of s'(x_i) (f32 rows form s' in
- * float when dparams is NULL, in double otherwise: the two may differ in
- * the last bits).
+ * times |s'(x_i)|, plus a few roundings of s'(x_i) (f32 rows form s' and
+ * the parameter terms in float, with the parameters rounded to float, and
+ * sum the terms in float lanes flushed into double every few hundred
+ * entries; where 1/T or a parameter is beyond float, in double).
  */
 SMX_API smx_status smx_multimax_f32(const float *x, float *y, size_t n, const double ranges[4], const double ts[4],
                                     const smx_options *opt);
@@ -646,6 +647,12 @@ SMX_API smx_status smx_standardize_softmax_backward_rows_f64(const double *x, si
  * s = 1 / R (1 and lo = 0 for the basic form), plus for the normalised form
  * the terms of lo and hi at the first minimum (x_min < 0) and first maximum
  * (x_max > 0): dx[argmin] += (<p,g w> - <p,g>) s, dx[argmax] -= <p,g w> s.
+ * Backward special values: NaN row: NaN; masked entries 0; a row with +inf
+ * entries: NaN at them (x / k has no finite slope) and at the normalised
+ * form's min / max terms, 0 elsewhere. Accuracy (tests/ops):
+ * 8 eps (p_i (2 + |x_i - m|) (|g_i| (|w_i| + s) + |D|) + p_i sum_j p_j
+ * (2 + |x_j - m|) |g_j| (|w_j| + s)) plus FLT_MIN (DBL_MIN) times the terms
+ * p multiplies, D = <p, g w> (and the min / max terms' own scale).
  */
 SMX_API smx_status smx_sa_softmax_f32(const float *x, float *y, size_t n, int normalized, const smx_options *opt);
 SMX_API smx_status smx_sa_softmax_f64(const double *x, double *y, size_t n, int normalized, const smx_options *opt);

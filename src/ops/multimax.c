@@ -5,8 +5,11 @@
  *   s(x) = x + t0 (r0 - x)_+ + t1 (x - r1)_+ + t2 (r2 - x)_+^2 + t3 (x - r3)_+^2
  * (definition, policy and bound in include/smx/smx_variants.h). Each row is
  * one elementwise modulation pass into y and the engine's softmax of y in
- * place; the VJP is the engine's softmax backward times s'(x), plus the
- * gradients of the eight parameters, summed per row and then in row order.
+ * place. The VJP of an f32 row is two vector passes (<y, dy>, then the
+ * vnorm kernels' mm_bwd: the softmax VJP times s'(x) and the eight parameter
+ * terms); f64 rows and extreme T or parameters take the engine's softmax
+ * backward and a scalar pass. The parameter gradients are summed per row,
+ * then in row order.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +19,8 @@
 #include "core/grid.h"
 #include "core/operands.h"
 #include "core/options.h"
+#include "ops/vnorm_run.h"
+#include "registry/registry.h"
 #include "smx/smx.h"
 
 typedef struct mm_job {
@@ -27,6 +32,10 @@ typedef struct mm_job {
   double r[4], t[4];
   smx_options o1;            /* the caller's options on one thread */
   double *prow;              /* backward: 8 parameter-gradient partials per row, or NULL */
+  const smx_registry *reg;   /* f32 backward: the fused kernel (rdot, then vnorm's mm_bwd) */
+  float s32;                 /* 1/T for it; 0 where 1/T overflows float (then the softmax backward's own path) */
+  float p32[8];              /* r0..r3, t0..t3 rounded to float */
+  int stream;                /* non-temporal dx stores (f32 rows far beyond the caches) */
   smx_status st;             /* first failure of a row call (cannot happen after the checks) */
 } mm_job;
 
@@ -124,6 +133,21 @@ static void bwd_row(const mm_job *j, const char *x, char *dx, double *pg) {
   else bwd_f32(j, (const float *)(const void *)x, (float *)(void *)dx, j->cols, pg);
 }
 
+/* An f32 row (stored or widened): dx = s'(x) y (dy - <dy, y>) / T with the
+ * parameter partials, in two vector passes (the dot, then one fused pass). */
+static smx_status bwd_row_f32(const mm_job *j, const float *x, const float *y, const float *dy, float *dx,
+                              double *pg, int stream) {
+  size_t n = j->cols;
+  if (j->s32 == 0.0f) {
+    smx_status s = smx_softmax_backward_f32(y, dy, dx, n, &j->o1);
+    if (s == SMX_OK) bwd_f32(j, x, dx, n, pg);
+    return s;
+  }
+  double dot = j->reg->xent->rdot(n, y, dy);
+  j->reg->vnorm->mm_bwd(n, x, y, dy, dx, (float)dot, j->s32, j->p32, pg, stream);
+  return SMX_OK;
+}
+
 static void load_row(const smx_elem_io *io, const char *src, float *dst, size_t n) {
   for (size_t i = 0; i < n; i += SMX_HALF_BLOCK)
     io->load(n - i < SMX_HALF_BLOCK ? n - i : SMX_HALF_BLOCK, src + 2 * i, dst + i);
@@ -148,11 +172,8 @@ static smx_status half_row(const mm_job *j, size_t r, const char *x, char *o, fl
   float *b = a + n, *c = b + n;
   load_row(&j->io, j->y + r * j->ldy * 2, b, n);
   load_row(&j->io, j->dy + r * j->lddy * 2, c, n);
-  s = smx_softmax_backward_f32(b, c, c, n, &j->o1);
-  if (s == SMX_OK) {
-    bwd_row(j, (const char *)a, (char *)c, j->prow ? j->prow + 8 * r : NULL);
-    store_row(&j->io, c, o, n);
-  }
+  s = bwd_row_f32(j, a, b, c, c, j->prow ? j->prow + 8 * r : NULL, 0);
+  if (s == SMX_OK) store_row(&j->io, c, o, n);
   return s;
 }
 
@@ -170,11 +191,15 @@ static void mm_task(void *ctx, size_t r0, size_t r1, void *scratch) {
                  : smx_softmax_f32((const float *)(void *)o, (float *)(void *)o, j->cols, &j->o1);
     } else {
       const char *y = j->y + r * j->ldy * j->es, *dy = j->dy + r * j->lddy * j->es;
-      s = j->f64 ? smx_softmax_backward_f64((const double *)(const void *)y, (const double *)(const void *)dy,
-                                            (double *)(void *)o, j->cols, &j->o1)
-                 : smx_softmax_backward_f32((const float *)(const void *)y, (const float *)(const void *)dy,
-                                            (float *)(void *)o, j->cols, &j->o1);
-      if (s == SMX_OK) bwd_row(j, x, o, j->prow ? j->prow + 8 * r : NULL);
+      double *pg = j->prow ? j->prow + 8 * r : NULL;
+      if (j->f64) {
+        s = smx_softmax_backward_f64((const double *)(const void *)y, (const double *)(const void *)dy,
+                                     (double *)(void *)o, j->cols, &j->o1);
+        if (s == SMX_OK) bwd_row(j, x, o, pg);
+      } else {
+        s = bwd_row_f32(j, (const float *)(const void *)x, (const float *)(const void *)y,
+                        (const float *)(const void *)dy, (float *)(void *)o, pg, j->stream);
+      }
     }
     if (s != SMX_OK) j->st = s;   /* every row would fail the same way */
   }
@@ -206,6 +231,11 @@ static smx_status setup(mm_job *j, smx_elem elem, const double ranges[4], const 
   j->o1 = opt ? *opt : d;
   j->o1.threads = 1;
   *threads = ro.threads;
+  j->reg = smx_registry_current();
+  int fits = 1.0 / ro.temperature <= 3.4e38;   /* 1/T and the parameters in float: else the double path */
+  for (int k = 0; k < 4; k++) fits &= fabs(ranges[k]) <= 3.4e38 && fabs(ts[k]) <= 3.4e38;
+  j->s32 = fits ? (float)(1.0 / ro.temperature) : 0.0f;
+  for (int k = 0; fits && k < 4; k++) j->p32[k] = (float)ranges[k], j->p32[4 + k] = (float)ts[k];
   return SMX_OK;
 }
 
@@ -252,6 +282,7 @@ static smx_status run_bwd(smx_elem elem, const void *x, size_t ldx, const void *
   if ((st = smx_check_args(args, 5)) != SMX_OK) return st;
   if (dparams && !(j.prow = malloc(rows * 8 * sizeof(double)))) return SMX_E_NOMEM;
   j.bwd = 1;
+  j.stream = smx_vn_stream_out(elem, rows, cols);
   j.x = x;
   j.y = y;
   j.dy = dy;

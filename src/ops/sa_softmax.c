@@ -8,14 +8,17 @@
  */
 #include <math.h>
 
+#include "core/temperature.h"
 #include "ops/vnorm_rowstats.h"
 #include "ops/vnorm_run.h"
 #include "ops/vnorm_softmax.h"
+#include "ops/vnorm_std.h"
 #include "smx/smx.h"
 
 typedef struct sa_ctx {
   smx_vn_sm sm;
   int normalized;
+  int nt;   /* non-temporal dx stores (smx_vn_stream_out) */
 } sa_ctx;
 
 /* (lo, 1/R) of the weights; (0, 1) for the basic form; s = 0 when R = 0
@@ -33,9 +36,20 @@ typedef struct sa_w { double lo, s, r; smx_vn_stats st; } sa_w;
     }                                                                      \
   } while (0)
 
-/* A range R or 1/R outside [2^-lim, 2^lim] (or beyond the type): the weights
- * (x - lo)/R formed by division in double, from halves (R may overflow) */
-static int odd_range(sa_w w, double lim) { return !(w.r <= lim && w.r >= 1.0 / lim) && w.s != 0.0; }
+/* the row facts from the vnorm kernels (f32 rows; kinf only says whether
+ * there is a +inf entry, all that self-adjust uses) */
+static smx_vn_stats stats32(const sa_ctx *c, const float *x, size_t n) {
+  smx_vnorm_stats k;
+  c->sm.reg->vnorm->sa_stats(n, x, &k);
+  smx_vn_stats s = { k.nan, (size_t)k.pinf, k.fmax, k.imax, k.fmin, k.imin };
+  return s;
+}
+#define SA_STATS32(x, n) stats32(c, x, n)
+
+/* A range R or 1/R outside [2^-lim, 2^lim] (or beyond the type: R = inf,
+ * where s = 1/R is 0): the weights (x - lo)/R formed by division in double,
+ * from halves (R may overflow); R = 0 (y = 0) is not odd */
+static int odd_range(sa_w w, double lim) { return !(w.r <= lim && w.r >= 1.0 / lim) && w.r > 0.0; }
 #define SA_ODD(x, p, y, n, w)                                                                 \
   do {                                                                                        \
     double hi = w.st.fmax > 0.0 ? w.st.fmax : 0.0, hr = 0.5 * hi - 0.5 * w.lo;               \
@@ -52,7 +66,7 @@ static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, s
   float *p = y == x ? scr : y;
   (void)r;
   sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
-  SA_WEIGHTS(c, smx_vn_stats_f32, x, n, w);
+  SA_WEIGHTS(c, SA_STATS32, x, n, w);
   smx_vn_softmax_f32(&c->sm, x, p, n, 1.0);
   if (c->normalized && odd_range(w, 0x1p100)) { SA_ODD(x, p, y, n, w); return; }
   c->sm.reg->vnorm->sa_out(n, x, p, y, (float)w.lo, (float)w.s);
@@ -81,17 +95,80 @@ static void fwd64(const void *ctx, size_t r, const double *const *in, double *y,
     }                                                                                           \
   } while (0)
 
-static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, size_t n, float *p) {
-  const sa_ctx *c = ctx;
-  const float *x = in[0], *g = in[2];
-  (void)r;
-  sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
-  SA_WEIGHTS(c, smx_vn_stats_f32, x, n, w);
+/* Rows with +inf entries (y = x / k there): NaN at the +inf entries (no
+ * finite slope) and, for the normalised form, at its min / max terms (their
+ * <p, g w> is infinite); 0 elsewhere */
+#define SA_KINF(T, c, w, x, dx, n)                                                                  \
+  do {                                                                                              \
+    for (size_t i = 0; i < n; i++) dx[i] = x[i] == (T)INFINITY ? (T)NAN : (T)0;                     \
+    if (c->normalized && w.s != 0.0) {                                                              \
+      if (w.st.fmin < 0.0 && w.st.imin < n) dx[w.st.imin] = (T)NAN;                                 \
+      if (w.st.fmax > 0.0 && w.st.imax < n) dx[w.st.imax] = (T)NAN;                                 \
+    }                                                                                               \
+  } while (0)
+
+/* 1 for a row with a +inf entry and no NaN (SA_KINF's rows) */
+#define SA_PINF_ROW(x, n, out)                                       \
+  do {                                                               \
+    int nan_ = 0, inf_ = 0;                                          \
+    for (size_t i = 0; i < n; i++) {                                 \
+      nan_ |= x[i] != x[i];                                          \
+      inf_ |= x[i] == INFINITY;                                      \
+    }                                                                \
+    out = inf_ && !nan_;                                             \
+  } while (0)
+
+static void bwd32_engine(const sa_ctx *c, sa_w w, const float *x, const float *g, float *dx, size_t n, float *p) {
+  int kinf;
+  SA_PINF_ROW(x, n, kinf);
+  if (kinf) { SA_KINF(float, c, w, x, dx, n); return; }
   smx_vn_softmax_f32(&c->sm, x, p, n, 1.0);
   const smx_vnorm_ukernels *k = w.r > 3e38 || w.s > 3e38 ? &smx_vnorm_ukernels_scalar : c->sm.reg->vnorm;
   double gp, d = k->sa_dot(n, x, p, g, (float)w.lo, (float)w.s, &gp);
   k->sa_bwd(n, x, p, g, dx, (float)w.lo, (float)w.s, (float)d);
   SA_MINMAX(c, w, dx, (float)d, (float)gp);
+}
+
+/* The backward from x in three passes where the row is ordinary (finite max,
+ * no NaN, no +inf, weights in float range): the max, then e = exp(x - m)
+ * stored with its three sums, then dx from e / S, one exponential per entry.
+ * Other rows take the softmax engine's special-value policy (bwd32_engine). */
+static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, size_t n, float *p) {
+  const sa_ctx *c = ctx;
+  const float *x = in[0], *g = in[2];
+  (void)r;
+  sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
+  SA_WEIGHTS(c, SA_STATS32, x, n, w);
+  const smx_registry *reg = c->sm.reg;
+  float m = c->normalized ? (w.st.nan || w.st.kinf ? NAN : (float)w.st.fmax) : reg->f32->rmax(n, x);
+  if (!isfinite(m) || w.r > 3e38 || w.s > 3e38) { bwd32_engine(c, w, x, g, dx, n, p); return; }
+  smx_expc ec;
+  smx_f32_expc(&ec, 1.0);
+  double egw, eg, s = reg->vnorm->sa_bexp(n, x, g, p, m, &ec, (float)w.lo, (float)w.s, &egw, &eg);
+  if (!(s >= 1.0 && s < 3e38)) { bwd32_engine(c, w, x, g, dx, n, p); return; }   /* NaN */
+  double d = egw / s, gp = eg / s;
+  reg->vnorm->sa_bwde(n, x, p, g, dx, (float)w.lo, (float)w.s, (float)d, (float)(1.0 / s), c->nt);
+  SA_MINMAX(c, w, dx, (float)d, (float)gp);
+}
+
+/* f64 rows spanning more than DBL_MAX (R = inf, the normalised form): the
+ * weights from halves as in SA_ODD, s = 1/R = 0.5 / (R/2) (subnormal, but not
+ * 0), the sums compensated as smx_vnorm_sa_dot_f64's */
+static void bwd64_wide(const sa_ctx *c, sa_w w, const double *x, const double *p, const double *g, double *dx,
+                       size_t n) {
+  double hi = w.st.fmax > 0.0 ? w.st.fmax : 0.0, hr = 0.5 * hi - 0.5 * w.lo;
+  double d = 0.0, dc = 0.0, gp = 0.0, gc = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    if (p[i] == 0.0) continue;
+    smx_vn_kadd(&d, &dc, p[i] * g[i] * ((0.5 * x[i] - 0.5 * w.lo) / hr));
+    smx_vn_kadd(&gp, &gc, p[i] * g[i]);
+  }
+  d += dc;
+  gp += gc;
+  w.s = 0.5 / hr;
+  for (size_t i = 0; i < n; i++)
+    dx[i] = p[i] == 0.0 ? 0.0 : p[i] * (g[i] * ((0.5 * x[i] - 0.5 * w.lo) / hr + w.s) - d);
+  SA_MINMAX(c, w, dx, d, gp);
 }
 
 static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx, size_t n, double *p) {
@@ -100,7 +177,11 @@ static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx
   (void)r;
   sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
   SA_WEIGHTS(c, smx_vn_stats_f64, x, n, w);
+  int kinf;
+  SA_PINF_ROW(x, n, kinf);
+  if (kinf) { SA_KINF(double, c, w, x, dx, n); return; }
   smx_vn_softmax_f64(&c->sm, x, p, n, 1.0);
+  if (c->normalized && isinf(w.r)) { bwd64_wide(c, w, x, p, g, dx, n); return; }
   double gp, d = smx_vnorm_sa_dot_f64(n, x, p, g, w.lo, w.s, &gp);
   smx_vnorm_sa_bwd_f64(n, x, p, g, dx, w.lo, w.s, d);
   SA_MINMAX(c, w, dx, d, gp);
@@ -112,6 +193,7 @@ static smx_status run(smx_elem e, int grad, const void *x, size_t ldx, const voi
   sa_ctx c = { .normalized = normalized != 0 };
   smx_vn_sm_init(&c.sm, rows, cols);
   c.sm.stream = 0;   /* softmax(x) is read back at once */
+  c.nt = grad && smx_vn_stream_out(e, rows, cols);
   smx_vn_op op = { .elem = e, .rows = rows, .cols = cols, .in = { x, NULL, g }, .ld_in = { ldx, 0, ldg },
                    .out = out, .ld_out = ldo, .alias = grad ? 3 : 1, .scratch_rows = 1,
                    .row32 = grad ? bwd32 : fwd32, .row64 = grad ? bwd64 : fwd64, .ctx = &c };

@@ -18,6 +18,7 @@
 typedef struct sp_ctx {
   const smx_registry *reg;
   smx_expc c;
+  int nt;   /* non-temporal dx stores (smx_vn_stream_out) */
 } sp_ctx;
 
 /* +inf entries: 1/k on them; a NaN sum: NaN row (NaN in x, or inf - inf) */
@@ -76,13 +77,14 @@ static void fwd64(const void *ctx, size_t r, const double *const *in, double *y,
 }
 
 /* dx_j = sigma(x_j) (g_j - <g, y>) / S, S = sum softplus */
+/* sigmoid(x) is stored to scratch in the summing pass (one exp per entry) */
 static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, size_t n, float *scr) {
   const sp_ctx *c = ctx;
-  (void)r; (void)scr;
-  double gs, s = c->reg->vnorm->softplus(n, in[0], NULL, in[2], &gs, &c->c);
+  (void)r;
+  double gs, s = c->reg->vnorm->softplus_sig(n, in[0], in[2], scr, &gs, &c->c);
   if (!isfinite(s) || !isfinite(gs)) s = smx_vnorm_ukernels_scalar.softplus(n, in[0], NULL, in[2], &gs, &c->c);
   if (!isfinite(s) || !(s > 0.0)) { SP_SPECIAL(float, in[0], dx, n, 1); return; }
-  c->reg->vnorm->softplus_bwd(n, in[0], in[2], dx, (float)(1.0 / s), (float)(gs / s), &c->c);
+  c->reg->vnorm->sig_scale(n, scr, in[2], dx, (float)(1.0 / s), (float)(gs / s), c->nt);
 }
 
 static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx, size_t n, double *scr) {
@@ -98,8 +100,9 @@ static smx_status run(smx_elem e, int grad, const void *x, size_t ldx, const voi
   sp_ctx c;
   c.reg = smx_registry_current();
   smx_f32_expc(&c.c, 1.0);
+  c.nt = grad && smx_vn_stream_out(e, rows, cols);
   smx_vn_op op = { .elem = e, .rows = rows, .cols = cols, .in = { x, NULL, g }, .ld_in = { ldx, 0, ldg },
-                   .out = out, .ld_out = ldo, .alias = grad ? 3 : 1, .row32 = grad ? bwd32 : fwd32,
+                   .out = out, .ld_out = ldo, .alias = grad ? 3 : 1, .scratch_rows = grad ? 1 : 0, .row32 = grad ? bwd32 : fwd32,
                    .row64 = grad ? bwd64 : fwd64, .ctx = &c };
   return smx_vn_run(&op, opt);
 }

@@ -28,11 +28,23 @@ static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, s
   smx_vn_softmax_f32(&c->sm, in[0], y, n, 1.0 / (c->t * (mo.sd + SMX_VN_STD_EPS)));
 }
 
+/* f64 rows with entries beyond 2^1000 (their span, x - max, or the std may
+ * overflow): softmax(a x) = softmax(a 2^ex (x 2^-ex)), the row scaled into
+ * y first (exact but for subnormal results, whose loss moves a x by less
+ * than 2^-50 / (T std)) */
+static void softmax64(const std_ctx *c, const double *x, double *y, size_t n, smx_vn_moments mo) {
+  if (mo.ex <= 1000) {
+    smx_vn_softmax_f64(&c->sm, x, y, n, 1.0 / (c->t * (mo.sd + SMX_VN_STD_EPS)));
+    return;
+  }
+  for (size_t i = 0; i < n; i++) y[i] = ldexp(x[i], -mo.ex);
+  smx_vn_softmax_f64(&c->sm, y, y, n, 1.0 / (c->t * (mo.sds + ldexp(SMX_VN_STD_EPS, -mo.ex))));
+}
+
 static void fwd64(const void *ctx, size_t r, const double *const *in, double *y, size_t n, double *scratch) {
   const std_ctx *c = ctx;
   (void)r; (void)scratch;
-  smx_vn_moments mo = smx_vn_moments_f64(in[0], n);
-  smx_vn_softmax_f64(&c->sm, in[0], y, n, 1.0 / (c->t * (mo.sd + SMX_VN_STD_EPS)));
+  softmax64(c, in[0], y, n, smx_vn_moments_f64(in[0], n));
 }
 
 static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, size_t n, float *yv) {
@@ -50,7 +62,7 @@ static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx
   const double *x = in[0];
   (void)r;
   smx_vn_moments mo = smx_vn_moments_f64(x, n);
-  smx_vn_softmax_f64(&c->sm, x, yv, n, 1.0 / (c->t * (mo.sd + SMX_VN_STD_EPS)));
+  softmax64(c, x, yv, n, mo);
   smx_vn_softmax_bwd_f64(yv, in[2], dx, n, 1.0 / c->t);
   SMX_VN_ZSCORE_VJP(double, x, dx, n, mo);
 }

@@ -74,3 +74,8 @@ smx_status smx_vn_run(const smx_vn_op *op, const smx_options *opt) {
   smx_plan plan = smx_plan_rows(o.threads, op->rows, op->cols, 0);
   return smx_grid_rows(plan.row_threads, op->rows, scratch, vn_rows, &j);
 }
+
+int smx_vn_stream_out(smx_elem e, size_t rows, size_t cols) {
+  if (e != SMX_ELEM_F32 || !rows || !cols) return 0;
+  return cols >= SMX_VN_STREAM_BYTES / sizeof(float) / rows;
+}

@@ -43,4 +43,14 @@ typedef struct smx_vn_op {
  * rows == 0 or cols == 0 does nothing. */
 smx_status smx_vn_run(const smx_vn_op *op, const smx_options *opt);
 
+/* 1 when a backward's f32 output rows should be written with non-temporal
+ * stores: an output of rows x cols far beyond the caches (SMX_VN_STREAM_BYTES;
+ * f16/bf16 rows pass through scratch and never stream). A backward reads two
+ * arrays and writes a third, so the write-allocate reads of dx are a quarter
+ * of its memory traffic; bench/python/bench_variants_norm.py measured the
+ * SA-softmax and softplus-l1 backward passes about 15-25 % faster on 4096 x 32000
+ * with them (AMD EPYC Zen 5). Forwards keep ordinary stores (algo_select.c). */
+#define SMX_VN_STREAM_BYTES ((size_t)64 << 20)
+int smx_vn_stream_out(smx_elem e, size_t rows, size_t cols);
+
 #endif

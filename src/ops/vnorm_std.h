@@ -15,6 +15,8 @@
 typedef struct smx_vn_moments {
   double mean, sd;   /* over the finite entries; sd = 0 for fewer than two */
   size_t nf;         /* finite entries */
+  int ex;            /* the entries were scaled by 2^-ex (max |x| in [1/2, 1)) */
+  double sds;        /* sd 2^-ex: finite where sd overflows (rows near DBL_MAX) */
 } smx_vn_moments;
 
 /* Neumaier's compensated sum: a few ulps whatever the row length */
@@ -27,7 +29,7 @@ static inline void smx_vn_kadd(double *s, double *c, double v) {
 /* the entries are scaled by a power of two near 1/max|x| first, so that
  * neither the sum nor the squares overflow (f64 rows up to DBL_MAX) */
 #define SMX_VN_MOMENTS_BODY                                                   \
-  smx_vn_moments m = { 0.0, 0.0, 0 };                                         \
+  smx_vn_moments m = { 0.0, 0.0, 0, 0, 0.0 };                                 \
   double amax = 0.0;                                                          \
   for (size_t i = 0; i < n; i++)                                              \
     if (isfinite(x[i])) { double a = fabs((double)x[i]); if (a > amax) amax = a; m.nf++; } \
@@ -49,7 +51,9 @@ static inline void smx_vn_kadd(double *s, double *c, double v) {
   r += rc;                                                                    \
   q = q + qc - r * r / (double)m.nf;                                          \
   m.mean = ldexp(mean + r / (double)m.nf, ex);                                \
-  m.sd = m.nf > 1 && q > 0.0 ? ldexp(sqrt(q / (double)(m.nf - 1)), ex) : 0.0; \
+  m.sds = m.nf > 1 && q > 0.0 ? sqrt(q / (double)(m.nf - 1)) : 0.0;           \
+  m.sd = ldexp(m.sds, ex);                                                    \
+  m.ex = ex;                                                                  \
   return m;
 
 static inline smx_vn_moments smx_vn_moments_f32(const float *x, size_t n) { SMX_VN_MOMENTS_BODY }

@@ -18,10 +18,11 @@ typedef struct known {
 
 static const known list[] = {
   { NULL, NULL, NULL, NULL, NULL },   /* none: keep the list non-empty */
-  { "standardize_softmax", "f64", NULL, "huge +-1.7e308",
-    "a row spanning more than DBL_MAX at T = (std + 1e-7) T: x - max overflows in the f64 softmax row driver" },
-  { "sa_softmax_norm", "f64", NULL, "huge +-1.7e308",
-    "one entry of a row spanning more than DBL_MAX comes out NaN (not yet traced)" },
+  { "sa_softmax_norm_backward", NULL, NULL, "subnormal",
+    "a range R below 1/FLT_MAX (1/DBL_MAX): the slope s = 1/R overflows and the backward gives NaN where the "
+    "reference is beyond the range or finite" },
+  { "sa_softmax_norm_backward", "f32", NULL, "tiny values",
+    "a range R below 1/FLT_MAX: s = 1/R overflows float (as the subnormal families)" },
 };
 #define NKNOWN (sizeof list / sizeof list[0])
 static int seen[NKNOWN];

@@ -75,6 +75,7 @@ typedef struct ref_ctx {
   long double m, logd;   /* max and log sum exp((x - m)/T) */
   long double d, s;      /* backward: <dy, y> and sum(dy) */
   size_t top[OPS_KMAX];  /* top-k: the selected indices, in order */
+  long double ex[4];     /* further row state of an op's reference (MultiMax, SA-softmax backward) */
 } ref_ctx;
 
 long double ref_in(const ref_ctx *c, int which, size_t i);
@@ -192,6 +193,10 @@ long double ref_softpick_backward_at(const ref_ctx *c, size_t i, long double *au
 #define VN_SIGMOID_BIAS (-2.5L)
 double bound_vn_beta(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 double bound_vn_sa(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+void ref_sa_backward_row(ref_ctx *c);
+void ref_sa_norm_backward_row(ref_ctx *c);
+long double ref_sa_backward_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_vn_sa_backward(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 double bound_vn_4(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 double bound_vn_sigmoid(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 double bound_vn_abs4(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
@@ -214,5 +219,20 @@ long double ref_sigmoid_backward_at(const ref_ctx *c, size_t i, long double *aux
 void ref_softplus_l1_row(ref_ctx *c);
 long double ref_softplus_l1_at(const ref_ctx *c, size_t i, long double *aux);
 long double ref_softplus_l1_backward_at(const ref_ctx *c, size_t i, long double *aux);
+
+/* MultiMax at fixed parameters (ref_multimax.c) */
+#define MM_R0 (-1.0L)
+#define MM_R1 2.0L
+#define MM_R2 0.5L
+#define MM_R3 1.0L
+#define MM_T0 0.5L
+#define MM_T1 (-0.25L)
+#define MM_T2 0.0L
+#define MM_T3 0.0L
+void ref_multimax_row(ref_ctx *c);
+long double ref_multimax_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_multimax(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+long double ref_multimax_backward_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_multimax_backward(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 
 #endif

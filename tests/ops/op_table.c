@@ -128,6 +128,22 @@ static smx_status a_sa_norm_f32(const op_call *c) {
 static smx_status a_sa_norm_f64(const op_call *c) {
   return smx_sa_softmax_rows_f64(c->in[0], c->ld_in[0], c->out, c->ld_out, c->rows, c->cols, 1, c->opt);
 }
+static smx_status a_sa_bwd_f32(const op_call *c) {
+  return smx_sa_softmax_backward_rows_f32(c->in[0], c->ld_in[0], NULL, 0, c->in[1], c->ld_in[1], c->out, c->ld_out,
+                                          c->rows, c->cols, 0, c->opt);
+}
+static smx_status a_sa_bwd_f64(const op_call *c) {
+  return smx_sa_softmax_backward_rows_f64(c->in[0], c->ld_in[0], NULL, 0, c->in[1], c->ld_in[1], c->out, c->ld_out,
+                                          c->rows, c->cols, 0, c->opt);
+}
+static smx_status a_sa_norm_bwd_f32(const op_call *c) {
+  return smx_sa_softmax_backward_rows_f32(c->in[0], c->ld_in[0], NULL, 0, c->in[1], c->ld_in[1], c->out, c->ld_out,
+                                          c->rows, c->cols, 1, c->opt);
+}
+static smx_status a_sa_norm_bwd_f64(const op_call *c) {
+  return smx_sa_softmax_backward_rows_f64(c->in[0], c->ld_in[0], NULL, 0, c->in[1], c->ld_in[1], c->out, c->ld_out,
+                                          c->rows, c->cols, 1, c->opt);
+}
 VN_ELEM(smx_topk_softmax_f32, float, (size_t)VN_TOPK_K) VN_ELEM(smx_topk_softmax_f64, double, (size_t)VN_TOPK_K)
 VN_ROWS(smx_topk_softmax_rows_f32, float, (size_t)VN_TOPK_K)
 VN_ROWS(smx_topk_softmax_rows_f64, double, (size_t)VN_TOPK_K)
@@ -310,6 +326,49 @@ ENTMAX_BWD(_a17, 1.7, f32, float) ENTMAX_BWD(_a17, 1.7, f64, double)
     a_entmax_a17_backward_rows_##sfx, prep_entmax_a17_backward, ref_entmax_a17_backward_row,                  \
     ref_entmax_a17_backward_at, bound_sparse_backward }
 
+/* MultiMax at the fixed parameters of op.h (MM_R*, MM_T*) */
+static const double mm_r[4] = { (double)MM_R0, (double)MM_R1, (double)MM_R2, (double)MM_R3 };
+static const double mm_t[4] = { (double)MM_T0, (double)MM_T1, (double)MM_T2, (double)MM_T3 };
+#define MM_FWD(sfx, T)                                                                                      \
+  static smx_status a_multimax_##sfx(const op_call *c) {                                                    \
+    return smx_multimax_f##sfx((const T *)c->in[0], (T *)c->out, c->cols, mm_r, mm_t, c->opt);              \
+  }                                                                                                         \
+  static smx_status a_multimax_rows_##sfx(const op_call *c) {                                               \
+    return smx_multimax_rows_f##sfx((const T *)c->in[0], c->ld_in[0], (T *)c->out, c->ld_out, c->rows,      \
+                                    c->cols, mm_r, mm_t, c->opt);                                           \
+  }
+MM_FWD(32, float)
+MM_FWD(64, double)
+static smx_status a_multimax_rows_16(const op_call *c) {
+  return smx_multimax_rows_f16(c->in[0], c->ld_in[0], c->out, c->ld_out, c->rows, c->cols, mm_r, mm_t, c->opt);
+}
+static smx_status a_multimax_rows_b16(const op_call *c) {
+  return smx_multimax_rows_bf16(c->in[0], c->ld_in[0], c->out, c->ld_out, c->rows, c->cols, mm_r, mm_t, c->opt);
+}
+/* The backward takes y too: the forward's own output at the same options, in
+ * a buffer of the adapter's (the status of a refused or empty call comes
+ * from the backward itself, with y = x standing in) */
+#define MM_BWD(sfx, T)                                                                                      \
+  static smx_status a_multimax_backward_rows_##sfx(const op_call *c) {                                      \
+    const T *x = c->in[0];                                                                                  \
+    size_t n = c->rows * c->cols;                                                                           \
+    T *y = NULL;                                                                                            \
+    int own = x && c->rows && c->cols && c->ld_in[0] >= c->cols && n / c->rows == c->cols &&                \
+              n < ((size_t)1 << 40) / sizeof(T) && (y = malloc(n * sizeof(T))) != NULL;                    \
+    if (own) {                                                                                              \
+      smx_status st = smx_multimax_rows_f##sfx(x, c->ld_in[0], y, c->cols, c->rows, c->cols, mm_r, mm_t,     \
+                                               c->opt);                                                    \
+      if (st != SMX_OK) { free(y); return st; }                                                             \
+    }                                                                                                       \
+    smx_status st = smx_multimax_backward_rows_f##sfx(x, c->ld_in[0], own ? y : x, own ? c->cols : c->ld_in[0], \
+                                                      c->in[1], c->ld_in[1], (T *)c->out, c->ld_out, c->rows, \
+                                                      c->cols, mm_r, mm_t, NULL, c->opt);                   \
+    free(y);                                                                                                \
+    return st;                                                                                              \
+  }
+MM_BWD(32, float)
+MM_BWD(64, double)
+
 const op_row op_table[] = {
   SM(f32, DT_F32, DT_F32), SM(f64, DT_F64, DT_F64), SM(f16, DT_F16, DT_F32), SM(bf16, DT_BF16, DT_F32),
   BW(f32, DT_F32, a_smx_softmax_backward_f32, a_smx_log_softmax_backward_f32),
@@ -367,5 +426,26 @@ const op_row op_table[] = {
   VN_FWD(softplus_l1, bf16, DT_BF16, OP_NONNEG, NULL, ref_softplus_l1_row, ref_softplus_l1_at, bound_vn_8),
   VN_BWD(softplus_l1, f32, DT_F32, ref_softplus_l1_row, ref_softplus_l1_backward_at, bound_vn_8),
   VN_BWD(softplus_l1, f64, DT_F64, ref_softplus_l1_row, ref_softplus_l1_backward_at, bound_vn_8),
+  { "sa_softmax_backward", DT_F32, DT_F32, OUT_ELEM, 2, 1, 0, NULL, a_sa_bwd_f32, prep_vn_backward,
+    ref_sa_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
+  { "sa_softmax_backward", DT_F64, DT_F64, OUT_ELEM, 2, 1, 0, NULL, a_sa_bwd_f64, prep_vn_backward,
+    ref_sa_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
+  { "sa_softmax_norm_backward", DT_F32, DT_F32, OUT_ELEM, 2, 1, 0, NULL, a_sa_norm_bwd_f32, prep_vn_backward,
+    ref_sa_norm_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
+  { "sa_softmax_norm_backward", DT_F64, DT_F64, OUT_ELEM, 2, 1, 0, NULL, a_sa_norm_bwd_f64, prep_vn_backward,
+    ref_sa_norm_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
+  /* MultiMax */
+  { "multimax", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG, a_multimax_32, a_multimax_rows_32, NULL,
+    ref_multimax_row, ref_multimax_at, bound_multimax },
+  { "multimax", DT_F64, DT_F64, OUT_ELEM, 1, 0, OP_NONNEG, a_multimax_64, a_multimax_rows_64, NULL,
+    ref_multimax_row, ref_multimax_at, bound_multimax },
+  { "multimax", DT_F16, DT_F16, OUT_ELEM, 1, 0, OP_NONNEG, NULL, a_multimax_rows_16, NULL,
+    ref_multimax_row, ref_multimax_at, bound_multimax },
+  { "multimax", DT_BF16, DT_BF16, OUT_ELEM, 1, 0, OP_NONNEG, NULL, a_multimax_rows_b16, NULL,
+    ref_multimax_row, ref_multimax_at, bound_multimax },
+  { "multimax_backward", DT_F32, DT_F32, OUT_ELEM, 2, 1, 0, NULL, a_multimax_backward_rows_32, prep_vn_backward,
+    ref_multimax_row, ref_multimax_backward_at, bound_multimax_backward },
+  { "multimax_backward", DT_F64, DT_F64, OUT_ELEM, 2, 1, 0, NULL, a_multimax_backward_rows_64, prep_vn_backward,
+    ref_multimax_row, ref_multimax_backward_at, bound_multimax_backward },
 };
 const size_t op_table_len = sizeof op_table / sizeof op_table[0];

@@ -250,6 +250,71 @@ double bound_vn_sa(const ref_ctx *c, dtype od, size_t i, long double ref, long d
   return finish(od, ref, b);
 }
 
+/* The backward from x (in0) and dy (in1): dx = p (g (w + s) - D) plus, for
+ * the normalised form, (D - G) s at the first finite minimum when it is < 0
+ * and -D s at the first finite maximum when it is > 0; D = <p, g w>,
+ * G = <p, g>. c->ex: D, G, and their rounding scales sum p (2 + |t|) |g|
+ * (|w| + s) and sum p (2 + |t|) |g| (p carries |t| = |x - m| eps from the
+ * rounding of x - m); c->top[0], top[1]: the first min / max (n: no term).
+ * +inf entries: NaN there (x / k has no finite slope), and the row's D is
+ * NaN, so the min / max terms are NaN too; 0 elsewhere. */
+static void sa_backward_row(ref_ctx *c, int normalized) {
+  sa_row(c, normalized);
+  long double lo = c->d, sc = c->s, D = 0, G = 0, DE = 0, GE = 0, mn = INFINITY, mx = -INFINITY;
+  size_t imin = c->n, imax = c->n;
+  for (size_t i = 0; i < c->n; i++) {
+    long double x = ref_in(c, 0, i);
+    if (!isfinite(x)) continue;
+    if (x < mn) { mn = x; imin = i; }
+    if (x > mx) { mx = x; imax = i; }
+  }
+  c->top[0] = normalized && sc != 0 && mn < 0 ? imin : c->n;
+  c->top[1] = normalized && sc != 0 && mx > 0 ? imax : c->n;
+  if (!(c->nan || c->kinf || c->masked))
+    for (size_t i = 0; i < c->n; i++) {
+      long double t, p = ref_softmax_at(c, i, &t), x = ref_in(c, 0, i), g = ref_in(c, 1, i);
+      if (p == 0) continue;
+      long double w = (x - lo) * sc, e = p * (2 + fabsl(t)) * fabsl(g);
+      D += p * g * w;
+      G += p * g;
+      DE += e * (fabsl(w) + sc);
+      GE += e;
+    }
+  c->ex[0] = D;
+  c->ex[1] = G;
+  c->ex[2] = DE;
+  c->ex[3] = GE;
+}
+void ref_sa_backward_row(ref_ctx *c) { sa_backward_row(c, 0); }
+void ref_sa_norm_backward_row(ref_ctx *c) { sa_backward_row(c, 1); }
+
+long double ref_sa_backward_at(const ref_ctx *c, size_t i, long double *aux) {
+  long double x = ref_in(c, 0, i), g = ref_in(c, 1, i), t;
+  long double lo = c->d, sc = c->s, D = c->ex[0], G = c->ex[1];
+  int at_min = i == c->top[0], at_max = i == c->top[1];
+  *aux = 0;
+  if (c->nan) return NAN;
+  if (c->kinf) return x == INFINITY || at_min || at_max ? NAN : 0.0L;
+  if (c->masked) return 0;
+  long double p = ref_softmax_at(c, i, &t), r = 0, w = isfinite(x) ? (x - lo) * sc : 0;
+  if (p != 0) {
+    r = p * (g * (w + sc) - D);
+    *aux = p * (2 + fabsl(t)) * (fabsl(g) * (fabsl(w) + sc) + fabsl(D)) + p * c->ex[2];
+  }
+  if (at_min) r += (D - G) * sc;
+  if (at_max) r -= D * sc;
+  if (at_min || at_max) *aux += (c->ex[2] + c->ex[3] + fabsl(D) + fabsl(G)) * sc;
+  return r;
+}
+
+/* 8 eps aux, plus p's underflow: FLT_MIN (DBL_MIN) times the terms it multiplies */
+double bound_vn_sa_backward(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux) {
+  long double x = ref_in(c, 0, i), g = ref_in(c, 1, i);
+  double w = isfinite(x) ? (double)fabsl((x - c->d) * c->s) : 0.0;
+  double u = dt_arith_tiny(od) * ((double)fabsl(g) * (w + (double)c->s) + (double)fabsl(c->ex[0]) + 1.0);
+  return finish(od, ref, 8.0 * dt_eps(od) * (double)aux + u);
+}
+
 /* ------------------------------------------------------------ top-k softmax */
 /* c->top: the selection (k = VN_TOPK_K, or n), by value, ties to the lowest
  * index; c->logd: log sum exp(x_j - m) over it; c->m: its max */

@@ -226,7 +226,95 @@ static void sig_bwd_s(size_t n, const float *y, const float *g, float *dx, float
   for (size_t i = 0; i < n; i++) dx[i] = (float)((double)y[i] * (1.0 - (double)y[i]) * g[i] * s);
 }
 
+static double softplus_sig_s(size_t n, const float *x, const float *g, float *sg, double *gy, const smx_expc *c) {
+  (void)c;
+  double s = 0.0, t = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    double v = sp_d(x[i]);
+    t += g[i] * v;
+    s += v;
+    sg[i] = (float)sig_d(x[i]);
+  }
+  *gy = t;
+  return s;
+}
+
+static void sig_scale_s(size_t n, const float *sg, const float *g, float *dx, float s, float d, int stream) {
+  (void)stream;
+  for (size_t i = 0; i < n; i++) dx[i] = (float)((double)sg[i] * s * ((double)g[i] - d));
+}
+
+static double sa_bexp_s(size_t n, const float *x, const float *g, float *e, float m, const smx_expc *c, float lo,
+                        float s, double *egw, double *eg) {
+  (void)c;
+  double a = 0.0, b = 0.0, t = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    double v = exp((double)x[i] - m);
+    e[i] = (float)v;
+    t += v;
+    if (v == 0.0) continue;
+    double vg = v * g[i];
+    a += vg * ((double)x[i] - lo) * s;
+    b += vg;
+  }
+  *egw = a;
+  *eg = b;
+  return t;
+}
+
+static void sa_bwde_s(size_t n, const float *x, const float *e, const float *g, float *dx, float lo, float s, float d,
+                      float inv, int stream) {
+  (void)stream;
+  for (size_t i = 0; i < n; i++) {
+    double pi = (double)e[i] * inv;
+    dx[i] = pi == 0.0 ? 0.0f : (float)(pi * ((double)g[i] * (((double)x[i] - lo) * s + s) - d));
+  }
+}
+
+static void sa_stats_s(size_t n, const float *x, smx_vnorm_stats *st) {
+  smx_vnorm_stats s = { 0, 0, -INFINITY, INFINITY, n, n };
+  for (size_t i = 0; i < n; i++) {
+    float v = x[i];
+    if (v != v) s.nan = 1;
+    else if (v == INFINITY) s.pinf = 1;
+    else if (v != -INFINITY) {
+      if (v > s.fmax) { s.fmax = v; s.imax = i; }
+      if (v < s.fmin) { s.fmin = v; s.imin = i; }
+    }
+  }
+  *st = s;
+}
+
+static void mm_bwd_s(size_t n, const float *x, const float *y, const float *dy, float *dx, float dot, float s,
+                     const float p[8], double *pg, int stream) {
+  (void)stream;
+  const double r0 = p[0], r1 = p[1], r2 = p[2], r3 = p[3], t0 = p[4], t1 = p[5], t2 = 2.0 * p[6], t3 = 2.0 * p[7];
+  double acc[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
+  for (size_t i = 0; i < n; i++) {
+    double v = x[i], g = (double)y[i] * ((double)dy[i] - dot) * s;
+    if (v == INFINITY || v == -INFINITY) { dx[i] = 0.0f; continue; }
+    double a = r0 - v, b = v - r1, c = r2 - v, d = v - r3;
+    a = a > 0.0 ? a : 0.0;
+    b = b > 0.0 ? b : 0.0;
+    c = c > 0.0 ? c : 0.0;
+    d = d > 0.0 ? d : 0.0;
+    double lo = v < r0 ? t0 : 0.0, hi = v > r1 ? t1 : 0.0;
+    dx[i] = (float)(g * (1.0 - lo + hi - t2 * c + t3 * d));
+    acc[0] += g * lo;
+    acc[1] -= g * hi;
+    acc[2] += g * t2 * c;
+    acc[3] -= g * t3 * d;
+    acc[4] += g * a;
+    acc[5] += g * b;
+    acc[6] += g * c * c;
+    acc[7] += g * d * d;
+  }
+  if (pg)
+    for (int q = 0; q < 8; q++) pg[q] = acc[q];
+}
+
 const smx_vnorm_ukernels smx_vnorm_ukernels_scalar = {
   "scalar", softpick_exp_s, softpick_out_s, softpick_dot_s, softpick_bwd_s, softplus_s, softplus_bwd_s,
   sa_out_s, sa_dot_s,       sa_bwd_s,       softpick_stats_s, softpick_outx_s, sig_bwd_s,
+  softplus_sig_s, sig_scale_s, sa_bexp_s, sa_bwde_s, sa_stats_s, mm_bwd_s,
 };

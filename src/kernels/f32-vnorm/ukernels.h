@@ -1,6 +1,6 @@
 /*
  * The elementwise-plus-normalise kernel family (softpick, softplus-l1,
- * self-adjust softmax, sigmoid backward): the passes of
+ * self-adjust softmax, sigmoid backward, MultiMax backward): the passes of
  * include/smx/smx_variants.h's row variants that are not a softmax. One f32
  * body over the vector layer (body.h, instantiated by avx2.c, avx512.c and
  * neon.c) and a portable table (scalar.c) that computes in double; the f64
@@ -22,6 +22,15 @@ typedef struct smx_softpick_state {
   double d, gy;
   size_t blk;
 } smx_softpick_state;
+
+/* self-adjust's row facts: nan / pinf set when some entry is NaN / +inf;
+ * fmax, fmin over the finite entries (-inf, +inf when none) and the first
+ * index of each (n when none). */
+typedef struct smx_vnorm_stats {
+  int nan, pinf;
+  float fmax, fmin;
+  size_t imax, imin;
+} smx_vnorm_stats;
 
 /* the block of softpick_stats: small enough to stay in L1 between its two reads */
 #define SMX_SOFTPICK_BLOCK 2048
@@ -67,6 +76,30 @@ typedef struct smx_vnorm_ukernels {
   void (*softpick_outx)(size_t n, const float *x, float *y, float m, const smx_expc *c, float em, float s);
   /* sigmoid backward from y: dx_i = y_i (1 - y_i) g_i s; dx may equal y or g. */
   void (*sig_bwd)(size_t n, const float *y, const float *g, float *dx, float s);
+  /* softplus-l1 backward pass 1: returns sum softplus(x_i), *gy = sum g_i
+   * softplus(x_i), and stores sigmoid(x_i) to sg (sg may equal x, not g). */
+  double (*softplus_sig)(size_t n, const float *x, const float *g, float *sg, double *gy, const smx_expc *c);
+  /* softplus-l1 backward pass 2: dx_i = sg_i s (g_i - d); dx may equal sg or g.
+   * stream: non-temporal stores (as smx_f32_ukernels' vscale). */
+  void (*sig_scale)(size_t n, const float *sg, const float *g, float *dx, float s, float d, int stream);
+  /* self-adjust backward from x, pass 2 of 3 (m: the finite row max): e_i =
+   * exp(x_i - m) stored to e; returns sum e_i, *egw = sum e_i g_i (x_i - lo) s
+   * over e_i != 0, *eg = sum e_i g_i. e must not alias x or g. */
+  double (*sa_bexp)(size_t n, const float *x, const float *g, float *e, float m, const smx_expc *c, float lo,
+                    float s, double *egw, double *eg);
+  /* pass 3: sa_bwd at p_i = e_i inv; dx may equal e or g. */
+  void (*sa_bwde)(size_t n, const float *x, const float *e, const float *g, float *dx, float lo, float s, float d,
+                  float inv, int stream);
+  /* self-adjust's row facts (smx_vnorm_stats) */
+  void (*sa_stats)(size_t n, const float *x, smx_vnorm_stats *st);
+  /* MultiMax backward (src/ops/multimax.c), p = r0..r3, t0..t3: g_i = y_i
+   * (dy_i - dot) s (the softmax VJP), dx_i = g_i s'(x_i), 0 where x_i is
+   * infinite; with pg (else NULL) the 8 parameter partials of the row,
+   * sum g_i times t0 [x < r0], -t1 [x > r1], 2 t2 (r2 - x)_+, -2 t3 (x - r3)_+,
+   * (r0 - x)_+, (x - r1)_+, (r2 - x)_+^2, (x - r3)_+^2 over finite x_i. dx may
+   * equal y or dy; stream as sig_scale. */
+  void (*mm_bwd)(size_t n, const float *x, const float *y, const float *dy, float *dx, float dot, float s,
+                 const float p[8], double *pg, int stream);
 } smx_vnorm_ukernels;
 
 /* The same passes in double (portable loops with libm; the same contracts,
