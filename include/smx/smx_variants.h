@@ -604,7 +604,8 @@ SMX_API smx_status smx_adaptive_softmax_backward_rows_f64(const double *x, size_
  * the softmax engine (softmax is shift-invariant).
  * Accuracy: smx_softmax's bound plus the std's rounding (4 eps relative):
  * (4 + |t_i|/2 + 4 (|t_i| + sum_j y_j |t_j|)) eps y_i + FLT_MIN, t = (z - max z)/T.
- * f64 rows spanning more than DBL_MAX are a known issue (tests/ops/known_issues.c).
+ * f64 rows spanning more than DBL_MAX: the moments and the softmax's scale
+ * are taken on the row scaled by a power of 2, so z stays finite.
  * Backward: reads x and dy (y may be NULL, it is recomputed): with
  * gz = (1/T) y (dy - <dy,y>), dx_j = (gz_j - mean gz)/(sd + eps)
  * - (sum gz_i (x_i - mean)) (x_j - mean) / ((sd + eps)^2 (nf - 1) sd) on
@@ -653,6 +654,10 @@ SMX_API smx_status smx_standardize_softmax_backward_rows_f64(const double *x, si
  * 8 eps (p_i (2 + |x_i - m|) (|g_i| (|w_i| + s) + |D|) + p_i sum_j p_j
  * (2 + |x_j - m|) |g_j| (|w_j| + s)) plus FLT_MIN (DBL_MIN) times the terms
  * p multiplies, D = <p, g w> (and the min / max terms' own scale).
+ * Normalised rows whose range R is beyond the type (R = inf) or below its
+ * reciprocal (s = 1/R beyond the type): the weights by division, the terms
+ * in s grouped (f32 in double), so a gradient beyond the range is +-inf,
+ * never NaN.
  */
 SMX_API smx_status smx_sa_softmax_f32(const float *x, float *y, size_t n, int normalized, const smx_options *opt);
 SMX_API smx_status smx_sa_softmax_f64(const double *x, double *y, size_t n, int normalized, const smx_options *opt);

@@ -118,11 +118,34 @@ static void fwd64(const void *ctx, size_t r, const double *const *in, double *y,
     out = inf_ && !nan_;                                             \
   } while (0)
 
+/* f32 rows of the normalised form with a range R below 1/FLT_MAX (subnormal
+ * spans): s = 1/R is beyond float but not double, so the weights, the sums
+ * and each dx (its min / max terms included) are formed in double and
+ * rounded once (to +-inf where the gradient is beyond float's range). */
+static void bwd32_tiny(const sa_ctx *c, sa_w w, const float *x, const float *g, float *dx, size_t n, const float *p) {
+  double d = 0.0, dc = 0.0, gp = 0.0, gc = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    if (p[i] == 0.0f) continue;
+    double pg = (double)p[i] * (double)g[i];
+    smx_vn_kadd(&d, &dc, pg * (((double)x[i] - w.lo) * w.s));
+    smx_vn_kadd(&gp, &gc, pg);
+  }
+  d += dc;
+  gp += gc;
+  for (size_t i = 0; i < n; i++) {
+    double v = p[i] == 0.0f ? 0.0 : (double)p[i] * ((double)g[i] * (((double)x[i] - w.lo) * w.s + w.s) - d);
+    if (c->normalized && w.st.fmin < 0.0 && i == w.st.imin) v += (d - gp) * w.s;
+    if (c->normalized && w.st.fmax > 0.0 && i == w.st.imax) v -= d * w.s;
+    dx[i] = (float)v;
+  }
+}
+
 static void bwd32_engine(const sa_ctx *c, sa_w w, const float *x, const float *g, float *dx, size_t n, float *p) {
   int kinf;
   SA_PINF_ROW(x, n, kinf);
   if (kinf) { SA_KINF(float, c, w, x, dx, n); return; }
   smx_vn_softmax_f32(&c->sm, x, p, n, 1.0);
+  if (c->normalized && w.s > 3e38 && !w.st.nan) { bwd32_tiny(c, w, x, g, dx, n, p); return; }
   const smx_vnorm_ukernels *k = w.r > 3e38 || w.s > 3e38 ? &smx_vnorm_ukernels_scalar : c->sm.reg->vnorm;
   double gp, d = k->sa_dot(n, x, p, g, (float)w.lo, (float)w.s, &gp);
   k->sa_bwd(n, x, p, g, dx, (float)w.lo, (float)w.s, (float)d);
@@ -171,6 +194,29 @@ static void bwd64_wide(const sa_ctx *c, sa_w w, const double *x, const double *p
   SA_MINMAX(c, w, dx, d, gp);
 }
 
+/* f64 rows of the normalised form with a range R below 1/DBL_MAX: s = 1/R is
+ * inf, so the weights are (x - lo) / R and every term carrying s is divided by
+ * R once, the min / max terms grouped with the entry's own: +-inf where the
+ * gradient is beyond the range, never inf - inf or 0 inf. */
+static void bwd64_tiny(const sa_ctx *c, sa_w w, const double *x, const double *p, const double *g, double *dx,
+                       size_t n) {
+  double d = 0.0, dc = 0.0, gp = 0.0, gc = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    if (p[i] == 0.0) continue;
+    smx_vn_kadd(&d, &dc, p[i] * g[i] * ((x[i] - w.lo) / w.r));
+    smx_vn_kadd(&gp, &gc, p[i] * g[i]);
+  }
+  d += dc;
+  gp += gc;
+  for (size_t i = 0; i < n; i++) {
+    double pg = p[i] == 0.0 ? 0.0 : p[i] * g[i], by_r = pg;   /* the terms over R */
+    if (c->normalized && w.st.fmin < 0.0 && i == w.st.imin) by_r += d - gp;
+    if (c->normalized && w.st.fmax > 0.0 && i == w.st.imax) by_r -= d;
+    double rest = p[i] == 0.0 ? 0.0 : p[i] * (g[i] * ((x[i] - w.lo) / w.r) - d);
+    dx[i] = rest + (by_r == 0.0 ? 0.0 : by_r / w.r);
+  }
+}
+
 static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx, size_t n, double *p) {
   const sa_ctx *c = ctx;
   const double *x = in[0], *g = in[2];
@@ -182,6 +228,7 @@ static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx
   if (kinf) { SA_KINF(double, c, w, x, dx, n); return; }
   smx_vn_softmax_f64(&c->sm, x, p, n, 1.0);
   if (c->normalized && isinf(w.r)) { bwd64_wide(c, w, x, p, g, dx, n); return; }
+  if (c->normalized && w.r > 0.0 && w.r < 0x1p-1000 && !w.st.nan) { bwd64_tiny(c, w, x, p, g, dx, n); return; }
   double gp, d = smx_vnorm_sa_dot_f64(n, x, p, g, w.lo, w.s, &gp);
   smx_vnorm_sa_bwd_f64(n, x, p, g, dx, w.lo, w.s, d);
   SA_MINMAX(c, w, dx, d, gp);

@@ -18,11 +18,6 @@ typedef struct known {
 
 static const known list[] = {
   { NULL, NULL, NULL, NULL, NULL },   /* none: keep the list non-empty */
-  { "sa_softmax_norm_backward", NULL, NULL, "subnormal",
-    "a range R below 1/FLT_MAX (1/DBL_MAX): the slope s = 1/R overflows and the backward gives NaN where the "
-    "reference is beyond the range or finite" },
-  { "sa_softmax_norm_backward", "f32", NULL, "tiny values",
-    "a range R below 1/FLT_MAX: s = 1/R overflows float (as the subnormal families)" },
 };
 #define NKNOWN (sizeof list / sizeof list[0])
 static int seen[NKNOWN];
