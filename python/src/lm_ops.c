@@ -322,24 +322,6 @@ PyObject *smx_py_topk(PyObject *self, PyObject *args, PyObject *kwargs) {
 
 /* ------------------------------------------------------------ sampling */
 
-static int parse_seed(const char *fn, const char *what, PyObject *o, uint64_t *v) {
-  if (PyBool_Check(o) || !PyIndex_Check(o)) {
-    PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s", fn, what, Py_TYPE(o)->tp_name);
-    return -1;
-  }
-  PyObject *i = PyNumber_Index(o);
-  if (!i) return -1;
-  unsigned long long u = PyLong_AsUnsignedLongLong(i);
-  Py_DECREF(i);
-  if (u == (unsigned long long)-1 && PyErr_Occurred()) {
-    PyErr_Clear();
-    PyErr_Format(PyExc_ValueError, "%s: %s must be in [0, 2**64), got %R", fn, what, o);
-    return -1;
-  }
-  *v = u;
-  return 0;
-}
-
 PyObject *smx_py_sample(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
   static const char *fn = "smx.sample";
@@ -352,8 +334,8 @@ PyObject *smx_py_sample(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   smx_sample_params p = {1.0, 0, 1.0, 0.0, 0, SMX_SAMPLE_MULTINOMIAL, 0};
   uint64_t seed, step = 0;
-  if (parse_seed(fn, "seed", so, &seed) < 0 || (stepo && parse_seed(fn, "step", stepo, &step) < 0) ||
-      (ro && parse_seed(fn, "row_offset", ro, &p.row_offset) < 0))
+  if (smx_py_u64_arg(fn, "seed", so, &seed) < 0 || (stepo && smx_py_u64_arg(fn, "step", stepo, &step) < 0) ||
+      (ro && smx_py_u64_arg(fn, "row_offset", ro, &p.row_offset) < 0))
     return NULL;
   if (temp && smx_py_real_arg(fn, "temperature", temp, &p.temperature) < 0) return NULL;
   if (!(p.temperature >= 0.0) || isinf(p.temperature)) {
@@ -433,7 +415,7 @@ PyObject *smx_py_gumbel_softmax(PyObject *self, PyObject *args, PyObject *kwargs
     PyErr_Format(PyExc_ValueError, "%s: tau must be positive and finite, got %R", fn, tauo);
     return NULL;
   }
-  if (parse_seed(fn, "seed", so, &seed) < 0 || (stepo && parse_seed(fn, "step", stepo, &step) < 0)) return NULL;
+  if (smx_py_u64_arg(fn, "seed", so, &seed) < 0 || (stepo && smx_py_u64_arg(fn, "step", stepo, &step) < 0)) return NULL;
   int hard = 0;
   if (hardo && (hard = PyObject_IsTrue(hardo)) < 0) return NULL;
   smx_options o;

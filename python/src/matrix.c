@@ -105,6 +105,24 @@ int smx_py_int_arg(const char *fn, const char *what, PyObject *o, long long lo, 
   return 0;
 }
 
+int smx_py_u64_arg(const char *fn, const char *what, PyObject *o, uint64_t *v) {
+  if (PyBool_Check(o) || !PyIndex_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s", fn, what, Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  PyObject *i = PyNumber_Index(o);
+  if (!i) return -1;
+  unsigned long long u = PyLong_AsUnsignedLongLong(i);
+  Py_DECREF(i);
+  if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, "%s: %s must be in [0, 2**64), got %R", fn, what, o);
+    return -1;
+  }
+  *v = u;
+  return 0;
+}
+
 int smx_py_real_arg(const char *fn, const char *what, PyObject *o, double *v) {
   if (PyBool_Check(o) || !(PyFloat_Check(o) || PyLong_Check(o) || PyNumber_Check(o))) {
     PyErr_Format(PyExc_TypeError, "%s: %s must be a real number, not %.100s", fn, what, Py_TYPE(o)->tp_name);

@@ -6,6 +6,8 @@
 #ifndef SMX_PY_MATRIX_H
 #define SMX_PY_MATRIX_H
 
+#include <stdint.h>
+
 #include "arrays.h"
 
 typedef struct smx_py_matrix {
@@ -37,6 +39,9 @@ PyArrayObject *smx_py_int_input(const char *fn, const char *what, PyObject *a, i
 
 /* A Python int (not bool) into *v within [lo, hi]; TypeError / ValueError. */
 int smx_py_int_arg(const char *fn, const char *what, PyObject *o, long long lo, long long hi, long long *v);
+
+/* A Python int (not bool) in [0, 2^64) into *v (seeds, steps, row offsets). */
+int smx_py_u64_arg(const char *fn, const char *what, PyObject *o, uint64_t *v);
 
 /* A real number (not bool); finite unless allow_inf. */
 int smx_py_real_arg(const char *fn, const char *what, PyObject *o, double *v);

@@ -14,23 +14,6 @@
 #include "options.h"
 #include "smx/smx.h"
 
-static int parse_u64(const char *fn, const char *what, PyObject *o, uint64_t *v) {
-  if (PyBool_Check(o) || !PyIndex_Check(o)) {
-    PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s", fn, what, Py_TYPE(o)->tp_name);
-    return -1;
-  }
-  PyObject *i = PyNumber_Index(o);
-  if (!i) return -1;
-  unsigned long long u = PyLong_AsUnsignedLongLong(i);
-  Py_DECREF(i);
-  if (u == (unsigned long long)-1 && PyErr_Occurred()) {
-    PyErr_Clear();
-    PyErr_Format(PyExc_ValueError, "%s: %s must be in [0, 2**64), got %R", fn, what, o);
-    return -1;
-  }
-  *v = u;
-  return 0;
-}
 
 static int parse_choice(const char *fn, const char *what, PyObject *o, const char *const *names, int n, int *v) {
   if (!o) return 0;
@@ -72,9 +55,9 @@ PyObject *smx_py_noisy_softmax_loss(PyObject *self, PyObject *args, PyObject *kw
   uint64_t seed = 0, step = 0, row_offset = 0;
   int mode = 0, r = (int)o.reduction, want = 0;
   long long ii = -100, th = 1;
-  if ((ao && smx_py_real_arg(fn, "alpha", ao, &alpha) < 0) || (so && parse_u64(fn, "seed", so, &seed) < 0) ||
-      (sto && parse_u64(fn, "step", sto, &step) < 0) || parse_choice(fn, "mode", mo, modes, 3, &mode) < 0 ||
-      (roo && parse_u64(fn, "row_offset", roo, &row_offset) < 0) ||
+  if ((ao && smx_py_real_arg(fn, "alpha", ao, &alpha) < 0) || (so && smx_py_u64_arg(fn, "seed", so, &seed) < 0) ||
+      (sto && smx_py_u64_arg(fn, "step", sto, &step) < 0) || parse_choice(fn, "mode", mo, modes, 3, &mode) < 0 ||
+      (roo && smx_py_u64_arg(fn, "row_offset", roo, &row_offset) < 0) ||
       parse_choice(fn, "reduction", red, reds, 3, &r) < 0 ||
       (ign && smx_py_int_arg(fn, "ignore_index", ign, INT64_MIN, INT64_MAX, &ii) < 0) ||
       (thr && thr != Py_None && smx_py_int_arg(fn, "threads", thr, 0, 1 << 20, &th) < 0) ||
@@ -184,8 +167,8 @@ PyObject *smx_py_noisy_softmax_noise(PyObject *self, PyObject *args, PyObject *k
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOO:noisy_softmax_noise", kw, &ro, &so, &sto, &r0o)) return NULL;
   long long rows = 0, row0 = 0;
   uint64_t seed = 0, step = 0;
-  if (smx_py_int_arg(fn, "rows", ro, 0, PY_SSIZE_T_MAX / 8, &rows) < 0 || (so && parse_u64(fn, "seed", so, &seed) < 0) ||
-      (sto && parse_u64(fn, "step", sto, &step) < 0) ||
+  if (smx_py_int_arg(fn, "rows", ro, 0, PY_SSIZE_T_MAX / 8, &rows) < 0 || (so && smx_py_u64_arg(fn, "seed", so, &seed) < 0) ||
+      (sto && smx_py_u64_arg(fn, "step", sto, &step) < 0) ||
       (r0o && smx_py_int_arg(fn, "row0", r0o, 0, INT64_MAX, &row0) < 0))
     return NULL;
   npy_intp n = (npy_intp)rows;
