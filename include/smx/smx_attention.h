@@ -50,6 +50,23 @@
  * O = 0 and lse = -inf (never NaN); with a sink its lse is the sink.
  *
  * ---------------------------------------------------------------------------
+ * NaN
+ * ---------------------------------------------------------------------------
+ * A NaN score (from a NaN in Q or K, a NaN bias, +inf - inf, ...) reaches
+ * exactly the query rows that see that key: every element of their O row is
+ * NaN and so is their lse (MALA: lse 0), as softmax does with a NaN input and
+ * as PyTorch does; the other keys of such a row are not dropped, and rows
+ * that do not see the key are unchanged. A NaN in element x of V row j makes
+ * O[., x] NaN for the rows that see key j (screening, which divides v by
+ * |v|: their whole row, where Trim keeps the key); the lse is untouched. As
+ * in PyTorch's kernels (0 x NaN is NaN), a NaN in V may also reach rows that
+ * see other keys of key j's 64-key tile but not key j; never a row that sees
+ * no key, which keeps O = 0 and lse = -inf. BLASST decides on a tile's
+ * largest score, and a NaN among a row's scores keeps it from dropping that
+ * tile. The same holds for the split keys of decoding and in
+ * smx_attention_merge (a part with lse NaN makes the row NaN).
+ *
+ * ---------------------------------------------------------------------------
  * Variants (per plan)
  * ---------------------------------------------------------------------------
  *  - l2_distance: z = -scale |q_i - k_j|^2 (L2-distance attention), formed as
@@ -268,7 +285,8 @@ SMX_API smx_status smx_attention_plan_destroy(smx_attention_plan *plan);
  * (softmax kind, no sink in the parts): rows x dv outputs o[p] (f32, row
  * stride ldo) with their log-sum-exp lse[p]; out = sum_p e^{lse_p - L} o_p,
  * L = log sum_p e^{lse_p} (written to lse_out when not NULL). Parts with
- * lse = -inf are ignored; a row with none left gives 0 and -inf. Folds in
+ * lse = -inf are ignored; a row with none left gives 0 and -inf; a part with
+ * lse NaN makes the row's out and L NaN. Folds in
  * the order p = 0, 1, ... out may equal o[0].
  */
 SMX_API smx_status smx_attention_merge(size_t n, const float *const *o, const float *const *lse, size_t rows,

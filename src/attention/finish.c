@@ -18,16 +18,19 @@ void smx_attn_fold(smx_attn_run *run, size_t tile, unsigned char *at) {
     size_t h, i;
     if (!smx_attn_row_of(p, g, t, r, &h, &i)) continue;
     float m = p->d.kind == SMX_ATTN_SIGMOID || p->screen ? 0.0f : -INFINITY, l = 0.0f, *o = w.o;
+    int nan = 0;
     memset(o, 0, dv * sizeof(float));
     for (size_t s = 0; s < p->n_split; s++) {
       const float *q = run->partials + ((tile * p->n_split + s) * rp + r) * (dv + 2);
+      /* a NaN score marks the piece's sum NaN, whatever its maximum (which may have skipped the NaN) */
+      nan |= q[1] != q[1];
       if (q[0] == -INFINITY) continue;   /* the piece saw no key */
       float mn = fmaxf(m, q[0]), ea = expf(m - mn), eb = expf(q[0] - mn);
       for (size_t x = 0; x < dv; x++) o[x] = ea * o[x] + eb * q[2 + x];
       l = ea * l + eb * q[1];
       m = mn;
     }
-    smx_attn_finish_row(run, b, h, i, m, l, o, NULL, 0.0f);
+    smx_attn_finish_row(run, b, h, i, m, nan ? NAN : l, o, NULL, 0.0f);
   }
 }
 
@@ -35,14 +38,26 @@ float smx_attn_normalize(smx_attn_run *run, size_t h, float m, float l, float *o
   const struct smx_attention_plan *p = run->p;
   const smx_attention_desc *d = &p->d;
   size_t dv = d->dim_v;
-  if (d->kind == SMX_ATTN_SIGMOID) return l > 0.0f ? logf(l) : -INFINITY;
-  if (p->screen) {   /* h = sum a m v^ is the row as it stands: TanhNorm only */
-    smx_attn_tanh_norm(p, o);
-    return l > 0.0f ? logf(l) : -INFINITY;
+  /* a NaN score among the keys the row sees leaves its sum NaN (the kernels keep NaN in l): the whole row is
+   * NaN, as in a softmax with a NaN input, rather than a sum that fails "l > 0" and reads as no key */
+  if (l != l || m != m) {
+    for (size_t x = 0; x < dv; x++) o[x] = NAN;
+    return NAN;
+  }
+  if (d->kind == SMX_ATTN_SIGMOID || p->screen) {
+    /* no weight (no key seen, or every weight 0): O = 0, set rather than left as P V made it, where
+     * 0 x a NaN of V in a shared tile may have reached it */
+    if (!(l > 0.0f)) {
+      for (size_t x = 0; x < dv; x++) o[x] = 0.0f;
+      return -INFINITY;
+    }
+    if (p->screen) smx_attn_tanh_norm(p, o);   /* h = sum a m v^ is the row as it stands: TanhNorm only */
+    return logf(l);
   }
   if (d->sinks) {   /* e^{sink} joins the denominator only (gpt-oss) */
     float sk = run->a->sinks[h], mn = fmaxf(m, sk), ea = m == -INFINITY ? 0.0f : expf(m - mn);
-    for (size_t x = 0; x < dv; x++) o[x] *= ea;
+    /* no key seen: O is 0 by definition (set, not scaled: 0 x a NaN of V that P V added with weight 0) */
+    for (size_t x = 0; x < dv; x++) o[x] = m == -INFINITY ? 0.0f : o[x] * ea;
     l = ea * l + expf(sk - mn);
     m = mn;
   }

@@ -33,7 +33,7 @@ static size_t features(const struct smx_attention_plan *p, const float *x, size_
   double a = 1.5707963267948966 * (double)t / (double)(p->d.len_k ? p->d.len_k : 1);
   float c = (float)cos(a), s = (float)sin(a);
   for (size_t i = 0; i < dim; i++) {
-    float r = x[i] > 0.0f ? x[i] : 0.0f;
+    float r = x[i] > 0.0f || x[i] != x[i] ? x[i] : 0.0f;   /* relu, keeping NaN */
     f[i] = r * c;
     f[dim + i] = r * s;
   }

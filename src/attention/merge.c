@@ -20,7 +20,12 @@ smx_status smx_attention_merge(size_t n, const float *const *o, const float *con
   if (lse_out && smx_overlap(out, ob * sizeof(float), lse_out, rows * sizeof(float))) return SMX_E_INVALID_ARG;
   for (size_t r = 0; r < rows; r++) {
     double m = -INFINITY;
-    for (size_t p = 0; p < n; p++) m = fmax(m, (double)lse[p][r]);
+    int nan = 0;
+    for (size_t p = 0; p < n; p++) {
+      m = fmax(m, (double)lse[p][r]);
+      nan |= lse[p][r] != lse[p][r];
+    }
+    if (nan) m = NAN;   /* a part's NaN (fmax drops it) makes the row NaN: not an empty part */
     float *y = out + r * ld_out;
     if (m == -INFINITY || m != m) {
       for (size_t x = 0; x < dv; x++) y[x] = m == m ? 0.0f : (float)m;

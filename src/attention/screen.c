@@ -70,6 +70,10 @@ void smx_attn_tanh_norm(const struct smx_attention_plan *p, float *o) {
   double ss = 0.0;
   for (size_t x = 0; x < dv; x++) ss += (double)o[x] * o[x];
   double n = sqrt(ss);
+  if (n != n) {   /* a NaN in h: the norm, and so every element, is NaN */
+    for (size_t x = 0; x < dv; x++) o[x] = NAN;
+    return;
+  }
   if (!(n > 0.0)) return;   /* h = 0: TanhNorm's limit is h itself */
   float f = (float)(tanh(n) / n);
   for (size_t x = 0; x < dv; x++) o[x] *= f;

@@ -154,7 +154,15 @@ static int online_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, 
   int any = 0;
   for (size_t j = 0; j < nr; j += VF_W) {
     vf_t mt = ninf;
-    for (size_t i = 0; i < nk; i++) mt = vf_max(mt, vf_ld(st + i * ldst + j));
+    mf_t nan = mf_none();
+    for (size_t i = 0; i < nk; i++) {
+      vf_t x = vf_ld(st + i * ldst + j);
+      mt = vf_max(mt, x);
+      nan = mf_or(nan, vf_unord(x, x));
+    }
+    /* a NaN score makes the tile maximum NaN (vf_max alone may drop it): the row is then never skipped, and
+     * its m, alpha, P and l become NaN, which the end of the row reports (smx_attn_normalize) */
+    mt = vf_sel(nan, vf_set1(__builtin_nanf("")), mt);
     vf_t mo = vf_ld(m + j);
     /* BLASST: a row whose tile maximum lies below its running maximum by more than |thr| takes no
      * part (never its first visible tile: mo is -inf there) */
@@ -232,7 +240,14 @@ static int online_softpick_k(size_t nk, size_t nr, size_t nreal, float *st, size
   int any = 0;
   for (size_t j = 0; j < nr; j += VF_W) {
     vf_t mt = ninf;
-    for (size_t i = 0; i < nk; i++) mt = vf_max(mt, vf_ld(st + i * ldst + j));
+    mf_t nan = mf_none();
+    for (size_t i = 0; i < nk; i++) {
+      vf_t x = vf_ld(st + i * ldst + j);
+      mt = vf_max(mt, x);
+      nan = mf_or(nan, vf_unord(x, x));
+    }
+    /* a NaN score counts as visible and makes m, alpha and l NaN (reported at the end of the row) */
+    mt = vf_sel(nan, vf_set1(__builtin_nanf("")), mt);
     vf_t mo = vf_ld(m + j), mn = vf_max(mo, mt);
     mf_t vis = vf_neq(mt, ninf);
     vf_t mu = vf_sel(vf_eq(mn, ninf), zero, mn);
@@ -604,7 +619,7 @@ static void rnorm_k(size_t n, size_t d, const float *x, size_t ldx, float eps, f
       a1 = vf_fmadd(x0, x0, a1);
     }
     float nrm = __builtin_sqrtf(vf_reduce_add(vf_add(a0, a1)));
-    out[c] = 1.0f / (nrm > eps ? nrm : eps);
+    out[c] = 1.0f / (nrm > eps || nrm != nrm ? nrm : eps);   /* a NaN norm stays NaN */
   }
 }
 
@@ -614,16 +629,19 @@ static int screen_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, 
   int any = 0;
   for (size_t j = 0; j < nr; j += VF_W) {
     vf_t ri = vf_ld(rinv + j), mx = zero, seen = ninf;
+    mf_t nan = mf_none();
     for (size_t i = 0; i < nk; i++) {
       vf_t x = vf_ld(st + i * ldst + j);
       seen = vf_max(seen, x);
-      /* -inf (masked) gives 1 - inf < 0, so 0 */
-      vf_t a = vf_max(vf_sub(one, vf_mul(vf_sub(one, vf_mul(x, vf_set1(kinv[i]))), ri)), zero);
-      a = vf_mul(a, a);
+      /* -inf (masked) gives 1 - inf < 0, so 0; NaN is kept (vf_max returns its second operand for NaN) */
+      vf_t a = vf_max(zero, vf_sub(one, vf_mul(vf_sub(one, vf_mul(x, vf_set1(kinv[i]))), ri)));
+      a = vf_sel(vf_eq(x, ninf), zero, vf_mul(a, a));   /* masked: 0 even when 1 / |k| is NaN */
       vf_st(st + i * ldst + j, a);
       mx = vf_max(mx, a);
+      nan = mf_or(nan, vf_unord(a, a));
     }
-    mf_t kept = vf_gt(mx, zero);
+    /* a NaN weight counts as kept: P V and the row sum carry it to the end of the row */
+    mf_t kept = mf_or(vf_gt(mx, zero), nan);
     unsigned real = nreal >= j + VF_W ? (unsigned)((1ull << VF_W) - 1) : nreal > j ? (1u << (nreal - j)) - 1u : 0u;
     unsigned bv = mf_bits(vf_neq(seen, ninf)) & real, bk = mf_bits(kept) & real;
     any |= bk != 0;
@@ -651,7 +669,8 @@ static void pv_sparse_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t
   for (size_t c = 0; c < nk; c++) {
     const float *prow = pt + c * ldpt, *vr = v + c * ldv;
     for (size_t j = 0; j < nr; j += VF_W) {
-      unsigned bits = mf_bits(vf_gt(vf_ld(prow + j), zero)) & mf_bits(vf_gt(vf_ld(nz + j), zero));
+      vf_t pw = vf_ld(prow + j);   /* positive weights, and NaN ones (they make the row NaN) */
+      unsigned bits = mf_bits(mf_or(vf_gt(pw, zero), vf_unord(pw, pw))) & mf_bits(vf_gt(vf_ld(nz + j), zero));
       while (bits) {
         size_t r = j + (size_t)__builtin_ctz(bits);
         bits &= bits - 1;

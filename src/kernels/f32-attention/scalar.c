@@ -32,7 +32,12 @@ static int online_scalar(size_t nk, size_t nr, size_t nreal, float *st, size_t l
   int any = 0;
   for (size_t r = 0; r < nr; r++) {
     float mt = -INFINITY;
-    for (size_t c = 0; c < nk; c++) mt = fmaxf(mt, st[c * ldst + r]);
+    int nan = 0;
+    for (size_t c = 0; c < nk; c++) {
+      mt = fmaxf(mt, st[c * ldst + r]);
+      nan |= st[c * ldst + r] != st[c * ldst + r];
+    }
+    if (nan) mt = NAN;   /* never skipped; P and l become NaN (fmaxf alone drops NaN) */
     int vis = mt != -INFINITY, skip = vis && m[r] != -INFINITY && mt - m[r] < thr;
     if (r < nreal) {
       any |= vis && !skip;
@@ -83,7 +88,12 @@ static int online_softpick_scalar(size_t nk, size_t nr, size_t nreal, float *st,
   int any = 0;
   for (size_t r = 0; r < nr; r++) {
     float mt = -INFINITY, sum = 0.0f;
-    for (size_t c = 0; c < nk; c++) mt = fmaxf(mt, st[c * ldst + r]);
+    int nan = 0;
+    for (size_t c = 0; c < nk; c++) {
+      mt = fmaxf(mt, st[c * ldst + r]);
+      nan |= st[c * ldst + r] != st[c * ldst + r];
+    }
+    if (nan) mt = NAN;   /* a NaN score is visible: m, alpha and l become NaN */
     if (mt == -INFINITY) {   /* nothing visible in this tile: the row is unchanged */
       for (size_t c = 0; c < nk; c++) st[c * ldst + r] = 0.0f;
       alpha[r] = 1.0f;
@@ -123,7 +133,7 @@ static void rnorm_scalar(size_t n, size_t d, const float *x, size_t ldx, float e
     float s = 0.0f;
     for (size_t t = 0; t < d; t++) s += x[c * ldx + t] * x[c * ldx + t];
     float nrm = sqrtf(s);
-    out[c] = 1.0f / (nrm > eps ? nrm : eps);
+    out[c] = 1.0f / (nrm > eps || nrm != nrm ? nrm : eps);   /* a NaN norm stays NaN */
   }
 }
 
@@ -135,9 +145,10 @@ static int screen_scalar(size_t nk, size_t nr, size_t nreal, float *st, size_t l
     for (size_t c = 0; c < nk; c++) {
       float x = st[c * ldst + r];
       vis |= x != -INFINITY;
-      float a = fmaxf(1.0f - (1.0f - x * kinv[c]) * rinv[r], 0.0f);
+      float a = 1.0f - (1.0f - x * kinv[c]) * rinv[r];
+      a = (a > 0.0f || a != a) && x != -INFINITY ? a : 0.0f;   /* NaN is kept, and counts as a weight; masked: 0 */
       st[c * ldst + r] = a * a;
-      kept |= a * a > 0.0f;
+      kept |= a * a > 0.0f || a != a;
     }
     alpha[r] = kept ? 1.0f : -1.0f;
     if (r < nreal) {
@@ -158,7 +169,7 @@ static void pv_sparse_scalar(size_t nk, size_t nr, size_t dv, const float *pt, s
     float *orow = o + r * ldo;
     for (size_t c = 0; c < nk; c++) {
       float p = pt[c * ldpt + r];
-      if (!(p > 0.0f)) continue;
+      if (!(p > 0.0f) && p == p) continue;   /* a NaN weight is added (it makes the row NaN) */
       for (size_t x = 0; x < dv; x++) orow[x] += p * v[c * ldv + x];
     }
     alpha[r] = -1.0f;
