@@ -754,6 +754,9 @@ SMX_API smx_status smx_sigmoid_backward_rows_f64(const double *x, size_t ldx, co
  * formulas are unverified here). A distribution over the row.
  * Special values: -inf entries give 0 and add 0; a row of -inf: 0; NaN: NaN
  * row; +inf entries: 1/k on them, 0 elsewhere. n = 1: 1 (0 for -inf).
+ * Rows far below 0, where softplus(x) ~ e^x underflows (any size, e.g.
+ * [-800, -801] in f64 gives [0.731, 0.269]), are computed from the terms
+ * scaled by e^-max (in double, at libm's speed).
  * Accuracy (f32): |y_i - ref_i| <= 8 FLT_EPSILON ref_i + FLT_MIN.
  * Backward: reads x and dy (y may be NULL): dx = sigma(x) (dy - <dy, y>) / S,
  * S = sum softplus; 0 on rows with +inf or no entry above -inf, NaN with NaN.

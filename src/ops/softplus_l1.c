@@ -34,10 +34,89 @@ typedef struct sp_ctx {
       y[i] = nan ? (T)NAN : (grad) ? (T)0 : x[i] == (T)INFINITY ? (T)(1.0 / (double)kinf) : (T)0; \
   } while (0)
 
+/*
+ * Rows far below 0. softplus(x) ~ e^x there: subnormal in the storage type below log of its smallest
+ * normal (float -87.3, double -708.4), then 0 (float about -104 as stored, double -745), so the terms lose
+ * their bits and 1 / S overflows or S is 0, though y is well defined ([-90, -91] gives [0.731, 0.269]).
+ * Such a row (S < 1, so that a subnormal term could give a normal output, and an entry below that
+ * limit) is computed in double from the scaled terms
+ *   u_i = softplus(x_i) e^-h = e^(x_i - h) (log1p(t_i) / t_i),  t_i = e^x_i,  h = min(max_j x_j, 0),
+ * which are at most 1, the largest at least log 2; y_i = u_i / sum u, and the backward pass's
+ * sigmoid(x_i) / S = (sigmoid(x_i) e^-h) / sum u. x_i - h is formed as an exact two-term sum: its
+ * rounding would otherwise cost |x_i - h| ulps of e^(x_i - h). Two passes (the terms are formed again
+ * rather than stored: y or dx may be x), at libm's speed; such rows are rare.
+ */
+static double exp_diff(double a, double b) {   /* e^(a - b), a - b as hi + lo exactly (Knuth's TwoSum) */
+  double hi = a - b, bb = hi - a, lo = (a - (hi - bb)) + (-b - bb);
+  double e = exp(hi);
+  return e + e * lo;
+}
+static double sp_scaled(double x, double h) {
+  if (x == -INFINITY) return 0.0;
+  if (h == 0.0) return (x > 0.0 ? x : 0.0) + log1p(exp(-fabs(x)));
+  double t = exp(x);
+  return exp_diff(x, h) * (t > 0.0 ? log1p(t) / t : 1.0);
+}
+static double sig_scaled(double x, double h) {   /* sigmoid(x) e^-h */
+  if (h == 0.0) {
+    double e = exp(-fabs(x));
+    return (x > 0.0 ? 1.0 : e) / (1.0 + e);
+  }
+  return x == -INFINITY ? 0.0 : exp_diff(x, h) / (1.0 + exp(x));
+}
+/* h for a row that needs the scaled form (s: the plain sum, lim: the storage's smallest normal's log), else 1 */
+#define SP_SHIFT(T, x, n, s, lim, h)                                             \
+  do {                                                                          \
+    T lo_ = (T)INFINITY, hi_ = -(T)INFINITY;                                    \
+    h = 1.0;                                                                    \
+    if (!((s) < 1.0)) break;                                                    \
+    for (size_t i_ = 0; i_ < (n); i_++) {                                       \
+      lo_ = (x)[i_] < lo_ ? (x)[i_] : lo_;                                      \
+      hi_ = (x)[i_] > hi_ ? (x)[i_] : hi_;                                      \
+    }                                                                           \
+    if (lo_ < (T)(lim) && hi_ > -(T)INFINITY) h = hi_ < 0 ? (double)hi_ : 0.0;  \
+  } while (0)
+/* sum u (Neumaier's compensation: the f64 rows' bound) and, with g, sum g u */
+#define SP_SUMS(x, g, n, h, su, sg)                                            \
+  do {                                                                          \
+    double c1_ = 0.0, c2_ = 0.0;                                                \
+    su = 0.0;                                                                   \
+    sg = 0.0;                                                                   \
+    for (size_t i_ = 0; i_ < (n); i_++) {                                       \
+      double u_ = sp_scaled((double)(x)[i_], h), t_ = su + u_;                  \
+      c1_ += fabs(su) >= u_ ? (su - t_) + u_ : (u_ - t_) + su;                  \
+      su = t_;                                                                  \
+      if (g) {                                                                  \
+        double v_ = (double)(g)[i_] * u_, w_ = sg + v_;                         \
+        c2_ += fabs(sg) >= fabs(v_) ? (sg - w_) + v_ : (v_ - w_) + sg;          \
+        sg = w_;                                                                \
+      }                                                                         \
+    }                                                                           \
+    su += c1_;                                                                  \
+    sg += c2_;                                                                  \
+  } while (0)
+
 static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, size_t n, float *scr) {
   const sp_ctx *c = ctx;
   (void)r; (void)scr;
-  double s = c->reg->vnorm->softplus(n, in[0], y, NULL, NULL, &c->c);
+  /* in place, the summing pass overwrites x: a row that may need the scaled form (an entry below the
+   * limit) is summed first without the store */
+  float *yk = y;
+  if (y == in[0]) {
+    float lo = INFINITY;
+    for (size_t i = 0; i < n; i++) lo = in[0][i] < lo ? in[0][i] : lo;
+    if (lo < -87.3f) yk = NULL;
+  }
+  double s = c->reg->vnorm->softplus(n, in[0], yk, NULL, NULL, &c->c), h, su, sg;
+  SP_SHIFT(float, in[0], n, s, -87.3f, h);
+  if (h > 0.0 && !yk) s = c->reg->vnorm->softplus(n, in[0], y, NULL, NULL, &c->c);
+  if (h <= 0.0) {   /* far below 0 (the terms in y have lost their bits) */
+    const float *x = in[0], *none = NULL;
+    SP_SUMS(x, none, n, h, su, sg);
+    (void)sg;
+    for (size_t i = 0; i < n; i++) y[i] = (float)(sp_scaled((double)x[i], h) / su);
+    return;
+  }
   /* the vector kernels' float partial sums overflow for entries near FLT_MAX:
    * y (stored, exact) is summed in double then (x may be y: in place) */
   if (!isfinite(s)) {
@@ -56,7 +135,22 @@ static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, s
 
 static void fwd64(const void *ctx, size_t r, const double *const *in, double *y, size_t n, double *scr) {
   (void)ctx; (void)r; (void)scr;
-  double s = smx_vnorm_softplus_f64(n, in[0], y, NULL, NULL);
+  double *yk = y;   /* in place: as fwd32 */
+  if (y == in[0]) {
+    double lo = INFINITY;
+    for (size_t i = 0; i < n; i++) lo = in[0][i] < lo ? in[0][i] : lo;
+    if (lo < -708.39) yk = NULL;
+  }
+  double s = smx_vnorm_softplus_f64(n, in[0], yk, NULL, NULL), h, su, sg;
+  SP_SHIFT(double, in[0], n, s, -708.39, h);
+  if (h > 0.0 && !yk) s = smx_vnorm_softplus_f64(n, in[0], y, NULL, NULL);
+  if (h <= 0.0) {
+    const double *x = in[0], *none = NULL;
+    SP_SUMS(x, none, n, h, su, sg);
+    (void)sg;
+    for (size_t i = 0; i < n; i++) y[i] = sp_scaled(x[i], h) / su;
+    return;
+  }
   if (!isfinite(s)) {   /* a sum beyond DBL_MAX of finite terms: scaled */
     int fin = 1;
     for (size_t i = 0; i < n; i++) fin &= isfinite(in[0][i]) || in[0][i] == -INFINITY;
@@ -81,7 +175,15 @@ static void fwd64(const void *ctx, size_t r, const double *const *in, double *y,
 static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, size_t n, float *scr) {
   const sp_ctx *c = ctx;
   (void)r;
-  double gs, s = c->reg->vnorm->softplus_sig(n, in[0], in[2], scr, &gs, &c->c);
+  double gs, s = c->reg->vnorm->softplus_sig(n, in[0], in[2], scr, &gs, &c->c), h, su, sg;
+  SP_SHIFT(float, in[0], n, s, -87.3f, h);
+  if (h <= 0.0) {   /* far below 0: dx_i = (sigmoid(x_i) e^-h) (g_i - d) / sum u, d = sum g u / sum u */
+    const float *x = in[0], *g = in[2];
+    SP_SUMS(x, g, n, h, su, sg);
+    double d = sg / su;
+    for (size_t i = 0; i < n; i++) dx[i] = (float)(sig_scaled((double)x[i], h) * ((double)g[i] - d) / su);
+    return;
+  }
   if (!isfinite(s) || !isfinite(gs)) s = smx_vnorm_ukernels_scalar.softplus(n, in[0], NULL, in[2], &gs, &c->c);
   if (!isfinite(s) || !(s > 0.0)) { SP_SPECIAL(float, in[0], dx, n, 1); return; }
   c->reg->vnorm->sig_scale(n, scr, in[2], dx, (float)(1.0 / s), (float)(gs / s), c->nt);
@@ -89,7 +191,15 @@ static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, 
 
 static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx, size_t n, double *scr) {
   (void)ctx; (void)r; (void)scr;
-  double gs, s = smx_vnorm_softplus_f64(n, in[0], NULL, in[2], &gs);
+  double gs, s = smx_vnorm_softplus_f64(n, in[0], NULL, in[2], &gs), h, su, sg;
+  SP_SHIFT(double, in[0], n, s, -708.39, h);
+  if (h <= 0.0) {
+    const double *x = in[0], *g = in[2];
+    SP_SUMS(x, g, n, h, su, sg);
+    double d = sg / su;
+    for (size_t i = 0; i < n; i++) dx[i] = sig_scaled(x[i], h) * (g[i] - d) / su;
+    return;
+  }
   if (!isfinite(s) || !(s > 0.0)) { SP_SPECIAL(double, in[0], dx, n, 1); return; }
   smx_vnorm_softplus_bwd_f64(n, in[0], in[2], dx, 1.0 / s, gs / s);
 }

@@ -128,6 +128,12 @@ static void g_pinf_nan(uint64_t s, double *x, size_t n, double a, double b) {
   x[n - 1] = NAN;
 }
 
+/* a and b in turn (a row of two values, repeated) */
+static void g_alt(uint64_t s, double *x, size_t n, double a, double b) {
+  (void)s;
+  for (size_t i = 0; i < n; i++) x[i] = i % 2 ? b : a;
+}
+
 #define F(name, kind, n, T, flags, gen, a, b) { name, kind, n, T, flags, gen, a, b }
 static const family fixed[] = {
   /* float range (also run on f16 and bf16 rows) */
@@ -150,6 +156,16 @@ static const family fixed[] = {
   F("slow ramp -11", FAM_FLOAT, 65536, 0, 0, g_ramp, -11, 1e-6),
   F("slow ramp 0", FAM_FLOAT, 65536, 0, 0, g_ramp, 0, 1e-6),
   F("subnormal", FAM_FLOAT, 999, 0, 0, g_mod7, 1e-41, 0),
+  /* large negative rows: every normalisation must shift (or scale) by the row, not only the
+   * exponential-based ones; softplus(x) ~ e^x is subnormal or 0 in float below about -87 and -104 */
+  F("pair -90,-91", FAM_ALL | FAM_EDGES, 2, 0, 0, g_alt, -90, -91),
+  F("pair -103,-104", FAM_ALL | FAM_EDGES, 2, 0, 0, g_alt, -103, -104),
+  F("uniform[-100,-90]", FAM_ALL, 1001, 0, 0, g_unif, -100, -90),
+  F("uniform[-210,-200]", FAM_ALL, 1001, 0, 0, g_unif, -210, -200),
+  F("uniform[-1e4,-9e3]", FAM_ALL, 1001, 0, 0, g_unif, -1e4, -9e3),
+  F("uniform[-25,-15] T=4", FAM_ALL, 1001, 4, 0, g_unif, -25, -15),
+  F("uniform[-95,-5]", FAM_FLOAT, 1001, 0, 0, g_unif, -95, -5),
+  F("uniform[-95,0.5]", FAM_FLOAT, 1001, 0, 0, g_unif, -95, 0.5),
   /* double range */
   F("uniform[-10,10]", FAM_F64, 4103, 0, 0, g_unif, -10, 10),
   F("uniform[-745,0]", FAM_F64, 4103, 0, 0, g_unif, -745, 0),
@@ -167,6 +183,11 @@ static const family fixed[] = {
   F("huge values T=0.5", FAM_F64, 1001, 0.5, 0, g_unif, 1.6e308, 1.7e308),
   F("1e300 + small steps", FAM_F64, 3001, 0, 0, g_steps, 1e300, 0x1p946),
   F("around -1e12", FAM_F64, 3001, 0, 0, g_steps, -1e12, -0.1),
+  F("pair -800,-801", FAM_F64 | FAM_EDGES, 2, 0, 0, g_alt, -800, -801),
+  F("uniform[-810,-700]", FAM_F64, 1001, 0, 0, g_unif, -810, -700),
+  F("uniform[-760,-5]", FAM_F64, 1001, 0, 0, g_unif, -760, -5),
+  F("uniform[-760,0.5]", FAM_F64, 1001, 0, 0, g_unif, -760, 0.5),
+  F("uniform[-1e300,-9e299]", FAM_F64, 1001, 0, 0, g_unif, -1e300, -9e299),
   F("lse near 0", FAM_F64, 100000, 0, 0, g_unif, -11.512925464970229 - 1e-9, -11.512925464970229 + 1e-9),
   F("tiny values T=1e-300", FAM_F64, 1003, 1e-300, 0, g_scaled, 1e-300, 0),
   F("subnormal values T=1e-310", FAM_F64, 1003, 1e-310, 0, g_scaled, 1e-310, 0),

@@ -20,6 +20,8 @@
  * SMX_OPS_DTYPES=f32[,f64,f16,bf16] runs only the table rows of those input
  * types (CI's qemu run: f32, as its accuracy suite always was there; the
  * long-double references are software quad precision on AArch64).
+ * SMX_OPS_FAMILY=text runs only the families whose name contains text (and
+ * no bad-argument cases): one family, while fixing what it found.
  */
 #include <float.h>
 #include <math.h>
@@ -569,6 +571,12 @@ static int op_wanted(size_t op) {
   return !only || strstr(op_table[op].name, only) != NULL;
 }
 
+/* SMX_OPS_FAMILY */
+static int family_wanted(const family *f) {
+  const char *only = getenv("SMX_OPS_FAMILY");
+  return !only || strstr(f->name, only) != NULL;
+}
+
 /* Whether op runs on family f (the filters of main's loop). */
 static int op_runs(size_t op, const family *f, const int *run_dt) {
   dtype d = op_table[op].in_dt;
@@ -661,7 +669,7 @@ int main(int argc, char **argv) {
   int first_shard = !shard || strncmp(shard, "0/", 2) == 0;
   rep_family("bad arguments");
   double tb = now();
-  for (int lv = 0; lv < nlevels && (part & PART_FAMILIES) && first_shard; lv++) {
+  for (int lv = 0; lv < nlevels && (part & PART_FAMILIES) && first_shard && !getenv("SMX_OPS_FAMILY"); lv++) {
     smx_set_max_isa(levels[lv]);
     for (size_t op = 0; op < op_table_len; op++)
       if (run_dt[op_table[op].in_dt] && op_wanted(op)) bad_args_run(op);
@@ -669,7 +677,7 @@ int main(int argc, char **argv) {
   double bad_args_cpu = now() - tb;
   for (size_t fi = 0; fi < nf; fi++) {
     const family *f = &fams[fi];
-    if (!(part_of(f) & part) || !mine[fi]) continue;
+    if (!(part_of(f) & part) || !mine[fi] || !family_wanted(f)) continue;
     double *x = malloc((f->n ? f->n : 1) * sizeof(double));
     if (!x) return 2;
     PROF(P_GEN, f->gen(0x5eed0000ull + fi * 7919u, x, f->n, f->a, f->b));

@@ -409,15 +409,32 @@ double bound_vn_abs4(const ref_ctx *c, dtype od, size_t i, long double ref, long
 /* ------------------------------------------------------------ softplus-l1 */
 static long double sp_l(long double x) { return (x > 0 ? x : 0) + log1pl(expl(-fabsl(x))); }
 
-/* c->logd: S; c->d: <dy, y>; c->s: sum |dy_i| y_i */
+/* softplus(x) e^-h and sigmoid(x) e^-h for h = min(max x, 0) (ex[0]): the row scaled by its largest
+ * term, so that rows far below 0 (softplus(x) ~ e^x underflows even in long double past -11355) keep
+ * their ratios; log1p(t) / t -> 1 as t = e^x -> 0 */
+static long double sp_h(const ref_ctx *c, long double x) {
+  long double h = c->ex[0], t = expl(x);
+  if (x == -INFINITY) return 0;
+  if (h == 0) return sp_l(x);
+  return expl(x - h) * (t > 0 ? log1pl(t) / t : 1.0L);
+}
+static long double sig_h(const ref_ctx *c, long double x) {
+  long double h = c->ex[0];
+  if (h == 0) return 1.0L / (1.0L + expl(-x));
+  return expl(x - h) / (1.0L + expl(x));
+}
+
+/* c->logd: S (scaled by e^-h); c->d: <dy, y>; c->s: sum |dy_i| y_i */
 void ref_softplus_l1_row(ref_ctx *c) {
   ref_softmax_state(c);
   long double s = 0, gy = 0, ga = 0;
+  c->ex[0] = 0;
   if (c->nan || c->kinf) return;
-  for (size_t i = 0; i < c->n; i++) s += sp_l(ref_in(c, 0, i));
+  if (!c->masked && c->m < 0) c->ex[0] = c->m;
+  for (size_t i = 0; i < c->n; i++) s += sp_h(c, ref_in(c, 0, i));
   if (c->in[1] && s > 0)
     for (size_t i = 0; i < c->n; i++) {
-      long double y = sp_l(ref_in(c, 0, i)) / s, g = ref_in(c, 1, i);
+      long double y = sp_h(c, ref_in(c, 0, i)) / s, g = ref_in(c, 1, i);
       gy += g * y;
       ga += fabsl(g) * y;
     }
@@ -432,7 +449,7 @@ long double ref_softplus_l1_at(const ref_ctx *c, size_t i, long double *aux) {
   if (c->nan) return NAN;
   if (c->kinf) { *aux = 1; return x == INFINITY ? 1.0L / (long double)c->kinf : 0.0L; }
   if (!(c->logd > 0)) return 0;
-  long double y = sp_l(x) / c->logd;
+  long double y = sp_h(c, x) / c->logd;
   *aux = y;
   return y;
 }
@@ -442,7 +459,7 @@ long double ref_softplus_l1_backward_at(const ref_ctx *c, size_t i, long double 
   *aux = 0;
   if (c->nan) return NAN;
   if (c->kinf || !(c->logd > 0)) return 0;
-  long double sg = 1.0L / (1.0L + expl(-x));
+  long double sg = sig_h(c, x);
   *aux = sg * (fabsl(g) + c->s) / c->logd;
   return sg * (g - c->d) / c->logd;
 }
