@@ -17,7 +17,12 @@
  * as refused below, sizes that overflow) is rejected by
  * smx_attention_plan_create() with SMX_E_INVALID_ARG, and nothing is
  * written. Batch, heads and lengths may be 0 (nothing to do; Lk = 0 gives
- * O = 0 and lse = -inf).
+ * O = 0 and lse = -inf). The double options are used as floats: scale,
+ * softcap, ssmax_s, sigmoid_bias, qk_norm_eps, blasst_log_threshold and
+ * diff_lambda must lie within +-FLT_MAX, and those whose 0 means off or
+ * default (all but scale and sigmoid_bias) must be 0 or at least FLT_MIN in
+ * magnitude, so that none rounds to inf or to 0 (the screening options are
+ * clamped, see there).
  *
  * ---------------------------------------------------------------------------
  * Layout
@@ -72,10 +77,11 @@
  *  - l2_distance: z = -scale |q_i - k_j|^2 (L2-distance attention), formed as
  *    scale (2 q.k - |q|^2 - |k|^2); every option below then applies to it;
  *  - softcap > 0: z = softcap * tanh(z / softcap), before masks and biases;
- *  - ssmax_s != 0 (SSMax): z *= ssmax_s * log(n_i), n_i = the keys that
- *    take part for query i: those the causal, window and radial masks leave
- *    and the mask tensor keeps (a false entry, or a bias of -inf, removes a
- *    key); counted once per row over the mask tensor;
+ *  - ssmax_s > 0 (SSMax; < 0 is refused, as smx_ssmax refuses it):
+ *    z *= ssmax_s * log(n_i), n_i = the keys that take part for query i:
+ *    those the causal, window and radial masks leave and the mask tensor
+ *    keeps (a false entry, or a bias of -inf, removes a key); counted once
+ *    per row over the mask tensor;
  *  - sinks (run time, one logit per query head): e^{sink} joins the
  *    denominator only;
  *  - fox (run time, FoX forgetting gate): F[b,h,t] = cumulative log forget
@@ -221,7 +227,7 @@ typedef struct smx_attention_desc {
   /* variants */
   smx_attn_kind kind;
   double softcap;                    /* > 0: tanh cap                             */
-  double ssmax_s;                    /* != 0: SSMax with this s                   */
+  double ssmax_s;                    /* > 0: SSMax with this s (< 0 refused)      */
   double sigmoid_bias;               /* SMX_ATTN_SIGMOID                          */
   int sinks;                         /* one sink logit per query head at run time */
   int fox;                           /* FoX cumulative log forget at run time     */

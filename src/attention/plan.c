@@ -28,6 +28,12 @@ static int strides_ok(size_t s[3], size_t heads, size_t len, size_t dim) {
 
 static int finite(double x) { return x == x && x - x == 0.0; }
 
+/* The options are used as floats: a finite double beyond FLT_MAX would become inf (softcap 1e300 or scale
+ * 1e300 gave O = 0), and an option whose 0 means "off" or "default" must not round to 0 (softcap 1e-300
+ * turned the cap off). in_float: |x| <= FLT_MAX; switch_ok: also 0 or |x| >= FLT_MIN. */
+static int in_float(double x) { return finite(x) && fabs(x) <= (double)FLT_MAX; }
+static int switch_ok(double x) { return in_float(x) && (x == 0.0 || fabs(x) >= (double)FLT_MIN); }
+
 static smx_status check(const smx_attention_desc *d) {
   if (d->heads_kv == 0 ? d->heads_q != 0 : d->heads_q % d->heads_kv != 0) return SMX_E_INVALID_ARG;
   if (d->dim_qk == 0 || d->dim_v == 0) return SMX_E_INVALID_ARG;
@@ -39,17 +45,19 @@ static smx_status check(const smx_attention_desc *d) {
        d->qk_norm || d->l2_distance || d->nsa_topk || d->k_int8))
     return SMX_E_INVALID_ARG;
   if (d->threads < 0) return SMX_E_INVALID_ARG;
-  if (!finite(d->scale) || !finite(d->softcap) || d->softcap < 0 || !finite(d->ssmax_s) || !finite(d->sigmoid_bias))
+  if (!in_float(d->scale) || !switch_ok(d->softcap) || d->softcap < 0 || !in_float(d->sigmoid_bias))
     return SMX_E_INVALID_ARG;
-  if (!finite(d->qk_norm_eps) || d->qk_norm_eps < 0) return SMX_E_INVALID_ARG;
-  if (!finite(d->blasst_log_threshold) || d->blasst_log_threshold > 0) return SMX_E_INVALID_ARG;
+  /* SSMax's s >= 0, as smx_ssmax asks (a negative s turns the softmax around) */
+  if (!switch_ok(d->ssmax_s) || d->ssmax_s < 0) return SMX_E_INVALID_ARG;
+  if (!switch_ok(d->qk_norm_eps) || d->qk_norm_eps < 0) return SMX_E_INVALID_ARG;
+  if (!switch_ok(d->blasst_log_threshold) || d->blasst_log_threshold > 0) return SMX_E_INVALID_ARG;
   if (d->window && (d->window_left < -1 || d->window_right < -1)) return SMX_E_INVALID_ARG;
   if (d->gate_flags & ~SMX_ATTN_GATE_ELEMENTWISE) return SMX_E_INVALID_ARG;
   if (d->radial_frame > ((size_t)1 << 40)) return SMX_E_INVALID_ARG;
   /* F is indexed by query position: positions must be keys */
   if (d->fox && d->len_q > d->len_k) return SMX_E_INVALID_ARG;
   /* differential attention: two maps over the halves of Dqk, softmax kind, no sink or QK-norm */
-  if (!finite(d->diff_lambda)) return SMX_E_INVALID_ARG;
+  if (!switch_ok(d->diff_lambda)) return SMX_E_INVALID_ARG;
   if (d->nsa_topk && d->diff_lambda != 0) return SMX_E_INVALID_ARG;
   if (d->k_int8_jensen && !d->k_int8) return SMX_E_INVALID_ARG;
   if (d->diff_lambda != 0 && (d->dim_qk % 2 || d->kind != SMX_ATTN_SOFTMAX || d->sinks || d->qk_norm))
