@@ -53,12 +53,14 @@ static smx_status check_local(const xent_ctx *a) {
   return SMX_OK;
 }
 
+/* What every rank must agree on. Not whether grad is given: each rank's gradient is its own slice's, computed
+ * after the last collective, and an empty slice may pass NULL while the others pass theirs. */
 static uint64_t hash_call(const xent_ctx *a) {
   const smx_xent_options *o = &a->o;
-  uint64_t v[7] = { (uint64_t)o->reduction, (uint64_t)o->ignore_index, smx_mpi_bits(o->label_smoothing),
-                    smx_mpi_bits(o->z_loss), smx_mpi_bits(o->grad_scale), o->flags, a->grad != NULL };
+  uint64_t v[6] = { (uint64_t)o->reduction, (uint64_t)o->ignore_index, smx_mpi_bits(o->label_smoothing),
+                    smx_mpi_bits(o->z_loss), smx_mpi_bits(o->grad_scale), o->flags };
   uint64_t h = 0x243f6a8885a308d3ull;
-  for (int i = 0; i < 7; i++) h = (h ^ v[i]) * 0x100000001b3ull;
+  for (int i = 0; i < 6; i++) h = (h ^ v[i]) * 0x100000001b3ull;
   /* the targets must be the same everywhere: a rank reads only its own */
   for (size_t r = 0; a->t && r < a->rows; r++) h = (h ^ (uint64_t)a->t[r]) * 0x100000001b3ull;
   return h;
