@@ -639,7 +639,8 @@ SMX_API smx_status smx_standardize_softmax_backward_rows_f64(const double *x, si
  * whose finite entries are all 0 has a zero range and gives y = 0).
  * Special values: masked (-inf) entries give 0 (never -inf * 0 = NaN); a
  * row without an entry above -inf gives 0; NaN: NaN row; +inf entries give
- * +inf (x * 1/k), 0 elsewhere. n = 1: x (basic) or (x - lo)/R (normalised).
+ * +inf (x * 1/k; the normalised form too, its range 0 included: [inf] gives
+ * [inf]), 0 elsewhere. n = 1: x (basic) or (x - lo)/R (normalised).
  * Not a distribution: the basic form can be negative.
  * Accuracy (f32): smx_softmax's bound on p times |w|, plus 4 FLT_EPSILON |y_i|
  * (tests/ops: 8 FLT_EPSILON (1 + |x_i - m|) |w_i| p_i + FLT_MIN).

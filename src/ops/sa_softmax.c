@@ -60,6 +60,14 @@ static int odd_range(sa_w w, double lim) { return !(w.r <= lim && w.r >= 1.0 / l
     }                                                                                         \
   } while (0)
 
+/* The normalised form on a row with +inf entries and a zero range R (no finite entry but 0s: [inf],
+ * [inf, 0]): s = 1/R is taken as 0, and (inf - lo) 0 p would be NaN; the rule is +inf at the +inf entries
+ * (p = 1/k there) and 0 elsewhere, as with any other range. */
+#define SA_PINF_ZERO_RANGE(T, x, p, y, n)                                          \
+  do {                                                                             \
+    for (size_t i = 0; i < n; i++) y[i] = x[i] == (T)INFINITY && p[i] > 0 ? (T)INFINITY : (T)0; \
+  } while (0)
+
 static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, size_t n, float *scr) {
   const sa_ctx *c = ctx;
   const float *x = in[0];
@@ -68,6 +76,7 @@ static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, s
   sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
   SA_WEIGHTS(c, SA_STATS32, x, n, w);
   smx_vn_softmax_f32(&c->sm, x, p, n, 1.0);
+  if (c->normalized && w.s == 0.0 && w.st.kinf && !w.st.nan) { SA_PINF_ZERO_RANGE(float, x, p, y, n); return; }
   if (c->normalized && odd_range(w, 0x1p100)) { SA_ODD(x, p, y, n, w); return; }
   c->sm.reg->vnorm->sa_out(n, x, p, y, (float)w.lo, (float)w.s);
 }
@@ -80,6 +89,7 @@ static void fwd64(const void *ctx, size_t r, const double *const *in, double *y,
   sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
   SA_WEIGHTS(c, smx_vn_stats_f64, x, n, w);
   smx_vn_softmax_f64(&c->sm, x, p, n, 1.0);
+  if (c->normalized && w.s == 0.0 && w.st.kinf && !w.st.nan) { SA_PINF_ZERO_RANGE(double, x, p, y, n); return; }
   if (c->normalized && odd_range(w, 0x1p1000)) { SA_ODD(x, p, y, n, w); return; }
   smx_vnorm_sa_out_f64(n, x, p, y, w.lo, w.s);
 }

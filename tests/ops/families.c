@@ -134,6 +134,12 @@ static void g_alt(uint64_t s, double *x, size_t n, double a, double b) {
   for (size_t i = 0; i < n; i++) x[i] = i % 2 ? b : a;
 }
 
+/* a row of a with +inf at the ends (a zero range for the normalised self-adjust softmax when a = 0) */
+static void g_pinf_ends(uint64_t s, double *x, size_t n, double a, double b) {
+  (void)s; (void)b;
+  for (size_t i = 0; i < n; i++) x[i] = i == 0 || i + 1 == n ? INFINITY : a;
+}
+
 #define F(name, kind, n, T, flags, gen, a, b) { name, kind, n, T, flags, gen, a, b }
 static const family fixed[] = {
   /* float range (also run on f16 and bf16 rows) */
@@ -216,6 +222,7 @@ static const family fixed[] = {
   F("one +inf", FAM_ALL | FAM_EDGES, 41, 0, 0, g_pinf, 41, 0),
   F("+inf and NaN", FAM_ALL, 23, 0, 0, g_pinf_nan, 8, 1),
   F("all +inf", FAM_ALL, 17, 0, 0, g_const, INFINITY, 0),
+  F("+inf ends, zeros", FAM_ALL | FAM_EDGES, 9, 0, 0, g_pinf_ends, 0, 0),
   F("n=1 -inf", FAM_ALL | FAM_EDGES, 1, 0, 0, g_const, -INFINITY, 0),
   F("n=1 +inf", FAM_ALL | FAM_EDGES, 1, 0, 0, g_const, INFINITY, 0),
   F("n=1 NaN", FAM_ALL | FAM_EDGES, 1, 0, 0, g_const, NAN, 0),

@@ -240,6 +240,7 @@ long double ref_sa_at(const ref_ctx *c, size_t i, long double *aux) {
   long double x = ref_in(c, 0, i), p = ref_softmax_at(c, i, aux);
   if (c->nan) return NAN;
   if (p == 0) { *aux = 0; return 0; }
+  if (x == INFINITY) return INFINITY;   /* +inf entries: +inf, whatever the range (0 for [inf]) */
   return (x - c->d) * c->s * p;
 }
 
