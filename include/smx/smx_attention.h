@@ -87,9 +87,13 @@
  *  - fox (run time, FoX forgetting gate): F[b,h,t] = cumulative log forget
  *    (length Lk per query head); z_ij += F[p_i] - F[j];
  *  - kind SMX_ATTN_SIGMOID: w_ij = sigmoid(z_ij + sigmoid_bias), no
- *    normalisation (FlashSigmoid);
+ *    normalisation (FlashSigmoid); lse = log sum_j w_ij, summed with a shift
+ *    so that it stays right where the weights underflow float (scores far
+ *    below 0: lse about -120 + log n for scores about -120);
  *  - kind SMX_ATTN_SOFTPICK: w_ij = relu(e^z - 1) / (sum_j |e^z - 1| + eps),
- *    eps = 1e-8 after the max shift (the reference implementation's form);
+ *    eps = 1e-8 after the max shift (the reference implementation's form:
+ *    eps e^{m_i} unshifted, m_i the row's largest score), computed with the
+ *    shift max(m_i, 0) so that scores far below 0 do not overflow e^{-m};
  *  - kind SMX_ATTN_LINEAR (Katharopoulos et al. 2020): w_ij = phi(q_i).phi(k_j)
  *    with phi = elu + 1, O_i = sum_j w_ij v_j / sum_j w_ij, computed in
  *    O(L D Dv) through the running sums sum_j phi(k_j) v_j^T (scale unused);

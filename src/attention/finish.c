@@ -17,7 +17,8 @@ void smx_attn_fold(smx_attn_run *run, size_t tile, unsigned char *at) {
   for (size_t r = 0; r < p->rows; r++) {
     size_t h, i;
     if (!smx_attn_row_of(p, g, t, r, &h, &i)) continue;
-    float m = p->d.kind == SMX_ATTN_SIGMOID || p->screen ? 0.0f : -INFINITY, l = 0.0f, *o = w.o;
+    float m = p->screen ? 0.0f : -INFINITY, l = 0.0f, *o = w.o;
+    int sig = p->d.kind == SMX_ATTN_SIGMOID, pick = p->d.kind == SMX_ATTN_SOFTPICK;
     int nan = 0;
     memset(o, 0, dv * sizeof(float));
     for (size_t s = 0; s < p->n_split; s++) {
@@ -25,8 +26,14 @@ void smx_attn_fold(smx_attn_run *run, size_t tile, unsigned char *at) {
       /* a NaN score marks the piece's sum NaN, whatever its maximum (which may have skipped the NaN) */
       nan |= q[1] != q[1];
       if (q[0] == -INFINITY) continue;   /* the piece saw no key */
-      float mn = fmaxf(m, q[0]), ea = expf(m - mn), eb = expf(q[0] - mn);
-      for (size_t x = 0; x < dv; x++) o[x] = ea * o[x] + eb * q[2 + x];
+      /* each piece's l (and O, but for sigmoid's plain sum) is shifted by its own u(m): m (softmax),
+       * max(m, 0) (softpick), min(m, 0) (sigmoid's l), 0 (screening: m stays 0) */
+      float mn = fmaxf(m, q[0]);
+      float uo = sig ? fminf(m, 0.0f) : pick ? fmaxf(m, 0.0f) : m;
+      float ub = sig ? fminf(q[0], 0.0f) : pick ? fmaxf(q[0], 0.0f) : q[0];
+      float un = sig ? fminf(mn, 0.0f) : pick ? fmaxf(mn, 0.0f) : mn;
+      float ea = expf(uo - un), eb = expf(ub - un);
+      for (size_t x = 0; x < dv; x++) o[x] = sig ? o[x] + q[2 + x] : ea * o[x] + eb * q[2 + x];
       l = ea * l + eb * q[1];
       m = mn;
     }
@@ -52,7 +59,8 @@ float smx_attn_normalize(smx_attn_run *run, size_t h, float m, float l, float *o
       return -INFINITY;
     }
     if (p->screen) smx_attn_tanh_norm(p, o);   /* h = sum a m v^ is the row as it stands: TanhNorm only */
-    return logf(l);
+    /* sigmoid: l is the sum of the weights times e^{-min(m, 0)} (the kernels' form); screening: m = 0 */
+    return fminf(m, 0.0f) + logf(l);
   }
   if (d->sinks) {   /* e^{sink} joins the denominator only (gpt-oss) */
     float sk = run->a->sinks[h], mn = fmaxf(m, sk), ea = m == -INFINITY ? 0.0f : expf(m - mn);
@@ -61,7 +69,16 @@ float smx_attn_normalize(smx_attn_run *run, size_t h, float m, float l, float *o
     l = ea * l + expf(sk - mn);
     m = mn;
   }
-  if (d->kind == SMX_ATTN_SOFTPICK && m != -INFINITY) l += 1e-8f;
+  if (d->kind == SMX_ATTN_SOFTPICK && m != -INFINITY) {
+    /* l and O are shifted by u = max(m, 0) (the kernels' form); the reference adds eps = 1e-8 after the
+     * shift by m itself, which is eps e^{m - u} here */
+    float u = fmaxf(m, 0.0f);
+    l += 1e-8f * expf(m - u);
+    if (l > 0.0f) {
+      for (size_t x = 0; x < dv; x++) o[x] /= l;
+      return u + logf(l);
+    }
+  }
   if (l > 0.0f && m != -INFINITY) {
     for (size_t x = 0; x < dv; x++) o[x] /= l;
     return m + logf(l);

@@ -174,7 +174,7 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
   if (p->n_split > 1 && k0 + SMX_ATTN_SPLIT_K < k1) k1 = k0 + SMX_ATTN_SPLIT_K;
   float thr = p->blasst < 0 ? p->blasst : -INFINITY;
   uint64_t cnt[2] = { 0, 0 };
-  float m0 = d->kind == SMX_ATTN_SIGMOID || p->screen ? 0.0f : -INFINITY;
+  float m0 = p->screen ? 0.0f : -INFINITY;
 
   /* differential attention: two passes over the keys, on each half of the Q K dimensions */
   int diff = p->diff_lambda != 0.0f;
@@ -287,7 +287,7 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
         if (p->screen)
           any = smx_attn_screen_weights(run, &w, g, t, (size_t)j0, nk, cnt);
         else if (d->kind == SMX_ATTN_SIGMOID)
-          any = run->uk->online_sigmoid(nk, rp, p->rows, w.st, rp, w.l, w.alpha, p->sigmoid_bias);
+          any = run->uk->online_sigmoid(nk, rp, p->rows, w.st, rp, w.m, w.l, w.alpha, p->sigmoid_bias);
         else if (d->kind == SMX_ATTN_SOFTPICK)
           any = run->uk->online_softpick(nk, rp, p->rows, w.st, rp, w.m, w.l, w.alpha);
         else

@@ -87,7 +87,87 @@ static void test_float_range(void) {
   CHECK(smx_ssmax_f32(x, y, 3, -1.0, NULL, NULL) == SMX_E_INVALID_ARG, "smx_ssmax s = -1 accepted");
 }
 
+/*
+ * Softpick and sigmoid attention on scores far below 0, against long double: z_ij = <q_i, k_j> with Dqk = 2,
+ * row 0 sees scores in [-125, -115] only (softpick: every weight 0, lse about log Lk; sigmoid: weights about
+ * e^-120, below float, but their lse is about -120 + log Lk), row 1 sees 100 keys at about -120 and then
+ * keys in [0, 3] (a running maximum that starts far below 0), row 2 a mix; Lk = 200 (tiles) and 4500 (the
+ * split keys of few rows).
+ */
+static void test_far_below(smx_attn_kind kind, size_t Lk) {
+  enum { LQ = 3, DV = 8 };
+  const char *kn = kind == SMX_ATTN_SOFTPICK ? "softpick" : "sigmoid";
+  float q[LQ * 2] = { 1, 0, 0, 1, 0.5f, 0.5f }, *k = malloc(Lk * 2 * 4), *v = malloc(Lk * DV * 4);
+  float o[LQ * DV], lse[LQ];
+  tu_rng r = { 77 };
+  for (size_t j = 0; j < Lk; j++) {
+    k[j * 2] = tu_uniform_f(&r, -125.0f, -115.0f);
+    k[j * 2 + 1] = j < 100 ? tu_uniform_f(&r, -121.0f, -119.0f) : tu_uniform_f(&r, 0.0f, 3.0f);
+  }
+  for (size_t i = 0; i < Lk * DV; i++) v[i] = tu_normal(&r);
+  long double ro[LQ * DV], rl[LQ];
+  for (size_t i = 0; i < LQ; i++) {
+    long double m = -INFINITY, den = 0, *out = ro + i * DV;
+    for (size_t x = 0; x < DV; x++) out[x] = 0;
+    for (size_t j = 0; j < Lk; j++) {
+      long double z = (long double)q[i * 2] * k[j * 2] + (long double)q[i * 2 + 1] * k[j * 2 + 1];
+      if (z > m) m = z;
+    }
+    for (size_t j = 0; j < Lk; j++) {
+      long double z = (long double)q[i * 2] * k[j * 2] + (long double)q[i * 2 + 1] * k[j * 2 + 1], w;
+      if (kind == SMX_ATTN_SOFTPICK) {   /* the reference's form: shifted by the max, eps after the shift */
+        long double a = expl(z - m) - expl(-m);
+        den += fabsl(a);
+        w = a > 0 ? a : 0;
+      } else {
+        w = 1.0L / (1.0L + expl(-z));
+        den += w;
+      }
+      for (size_t x = 0; x < DV; x++) out[x] += w * v[j * DV + x];
+    }
+    if (kind == SMX_ATTN_SOFTPICK) {
+      den += 1e-8L;
+      for (size_t x = 0; x < DV; x++) out[x] /= den;
+      rl[i] = m + logl(den);
+    } else {
+      rl[i] = logl(den);
+    }
+  }
+  smx_attention_desc d = { DESC(1, 1, 1, LQ, Lk, 2, DV), .kind = kind, .scale = 1.0 };
+  for (int isa = 0; isa <= tu_isa_top(); isa++) {
+    smx_set_max_isa(tu_isas[isa]);
+    for (int th = 1; th <= 3; th += 2) {
+      d.threads = th;
+      smx_attention_plan *p = NULL;
+      smx_attention_args a = { .q = q, .k = k, .v = v, .o = o, .lse = lse };
+      CHECK(smx_attention_plan_create(&d, &p) == SMX_OK && smx_attention_run(p, &a, NULL, 0, NULL) == SMX_OK,
+            "%s Lk %zu run", kn, Lk);
+      smx_attention_plan_destroy(p);
+      for (size_t i = 0; i < LQ; i++) {
+        long double mx = 0;
+        for (size_t x = 0; x < DV; x++) mx = fmaxl(mx, fabsl(ro[i * DV + x]));
+        double err = 0;
+        for (size_t x = 0; x < DV; x++) {   /* NaN counts as an infinite error (fmax would drop it) */
+          double e = (double)fabsl((long double)o[i * DV + x] - ro[i * DV + x]);
+          err = e > err || e != e ? (e != e ? INFINITY : e) : err;
+        }
+        CHECK(err <= 1e-5 * (double)mx + 1e-37, "%s Lk %zu %s %d threads row %zu: O error %g (max|O| %Lg)", kn, Lk,
+              tu_isa_names[isa], th, i, err, mx);
+        CHECK(fabsl((long double)lse[i] - rl[i]) <= 1e-5L * fmaxl(1, fabsl(rl[i])),
+              "%s Lk %zu %s %d threads row %zu: lse %.9g, reference %.9Lg", kn, Lk, tu_isa_names[isa], th, i, lse[i], rl[i]);
+      }
+    }
+  }
+  smx_set_max_isa(SMX_ISA_AVX512);
+  free(k);
+  free(v);
+}
+
 int main(void) {
   test_float_range();
+  test_far_below(SMX_ATTN_SOFTPICK, 200);
+  test_far_below(SMX_ATTN_SOFTPICK, 4500);
+  test_far_below(SMX_ATTN_SIGMOID, 200);
+  test_far_below(SMX_ATTN_SIGMOID, 4500);
   return tu_finish("test_attention_options");
 }

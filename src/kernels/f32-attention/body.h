@@ -206,33 +206,44 @@ static int online_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, 
   return any;
 }
 
-/* ---- sigmoid attention: P = sigmoid(S + bias), l += sum P, alpha = 1 ---- */
-static int online_sigmoid_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *l, float *alpha,
-                            float bias) {
+/* ---- sigmoid attention: P = sigmoid(S + bias), l = sum P e^{-u} (u = min(m, 0)), alpha = 1 ---- */
+static int online_sigmoid_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *m, float *l,
+                            float *alpha, float bias) {
   const vexpf_c c = vexpf_c_set((float)SMX_LOG2E_D, (float)(SMX_LOG2E_D - (double)(float)SMX_LOG2E_D));
   const vf_t amin = vf_set1(SMX_ATTN_AMIN), ninf = vf_set1(-__builtin_inff()), zero = vf_zero(), one = vf_set1(1.0f);
   const vf_t vb = vf_set1(bias);
   int any = 0;
   for (size_t j = 0; j < nr; j += VF_W) {
-    vf_t sum = zero, mt = ninf;
+    vf_t mt = ninf;
+    for (size_t i = 0; i < nk; i++) mt = vf_max(mt, vf_ld(st + i * ldst + j));
+    /* the row sum is kept shifted by u = min(m, 0), m the largest y = S + bias so far: weights e^y of
+     * scores far below 0 underflow float, and their sum with them (lse -inf); the weights P themselves are
+     * the plain sigmoid (O is not normalised). A row without a key yet shifts by 0, and its empty sum by
+     * e^{-inf} = 0, never inf - inf. */
+    vf_t mo = vf_ld(m + j), mn = vf_max(mo, vf_add(mt, vb));
+    vf_t uo = vf_min(mo, zero), un = vf_sel(vf_eq(mn, ninf), zero, vf_min(mn, zero));
+    vf_t a = vexpf_neg(vf_sub(uo, un), c, amin), eu = vexpf_neg(un, c, amin), sum = zero;
     for (size_t i = 0; i < nk; i++) {
-      vf_t x = vf_ld(st + i * ldst + j), y = vf_add(x, vb);
-      mt = vf_max(mt, x);
-      /* e = e^{-|y|} never overflows; a masked score (-inf) gives e = 0 and P = 0 */
-      vf_t e = vexpf_neg(vf_sub(zero, vf_abs(y)), c, amin);
-      vf_t p = vf_div(vf_sel(vf_gt(y, zero), one, e), vf_add(one, e));
-      vf_st(st + i * ldst + j, p);
-      sum = vf_add(sum, p);
+      vf_t y = vf_add(vf_ld(st + i * ldst + j), vb);
+      /* r = e^{-|y - u|}: e^{y - u} <= 1 where y <= 0, e^{-y} where y > 0 (u = 0 there, so e^u = 1); the
+       * scaled weight sigmoid(y) e^{-u} is sel(y > 0, 1, r) / (1 + r e^u) and P = that e^u (the same
+       * arithmetic as before when u = 0); a masked score (-inf) gives r = 0 and P = 0 */
+      vf_t r = vexpf_neg(vf_sub(zero, vf_abs(vf_sub(y, un))), c, amin);
+      vf_t ps = vf_div(vf_sel(vf_gt(y, zero), one, r), vf_add(one, vf_mul(r, eu)));
+      vf_st(st + i * ldst + j, vf_mul(ps, eu));
+      sum = vf_add(sum, ps);
     }
     unsigned real = nreal >= j + VF_W ? (unsigned)((1ull << VF_W) - 1) : nreal > j ? (1u << (nreal - j)) - 1u : 0u;
     any |= (mf_bits(vf_neq(mt, ninf)) & real) != 0;
-    vf_st(l + j, vf_add(vf_ld(l + j), sum));
+    vf_st(l + j, vf_fmadd(a, vf_ld(l + j), sum));
+    vf_st(m + j, mn);
     vf_st(alpha + j, one);
   }
   return any;
 }
 
-/* ---- softpick: P = relu(e^{S-m} - e^{-m}), l = alpha l + sum |e^{S-m} - e^{-m}| over visible keys ---- */
+/* ---- softpick: P = relu(e^{S-u} - e^{-u}), l = alpha l + sum |e^{S-u} - e^{-u}| over visible keys, u =
+ * max(m, 0) ---- */
 static int online_softpick_k(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *m, float *l,
                              float *alpha) {
   const vexpf_c c = vexpf_c_set((float)SMX_LOG2E_D, (float)(SMX_LOG2E_D - (double)(float)SMX_LOG2E_D));
@@ -250,13 +261,13 @@ static int online_softpick_k(size_t nk, size_t nr, size_t nreal, float *st, size
     mt = vf_sel(nan, vf_set1(__builtin_nanf("")), mt);
     vf_t mo = vf_ld(m + j), mn = vf_max(mo, mt);
     mf_t vis = vf_neq(mt, ninf);
-    vf_t mu = vf_sel(vf_eq(mn, ninf), zero, mn);
-    vf_t a = vexpf_neg(vf_sub(mo, mu), c, amin);
-    /* e^{-m} may exceed 1 (m < 0): a lane-wise libm exponential, VF_W per tile and row vector */
-    float mlane[VF_W], elane[VF_W];
-    vf_st(mlane, mu);
-    for (size_t k = 0; k < VF_W; k++) elane[k] = __builtin_expf(-mlane[k]);
-    vf_t em = vf_ld(elane), sum = zero;
+    /* the shift is max(m, 0), not m: e^{-m} overflows float once m < -88.7 (every score far below 0), and
+     * a later tile's rescale by e^{m_old - m} then met inf (NaN); with this shift e^{-shift} <= 1.
+     * smx_attn_normalize scales the epsilon by e^{m - shift} to match the reference's form. vf_max(zero, .)
+     * keeps a NaN maximum (its second operand). */
+    vf_t so = vf_max(zero, mo), mu = vf_max(zero, mn);
+    vf_t a = vexpf_neg(vf_sub(so, mu), c, amin);
+    vf_t em = vexpf_neg(vf_sub(zero, mu), c, amin), sum = zero;
     for (size_t i = 0; i < nk; i++) {
       vf_t x = vf_ld(st + i * ldst + j);
       mf_t live = vf_neq(x, ninf);   /* masked keys take no part in the denominator either */

@@ -65,19 +65,25 @@ static int online_scalar(size_t nk, size_t nr, size_t nreal, float *st, size_t l
   return any;
 }
 
-static int online_sigmoid_scalar(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *l, float *alpha,
-                                 float bias) {
+static int online_sigmoid_scalar(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *m, float *l,
+                                 float *alpha, float bias) {
   int any = 0;
   for (size_t r = 0; r < nr; r++) {
-    float sum = 0.0f;
+    float sum = 0.0f, mt = -INFINITY;
+    for (size_t c = 0; c < nk; c++) mt = fmaxf(mt, st[c * ldst + r]);
+    /* l = sum sigmoid(y) e^{-u}, u = min(m, 0): the sum of weights far below 0 would underflow */
+    float mn = fmaxf(m[r], mt + bias), uo = fminf(m[r], 0.0f), un = mn == -INFINITY ? 0.0f : fminf(mn, 0.0f);
+    float eu = expf(un);
     for (size_t c = 0; c < nk; c++) {
       float x = st[c * ldst + r];
       if (x != -INFINITY && r < nreal) any = 1;
-      float y = x == -INFINITY ? 0.0f : 1.0f / (1.0f + expf(-(x + bias)));
-      st[c * ldst + r] = y;
-      sum += y;
+      float y = x + bias, q = expf(-fabsf(y - un));   /* e^{y - u} (y <= 0), e^{-y} (y > 0, u = 0) */
+      float ps = x == -INFINITY ? 0.0f : (y > 0.0f ? 1.0f : q) / (1.0f + q * eu);
+      st[c * ldst + r] = ps * eu;
+      sum += ps;
     }
-    l[r] += sum;
+    l[r] = expf(uo - un) * l[r] + sum;
+    m[r] = mn;
     alpha[r] = 1.0f;
   }
   return any;
@@ -100,10 +106,11 @@ static int online_softpick_scalar(size_t nk, size_t nr, size_t nreal, float *st,
       continue;
     }
     if (r < nreal) any = 1;
-    float mn = fmaxf(m[r], mt), al = expf(m[r] - mn), em = expf(-mn);   /* e^{x-m} - e^{-m} = e^{-m}(e^x - 1) */
+    /* e^{x-u} - e^{-u} = e^{-u}(e^x - 1) with the shift u = max(m, 0): e^{-m} would overflow below -88.7 */
+    float mn = fmaxf(m[r], mt), u = fmaxf(mn, 0.0f), al = expf(fmaxf(m[r], 0.0f) - u), em = expf(-u);
     for (size_t c = 0; c < nk; c++) {
       float x = st[c * ldst + r];
-      float y = x == -INFINITY ? 0.0f : expf(x - mn) - em;
+      float y = x == -INFINITY ? 0.0f : expf(x - u) - em;
       st[c * ldst + r] = y > 0.0f ? y : 0.0f;
       sum += fabsf(y);
     }

@@ -67,13 +67,16 @@ typedef struct smx_attn_ukernels {
                   size_t ldst);
   int (*online)(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *m, float *l, float *alpha,
                 float thr, uint64_t *cnt);
-  /* sigmoid attention: St = sigmoid(St + bias) in place, l += sum_c St, alpha = 1; returns whether a row
-   * below nreal saw a key (masked scores, -inf, give 0) */
-  int (*online_sigmoid)(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *l, float *alpha,
-                        float bias);
-  /* softpick: with m' = max(m, max_c St), St = relu(e^{St-m'} - e^{-m'}) in place, l = alpha l +
-   * sum over unmasked keys of |e^{St-m'} - e^{-m'}|, alpha = e^{m - m'}; a row with no visible key in
-   * the tile is left unchanged (alpha 1, P 0) */
+  /* sigmoid attention: St = sigmoid(St + bias) in place, m = max(m, max_c St + bias), l = the sum of
+   * the weights so far times e^{-min(m, 0)} (rescaled as m grows: weights far below 0 underflow float, their
+   * scaled sum does not), alpha = 1 (O is a plain sum); returns whether a row below nreal saw a key (masked
+   * scores, -inf, give 0). m starts at -inf. */
+  int (*online_sigmoid)(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *m, float *l,
+                        float *alpha, float bias);
+  /* softpick: with m' = max(m, max_c St) and the shifts u = max(m, 0), u' = max(m', 0) (e^{-u'} <= 1:
+   * no overflow when every score is far below 0), St = relu(e^{St-u'} - e^{-u'}) in place, l = alpha l +
+   * sum over unmasked keys of |e^{St-u'} - e^{-u'}|, alpha = e^{u - u'}, m = m'; a row with no visible
+   * key in the tile is left unchanged (alpha 1, P 0) */
   int (*online_softpick)(size_t nk, size_t nr, size_t nreal, float *st, size_t ldst, float *m, float *l,
                          float *alpha);
   void (*pv)(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, const float *v, size_t ldv, float *o,
