@@ -102,34 +102,50 @@ static void key_row(const rowctx *r, size_t j, ld *kn) {
 }
 
 /* One map of a score kind (softmax, sigmoid, softpick) over q's dims [qoff, qoff + dqe): into o / ocls, *lse / *lcls. */
+/* The conditioning of a row of scores: every score is rounded to f32 from terms as large as zmag (the
+ * products of q and k, |q|^2 and |k|^2 of L2 distance, the bias, ALiBi and FoX terms), an absolute error
+ * of a few 2^-24 zmag, however small z itself is; the weights move by that much relatively. The header's
+ * 1e-5 max|O| cannot hold once zmag passes about 40: the bound the soak applies adds 2^-22 zmag for lse
+ * and 2^-21 zmag max|v| for O (sigmoid: times the keys / 4, its weights are not normalised). */
 static void score_map(const rowctx *r, size_t qoff, size_t dqe, ld scale, ld *o, unsigned char *ocls, ld *lse,
-                      unsigned char *lcls, ld *kn, ld *z) {
+                      unsigned char *lcls, ld *kn, ld *z, ld *oext, ld *lext) {
   const attn_case *c = r->c;
   const smx_attention_desc *d = &c->d;
   size_t Lk = d->len_k, Dv = d->dim_v;
   int any_row = 0;
+  ld zmag = 0, vmax = 0;
+  size_t nkeys = 0;
   for (size_t j = 0; j < Lk; j++) {
     z[j] = -INFINITY;
     if (!r->inr[j]) continue;
     if (d->nsa_topk && !r->sel[j / 64]) continue;   /* a block NSA left out */
     key_row(r, j, kn);
-    ld dot = 0, s;
-    for (size_t x = qoff; x < qoff + dqe; x++) dot += r->qn[x] * kn[x];
+    ld dot = 0, mag = 0, s;
+    for (size_t x = qoff; x < qoff + dqe; x++) {
+      dot += r->qn[x] * kn[x];
+      mag += fabsl(r->qn[x] * kn[x]);
+    }
     if (d->l2_distance) {
       /* the header's form: scale (2 q.k - |q|^2 - |k|^2) */
       ld qq = 0, kk = 0;
       for (size_t x = qoff; x < qoff + dqe; x++) { qq += r->qn[x] * r->qn[x]; kk += kn[x] * kn[x]; }
       s = scale * (2 * dot - qq - kk);
+      mag = fabsl(scale) * (2 * mag + qq + kk);
     } else {
       s = dot * scale;
+      mag *= fabsl(scale);
     }
     if (d->k_int8 && d->k_int8_jensen) {
       ld qq = 0, sc = c->kscale[(r->b * d->heads_kv + r->g) * ((Lk + 63) / 64) + j / 64];
       for (size_t x = qoff; x < qoff + dqe; x++) qq += (scale * r->qn[x]) * (scale * r->qn[x]);
       s -= qq * sc * sc / 24;
+      mag += qq * sc * sc / 24;
     }
     if (d->softcap > 0) s = (ld)d->softcap * tanhl(s / (ld)d->softcap);
-    if (d->ssmax_s != 0 && r->n_vis > 0) s *= (ld)d->ssmax_s * logl((ld)r->n_vis);
+    if (d->ssmax_s != 0 && r->n_vis > 0) {
+      s *= (ld)d->ssmax_s * logl((ld)r->n_vis);
+      mag *= fabsl((ld)d->ssmax_s * logl((ld)r->n_vis));
+    }
     if (d->mask_kind == SMX_ATTN_MASK_BIAS) {
       ld bias = c->bias[mask_at(c, r->b, r->h, r->i, j)];
       if (bias == -INFINITY) {
@@ -137,14 +153,29 @@ static void score_map(const rowctx *r, size_t qoff, size_t dqe, ld scale, ld *o,
         continue;
       }
       s += bias;
+      mag += fabsl(bias);
     }
-    if (d->alibi) s -= c->slopes[r->h] * (ld)(r->pos > (long long)j ? r->pos - (long long)j : (long long)j - r->pos);
+    if (d->alibi) {
+      ld t = c->slopes[r->h] * (ld)(r->pos > (long long)j ? r->pos - (long long)j : (long long)j - r->pos);
+      s -= t;
+      mag += fabsl(t);
+    }
     if (d->fox) {
       const ld *F = c->fox + (r->b * d->heads_q + r->h) * Lk;
       s += F[r->pos] - F[j];
+      mag += fabsl(F[r->pos]) + fabsl(F[j]);
     }
     z[j] = s;
+    if (s == -INFINITY) continue;
+    nkeys++;
+    if (fin(mag) && mag > zmag) zmag = mag;
+    for (size_t x = 0; x < Dv; x++) {
+      ld a = fabsl(vv(c, r->b, r->g, j, x));
+      if (fin(a) && a > vmax) vmax = a;
+    }
   }
+  *lext = 0x1p-22L * zmag;
+  *oext = 0x1p-21L * zmag * vmax * (d->kind == SMX_ATTN_SIGMOID ? (ld)(nkeys + 3) / 4 : 1);
   *lcls = EXP_BOUND;
   int nan_row = 0;
   ld m = -INFINITY;
@@ -219,7 +250,12 @@ static ld phi(int kind, ld x) {
   return x > 0 ? x + 1 : expl(x);
 }
 
-static void linear_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, unsigned char *lcls, ld *aw) {
+/* The linear kinds sum weights of both signs (cosFormer with Lq > Lk: cos < 0; MALA: a_ij - z_i) in f32
+ * running sums: O's error is relative to the sum of the magnitudes of its terms, sum_j |w_ij| |v_j| /
+ * |sum_j w_ij| (MALA: sum_j (|beta a_ij| + |z_i|) |v_j| / n), not to max|O|; the bound the soak applies is
+ * 1e-5 times that on top of the header's (and 1e-5 sum |w| / |sum w| for lse). */
+static void linear_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, unsigned char *lcls, ld *aw, ld *oext,
+                       ld *lext) {
   const attn_case *c = r->c;
   const smx_attention_desc *d = &c->d;
   size_t Lk = d->len_k, Dq = d->dim_qk, Dv = d->dim_v;
@@ -249,6 +285,15 @@ static void linear_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, uns
       for (size_t x = 0; x < Dv; x++) o[x] += w * vv(c, r->b, r->g, j, x);
     }
     *lse = n ? 0 : -INFINITY;
+    ld mag = 0;
+    for (size_t j = 0; j < Lk && n; j++) {
+      if ((long long)j < r->lo || (long long)j >= r->hi) continue;
+      ld vm = 0;
+      for (size_t x = 0; x < Dv; x++) if (fin(vv(c, r->b, r->g, j, x)) && fabsl(vv(c, r->b, r->g, j, x)) > vm) vm = fabsl(vv(c, r->b, r->g, j, x));
+      mag += (fabsl(beta * aw[j]) + fabsl(zs)) * vm / (ld)n;
+    }
+    *oext = fin(mag) ? 1e-5L * mag : 0;
+    *lext = 0;
     for (size_t x = 0; x < Dv; x++) ocls[x] = n ? EXP_BOUND : EXP_ZERO;
     *lcls = n ? EXP_BOUND : EXP_ZERO;
   } else {
@@ -263,13 +308,33 @@ static void linear_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, uns
     }
     *lse = pos ? logl(den) : den == den ? -INFINITY : den;
     *lcls = pos ? EXP_BOUND : den == den ? EXP_ZERO : EXP_BOUND;
-    /* weights that nearly cancel (cosFormer with Lq > Lk): the row is ill-conditioned in f32 */
+    ld mag = 0, sabs2 = 0;
+    for (size_t j = 0; j < Lk; j++) {
+      if ((long long)j < r->lo || (long long)j >= r->hi) continue;
+      ld vm = 0;
+      for (size_t x = 0; x < Dv; x++) if (fin(vv(c, r->b, r->g, j, x)) && fabsl(vv(c, r->b, r->g, j, x)) > vm) vm = fabsl(vv(c, r->b, r->g, j, x));
+      ld t = fabsl(aw[j]);
+      if (d->kind == SMX_ATTN_COSFORMER) {
+        /* the sums run over the cos and sin halves of the features: their terms, not the weight, set the scale */
+        ld ai = PI_L / 2 * (ld)r->pos / (ld)Lk, aj = PI_L / 2 * (ld)j / (ld)Lk, cd = cosl(ai - aj);
+        ld amp = fabsl(cosl(ai) * cosl(aj)) + fabsl(sinl(ai) * sinl(aj));
+        t = cd != 0 ? fabsl(aw[j] / cd) * amp : t;
+      }
+      mag += t * vm;
+      sabs2 += t;
+    }
+    *oext = pos && fin(mag) ? 1e-5L * mag / den : 0;
+    *lext = pos && fin(sabs2) ? 1e-5L * sabs2 / den : 0;
+    if (!pos && den == den && -den <= 1e-5L * sabs2) {   /* a sum of 0 within its rounding: either side may come out */
+      for (size_t x = 0; x < Dv; x++) ocls[x] = EXP_ANY;
+      *lcls = EXP_ANY;
+    }
     (void)sabs;
   }
   /* the running sums are not per pair: a non-finite result may come out as NaN or as an infinity */
   for (size_t x = 0; x < Dv; x++)
     if (!fin(o[x])) { ocls[x] = EXP_NONFINITE; nonfinite = 1; }
-  if (!fin(*lse) && *lcls != EXP_ZERO) *lcls = EXP_NONFINITE;
+  if (!fin(*lse) && *lcls == EXP_BOUND) *lcls = EXP_NONFINITE;
   (void)nonfinite;
 }
 
@@ -281,7 +346,14 @@ static void unit(ld *x, size_t n, ld eps) {
   for (size_t i = 0; i < n; i++) x[i] /= nr;
 }
 
-static void screen_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, unsigned char *lcls, ld *kn, ld *vn) {
+/* Screening near the Trim edge: a = (1 - (1 - s) / r)^2 with s = q^.k^ rounded in f32 (a few 2^-24 sqrt(D)
+ * absolutely) moves by 2 sqrt(a) |ds| / r, relatively large for the small a of keys just inside the edge
+ * and for small r. lse = log sum a m carries that relatively; the bound the soak applies adds
+ * sum_j 2 sqrt(a_j) m_j ds / r / sum_j a_j m_j to lse and sum_j 2 sqrt(a_j) m_j ds / r |v^_j| to O. The
+ * Softmask near the end of its window, (cos + 1) / 2 with cos near -1, has an absolute error of a few
+ * 2^-24: its share, a_j 2^-21, joins the same sums. */
+static void screen_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, unsigned char *lcls, ld *kn, ld *vn,
+                       ld *oext, ld *lext) {
   const attn_case *c = r->c;
   const smx_attention_desc *d = &c->d;
   size_t Lk = d->len_k, Dq = d->dim_qk, Dv = d->dim_v;
@@ -290,6 +362,7 @@ static void screen_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, uns
   if (eps > (ld)FLT_MAX) eps = (ld)FLT_MAX;
   ld rr = c->sr ? c->sr[r->h] : (ld)d->screen_r, w = c->sw ? c->sw[r->h] : (ld)d->screen_window, den = 0;
   ld *qn = r->qn;   /* the raw q (no qk_norm with screening) */
+  ld ds = 0x1p-22L * (1 + sqrtl((ld)Dq)), dsum = 0, dvsum = 0;
   unit(qn, Dq, eps);
   for (size_t x = 0; x < Dv; x++) o[x] = 0;
   for (size_t j = 0; j < Lk; j++) {
@@ -306,12 +379,26 @@ static void screen_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, uns
     }
     for (size_t x = 0; x < Dv; x++) vn[x] = vv(c, r->b, r->g, j, x);
     if (!(d->screen_flags & SMX_ATTN_SCREEN_NO_VNORM)) unit(vn, Dv, eps);
+    if (a * m == 0 && !(a == 0 && sim > 1 - rr - 4 * ds)) continue;
+    {
+      /* keys at the edge (a = 0 here, s within ds of 1 - r) may come out just inside */
+      ld sa = a > 0 ? sqrtl(a) : 0, vm = 0;
+      for (size_t x = 0; x < Dv; x++) if (fin(vn[x]) && fabsl(vn[x]) > vm) vm = fabsl(vn[x]);
+      /* the Softmask near its far end, m = (cos + 1) / 2 with cos near -1, carries the f32 rounding of cos and
+       * of its argument absolutely: 2^-21 */
+      ld dm = w > 0 && w != INFINITY ? 0x1p-21L : 0;
+      ld da = (2 * sa + 4 * ds / rr) * ds / rr * m + (a > 0 ? a : 0) * dm;
+      dsum += da;
+      dvsum += da * vm;
+    }
     if (a * m == 0) continue;
     den += a * m;
     for (size_t x = 0; x < Dv; x++) o[x] += a * m * vn[x];
   }
   *lse = den > 0 ? logl(den) : den == den ? -INFINITY : den;
   *lcls = den > 0 ? EXP_BOUND : den == den ? EXP_ZERO : EXP_NAN;
+  *lext = den > 0 && fin(dsum) ? dsum / den : 0;
+  *oext = fin(dvsum) ? dvsum : 0;
   ld ss = 0;
   for (size_t x = 0; x < Dv; x++) ss += o[x] * o[x];
   if (!(d->screen_flags & SMX_ATTN_SCREEN_NO_TANHNORM) && ss > 0 && fin(ss)) {
@@ -396,18 +483,20 @@ void attn_reference(const attn_case *c, attn_expect *e) {
           if (r.hi > r.lo) sel[(size_t)(r.hi - 1) / 64] = 1;
           for (size_t j = 0; j < Lk; j++) if (!sel[j / 64]) vis[j] = 0;
         }
+        e->o_extra[r.row] = e->l_extra[r.row] = 0;
         ld *lse = &e->lse[r.row];
         unsigned char *lcls = &e->l_cls[r.row];
         if (d->kind == SMX_ATTN_SCREEN) {
-          screen_row(&r, o, ocls, lse, lcls, kn, vn);
+          screen_row(&r, o, ocls, lse, lcls, kn, vn, &e->o_extra[r.row], &e->l_extra[r.row]);
         } else if (d->kind == SMX_ATTN_LINEAR || d->kind == SMX_ATTN_COSFORMER || d->kind == SMX_ATTN_MALA) {
-          linear_row(&r, o, ocls, lse, lcls, z);
+          linear_row(&r, o, ocls, lse, lcls, z, &e->o_extra[r.row], &e->l_extra[r.row]);
         } else {
-          score_map(&r, 0, dqe, scale, o, ocls, lse, lcls, kn, z);
+          score_map(&r, 0, dqe, scale, o, ocls, lse, lcls, kn, z, &e->o_extra[r.row], &e->l_extra[r.row]);
           if (diff) {   /* O = O1 - lambda O2, the second map on the second halves; lse the first map's */
-            ld l2;
+            ld l2, oe2, le2;
             unsigned char lc2;
-            score_map(&r, dqe, dqe, scale, o2, c2, &l2, &lc2, kn, z);
+            score_map(&r, dqe, dqe, scale, o2, c2, &l2, &lc2, kn, z, &oe2, &le2);
+            e->o_extra[r.row] += fabsl((ld)d->diff_lambda) * oe2;
             for (size_t x = 0; x < Dv; x++) {
               unsigned char a = ocls[x], bcl = c2[x];
               o[x] = o[x] - (ld)d->diff_lambda * o2[x];

@@ -42,6 +42,9 @@ typedef struct attn_expect {
   long double *lse;      /* (B, Hq, Lq) */
   unsigned char *o_cls;  /* EXP_* per element of o */
   unsigned char *l_cls;  /* EXP_* per row */
+  /* per row, what the conditioning of the row adds to the bound (absolute): the rounding of large logits
+   * to f32, the cancellation of weights of both signs (cosFormer, MALA), the Trim edge of screening */
+  long double *o_extra, *l_extra;
 } attn_expect;
 
 /* Fills e (allocated by the caller: o and o_cls B Hq Lq Dv, lse and l_cls B Hq Lq). */
