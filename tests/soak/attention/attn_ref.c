@@ -107,6 +107,7 @@ static void key_row(const rowctx *r, size_t j, ld *kn) {
  * of a few 2^-24 zmag, however small z itself is; the weights move by that much relatively. The header's
  * 1e-5 max|O| cannot hold once zmag passes about 40: the bound the soak applies adds 2^-22 zmag for lse
  * and 2^-21 zmag max|v| for O (sigmoid: times the keys / 4, its weights are not normalised). */
+static ld min_rowmax, max_rowmax, min_score;
 static void score_map(const rowctx *r, size_t qoff, size_t dqe, ld scale, ld *o, unsigned char *ocls, ld *lse,
                       unsigned char *lcls, ld *kn, ld *z, ld *oext, ld *lext) {
   const attn_case *c = r->c;
@@ -167,6 +168,7 @@ static void score_map(const rowctx *r, size_t qoff, size_t dqe, ld scale, ld *o,
     }
     z[j] = s;
     if (s == -INFINITY) continue;
+    if (fin(s) && s < min_score) min_score = s;
     nkeys++;
     if (fin(mag) && mag > zmag) zmag = mag;
     for (size_t x = 0; x < Dv; x++) {
@@ -183,6 +185,8 @@ static void score_map(const rowctx *r, size_t qoff, size_t dqe, ld scale, ld *o,
     if (z[j] != z[j] || (z[j] == INFINITY && d->kind != SMX_ATTN_SIGMOID)) nan_row = 1;
     else if (z[j] > m) m = z[j];
   }
+  if (fin(m) && m < min_rowmax) min_rowmax = m;
+  if (fin(m) && m > max_rowmax) max_rowmax = m;
   if (any_row) {
     for (size_t x = 0; x < Dv; x++) { o[x] = 0; ocls[x] = EXP_ANY; }
     *lse = 0;
@@ -323,9 +327,12 @@ static void linear_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, uns
       mag += t * vm;
       sabs2 += t;
     }
-    *oext = pos && fin(mag) ? 1e-5L * mag / den : 0;
+    ld omax = 0;
+    for (size_t x = 0; x < Dv; x++) if (pos && fin(o[x]) && fabsl(o[x]) > omax) omax = fabsl(o[x]);
+    /* O = num / den: the error of num, and O times the relative error of den */
+    *oext = pos && fin(mag) && fin(sabs2) ? 1e-5L * (mag + omax * sabs2) / den : 0;
     *lext = pos && fin(sabs2) ? 1e-5L * sabs2 / den : 0;
-    if (!pos && den == den && -den <= 1e-5L * sabs2) {   /* a sum of 0 within its rounding: either side may come out */
+    if (den == den && fabsl(den) <= 1e-5L * sabs2) {   /* a sum of 0 within its rounding: either side may come out */
       for (size_t x = 0; x < Dv; x++) ocls[x] = EXP_ANY;
       *lcls = EXP_ANY;
     }
@@ -365,8 +372,14 @@ static void screen_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, uns
   ld ds = 0x1p-22L * (1 + sqrtl((ld)Dq)), dsum = 0, dvsum = 0;
   unit(qn, Dq, eps);
   for (size_t x = 0; x < Dv; x++) o[x] = 0;
+  int any_row = 0, row_bad = 0;
   for (size_t j = 0; j < Lk; j++) {
-    if (!r->inr[j]) continue;
+    int vbad = 0;
+    for (size_t x = 0; x < Dv; x++) vbad |= !fin(vv(c, r->b, r->g, j, x));
+    if (!r->inr[j]) {
+      any_row |= vbad;   /* a masked key's non-finite V: no rule (0 * inf), and TanhNorm couples the columns */
+      continue;
+    }
     ld sim = 0, m = 1;
     for (size_t x = 0; x < Dq; x++) kn[x] = kv(c, r->b, r->g, j, x);
     unit(kn, Dq, eps);
@@ -391,7 +404,11 @@ static void screen_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, uns
       dsum += da;
       dvsum += da * vm;
     }
-    if (a * m == 0) continue;
+    if (a * m == 0) {
+      any_row |= vbad;   /* a trimmed key takes no part; what 0 * inf gives is not documented */
+      continue;
+    }
+    if (vbad || a != a) row_bad = 1;   /* TanhNorm couples the columns: a non-finite h_x reaches all of O_i */
     den += a * m;
     for (size_t x = 0; x < Dv; x++) o[x] += a * m * vn[x];
   }
@@ -410,6 +427,12 @@ static void screen_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, uns
     if (ocls[x] == EXP_BOUND && !fin(o[x])) ocls[x] = EXP_NONFINITE;
   if (!fin(ss) && ocls[0] == EXP_BOUND)   /* TanhNorm of an infinite h: no rule */
     for (size_t x = 0; x < Dv; x++) ocls[x] = EXP_NONFINITE;
+  if (row_bad && den == den)
+    for (size_t x = 0; x < Dv; x++) ocls[x] = EXP_NONFINITE;
+  if (any_row) {
+    for (size_t x = 0; x < Dv; x++) ocls[x] = EXP_ANY;
+    *lcls = EXP_ANY;
+  }
 }
 
 void attn_reference(const attn_case *c, attn_expect *e) {
@@ -425,6 +448,9 @@ void attn_reference(const attn_case *c, attn_expect *e) {
   size_t nb = (Lk + 63) / 64;
   ld *bs = malloc((nb + 1) * sizeof *bs);
   unsigned char *sel = malloc(nb + 1);
+  min_rowmax = INFINITY;
+  max_rowmax = -INFINITY;
+  min_score = INFINITY;
   for (size_t b = 0; b < d->batch; b++)
     for (size_t h = 0; h < d->heads_q; h++)
       for (size_t i = 0; i < d->len_q; i++) {
@@ -517,5 +543,8 @@ void attn_reference(const attn_case *c, attn_expect *e) {
           for (size_t x = 0; x < Dv; x++) o[x] *= 1 / (1 + expl(-c->gate[r.row * (ew ? Dv : 1) + (ew ? x : 0)]));
         }
       }
+  e->min_rowmax = min_rowmax;
+  e->max_rowmax = max_rowmax;
+  e->min_score = min_score;
   free(qn); free(kn); free(z); free(o2); free(vn); free(vis); free(inr); free(c2); free(bs); free(sel);
 }

@@ -67,12 +67,22 @@ static int verbose;
 static uint64_t cur_seed;
 static int cur_failed;
 static char cur_desc[1024];
+/* what went wrong in the current case, for the KNOWN list */
+#define FK_NAN_MISSED 0x1u    /* a NaN / non-finite output expected, a finite one came */
+#define FK_ZERO 0x2u          /* a row that sees no key: not O = 0 / lse = -inf */
+#define FK_BOUND 0x4u         /* outside the bound */
+#define FK_LSE_POSINF 0x8u    /* lse +inf where the reference is finite */
+#define FK_LSE_NEGINF 0x10u   /* lse -inf where the reference is finite */
+#define FK_NAN_EXTRA 0x20u    /* NaN where a finite value is expected */
+#define FK_OTHER 0x40u        /* a status, thread-count difference, gap write, bad argument */
+static unsigned cur_fk;
 
 static void fail(const char *fmt, ...) {
+  if (!cur_fk) cur_fk = FK_OTHER;   /* the checks of values set theirs first */
   if (!cur_failed) {
     fprintf(stderr, "FAIL case 0x%016" PRIx64 ": %s\n", cur_seed, cur_desc);
   }
-  if (cur_failed < 6) {
+  if (cur_failed < (verbose ? 40 : 6)) {
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "  ");
@@ -106,7 +116,7 @@ typedef struct gen {
   int edge;                  /* some option the header leaves open: refusal is fine, a result must be right */
   int special;               /* special values were placed */
   int big;                   /* logits of extreme magnitude */
-  double zmax;               /* max |score| the reference saw (for the big cases' bound) */
+  long double min_rowmax, max_rowmax, min_score, min_lse;   /* from the reference, for the KNOWN list */
 } gen;
 
 static const char *kind_name(int k) {
@@ -542,12 +552,39 @@ static smx_attention_args args_of(const gen *g, void *o, float *lse) {
 /* ------------------------------------------------------------ KNOWN */
 /* Open library defects (FINDINGS.md): a failing case that matches is counted as known, not as a failure.
  * Delete an entry when its fix is merged. */
+/* Each entry says which kinds of failure (FK_*) it explains in a case it applies to (0: not this case); a
+ * failing case is known when the entries that apply explain every kind of failure it shows. */
 typedef struct known {
   const char *what;
-  int (*match)(const gen *g);
+  unsigned (*match)(const gen *g);
 } known;
+#define FK_VALUES (FK_NAN_MISSED | FK_ZERO | FK_BOUND | FK_LSE_POSINF | FK_LSE_NEGINF | FK_NAN_EXTRA)
+/* an option finite in double but beyond float's range or precision (issue 24, item 4) */
+static int beyond_float(double x) { return x != 0 && (fabs(x) > FLT_MAX || fabs(x) < FLT_MIN); }
+static unsigned k_item4(const gen *g) {
+  const smx_attention_desc *d = &g->c.d;
+  return g->edge && (beyond_float(d->softcap) || beyond_float(d->scale) || beyond_float(d->sigmoid_bias) ||
+                     beyond_float(d->qk_norm_eps) || beyond_float(d->blasst_log_threshold)) ? FK_VALUES : 0;
+}
+/* (screening: TanhNorm couples the columns, so the non-finite entry of h leaves the others unnormalised) */
+static unsigned k_nan_rule(const gen *g) {
+  return g->special ? FK_NAN_MISSED | FK_ZERO | FK_NAN_EXTRA | (g->c.d.kind == SMX_ATTN_SCREEN ? FK_BOUND : 0) : 0;
+}
+static unsigned k_softpick_deep(const gen *g) {
+  /* the running maximum of a tile, not only the row's, sets e^{-m}: any score below -80 may show it */
+  return g->c.d.kind == SMX_ATTN_SOFTPICK && (g->min_score < -80 || g->max_rowmax > 80) ? FK_VALUES : 0;
+}
+static unsigned k_sigmoid_lse(const gen *g) {
+  return g->c.d.kind == SMX_ATTN_SIGMOID && g->min_lse < -80 ? FK_LSE_NEGINF | FK_BOUND : 0;
+}
 static const known known_list[] = {
-  { NULL, NULL },   /* none open: keep the list non-empty */
+  { "issue 24 item 4: options finite in double but beyond float (softcap, scale, ...) accepted and computed wrong",
+    k_item4 },
+  { "issue 24 item 2: a NaN (or inf) in Q / K / V does not reach the rows that see it (O = 0, lse = -inf)",
+    k_nan_rule },
+  { "softpick attention: scores below about -88 (or a row maximum above 88) give O = 0 and lse = +-inf (e^{-m} overflows)",
+    k_softpick_deep },
+  { "sigmoid attention: lse = log sum sigmoid underflows to -inf when the sum is below f32's range", k_sigmoid_lse },
 };
 #define NKNOWN (sizeof known_list / sizeof known_list[0])
 static long known_seen[NKNOWN];
@@ -555,13 +592,21 @@ static int use_known = 1;
 
 static int known_match(const gen *g) {
   if (!use_known) return -1;
-  for (size_t i = 0; i < NKNOWN; i++)
-    if (known_list[i].match && known_list[i].match(g)) return (int)i;
-  return -1;
+  unsigned covered = 0;
+  int first = -1;
+  for (size_t i = 0; i < NKNOWN; i++) {
+    unsigned m = known_list[i].match ? known_list[i].match(g) : 0;
+    if (m & cur_fk) {
+      covered |= m;
+      if (first < 0) first = (int)i;
+    }
+  }
+  return first >= 0 && (cur_fk & ~covered) == 0 ? first : -1;
 }
 
 /* ------------------------------------------------------------ checks */
 static double dt_unit(smx_attn_dtype t) { return t == SMX_ATTN_F16 ? 0x1p-11 : t == SMX_ATTN_BF16 ? 0x1p-8 : 0; }
+static double dt_max(smx_attn_dtype t) { return t == SMX_ATTN_F16 ? 65504.0 : t == SMX_ATTN_BF16 ? 0x1.fep127 : FLT_MAX; }
 static double dt_half_sub(smx_attn_dtype t) { return t == SMX_ATTN_F16 ? 0x1p-25 : t == SMX_ATTN_BF16 ? 0x1p-134 : 0; }
 
 /* Runs the plan at one thread count into o (the stored O, gaps pre-filled) and lse; returns the status. */
@@ -599,6 +644,11 @@ static void check_results(gen *g, const unsigned char *ob, const float *lse, con
   e.o_extra = xmalloc((rows + 1) * sizeof(ld));
   e.l_extra = xmalloc((rows + 1) * sizeof(ld));
   attn_reference(&g->c, &e);
+  g->min_rowmax = e.min_rowmax;
+  g->max_rowmax = e.max_rowmax;
+  g->min_score = e.min_score;
+  g->min_lse = INFINITY;
+  for (size_t i = 0; i < rows; i++) if (isfinite(e.lse[i]) && e.lse[i] < g->min_lse) g->min_lse = e.lse[i];
   ld mx = 0, vmax = 0;
   for (size_t i = 0; i < rows * Dv; i++)
     if (e.o_cls[i] == EXP_BOUND && isfinite(e.o[i]) && fabsl(e.o[i]) > mx) mx = fabsl(e.o[i]);
@@ -635,11 +685,15 @@ static void check_results(gen *g, const unsigned char *ob, const float *lse, con
               ld tol = ta + (ld)dt_unit(d->dtype) * (fabsl(ref) + ta) + (ld)dt_half_sub(d->dtype);
               ld err = fabsl((ld)y - ref);
               ok = err <= tol;   /* NaN fails */
+              /* beyond the storage type's range (f16: 65504), the rounding of the result is the infinity */
+              if (!ok && isinf(y) && (y > 0) == (ref > 0) && fabsl(ref) + tol >= (ld)dt_max(d->dtype)) ok = 1;
               if (tol > 0 && err / tol > worst) worst = err / tol;
             }
           }
           if (!ok) {
-            if (bad < 3)
+            unsigned c0 = e.o_cls[li];
+            cur_fk |= c0 == EXP_NAN || c0 == EXP_NONFINITE ? FK_NAN_MISSED : c0 == EXP_ZERO ? FK_ZERO : y != y ? FK_NAN_EXTRA : FK_BOUND;
+            if (bad < (verbose ? 30 : 3))
               fail("O[b=%zu h=%zu i=%zu x=%zu] = %.9g, want %s %.12Lg (bound %.3Lg, max|ref| %.4Lg)", b, h, i, x, (double)y,
                    e.o_cls[li] == EXP_NAN ? "NaN" : e.o_cls[li] == EXP_NONFINITE ? "non-finite" : e.o_cls[li] == EXP_ZERO ? "exactly 0" : "about",
                    ref, tol_abs, mx);
@@ -664,6 +718,9 @@ static void check_results(gen *g, const unsigned char *ob, const float *lse, con
             }
           }
           if (!ok) {
+            unsigned c0 = e.l_cls[row];
+            cur_fk |= c0 == EXP_NAN || c0 == EXP_NONFINITE ? FK_NAN_MISSED : c0 == EXP_ZERO ? FK_ZERO
+                    : y == INFINITY ? FK_LSE_POSINF : y == -INFINITY ? FK_LSE_NEGINF : y != y ? FK_NAN_EXTRA : FK_BOUND;
             if (bad_lse < 3)
               fail("lse[b=%zu h=%zu i=%zu] = %.9g, want %s %.12Lg (conditioning adds %.3Lg)", b, h, i, (double)y,
                    e.l_cls[row] == EXP_NAN ? "NaN" : e.l_cls[row] == EXP_NONFINITE ? "non-finite" : e.l_cls[row] == EXP_ZERO ? "-inf" : "about", ref,
@@ -685,6 +742,7 @@ static void check_results(gen *g, const unsigned char *ob, const float *lse, con
         for (int k = 0; k < g->es; k++) gap += ob[i * (size_t)g->es + (size_t)k] != O_FILL;
     free(mark);
   }
+  if (bad || bad_lse) cur_fk |= 0;   /* set above */
   if (bad || bad_lse) fail("%ld O and %ld lse values wrong, worst in-bound error %.3Lg of the bound", bad, bad_lse, worst);
   if (gap) fail("%ld bytes of O's gaps written", gap);
   if (st && st->row_tiles_skipped > st->row_tiles) fail("stats: %llu of %llu row tiles skipped",
@@ -798,6 +856,7 @@ static void run_case(uint64_t seed) {
   gen g;
   cur_seed = seed;
   cur_failed = 0;
+  cur_fk = 0;
   make_case(seed, &g);
   smx_set_max_isa(isa_levels[g.isa]);
   if (verbose) printf("case 0x%016" PRIx64 ": %s\n", seed, cur_desc);
@@ -844,7 +903,7 @@ static void run_case(uint64_t seed) {
       fprintf(stderr, "  (known: %s)\n", known_list[k].what);
     } else {
       n_fail++;
-      fprintf(stderr, "  replay: attn_soak --case 0x%016" PRIx64 "\n", seed);
+      fprintf(stderr, "  failure kinds 0x%x; replay: attn_soak --case 0x%016" PRIx64 "\n", cur_fk, seed);
     }
   }
   free_case(&g);

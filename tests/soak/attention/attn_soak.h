@@ -45,6 +45,8 @@ typedef struct attn_expect {
   /* per row, what the conditioning of the row adds to the bound (absolute): the rounding of large logits
    * to f32, the cancellation of weights of both signs (cosFormer, MALA), the Trim edge of screening */
   long double *o_extra, *l_extra;
+  long double min_rowmax, max_rowmax;   /* the extreme finite row maxima of the scores (score kinds), for KNOWN */
+  long double min_score;                /* the smallest finite visible score */
 } attn_expect;
 
 /* Fills e (allocated by the caller: o and o_cls B Hq Lq Dv, lse and l_cls B Hq Lq). */
