@@ -321,7 +321,8 @@ static void linear_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, uns
       if (d->kind == SMX_ATTN_COSFORMER) {
         /* the sums run over the cos and sin halves of the features: their terms, not the weight, set the scale */
         ld ai = PI_L / 2 * (ld)r->pos / (ld)Lk, aj = PI_L / 2 * (ld)j / (ld)Lk, cd = cosl(ai - aj);
-        ld amp = fabsl(cosl(ai) * cosl(aj)) + fabsl(sinl(ai) * sinl(aj));
+        /* (cos and sin are rounded to f32 absolutely: a weight of 0, cos = 0 exactly, is not one in f32) */
+        ld amp = fabsl(cosl(ai) * cosl(aj)) + fabsl(sinl(ai) * sinl(aj)) + 0x1p-22L;
         t = cd != 0 ? fabsl(aw[j] / cd) * amp : t;
       }
       mag += t * vm;
