@@ -151,7 +151,8 @@ static void expect_of(const op_row *r, const ref_ctx *c, size_t i, expect *e) {
   else e->kind = K_BOUND;
   if ((r->caps & OP_NONNEG) && (r->shape != OUT_TOPK || i < c->k)) {
     e->flags |= E_NONNEG;
-    if (ref == ref && ref < dt_arith_tiny(od)) e->flags |= E_TINY;
+    /* (not where the bound itself reaches past the normal range: bisection entmax's d^(1/(alpha-1))) */
+    if (ref == ref && ref < dt_arith_tiny(od) && !(e->kind == K_BOUND && e->b > dt_arith_tiny(od))) e->flags |= E_TINY;
   }
 }
 
