@@ -122,10 +122,11 @@ SMX_API smx_status smx_focal_loss_f64(const double *logits, size_t ld, size_t ro
  * Special values: a row whose sigma is 0 (every entry equal, D = 1) or not
  * finite (any NaN or infinite entry) gives loss NaN and a NaN gradient row
  * (z is undefined; torch's (x - mean) / std gives the same).
- * Accuracy: the losses' common bound (above), while sigma^2 >= 2^-20 mean(x^2):
- * the moments are summed in double in one pass (f32: the registry's sum and
- * dot kernels, products exact), which loses digits below that, as the
- * paper's own formula does.
+ * Accuracy: the losses' common bound (above); for f32 rows while sigma^2 >=
+ * 2^-20 mean(x^2): their moments are summed in double in one pass (the
+ * registry's sum and dot kernels, products exact), which loses digits below
+ * that, as the paper's own formula does. f64 rows take two passes (the mean,
+ * then the centred squares, compensated), with no such limit.
  */
 SMX_API smx_status smx_spherical_z_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols,
                                             const int64_t *targets, double a, double b,
