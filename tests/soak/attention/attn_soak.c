@@ -239,7 +239,7 @@ static void make_case(uint64_t seed, gen *g) {
   static const size_t bs[] = { 1, 1, 1, 2, 3 }, gs[] = { 1, 1, 2, 3, 4, 5, 8 };
   d->batch = chance(&r, 0.02) ? 0 : bs[below(&r, 5)];
   d->heads_kv = chance(&r, 0.02) ? 0 : range_in(&r, 1, 3);
-  d->heads_q = d->heads_kv * gs[below(&r, 7)];
+  d->heads_q = chance(&r, 0.02) ? 0 : d->heads_kv * gs[below(&r, 7)];   /* (Hq = 0 with Hkv > 0: nothing to do) */
   double u = unif(&r);
   d->len_q = u < 0.3 ? 1 : u < 0.45 ? range_in(&r, 2, 8) : u < 0.9 ? range_in(&r, 9, 90) : u < 0.95 ? 0 : range_in(&r, 91, 160);
   u = unif(&r);
