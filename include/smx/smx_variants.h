@@ -74,7 +74,10 @@ SMX_API smx_status smx_sigmoid_rows_bf16(const uint16_t *x, size_t ldx, uint16_t
  * logits of scale 3 and rows up to 300): with G = max |ref gradient| of the
  * call, f32: loss within 16 eps max(1, |ref|), gradient within
  * 16 eps (|ref_j| + G) + FLT_MIN; f64: 64 eps and 64 eps (|ref_j| + G)
- * (eps = 2^-23, 2^-52). The f64 gradients also match central differences of
+ * (eps = 2^-23, 2^-52). G is at least the size of the one-hot term of the
+ * gradient (focal: |s K|, InfoNCE: |s| / T per row): p_t - 1 on a row whose
+ * p_t is within eps of 1 is formed to eps absolutely, as cross-entropy's
+ * 2 eps |r_j| says. The f64 gradients also match central differences of
  * the f64 losses.
  */
 typedef struct smx_loss_options {

@@ -148,6 +148,7 @@ static int special_row(const double *x, size_t n) {
   return !above;
 }
 
+static ld row_gmag;   /* the size of the terms of the current row's gradient (before its scale) */
 static void focal_ref(const lcase *c, size_t r, ld *loss, unsigned char *lc, ld *g, unsigned char *gc) {
   const double *x = c->x + r * c->ld;
   size_t n = c->cols, t = (size_t)c->t[r];
@@ -169,11 +170,11 @@ static void focal_ref(const lcase *c, size_t r, ld *loss, unsigned char *lc, ld 
   ld t1 = (c->gamma == 0 || pt == 0) ? 0 : (ld)c->gamma * pt * qg * (q > 0 ? lp / q : -1);
   ld k = a * (qg - t1);
   for (size_t j = 0; j < n; j++) g[j] = j == t ? -k * q : k * expl((ld)x[j] - lse);   /* p_t - 1 = -q, kept */
+  row_gmag = fabsl(k);   /* the one-hot term's size: p_t - 1 is formed at eps absolutely (the header's G) */
   if (x[t] == -INFINITY) { *loss = a == 0 ? 0 : INFINITY; *lc = a == 0 ? E_BOUND : E_PINF; return; }
   *loss = -a * qg * lp;
 }
 
-static ld row_gmag;   /* the size of the terms of the current row's gradient (before its scale) */
 static ld softplus_l(ld u) { return u > 0 ? u + log1pl(expl(-u)) : log1pl(expl(u)); }
 
 static void zloss_ref(const lcase *c, size_t r, ld *loss, unsigned char *lc, ld *g, unsigned char *gc) {
@@ -232,7 +233,10 @@ static void nce_all(const lcase *c, expect *e, ld *rowloss, unsigned char *rowcl
     ld lse = lse_l(x, C, 1, T);
     rowloss[r] = lse - (ld)x[t] / T;
     if (x[t] == -INFINITY) { rowloss[r] = INFINITY; rowcls[r] = E_PINF; }
-    for (size_t j = 0; j < C; j++) g[j] += s_row / T * (expl((ld)x[j] / T - lse) - (j == t ? 1 : 0));
+    ld rest = 0;
+    for (size_t j = 0; j < C; j++) if (j != t) rest += expl((ld)x[j] / T - lse);
+    for (size_t j = 0; j < C; j++) g[j] += s_row / T * (j == t ? -rest : expl((ld)x[j] / T - lse));
+    if (fabsl(s_row / T) > e->gscale) e->gscale = fabsl(s_row / T);   /* the one-hot term's size (the header's G) */
   }
   if (!c->sym) return;
   for (size_t r = 0; r < R; r++) {   /* column terms: (lse_q L[q][c] - L[r][c]), c = t_r */
@@ -253,8 +257,10 @@ static void nce_all(const lcase *c, expect *e, ld *rowloss, unsigned char *rowcl
     ld b = lse - (ld)c->x[r * c->ld + t] / T;
     if (rowcls[r] == E_BOUND) rowloss[r] = (rowloss[r] + b) / 2;
     else if (rowcls[r] == E_PINF) rowloss[r] = INFINITY;
+    ld rest = 0;
+    for (size_t q = 0; q < R; q++) if (q != r) rest += expl((ld)c->x[q * c->ld + t] / T - lse);
     for (size_t q = 0; q < R; q++)
-      e->grad[q * C + t] += s_row / T * (expl((ld)c->x[q * c->ld + t] / T - lse) - (q == r ? 1 : 0));
+      e->grad[q * C + t] += s_row / T * (q == r ? -rest : expl((ld)c->x[q * c->ld + t] / T - lse));
   }
 }
 
