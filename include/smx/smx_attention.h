@@ -149,7 +149,9 @@
  * relative to sum_j |terms_j| |v_j| / |sum_j w_ij| instead of max|O|, and a
  * weight sum within its rounding of 0 may come out as O = 0 or not;
  * screening's keys near the Trim edge or the end of the Softmask window
- * carry the f32 rounding of s and of the cosine relatively large into lse.
+ * carry the f32 rounding of s and of the cosine relatively large into lse;
+ * softpick's |e^z - 1| cancels for z near 0, relatively as much as its sum
+ * is below sum_j (e^{z_j - m} + e^{-m}).
  * Results are
  * bitwise identical for every thread count (tasks are fixed by the shape;
  * KV splits are merged in a fixed order); ISAs may differ in the last bits.

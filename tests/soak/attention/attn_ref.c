@@ -224,7 +224,21 @@ static void score_map(const rowctx *r, size_t qoff, size_t dqe, ld scale, ld *o,
       for (size_t x = 0; x < Dv; x++) o[x] += w * vv(c, r->b, r->g, j, x);
     }
     if (d->sinks) den += expl(sink - mm);
-    if (d->kind == SMX_ATTN_SOFTPICK) den += 1e-8L;
+    if (d->kind == SMX_ATTN_SOFTPICK) {
+      /* |e^{z-m} - e^{-m}| cancels for z near 0: f32 carries 2^-24 (e^{z-m} + e^{-m}) absolutely into each term,
+       * which a small sum makes large relatively (a single key with z = 1e-4: den 1e-4, lse off by 2e-4) */
+      ld mag = 1e-8L;
+      for (size_t j = 0; j < Lk; j++)
+        if (z[j] != -INFINITY) mag += expl(z[j] - mm) + expl(-mm);
+      den += 1e-8L;
+      ld rel = 0x1p-22L * mag / den;
+      if (fin(rel)) {
+        *lext += rel;
+        ld om = 0;
+        for (size_t x = 0; x < Dv; x++) if (fin(o[x] / den) && fabsl(o[x] / den) > om) om = fabsl(o[x] / den);
+        *oext += rel * (om + vmax);
+      }
+    }
     if (d->kind != SMX_ATTN_SIGMOID)
       for (size_t x = 0; x < Dv; x++) o[x] /= den;
     if (d->kind == SMX_ATTN_SIGMOID) *lse = den > 0 ? logl(den) : -INFINITY;
