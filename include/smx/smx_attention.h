@@ -167,7 +167,19 @@
  * every mask, variant and kind (int8 K: against the reference on the
  * dequantised K; BLASST adds the weight it drops, under 64 e^{threshold} of
  * a row's largest weight per dropped tile). f16 /
- * bf16 storage add the one rounding of each stored output. Results are
+ * bf16 storage add the one rounding of each stored output. Ill-conditioned
+ * rows add what their conditioning forces (tests/soak/attention/attn_ref.c
+ * derives each): a logit rounded to f32 from terms as large as Z (|q||k|
+ * scale, |q|^2 + |k|^2 for L2 distance, bias, ALiBi, FoX) moves the weights
+ * by about 2^-24 Z, so add 2^-21 Z max|v| (lse: 2^-22 Z); the linear kinds'
+ * weights of both signs (cosFormer with Lq > Lk, MALA) make the error
+ * relative to sum_j |terms_j| |v_j| / |sum_j w_ij| instead of max|O|, and a
+ * weight sum within its rounding of 0 may come out as O = 0 or not;
+ * screening's keys near the Trim edge or the end of the Softmask window
+ * carry the f32 rounding of s and of the cosine relatively large into lse;
+ * softpick's |e^z - 1| cancels for z near 0, relatively as much as its sum
+ * is below sum_j (e^{z_j - m} + e^{-m}).
+ * Results are
  * bitwise identical for every thread count (tasks are fixed by the shape;
  * KV splits are merged in a fixed order); ISAs may differ in the last bits.
  */

@@ -48,7 +48,10 @@ extern "C" {
  *   softmax:      |dx_i - ref_i| <= 4 * eps * |y_i| * (|dy_i| + |d|) / T
  *   log-softmax:  |dx_i - ref_i| <= 4 * eps * (|dy_i| + exp(y_i) * |S|) / T
  * (for results in the normal float range; the terms are the rounding of the
- * double reduction to float, the subtraction, the exponential and the scaling).
+ * double reduction to float, the subtraction, the exponential and the scaling),
+ * plus the reduction's own rounding where d (S) cancels: |y_i| n 2^-52 sum_j
+ * |dy_j y_j| / T (log-softmax: exp(y_i) n 2^-52 sum_j |dy_j| / T), far below
+ * the terms above unless d is many orders below the sum of its terms.
  */
 SMX_API smx_status smx_softmax_backward_f32(const float *y, const float *dy, float *dx, size_t n,
                                             const smx_options *opt);
@@ -60,7 +63,8 @@ SMX_API smx_status smx_log_softmax_backward_rows_f32(const float *y, size_t ldy,
                                                      float *dx, size_t lddx, size_t rows, size_t cols,
                                                      const smx_options *opt);
 /* f64: the same formulas in double, the reduction compensated (products and
- * sums, Dot2); the bounds above with eps = 2^-52 (and no float-range caveat). */
+ * sums, Dot2); the bounds above with eps = 2^-52 (and no float-range caveat),
+ * the reduction's term being Dot2's, 2 (n 2^-53)^2 in place of n 2^-52. */
 SMX_API smx_status smx_softmax_backward_f64(const double *y, const double *dy, double *dx, size_t n,
                                             const smx_options *opt);
 SMX_API smx_status smx_log_softmax_backward_f64(const double *y, const double *dy, double *dx, size_t n,

@@ -74,7 +74,10 @@ SMX_API smx_status smx_sigmoid_rows_bf16(const uint16_t *x, size_t ldx, uint16_t
  * logits of scale 3 and rows up to 300): with G = max |ref gradient| of the
  * call, f32: loss within 16 eps max(1, |ref|), gradient within
  * 16 eps (|ref_j| + G) + FLT_MIN; f64: 64 eps and 64 eps (|ref_j| + G)
- * (eps = 2^-23, 2^-52). The f64 gradients also match central differences of
+ * (eps = 2^-23, 2^-52). G is at least the size of the one-hot term of the
+ * gradient (focal: |s K|, InfoNCE: |s| / T per row): p_t - 1 on a row whose
+ * p_t is within eps of 1 is formed to eps absolutely, as cross-entropy's
+ * 2 eps |r_j| says. The f64 gradients also match central differences of
  * the f64 losses.
  */
 typedef struct smx_loss_options {
@@ -122,10 +125,11 @@ SMX_API smx_status smx_focal_loss_f64(const double *logits, size_t ld, size_t ro
  * Special values: a row whose sigma is 0 (every entry equal, D = 1) or not
  * finite (any NaN or infinite entry) gives loss NaN and a NaN gradient row
  * (z is undefined; torch's (x - mean) / std gives the same).
- * Accuracy: the losses' common bound (above), while sigma^2 >= 2^-20 mean(x^2):
- * the moments are summed in double in one pass (f32: the registry's sum and
- * dot kernels, products exact), which loses digits below that, as the
- * paper's own formula does.
+ * Accuracy: the losses' common bound (above); for f32 rows while sigma^2 >=
+ * 2^-20 mean(x^2): their moments are summed in double in one pass (the
+ * registry's sum and dot kernels, products exact), which loses digits below
+ * that, as the paper's own formula does. f64 rows take two passes (the mean,
+ * then the centred squares, compensated), with no such limit.
  */
 SMX_API smx_status smx_spherical_z_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols,
                                             const int64_t *targets, double a, double b,
@@ -332,9 +336,11 @@ SMX_API smx_status smx_multimax_backward_rows_f64(const double *x, size_t ldx, c
  *   sparsemax: |y_i - ref_i| <= 2 eps ref_i + r + u ref_i,
  *   entmax15:  |y_i - ref_i| <= 5 eps ref_i + 2 sqrt(ref_i) r + r^2 + u ref_i,
  *   with eps_t = eps^2 for f32 and half rows (tau carried in two floats) and eps for f64;
- *   entmax:    |y_i - ref_i| <= 8 eps ref_i + 2 d (ref_i^(2-alpha) + ref_i G) / (alpha - 1) + u ref_i,
+ *   entmax:    |y_i - ref_i| <= 8 eps ref_i + 2 d (ref_i^(2-alpha) + ref_i G) / (alpha - 1)
+ *              + 4 d^(1/(alpha-1)) / (alpha - 1) + u ref_i,
  *   d = 2^-30 (f32, half) or 2^-50 (f64), the bisection's tolerance, plus
- *   2^-50 + (alpha - 1)(rho_i + rho_S), and G = sum_j ref_j^(2-alpha);
+ *   2^-50 + (alpha - 1)(rho_i + rho_S), and G = sum_j ref_j^(2-alpha) (the d^(1/(alpha-1)) term: an entry
+ *   within d of the threshold, ref_i = 0, may come out as up to that much; the first-order term misses it);
  * plus half the storage type's smallest subnormal below its normal range. The
  * outputs are >= 0 and sum to 1 within n eps.
  */
@@ -691,7 +697,10 @@ SMX_API smx_status smx_sa_softmax_backward_rows_f64(const double *x, size_t ldx,
  * fewer than k entries are above -inf, and give 0. +inf entries (first in
  * the selection): 1/c on them, 0 elsewhere. A row of -inf: 0.
  * Accuracy (f32): the softmax over the selected values is formed in double
- * and rounded once: |y_i - ref_i| <= 4 FLT_EPSILON ref_i + FLT_MIN.
+ * and rounded once: |y_i - ref_i| <= 4 FLT_EPSILON ref_i + FLT_MIN. f64: the
+ * softmax bound of smx.h, (4 + |t_i|/2) DBL_EPSILON ref_i with t_i = x_i - max
+ * (the rounding of x_i - max, carried through exp: e^-55 and below was seen
+ * 15 eps off).
  * Backward: reads y and dy (x may be NULL): dx = y (dy - <dy, y>), 0 off the
  * support; k is not used.
  */

@@ -111,7 +111,9 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
                   d->ssmax_s != 0 || d->fox;
 
   size_t work = d->batch && d->heads_q && d->len_q ? 1 : 0;
-  p.group = d->heads_kv ? d->heads_q / d->heads_kv : 1;
+  /* (Hq = 0 with Hkv > 0 is an empty batch of heads, not a group of 0: 64 / 0 was a division by zero that
+   * fuzz_attention found, its input in tests/fuzz/crashes/attention/) */
+  p.group = d->heads_kv && d->heads_q ? d->heads_q / d->heads_kv : 1;
   p.bq = p.group >= SMX_ATTN_ROWS ? 1 : SMX_ATTN_ROWS / p.group;
   if (d->len_q && p.bq > d->len_q) p.bq = d->len_q;
   p.rows = mul(p.group, p.bq);

@@ -20,6 +20,9 @@ typedef struct focal_ctx {
 
 /* loss and K of a row from log p_t (K: the gradient is s K (p - onehot)) */
 static void focal_terms(double gamma, double alpha, double lp, double *loss, double *k) {
+  /* log p_t <= 0; a rounding above 0 (x_t the max and log d rounded just below 0) made q = -expm1(lp)
+   * negative and q^gamma NaN for a non-integer gamma, on a row whose loss is about 1e-25 (tests/soak/losses) */
+  if (lp > 0.0) lp = 0.0;
   double pt = exp(lp), q = -expm1(lp);
   double qg = gamma == 0.0 ? 1.0 : pow(q, gamma);
   /* gamma p_t q^(gamma-1) log p_t = gamma p_t q^gamma (log p_t / q), log p_t / q -> -1 as q -> 0 */

@@ -17,7 +17,10 @@ typedef struct known {
 } known;
 
 static const known list[] = {
-  { NULL, NULL, NULL, NULL, NULL },   /* none: keep the list non-empty */
+  { NULL, NULL, NULL, NULL, NULL },   /* keep the list non-empty */
+  /* the soak's rows shifted far negative (family "soak shifted"): issue 24 item 3, being fixed in src/ops/softplus_l1.c */
+  { "softplus_l1", NULL, NULL, "soak shifted", "issue 24 item 3: softplus_l1 of rows far below 0 gives inf or 0" },
+  { "softplus_l1_backward", NULL, NULL, "soak shifted", "issue 24 item 3: its backward on rows far below 0" },
 };
 #define NKNOWN (sizeof list / sizeof list[0])
 static int seen[NKNOWN];
@@ -41,6 +44,7 @@ void known_issues_report(FILE *f, const char *const *isas, int nisa) {
     int walked = !k->isa;
     for (int j = 0; j < nisa; j++) walked |= k->isa && !strcmp(k->isa, isas[j]);
     if (!k->op || !walked) continue;
+    if (!seen[i] && !strncmp(k->family, "soak", 4)) continue;   /* the soak's own entries: only its runs see them */
     fprintf(f, "known issue %s: %s %s (%s)\n", seen[i] ? "seen" : "NOT SEEN, delete its entry", k->op, k->family,
             k->why);
   }

@@ -130,6 +130,7 @@ void ref_backward_row(ref_ctx *c);
 long double ref_softmax_backward_at(const ref_ctx *c, size_t i, long double *aux);
 long double ref_log_softmax_backward_at(const ref_ctx *c, size_t i, long double *aux);
 double bound_backward(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+double bound_log_backward(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 
 long double ref_xent_loss_at(const ref_ctx *c, size_t i, long double *aux);
 long double ref_xent_grad_at(const ref_ctx *c, size_t i, long double *aux);
@@ -198,6 +199,7 @@ void ref_sa_norm_backward_row(ref_ctx *c);
 long double ref_sa_backward_at(const ref_ctx *c, size_t i, long double *aux);
 double bound_vn_sa_backward(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 double bound_vn_4(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+double bound_vn_topk(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 double bound_vn_sigmoid(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 double bound_vn_abs4(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 void ref_ssmax_row(ref_ctx *c);

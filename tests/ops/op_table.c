@@ -285,7 +285,7 @@ ENTMAX_BWD(_a17, 1.7, f32, float) ENTMAX_BWD(_a17, 1.7, f64, double)
   { "softmax_backward", D, D, OUT_ELEM, 2, 1, 0, one, a_smx_softmax_backward_rows_##sfx,                      \
     prep_softmax_backward, ref_backward_row, ref_softmax_backward_at, bound_backward },                      \
   { "log_softmax_backward", D, D, OUT_ELEM, 2, 1, 0, logone, a_smx_log_softmax_backward_rows_##sfx,           \
-    prep_log_softmax_backward, ref_backward_row, ref_log_softmax_backward_at, bound_backward }
+    prep_log_softmax_backward, ref_backward_row, ref_log_softmax_backward_at, bound_log_backward }
 #define XE(sfx, D)                                                                                            \
   { "xent_loss", D, DT_F32, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID, NULL, a_xent_loss_##sfx, NULL, ref_sm_row,   \
     ref_xent_loss_at, bound_log },                                                                            \
@@ -409,9 +409,9 @@ const op_row op_table[] = {
   VN_FWD(sa_softmax, f64, DT_F64, 0, a_smx_sa_softmax_f64, ref_sa_row, ref_sa_at, bound_vn_sa),
   { "sa_softmax_norm", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG, NULL, a_sa_norm_f32, NULL, ref_sa_norm_row, ref_sa_at, bound_vn_sa },
   { "sa_softmax_norm", DT_F64, DT_F64, OUT_ELEM, 1, 0, OP_NONNEG, NULL, a_sa_norm_f64, NULL, ref_sa_norm_row, ref_sa_at, bound_vn_sa },
-  VN_FWD(topk_softmax, f32, DT_F32, OP_NONNEG, a_smx_topk_softmax_f32, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_4),
-  VN_FWD(topk_softmax, f64, DT_F64, OP_NONNEG, a_smx_topk_softmax_f64, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_4),
-  VN_FWD(topk_softmax, f16, DT_F16, OP_NONNEG, NULL, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_4),
+  VN_FWD(topk_softmax, f32, DT_F32, OP_NONNEG, a_smx_topk_softmax_f32, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_topk),
+  VN_FWD(topk_softmax, f64, DT_F64, OP_NONNEG, a_smx_topk_softmax_f64, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_topk),
+  VN_FWD(topk_softmax, f16, DT_F16, OP_NONNEG, NULL, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_topk),
   VN_BWDY(topk_softmax, f32, DT_F32, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
   VN_BWDY(topk_softmax, f64, DT_F64, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
   VN_FWD(sigmoid_bias, f32, DT_F32, OP_NONNEG, a_smx_sigmoid_bias_f32, ref_vn_none_row, ref_sigmoid_bias_at, bound_vn_sigmoid),

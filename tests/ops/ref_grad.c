@@ -37,15 +37,31 @@ void prep_log_softmax_backward(const double *x, size_t n, const smx_options *o, 
   prep(x, n, o, dt, in0, in1, 1);
 }
 
+/* a += b with its rounding error into *err (TwoSum) */
+static void two_sum(long double *a, long double b, long double *err) {
+  long double u = *a + b, bp = u - *a;
+  *err += (*a - (u - bp)) + (b - bp);
+  *a = u;
+}
+
+/* d = <dy, y> and S = sum(dy), compensated (Dot2 in long double: products' errors by fmal, sums' by TwoSum):
+ * a plain long-double sum is not exact enough when they cancel (the soak's rows of 64032 equal y and a dy
+ * pattern of mean 0 put a 1.7e-21 error into a reference d of about 0); ex[0] = sum |dy_j y_j| and
+ * ex[1] = sum |dy_j|, the scales of the library's own rounding of the reduction (bound_backward) */
 void ref_backward_row(ref_ctx *c) {
-  long double d = 0, s = 0;
+  long double d = 0, de = 0, s = 0, se = 0, ad = 0, as = 0;
   for (size_t i = 0; i < c->n; i++) {
-    long double y = ref_in(c, 0, i), dy = ref_in(c, 1, i);
-    d += dy * y;
-    s += dy;
+    long double y = ref_in(c, 0, i), dy = ref_in(c, 1, i), p = dy * y;
+    if (isfinite(p)) de += fmal(dy, y, -p);
+    two_sum(&d, p, &de);
+    two_sum(&s, dy, &se);
+    ad += fabsl(p);
+    as += fabsl(dy);
   }
-  c->d = d;
-  c->s = s;
+  c->d = isfinite(d) ? d + de : d;
+  c->s = isfinite(s) ? s + se : s;
+  c->ex[0] = ad;
+  c->ex[1] = as;
 }
 
 /* aux carries the scale of the bound: |y|(|dy| + |d|) or |dy| + exp(y)|S| */
@@ -61,11 +77,27 @@ long double ref_log_softmax_backward_at(const ref_ctx *c, size_t i, long double 
   return (dy - e * c->s) / c->T;
 }
 
-/* 4 eps aux / T, for results in the normal range; then the storage rounding */
+/* The reduction's own rounding, which the 4 eps terms miss when <dy, y> (or sum dy) cancels: the f32 and
+ * half forms sum exact products in double (n 2^-53 of the sum of magnitudes), f64 compensates (Dot2:
+ * (n 2^-53)^2 of it) */
+static double reduction_error(const ref_ctx *c, dtype od, long double mag) {
+  double g = (double)c->n * 0x1p-53;
+  return (double)mag * (od == DT_F64 ? 2.0 * g * g : 2.0 * g);
+}
+
+/* 4 eps aux / T, for results in the normal range, plus |y_i| times the reduction's error; then the storage rounding */
 double bound_backward(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux) {
-  (void)i;
-  double a = (double)fabsl(ref);
-  double b = 4.0 * dt_eps(od) * (double)(aux / c->T) + dt_unit(od) * a + dt_arith_tiny(od);
+  double a = (double)fabsl(ref), y = (double)fabsl(ref_in(c, 0, i));
+  double b = 4.0 * dt_eps(od) * (double)(aux / c->T) + y * reduction_error(c, od, c->ex[0]) / (double)c->T +
+             dt_unit(od) * a + dt_arith_tiny(od);
+  return a < dt_tiny(od) ? b + dt_half_sub(od) : b;
+}
+
+/* the same for log-softmax: exp(y_i) times the error of sum dy */
+double bound_log_backward(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux) {
+  double a = (double)fabsl(ref), e = (double)expl(ref_in(c, 0, i));
+  double b = 4.0 * dt_eps(od) * (double)(aux / c->T) + (isfinite(e) ? e : 0) * reduction_error(c, od, c->ex[1]) / (double)c->T +
+             dt_unit(od) * a + dt_arith_tiny(od);
   return a < dt_tiny(od) ? b + dt_half_sub(od) : b;
 }
 

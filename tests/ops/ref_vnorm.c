@@ -356,7 +356,15 @@ long double ref_topk_softmax_at(const ref_ctx *c, size_t i, long double *aux) {
     return sel && x == INFINITY ? 1.0L / (long double)kin : 0.0L;
   }
   if (!sel || c->logd == -INFINITY || x == -INFINITY) return 0;
+  *aux = x - c->m;   /* t_i: f64 rows carry its rounding through exp (bound_vn_topk) */
   return expl(x - c->m - c->logd);
+}
+
+/* f32 / half: formed in double, rounded once (4 eps); f64: smx.h's softmax bound (4 + |t|/2) eps */
+double bound_vn_topk(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux) {
+  (void)c; (void)i;
+  double k = od == DT_F64 ? 4.0 + (double)fabsl(aux) / 2.0 : 4.0;
+  return finish(od, ref, k * dt_eps(od) * (double)fabsl(ref));
 }
 
 double bound_vn_4(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux) {

@@ -33,6 +33,12 @@ void rep_check(size_t op, int ok, const char *fmt, ...) {
   va_end(ap);
 }
 
+long rep_failures(void) {
+  long n = 0;
+  for (size_t i = 0; i < op_table_len; i++) n += t[i].fail;
+  return n;
+}
+
 void rep_ratio(size_t op, double ratio) {
   if (ratio > t[op].worst) t[op].worst = ratio;
 }

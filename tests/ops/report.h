@@ -14,6 +14,8 @@ void rep_check(size_t op, int ok, const char *fmt, ...)
 #endif
     ;
 void rep_ratio(size_t op, double ratio);
+/* the failures counted so far (known issues apart) */
+long rep_failures(void);
 /* prints the table over the kernel sets walked and the totals; returns the process's exit status */
 int rep_summary(const char *const *isas, int nisa);
 
