@@ -147,7 +147,8 @@ const char smx_eval_help[] =
     "before and after temperature scaling fitted on the validation set.\n"
     "  --scores LIST (default all; kl_matching needs --val), --bins N (15),\n"
     "  --perturbed-id F --perturbed-ood F (one per --ood): ODIN from perturbed-input logits,\n"
-    "  --tpr R (0.95), --json FILE (- for stdout), --report FILE.html, -q\n"
+    "  --tpr R (0.95), --json FILE, --report FILE.html (either may be - for stdout: the\n"
+    "  table then goes to stderr), -q (no progress or notes; no table when stdout is the JSON or page)\n"
     SMX_SCORE_OPTIONS_HELP;
 
 static int run_eval(int argc, char **argv, const smx_eval_dist *dist);
@@ -220,6 +221,8 @@ static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
     }
   }
   if (dist->rank != 0) quiet = 1;
+  if (json && report && !strcmp(json, "-") && !strcmp(report, "-"))
+    return smx_cli_usage_error("--json - and --report - would both write to standard output; send one to a file");
   if (!r->id_path) return smx_cli_usage_error("eval needs --id ID_LOGITS.npy");
   if (!r->nood && !r->labels_path) return smx_cli_usage_error("eval needs --ood OOD_LOGITS.npy (or --labels for calibration only)");
   if (r->val_labels_path && !r->val_path) return smx_cli_usage_error("--val-labels needs --val VAL_LOGITS.npy");
@@ -385,7 +388,15 @@ sync:   /* every rank gets here, failed or not: then all stop, or all gather */
     if (!s && cal_ts) s = smx_calib_result(cal_ts, &r->cal_ts, r->bins_ts);
     if (s) { rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: calibration: %s", r->id_path, smx_status_string(s)); goto done; }
   }
-  smx_eval_print_table(r, stdout);
+  /* stdout carries one thing: with --json - or --report - it is that data
+   * alone (a pipe into jq or a browser must not see the table), and the
+   * table, meant for a person, goes to stderr unless -q */
+  int data_on_stdout = (json && !strcmp(json, "-")) || (report && !strcmp(report, "-"));
+  if (!data_on_stdout) smx_eval_print_table(r, stdout);
+  else if (!quiet) {
+    smx_eval_print_table(r, stderr);
+    fflush(stderr);
+  }
   if (json && (rc = smx_eval_write_json(r, json))) goto done;
   if (report && (rc = smx_eval_write_report(r, report))) goto done;
   if (report && !quiet) {   /* one line: where the page is (absolute, to open it from anywhere) */

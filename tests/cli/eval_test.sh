@@ -38,6 +38,19 @@ expect "eval table" 0 "$TABLE" "" -- eval "${ALL[@]}"
 expect "eval json" 0 "*" "" -- eval "${ALL[@]}" --json "$tmp/e.json" -q
 check "eval json parses" $PY -c "import json,sys; d=json.load(open('$tmp/e.json')); sys.exit(0 if d['ood_sets'][0]['ood']['msp']['fpr_oodpos_openood'] > 0.19 else 1)"
 check "no temporary json left" test -z "$(ls -A "$tmp" | grep '\.tmp\.')"
+# --json - : stdout is the JSON alone (the table goes to stderr, or nowhere with -q),
+# so that `smx eval ... --json - | jq` works; two outputs on stdout are refused
+"$SMX" eval "${ALL[@]}" --json - > "$tmp/j.out" 2> "$tmp/j.err"
+check "json - exit 0" test $? = 0
+check "json - : stdout is JSON" $PY -c "import json,sys; d=json.load(open('$tmp/j.out')); sys.exit(0 if d['calibration']['ece'] > 0.17 else 1)"
+check "json - : the table on stderr" test "$(cat "$tmp/j.err")" = "$TABLE"
+expect "json - quiet: stderr empty" 0 "*" "" -- eval "${ALL[@]}" --json - -q
+check "json - quiet: stdout is JSON" $PY -c "import json; json.load(open('$tmp/out'))"
+expect "report - : stdout is the page alone" 0 "*" "*" -- eval "${ALL[@]}" --scores msp --report - -q
+check "report - : starts with the doctype" test "$(head -c 15 "$tmp/out")" = "<!DOCTYPE html>"
+check "report - : ends with the page" test "$(tail -n 1 "$tmp/out")" = "</html>"
+expect "json and report both on stdout" 1 "" "smx: --json - and --report - would both write to standard output; send one to a file
+smx: try 'smx --help'" -- eval "${ALL[@]}" --json - --report -
 
 expect "eval report" 0 "$TABLE" "smx: report written to $tmp/r.html" -- eval "${ALL[@]}" --report "$tmp/r.html"
 expect "eval report, quiet" 0 "$TABLE" "" -- eval "${ALL[@]}" --report "$tmp/r.html" -q
