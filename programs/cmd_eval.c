@@ -147,8 +147,8 @@ const char smx_eval_help[] =
     "before and after temperature scaling fitted on the validation set.\n"
     "  --scores LIST (default all; kl_matching needs --val), --bins N (15),\n"
     "  --perturbed-id F --perturbed-ood F (one per --ood): ODIN from perturbed-input logits,\n"
-    "  --tpr R (0.95), --json FILE, --report FILE.html (either may be - for stdout: the\n"
-    "  table then goes to stderr), -q (no progress or notes; no table when stdout is the JSON or page)\n"
+    "  --tpr R (0.95), --json FILE, --report FILE.html (- for stdout: the table then\n"
+    "  goes to stderr), -q (no progress or notes, and no table when stdout is data)\n"
     SMX_SCORE_OPTIONS_HELP;
 
 static int run_eval(int argc, char **argv, const smx_eval_dist *dist);
