@@ -63,6 +63,18 @@ cd "$here" || exit 1
 check "report has the figures" test "$(grep -c '<svg' "$tmp/r.html")" -ge 20
 check "report has the calibration table" grep -q "0.1794" "$tmp/r.html"
 check "report names the ODIN caveat" grep -q "without input perturbation" "$tmp/r.html"
+# the first screen says whether the model is calibrated: T = 0.143 sharpens an under-confident model
+check "report: calibration verdict" grep -q '<div class="verdict" data-verdict="under-confident"><p><b>Calibration: under-confident.</b>' "$tmp/r.html"
+check "report: verdict with ECE before, after and T" grep -qz 'ECE 0.1794 at T = 1.</p>.<p>After temperature scaling with the fitted T = 0.1432[^<]*ECE 0.0223' "$tmp/r.html"
+check "report: verdict before the OOD table" test "$(grep -o 'class="verdict"\|<table' "$tmp/r.html" | head -1)" = 'class="verdict"'
+# directions: FPR, NLL, ECE are lower-is-better, marked so; no triangle in a best cell
+check "report: auroc higher, fpr lower is better" grep -q '<tr class="dir"><td></td><td title="higher is better">▲</td><td title="higher is better">▲</td><td title="higher is better">▲</td><td title="higher is better">▲</td><td title="higher is better">▲</td><td title="lower is better">▼</td><td title="lower is better">▼</td></tr>' "$tmp/r.html"
+check "report: nll, brier and the eces lower is better" grep -q '<tr class="dir"><td></td><td></td><td title="lower is better">▼</td><td title="lower is better">▼</td><td title="lower is better">▼</td><td title="lower is better">▼</td><td title="lower is better">▼</td><td title="lower is better">▼</td></tr>' "$tmp/r.html"
+check "report: no triangle inside a cell" test -z "$(grep -o '<td[^<]*>[^<]*<span class="mark">' "$tmp/r.html")"
+# the MCE after scaling comes from a bin of one sample: said next to it
+check "report: MCE of a sparse bin" grep -q '0.5283<span class="cell-note">from a bin of 1 sample: noise</span>' "$tmp/r.html"
+check "report: the MCE at T = 1 (a bin of 13) has no note" test "$(grep -o 'class="cell-note"' "$tmp/r.html" | wc -l)" = 1
+check "report: the ROC overlay has a log-FPR axis" grep -q '<g class="axes" data-xscale="log">' "$tmp/r.html"
 expect "report dir missing" 3 "*" "*" -- eval "${ALL[@]}" --scores msp --report "$tmp/no/dir/r.html"
 check "report error names the file" grep -q "^smx: $tmp/no/dir/r.html" "$tmp/err"
 
