@@ -115,7 +115,8 @@ static int write_outputs(const char *paths[2], const uint64_t *so, const float *
   cli_outset set;
   cli_outset_init(&set);
   for (int i = 0; i < n && !e; i++)
-    if ((e = cli_outset_add(&set, paths[i], &fd[i], &stream[i]))) failed = i, what = "cannot create a temporary file next to it";
+    if ((e = cli_outset_add(&set, paths[i], &fd[i], &stream[i])))
+      failed = i, what = e == EISDIR ? "cannot write it" : "cannot create a temporary file next to it";
   for (int pass = 0; pass < 2 && !e; pass++) {   /* regular files, then streams */
     for (int i = 0; i < n && !e; i++)
       if (stream[i] == pass && (e = put_npy(fd[i], ndim[i], so, data[i], count[i], err, sizeof err))) failed = i;
@@ -236,6 +237,8 @@ int smx_cmd_attention(int argc, char **argv) {
   }
   if (nfiles < 3) return smx_cli_usage_error("attention needs three inputs: Q K V (.npy)");
   if (!out) return smx_cli_usage_error("attention needs -o OUT.npy");
+  if (lse_out && !strcmp(out, "-") && !strcmp(lse_out, "-"))
+    return smx_cli_usage_error("-o - and --lse - would both write to standard output; send one to a file");
   if (lse_out && same_file(out, lse_out)) return smx_cli_usage_error("-o and --lse name the same file '%s'", lse_out);
   if (d.window && !have_right && d.causal) d.window_right = 0;
   if (d.kind == SMX_ATTN_SCREEN && d.screen_r == 0.0) return smx_cli_usage_error("--kind screen needs --screen-r R");

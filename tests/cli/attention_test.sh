@@ -100,6 +100,11 @@ smx: o.npy was not written either (the two are written together)" -- attention "
 else
   echo "skip: the rollback cases (no rename shim given)"
 fi
+mkdir adir
+expect "output is a directory" 3 "" "smx: adir: cannot write it: Is a directory
+smx: l.npy was not written either (the two are written together)" -- attention "${QKV[@]}" -o adir --lse l.npy
+expect "both on stdout" 1 "" "smx: -o - and --lse - would both write to standard output; send one to a file
+$HINT" -- attention "${QKV[@]}" -o - --lse -
 expect "same file for both" 1 "" "smx: -o and --lse name the same file 'o.npy'
 $HINT" -- attention "${QKV[@]}" -o o.npy --lse o.npy
 
