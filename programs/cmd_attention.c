@@ -4,15 +4,23 @@
  * Fused attention (smx_attention.h) over .npy files: Q (B, Hq, Lq, D), K
  * (B, Hkv, Lk, D), V (B, Hkv, Lk, Dv) of any float dtype (read as float32);
  * OUT is float32 (B, Hq, Lq, Dv), LSE float32 (B, Hq, Lq). The tensors are
- * read whole (the scores are never formed); OUT is written whole or not at all.
+ * read whole (the scores are never formed); OUT and LSE are written whole, and
+ * both or neither (cli/outset.h).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/message.h"
 #include "cli/number.h"
+#include "cli/outset.h"
+#include "cli/signals.h"
+#include "io/fileio.h"
 #include "commands.h"
 #include "smx/smx.h"
 #include "smx/smx_attention.h"
@@ -24,7 +32,8 @@ const char smx_attention_help[] =
     "(B, Hq, Lq, D), K (B, Hkv, Lk, D), V (B, Hkv, Lk, Dv), .npy of any float dtype, Hq a\n"
     "multiple of Hkv; OUT is float32 (B, Hq, Lq, Dv).\n"
     "  -o, --output OUT       the result (.npy)\n"
-    "  --lse LSE              also the float32 (B, Hq, Lq) log-sum-exp (-inf: no key seen)\n"
+    "  --lse LSE              also the float32 (B, Hq, Lq) log-sum-exp (-inf: no key seen);\n"
+    "                         OUT and LSE are written together, or neither\n"
     "  --causal               key j visible to query i iff j <= i + Lk - Lq (bottom-right)\n"
     "  --causal-top-left      iff j <= i (torch's is_causal)\n"
     "  --scale S              default 1/sqrt(D)\n"
@@ -45,7 +54,7 @@ static float *read_all(const char *path, uint64_t shape[4], int *rc) {
   char err[256];
   smx_npy_reader *r;
   if (smx_npy_open(path, &r, err, sizeof err) != SMX_OK) {
-    *rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: %s", path, err);
+    *rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err);   /* the reader's messages start with the name */
     return NULL;
   }
   const smx_npy_info *in = smx_npy_reader_info(r);
@@ -61,7 +70,7 @@ static float *read_all(const char *path, uint64_t shape[4], int *rc) {
   if (!x) {
     *rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: out of memory", path);
   } else if (n && smx_npy_read_elems_f32(r, 0, n, x, err, sizeof err) != SMX_OK) {
-    *rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: %s", path, err);
+    *rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err);
     free(x);
     x = NULL;
   }
@@ -75,18 +84,74 @@ static float *read_all(const char *path, uint64_t shape[4], int *rc) {
   return x;
 }
 
-static int write_all(const char *path, int ndim, const uint64_t *shape, const float *x, size_t n) {
-  char err[256];
-  smx_npy_writer *w;
-  if (smx_npy_writer_open(path, SMX_DTYPE_F32, ndim, shape, NULL, &w, err, sizeof err) != SMX_OK)
-    return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s: %s", path, err);
-  if ((n && smx_npy_write_elems_f32(w, 0, x, n, err, sizeof err) != SMX_OK) ||
-      smx_npy_writer_finish(w, err, sizeof err) != SMX_OK) {
-    smx_npy_writer_abort(w);
-    return smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s: %s", path, err);
-  }
-  return 0;
+/* One float32 .npy output of the set: header and data to fd. 0 or an errno value. */
+static int put_npy(int fd, int ndim, const uint64_t *shape, const float *x, size_t n, char *err, size_t errlen) {
+  smx_npy_info h;
+  memset(&h, 0, sizeof h);
+  h.dtype = SMX_DTYPE_F32;
+  const uint16_t one = 1;
+  h.big_endian = *(const unsigned char *)&one == 0;   /* the data goes out in this machine's order */
+  h.ndim = ndim;
+  memcpy(h.shape, shape, (size_t)ndim * sizeof *shape);
+  unsigned char hdr[SMX_NPY_FORMAT_MAX];
+  size_t hlen;
+  if (smx_npy_format_header(&h, hdr, sizeof hdr, &hlen, err, errlen) != SMX_OK) return EINVAL;
+  int e = smx_io_write_full(fd, hdr, hlen);
+  return e ? e : smx_io_write_full(fd, x, n * sizeof *x);
 }
+
+/* OUT and LSE appear together or not at all: both written to temporary
+ * files, flushed, then renamed as a set; a stream (stdout, a device) is
+ * written after the regular files are safely on the disk, since it cannot be
+ * taken back. */
+static int write_outputs(const char *paths[2], const uint64_t *so, const float *o, size_t no, const float *lse,
+                         size_t nl) {
+  const int ndim[2] = { 4, 3 };
+  const float *data[2] = { o, lse };
+  const size_t count[2] = { no, nl };
+  int fd[2] = { -1, -1 }, stream[2] = { 0, 0 }, n = paths[1] ? 2 : 1, failed = 0, e = 0;
+  const char *what = "write failed";
+  char err[256] = "";
+  cli_outset set;
+  cli_outset_init(&set);
+  for (int i = 0; i < n && !e; i++)
+    if ((e = cli_outset_add(&set, paths[i], &fd[i], &stream[i])))
+      failed = i, what = e == EISDIR ? "cannot write it" : "cannot create a temporary file next to it";
+  for (int pass = 0; pass < 2 && !e; pass++) {   /* regular files, then streams */
+    for (int i = 0; i < n && !e; i++)
+      if (stream[i] == pass && (e = put_npy(fd[i], ndim[i], so, data[i], count[i], err, sizeof err))) failed = i;
+    if (!e && pass == 0 && (e = cli_outset_sync(&set, &failed, &what))) break;
+  }
+  if (!e && cli_signal_caught()) {
+    cli_outset_abort(&set);
+    return smx_cli_fail(SMX_CLI_EXIT_INTERRUPTED, "interrupted; %s was not written", paths[0]);
+  }
+  if (e) {
+    cli_outset_abort(&set);
+  } else if ((e = cli_outset_commit(&set, &failed, &what)) == 0) {
+    return 0;
+  }
+  const char *other = n == 2 ? paths[1 - failed] : NULL;
+  if (err[0]) smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s: %s", paths[failed], err);
+  else smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s: %s: %s", paths[failed], what, strerror(e));
+  if (other) smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s was not written either (the two are written together)", other);
+  return SMX_CLI_EXIT_OUTPUT;
+}
+
+/* The same file named twice: by its name, or the same inode under two names. */
+static int same_file(const char *a, const char *b) {
+  if (!strcmp(a, b)) return 1;
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+/* The option values that the library turns into float: a value beyond
+ * FLT_MAX would become inf, and a nonzero one below FLT_MIN would round to 0
+ * or lose its precision, which for softcap and the screen window means
+ * "off". Such values are refused here with the range that works. */
+static int float_value(const char *v, double *out) { return smx_cli_parse_number(v, out) && fabs(*out) <= FLT_MAX; }
+static int tiny(double x) { return x != 0.0 && fabs(x) < FLT_MIN; }
 
 int smx_cmd_attention(int argc, char **argv) {
   const char *files[3] = { NULL, NULL, NULL }, *out = NULL, *lse_out = NULL;
@@ -102,19 +167,26 @@ int smx_cmd_attention(int argc, char **argv) {
     } else if (!strcmp(a, "--lse")) {
       if (!v) return smx_cli_usage_error("%s needs a file name", a);
       lse_out = v; i++;
-    } else if (!strcmp(a, "--causal")) {
-      d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT;
-    } else if (!strcmp(a, "--causal-top-left")) {
-      d.causal = SMX_ATTN_CAUSAL_TOP_LEFT;
+    } else if (!strcmp(a, "--causal") || !strcmp(a, "--causal-top-left")) {
+      smx_attn_causal c = !strcmp(a, "--causal") ? SMX_ATTN_CAUSAL_BOTTOM_RIGHT : SMX_ATTN_CAUSAL_TOP_LEFT;
+      if (d.causal && d.causal != c)   /* the last one would silently win */
+        return smx_cli_usage_error("--causal (bottom-right) and --causal-top-left are two alignments of one mask; give one");
+      d.causal = c;
     } else if (!strcmp(a, "--scale")) {
-      if (!smx_cli_parse_double(v, -1e30, 1e30, &d.scale) || d.scale == 0.0)
-        return smx_cli_usage_error("--scale must be a finite nonzero number");
+      if (!float_value(v, &d.scale) || d.scale == 0.0 || tiny(d.scale))
+        return smx_cli_usage_error("--scale must be a nonzero number within float range (%.2g to %.2g in magnitude), "
+                                   "not '%s'", FLT_MIN, FLT_MAX, v ? v : "");
       i++;
     } else if (!strcmp(a, "--softcap")) {
-      if (!smx_cli_parse_double(v, 0.0, 1e30, &d.softcap)) return smx_cli_usage_error("--softcap must be >= 0");
+      if (!float_value(v, &d.softcap) || d.softcap < 0.0 || tiny(d.softcap))
+        return smx_cli_usage_error("--softcap must be 0 (off) or a positive number within float range (%.2g to %.2g), "
+                                   "not '%s'", FLT_MIN, FLT_MAX, v ? v : "");
       i++;
     } else if (!strcmp(a, "--sigmoid-bias")) {
-      if (!smx_cli_parse_double(v, -1e30, 1e30, &d.sigmoid_bias)) return smx_cli_usage_error("--sigmoid-bias must be a number");
+      /* a tiny bias may round to 0: that is the nearest float, nothing is switched off */
+      if (!float_value(v, &d.sigmoid_bias))
+        return smx_cli_usage_error("--sigmoid-bias must be a number within float range (at most %.2g in magnitude), "
+                                   "not '%s'", FLT_MAX, v ? v : "");
       i++;
     } else if (!strcmp(a, "--window")) {
       char *end;
@@ -143,7 +215,9 @@ int smx_cmd_attention(int argc, char **argv) {
         return smx_cli_usage_error("--screen-r must lie in (0, 1]");
       i++;
     } else if (!strcmp(a, "--screen-window")) {
-      if (!smx_cli_parse_double(v, 0.0, 1e30, &d.screen_window)) return smx_cli_usage_error("--screen-window must be >= 0");
+      if (!float_value(v, &d.screen_window) || d.screen_window < 0.0 || tiny(d.screen_window))
+        return smx_cli_usage_error("--screen-window must be 0 (none) or a positive number within float range "
+                                   "(%.2g to %.2g), not '%s'", FLT_MIN, FLT_MAX, v ? v : "");
       i++;
     } else if (!strcmp(a, "--screen-no-vnorm")) {
       d.screen_flags |= SMX_ATTN_SCREEN_NO_VNORM;
@@ -163,6 +237,9 @@ int smx_cmd_attention(int argc, char **argv) {
   }
   if (nfiles < 3) return smx_cli_usage_error("attention needs three inputs: Q K V (.npy)");
   if (!out) return smx_cli_usage_error("attention needs -o OUT.npy");
+  if (lse_out && !strcmp(out, "-") && !strcmp(lse_out, "-"))
+    return smx_cli_usage_error("-o - and --lse - would both write to standard output; send one to a file");
+  if (lse_out && same_file(out, lse_out)) return smx_cli_usage_error("-o and --lse name the same file '%s'", lse_out);
   if (d.window && !have_right && d.causal) d.window_right = 0;
   if (d.kind == SMX_ATTN_SCREEN && d.screen_r == 0.0) return smx_cli_usage_error("--kind screen needs --screen-r R");
 
@@ -198,8 +275,8 @@ int smx_cmd_attention(int argc, char **argv) {
     goto done;
   }
   uint64_t so[4] = { sq[0], sq[1], sq[2], sv[3] };
-  rc = write_all(out, 4, so, o, no);
-  if (!rc && lse_out) rc = write_all(lse_out, 3, so, lse, nl);
+  const char *paths[2] = { out, lse_out };
+  rc = write_outputs(paths, so, o, no, lse, nl);
 done:
   free(q); free(k); free(v); free(o); free(lse);
   return rc;

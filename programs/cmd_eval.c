@@ -147,7 +147,8 @@ const char smx_eval_help[] =
     "before and after temperature scaling fitted on the validation set.\n"
     "  --scores LIST (default all; kl_matching needs --val), --bins N (15),\n"
     "  --perturbed-id F --perturbed-ood F (one per --ood): ODIN from perturbed-input logits,\n"
-    "  --tpr R (0.95), --json FILE (- for stdout), --report FILE.html, -q\n"
+    "  --tpr R (0.95), --json FILE, --report FILE.html (- for stdout: the table then\n"
+    "  goes to stderr), -q (no progress or notes, and no table when stdout is data)\n"
     SMX_SCORE_OPTIONS_HELP;
 
 static int run_eval(int argc, char **argv, const smx_eval_dist *dist);
@@ -160,15 +161,18 @@ int smx_cmd_eval(int argc, char **argv) {
   return rc;
 }
 
-/* Under MPI every rank runs all of this on the same arguments and files:
- * the headers, the validation set and the fits are the same everywhere;
- * the rows are scored in blocks (one per rank), calibration on rank 0 (it
- * streams the ID rows whole), and the scores gathered to rank 0, which alone
- * computes the metrics and writes. */
-static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
-  static smx_eval_result R;   /* large (64 OOD sets); one per process */
-  smx_eval_result *r = &R;
-  memset(r, 0, sizeof *r);
+/* What the command line sets besides the result's own fields. */
+typedef struct eval_opts {
+  smx_score_args sa;
+  const char *json, *report;
+  int quiet, odin;   /* odin: the index of the odin score, or -1 */
+  size_t bins;
+} eval_opts;
+
+/* The options, their consistency and the files' headers: everything that
+ * can fail before any row is read. No MPI call here: a rank that fails
+ * still meets the others at the agreement in run_eval. */
+static int eval_setup(int argc, char **argv, const smx_eval_dist *dist, smx_eval_result *r, eval_opts *op) {
   smx_score_args sa;
   smx_score_args_init(&sa);
   const char *scores = NULL, *json = NULL, *report = NULL;
@@ -220,6 +224,8 @@ static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
     }
   }
   if (dist->rank != 0) quiet = 1;
+  if (json && report && !strcmp(json, "-") && !strcmp(report, "-"))
+    return smx_cli_usage_error("--json - and --report - would both write to standard output; send one to a file");
   if (!r->id_path) return smx_cli_usage_error("eval needs --id ID_LOGITS.npy");
   if (!r->nood && !r->labels_path) return smx_cli_usage_error("eval needs --ood OOD_LOGITS.npy (or --labels for calibration only)");
   if (r->val_labels_path && !r->val_path) return smx_cli_usage_error("--val-labels needs --val VAL_LOGITS.npy");
@@ -275,16 +281,42 @@ static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
                           (unsigned long long)h.rows, (unsigned long long)h.cols, orig, (unsigned long long)want,
                           (unsigned long long)r->K);
   }
+  op->sa = sa;
+  op->json = json;
+  op->report = report;
+  op->quiet = quiet;
+  op->odin = odin;
+  op->bins = bins;
+  return 0;
+}
 
+/* Under MPI every rank runs all of this on the same arguments and files:
+ * the headers, the validation set and the fits are the same everywhere;
+ * the rows are scored in blocks (one per rank), calibration on rank 0 (it
+ * streams the ID rows whole), and the scores gathered to rank 0, which alone
+ * computes the metrics and writes. Every rank, failed or not, reaches the
+ * agreement at sync: a rank that stopped early would leave the others
+ * waiting in a collective. Only rank 0 speaks (eval_dist.h). */
+static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
+  static smx_eval_result R;   /* large (64 OOD sets); one per process */
+  smx_eval_result *r = &R;
+  memset(r, 0, sizeof *r);
+  eval_opts op;
+  memset(&op, 0, sizeof op);
   int32_t *labels = NULL, *val_labels = NULL;
   float *val = NULL;
   double *templates = NULL;
   smx_calib_acc *cal = NULL, *cal_ts = NULL;
+  int rc = eval_setup(argc, argv, dist, r, &op);
+  if (rc) goto sync;
+  int odin = op.odin;
+  size_t bins = op.bins;
+  smx_score_args sa = op.sa;
   if (r->labels_path && (rc = smx_cli_read_labels(r->labels_path, r->id_rows, r->K, r->id_path, &labels))) goto sync;
   if (r->labels_path && r->id_rows == 0) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: no rows to calibrate", r->id_path); goto sync; }
   if (r->val_path) {
     uint64_t vc = 0;
-    if ((rc = smx_cli_load_logits(r->val_path, quiet, r->K, r->id_path, &val, &r->val_rows, &vc))) goto sync;
+    if ((rc = smx_cli_load_logits(r->val_path, op.quiet, r->K, r->id_path, &val, &r->val_rows, &vc))) goto sync;
     if (r->val_labels_path &&
         (rc = smx_cli_read_labels(r->val_labels_path, r->val_rows, r->K, r->val_path, &val_labels))) goto sync;
   }
@@ -292,7 +324,7 @@ static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
   for (size_t k = 0; k < r->nk; k++) need_tmpl |= r->kinds[k] == SMX_SCORE_KL_MATCHING;
   if (need_tmpl) {
     if (sa.templates_from) {
-      if ((rc = smx_score_args_templates(&sa, r->K, r->id_path, quiet, &templates))) goto sync;
+      if ((rc = smx_score_args_templates(&sa, r->K, r->id_path, op.quiet, &templates))) goto sync;
     } else {
       templates = malloc((size_t)(r->K * r->K) * sizeof(double));
       smx_status s = templates ? smx_kl_templates_fit_f32(val, (size_t)r->K, (size_t)r->val_rows, (size_t)r->K, templates, NULL)
@@ -308,7 +340,7 @@ static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
       rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: temperature scaling: %s", r->val_path, smx_status_string(r->ts_status));
       goto sync;
     }
-    if (r->ts_status == SMX_E_NO_OPTIMUM && !quiet)
+    if (r->ts_status == SMX_E_NO_OPTIMUM && !op.quiet)
       smx_cli_fail(SMX_CLI_EXIT_OK, "note: %s: no finite temperature minimises the validation NLL (%s); "
                    "the calibration after scaling is left out", r->val_path,
               r->ts.outcome == SMX_TS_TO_ZERO ? "every sample is classified correctly: T -> 0"
@@ -324,7 +356,7 @@ static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
     smx_status s = r->bins && r->bins_ts ? smx_calib_create((size_t)r->K, bins, 1.0, 0, &cal) : SMX_E_NOMEM;
     if (!s && r->have_ts && r->ts_status == SMX_OK) s = smx_calib_create((size_t)r->K, bins, r->T, 0, &cal_ts);
     if (s) { rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "calibration: %s", smx_status_string(s)); goto sync; }
-    if (report) {   /* per-sample confidences for the reliability diagrams */
+    if (op.report) {   /* per-sample confidences for the reliability diagrams */
       size_t n = (size_t)r->id_rows;
       r->conf = malloc(n * sizeof(double));
       r->correct = malloc(n);
@@ -348,18 +380,18 @@ static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
     uint64_t a, b;
     smx_eval_dist_block(dist, r->id_rows, &a, &b);
     eval_job j = { r, r->id_scores, r->id_path, cal, cal_ts, labels, -1, skip, a, b };
-    rc = smx_cli_stream_logits_range(r->id_path, quiet, r->K, r->id_path, 0, cal ? 0 : a, cal ? UINT64_MAX : b, &rows,
+    rc = smx_cli_stream_logits_range(r->id_path, op.quiet, r->K, r->id_path, 0, cal ? 0 : a, cal ? UINT64_MAX : b, &rows,
                                      &cols, eval_block, &j);
     for (size_t o = 0; o < r->nood && !rc; o++) {
       smx_eval_dist_block(dist, r->ood[o].rows, &a, &b);
       eval_job jo = { r, r->ood[o].scores, r->ood[o].path, NULL, NULL, NULL, -1, skip, a, b };
-      rc = smx_cli_stream_logits_range(r->ood[o].path, quiet, r->K, r->id_path, 0, a, b, &rows, &cols, eval_block, &jo);
+      rc = smx_cli_stream_logits_range(r->ood[o].path, op.quiet, r->K, r->id_path, 0, a, b, &rows, &cols, eval_block, &jo);
     }
     for (size_t o = 0; skip >= 0 && o <= r->nood && !rc; o++) {
       smx_eval_dist_block(dist, o ? r->ood[o - 1].rows : r->id_rows, &a, &b);
       eval_job jp = { r, o ? r->ood[o - 1].scores : r->id_scores, o ? r->ood[o - 1].perturbed_path : r->perturbed_id_path,
                       NULL, NULL, NULL, odin, -1, a, b };
-      rc = smx_cli_stream_logits_range(jp.path, quiet, r->K, r->id_path, 0, a, b, &rows, &cols, eval_block, &jp);
+      rc = smx_cli_stream_logits_range(jp.path, op.quiet, r->K, r->id_path, 0, a, b, &rows, &cols, eval_block, &jp);
     }
   }
 sync:   /* every rank gets here, failed or not: then all stop, or all gather */
@@ -385,14 +417,22 @@ sync:   /* every rank gets here, failed or not: then all stop, or all gather */
     if (!s && cal_ts) s = smx_calib_result(cal_ts, &r->cal_ts, r->bins_ts);
     if (s) { rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: calibration: %s", r->id_path, smx_status_string(s)); goto done; }
   }
-  smx_eval_print_table(r, stdout);
-  if (json && (rc = smx_eval_write_json(r, json))) goto done;
-  if (report && (rc = smx_eval_write_report(r, report))) goto done;
-  if (report && !quiet) {   /* one line: where the page is (absolute, to open it from anywhere) */
-    char *abs = strcmp(report, "-") ? realpath(report, NULL) : NULL;
+  /* stdout carries one thing: with --json - or --report - it is that data
+   * alone (a pipe into jq or a browser must not see the table), and the
+   * table, meant for a person, goes to stderr unless -q */
+  int data_on_stdout = (op.json && !strcmp(op.json, "-")) || (op.report && !strcmp(op.report, "-"));
+  if (!data_on_stdout) smx_eval_print_table(r, stdout);
+  else if (!op.quiet) {
+    smx_eval_print_table(r, stderr);
+    fflush(stderr);
+  }
+  if (op.json && (rc = smx_eval_write_json(r, op.json))) goto done;
+  if (op.report && (rc = smx_eval_write_report(r, op.report))) goto done;
+  if (op.report && !op.quiet) {   /* one line: where the page is (absolute, to open it from anywhere) */
+    char *abs = strcmp(op.report, "-") ? realpath(op.report, NULL) : NULL;
     fputs("smx: report written to ", stderr);
-    if (!strcmp(report, "-")) fputs("standard output", stderr);
-    else smx_cli_put_escaped(stderr, abs ? abs : report);
+    if (!strcmp(op.report, "-")) fputs("standard output", stderr);
+    else smx_cli_put_escaped(stderr, abs ? abs : op.report);
     fputc('\n', stderr);
     free(abs);
   }

@@ -69,7 +69,7 @@ const char smx_entmax15_help[] =
     "exact 1.5-entmax over an axis (default the last): max(x/2 - tau, 0)^2 summing to 1\n"
     "(Peters et al. 2019). --temperature must be 1; --algo changes nothing.\n" ROWS_OPTIONS;
 const char smx_entmax_help[] =
-    "usage: smx entmax IN -o OUT --alpha A [options]\n"
+    "usage: smx entmax IN -o OUT [--alpha A] [options]\n"
     "alpha-entmax over an axis (default the last) for A > 1 (default 1.5), by bisection as\n"
     "the entmax package: max((A-1) x - tau, 0)^(1/(A-1)) summing to 1. --temperature must\n"
     "be 1; --algo changes nothing.\n"

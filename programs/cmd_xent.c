@@ -1,5 +1,5 @@
 /*
- * smx xent LOGITS --targets T [-o LOSS] [--grad GRAD] [options]
+ * smx xent LOGITS --targets TARGETS [-o LOSS] [--grad GRAD] [options]
  *
  * Cross-entropy of logits (the class axis: default the last) against integer
  * targets, with the library's fused cross-entropy. The targets (the logits'
@@ -9,7 +9,7 @@
  * and the gradient (the logits' shape) through temporary files renamed only
  * when everything succeeded. Mean and sum are reduced in double, in row
  * order, so the result does not depend on the block size or the thread
- * count. LOGITS and T are .npy, CSV or TSV; either may be - for stdin.
+ * count. LOGITS and TARGETS are .npy, CSV or TSV; either may be - for stdin.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -28,11 +28,11 @@
 #include "smx/smx.h"
 
 const char smx_xent_help[] =
-    "usage: smx xent LOGITS --targets T [-o LOSS] [--grad GRAD] [options]\n"
+    "usage: smx xent LOGITS --targets TARGETS [-o LOSS] [--grad GRAD] [options]\n"
     "Cross-entropy over the class axis (default the last) against integer targets of\n"
     "the logits' shape without that axis; without -o the reduced value is printed. A\n"
     "target outside the classes (and not the ignore index) is exit 2.\n"
-    "  --targets T            the targets: integer .npy, or whole numbers in CSV/TSV\n"
+    "  --targets TARGETS      integer .npy, or whole numbers in CSV/TSV\n"
     "  -o, --output LOSS      the loss: a scalar, or per row with --reduction none\n"
     "  --grad GRAD            the gradient with respect to the logits (their shape)\n"
     "  --reduction none|mean|sum  (default mean)\n"
@@ -43,10 +43,10 @@ const char smx_xent_help[] =
     "  -t, --temperature T    logits / T, T > 0 (default 1)\n"
     "  --format npy|csv|tsv   output format (default: from each output's extension, else\n"
     "                         npy; the input's format for -)\n"
-    "  --in-format npy|csv|tsv  format of LOGITS and T (default: from each extension, else npy)\n"
+    "  --in-format npy|csv|tsv  format of LOGITS and TARGETS (default: from each extension, else npy)\n"
     "  --threads N, --masked-row zero|nan, -q as for softmax\n"
     "LOGITS (.npy of any dtype and order, CSV or TSV; - for stdin) is streamed in bounded\n"
-    "memory, computed in float32; only T is read whole.\n";
+    "memory, computed in float32; only TARGETS is read whole.\n";
 
 typedef struct xent_ctx {
   const int64_t *t;        /* the targets, by C-order row number */
@@ -131,7 +131,7 @@ int smx_cmd_xent(int argc, char **argv) {
   o.threads = run.threads;
   o.flags |= run.flags;
   if (!in) return smx_cli_usage_error("xent needs a logits file (.npy, .csv or .tsv; - for stdin)");
-  if (!tpath) return smx_cli_usage_error("xent needs --targets T.npy");
+  if (!tpath) return smx_cli_usage_error("xent needs --targets TARGETS.npy");
   if (!out && o.reduction == SMX_REDUCTION_NONE) return smx_cli_usage_error("--reduction none needs -o LOSS.npy");
   if (out && gpath && !strcmp(out, gpath)) return smx_cli_usage_error("-o and --grad name the same file");
   if (!strcmp(tpath, "-") && !strcmp(in, "-")) return smx_cli_usage_error("only one of the inputs can be stdin");

@@ -7,6 +7,10 @@
 #ifdef SMX_HAVE_MPI
 #include <limits.h>
 #include <mpi.h>
+#include <string.h>
+
+/* A rank other than 0 holds its first error message here (message.h). */
+static char held[1024];
 
 /* The launchers' own variables: Open MPI, PMIx (Open MPI 5, Slurm), PMI (MPICH / Intel MPI / Slurm). */
 static int launched_by_mpi(void) {
@@ -29,10 +33,20 @@ int smx_eval_dist_begin(smx_eval_dist *d) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &d->rank);
   MPI_Comm_size(MPI_COMM_WORLD, &d->size);
+  /* every rank runs the same command line on the same files: its messages
+   * would repeat rank 0's, interleaved; rank 0 alone speaks */
+  if (d->size > 1 && d->rank != 0) smx_cli_hold_messages(held, sizeof held);
   return 0;
 }
 
 void smx_eval_dist_end(smx_eval_dist *d) {
+  if (d->size > 1 && d->rank != 0) {
+    smx_cli_hold_messages(NULL, 0);
+    /* an error after the last agreement never reached rank 0: better said
+     * twice than not at all */
+    if (held[0]) smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "rank %d: %s", d->rank, held);
+    held[0] = '\0';
+  }
   if (d->mpi) MPI_Finalize();
   d->mpi = 0;
 }
@@ -42,6 +56,23 @@ int smx_eval_dist_agree(const smx_eval_dist *d, int rc) {
   int all = rc;
   if (MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
     return rc ? rc : smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "eval: MPI_Allreduce failed");
+  if (all == 0) return 0;
+  /* Rank 0 reports. When it failed itself it has said why; else the first
+   * failing rank's message is sent over (a file only that rank could not
+   * read, memory only it lacked). Every rank takes part in both calls, so
+   * none waits for one that never comes. */
+  int me = rc ? d->rank : INT_MAX, first = INT_MAX;
+  if (MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) == MPI_SUCCESS && first != 0 &&
+      first < d->size) {
+    char text[sizeof held];
+    if (d->rank == first) memcpy(text, held, sizeof text);
+    text[sizeof text - 1] = '\0';
+    if (MPI_Bcast(text, (int)sizeof text, MPI_CHAR, first, MPI_COMM_WORLD) == MPI_SUCCESS && d->rank == 0) {
+      text[sizeof text - 1] = '\0';
+      smx_cli_fail(all, "rank %d: %s", first, text[0] ? text : "failed (no message)");
+    }
+  }
+  if (d->rank != 0) held[0] = '\0';   /* rank 0 has reported for everyone */
   return all;
 }
 

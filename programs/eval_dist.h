@@ -22,7 +22,10 @@ int smx_eval_dist_begin(smx_eval_dist *d);
 void smx_eval_dist_end(smx_eval_dist *d);
 /* This rank's block [*first, *end) of n rows (rank order, sizes differing by at most 1). */
 void smx_eval_dist_block(const smx_eval_dist *d, uint64_t n, uint64_t *first, uint64_t *end);
-/* The largest exit code of all ranks (each rank's own message was printed by it). */
+/* The largest exit code of all ranks; every rank must call it at the same
+ * point. Ranks other than 0 print nothing (their messages are held from
+ * smx_eval_dist_begin on): rank 0 has printed its own error, or prints the
+ * first failing rank's as "rank N: ...". */
 int smx_eval_dist_agree(const smx_eval_dist *d, int rc);
 /* Every rank's block of v (n values in all) into rank 0's v. 0 or an exit code. */
 int smx_eval_dist_gather(const smx_eval_dist *d, double *v, uint64_t n);

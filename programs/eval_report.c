@@ -5,6 +5,7 @@
  * of the ID set before and after temperature scaling.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,9 +61,9 @@ int smx_eval_write_report(const smx_eval_result *r, const char *path) {
                            .text = ood_text[o], .values = ood_val[o], .digits = 4, .col_best = ood_best };
     tables[nt] = t;
   }
-  const char *cal_text[2 * CAL_COLS] = { 0 };
+  const char *cal_text[2 * CAL_COLS] = { 0 }, *cal_notes[2 * CAL_COLS] = { 0 };
   double cal_val[2 * CAL_COLS] = { 0 };
-  char trow[2][64];
+  char trow[2][64], mce_note[2][80];
   int ts_ok = r->have_ts && r->ts_status == SMX_OK;
   if (r->have_calib) {
     size_t rows = ts_ok ? 2 : 1;
@@ -73,11 +74,25 @@ int smx_eval_write_report(const smx_eval_result *r, const char *path) {
       cal_text[i * CAL_COLS] = trow[i];
       double row[CAL_COLS] = { 0, c->acc, c->nll, c->brier, c->ece, c->mce, c->adaptive_ece, c->classwise_ece };
       memcpy(cal_val + i * CAL_COLS, row, sizeof row);
+      /* The MCE is the gap of one bin: when that bin holds a handful of
+       * samples it is mostly their noise (after scaling, often one stray
+       * sample in an emptied bin), which the reader must see next to it. */
+      const smx_reliability_bin *rb = i ? r->bins_ts : r->bins;
+      size_t worst = SIZE_MAX;
+      for (size_t m = 0; rb && m < r->nbins; m++)
+        if (rb[m].n && (worst == SIZE_MAX || fabs(rb[m].acc - rb[m].conf) > fabs(rb[worst].acc - rb[worst].conf)))
+          worst = m;
+      if (worst != SIZE_MAX && rb[worst].n < SMX_REPORT_SPARSE_BIN) {
+        snprintf(mce_note[i], sizeof mce_note[i], "from a bin of %llu sample%s: noise",
+                 (unsigned long long)rb[worst].n, rb[worst].n == 1 ? "" : "s");
+        cal_notes[i * CAL_COLS + 5] = mce_note[i];
+      }
     }
     snprintf(captions[nt], sizeof captions[nt], "Calibration of %s against %s (%zu equal-width bins (lo, hi])",
              r->id_path, r->labels_path, r->nbins);
     smx_report_table t = { .caption = captions[nt], .ncols = CAL_COLS, .nrows = rows, .header = cal_hdr,
-                           .text = cal_text, .values = cal_val, .digits = 4, .col_best = rows > 1 ? cal_best : NULL };
+                           .text = cal_text, .values = cal_val, .digits = 4, .col_best = rows > 1 ? cal_best : NULL,
+                           .cell_notes = cal_notes };
     tables[nt++] = t;
   }
 

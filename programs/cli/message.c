@@ -24,7 +24,17 @@ void smx_cli_put_escaped(FILE *f, const char *s) {
   }
 }
 
-static void vmessage(const char *fmt, va_list ap) {
+/* Where messages are held instead of printed (smx_cli_hold_messages), or NULL. */
+static char *held;
+static size_t held_cap;
+
+void smx_cli_hold_messages(char *buf, size_t cap) {
+  held = buf && cap ? buf : NULL;
+  held_cap = cap;
+  if (held) held[0] = '\0';
+}
+
+static void vmessage(int code, const char *fmt, va_list ap) {
   /* the reader of our output went away: like any command in a pipeline, end
    * quietly (main re-raises SIGPIPE) */
   if (cli_signal_caught() == SIGPIPE) return;
@@ -36,6 +46,11 @@ static void vmessage(const char *fmt, va_list ap) {
   if (n >= (int)sizeof small && (text = malloc((size_t)n + 1)) != NULL) vsnprintf(text, (size_t)n + 1, fmt, again);
   va_end(again);
   if (!text) text = small;  /* out of memory: the message cut short is still better than none */
+  if (held) {   /* the first error is what the reporting rank will need; notes are dropped */
+    if (code != SMX_CLI_EXIT_OK && !held[0] && n >= 0) snprintf(held, held_cap, "%s", text);
+    if (text != small) free(text);
+    return;
+  }
   fputs("smx: ", stderr);
   if (n >= 0) smx_cli_put_escaped(stderr, text);
   fputc('\n', stderr);
@@ -45,16 +60,16 @@ static void vmessage(const char *fmt, va_list ap) {
 int smx_cli_usage_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vmessage(fmt, ap);
+  vmessage(SMX_CLI_EXIT_USAGE, fmt, ap);
   va_end(ap);
-  fputs("smx: try 'smx --help'\n", stderr);
+  if (!held) fputs("smx: try 'smx --help'\n", stderr);
   return SMX_CLI_EXIT_USAGE;
 }
 
 int smx_cli_fail(int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vmessage(fmt, ap);
+  vmessage(code, fmt, ap);
   va_end(ap);
   return code;
 }

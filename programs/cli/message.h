@@ -22,6 +22,12 @@ enum {
 int smx_cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "smx: <message>" on stderr; returns code. */
 int smx_cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* buf != NULL: from now on the first error message (without "smx: ") is kept
+ * in buf[0 .. cap) and nothing is printed, notes and usage hints included;
+ * buf NULL: print again. For the MPI ranks other than 0 in smx eval, whose
+ * messages would repeat rank 0's and interleave with them (eval_dist.c
+ * hands a message rank 0 lacks over to it). */
+void smx_cli_hold_messages(char *buf, size_t cap);
 /* s with control bytes written as \r, \t, \n or \xNN. */
 void smx_cli_put_escaped(FILE *f, const char *s);
 

@@ -24,6 +24,7 @@ static char paths[MAX_CLEANUP][MAX_PATH];
 static volatile sig_atomic_t used[MAX_CLEANUP];
 static volatile sig_atomic_t caught = 0;
 static volatile sig_atomic_t flag = 0;
+static volatile sig_atomic_t deferred = 0;
 
 void cli_cleanup_register(const char *path) {
   if (!path || strlen(path) >= MAX_PATH) return;
@@ -70,6 +71,11 @@ static void die_by(int sig) {
 }
 
 static void on_signal(int sig) {
+  if (deferred) {   /* outputs are being renamed as a set: act on it once they are done */
+    if (!caught) caught = sig;
+    flag = 1;
+    return;
+  }
   cli_cleanup_now();
   if (caught) die_by(caught);  /* a second signal, or the grace period ran out */
   caught = sig;
@@ -84,6 +90,13 @@ void cli_signals_install(void) {
   sa.sa_flags = SA_NODEFER;  /* the grace alarm may arrive inside the handler of another signal */
   sigemptyset(&sa.sa_mask);
   for (size_t i = 0; i < N_TERMINATING; i++) sigaction(terminating[i], &sa, NULL);
+}
+
+void cli_signals_defer(int on) {
+  deferred = on;
+  /* a signal held meanwhile gets the usual grace: the command returns and
+   * main re-raises it, or the alarm ends it */
+  if (!on && caught) alarm(GRACE_SECONDS);
 }
 
 int cli_signal_caught(void) { return caught; }
@@ -106,4 +119,5 @@ void cli_signals_reset(void) {
   for (int i = 0; i < MAX_CLEANUP; i++) used[i] = 0;
   caught = 0;
   flag = 0;
+  deferred = 0;
 }

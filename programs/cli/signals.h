@@ -17,6 +17,11 @@
 #include <signal.h>
 
 void cli_signals_install(void);
+/* on = 1: a terminating signal is only recorded (flag and cli_signal_caught),
+ * with no cleanup and no exit, until on = 0; for the few renames that must
+ * all happen or none (outset.h). A signal held is then handled as one that
+ * arrived just after. */
+void cli_signals_defer(int on);
 /* The signal that arrived, or 0. */
 int cli_signal_caught(void);
 /* The flag the engine polls between blocks (nonzero once a signal arrived). */

@@ -99,10 +99,18 @@ static const char style[] =
     ".figs{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start}"
     ".lead{display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start}"
     ".lead-tables{flex:1 1 560px;min-width:0}.lead figure.overlay{flex:0 0 auto}"
-    ".lead table.smx-table{margin:0 0 10px;font-size:13px}.lead table.smx-table th{font-size:12px;font-weight:normal;"
+    ".lead table.smx-table{margin:0 0 10px;font-size:13px}.lead table.smx-table th{font-size:11px;font-weight:normal;"
     "font-family:'DejaVu Sans Mono',monospace}.lead table.smx-table th,.lead table.smx-table td{padding:3px 6px}"
-    "table.smx-table td.num{white-space:nowrap}table.smx-table td.best{font-weight:bold;background:#e6f4ea}span.mark{color:#1a7f37;font-size:10px}"
-    "span.best-key{font-weight:normal;font-size:12px;color:#1a7f37}\n"
+    "table.smx-table td.num{white-space:nowrap}table.smx-table td.best{font-weight:bold;background:#e6f4ea}"
+    /* a metric key is one name: never cut at "_" or mid-word */
+    "table.smx-table th{white-space:nowrap}table.smx-table tr.dir td{background:#eee;border-bottom:none;"
+    "text-align:center;color:#444;font-size:10px;line-height:1.1;padding:2px 4px 0}"
+    "table.smx-table tr.dir+tr th{border-top:none}"
+    "span.best-key{font-weight:normal;font-size:12px;color:#333}b.best-sample{background:#e6f4ea;padding:0 3px}"
+    "span.cell-note{display:block;font-size:10px;font-weight:normal;color:#7a3a00;white-space:normal;max-width:11em;"
+    "margin-left:auto}\n"
+    ".verdict{border-left:4px solid #0072B2;background:#eef5fb;padding:6px 10px;margin:0 0 10px;font-size:14px}"
+    ".verdict p{margin:2px 0}\n"
     ".score-grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(590px,1fr));gap:12px}"
     ".card{border:1px solid #ddd;padding:4px 6px}.card h3{margin:2px 0}.card .conventions{font-size:11px;margin:2px 0 4px}\n"
     "figure{margin:0;border:1px solid #ddd}svg.smx-fig{display:block}\n"
@@ -248,6 +256,70 @@ out:
   return rc;
 }
 
+/* The verdict's thresholds (also stated in the calibration section): an ECE
+ * below WELL is called calibrated; otherwise the direction is that of the
+ * mean gap (confidence - accuracy) when it is at least half the ECE (the
+ * ECE bounds the gap, so a smaller gap means bins miss both ways). */
+#define VERDICT_WELL 0.02
+#define VERDICT_SIDE 0.5
+
+static const char *verdict_word(const rep_rel *r) {
+  double gap = r->mean_conf - r->accuracy;
+  if (r->ece < VERDICT_WELL) return "well calibrated";
+  if (gap >= VERDICT_SIDE * r->ece) return "over-confident";
+  if (-gap >= VERDICT_SIDE * r->ece) return "under-confident";
+  return "miscalibrated both ways (over-confident in some bins, under-confident in others)";
+}
+
+/* The first screen's answer to "is the model calibrated?" for one set: the
+ * verdict at T = 1 with the mean confidence, accuracy and ECE it rests on,
+ * then the ECE after temperature scaling and the fitted T, or why there is
+ * none. Returns 0 or -1 (no memory). */
+static int verdict(rep_buf *b, const smx_report_calibration *c) {
+  rep_rel *rel = malloc(sizeof *rel);  /* about 40 KB: not on the stack */
+  if (rel == NULL) return -1;
+  int binned = c->bins_before != NULL;
+  if (binned) rep_rel_from_bins(rel, c->bins_before, c->n_bins);
+  else rep_rel_compute(rel, c->conf_before, c->correct_before, c->n);
+  rep_put(b, "<div class=\"verdict\" data-verdict=\"");
+  if (rel->n == 0) {
+    rep_put(b, "none\"><p><b>Calibration:</b> no sample of ");
+    rep_escape(b, c->name);
+    rep_put(b, " to judge by.</p></div>\n");
+    free(rel);
+    return 0;
+  }
+  const char *word = verdict_word(rel);
+  rep_printf(b, "%s\"><p><b>Calibration: %s.</b> ", word[0] == 'm' ? "mixed" : word, word);
+  rep_escape(b, c->name);
+  rep_printf(b, ": mean confidence %.4f against accuracy %.4f; ECE %.4f at T = 1.</p>\n", rel->mean_conf,
+             rel->accuracy, rel->ece);
+  int have_t = isfinite(c->temperature) && c->temperature > 0;
+  if (binned ? c->bins_after != NULL : c->conf_after != NULL) {
+    double ece1 = rel->ece;
+    if (binned) rep_rel_from_bins(rel, c->bins_after, c->n_bins);
+    else rep_rel_compute(rel, c->conf_after, c->correct_after ? c->correct_after : c->correct_before, c->n);
+    rep_put(b, "<p>After temperature scaling");
+    if (have_t)
+      rep_printf(b, " with the fitted T = %.4g (%s)", c->temperature,
+                 c->temperature < 1 ? "below 1: it sharpens the probabilities"
+                 : c->temperature > 1 ? "above 1: it softens the probabilities" : "1: no change");
+    rep_printf(b, ": ECE %.4f (%s), mean confidence %.4f: then %s.</p>\n", rel->ece,
+               rel->ece < ece1 ? "lower" : rel->ece > ece1 ? "higher" : "unchanged", rel->mean_conf,
+               verdict_word(rel));
+  } else {
+    rep_put(b, "<p>No temperature scaling");
+    if (c->temperature_note) {
+      rep_put(b, ": ");
+      rep_escape(b, c->temperature_note);
+    }
+    rep_put(b, ".</p>\n");
+  }
+  rep_put(b, "</div>\n");
+  free(rel);
+  return 0;
+}
+
 /* One calibration set's section. Returns 0 or -1 (no memory). */
 static int calibration_section(rep_buf *b, const smx_report_calibration *c) {
   rep_rel *rel = malloc(sizeof *rel);  /* about 40 KB: not on the stack */
@@ -300,11 +372,14 @@ smx_status smx_report_render_html(const smx_report *r, char **html, size_t *len,
   size_t lead = r->n_lead_tables < r->n_tables ? r->n_lead_tables : r->n_tables;
   rep_buf b = { 0 };
   head(&b, r);
-  /* the lead: what a reader compares first, on the first screen */
-  if (lead || r->n_scores) {
+  /* the lead, on the first screen: is the model calibrated, and which
+   * score separates the OOD sets best */
+  if (lead || r->n_scores || r->n_calibration) {
     rep_put(&b, "<section class=\"lead\">\n");
-    if (lead) {
+    if (lead || r->n_calibration) {
       rep_put(&b, "<div class=\"lead-tables\">\n");
+      for (size_t k = 0; k < r->n_calibration; k++)
+        if (verdict(&b, &r->calibration[k]) != 0) b.failed = 1;
       for (size_t k = 0; k < lead; k++) rep_html_table(&b, &r->tables[k]);
       rep_put(&b, "</div>\n");
     }
@@ -335,7 +410,10 @@ smx_status smx_report_render_html(const smx_report *r, char **html, size_t *len,
                 "the accuracy of the bin; beside it, the hatched segment runs from the accuracy to the mean "
                 "confidence (the black tick), so nothing covers the bar. Bins with fewer than 10 samples are drawn "
                 "lighter: their accuracy, and an MCE taken from them, is noise. ECE = sum over bins of "
-                "(bin size / n) |accuracy - mean confidence|.</p>\n");
+                "(bin size / n) |accuracy - mean confidence|. The verdict at the top of the page: well calibrated "
+                "when the ECE is below 0.02; else over-confident when the mean confidence exceeds the accuracy by "
+                "at least half the ECE, under-confident when it falls short by as much, and both ways "
+                "otherwise.</p>\n");
     for (size_t k = 0; k < r->n_calibration; k++)
       if (calibration_section(&b, &r->calibration[k]) != 0) b.failed = 1;
     rep_put(&b, "</section>\n");

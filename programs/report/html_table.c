@@ -2,7 +2,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "escape.h"
 
@@ -21,22 +20,9 @@ void rep_format_value(char *out, size_t cap, double v, int digits) {
   else snprintf(out, cap, "%.*f", digits, v);
 }
 
-/* A header: escaped, with a line-break opportunity after each underscore
- * (escaping never writes one, so the escaped text can be split on them). */
-static void header_text(rep_buf *b, const char *h) {
-  rep_buf e = { 0 };
-  rep_escape(&e, h);
-  if (e.failed) b->failed = 1;
-  const char *p = e.data;
-  while (p && *p) {
-    const char *u = strchr(p, '_');
-    if (!u) { rep_put(b, p); break; }
-    rep_putn(b, p, (size_t)(u - p) + 1);
-    rep_put(b, "<wbr>");
-    p = u + 1;
-  }
-  rep_free(&e);
-}
+/* The two directions a column can want, as shown after its header. */
+#define UP "\xE2\x96\xB2"    /* U+25B2 */
+#define DOWN "\xE2\x96\xBC"  /* U+25BC */
 
 /* The best value of column j (NaN when none or not asked for). */
 static double column_best(const smx_report_table *t, size_t j) {
@@ -53,19 +39,41 @@ static double column_best(const smx_report_table *t, size_t j) {
 }
 
 void rep_html_table(rep_buf *b, const smx_report_table *t) {
-  int marked = 0;
-  for (size_t j = 0; t->col_best && j < t->ncols; j++) marked |= t->col_best[j] != 0;
+  int up = 0, down = 0;
+  for (size_t j = 0; t->col_best && j < t->ncols; j++) {
+    up |= t->col_best[j] > 0;
+    down |= t->col_best[j] < 0;
+  }
   rep_put(b, "<table class=\"smx-table\">\n");
-  if (t->caption) {
+  if (t->caption || up || down) {
     rep_put(b, "<caption>");
-    rep_escape(b, t->caption);
-    if (marked) rep_put(b, " <span class=\"best-key\">\xE2\x96\xB2 best of the column</span>");
+    if (t->caption) rep_escape(b, t->caption);
+    /* the legend of the marks: a triangle alone would read as "higher" in every column */
+    if (up || down) {
+      rep_put(b, " <span class=\"best-key\">");
+      if (up) rep_put(b, UP " higher is better");
+      if (up && down) rep_put(b, ", ");
+      if (down) rep_put(b, DOWN " lower is better");
+      rep_put(b, "; <b class=\"best-sample\">shaded</b>: best of the column</span>");
+    }
     rep_put(b, "</caption>\n");
   }
-  rep_put(b, "<thead><tr>");
+  rep_put(b, "<thead>");
+  /* the directions in a row of their own above the keys: a key keeps the
+   * column's width, and stays the whole text of its <th> for scripts */
+  if (up || down) {
+    rep_put(b, "<tr class=\"dir\">");
+    for (size_t j = 0; j < t->ncols; j++) {
+      int dir = t->col_best[j];
+      rep_put(b, dir > 0 ? "<td title=\"higher is better\">" UP : dir < 0 ? "<td title=\"lower is better\">" DOWN : "<td>");
+      rep_put(b, "</td>");
+    }
+    rep_put(b, "</tr>");
+  }
+  rep_put(b, "<tr>");
   for (size_t j = 0; t->ncols > 0 && j < t->ncols; j++) {
     rep_put(b, "<th>");
-    header_text(b, t->header[j]);
+    if (t->header[j]) rep_escape(b, t->header[j]);
     rep_put(b, "</th>");
   }
   rep_put(b, "</tr></thead>\n<tbody>\n");
@@ -88,9 +96,13 @@ void rep_html_table(rep_buf *b, const smx_report_table *t) {
         if (isfinite(v)) rep_printf(b, " data-value=\"%.17g\">", v);
         else rep_put(b, ">");
         rep_put(b, num);
-        if (is_best) rep_put(b, "<span class=\"mark\"> \xE2\x96\xB2</span>");
       } else {
         rep_put(b, "<td>");
+      }
+      if (t->cell_notes && t->cell_notes[c]) {
+        rep_put(b, "<span class=\"cell-note\">");
+        rep_escape(b, t->cell_notes[c]);
+        rep_put(b, "</span>");
       }
       rep_put(b, "</td>");
     }

@@ -128,8 +128,15 @@ typedef struct smx_report_item {
  * decimals, right-aligned, NaN as "n/a", infinities as "inf" / "-inf"; else
  * an empty cell. At least one of text and values when nrows > 0. digits and
  * col_digits entries are clamped to [0, 17]. A value cell also carries its
- * full value as data-value="%.17g" (for scripts), and a header is broken
- * after its underscores where the column is narrow (key names).
+ * full value as data-value="%.17g" (for scripts). Headers are metric keys:
+ * they never wrap (a key cut at "_" or mid-word reads as two words).
+ *
+ * col_best[j] != 0 puts the column's direction after its header (a up
+ * triangle: higher is better; a down triangle: lower is better, as for FPR,
+ * NLL and ECE), explained in the caption, and shades the best value(s) of
+ * the column in bold. cell_notes, when given, adds a short remark in small
+ * type after the value of a cell (e.g. that an MCE comes from a bin of few
+ * samples).
  */
 typedef struct smx_report_table {
   const char *caption;        /* optional; shown above the table        */
@@ -142,6 +149,7 @@ typedef struct smx_report_table {
   const int *col_best;        /* optional: ncols; +1 marks the largest value of that
                                  column as the best, -1 the smallest, 0 nothing
                                  (ties: every equal cell is marked)         */
+  const char *const *cell_notes; /* optional: nrows * ncols, entries optional */
 } smx_report_table;
 
 /* One OOD set's scores for one score function (name: e.g. the file name). */
@@ -211,10 +219,16 @@ typedef struct smx_report_calibration {
 } smx_report_calibration;
 
 /* The whole page. Sections appear in this order: title, subtitle, items;
- * the lead: the first n_lead_tables tables next to one ROC overlay per OOD
- * set name (every score's curve against that set, legend sorted by AUROC);
- * notes, the other tables, the per-score panels (ROC and histogram, in a
- * compact grid), calibration. Counts may be 0 (arrays then NULL). */
+ * the lead, which answers on the first screen whether the model is
+ * calibrated and which score is best: a calibration verdict per calibration
+ * set (over- or under-confident, well calibrated, or both ways, from the mean
+ * confidence against the accuracy and the ECE; then the ECE after
+ * temperature scaling and the fitted T, or why there is none), the first
+ * n_lead_tables tables, and next to them one ROC overlay per OOD set name
+ * (every score's curve against that set on a log-FPR axis, where curves that
+ * crowd the top-left corner of a linear one come apart; legend sorted by
+ * AUROC); notes, the other tables, the per-score panels (ROC and histogram,
+ * in a compact grid), calibration. Counts may be 0 (arrays then NULL). */
 typedef struct smx_report {
   const char *title;                      /* required; also the <title>             */
   const char *subtitle;                   /* optional                               */

@@ -16,7 +16,23 @@ void rep_roc_free(rep_roc *r) {
   memset(r, 0, sizeof *r);
 }
 
+/* Where an FPR is drawn along x, in [0, 1]: itself, or on a log axis from
+ * 10^-decades (0 and anything below drawn on the left edge) to 1. */
+static double x_of(double fpr, double decades) {
+  if (decades <= 0) return fpr;
+  double u = fpr > 0 ? 1 + log10(fpr) / decades : 0;
+  return u < 0 ? 0 : u;
+}
+
+static int roc_compute(rep_roc *out, const rep_scores *id, const rep_scores *ood, size_t max_points, double decades);
+
 int rep_roc_compute(rep_roc *out, const rep_scores *id, const rep_scores *ood, size_t max_points) {
+  return roc_compute(out, id, ood, max_points, 0);
+}
+
+/* decades > 0: points are thinned by their distance as drawn on the log-FPR
+ * axis, so that the stretched low-FPR end keeps its detail. */
+static int roc_compute(rep_roc *out, const rep_scores *id, const rep_scores *ood, size_t max_points, double decades) {
   memset(out, 0, sizeof *out);
   const size_t nid = id->n, nood = ood->n;
   const double *a = id->v, *o = ood->v;
@@ -30,7 +46,8 @@ int rep_roc_compute(rep_roc *out, const rep_scores *id, const rep_scores *ood, s
   /* Thinning: keep a point when it lies at least `step` (L1) from the last
    * kept one. The curve is monotone from (0,0) to (1,1), so its L1 length is
    * 2 and at most 2 / step = max_points points pass between the first and
-   * the last; every dropped point is within `step` of a kept one. */
+   * the last; every dropped point is within `step` of a kept one. (On the
+   * log axis x_of is monotone from 0 to 1 too: the same bound holds.) */
   const double step = 2.0 / (double)max_points;
   /* The area in integer counts: sum over steps of d_ood * (i_before + i_after),
    * divided by 2 nid nood at the end - exact while the sum fits 64 bits,
@@ -66,7 +83,8 @@ int rep_roc_compute(rep_roc *out, const rep_scores *id, const rep_scores *ood, s
       out->fpr[k] = x;
       out->tpr[k] = y;
       k++;
-    } else if (k < cap - 1 && fabs(x - out->fpr[k - 1]) + fabs(y - out->tpr[k - 1]) >= step) {
+    } else if (k < cap - 1 &&
+               fabs(x_of(x, decades) - x_of(out->fpr[k - 1], decades)) + fabs(y - out->tpr[k - 1]) >= step) {
       out->fpr[k] = x;
       out->tpr[k] = y;
       k++;
@@ -142,13 +160,28 @@ static rep_style overlay_style(size_t i) {
   return s;
 }
 
+/* The decades of the overlay's log-FPR axis: down to the smallest nonzero
+ * FPR any curve can have (1 / the largest OOD set), rounded down to a power
+ * of ten, between 2 and 4 decades: below 1e-4 there are too few OOD samples
+ * accepted for the differences to mean much. */
+static double overlay_decades(const rep_scores *oods, size_t n) {
+  size_t most = 1;
+  for (size_t k = 0; k < n; k++)
+    if (oods[k].n > most) most = oods[k].n;
+  double d = ceil(log10((double)most) - 1e-9);
+  return d < 2 ? 2 : d > 4 ? 4 : d;
+}
+
 int rep_roc_overlay(rep_buf *b, const char *set_name, const rep_scores *ids, const rep_scores *oods,
                     const char *const *score_names, size_t n) {
   const double W = 440, plot = 300, left = 70, top = 40;
   const double legend_top = top + plot + 60, row_h = 17;
   size_t rows = (n + 1) / 2;
-  double H = legend_top + row_h * (double)(rows + 1) + 6;
-  rep_plot p = { left, top, plot, plot, 0, 1, 0, 1 };
+  double H = legend_top + row_h * (double)(rows + 2) + 6;
+  /* x is log10(FPR): ten curves that all hug the top-left corner on a linear
+   * axis separate where they differ, at low FPR */
+  const double decades = overlay_decades(oods, n);
+  rep_plot p = { left, top, plot, plot, -decades, 0, 0, 1 };
   double *auc = malloc((n ? n : 1) * sizeof *auc);
   size_t *order = malloc((n ? n : 1) * sizeof *order);
   if (auc == NULL || order == NULL) { free(auc); free(order); return -1; }
@@ -158,21 +191,45 @@ int rep_roc_overlay(rep_buf *b, const char *set_name, const rep_scores *ids, con
   if (title.failed) { rep_free(&title); free(auc); free(order); return -1; }
   rep_svg_open(b, "roc-overlay", set_name, W, H, title.data);
   rep_free(&title);
-  rep_axes(b, &p, "FPR: fraction of the OOD set accepted as ID", "TPR: fraction of the ID set accepted", 5, 5);
-  rep_printf(b, "<line class=\"chance\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888\" stroke-dasharray=\"3 4\"/>\n",
-             rep_px(&p, 0), rep_py(&p, 0), rep_px(&p, 1), rep_py(&p, 1));
+  rep_axes_logx(b, &p, "FPR (log scale): fraction of the OOD set accepted as ID", "TPR: fraction of the ID set accepted",
+                5);
+  /* chance, TPR = FPR: a curve on this axis */
+  rep_put(b, "<polyline class=\"chance\" fill=\"none\" stroke=\"#888\" stroke-dasharray=\"3 4\" points=\"");
+  for (int i = 0; i <= 40; i++) {
+    double u = (double)i / 40, fpr = pow(10, (u - 1) * decades);
+    rep_printf(b, "%s%.1f,%.1f", i ? " " : "", p.left + u * p.width, rep_py(&p, fpr));
+  }
+  rep_put(b, "\"/>\n");
   for (size_t k = 0; k < n; k++) {
     auc[k] = NAN;
     order[k] = k;
     if (ids[k].n == 0 || oods[k].n == 0) continue;
     rep_roc r;
-    if (rep_roc_compute(&r, &ids[k], &oods[k], SMX_REPORT_ROC_MAX_POINTS) != 0) { free(auc); free(order); return -1; }
+    if (roc_compute(&r, &ids[k], &oods[k], SMX_REPORT_ROC_MAX_POINTS, decades) != 0) {
+      free(auc);
+      free(order);
+      return -1;
+    }
     rep_style st = overlay_style(k);
     rep_printf(b, "<polyline class=\"curve\" data-score=\"%zu\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.8\" "
                   "stroke-linejoin=\"round\"%s%s%s points=\"",
                k, st.color, st.dash[0] ? " stroke-dasharray=\"" : "", st.dash, st.dash[0] ? "\"" : "");
-    for (size_t i = 0; i < r.n; i++)
-      rep_printf(b, "%s%.1f,%.1f", i ? " " : "", rep_px(&p, r.fpr[i]), rep_py(&p, r.tpr[i]));
+    for (size_t i = 0; i < r.n; i++) {
+      /* The curve is straight between its points in linear FPR (a run of
+       * tied scores is one long diagonal): on the log axis such a segment
+       * bends, so a long one gets points of its own every 1/100 of the
+       * width (at most 100 in all, the axis being 1 wide). */
+      if (i > 0) {
+        double f0 = r.fpr[i - 1], f1 = r.fpr[i], u0 = x_of(f0, decades), u1 = x_of(f1, decades);
+        int m = (int)ceil((u1 - u0) * 100);
+        for (int t = 1; t < m; t++) {
+          double u = u0 + (u1 - u0) * t / m, f = pow(10, (u - 1) * decades);
+          double y = r.tpr[i - 1] + (r.tpr[i] - r.tpr[i - 1]) * (f - f0) / (f1 - f0);
+          rep_printf(b, " %.1f,%.1f", p.left + u * p.width, rep_py(&p, y));
+        }
+      }
+      rep_printf(b, "%s%.1f,%.1f", i ? " " : "", p.left + x_of(r.fpr[i], decades) * p.width, rep_py(&p, r.tpr[i]));
+    }
     rep_put(b, "\"/>\n");
     auc[k] = r.auroc;
     rep_roc_free(&r);
@@ -200,7 +257,11 @@ int rep_roc_overlay(rep_buf *b, const char *set_name, const rep_scores *ids, con
     else rep_printf(b, " %.4f", auc[k]);
     rep_put(b, "</text>\n");
   }
-  rep_text(b, 10, legend_top + row_h * (double)rows + 4, "start", 11, "legend: score and AUROC, best first; grey diagonal: chance");
+  char note[96];
+  snprintf(note, sizeof note, "FPR below %g (0 included) is drawn on the left edge.", pow(10, -decades));
+  rep_text(b, 10, legend_top + row_h * (double)rows + 4, "start", 11,
+           "legend: score and AUROC, best first; grey curve: chance (TPR = FPR).");
+  rep_text(b, 10, legend_top + row_h * (double)(rows + 1) + 4, "start", 11, note);
   free(auc);
   free(order);
   rep_svg_close(b);

@@ -97,11 +97,33 @@ void rep_compact_count(char *out, size_t cap, size_t n) {
 
 unsigned rep_next_id(rep_buf *b) { return ++b->ids; }
 
+/* The y ticks, the frame and both axis titles: what the linear and the log x axes share. */
+static void y_axis_and_titles(rep_buf *b, const rep_plot *p, const char *xlabel, const char *ylabel, int ny);
+
+void rep_axes_logx(rep_buf *b, const rep_plot *p, const char *xlabel, const char *ylabel, int ny) {
+  char lab[48];
+  double y0 = p->top, y1 = p->top + p->height, span = p->xmax - p->xmin;
+  rep_put(b, "<g class=\"axes\" data-xscale=\"log\">\n");
+  for (double e = ceil(p->xmin); e <= p->xmax + 1e-9 && e - p->xmin < 30; e++) {
+    double px = p->left + (e - p->xmin) / span * p->width;
+    rep_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#d0d0d0\"/>\n", px, y0, px, y1);
+    rep_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n", px, y1, px, y1 + 5);
+    /* 0.001 ... 1 as plain decimals (what an FPR reads as); 1e-5 and below in exponent form */
+    if (e >= -4) snprintf(lab, sizeof lab, "%.*f", e < 0 ? (int)-e : 0, pow(10, e));
+    else snprintf(lab, sizeof lab, "1e%.0f", e);
+    rep_text(b, px, y1 + 18, "middle", 11, lab);
+    for (int m = 2; m <= 9 && e < p->xmax - 1e-9; m++) {
+      double pm = px + log10((double)m) / span * p->width;
+      rep_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#eeeeee\"/>\n", pm, y0, pm, y1);
+    }
+  }
+  y_axis_and_titles(b, p, xlabel, ylabel, ny);
+}
+
 void rep_axes(rep_buf *b, const rep_plot *p, const char *xlabel, const char *ylabel, int nx, int ny) {
   char lab[48];
-  double x0 = p->left, x1 = p->left + p->width, y0 = p->top, y1 = p->top + p->height;
-  double sx = rep_nice_step(p->xmin, p->xmax, nx), sy = rep_nice_step(p->ymin, p->ymax, ny);
-  double slackx = 1e-9 * (p->xmax - p->xmin), slacky = 1e-9 * (p->ymax - p->ymin);
+  double y0 = p->top, y1 = p->top + p->height;
+  double sx = rep_nice_step(p->xmin, p->xmax, nx), slackx = 1e-9 * (p->xmax - p->xmin);
   rep_put(b, "<g class=\"axes\">\n");
   /* x ticks: k * sx for the integers k in range (at most a few dozen by construction) */
   double k0 = ceil((p->xmin - slackx) / sx), k1 = floor((p->xmax + slackx) / sx);
@@ -112,8 +134,14 @@ void rep_axes(rep_buf *b, const rep_plot *p, const char *xlabel, const char *yla
     rep_tick_label(lab, sizeof lab, v, sx);
     rep_text(b, px, y1 + 18, "middle", 11, lab);
   }
-  k0 = ceil((p->ymin - slacky) / sy);
-  k1 = floor((p->ymax + slacky) / sy);
+  y_axis_and_titles(b, p, xlabel, ylabel, ny);
+}
+
+static void y_axis_and_titles(rep_buf *b, const rep_plot *p, const char *xlabel, const char *ylabel, int ny) {
+  char lab[48];
+  double x0 = p->left, x1 = p->left + p->width, y0 = p->top, y1 = p->top + p->height;
+  double sy = rep_nice_step(p->ymin, p->ymax, ny), slacky = 1e-9 * (p->ymax - p->ymin);
+  double k0 = ceil((p->ymin - slacky) / sy), k1 = floor((p->ymax + slacky) / sy);
   for (double k = k0; k <= k1 && k - k0 < 60; k++) {
     double v = k * sy, py = rep_py(p, v);
     rep_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e3e3e3\"/>\n", x0, py, x1, py);

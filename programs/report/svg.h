@@ -50,6 +50,12 @@ void rep_svg_close(rep_buf *b);
  */
 void rep_axes(rep_buf *b, const rep_plot *p, const char *xlabel, const char *ylabel, int nx, int ny);
 
+/* The same with a logarithmic x axis: p->xmin < p->xmax are whole powers of
+ * ten's exponents (xmin = -3: the axis runs from 0.001), a labelled tick at
+ * each power and light grid lines at its multiples 2..9. The caller places x
+ * at p->left + (log10(x) - xmin) / (xmax - xmin) * p->width. */
+void rep_axes_logx(rep_buf *b, const rep_plot *p, const char *xlabel, const char *ylabel, int ny);
+
 /* A legend entry at (x, y): a short sample of the style, then the label
  * (escaped, shortened to 56 characters); when detail is not NULL, a second
  * line under the label (escaped, not shortened: keep it short). Returns

@@ -2,7 +2,8 @@
 # smx eval under mpirun: the table, the JSON and the HTML report on 2 and 3
 # ranks are the same bytes as one process's, on data/digits-ood with every
 # option that changes what is computed (labels, validation fit, kl_matching,
-# perturbed ODIN files); a missing file fails every rank with its exit code.
+# perturbed ODIN files); errors are reported once, by rank 0, and end every
+# rank, also when only one rank meets them.
 # Usage: tests/cli/eval_mpi_test.sh SMX_BINARY DATA_DIR MPIEXEC
 set -u
 SMX=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -26,7 +27,32 @@ for set in ALL PERT; do
     done
   done
 done
-"$MPIEXEC" -np 2 --oversubscribe "$SMX" eval --id id_logits.npy --ood "$tmp/missing.npy" > /dev/null 2>&1
-rc=$?
-if [ $rc -ne 0 ]; then echo "ok   a missing file: exit $rc on 2 ranks"; else echo "FAIL a missing file: exit 0"; fail=1; fi
+# errors: rank 0 alone reports (one "smx:" line, not one per rank,
+# interleaved), with the exit code of the error; a failure on one rank only
+# (MPMD: that rank is given a file the other has) ends every rank, none left
+# waiting in a collective, and rank 0 names the rank and its message.
+# (mpirun adds its own lines about the exit status: only smx's are counted.)
+smx_lines() { grep '^smx: ' "$tmp/err" || true; }
+run() {   # run WANT_RC WANT_SMX_LINES NAME -- MPIEXEC ARGS...
+  local want=$1 lines=$2 name=$3
+  shift 4
+  timeout 120 "$@" > "$tmp/out" 2> "$tmp/err"
+  local rc=$?
+  if [ $rc = 124 ]; then echo "FAIL $name: hung (killed after 120 s)"; fail=1; return; fi
+  if [ $rc != "$want" ]; then echo "FAIL $name: exit $rc, want $want"; fail=1; fi
+  if [ "$(smx_lines)" = "$lines" ]; then echo "ok   $name"
+  else echo "FAIL $name: smx's lines on stderr:"; smx_lines; echo "want:"; echo "$lines"; fail=1; fi
+}
+run 2 "smx: $tmp/missing.npy: cannot open: No such file or directory" "a missing file, 2 ranks" -- \
+  "$MPIEXEC" -np 2 --oversubscribe "$SMX" eval --id id_logits.npy --ood "$tmp/missing.npy"
+run 2 "smx: $tmp/missing.npy: cannot open: No such file or directory" "a missing file, 3 ranks" -- \
+  "$MPIEXEC" -np 3 --oversubscribe "$SMX" eval --id id_logits.npy --ood "$tmp/missing.npy"
+run 1 "smx: --tpr must be in (0, 1]
+smx: try 'smx --help'" "a usage error, 2 ranks" -- "$MPIEXEC" -np 2 --oversubscribe "$SMX" eval --id id_logits.npy --tpr 5
+run 2 "smx: rank 1: $tmp/missing.npy: cannot open: No such file or directory" "a file only rank 1 lacks" -- \
+  "$MPIEXEC" --oversubscribe -np 1 "$SMX" eval --id id_logits.npy --ood ood_logits.npy : \
+  -np 1 "$SMX" eval --id id_logits.npy --ood "$tmp/missing.npy"
+run 2 "smx: $tmp/missing.npy: cannot open: No such file or directory" "a file only rank 0 lacks" -- \
+  "$MPIEXEC" --oversubscribe -np 1 "$SMX" eval --id id_logits.npy --ood "$tmp/missing.npy" : \
+  -np 2 "$SMX" eval --id id_logits.npy --ood ood_logits.npy
 exit $fail

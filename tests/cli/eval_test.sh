@@ -38,6 +38,19 @@ expect "eval table" 0 "$TABLE" "" -- eval "${ALL[@]}"
 expect "eval json" 0 "*" "" -- eval "${ALL[@]}" --json "$tmp/e.json" -q
 check "eval json parses" $PY -c "import json,sys; d=json.load(open('$tmp/e.json')); sys.exit(0 if d['ood_sets'][0]['ood']['msp']['fpr_oodpos_openood'] > 0.19 else 1)"
 check "no temporary json left" test -z "$(ls -A "$tmp" | grep '\.tmp\.')"
+# --json - : stdout is the JSON alone (the table goes to stderr, or nowhere with -q),
+# so that `smx eval ... --json - | jq` works; two outputs on stdout are refused
+"$SMX" eval "${ALL[@]}" --json - > "$tmp/j.out" 2> "$tmp/j.err"
+check "json - exit 0" test $? = 0
+check "json - : stdout is JSON" $PY -c "import json,sys; d=json.load(open('$tmp/j.out')); sys.exit(0 if d['calibration']['ece'] > 0.17 else 1)"
+check "json - : the table on stderr" test "$(cat "$tmp/j.err")" = "$TABLE"
+expect "json - quiet: stderr empty" 0 "*" "" -- eval "${ALL[@]}" --json - -q
+check "json - quiet: stdout is JSON" $PY -c "import json; json.load(open('$tmp/out'))"
+expect "report - : stdout is the page alone" 0 "*" "*" -- eval "${ALL[@]}" --scores msp --report - -q
+check "report - : starts with the doctype" test "$(head -c 15 "$tmp/out")" = "<!DOCTYPE html>"
+check "report - : ends with the page" test "$(tail -n 1 "$tmp/out")" = "</html>"
+expect "json and report both on stdout" 1 "" "smx: --json - and --report - would both write to standard output; send one to a file
+smx: try 'smx --help'" -- eval "${ALL[@]}" --json - --report -
 
 expect "eval report" 0 "$TABLE" "smx: report written to $tmp/r.html" -- eval "${ALL[@]}" --report "$tmp/r.html"
 expect "eval report, quiet" 0 "$TABLE" "" -- eval "${ALL[@]}" --report "$tmp/r.html" -q
@@ -50,6 +63,18 @@ cd "$here" || exit 1
 check "report has the figures" test "$(grep -c '<svg' "$tmp/r.html")" -ge 20
 check "report has the calibration table" grep -q "0.1794" "$tmp/r.html"
 check "report names the ODIN caveat" grep -q "without input perturbation" "$tmp/r.html"
+# the first screen says whether the model is calibrated: T = 0.143 sharpens an under-confident model
+check "report: calibration verdict" grep -q '<div class="verdict" data-verdict="under-confident"><p><b>Calibration: under-confident.</b>' "$tmp/r.html"
+check "report: verdict with ECE before, after and T" grep -qz 'ECE 0.1794 at T = 1.</p>.<p>After temperature scaling with the fitted T = 0.1432[^<]*ECE 0.0223' "$tmp/r.html"
+check "report: verdict before the OOD table" test "$(grep -o 'class="verdict"\|<table' "$tmp/r.html" | head -1)" = 'class="verdict"'
+# directions: FPR, NLL, ECE are lower-is-better, marked so; no triangle in a best cell
+check "report: auroc higher, fpr lower is better" grep -q '<tr class="dir"><td></td><td title="higher is better">▲</td><td title="higher is better">▲</td><td title="higher is better">▲</td><td title="higher is better">▲</td><td title="higher is better">▲</td><td title="lower is better">▼</td><td title="lower is better">▼</td></tr>' "$tmp/r.html"
+check "report: nll, brier and the eces lower is better" grep -q '<tr class="dir"><td></td><td></td><td title="lower is better">▼</td><td title="lower is better">▼</td><td title="lower is better">▼</td><td title="lower is better">▼</td><td title="lower is better">▼</td><td title="lower is better">▼</td></tr>' "$tmp/r.html"
+check "report: no triangle inside a cell" test -z "$(grep -o '<td[^<]*>[^<]*<span class="mark">' "$tmp/r.html")"
+# the MCE after scaling comes from a bin of one sample: said next to it
+check "report: MCE of a sparse bin" grep -q '0.5283<span class="cell-note">from a bin of 1 sample: noise</span>' "$tmp/r.html"
+check "report: the MCE at T = 1 (a bin of 13) has no note" test "$(grep -o 'class="cell-note"' "$tmp/r.html" | wc -l)" = 1
+check "report: the ROC overlay has a log-FPR axis" grep -q '<g class="axes" data-xscale="log">' "$tmp/r.html"
 expect "report dir missing" 3 "*" "*" -- eval "${ALL[@]}" --scores msp --report "$tmp/no/dir/r.html"
 check "report error names the file" grep -q "^smx: $tmp/no/dir/r.html" "$tmp/err"
 

@@ -34,7 +34,7 @@ expect "mean printed" 0 "0.407605976" "" -- xent x.npy --targets t.npy
 expect "sum, int32, smoothing" 0 "3.71521187" "" -- xent x.npy --targets t32.npy --reduction sum --label-smoothing 0.1
 expect "ignore index 0" 0 "1.40760601" "" -- xent x.npy --targets t32.npy --ignore-index 0 --reduction sum --threads 2
 expect "all ignored: mean is nan (PyTorch)" 0 "nan" "" -- xent x.npy --targets tall.npy
-expect "no targets" 1 "" "smx: xent needs --targets T.npy
+expect "no targets" 1 "" "smx: xent needs --targets TARGETS.npy
 smx: try 'smx --help'" -- xent x.npy
 expect "no input" 1 "" "smx: xent needs a logits file (.npy, .csv or .tsv; - for stdin)
 smx: try 'smx --help'" -- xent

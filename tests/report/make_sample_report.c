@@ -81,13 +81,15 @@ int main(int argc, char **argv) {
                    0, 0, NAN, INFINITY, 0 };
   const int best[] = { 0, 0, 1, 1, -1 };
   smx_report_table tables[] = {
-    { "OOD metrics (higher score = ID)", 5, 3, hdr, txt, val, 4, NULL, best },
+    { .caption = "OOD metrics (higher score = ID)", .ncols = 5, .nrows = 3, .header = hdr, .text = txt, .values = val,
+      .digits = 4, .col_best = best },
   };
   const char *cal_hdr[] = { "set", "accuracy", "ECE", "NLL", "T" };
   const char *cal_txt[] = { "ID test", NULL, NULL, NULL, NULL };
   double cal_val[] = { 0, 0.9668, 0.1794, 0.2756, 0.143236 };
   int cal_digits[] = { 0, 4, 4, 4, 6 };
-  smx_report_table cal_table = { "Calibration", 5, 1, cal_hdr, cal_txt, cal_val, 4, cal_digits, NULL };
+  smx_report_table cal_table = { .caption = "Calibration", .ncols = 5, .nrows = 1, .header = cal_hdr, .text = cal_txt,
+                                 .values = cal_val, .digits = 4, .col_digits = cal_digits };
   smx_report_table all_tables[] = { tables[0], cal_table };
   smx_report_calibration cal[3] = {
     { .name = "ID test set", .n = n, .conf_before = conf, .correct_before = ok, .conf_after = conf_ts,

@@ -53,6 +53,21 @@ cat >"$tmp/check.js" <<'JS'
   if (t && o)
     out.push(["LEAD", Math.round(t.getBoundingClientRect().bottom), Math.round(o.getBoundingClientRect().bottom),
               t.querySelectorAll("td.best").length].join("|"));
+  /* the calibration verdict on the first screen */
+  var v = document.querySelector(".verdict");
+  if (v) out.push(["VERDICT", Math.round(v.getBoundingClientRect().bottom), v.dataset.verdict].join("|"));
+  /* metric keys in the table headers: each on one line (a key cut at "_" or mid-word reads as two) */
+  var wrapped = 0, keys = 0;
+  document.querySelectorAll("table.smx-table th").forEach(function (th) {
+    /* wrapped when the pieces of the key sit on more than one line */
+    if (!th.firstChild || !th.textContent.length) return;
+    var r = document.createRange(), tops = {};
+    r.selectNodeContents(th);
+    Array.prototype.forEach.call(r.getClientRects(), function (q) { if (q.width > 0) tops[Math.round(q.top)] = 1; });
+    keys++;
+    if (Object.keys(tops).length > 1) wrapped++;
+  });
+  out.push(["KEYS", keys, wrapped].join("|"));
   out.push(["PAGE", Math.round(document.documentElement.scrollHeight)].join("|"));
   var pre = document.createElement("pre");
   pre.id = "smx-check";
@@ -75,6 +90,9 @@ lead=$(grep -o 'LEAD|[0-9|]*' "$tmp/dom.html" | head -1)
 IFS='|' read -r _ tbottom obottom nbest <<<"$lead"
 [ -n "$lead" ] && [ "$tbottom" -le 900 ] && [ "$obottom" -le 900 ] && [ "$nbest" -ge 3 ] && ok ||
   bad "first screen: lead table and overlay end at '$tbottom' and '$obottom' px (want <= 900), $nbest marked cells"
+keys=$(grep -o 'KEYS|[0-9|]*' "$tmp/dom.html" | head -1)
+IFS='|' read -r _ nkeys nwrapped <<<"$keys"
+[ -n "$keys" ] && [ "$nkeys" -ge 5 ] && [ "$nwrapped" = 0 ] && ok || bad "table headers: $nwrapped of $nkeys keys wrapped"
 
 # kind|name|the least number of curves, histogram outlines, accuracy bars,
 # gap bars and count bars with a non-zero extent. The sample has three
@@ -117,7 +135,8 @@ n=$(grep -c '<svg xmlns="http://www.w3.org/2000/svg" class="smx-fig"' "$page")
 grep -q 'class="smx-missing" data-fig="reliability-after"' "$tmp/dom.html" && ok || bad "missing-after note"
 
 # smx eval's own report of data/digits-ood (when the command is built next to this tool): its first
-# screen (1280 x 900) holds the OOD table with marked cells and the ROC overlay of every score
+# screen (1280 x 900) holds the calibration verdict, the OOD table with marked cells and the ROC
+# overlay of every score, and no metric key in a header wraps
 SMX=$(dirname "$MAKE")/../programs/smx
 DATA=$(cd "$(dirname "$0")/../../data/digits-ood" && pwd)
 if [ -x "$SMX" ]; then
@@ -131,6 +150,15 @@ if [ -x "$SMX" ]; then
   IFS='|' read -r _ tbottom obottom nbest <<<"$lead"
   [ -n "$lead" ] && [ "$tbottom" -le 900 ] && [ "$obottom" -le 900 ] && [ "$nbest" -ge 7 ] && ok ||
     bad "eval report's first screen: table and overlay end at '$tbottom' and '$obottom' px, $nbest marked cells"
+  # ... and answers "is the model calibrated" there too (digits-ood: under-confident, T = 0.143)
+  verdict=$(grep -o 'VERDICT|[^<]*' "$tmp/eval_dom.html" | head -1)
+  IFS='|' read -r _ vbottom vword <<<"$verdict"
+  [ -n "$verdict" ] && [ "$vbottom" -le 900 ] && [ "$vword" = under-confident ] && ok ||
+    bad "eval report's calibration verdict: '$verdict' (want under-confident, ending above 900 px)"
+  keys=$(grep -o 'KEYS|[0-9|]*' "$tmp/eval_dom.html" | head -1)
+  IFS='|' read -r _ nkeys nwrapped <<<"$keys"
+  [ -n "$keys" ] && [ "$nkeys" -ge 15 ] && [ "$nwrapped" = 0 ] && ok || bad "eval report: $nwrapped of $nkeys keys wrapped"
+  grep -q 'data-xscale="log"' "$tmp/eval.html" && ok || bad "eval report: the ROC overlay is not on a log-FPR axis"
   height=$(grep -o 'PAGE|[0-9]*' "$tmp/eval_dom.html" | head -1 | cut -d'|' -f2)
   [ -n "$height" ] && [ "$height" -le 4500 ] && ok || bad "eval report is $height px tall (want <= 4500)"
   nrel=$(grep -c '^FIG|reliability' "$tmp/eval_dom.html")

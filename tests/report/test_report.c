@@ -541,25 +541,109 @@ static void test_reliability_geometry(void) {
   free(html);
 }
 
-/* The best value of a column is marked (ties: all), headers break after '_'. */
+/* The best value of a column is marked (ties: all) with the direction the
+ * column wants shown over its header and explained in the caption, so that
+ * a mark never reads as "higher" on a lower-is-better column; a key is never
+ * broken; a cell note follows its value. */
 static void test_best_marks(void) {
   const char *hdr[] = { "score", "auroc", "fpr_idpos_exact", "thr" };
   const char *txt[] = { "a", NULL, NULL, NULL, "b", NULL, NULL, NULL, "c", NULL, NULL, NULL };
+  const char *cnotes[12] = { [11] = "few <samples>" };
   double val[] = { 0, 0.9, 0.30, 5, 0, 0.95, 0.30, 6, 0, NAN, 0.40, 7 };
   const int best[] = { 0, 1, -1, 0 };
   smx_report_table t = { .caption = "t", .ncols = 4, .nrows = 3, .header = hdr, .text = txt, .values = val,
-                         .digits = 2, .col_best = best };
+                         .digits = 2, .col_best = best, .cell_notes = cnotes };
   rep_buf b = { 0 };
   rep_html_table(&b, &t);
   CHECK(b.data && count_sub(b.data, "class=\"num best\"") == 3, "best cells %zu", b.data ? count_sub(b.data, "class=\"num best\"") : 0);
-  CHECK(b.data && strstr(b.data, "<td class=\"num best\" data-value=\"0.94999999999999996\">0.95"), "highest auroc");
-  CHECK(b.data && count_sub(b.data, "<td class=\"num best\" data-value=\"0.29999999999999999\">0.30") == 2, "both lowest FPRs");
-  CHECK(b.data && strstr(b.data, "<th>fpr_<wbr>idpos_<wbr>exact</th>"), "header breaks after underscores");
+  CHECK(b.data && strstr(b.data, "<td class=\"num best\" data-value=\"0.94999999999999996\">0.95<"), "highest auroc");
+  CHECK(b.data && count_sub(b.data, "<td class=\"num best\" data-value=\"0.29999999999999999\">0.30<") == 2,
+        "both lowest FPRs");
+  /* each column's direction over its key, in a row of its own; the keys whole, alone in their <th> */
+  CHECK(b.data && strstr(b.data, "<thead><tr class=\"dir\"><td></td><td title=\"higher is better\">\xE2\x96\xB2</td>"
+                                 "<td title=\"lower is better\">\xE2\x96\xBC</td><td></td></tr>"
+                                 "<tr><th>score</th><th>auroc</th><th>fpr_idpos_exact</th><th>thr</th></tr></thead>"),
+        "directions over the keys");
+  CHECK(b.data && strstr(b.data, "\xE2\x96\xB2 higher is better, \xE2\x96\xBC lower is better;"), "legend of both marks");
+  CHECK(b.data && !strstr(b.data, "<wbr>"), "no break opportunity inside a key");
+  CHECK(b.data && count_sub(b.data, "\xE2\x96\xB2") == 2 && count_sub(b.data, "\xE2\x96\xBC") == 2,
+        "triangles only over the headers and in the legend");
+  CHECK(b.data && strstr(b.data, ">7.00<span class=\"cell-note\">few &lt;samples&gt;</span></td>"), "cell note after the value");
   rep_free(&b);
+  {   /* only lower-is-better columns */
+    const int down[] = { 0, 0, -1, 0 };
+    t.col_best = down;
+    rep_html_table(&b, &t);
+    CHECK(b.data && strstr(b.data, " <span class=\"best-key\">\xE2\x96\xBC lower is better;") &&
+              !strstr(b.data, "higher is better"),
+          "only the direction in use is explained");
+    rep_free(&b);
+  }
   t.col_best = NULL;
+  t.cell_notes = NULL;
   rep_html_table(&b, &t);
-  CHECK(b.data && !strstr(b.data, "best"), "nothing marked without col_best");
+  CHECK(b.data && !strstr(b.data, "best") && !strstr(b.data, "\xE2\x96"), "nothing marked without col_best");
   rep_free(&b);
+}
+
+/* The calibration verdict opens the page: its direction from the mean
+ * confidence against the accuracy (over- and under-confident, well
+ * calibrated, both ways), the ECE before and after scaling and the fitted T,
+ * or why there is no T. */
+static void test_verdict(void) {
+  enum { N = 1000 };
+  static double over[N], under[N], mixed[N], after[N];
+  static unsigned char right[N];
+  for (size_t i = 0; i < N; i++) {
+    right[i] = i % 10 < 7;                 /* accuracy 0.7 */
+    over[i] = 0.9;                          /* confidence above it */
+    under[i] = 0.5;
+    mixed[i] = right[i] ? 0.95 : 0.05;      /* the gaps cancel in the mean, not per bin */
+    after[i] = 0.7;                         /* calibrated: conf = acc in its one bin */
+  }
+  struct { const double *conf, *after; double T; const char *note, *word; } cases[] = {
+    { over, after, 2.5, NULL, "over-confident" },
+    { under, NULL, NAN, "no temperature fitted (give --val)", "under-confident" },
+    { after, NULL, NAN, NULL, "well calibrated" },
+    { mixed, NULL, NAN, NULL, "miscalibrated both ways" },
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    smx_report_calibration c = { .name = "set", .n = N, .conf_before = cases[k].conf, .correct_before = right,
+                                 .conf_after = cases[k].after, .temperature = cases[k].T,
+                                 .temperature_note = cases[k].note };
+    double sc[] = { 1, 2 };
+    smx_report_ood_set os[] = { { "ood", sc, 2 } };
+    smx_report_score s[] = { { "msp", sc, 2, os, 1 } };
+    const char *hdr[] = { "k" };
+    double v[] = { 1 };
+    smx_report_table t = { .ncols = 1, .nrows = 1, .header = hdr, .values = v };
+    smx_report r = { .title = "v", .tables = &t, .n_tables = 1, .n_lead_tables = 1, .scores = s, .n_scores = 1,
+                     .calibration = &c, .n_calibration = 1 };
+    char *html = render(&r, NULL);
+    if (!html) continue;
+    const char *vd = strstr(html, "<div class=\"verdict\""), *lead = strstr(html, "<section class=\"lead\">"),
+               *table = strstr(html, "<table"), *cal = strstr(html, "<h2>Calibration</h2>");
+    CHECK(vd && lead && table && cal && lead < vd && vd < table && vd < cal, "case %zu: the verdict leads the page", k);
+    char want[160];
+    snprintf(want, sizeof want, "<b>Calibration: %s", cases[k].word);
+    CHECK(vd && strstr(vd, want), "case %zu: %s", k, cases[k].word);
+    if (k == 0) {
+      CHECK(vd && strstr(vd, "mean confidence 0.9000 against accuracy 0.7000; ECE 0.2000 at T = 1."), "the numbers at T = 1");
+      CHECK(vd && strstr(vd, "with the fitted T = 2.5 (above 1: it softens the probabilities): ECE 0.0000 (lower), "
+                             "mean confidence 0.7000: then well calibrated."), "after scaling, with T");
+    }
+    if (k == 1) CHECK(vd && strstr(vd, "No temperature scaling: no temperature fitted (give --val).</p>"), "why no T");
+    free(html);
+  }
+  /* calibration alone (no OOD set, no table): the verdict still opens the page */
+  smx_report_calibration c = { .name = "alone", .n = N, .conf_before = over, .correct_before = right, .temperature = NAN };
+  smx_report r = { .title = "v", .calibration = &c, .n_calibration = 1 };
+  char *html = render(&r, NULL);
+  if (html) {
+    const char *vd = strstr(html, "data-verdict=\"over-confident\""), *cal = strstr(html, "<h2>Calibration</h2>");
+    CHECK(vd && cal && vd < cal, "calibration only: verdict first");
+    free(html);
+  }
 }
 
 /* The ROC overlay: one curve per score, the legend sorted by AUROC, best first. */
@@ -576,6 +660,10 @@ static void test_overlay(void) {
   const char *a = strstr(html, ">strong 1.0000<"), *b = strstr(html, ">weak 0.5625<"), *c = strstr(html, ">none (no curve)<");
   CHECK(a && b && c && a < b && b < c, "legend sorted by AUROC: %p %p %p", (const void *)a, (const void *)b, (const void *)c);
   CHECK(count_sub(html, "<polyline class=\"curve\" data-score") == 2, "two overlay curves");
+  /* a log-FPR axis (ten curves crowd the top-left corner of a linear one), from 0.01 for 4 OOD samples */
+  CHECK(ov && strstr(ov, "<g class=\"axes\" data-xscale=\"log\">") && strstr(ov, ">0.01</text>") &&
+            strstr(ov, ">0.1</text>") && strstr(ov, "FPR below 0.01 (0 included) is drawn on the left edge."),
+        "overlay on a log-FPR axis");
   /* the overlay comes before the per-score panels */
   CHECK(ov && strstr(html, "data-fig=\"roc\"") > ov, "overlay first");
   free(html);
@@ -625,7 +713,8 @@ static void test_page(void) {
   const char *hdr[] = { "a<b", "value" };
   const char *txt[] = { "x&y", NULL, NULL, "text wins" };
   double val[] = { 0, 0.123456, NAN, 2 };
-  smx_report_table t = { "cap<tion>", 2, 2, hdr, txt, val, 3, NULL, NULL };
+  smx_report_table t = { .caption = "cap<tion>", .ncols = 2, .nrows = 2, .header = hdr, .text = txt, .values = val,
+                         .digits = 3 };
   smx_report_calibration cal[] = {
     { "cal A", N, conf, ok, conf2, NULL, 1.25, NULL, NULL, NULL, 0 },
     { "cal B", N, conf, ok, NULL, NULL, NAN, "no finite optimum <all right>", NULL, NULL, 0 },
@@ -761,7 +850,7 @@ static void test_arguments(void) {
   CHECK(smx_report_render_html(&r, &html, &len, NULL, 0) == SMX_OK, "valid, err NULL");
   free(html);
   const char *hdr[] = { "a" };
-  smx_report_table t = { NULL, 1, 1, hdr, NULL, NULL, 2, NULL, NULL };
+  smx_report_table t = { .ncols = 1, .nrows = 1, .header = hdr, .digits = 2 };
   r.tables = &t;
   r.n_tables = 1;
   CHECK(smx_report_render_html(&r, &html, &len, err, sizeof err) == SMX_E_INVALID_ARG, "table without cells");
@@ -877,6 +966,7 @@ int main(void) {
   test_table_cells();
   test_reliability_geometry();
   test_best_marks();
+  test_verdict();
   test_overlay();
   test_page();
   test_arguments();
