@@ -29,9 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io/npy_io.h"
 #include "scores/radix_sort.h"
 #include "smx/smx.h"
-#include "smx/smx_io.h"
 
 #define BLOCK_BYTES ((size_t)16 << 20)
 

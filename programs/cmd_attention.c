@@ -24,7 +24,7 @@
 #include "commands.h"
 #include "smx/smx.h"
 #include "smx/smx_attention.h"
-#include "smx/smx_io.h"
+#include "io/npy_io.h"
 
 const char smx_attention_help[] =
     "usage: smx attention Q K V -o OUT [--lse LSE] [options]\n"

@@ -15,7 +15,6 @@
 #include "cli/message.h"
 #include "commands.h"
 #include "smx/smx.h"
-#include "tune/tune.h"
 
 const char smx_demo_help[] =
     "usage: smx demo\n"
@@ -192,56 +191,13 @@ int smx_cmd_demo(int argc, char **argv) {
 }
 
 /* a crossover in bytes as "8 MiB", "never" */
-static void bytes_str(char *b, size_t n, size_t v) {
-  if (v == SMX_TUNE_NEVER) snprintf(b, n, "never");
-  else if (v >= ((size_t)1 << 20) && v % ((size_t)1 << 20) == 0) snprintf(b, n, "%zu MiB", v >> 20);
-  else if (v >= ((size_t)1 << 20)) snprintf(b, n, "%.2f MiB", (double)v / (1 << 20));
-  else snprintf(b, n, "%zu KiB", v >> 10);
-}
-
-/* The caches SMX_ALGO_AUTO reads and the crossovers it derived (src/tune/). */
-static void print_auto(void) {
-  const smx_cpu_caches *c = smx_cpu_caches_get();
-  const smx_tune_config *cfg = smx_tune_config_get();
-  char a[32], b[32], d[32], e[32];
-  bytes_str(a, sizeof a, c->l1d);
-  bytes_str(b, sizeof b, c->l2);
-  bytes_str(d, sizeof d, c->l3);
-  bytes_str(e, sizeof e, c->l3_per_cpu);
-  printf("caches (%s): L1d %s, L2 %s, L3 %s shared by %u CPUs (%s each)\n", c->source, a, b, d, c->l3_sharing,
-         e);
-  char path[4096];
-  if (cfg->enabled && smx_tune_wisdom_path(smx_isa(), path, sizeof path, 0) == 0)
-    printf("wisdom: on, %s\n", path);
-  else if (cfg->enabled) printf("wisdom: on, no file (no HOME)\n");
-  else printf("wisdom: off%s\n", cfg->disabled_by_env ? " (SMX_NO_WISDOM)" : " (SMX_WISDOM=1 turns it on)");
-  const smx_tune_table *t = smx_tune_table_for(smx_isa());
-  bytes_str(a, sizeof a, t->softmax_ws);
-  bytes_str(b, sizeof b, t->lse_ws);
-  printf("auto (%s", smx_tune_source_name(t->source));
-  if (t->source == SMX_TUNE_CALIBRATED) printf(", %.0f ms", t->calib_s * 1e3);
-  if (t->softmax_ws == SMX_TUNE_NEVER && t->lse_ws == SMX_TUNE_NEVER && t->batch_row == SMX_TUNE_NEVER &&
-      t->lse_batch_row == SMX_TUNE_NEVER && t->f64_row == SMX_TUNE_NEVER) {
-    printf("): three-pass at every size\n");
-    return;
-  }
-  printf("): two-pass when a row's x+y exceeds %s (softmax, log-softmax), its x exceeds %s (logsumexp%s)", a, b,
-         t->lse_far == SMX_ALGO_ONLINE ? ": online" : "");
-  if (t->batch_row != SMX_TUNE_NEVER || t->lse_batch_row != SMX_TUNE_NEVER) {
-    int lse_only = t->batch_row == SMX_TUNE_NEVER;
-    bytes_str(a, sizeof a, lse_only ? t->lse_batch_row : t->batch_row);
-    bytes_str(b, sizeof b, lse_only ? t->lse_batch_total : t->batch_total);
-    printf(",\n  or%s rows of x >= %s in batches of x >= %s", lse_only ? " (logsumexp)" : "", a, b);
-  }
-  bytes_str(a, sizeof a, t->f64_row);
-  printf("; f64 log-softmax and logsumexp: rows of x >= %s\n", a);
-}
-
 int smx_cmd_info(int argc, char **argv) {
   static const char *lv[] = { "scalar", "avx2", "avx512", "neon" };
   (void)argc;
   (void)argv;
   printf("smx %s\nkernels in use: %s\ncpu supports: %s\n", smx_version_string(), smx_isa(), lv[smx_cpu_isa()]);
-  print_auto();
+  char text[8192];
+  smx_auto_describe(text, sizeof text);
+  fputs(text, stdout);
   return 0;
 }

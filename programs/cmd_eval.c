@@ -25,7 +25,7 @@
 #include "logits_stream.h"
 #include "score_args.h"
 #include "smx/smx.h"
-#include "smx/smx_io.h"
+#include "io/npy_io.h"
 
 #define DEFAULT_SCORES "msp,max_logit,energy,neg_entropy,margin_prob,margin_logit,gen,odin,kl_matching,nonuniformity"
 

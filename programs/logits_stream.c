@@ -18,7 +18,7 @@
 #include "cli/message.h"
 #include "cli/signals.h"
 #include "logits_stream.h"
-#include "smx/smx_io.h"
+#include "io/npy_io.h"
 
 #define BLOCK_BYTES ((size_t)1 << 20)
 

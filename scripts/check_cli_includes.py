@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""The include graph of the smx command (programs/): no circle among its files, and the shared
+"""The include graph of the smx command (programs/): no circle among its files; the shared
 plumbing in programs/cli/ never includes the command table (commands.h) or a
-command, so that it can be used and tested without them.
+command, so that it can be used and tested without them; the file I/O in
+programs/io/ includes only itself and the public headers; and neither programs/
+nor the Python module (python/src/) includes the library's internals (src/).
 
 Usage: scripts/check_cli_includes.py [REPO_ROOT]   (exit 0 when clean)
 """
@@ -11,6 +13,7 @@ import sys
 
 root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
 programs = os.path.join(root, "programs")
+pysrc = os.path.join(root, "python", "src")
 search = [programs, os.path.join(programs, "report"), os.path.join(root, "src"), os.path.join(root, "include")]
 include = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -24,7 +27,8 @@ def resolve(src, name):
 
 
 graph = {}
-todo = [os.path.join(dp, f) for dp, _, fs in os.walk(programs) for f in fs if f.endswith((".c", ".h"))]
+todo = [os.path.join(dp, f) for top in (programs, pysrc) for dp, _, fs in os.walk(top) for f in fs
+        if f.endswith((".c", ".h"))]
 while todo:
     f = todo.pop()
     if f in graph:
@@ -36,13 +40,20 @@ while todo:
 
 rel = lambda p: os.path.relpath(p, root)
 problems = []
-# the plumbing must not know the commands
-cli_dir = os.path.join(programs, "cli") + os.sep
+# the plumbing must not know the commands (it may use the file I/O below it), the
+# file I/O knows neither; no front end reaches into the library's src/
+cli_dir, io_dir = os.path.join(programs, "cli") + os.sep, os.path.join(programs, "io") + os.sep
+src_dir = os.path.join(root, "src") + os.sep
 for f, deps in graph.items():
-    if f.startswith(cli_dir):
-        for d in deps:
-            if not d.startswith(cli_dir) and d.startswith(programs + os.sep):
-                problems.append(f"{rel(f)} includes {rel(d)}, outside programs/cli/")
+    for d in deps:
+        if d.startswith(src_dir) and not f.startswith(src_dir):
+            problems.append(f"{rel(f)} includes {rel(d)}, an internal header of the library")
+        if not d.startswith(programs + os.sep):
+            continue
+        if f.startswith(cli_dir) and not d.startswith((cli_dir, io_dir)):
+            problems.append(f"{rel(f)} includes {rel(d)}, outside programs/cli/ and programs/io/")
+        if f.startswith(io_dir) and not d.startswith(io_dir):
+            problems.append(f"{rel(f)} includes {rel(d)}, outside programs/io/")
 # no circle: depth-first search with colours
 state, stack = {}, []
 

@@ -7,7 +7,7 @@
 
 #include "cli/message.h"
 #include "cli/stream.h"
-#include "smx/smx_io.h"
+#include "io/npy_io.h"
 
 int cli_parse_format(const char *s) {
   return !strcmp(s, "npy") ? CLI_FMT_NPY : !strcmp(s, "csv") ? CLI_FMT_CSV : !strcmp(s, "tsv") ? CLI_FMT_TSV : -1;

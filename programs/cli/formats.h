@@ -6,7 +6,7 @@
 #ifndef SMX_PROGRAMS_CLI_FORMATS_H
 #define SMX_PROGRAMS_CLI_FORMATS_H
 
-#include "smx/smx_io.h"
+#include "io/npy_io.h"
 
 /* CLI_FMT_* of stream.h for "npy", "csv" or "tsv"; -1 otherwise. */
 int cli_parse_format(const char *s);

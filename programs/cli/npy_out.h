@@ -6,7 +6,7 @@
 #ifndef SMX_PROGRAMS_CLI_NPY_OUT_H
 #define SMX_PROGRAMS_CLI_NPY_OUT_H
 
-#include "smx/smx_io.h"
+#include "io/npy_io.h"
 
 smx_status cli_npy_create(const char *path, smx_dtype dtype, int ndim, const uint64_t *shape,
                           const smx_npy_write_options *opt, smx_npy_writer **w, char *err, size_t errlen);

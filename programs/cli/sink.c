@@ -22,7 +22,6 @@
 #include "io/convert.h"
 #include "io/fileio.h"
 #include "io/io_err.h"
-#include "math/half_scalar.h"
 
 static smx_status sys_fail(const char *name, const char *what, int e, char *err, size_t errlen) {
   char eb[128];
@@ -213,12 +212,14 @@ smx_status cli_sink_open(cli_sink *k, const char *path, cli_format fmt, smx_dtyp
 static smx_status write_raw(cli_sink *k, cli_ctype t, uint64_t e0, const void *src, size_t n, char *err,
                             size_t errlen) {
   double chunk[4096];
+  float half[4096];
   for (size_t done = 0; done < n;) {
     size_t m = n - done < 4096 ? n - done : 4096;
+    if (t == CLI_F16) smx_f16_to_f32_n((const uint16_t *)src + done, half, m);
     for (size_t i = 0; i < m; i++)
       chunk[i] = t == CLI_F64 ? ((const double *)src)[done + i]
                : t == CLI_F32 ? (double)((const float *)src)[done + i]
-                              : (double)smx_f16_to_f32(((const uint16_t *)src)[done + i]);
+                              : (double)half[i];
     int e = smx_io_pwrite_full(k->raw_fd, chunk, m * sizeof(double), (e0 + done) * sizeof(double));
     if (e) return sys_fail(k->name, "writing the temporary copy failed", e, err, errlen);
     done += m;

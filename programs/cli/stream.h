@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "smx/smx.h"
-#include "smx/smx_io.h"
+#include "io/npy_io.h"
 
 /* The element type of the engine's buffers: what the library computes in. */
 typedef enum cli_ctype { CLI_F32, CLI_F64, CLI_F16 } cli_ctype;

@@ -19,7 +19,6 @@
 #include "cli/stream.h"
 #include "io/fileio.h"
 #include "io/io_err.h"
-#include "math/half_scalar.h"
 
 #define OUT_CHUNK 8192  /* doubles buffered before a write to the temporary file */
 
@@ -167,7 +166,10 @@ static void put_value(FILE *f, double v, smx_dtype dtype) {
   if (isinf(v)) { fputs(v > 0 ? "inf" : "-inf", f); return; }
   if (dtype == SMX_DTYPE_F32) fprintf(f, "%.9g", (double)(float)v);
   else if (dtype == SMX_DTYPE_F16) {
-    float h = smx_f16_to_f32(smx_f64_to_f16(v));
+    uint16_t b;
+    float h;
+    smx_f64_to_f16_n(&v, &b, 1);
+    smx_f16_to_f32_n(&b, &h, 1);
     if (isinf(h)) fputs(h > 0 ? "inf" : "-inf", f);
     else fprintf(f, "%.5g", (double)h);
   } else fprintf(f, "%.17g", v);

@@ -2,7 +2,7 @@
  * Writing the page: rendered whole in memory first (its size is bounded),
  * then written to a temporary file next to the target and renamed over it,
  * so the target is never seen half-written (a device or FIFO target is
- * written in place: src/io/fileio.h, smx_io_out).
+ * written in place: programs/io/fileio.h, smx_io_out).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>

@@ -7,8 +7,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "math/half_scalar.h"
-
 size_t smx_py_elem_size(smx_py_dtype dt) {
   return dt == SMX_PY_F16 ? 2 : dt == SMX_PY_F32 ? 4 : 8;
 }
@@ -45,7 +43,8 @@ void smx_py_store_lse(smx_py_dtype dt, const void *lse, size_t i, void *dst) {
   } else if (dt == SMX_PY_F32) {
     memcpy(dst, (const float *)lse + i, sizeof(float));
   } else {
-    uint16_t h = smx_f32_to_f16(((const float *)lse)[i]);
+    uint16_t h;
+    smx_f32_to_f16_n((const float *)lse + i, &h, 1);
     memcpy(dst, &h, sizeof h);
   }
 }

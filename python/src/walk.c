@@ -4,8 +4,6 @@
  */
 #include "walk.h"
 
-#include "core/thread_pool.h"
-
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -242,7 +240,7 @@ static smx_status run_team(const walker *proto, size_t total, int threads) {
     tm->w[t].opt.threads = 1;
     s = walker_alloc(&tm->w[t], 1);
   }
-  if (s == SMX_OK) smx_parallel_for((int)tm->size, tm->size, team_task, tm);
+  if (s == SMX_OK) s = smx_parallel_for((int)tm->size, tm->size, team_task, tm);
   for (size_t t = 0; t < tm->size; t++) {
     if (s == SMX_OK) s = tm->status[t];
     walker_free(&tm->w[t]);

@@ -86,13 +86,14 @@ static void atfork_child(void) {
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static void register_atfork(void) { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
 
-void smx_parallel_for(int threads, size_t ntasks, smx_task_fn fn, void *ctx) {
+smx_status smx_parallel_for(int threads, size_t ntasks, smx_task_fn fn, void *ctx) {
+  if (!fn) return ntasks ? SMX_E_INVALID_ARG : SMX_OK;
   if (threads > SMX_MAX_THREADS) threads = SMX_MAX_THREADS;
   if ((size_t)threads > ntasks) threads = (int)ntasks;
   if (threads > 1) pthread_once(&atfork_once, register_atfork);
   if (threads <= 1 || pthread_mutex_trylock(&busy) != 0) {
     for (size_t i = 0; i < ntasks; i++) fn(ctx, i);
-    return;
+    return SMX_OK;
   }
   pthread_mutex_lock(&pool.lock);
   int helpers = grow(threads - 1);
@@ -113,4 +114,5 @@ void smx_parallel_for(int threads, size_t ntasks, smx_task_fn fn, void *ctx) {
   pool.active = 0;
   pthread_mutex_unlock(&pool.lock);
   pthread_mutex_unlock(&busy);
+  return SMX_OK;
 }

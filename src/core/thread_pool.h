@@ -1,6 +1,6 @@
 /*
  * A small process-wide worker pool, created on first use and reused.
- * smx_parallel_for runs fn(ctx, i) for i in [0, ntasks) on up to `threads`
+ * smx_parallel_for (public, smx.h) runs fn(ctx, i) for i in [0, ntasks) on up to `threads`
  * threads (the caller is one of them) and returns when all are done.
  * If the pool is busy with another caller's work, or cannot grow, the tasks
  * run on the calling thread: results never depend on which thread ran a task,
@@ -11,9 +11,7 @@
 
 #include <stddef.h>
 
-typedef void (*smx_task_fn)(void *ctx, size_t task);
-
-void smx_parallel_for(int threads, size_t ntasks, smx_task_fn fn, void *ctx);
+#include "smx/smx.h"  /* smx_task_fn, smx_parallel_for: public since the Python module uses them */
 
 /* Upper bound on worker threads (threads above it are clamped). */
 #define SMX_MAX_THREADS 256

@@ -40,7 +40,7 @@
 #include "cli/message.h"
 #include "cli/signals.h"
 #include "cli/stream.h"
-#include "smx/smx_io.h"
+#include "io/npy_io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -28,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "smx/smx_io.h"
+#include "io/npy_io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * .npy reader and writer (include/smx/smx_io.h): round trips over every dtype
+ * .npy reader and writer (programs/io/npy_io.h): round trips over every dtype
  * x byte order x format version x C/Fortran order and odd shapes; files made
  * by NumPy (tests/io/data, see make_fixtures.py), read and rewritten
  * byte-identically; f16 rounding against a brute-force reference; a table of
@@ -22,7 +22,7 @@
 #include "io/convert.h"
 #include "io/dtype.h"
 #include "math/half_scalar.h"
-#include "smx/smx_io.h"
+#include "io/npy_io.h"
 
 #ifndef SMX_NPY_DATA_DIR
 #define SMX_NPY_DATA_DIR "tests/io/data"

@@ -325,6 +325,26 @@ static void test_temperature_beyond_float(void) {
   smx_set_max_isa(SMX_ISA_AVX512);
 }
 
+/* smx_parallel_for: every task once, at any thread count; smx_auto_describe: snprintf-style */
+static void count_task(void *ctx, size_t i) { __atomic_fetch_add((int *)ctx + i, 1, __ATOMIC_RELAXED); }
+static void test_pool_and_describe(void) {
+  static int hits[1000];
+  for (int t = 0; t <= 8; t += 4) {
+    memset(hits, 0, sizeof hits);
+    CHECK(smx_parallel_for(t, 1000, count_task, hits) == SMX_OK, "parallel_for status");
+    int once = 1;
+    for (int i = 0; i < 1000; i++) once &= hits[i] == 1;
+    CHECK(once, "threads %d: every task ran once", t);
+  }
+  CHECK(smx_parallel_for(2, 5, NULL, NULL) == SMX_E_INVALID_ARG, "NULL fn");
+  CHECK(smx_parallel_for(2, 0, NULL, NULL) == SMX_OK, "no tasks");
+  char full[8192], part[16];
+  size_t n = smx_auto_describe(NULL, 0);
+  CHECK(n > 0 && n < sizeof full && smx_auto_describe(full, sizeof full) == n && strlen(full) == n, "describe length");
+  CHECK(strncmp(full, "caches (", 8) == 0 && strstr(full, "\nauto (") && full[n - 1] == '\n', "describe text");
+  CHECK(smx_auto_describe(part, sizeof part) == n && strlen(part) == 15 && !strncmp(part, full, 15), "truncated");
+}
+
 int main(void) {
   test_status_and_version();
   test_temperature_beyond_float();
@@ -335,5 +355,6 @@ int main(void) {
   test_inplace_and_strides();
   test_stream_identical();
   test_threads_identical();
+  test_pool_and_describe();
   return tu_finish("test_api");
 }

@@ -187,9 +187,40 @@ static void test_special(void) {
   CHECK(smx_softmax_bf16(b, by, 4, &bad) == SMX_E_INVALID_ARG, "bad temperature");
 }
 
+/* The public conversions (smx.h) under every kernel set: the scalar rounding, and the argument checks. */
+static void test_public_conversions(void) {
+  static uint16_t h[65536], h2[65536], r[65536];
+  static float f[65536];
+  static double d[65536];
+  for (uint32_t i = 0; i < 65536; i++) h[i] = (uint16_t)i;
+  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
+    smx_set_max_isa(tu_isas[isa]);
+    long bad = 0;
+    CHECK(smx_f16_to_f32_n(h, f, 65536) == SMX_OK, "f16 widening");
+    for (uint32_t i = 0; i < 65536; i++) bad += memcmp(&f[i], &(float){ smx_f16_to_f32(h[i]) }, 4) != 0;
+    CHECK(smx_f32_to_f16_n(f, h2, 65536) == SMX_OK, "f16 narrowing");
+    for (uint32_t i = 0; i < 65536; i++) bad += h2[i] != smx_f32_to_f16(f[i]);
+    CHECK(smx_bf16_to_f32_n(h, f, 65536) == SMX_OK && smx_f32_to_bf16_n(f, h2, 65536) == SMX_OK, "bf16");
+    for (uint32_t i = 0; i < 65536; i++) bad += memcmp(&f[i], &(float){ smx_bf16_to_f32(h[i]) }, 4) != 0;
+    for (uint32_t i = 0; i < 65536; i++) bad += h2[i] != smx_f32_to_bf16(f[i]);
+    for (uint32_t i = 0; i < 65536; i++) d[i] = (double)f[i] * (1.0 + 0x1p-30);  /* between f16 values */
+    CHECK(smx_f64_to_f16_n(d, h2, 65536) == SMX_OK, "f64 narrowing");
+    for (uint32_t i = 0; i < 65536; i++) bad += h2[i] != smx_f64_to_f16(d[i]);
+    CHECK(bad == 0, "%s: %ld public conversions differ from the scalar ones", tu_isa_names[isa], bad);
+  }
+  smx_set_max_isa(SMX_ISA_AVX512);
+  memcpy(r, h, sizeof r);
+  CHECK(smx_f16_to_f32_n(NULL, f, 1) == SMX_E_INVALID_ARG && smx_f32_to_f16_n(f, NULL, 1) == SMX_E_INVALID_ARG,
+        "NULL pointers");
+  CHECK(smx_f64_to_f16_n(NULL, NULL, 0) == SMX_OK && smx_bf16_to_f32_n(NULL, NULL, 0) == SMX_OK, "n == 0");
+  CHECK(smx_f16_to_f32_n(h, (float *)(void *)(h + 2), 4) == SMX_E_INVALID_ARG &&
+        smx_f32_to_bf16_n((float *)(void *)h, h + 1, 2) == SMX_E_INVALID_ARG && !memcmp(r, h, sizeof r), "overlap");
+}
+
 int main(void) {
   test_conversions();
   test_values();
   test_special();
+  test_public_conversions();
   return tu_finish("test_half");
 }

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "smx/smx_io.h"
+#include "io/npy_io.h"
 
 /* n elements of type t at src -> dst[0], dst[stride], ..., dst[(n-1)*stride]. */
 void smx_io_decode_f32(smx_dtype t, int big, const unsigned char *src, size_t n, float *dst, size_t stride);

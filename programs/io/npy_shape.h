@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "smx/smx_io.h"
+#include "io/npy_io.h"
 
 /* Each dimension, the element count and the byte count must stay at most this
  * (NumPy's sizes are signed 64-bit, and so is off_t). */

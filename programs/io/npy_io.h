@@ -1,5 +1,7 @@
 /*
- * smx I/O: reading and writing NumPy .npy files, row by row.
+ * The programs' .npy I/O (programs/io/, the smx_fileio library): reading and
+ * writing NumPy .npy files, row by row. Not part of the library's ABI
+ * (docs/cli-architecture.md); used by the command, the benches and the tests.
  *
  * The view is the one softmax needs: an array of shape (d0, ..., dk) is
  * rows x cols with cols = dk (the last axis) and rows = d0 * ... * d(k-1).
@@ -45,17 +47,13 @@
  *  - for files: exactly shape x itemsize bytes of data after the header
  *    (fewer is a truncated file, more is trailing garbage; both are errors).
  */
-#ifndef SMX_SMX_IO_H
-#define SMX_SMX_IO_H
+#ifndef SMX_PROGRAMS_IO_NPY_IO_H
+#define SMX_PROGRAMS_IO_NPY_IO_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "smx/smx.h"
-
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 #define SMX_NPY_MAX_DIMS 32
 /* Headers longer than this are refused before anything is allocated for them
@@ -81,9 +79,9 @@ typedef enum smx_dtype {
 } smx_dtype;
 
 /** @return NumPy's name ("float32", "uint8", "bool", ...), or NULL for an unknown value. */
-SMX_API const char *smx_dtype_name(smx_dtype t);
+const char *smx_dtype_name(smx_dtype t);
 /** @return the element size in bytes, or 0 for an unknown value. */
-SMX_API size_t smx_dtype_size(smx_dtype t);
+size_t smx_dtype_size(smx_dtype t);
 
 /* What a .npy header says, plus the sizes derived from it. */
 typedef struct smx_npy_info {
@@ -107,7 +105,7 @@ typedef struct smx_npy_info {
  * SMX_E_PARSE for a wrong magic, an unknown version, a header above
  * SMX_NPY_MAX_HEADER_BYTES, or too few bytes to tell.
  */
-SMX_API smx_status smx_npy_header_size(const void *buf, size_t len, uint64_t *total, char *err, size_t errlen);
+smx_status smx_npy_header_size(const void *buf, size_t len, uint64_t *total, char *err, size_t errlen);
 
 /*
  * Parses the magic and header at the start of buf[0 .. len) (bytes after the
@@ -115,7 +113,7 @@ SMX_API smx_status smx_npy_header_size(const void *buf, size_t len, uint64_t *to
  * Pure: no I/O, no allocation, never reads outside buf. On failure *info is
  * unspecified and err says what is wrong and at which byte.
  */
-SMX_API smx_status smx_npy_parse_header(const void *buf, size_t len, smx_npy_info *info, char *err, size_t errlen);
+smx_status smx_npy_parse_header(const void *buf, size_t len, smx_npy_info *info, char *err, size_t errlen);
 
 /*
  * Writes magic + header for info->dtype, big_endian, fortran_order, ndim,
@@ -127,8 +125,8 @@ SMX_API smx_status smx_npy_parse_header(const void *buf, size_t len, smx_npy_inf
  * SMX_NPY_FORMAT_MAX. SMX_E_INVALID_ARG for a bad dtype or shape, or when cap
  * is too small (then *len still receives the size needed).
  */
-SMX_API smx_status smx_npy_format_header(const smx_npy_info *info, void *buf, size_t cap, size_t *len,
-                                         char *err, size_t errlen);
+smx_status smx_npy_format_header(const smx_npy_info *info, void *buf, size_t cap, size_t *len,
+                                 char *err, size_t errlen);
 
 /* ------------------------------------------------------------- reading */
 typedef struct smx_npy_reader smx_npy_reader;
@@ -140,10 +138,10 @@ typedef struct smx_npy_reader smx_npy_reader;
  * arrives (truncation when it ends early, trailing bytes after the last row),
  * and a Fortran-order array is accepted only up to 1 MiB of data.
  */
-SMX_API smx_status smx_npy_open(const char *path, smx_npy_reader **r, char *err, size_t errlen);
+smx_status smx_npy_open(const char *path, smx_npy_reader **r, char *err, size_t errlen);
 
 /** @return the header of an open reader (valid until smx_npy_close). */
-SMX_API const smx_npy_info *smx_npy_reader_info(const smx_npy_reader *r);
+const smx_npy_info *smx_npy_reader_info(const smx_npy_reader *r);
 
 /*
  * Reads rows [row0, row0 + nrows) into dst, nrows * cols values, densely
@@ -157,10 +155,10 @@ SMX_API const smx_npy_info *smx_npy_reader_info(const smx_npy_reader *r);
  * read per column.
  * SMX_E_INVALID_ARG for rows past the end or out-of-order rows from a pipe.
  */
-SMX_API smx_status smx_npy_read_rows_f32(smx_npy_reader *r, uint64_t row0, uint64_t nrows, float *dst,
-                                         char *err, size_t errlen);
-SMX_API smx_status smx_npy_read_rows_f64(smx_npy_reader *r, uint64_t row0, uint64_t nrows, double *dst,
-                                         char *err, size_t errlen);
+smx_status smx_npy_read_rows_f32(smx_npy_reader *r, uint64_t row0, uint64_t nrows, float *dst,
+                                 char *err, size_t errlen);
+smx_status smx_npy_read_rows_f64(smx_npy_reader *r, uint64_t row0, uint64_t nrows, double *dst,
+                                 char *err, size_t errlen);
 
 /*
  * Storage-order access, for callers that handle the layout themselves (the
@@ -170,15 +168,15 @@ SMX_API smx_status smx_npy_read_rows_f64(smx_npy_reader *r, uint64_t row0, uint6
  * float16 file (byte order fixed) and refuses other dtypes. Any order for
  * regular files; from a pipe e0 must be where the previous call stopped.
  */
-SMX_API smx_status smx_npy_read_elems_f32(smx_npy_reader *r, uint64_t e0, size_t n, float *dst,
-                                          char *err, size_t errlen);
-SMX_API smx_status smx_npy_read_elems_f64(smx_npy_reader *r, uint64_t e0, size_t n, double *dst,
-                                          char *err, size_t errlen);
-SMX_API smx_status smx_npy_read_elems_f16(smx_npy_reader *r, uint64_t e0, size_t n, uint16_t *dst,
-                                          char *err, size_t errlen);
+smx_status smx_npy_read_elems_f32(smx_npy_reader *r, uint64_t e0, size_t n, float *dst,
+                                  char *err, size_t errlen);
+smx_status smx_npy_read_elems_f64(smx_npy_reader *r, uint64_t e0, size_t n, double *dst,
+                                  char *err, size_t errlen);
+smx_status smx_npy_read_elems_f16(smx_npy_reader *r, uint64_t e0, size_t n, uint16_t *dst,
+                                  char *err, size_t errlen);
 
 /** Closes the file and frees the reader. NULL is allowed. */
-SMX_API void smx_npy_close(smx_npy_reader *r);
+void smx_npy_close(smx_npy_reader *r);
 
 /* ------------------------------------------------------------- writing */
 typedef struct smx_npy_writer smx_npy_writer;
@@ -205,16 +203,16 @@ typedef struct smx_npy_write_options {  /* all-zero, or a NULL pointer, means th
  * blocks until one opens it, as a shell redirection does.
  * Fortran order to a stream is limited to 1 MiB of data.
  */
-SMX_API smx_status smx_npy_writer_open(const char *path, smx_dtype dtype, int ndim, const uint64_t *shape,
-                                       const smx_npy_write_options *opt, smx_npy_writer **w,
-                                       char *err, size_t errlen);
+smx_status smx_npy_writer_open(const char *path, smx_dtype dtype, int ndim, const uint64_t *shape,
+                               const smx_npy_write_options *opt, smx_npy_writer **w,
+                               char *err, size_t errlen);
 
 /** @return the temporary file's path while one exists (NULL for standard
  *  output): a program may unlink it from a signal handler before _exit. */
-SMX_API const char *smx_npy_writer_temp_path(const smx_npy_writer *w);
+const char *smx_npy_writer_temp_path(const smx_npy_writer *w);
 
 /** @return the header being written (rows and cols say what to append). */
-SMX_API const smx_npy_info *smx_npy_writer_info(const smx_npy_writer *w);
+const smx_npy_info *smx_npy_writer_info(const smx_npy_writer *w);
 
 /*
  * Appends nrows rows of cols values (dense, like the readers' dst).
@@ -227,10 +225,10 @@ SMX_API const smx_npy_info *smx_npy_writer_info(const smx_npy_writer *w);
  * I/O error the writer is failed: later calls return SMX_E_IO, finish
  * deletes the temporary file.
  */
-SMX_API smx_status smx_npy_write_rows_f32(smx_npy_writer *w, const float *src, uint64_t nrows,
-                                          char *err, size_t errlen);
-SMX_API smx_status smx_npy_write_rows_f64(smx_npy_writer *w, const double *src, uint64_t nrows,
-                                          char *err, size_t errlen);
+smx_status smx_npy_write_rows_f32(smx_npy_writer *w, const float *src, uint64_t nrows,
+                                  char *err, size_t errlen);
+smx_status smx_npy_write_rows_f64(smx_npy_writer *w, const double *src, uint64_t nrows,
+                                  char *err, size_t errlen);
 
 /*
  * Storage-order writing (the counterpart of smx_npy_read_elems_*): n values
@@ -241,24 +239,21 @@ SMX_API smx_status smx_npy_write_rows_f64(smx_npy_writer *w, const double *src, 
  * stopped. Use either the rows or the elems functions on one writer, and
  * write each element once: finish checks that the counts add up to the shape.
  */
-SMX_API smx_status smx_npy_write_elems_f32(smx_npy_writer *w, uint64_t e0, const float *src, size_t n,
-                                           char *err, size_t errlen);
-SMX_API smx_status smx_npy_write_elems_f64(smx_npy_writer *w, uint64_t e0, const double *src, size_t n,
-                                           char *err, size_t errlen);
-SMX_API smx_status smx_npy_write_elems_f16(smx_npy_writer *w, uint64_t e0, const uint16_t *src, size_t n,
-                                           char *err, size_t errlen);
+smx_status smx_npy_write_elems_f32(smx_npy_writer *w, uint64_t e0, const float *src, size_t n,
+                                   char *err, size_t errlen);
+smx_status smx_npy_write_elems_f64(smx_npy_writer *w, uint64_t e0, const double *src, size_t n,
+                                   char *err, size_t errlen);
+smx_status smx_npy_write_elems_f16(smx_npy_writer *w, uint64_t e0, const uint16_t *src, size_t n,
+                                   char *err, size_t errlen);
 
 /*
  * Checks that every row was written, flushes (fsync) the temporary file and
  * renames it over the destination. On any failure the temporary file is
  * removed and the destination left as it was. Frees w in every case.
  */
-SMX_API smx_status smx_npy_writer_finish(smx_npy_writer *w, char *err, size_t errlen);
+smx_status smx_npy_writer_finish(smx_npy_writer *w, char *err, size_t errlen);
 
 /** Discards everything written (removes the temporary file) and frees w. NULL is allowed. */
-SMX_API void smx_npy_writer_abort(smx_npy_writer *w);
+void smx_npy_writer_abort(smx_npy_writer *w);
 
-#ifdef __cplusplus
-}
 #endif
-#endif /* SMX_SMX_IO_H */

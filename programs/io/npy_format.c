@@ -9,7 +9,7 @@
 #include "io/dtype.h"
 #include "io/io_err.h"
 #include "io/npy_shape.h"
-#include "smx/smx_io.h"
+#include "io/npy_io.h"
 
 /* NumPy leaves room after the dict for the growing axis to reach 21 digits,
  * so that appending to a file can rewrite the header in place. */

@@ -10,7 +10,7 @@
 #include "io/dtype.h"
 #include "io/io_err.h"
 #include "io/npy_shape.h"
-#include "smx/smx_io.h"
+#include "io/npy_io.h"
 
 static const unsigned char magic[6] = { 0x93, 'N', 'U', 'M', 'P', 'Y' };
 

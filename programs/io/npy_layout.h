@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "smx/smx_io.h"
+#include "io/npy_io.h"
 
 /* 1 when the file's layout is row-major for our purpose: C order, or a shape
  * with at most one dimension above 1 (then both orders coincide). */

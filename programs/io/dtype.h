@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "smx/smx_io.h"
+#include "io/npy_io.h"
 
 /* 1 when this machine stores integers big-endian (decides what '=' means). */
 int smx_io_host_big_endian(void);

@@ -21,7 +21,7 @@
 #include "io/io_err.h"
 #include "io/npy_layout.h"
 #include "io/npy_shape.h"
-#include "smx/smx_io.h"
+#include "io/npy_io.h"
 
 #define SCRATCH_MAX ((size_t)256 << 10)   /* bytes converted per write call         */
 #define SMALL_FORTRAN ((uint64_t)1 << 20) /* Fortran data assembled in memory up to  */

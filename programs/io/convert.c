@@ -4,8 +4,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "math/half_scalar.h"
-
 /* ---- bytes <-> unsigned integers in an explicit byte order */
 static inline uint64_t load(const unsigned char *p, size_t size, int big) {
   uint64_t v = 0;
@@ -47,12 +45,24 @@ static inline double u64_to_f64(uint64_t u) { double f; memcpy(&f, &u, 8); retur
   case SMX_DTYPE_U16: EACH(DT, load(src + 2 * i, 2, BIG))                                  \
   case SMX_DTYPE_U32: EACH(DT, load(src + 4 * i, 4, BIG))                                  \
   case SMX_DTYPE_U64: EACH(DT, load(src + 8 * i, 8, BIG))                                  \
-  case SMX_DTYPE_F16: EACH(DT, smx_f16_to_f32((uint16_t)load(src + 2 * i, 2, BIG)))     \
   case SMX_DTYPE_F32: EACH(DT, u32_to_f32((uint32_t)load(src + 4 * i, 4, BIG)))            \
   case SMX_DTYPE_F64: EACH(DT, u64_to_f64(load(src + 8 * i, 8, BIG)))
 
+/* float16: its bits in host order, then the library's conversion, a chunk at a time */
+#define DECODE_F16(DT)                                                     \
+  for (size_t i0 = 0; i0 < n; i0 += 256) {                                 \
+    uint16_t h[256];                                                       \
+    float f[256];                                                          \
+    size_t m = n - i0 < 256 ? n - i0 : 256;                                \
+    smx_io_decode_f16_bits(big, src + 2 * i0, m, h);                       \
+    smx_f16_to_f32_n(h, f, m);                                             \
+    for (size_t i = 0; i < m; i++) dst[(i0 + i) * stride] = (DT)f[i];      \
+  }                                                                        \
+  break;
+
 #define DECODE_BODY(DT)                                                    \
   switch (t) {                                                             \
+    case SMX_DTYPE_F16: DECODE_F16(DT)                                     \
     case SMX_DTYPE_BOOL: EACH(DT, src[i] != 0)                             \
     case SMX_DTYPE_U8: EACH(DT, src[i])                                    \
     case SMX_DTYPE_I8: EACH(DT, sign_extend(src[i], 8))                    \
@@ -143,12 +153,24 @@ static inline uint64_t int_bits(double x) { return x < 0 ? (uint64_t)(int64_t)ro
   case SMX_DTYPE_I16: case SMX_DTYPE_U16: PUT(2, BIG, int_bits((double)v))     \
   case SMX_DTYPE_I32: case SMX_DTYPE_U32: PUT(4, BIG, int_bits((double)v))     \
   case SMX_DTYPE_I64: case SMX_DTYPE_U64: PUT(8, BIG, int_bits((double)v))     \
-  case SMX_DTYPE_F16: PUT(2, BIG, smx_f64_to_f16((double)v))                \
   case SMX_DTYPE_F32: PUT(4, BIG, f32_bits((float)v))                          \
   case SMX_DTYPE_F64: PUT(8, BIG, f64_bits((double)v))
 
+/* float16 from the exact double, a chunk at a time (one rounding) */
+#define ENCODE_F16                                                             \
+  for (size_t i0 = 0; i0 < n; i0 += 256) {                                     \
+    double v[256];                                                             \
+    uint16_t h[256];                                                           \
+    size_t m = n - i0 < 256 ? n - i0 : 256;                                    \
+    for (size_t i = 0; i < m; i++) v[i] = (double)src[(i0 + i) * stride];      \
+    smx_f64_to_f16_n(v, h, m);                                                 \
+    smx_io_encode_f16_bits(big, h, m, dst + 2 * i0);                           \
+  }                                                                            \
+  break;
+
 #define ENCODE_BODY                                                            \
   switch (t) {                                                                 \
+    case SMX_DTYPE_F16: ENCODE_F16                                             \
     case SMX_DTYPE_BOOL: PUT(1, 0, v != 0 || v != v) /* NaN is True, as in NumPy */ \
     case SMX_DTYPE_I8: case SMX_DTYPE_U8: PUT(1, 0, int_bits((double)v))       \
     default:                                                                   \
