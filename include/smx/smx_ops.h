@@ -46,6 +46,7 @@ typedef enum smx_op_sig {
   SMX_SIG_SCORE,      /* (P0, x, ldx, rows, cols, &score_params, out): one double per row              */
   SMX_SIG_TEMPLATES,  /* (x, ldx, rows, cols, templates, used): a cols x cols matrix                   */
   SMX_SIG_CALIB,      /* (x, ldx, rows, cols, labels, P..., results): figures over all rows            */
+  SMX_SIG_FIT,        /* (x, ldx, rows, cols, labels, &T, info): a fitted temperature                  */
   SMX_SIG_METRICS,    /* (id, n_id, ood, n_ood, P..., results): figures of two score arrays            */
   SMX_SIG_ATTENTION,  /* plan (smx_attention_desc, the storage type in it) + run (Q, K, V -> O, lse)     */
   SMX_SIG_MERGE       /* (n, o[], lse[], rows, dv, ldo, out, ld_out, lse_out)                          */
@@ -87,6 +88,14 @@ SMX_API const char *smx_op_family_name(smx_op_family f);
 SMX_API const char *smx_op_sig_name(smx_op_sig s);
 SMX_API const char *smx_param_type_name(smx_param_type t);
 SMX_API const char *smx_op_dtype_name(smx_op_dtype dt);
+
+/*
+ * The name of the op's C entry point for dtype (backward: its backward entry), e.g. "smx_softmax_rows_f16",
+ * "smx_focal_loss_f64" (the class decides the form), into buf (size bytes, NUL included). Attention, whose
+ * storage type is in its plan, gives "smx_attention_run" for each of its dtypes. SMX_E_INVALID_ARG for NULL
+ * arguments, a dtype or direction the op has no entry for, or a buf too small (then buf holds "").
+ */
+SMX_API smx_status smx_op_symbol(const smx_op_info *op, smx_op_dtype dtype, int backward, char *buf, size_t size);
 
 /** *count = the number of operations. SMX_E_INVALID_ARG if count is NULL. */
 SMX_API smx_status smx_op_count(size_t *count);

@@ -5,6 +5,7 @@
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ops/op_table.h"
@@ -42,7 +43,7 @@ const char *smx_op_family_name(smx_op_family f) {
 const char *smx_op_sig_name(smx_op_sig s) {
   static const char *const n[] = { "ROWS", "ROWS_YBWD", "ROWS_LENS", "ROWS_PGRAD", "LSE", "MIXTURE",
                                    "RNG_ROWS", "HARD", "TOPK", "SAMPLE", "XENT", "LOSS", "KD", "SCORE",
-                                   "TEMPLATES", "CALIB", "METRICS", "ATTENTION", "MERGE" };
+                                   "TEMPLATES", "CALIB", "FIT", "METRICS", "ATTENTION", "MERGE" };
   return (unsigned)s < sizeof n / sizeof n[0] ? n[s] : "?";
 }
 
@@ -79,4 +80,30 @@ smx_status smx_op_find(const char *name, const smx_op_info **op) {
       return SMX_OK;
     }
   return SMX_E_INVALID_ARG;
+}
+
+smx_status smx_op_symbol(const smx_op_info *op, smx_op_dtype dtype, int backward, char *buf, size_t size) {
+  if (!buf || !size) return SMX_E_INVALID_ARG;
+  buf[0] = '\0';
+  if (!op || (unsigned)dtype > SMX_OP_BF16) return SMX_E_INVALID_ARG;
+  if (!((backward ? op->bwd_dtypes : op->dtypes) & SMX_OP_BIT(dtype))) return SMX_E_INVALID_ARG;
+  /* the classes whose entry points are smx_<name>_rows_<dt>; the others are smx_<name>_<dt>, except
+     attention's plan API (the storage type in the descriptor) */
+  static const unsigned char rows_form[] = {
+    [SMX_SIG_ROWS] = 1, [SMX_SIG_ROWS_YBWD] = 1, [SMX_SIG_ROWS_LENS] = 1, [SMX_SIG_ROWS_PGRAD] = 1,
+    [SMX_SIG_LSE] = 1, [SMX_SIG_MIXTURE] = 1, [SMX_SIG_RNG_ROWS] = 1, [SMX_SIG_HARD] = 1, [SMX_SIG_TOPK] = 1,
+    [SMX_SIG_SAMPLE] = 1, [SMX_SIG_SCORE] = 1, [SMX_SIG_CALIB] = 1, [SMX_SIG_MERGE] = 0,
+  };
+  int n;
+  if (op->sig == SMX_SIG_ATTENTION || op->sig == SMX_SIG_MERGE)
+    n = snprintf(buf, size, "smx_%s", op->sig == SMX_SIG_ATTENTION ? "attention_run" : op->name);
+  else
+    n = snprintf(buf, size, "smx_%s%s%s_%s", op->name, backward ? "_backward" : "",
+                 (unsigned)op->sig < sizeof rows_form && rows_form[op->sig] ? "_rows" : "",
+                 smx_op_dtype_name(dtype));
+  if (n < 0 || (size_t)n >= size) {
+    buf[0] = '\0';
+    return SMX_E_INVALID_ARG;
+  }
+  return SMX_OK;
 }

@@ -88,7 +88,8 @@ static void test_params(void) {
   }
 }
 
-/* The dtype bits against the shared library's exported symbols. */
+/* The dtype bits against the shared library's exported symbols: a listed entry is smx_op_symbol's name,
+ * an unlisted one exists in neither form. */
 static int has_symbol(void *lib, const char *name, const char *mid, const char *dt) {
   char s[128];
   snprintf(s, sizeof s, "smx_%s%s_rows_%s", name, mid, dt);
@@ -106,19 +107,28 @@ static void test_symbols(const char *path) {
   for (size_t i = 0; i < n; i++) {
     const smx_op_info *op;
     smx_op_at(i, &op);
-    /* attention takes its storage type in the plan's descriptor: no per-dtype symbols to look for */
-    if (op->sig == SMX_SIG_ATTENTION || op->sig == SMX_SIG_MERGE) continue;
-    for (int d = SMX_OP_F64; d <= SMX_OP_BF16; d++) {
-      const char *dt = smx_op_dtype_name((smx_op_dtype)d);
-      int fwd = has_symbol(lib, op->name, "", dt), bwd = has_symbol(lib, op->name, "_backward", dt);
-      CHECK(fwd == !!(op->dtypes & SMX_OP_BIT(d)), "%s %s: the table says %d, the library %d", op->name, dt,
-            !!(op->dtypes & SMX_OP_BIT(d)), fwd);
-      CHECK(bwd == !!(op->bwd_dtypes & SMX_OP_BIT(d)), "%s backward %s: the table says %d, the library %d",
-            op->name, dt, !!(op->bwd_dtypes & SMX_OP_BIT(d)), bwd);
-      checked++;
-    }
+    for (int d = SMX_OP_F64; d <= SMX_OP_BF16; d++)
+      for (int bwd = 0; bwd <= 1; bwd++) {
+        const char *dt = smx_op_dtype_name((smx_op_dtype)d);
+        int listed = !!((bwd ? op->bwd_dtypes : op->dtypes) & SMX_OP_BIT(d));
+        char sym[128];
+        smx_status s = smx_op_symbol(op, (smx_op_dtype)d, bwd, sym, sizeof sym);
+        CHECK((s == SMX_OK) == listed, "%s %s: smx_op_symbol %d", op->name, dt, (int)s);
+        if (listed) {
+          CHECK(s == SMX_OK && dlsym(lib, sym) != NULL, "%s: the table lists %s, the library lacks it", op->name, sym);
+          checked++;
+        } else if (op->sig != SMX_SIG_ATTENTION && op->sig != SMX_SIG_MERGE) {
+          /* attention's storage type is in its plan: no per-dtype symbols to look for */
+          CHECK(!has_symbol(lib, op->name, bwd ? "_backward" : "", dt), "%s%s %s: in the library, not in the table",
+                op->name, bwd ? " backward" : "", dt);
+        }
+      }
   }
   CHECK(checked > 100, "too few symbols checked: %zu", checked);
+  char small[8];
+  const smx_op_info *sm;
+  smx_op_find("softmax", &sm);
+  CHECK(smx_op_symbol(sm, SMX_OP_F32, 0, small, sizeof small) == SMX_E_INVALID_ARG && small[0] == 0, "small buffer");
   dlclose(lib);
 }
 
