@@ -125,7 +125,8 @@ typedef struct smx_op_call {
 } smx_op_call;
 
 /*
- * SMX_E_INVALID_ARG, nothing written, for: a NULL op or call; an op of another signature class; nparams
+ * SMX_E_INVALID_ARG, nothing written, for: a NULL op or call; an op not from smx_op_at / smx_op_find (a
+ * copy); an op of another signature class; nparams
  * above op->nvalues; a missing parameter without default; a parameter outside [min, max] or NaN, or not a
  * whole number for INT, BOOL and SIZE; lens or dparams given where the class takes none.
  * SMX_E_UNSUPPORTED for a dtype (or backward) the op has no entry for. Then the entry's own checks.
