@@ -118,11 +118,11 @@ static int run_rows(const char *cmd, int argc, char **argv) {
   const char *in = NULL, *out = NULL;
   smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
   int quiet = 0, have_dtype = 0, have_k = 0;
-  double alpha = 1.5;
   double p = 0.0;   /* the variant's parameter (see cli_op_ctx) */
   size_t kk = 0;
   if (!strcmp(cmd, "softpick")) p = 1e-6;
   if (!strcmp(cmd, "ssmax")) p = 1.0;
+  if (!strcmp(cmd, "entmax")) p = 1.5;
   cli_io_opts io = CLI_IO_OPTS_INIT;
   cli_run_opts run = CLI_RUN_OPTS_INIT(CLI_RUN_MASKED_ROW);
   smx_dtype odt = SMX_DTYPE_F32;
@@ -141,8 +141,8 @@ static int run_rows(const char *cmd, int argc, char **argv) {
       i++;
     } else if (!strcmp(a, "--alpha") && !strcmp(cmd, "entmax")) {
       char *end;
-      alpha = v ? strtod(v, &end) : 0.0;
-      if (!v || *end || !(alpha > 1.0 && alpha < 1e300)) return smx_cli_usage_error("--alpha must be a number above 1");
+      p = v ? strtod(v, &end) : 0.0;
+      if (!v || *end || !(p > 1.0 && p < 1e300)) return smx_cli_usage_error("--alpha must be a number above 1");
       i++;
     } else if (!strcmp(a, "--algo")) {
       if (!v || !parse_algo(v, &o.algo)) return smx_cli_usage_error("--algo must be auto, three-pass, two-pass or online");
@@ -205,7 +205,7 @@ static int run_rows(const char *cmd, int argc, char **argv) {
    * input written as float64 is computed with the float64 kernels. */
   smx_dtype idt = j.src.dtype;
   if (!have_dtype) odt = idt == SMX_DTYPE_F16 || idt == SMX_DTYPE_F64 ? idt : SMX_DTYPE_F32;
-  cli_op_ctx ctx = { op, CLI_F32, o, alpha, p, kk };
+  cli_op_ctx ctx = { op, CLI_F32, o, p, kk, cmd, NULL, { 0, 0 }, 0 };
   ctx.t = idt == SMX_DTYPE_F64 || odt == SMX_DTYPE_F64 ? CLI_F64
         : idt == SMX_DTYPE_F16 && odt == SMX_DTYPE_F16 ? CLI_F16 : CLI_F32;
   cli_kernel k = cli_op_kernel(&ctx, cli_job_axis_len(&j));

@@ -38,6 +38,7 @@ int smx_cmd_demo(int argc, char **argv);         /* cmd_demo.c   */
 int smx_cmd_bench(int argc, char **argv);        /* cmd_demo.c   */
 int smx_cmd_info(int argc, char **argv);         /* cmd_demo.c   */
 int smx_cmd_multimax(int argc, char **argv);     /* cmd_multimax.c */
+int smx_cmd_ops(int argc, char **argv);          /* cmd_ops.c    */
 
 /* Help texts, printed whole by `smx CMD --help` and `smx help CMD`. */
 extern const char smx_softmax_help[], smx_log_softmax_help[], smx_logsumexp_help[], smx_sigmoid_help[];
@@ -46,5 +47,6 @@ extern const char smx_topk_help[], smx_sample_help[], smx_xent_help[];
 extern const char smx_score_help[], smx_eval_help[], smx_attention_help[];
 extern const char smx_demo_help[], smx_bench_help[], smx_info_help[];
 extern const char smx_multimax_help[];
+extern const char smx_ops_help[];
 
 #endif

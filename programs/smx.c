@@ -56,6 +56,7 @@ static const command commands[] = {
   { "demo", smx_cmd_demo, "softmax of sample rows and a quick speed table", smx_demo_help },
   { "bench", smx_cmd_bench, "smx against oneDNN, XNNPACK and the memory roof", smx_bench_help },
   { "info", smx_cmd_info, "version, kernel set in use, CPU support", smx_info_help },
+  { "ops", smx_cmd_ops, "the library's operations, from its op table (--markdown: docs/ops.md)", smx_ops_help },
   { "help", cmd_help, "this list, or the help of one command", help_help },
   { "version", cmd_version, "the version of smx", version_help },
 };

@@ -288,4 +288,5 @@ SMX_API smx_status smx_parallel_for(int threads, size_t ntasks, smx_task_fn fn, 
 #include "smx/smx_scores.h"  /* scores, OOD metrics, calibration */
 #include "smx/smx_variants.h" /* sigmoid and the softmax variants */
 #include "smx/smx_attention.h" /* fused attention (FlashAttention-2 style) */
+#include "smx/smx_ops.h" /* the op table: descriptors and the generic row entry */
 #endif /* SMX_SMX_H */

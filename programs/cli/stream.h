@@ -149,9 +149,12 @@ typedef struct cli_op_ctx {
   cli_op op;
   cli_ctype t;
   smx_options opt;
-  double alpha;   /* CLI_ENTMAX */
-  double p;       /* softpick eps, ssmax s, the sigmoid's bias, the standardised softmax's temperature */
+  double p;       /* softpick eps, ssmax s, entmax alpha, the sigmoid's bias, the standardised softmax's T */
   size_t k;       /* topk-softmax k, sa-softmax normalized (0 / 1) */
+  const char *cmd;              /* the command: its row of the op table (smx_ops.h) computes it        */
+  const smx_op_info *row;       /* set by cli_op_kernel, with the parameter values p and k make        */
+  double params[2];
+  size_t nparams;
 } cli_op_ctx;
 /* The kernel of op in type t; ctx must outlive it. */
 cli_kernel cli_op_kernel(cli_op_ctx *ctx, uint64_t n);

@@ -131,7 +131,7 @@ def sigmoid(x, temperature=1.0, bias=0.0, out=None, threads=0):
     if bias == 0.0:
         return _smx.sigmoid(x, temperature=temperature, out=out, threads=threads)
     a = np.asarray(x)
-    return _run("sigmoid", 0, a, None, None, -1, out, p=bias, temperature=temperature, threads=threads)
+    return _run("sigmoid_bias", 0, a, None, None, -1, out, p=bias, temperature=temperature, threads=threads)
 
 
 def sigmoid_backward(x, y, dy, temperature=1.0, bias=0.0, out=None, threads=0):

@@ -2,7 +2,7 @@
  * smx._smx._vnorm_rows: one call of a row variant's rows entry point on
  * C-contiguous 2-D float32 / float64 arrays (python/smx/_norm.py makes them:
  * the axis moved last, dtypes resolved), with the GIL released. No
- * arithmetic here: argument checks and the dispatch by name.
+ * arithmetic here: argument checks, then smx_op_rows on the op's table row (include/smx/smx_ops.h).
  */
 #include "variants_norm.h"
 
@@ -14,55 +14,21 @@
 
 const char smx_py_vnorm_rows_doc[] =
     "_vnorm_rows(name, backward, x, y, dy, out, p, k, lens, temperature, threads)\n--\n\n"
-    "Internal: the rows form of the variant `name` (see smx.softpick and friends).";
+    "Internal: the rows form of the operation `name`, its C stem (smx_op_find; see smx.softpick and friends).";
 
-typedef struct vn_args {
-  const char *name;
-  int backward, f64;
-  const void *x, *y, *dy;
-  void *out;
-  size_t rows, cols;
-  double p;
-  size_t k;
-  const int64_t *lens;
-  smx_options opt;
-} vn_args;
-
-#define FWD_ARGS(T) (const T *)a->x, a->cols, (T *)a->out, a->cols, a->rows, a->cols
-#define BWD_ARGS(T)                                                                                        \
-  (const T *)a->x, a->cols, (const T *)a->y, a->cols, (const T *)a->dy, a->cols, (T *)a->out, a->cols, a->rows, \
-      a->cols
-#define DISPATCH(T, sfx)                                                                                    \
-  do {                                                                                                     \
-    if (!a->backward) {                                                                                    \
-      if (!strcmp(n, "softpick")) return smx_softpick_rows_##sfx(FWD_ARGS(T), a->p, &a->opt);              \
-      if (!strcmp(n, "ssmax")) return smx_ssmax_rows_##sfx(FWD_ARGS(T), a->p, a->lens, &a->opt);           \
-      if (!strcmp(n, "sa_softmax")) return smx_sa_softmax_rows_##sfx(FWD_ARGS(T), (int)a->k, &a->opt);     \
-      if (!strcmp(n, "adaptive_softmax")) return smx_adaptive_softmax_rows_##sfx(FWD_ARGS(T), &a->opt);    \
-      if (!strcmp(n, "topk_softmax")) return smx_topk_softmax_rows_##sfx(FWD_ARGS(T), a->k, &a->opt);      \
-      if (!strcmp(n, "sigmoid")) return smx_sigmoid_bias_rows_##sfx(FWD_ARGS(T), a->p, &a->opt);           \
-      if (!strcmp(n, "softplus_l1")) return smx_softplus_l1_rows_##sfx(FWD_ARGS(T), &a->opt);              \
-      if (!strcmp(n, "standardize_softmax"))                                                               \
-        return smx_standardize_softmax_rows_##sfx(FWD_ARGS(T), a->p, &a->opt);                             \
-    } else {                                                                                               \
-      if (!strcmp(n, "softpick")) return smx_softpick_backward_rows_##sfx(BWD_ARGS(T), a->p, &a->opt);     \
-      if (!strcmp(n, "ssmax")) return smx_ssmax_backward_rows_##sfx(BWD_ARGS(T), a->p, a->lens, &a->opt);  \
-      if (!strcmp(n, "sa_softmax"))                                                                        \
-        return smx_sa_softmax_backward_rows_##sfx(BWD_ARGS(T), (int)a->k, &a->opt);                        \
-      if (!strcmp(n, "adaptive_softmax")) return smx_adaptive_softmax_backward_rows_##sfx(BWD_ARGS(T), &a->opt); \
-      if (!strcmp(n, "topk_softmax")) return smx_topk_softmax_backward_rows_##sfx(BWD_ARGS(T), a->k, &a->opt); \
-      if (!strcmp(n, "sigmoid")) return smx_sigmoid_backward_rows_##sfx(BWD_ARGS(T), &a->opt);             \
-      if (!strcmp(n, "softplus_l1")) return smx_softplus_l1_backward_rows_##sfx(BWD_ARGS(T), &a->opt);     \
-      if (!strcmp(n, "standardize_softmax"))                                                               \
-        return smx_standardize_softmax_backward_rows_##sfx(BWD_ARGS(T), a->p, &a->opt);                    \
-    }                                                                                                      \
-  } while (0)
-
-static smx_status call(const vn_args *a) {
-  const char *n = a->name;
-  if (a->f64) DISPATCH(double, f64);
-  else DISPATCH(float, f32);
-  return SMX_E_INVALID_ARG;
+/* _vnorm_rows's two parameter slots, p and k, as the op's parameter values (its table row, smx_ops.h): each
+ * whole-number parameter (int, bool, size_t) takes k, each other one p; every op it serves has at most one of
+ * each. k above 2^53 (not exact as a double) becomes 2^53: for top-k softmax, the only op with a count, every
+ * k >= cols is the same softmax. */
+static int vn_params(const smx_op_info *op, double p, Py_ssize_t k, double *v) {
+  if (op->nvalues > 2) return -1;
+  double kk = k < 0 ? 0.0 : (double)k > 0x1p53 ? 0x1p53 : (double)k;
+  for (size_t i = 0; i < op->nparams; i++) {
+    smx_param_type t = op->params[i].type;
+    if (t == SMX_PARAM_DOUBLE4) return -1;
+    v[i] = t == SMX_PARAM_DOUBLE ? p : kk;
+  }
+  return 0;
 }
 
 /* a C-contiguous 2-D array of the given type, or None (NULL, no error) */
@@ -106,20 +72,25 @@ PyObject *smx_py_vnorm_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   }
   npy_intp shape[2] = {-1, -1};
-  vn_args a;
+  smx_op_call a;
   memset(&a, 0, sizeof a);
   const void *o;
   if (take(out, type, "out", shape, &o) < 0 || take(x, type, "x", shape, &a.x) < 0 || take(y, type, "y", shape, &a.y) < 0 ||
       take(dy, type, "dy", shape, &a.dy) < 0)
     return NULL;
   a.out = (void *)o;
-  a.name = name;
   a.backward = backward;
-  a.f64 = type == NPY_FLOAT64;
+  a.dtype = type == NPY_FLOAT64 ? SMX_OP_F64 : SMX_OP_F32;
   a.rows = (size_t)shape[0];
   a.cols = (size_t)shape[1];
-  a.p = p;
-  a.k = k < 0 ? 0 : (size_t)k;
+  a.ldx = a.ldy = a.lddy = a.ldo = a.cols;
+  /* name is the op's C stem (the table's); messages use its Python name */
+  const smx_op_info *op = NULL;
+  double v[2];
+  if (smx_op_find(name, &op) != SMX_OK || vn_params(op, p, k, v) < 0)
+    return smx_py_raise_status(name, SMX_E_INVALID_ARG);
+  a.params = v;
+  a.nparams = op->nparams;
   if (lens != Py_None) {
     if (!PyArray_Check(lens) || PyArray_TYPE((PyArrayObject *)lens) != NPY_INT64 ||
         PyArray_NDIM((PyArrayObject *)lens) != 1 || !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)lens) ||
@@ -129,13 +100,12 @@ PyObject *smx_py_vnorm_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
     }
     a.lens = PyArray_DATA((PyArrayObject *)lens);
   }
-  a.opt.temperature = temperature;
-  a.opt.threads = threads;
+  smx_options opt = {SMX_ALGO_AUTO, temperature, 0, threads};
   smx_status s;
   Py_BEGIN_ALLOW_THREADS
-  s = call(&a);
+  s = smx_op_rows(op, &a, &opt);
   Py_END_ALLOW_THREADS
-  if (s != SMX_OK) return smx_py_raise_status(name, s);
+  if (s != SMX_OK) return smx_py_raise_status(op->py ? op->py : name, s);
   Py_RETURN_NONE;
 }
 
