@@ -117,7 +117,9 @@
  *             take no part),
  *      m_ij = (cos(pi (j - p_i) / w_h) + 1) / 2 for -w_h < j - p_i <= 0,
  *             else 0 (the causal distance Softmask; with w_h = 0 or +inf
- *             it is off: m = 1 on every key the masks leave),
+ *             it is off: m = 1 on every key the masks leave; keys outside
+ *             (p_i - w_h, p_i] are not seen by row i, as with a window
+ *             mask: they are never read, and a NaN there reaches no row),
  *      h_i  = sum_j a_ij m_ij v^_j, O_i = tanh(|h_i|) h_i / |h_i| (TanhNorm;
  *             h_i when it is 0).
  *    r_h in (0, 1] and w_h >= 0 are per query head: args.screen_r and

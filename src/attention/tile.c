@@ -282,6 +282,16 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
           run->uk->qk_rows(nk, p->rows, dqe, w.qr, dqe, kp, ldk, w.st, rp);
         else
           run->uk->qk(nk, rp, dqe, w.qt, rp, kp, ldk, w.st, rp);
+        if (p->screen)   /* a non-finite K row: its score is NaN on every row (the masks below set -inf) */
+          for (size_t c = 0; c < nk; c++) {
+            if (w.knorm[c] > 0.0f) continue;   /* 1 / |k|: 0 for an infinite |k|, NaN for a NaN one */
+            int bad = 0;
+            for (size_t x = 0; x < dqe; x++) bad |= !isfinite(kp[c * ldk + x]);
+            /* q.k of an infinite k may be -inf, which would read as masked, or +inf; either way s = q^.k^
+             * takes inf / inf, NaN, which reaches the rows that see the key */
+            if (bad)
+              for (size_t r = 0; r < p->rows; r++) w.st[c * rp + r] = NAN;
+          }
         if (p->elementwise || !inside) smx_attn_transform(run, &w, b, g, t, (size_t)j0, nk, 1, rp);
         int any;
         if (p->screen)

@@ -229,8 +229,39 @@ static void test_merge_nan(void) {
   CHECK(out[0] != out[0] && lo[0] != lo[0] && out[3] != out[3] && lo[1] != lo[1], "merge: NaN with -inf: %g %g", out[0], lo[0]);
 }
 
+/* screening with an infinity in K: q.k is +inf or -inf by the sign of q (or NaN), s = q^.k^ takes inf / inf;
+ * a -inf score must not read as a masked key (soak case 0x45a7a1fb11b5a2d4): the rows that see the key are
+ * NaN, the rows before it (causal) are untouched */
+static void test_screen_inf_k(void) {
+  enum { L = 8, D = 4 };
+  float q[L * D], k[L * D], v[L * D], o[L * D], lse[L];
+  for (size_t i = 0; i < L; i++)
+    for (size_t x = 0; x < D; x++) {
+      q[i * D + x] = (i % 2 ? -1.0f : 1.0f) * (float)(x + 1);
+      k[i * D + x] = (i % 2 ? -1.0f : 1.0f) * (float)(D - x);
+      v[i * D + x] = 0.1f * (float)(i + x);
+    }
+  for (int sign = 0; sign < 2; sign++) {
+    k[3 * D] = sign ? -INFINITY : INFINITY;
+    smx_attention_desc d = { DESC(1, 1, 1, L, L, D, D), .causal = 1, .kind = SMX_ATTN_SCREEN, .screen_r = 1.0,
+                             .threads = 1 };
+    smx_attention_plan *p;
+    CHECK(smx_attention_plan_create(&d, &p) == SMX_OK, "screen inf K: plan");
+    smx_attention_args a = { .q = q, .k = k, .v = v, .o = o, .lse = lse };
+    CHECK(smx_attention_run(p, &a, NULL, 0, NULL) == SMX_OK, "screen inf K: run");
+    smx_attention_plan_destroy(p);
+    for (size_t i = 0; i < L; i++) {
+      int nan = lse[i] != lse[i];
+      for (size_t x = 0; x < D; x++) nan &= o[i * D + x] != o[i * D + x];
+      if (i >= 3) CHECK(nan, "screen %cinf K: row %zu sees the key, not NaN (lse %g)", sign ? '-' : '+', i, lse[i]);
+      else CHECK(lse[i] == lse[i] && o[i * D] == o[i * D], "screen inf K: row %zu does not see the key, NaN", i);
+    }
+  }
+}
+
 int main(void) {
   test_merge_nan();
+  test_screen_inf_k();
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int dt = 0; dt < 3; dt++)
       for (int where = 0; where < 3; where++) check(&cases[i], (smx_attn_dtype)dt, where, 100 + i * 9 + (size_t)dt * 3 + (size_t)where);
