@@ -65,6 +65,7 @@ typedef struct rowctx {
   unsigned char *vis;  /* key takes part: range, radial, bool mask, bias != -inf, NSA selection */
   unsigned char *inr;  /* the positional, radial and bool masks leave it (before bias and NSA) */
   const unsigned char *sel;   /* NSA: the selected key blocks */
+  unsigned char *colbad;      /* screening: the columns of h a non-finite V entry reached */
   size_t n_vis;        /* SSMax's n_i */
 } rowctx;
 
@@ -206,6 +207,9 @@ static void score_map(const rowctx *r, size_t qoff, size_t dqe, ld scale, ld *o,
     *lcls = d->sinks ? EXP_BOUND : EXP_ZERO;
   } else {
     ld mm = d->kind == SMX_ATTN_SOFTMAX && sink > m ? sink : m, den = 0;
+    /* sigmoid's lse: the sum shifted by u = min(m + bias, 0), as the library keeps it, so that it holds
+     * rows whose sum is below even long double's range (l2 distance of large q: z near -12000) */
+    ld su = d->kind == SMX_ATTN_SIGMOID ? fminl(m + (ld)d->sigmoid_bias, 0) : 0, dsig = 0;
     for (size_t x = 0; x < Dv; x++) { o[x] = 0; ocls[x] = EXP_BOUND; }
     for (size_t j = 0; j < Lk; j++) {
       if (z[j] == -INFINITY) continue;
@@ -213,6 +217,8 @@ static void score_map(const rowctx *r, size_t qoff, size_t dqe, ld scale, ld *o,
       if (d->kind == SMX_ATTN_SIGMOID) {
         w = 1 / (1 + expl(-(z[j] + (ld)d->sigmoid_bias)));
         den += w;
+        ld y = z[j] + (ld)d->sigmoid_bias;
+        dsig += y > 0 ? expl(-su) / (1 + expl(-y)) : expl(y - su) / (1 + expl(y));
       } else if (d->kind == SMX_ATTN_SOFTPICK) {
         ld a = expl(z[j] - mm) - expl(-mm);
         den += fabsl(a);
@@ -241,7 +247,7 @@ static void score_map(const rowctx *r, size_t qoff, size_t dqe, ld scale, ld *o,
     }
     if (d->kind != SMX_ATTN_SIGMOID)
       for (size_t x = 0; x < Dv; x++) o[x] /= den;
-    if (d->kind == SMX_ATTN_SIGMOID) *lse = den > 0 ? logl(den) : -INFINITY;
+    if (d->kind == SMX_ATTN_SIGMOID) *lse = dsig > 0 ? su + logl(dsig) : -INFINITY;
     else *lse = mm + logl(den);
     if (*lse == -INFINITY) *lcls = EXP_ZERO;
     /* non-finite V: visible keys with a weight that is surely not 0 in float reach the column */
@@ -374,6 +380,11 @@ static void unit(ld *x, size_t n, ld eps) {
  * sum_j 2 sqrt(a_j) m_j ds / r / sum_j a_j m_j to lse and sum_j 2 sqrt(a_j) m_j ds / r |v^_j| to O. The
  * Softmask near the end of its window, (cos + 1) / 2 with cos near -1, has an absolute error of a few
  * 2^-24: its share, a_j 2^-21, joins the same sums. */
+static int colbad_any(const unsigned char *cb, size_t n) {
+  for (size_t x = 0; x < n; x++) if (cb[x]) return 1;
+  return 0;
+}
+
 static void screen_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, unsigned char *lcls, ld *kn, ld *vn,
                        ld *oext, ld *lext) {
   const attn_case *c = r->c;
@@ -387,11 +398,26 @@ static void screen_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, uns
   ld ds = 0x1p-22L * (1 + sqrtl((ld)Dq)), dsum = 0, dvsum = 0;
   unit(qn, Dq, eps);
   for (size_t x = 0; x < Dv; x++) o[x] = 0;
-  int any_row = 0, row_bad = 0;
+  int any_row = 0, row_bad = 0, vnorm = !(d->screen_flags & SMX_ATTN_SCREEN_NO_VNORM);
+  int tanhn = !(d->screen_flags & SMX_ATTN_SCREEN_NO_TANHNORM), h_nan = 0;
+  unsigned char *colbad = r->colbad;
+  for (size_t x = 0; x < Dv; x++) colbad[x] = 0;
   for (size_t j = 0; j < Lk; j++) {
-    int vbad = 0;
-    for (size_t x = 0; x < Dv; x++) vbad |= !fin(vv(c, r->b, r->g, j, x));
-    if (!r->inr[j]) {
+    int vbad = 0, vnan = 0;
+    for (size_t x = 0; x < Dv; x++) {
+      ld v = vv(c, r->b, r->g, j, x);
+      vbad |= !fin(v);
+      vnan |= v != v;
+    }
+    /* the Softmask's window (p_i - w, p_i] is part of the row's key range, as a window mask is (tile.c
+     * never reads the keys outside it): a key beyond it is not seen, and its non-finite K does not reach
+     * the row (smx_attention.h, screening) */
+    int outside = 0;
+    if (w > 0 && w != INFINITY) {
+      ld dist = (ld)((long long)j - r->pos);
+      outside = dist > 0 || dist <= -w;
+    }
+    if (!r->inr[j] || outside) {
       any_row |= vbad;   /* a masked key's non-finite V: no rule (0 * inf), and TanhNorm couples the columns */
       continue;
     }
@@ -407,7 +433,12 @@ static void screen_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, uns
     }
     for (size_t x = 0; x < Dv; x++) vn[x] = vv(c, r->b, r->g, j, x);
     if (!(d->screen_flags & SMX_ATTN_SCREEN_NO_VNORM)) unit(vn, Dv, eps);
-    if (a * m == 0 && !(a == 0 && sim > 1 - rr - 4 * ds)) continue;
+    if (a * m == 0 && !(a == 0 && sim > 1 - rr - 4 * ds)) {
+      /* a key that Trim drops: the header lets a NaN in its V reach the rows that see other keys of its
+       * tile (0 x NaN in P V, as in PyTorch's kernels), and TanhNorm couples the columns */
+      any_row |= vbad;
+      continue;
+    }
     {
       /* keys at the edge (a = 0 here, s within ds of 1 - r) may come out just inside */
       ld sa = a > 0 ? sqrtl(a) : 0, vm = 0;
@@ -423,7 +454,17 @@ static void screen_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, uns
       any_row |= vbad;   /* a trimmed key takes no part; what 0 * inf gives is not documented */
       continue;
     }
-    if (vbad || a != a) row_bad = 1;   /* TanhNorm couples the columns: a non-finite h_x reaches all of O_i */
+    /* a NaN weight, or a NaN in v (|v| NaN) when V is normalised, makes all of h_i NaN; an infinity in v
+     * reaches its column of h_i (v / |v| gives NaN there and 0 elsewhere; without the normalisation, inf) */
+    if (a != a || (vbad && vnan && vnorm)) row_bad = h_nan = 1;
+    else if (vbad) {
+      for (size_t x = 0; x < Dv; x++) if (!fin(vv(c, r->b, r->g, j, x))) colbad[x] = 1;
+      h_nan |= vnorm;
+      /* TanhNorm couples the columns: a NaN entry of h reaches all of O_i (smx_attention.h, NaN); of an
+       * infinite, not NaN, h it has no documented rule (IEEE gives 0 x inf), so the other columns then go
+       * unchecked below; with neither, only the column the infinity reaches */
+      if (tanhn && vnorm) row_bad = 1;
+    }
     den += a * m;
     for (size_t x = 0; x < Dv; x++) o[x] += a * m * vn[x];
   }
@@ -440,10 +481,15 @@ static void screen_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, uns
   for (size_t x = 0; x < Dv; x++) ocls[x] = den > 0 ? EXP_BOUND : den == den ? EXP_ZERO : EXP_NAN;
   for (size_t x = 0; x < Dv; x++)
     if (ocls[x] == EXP_BOUND && !fin(o[x])) ocls[x] = EXP_NONFINITE;
-  if (!fin(ss) && ocls[0] == EXP_BOUND)   /* TanhNorm of an infinite h: no rule */
+  if (tanhn && !fin(ss) && ocls[0] == EXP_BOUND)   /* TanhNorm of an infinite h: no rule (without it: O = h) */
     for (size_t x = 0; x < Dv; x++) ocls[x] = EXP_NONFINITE;
   if (row_bad && den == den)
     for (size_t x = 0; x < Dv; x++) ocls[x] = EXP_NONFINITE;
+  else if (den == den)
+    for (size_t x = 0; x < Dv; x++) {
+      if (colbad[x]) ocls[x] = EXP_NONFINITE;
+      else if (tanhn && !h_nan && colbad_any(colbad, Dv)) ocls[x] = EXP_ANY;
+    }
   if (any_row) {
     for (size_t x = 0; x < Dv; x++) ocls[x] = EXP_ANY;
     *lcls = EXP_ANY;
@@ -459,7 +505,7 @@ void attn_reference(const attn_case *c, attn_expect *e) {
   size_t big = (Lk > Dq ? Lk : Dq) + Dv + 1;
   ld *qn = malloc(big * sizeof *qn), *kn = malloc(big * sizeof *kn), *z = malloc(big * sizeof *z);
   ld *o2 = malloc(big * sizeof *o2), *vn = malloc(big * sizeof *vn);
-  unsigned char *vis = malloc(Lk + 1), *inr = malloc(Lk + 1), *c2 = malloc(Dv + 1);
+  unsigned char *vis = malloc(Lk + 1), *inr = malloc(Lk + 1), *c2 = malloc(Dv + 1), *cb = malloc(Dv + 1);
   size_t nb = (Lk + 63) / 64;
   ld *bs = malloc((nb + 1) * sizeof *bs);
   unsigned char *sel = malloc(nb + 1);
@@ -469,7 +515,7 @@ void attn_reference(const attn_case *c, attn_expect *e) {
   for (size_t b = 0; b < d->batch; b++)
     for (size_t h = 0; h < d->heads_q; h++)
       for (size_t i = 0; i < d->len_q; i++) {
-        rowctx r = { c, b, h, i, h / G, (b * d->heads_q + h) * d->len_q + i, 0, 0, 0, qn, vis, inr, sel, 0 };
+        rowctx r = { c, b, h, i, h / G, (b * d->heads_q + h) * d->len_q + i, 0, 0, 0, qn, vis, inr, sel, cb, 0 };
         attn_ref_range(d, i, &r.pos, &r.lo, &r.hi);
         ld ss = 0;
         for (size_t x = 0; x < Dq; x++) {
@@ -561,5 +607,5 @@ void attn_reference(const attn_case *c, attn_expect *e) {
   e->min_rowmax = min_rowmax;
   e->max_rowmax = max_rowmax;
   e->min_score = min_score;
-  free(qn); free(kn); free(z); free(o2); free(vn); free(vis); free(inr); free(c2); free(bs); free(sel);
+  free(qn); free(kn); free(z); free(o2); free(vn); free(vis); free(inr); free(c2); free(cb); free(bs); free(sel);
 }
