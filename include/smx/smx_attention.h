@@ -63,7 +63,8 @@
  * as PyTorch does; the other keys of such a row are not dropped, and rows
  * that do not see the key are unchanged. A NaN in element x of V row j makes
  * O[., x] NaN for the rows that see key j (screening, which divides v by
- * |v|: their whole row, where Trim keeps the key); the lse is untouched. As
+ * |v|: their whole row, where Trim keeps the key, and so does an infinity
+ * in v); the lse is untouched. As
  * in PyTorch's kernels (0 x NaN is NaN), a NaN in V may also reach rows that
  * see other keys of key j's 64-key tile but not key j; never a row that sees
  * no key, which keeps O = 0 and lse = -inf. BLASST decides on a tile's

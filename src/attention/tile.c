@@ -306,9 +306,17 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
         const float *vp = load_keys(run, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, w.vbuf, 0, &ldv);
         if (p->screen && !(d->screen_flags & SMX_ATTN_SCREEN_NO_VNORM)) {   /* weights times 1 / max(|v|, eps) */
           run->uk->rnorm(nk, dv, vp, ldv, p->screen_eps, w.knorm);
-          for (size_t c = 0; c < nk; c++)   /* zero weights stay 0: a NaN |v| reaches only the rows that use v */
-            for (size_t r = 0; r < p->rows; r++)
+          for (size_t c = 0; c < nk; c++) {
+            /* an infinity in v: 1 / |v| = 0 would drop the key; v / |v| is NaN in that column (inf / inf),
+             * which TanhNorm spreads over the row: the weight becomes NaN, the whole row as for a NaN in v */
+            if (!(w.knorm[c] > 0.0f)) {
+              int bad = 0;
+              for (size_t x = 0; x < dv; x++) bad |= !isfinite(vp[c * ldv + x]);
+              if (bad) w.knorm[c] = NAN;
+            }
+            for (size_t r = 0; r < p->rows; r++)   /* zero weights stay 0: a NaN |v| reaches only the rows that use v */
               if (w.st[c * rp + r] != 0.0f) w.st[c * rp + r] *= w.knorm[c];
+          }
         }
         /* screening keeps few keys: a row with at most 8 of them in the tile adds those V rows alone (a
          * dense row costs the tile's 64) */

@@ -257,6 +257,24 @@ static void test_screen_inf_k(void) {
       else CHECK(lse[i] == lse[i] && o[i * D] == o[i * D], "screen inf K: row %zu does not see the key, NaN", i);
     }
   }
+  /* an infinity in V: v / |v| is NaN in its column, which TanhNorm spreads; 1 / |v| = 0 dropped the key */
+  k[3 * D] = -1.0f * (float)D;
+  v[3 * D + 1] = INFINITY;
+  smx_attention_desc d = { DESC(1, 1, 1, L, L, D, D), .causal = 1, .kind = SMX_ATTN_SCREEN, .screen_r = 1.0, .threads = 1 };
+  smx_attention_plan *p;
+  CHECK(smx_attention_plan_create(&d, &p) == SMX_OK, "screen inf V: plan");
+  smx_attention_args a = { .q = q, .k = k, .v = v, .o = o, .lse = lse };
+  CHECK(smx_attention_run(p, &a, NULL, 0, NULL) == SMX_OK, "screen inf V: run");
+  smx_attention_plan_destroy(p);
+  int nan_rows = 0;
+  for (size_t i = 0; i < L; i++) {
+    int all = 1, none = 1;
+    for (size_t x = 0; x < D; x++) { all &= o[i * D + x] != o[i * D + x]; none &= o[i * D + x] == o[i * D + x]; }
+    CHECK(all || none, "screen inf V: row %zu partly NaN", i);
+    if (i < 3) CHECK(none, "screen inf V: row %zu does not see the key, NaN", i);
+    nan_rows += all;
+  }
+  CHECK(nan_rows > 0, "screen inf V: no row took the infinity of V");
 }
 
 int main(void) {
