@@ -454,16 +454,16 @@ static void screen_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, uns
       any_row |= vbad;   /* a trimmed key takes no part; what 0 * inf gives is not documented */
       continue;
     }
-    /* a NaN weight, or a NaN in v (|v| NaN) when V is normalised, makes all of h_i NaN; an infinity in v
-     * reaches its column of h_i (v / |v| gives NaN there and 0 elsewhere; without the normalisation, inf) */
-    if (a != a || (vbad && vnan && vnorm)) row_bad = h_nan = 1;
+    /* a NaN weight makes all of h_i NaN; so does a non-finite v when V is normalised (the header: v / |v|
+     * is NaN for a NaN and, in its column, for an infinity, and the library carries either as a NaN
+     * weight). Without the normalisation, a non-finite v reaches its column of h_i; TanhNorm then couples
+     * the columns: a NaN entry of h reaches all of O_i (smx_attention.h, NaN); of an infinite, not NaN, h
+     * it has no documented rule (IEEE gives 0 x inf), so the other columns go unchecked below; with
+     * neither, only the column the infinity reaches */
+    if (a != a || (vbad && vnorm)) row_bad = h_nan = 1;
     else if (vbad) {
       for (size_t x = 0; x < Dv; x++) if (!fin(vv(c, r->b, r->g, j, x))) colbad[x] = 1;
-      h_nan |= vnorm;
-      /* TanhNorm couples the columns: a NaN entry of h reaches all of O_i (smx_attention.h, NaN); of an
-       * infinite, not NaN, h it has no documented rule (IEEE gives 0 x inf), so the other columns then go
-       * unchecked below; with neither, only the column the infinity reaches */
-      if (tanhn && vnorm) row_bad = 1;
+      if (vnan && tanhn) row_bad = h_nan = 1;
     }
     den += a * m;
     for (size_t x = 0; x < Dv; x++) o[x] += a * m * vn[x];
