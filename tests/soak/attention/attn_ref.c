@@ -283,7 +283,7 @@ static void linear_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, uns
   const attn_case *c = r->c;
   const smx_attention_desc *d = &c->d;
   size_t Lk = d->len_k, Dq = d->dim_qk, Dv = d->dim_v;
-  ld scale = d->scale != 0 ? (ld)d->scale : 1 / sqrtl((ld)Dq);
+  ld scale = d->scale != 0 ? (ld)(float)d->scale : 1 / sqrtl((ld)Dq);   /* used as a float (the header) */
   size_t n = 0;
   ld den = 0, zs = 0, sabs = 0;
   for (size_t x = 0; x < Dv; x++) o[x] = 0;
@@ -501,7 +501,9 @@ void attn_reference(const attn_case *c, attn_expect *e) {
   size_t Lk = d->len_k, Dq = d->dim_qk, Dv = d->dim_v, G = d->heads_kv ? d->heads_q / d->heads_kv : 1;
   int diff = d->diff_lambda != 0;
   size_t dqe = diff ? Dq / 2 : Dq;
-  ld scale = d->scale != 0 ? (ld)d->scale : 1 / sqrtl((ld)dqe);
+  /* the header: the double options are used as floats (a scale below FLT_MIN / 2 is 0, which with a
+   * non-finite q or k gives 0 x inf = NaN scores) */
+  ld scale = d->scale != 0 ? (ld)(float)d->scale : 1 / sqrtl((ld)dqe);
   size_t big = (Lk > Dq ? Lk : Dq) + Dv + 1;
   ld *qn = malloc(big * sizeof *qn), *kn = malloc(big * sizeof *kn), *z = malloc(big * sizeof *z);
   ld *o2 = malloc(big * sizeof *o2), *vn = malloc(big * sizeof *vn);
