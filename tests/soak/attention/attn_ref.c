@@ -359,9 +359,12 @@ static void linear_row(const rowctx *r, ld *o, unsigned char *ocls, ld *lse, uns
     }
     (void)sabs;
   }
-  /* the running sums are not per pair: a non-finite result may come out as NaN or as an infinity */
+  /* the running sums are not per pair: a non-finite result may come out as NaN or as an infinity; but not
+   * over a sum of 0 within its rounding (EXP_ANY above): there f32 may find the sum 0 and give O = 0, the
+   * header's rule for a zero sum (cosformer, Lk = 1: cos(pi/2 p_i) is 0 for odd p_i, 1e-19 in long double,
+   * so an infinity in V gave inf / 1e-19 where the library's 0 is right, case 0x434e947f0001165d) */
   for (size_t x = 0; x < Dv; x++)
-    if (!fin(o[x])) { ocls[x] = EXP_NONFINITE; nonfinite = 1; }
+    if (!fin(o[x]) && ocls[x] != EXP_ANY) { ocls[x] = EXP_NONFINITE; nonfinite = 1; }
   if (!fin(*lse) && *lcls == EXP_BOUND) *lcls = EXP_NONFINITE;
   (void)nonfinite;
 }
