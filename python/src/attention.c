@@ -1,8 +1,9 @@
 /*
  * smx.attention: the fused attention of include/smx/smx_attention.h over
  * NumPy arrays. q is (B, Hq, Lq, D), k and v (B, Hkv, Lk, D) with any
- * strides (a copy only when the last axis is not contiguous or a stride is
- * negative); float32 and float16 are computed in place, float64 through a
+ * strides, zero strides (broadcast) read in place (a copy only when the last
+ * axis is not contiguous, a stride is negative or rows partly overlap);
+ * float32 and float16 are computed in place, float64 through a
  * float32 copy (the result is float32 then). Masks broadcast over batch and
  * heads by zero strides.
  */
@@ -71,16 +72,37 @@ static PyArrayObject *tensor(const char *what, PyObject *o, int type) {
   }
   int ok = PyArray_DIM(a, 3) <= 1 || PyArray_STRIDE(a, 3) == PyArray_ITEMSIZE(a);
   for (int i = 0; i < 3; i++) ok = ok && PyArray_STRIDE(a, i) >= 0 && PyArray_STRIDE(a, i) % PyArray_ITEMSIZE(a) == 0;
+  /* rows that overlap without coinciding (as_strided windows) are no layout of the library's */
+  npy_intp rs = PyArray_STRIDE(a, 2);
+  ok = ok && (PyArray_DIM(a, 2) <= 1 || rs == 0 || rs >= PyArray_DIM(a, 3) * PyArray_ITEMSIZE(a));
   if (ok) return a;
   PyArrayObject *c = (PyArrayObject *)PyArray_NewCopy(a, NPY_CORDER);
   Py_DECREF(a);
   return c;
 }
 
-static void strides_of(PyArrayObject *a, size_t s[3]) {
-  for (int i = 0; i < 3; i++) s[i] = PyArray_DIM(a, i) <= 1 ? 0 : (size_t)(PyArray_STRIDE(a, i) / PyArray_ITEMSIZE(a));
-  /* a 0 stride triple means packed to the library: give an explicit row stride instead */
-  if (s[2] == 0) s[2] = (size_t)PyArray_DIM(a, 3);
+/* The element strides (batch, head, row) of q / k / v for the library, under smx_attention.h's rule: a
+ * zero stride (np.broadcast_to, torch.expand: a KV head repeated over heads) broadcasts there and is
+ * passed as it is, so that the kernels read only the rows the array holds. {0,0,0} would read as
+ * packed: a dimension of extent <= 1 (whose stride is never used) then gets a nonzero one, and an array
+ * broadcast over all three dimensions is copied (*a replaced; 0 when the copy fails). */
+static int strides_of(PyArrayObject **a, size_t s[3]) {
+  for (int i = 0; i < 3; i++)
+    s[i] = PyArray_DIM(*a, i) <= 1 ? 0 : (size_t)(PyArray_STRIDE(*a, i) / PyArray_ITEMSIZE(*a));
+  if (s[0] || s[1] || s[2]) return 1;
+  for (int i = 2; i >= 0; i--)
+    if (PyArray_DIM(*a, i) <= 1) {
+      s[i] = 1;
+      return 1;
+    }
+  PyArrayObject *c = (PyArrayObject *)PyArray_NewCopy(*a, NPY_CORDER);
+  if (!c) return 0;
+  Py_DECREF(*a);
+  *a = c;
+  s[2] = (size_t)PyArray_DIM(c, 3);
+  s[1] = s[2] * (size_t)PyArray_DIM(c, 2);
+  s[0] = s[1] * (size_t)PyArray_DIM(c, 1);
+  return 1;
 }
 
 PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -142,9 +164,7 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
     goto done;
   }
   d.dtype = type == NPY_FLOAT16 ? SMX_ATTN_F16 : SMX_ATTN_F32;
-  strides_of(q, d.q_stride);
-  strides_of(k, d.k_stride);
-  strides_of(v, d.v_stride);
+  if (!strides_of(&q, d.q_stride) || !strides_of(&k, d.k_stride) || !strides_of(&v, d.v_stride)) goto done;
   if (threads < 0) {
     PyErr_SetString(PyExc_ValueError, "attention: threads must be >= 0");
     goto done;

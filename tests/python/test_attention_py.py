@@ -169,6 +169,59 @@ class TestAttention(unittest.TestCase):
             smx.attention(q, q, q, dropout=0.1)
 
 
+class TestBroadcast(unittest.TestCase):
+    """Zero strides (np.broadcast_to, torch.expand: repeated KV heads) are read as broadcasts, never past
+    the array: issue 24 item 1 (the row stride 0 was taken for packed, and K read as Lk x D elements)."""
+    def check(self, got, want, tol=1e-5):
+        self.assertLessEqual(np.abs(got.astype(np.float64) - want).max() / max(np.abs(want).max(), 1e-30), tol)
+
+    def test_broadcast_kv(self):
+        rng = np.random.default_rng(24)
+        q = rng.standard_normal((2, 4, 5, 8)).astype(np.float32)
+        k1 = rng.standard_normal((1, 1, 1, 8)).astype(np.float32)
+        v1 = rng.standard_normal((2, 1, 37, 6)).astype(np.float32)
+        kh = rng.standard_normal((2, 1, 37, 8)).astype(np.float32)
+        cases = [
+            ("one key row for everything", np.broadcast_to(k1, (2, 4, 37, 8)), np.broadcast_to(v1, (2, 4, 37, 6))),
+            ("KV heads repeated", np.broadcast_to(kh, (2, 4, 37, 8)), np.broadcast_to(v1, (2, 4, 37, 6))),
+            ("one row per head", np.broadcast_to(kh[:, :, :1], (2, 2, 37, 8)), np.broadcast_to(v1[:, :, :1], (2, 2, 37, 6))),
+            ("one batch", np.broadcast_to(kh[:1], (2, 1, 37, 8)), v1),
+        ]
+        for name, k, v in cases:
+            want = composed(q, np.ascontiguousarray(k), np.ascontiguousarray(v), causal="bottom_right")
+            for threads in (1, 2, 7):
+                with self.subTest(name, threads=threads):
+                    self.check(smx.attention(q, k, v, causal=True, threads=threads), want)
+            if k.strides[2] == 0:   # every key the same: the output is the mean of V over the visible keys
+                vv = np.ascontiguousarray(np.broadcast_to(v, k.shape[:3] + (6,))).astype(np.float64)
+                self.check(smx.attention(q, k, v), np.repeat(vv.mean(2, keepdims=True), 5, 2)
+                           if k.shape[1] == 4 else np.repeat(np.repeat(vv.mean(2, keepdims=True), 5, 2), 2, 1))
+
+    def test_broadcast_q_and_half(self):
+        rng = np.random.default_rng(25)
+        q = np.broadcast_to(rng.standard_normal((1, 1, 1, 16)).astype(np.float16), (3, 2, 9, 16))
+        k = np.broadcast_to(rng.standard_normal((3, 1, 50, 16)).astype(np.float16), (3, 2, 50, 16))
+        v = np.broadcast_to(rng.standard_normal((1, 2, 50, 4)).astype(np.float16), (3, 2, 50, 4))
+        o = smx.attention(q, k, v, threads=2)
+        self.assertEqual(o.dtype, np.float16)
+        self.check(o, composed(q, k, v), tol=2e-3)
+
+    @unittest.skipIf(torch is None, "torch is not installed")
+    def test_torch_expand(self):
+        g = torch.Generator().manual_seed(24)
+        q = torch.randn(2, 8, 7, 16, generator=g)
+        k = torch.randn(2, 2, 40, 16, generator=g)
+        v = torch.randn(2, 2, 40, 16, generator=g)
+        # the usual GQA form: each KV head repeated over its 4 query heads by expand (stride 0)
+        ke = k[:, :, None].expand(2, 2, 4, 40, 16).reshape(2, 8, 40, 16)
+        k1 = k[:, :1, :1].expand(2, 8, 40, 16)
+        v1 = v[:, :1].expand(2, 8, 40, 16)
+        for kk, vv in ((ke, v.repeat_interleave(4, 1)), (k1, v1)):
+            got = st.scaled_dot_product_attention(q, kk, vv, is_causal=True)
+            want = composed(q.numpy(), kk.contiguous().numpy(), vv.contiguous().numpy(), causal="top_left")
+            self.check(got.numpy(), want)
+
+
 @unittest.skipIf(torch is None, "torch is not installed")
 class TestTorchSDPA(unittest.TestCase):
     def composed_torch(self, q, k, v, attn_mask=None, is_causal=False, scale=None):
