@@ -103,12 +103,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if m.dtype != torch.bool and m.dtype != torch.float32:
             m = m.to(torch.float32)
         if m.dim() > 2 or lead:
-            try:
-                m = torch.broadcast_to(m, lead + (L, S))
-            except RuntimeError:
+            # checked here rather than by catching torch's error: under an ASan-preloaded interpreter
+            # (the sanitizer builds' Python tests) ASan's __cxa_throw interceptor aborts on libtorch's throw
+            want = lead + (L, S)
+            if m.dim() > len(want) or any(a not in (1, b) for a, b in zip(reversed(m.shape), reversed(want))):
                 raise ValueError(f"scaled_dot_product_attention: attn_mask of shape {tuple(m.shape)} does not "
-                                 f"broadcast to {lead + (L, S)}") from None
-            m = m.reshape(q.shape[0], q.shape[1], L, S)
+                                 f"broadcast to {want}")
+            m = torch.broadcast_to(m, want).reshape(q.shape[0], q.shape[1], L, S)
         mask = m.detach().numpy()
     out = _smx.attention(_np(q), _np(k), _np(v), causal="top_left" if is_causal else False,
                          scale=None if scale is None else float(scale), mask=mask)
