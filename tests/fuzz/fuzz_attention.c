@@ -110,13 +110,6 @@ static float get(smx_attn_dtype dt, const void *p, size_t i) {
   return smx_bf16_to_f32(((const uint16_t *)p)[i]);
 }
 
-/* Open defects (FINDINGS.md) that break rule 3 on inputs the fuzzer reaches quickly; delete an entry when its
- * fix is merged, so that the rule covers that kind again. */
-static int lse_known_broken(const smx_attention_desc *d) {
-  return d->kind == SMX_ATTN_SOFTPICK    /* e^{-m} overflows for scores below -88: lse = +-inf */
-      || d->kind == SMX_ATTN_SIGMOID;    /* lse = log sum sigmoid underflows to -inf below f32's range */
-}
-
 static int moderate(double x) { return x == 0.0 || (fabs(x) >= 1e-6 && fabs(x) <= 1e6); }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -292,7 +285,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
               REQUIRE(isfinite(y) || (d.dtype == SMX_ATTN_F16 && isinf(y)));
               zero &= y == 0;
             }
-            if (a.lse && !lse_known_broken(&d)) {
+            if (a.lse) {
               float l = l1[row];
               REQUIRE(l == l && l != INFINITY);
               if (l == -INFINITY && !d.sinks) REQUIRE(zero);
