@@ -76,9 +76,10 @@
  * that do not see the key are unchanged. A NaN in element x of V row j makes
  * O[., x] NaN for the rows that see key j (screening, which divides v by
  * |v|: their whole row, where Trim keeps the key); the lse is untouched. As
- * in PyTorch's kernels (0 x NaN is NaN), a NaN in V may also reach rows that
- * see other keys of key j's 64-key tile but not key j; never a row that sees
- * no key, which keeps O = 0 and lse = -inf. BLASST decides on a tile's
+ * in PyTorch's kernels (0 x NaN is NaN in the tile products), a NaN in V may
+ * also reach other rows of the same (batch, head) that see at least one key
+ * but not key j (a masked key weighs 0, and 0 x NaN is NaN); never a row that
+ * sees no key, which keeps O = 0 and lse = -inf. BLASST decides on a tile's
  * largest score, and a NaN among a row's scores keeps it from dropping that
  * tile. The same holds for the split keys of decoding and in
  * smx_attention_merge (a part with lse NaN makes the row NaN).
