@@ -12,8 +12,8 @@
  * Usage: fill an smx_attention_desc (zero it first: every zero field means
  * "off" or "default"), create a plan, run it on pointers as often as wanted,
  * destroy it. Every function returns an smx_status and never aborts; a bad
- * descriptor (Hq not a multiple of Hkv, a zero Dqk or Dv, a row stride below
- * its dimension, a non-finite or out-of-range option, a combination listed
+ * descriptor (Hq not a multiple of Hkv, a zero Dqk or Dv, a stride the
+ * Layout rule below refuses, a non-finite or out-of-range option, a combination listed
  * as refused below, sizes that overflow) is rejected by
  * smx_attention_plan_create() with SMX_E_INVALID_ARG, and nothing is
  * written. Batch, heads and lengths may be 0 (nothing to do; Lk = 0 gives
@@ -29,9 +29,21 @@
  * ---------------------------------------------------------------------------
  * Q is (batch, Hq, Lq, Dqk), K is (batch, Hkv, Lk, Dqk), V is (batch, Hkv, Lk,
  * Dv) and O is (batch, Hq, Lq, Dv), each with its own element strides for the
- * batch, head and row dimensions; the last dimension is contiguous. A zero
- * stride triple means the packed layout. Storage is f32, f16 or bf16 (all
- * four tensors alike); arithmetic is f32.
+ * batch, head and row dimensions; the last dimension is contiguous. Storage
+ * is f32, f16 or bf16 (all four tensors alike); arithmetic is f32.
+ * Strides:
+ *  - {0, 0, 0} means the packed layout (rows Dqk or Dv apart, and so on);
+ *  - otherwise a zero stride broadcasts its dimension: every index reads
+ *    the same data, as np.broadcast_to and torch.expand give (a KV head
+ *    repeated over heads, one batch over the batch, one row over Lk), and
+ *    the kernels read only what the strides reach. A tensor broadcast over
+ *    all three dimensions cannot be told from packed: give it any nonzero
+ *    stride on a dimension of extent 1, or copy it;
+ *  - a nonzero row stride must be at least the row (Dqk, or Dv for V and O);
+ *  - O is written by many threads at once: a zero stride on a dimension of
+ *    O with more than one index is refused (SMX_E_INVALID_ARG) unless O is
+ *    empty. The batch and head strides of O are not otherwise checked for
+ *    overlap: rows that alias give undefined results.
  *
  * ---------------------------------------------------------------------------
  * Masks (combined: a key takes part only when every active mask allows it)
@@ -65,9 +77,10 @@
  * O[., x] NaN for the rows that see key j (screening, which divides v by
  * |v|: their whole row, where Trim keeps the key, and so does an infinity
  * in v); the lse is untouched. As
- * in PyTorch's kernels (0 x NaN is NaN), a NaN in V may also reach rows that
- * see other keys of key j's 64-key tile but not key j; never a row that sees
- * no key, which keeps O = 0 and lse = -inf. BLASST decides on a tile's
+ * in PyTorch's kernels (0 x NaN is NaN in the tile products), a NaN in V may
+ * also reach other rows of the same (batch, head) that see at least one key
+ * but not key j (a masked key weighs 0, and 0 x NaN is NaN); never a row that
+ * sees no key, which keeps O = 0 and lse = -inf. BLASST decides on a tile's
  * largest score, and a NaN among a row's scores keeps it from dropping that
  * tile. The same holds for the split keys of decoding and in
  * smx_attention_merge (a part with lse NaN makes the row NaN).
@@ -230,7 +243,7 @@ typedef struct smx_attention_desc {
   size_t batch, heads_q, heads_kv;   /* heads_q a multiple of heads_kv            */
   size_t len_q, len_k;               /* Lq, Lk                                    */
   size_t dim_qk, dim_v;              /* Dqk, Dv                                   */
-  /* element strides (batch, head, row); {0,0,0} = packed */
+  /* element strides (batch, head, row); {0,0,0} = packed, else 0 broadcasts (see Layout) */
   size_t q_stride[3], k_stride[3], v_stride[3], o_stride[3];
   double scale;                      /* 0: 1 / sqrt(Dqk)                          */
   smx_attn_dtype dtype;              /* storage of Q, K, V and O                  */

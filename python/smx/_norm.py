@@ -35,7 +35,8 @@ def _rows(a, axis, dt):
     m = np.moveaxis(a, axis, -1)
     shape = m.shape
     n = shape[-1] if m.ndim else 1
-    return np.ascontiguousarray(m, dtype=dt).reshape(-1, n), shape
+    # explicit rows: reshape(-1, 0) cannot infer them
+    return np.ascontiguousarray(m, dtype=dt).reshape(int(np.prod(shape[:-1], dtype=np.int64)) if m.ndim else 1, n), shape
 
 
 def _run(name, backward, x, y, dy, axis, out, p=0.0, k=0, lens=None, temperature=0.0, threads=0):
@@ -190,14 +191,19 @@ def kd_loss(logits, target, temperature=1.0, standardize=True, reduction="mean",
     return loss
 
 
-def _mix_args(x, w):
+def _mix_args(x, w, fn="smx.mixture_log_softmax"):
     x = np.asarray(x)
     w = np.asarray(w)
     if x.ndim < 2 or w.shape != x.shape[:-1]:
-        raise ValueError("smx.mixture_log_softmax: x must be (..., K, n) and w (..., K)")
+        raise ValueError("%s: x must be (..., K, n) and w (..., K)" % fn)
     work, res_dt = _dtype(x, w)
     k, n = x.shape[-2:]
-    return (np.ascontiguousarray(x, dtype=work).reshape(-1, k, n), np.ascontiguousarray(w, dtype=work).reshape(-1, k),
+    rows = int(np.prod(x.shape[:-2], dtype=np.int64))
+    if k == 0 and rows > 0:
+        raise ValueError("%s: x and w have no mixture components (K = 0): x must be (..., K, n) and w (..., K) "
+                         "with K >= 1" % fn)
+    # explicit rows: reshape(-1, ...) cannot infer them when K or n is 0
+    return (np.ascontiguousarray(x, dtype=work).reshape(rows, k, n), np.ascontiguousarray(w, dtype=work).reshape(rows, k),
             work, res_dt)
 
 
@@ -217,9 +223,10 @@ def mixture_log_softmax(x, w, out=None, threads=0):
 
 def mixture_log_softmax_backward(x, w, dy, threads=0):
     """The VJP of mixture_log_softmax: returns (dx, dw) for the output gradient dy (shape (..., n))."""
-    x3, w2, work, res_dt = _mix_args(x, w)
+    x3, w2, work, res_dt = _mix_args(x, w, "smx.mixture_log_softmax_backward")
     g = np.ascontiguousarray(dy, dtype=work).reshape(x3.shape[0], x3.shape[2])
     dx = np.empty_like(x3)
-    dw = np.empty_like(w2)
+    # zeros: with n = 0 the library returns before writing dw, whose value (a sum over no element) is 0
+    dw = np.zeros_like(w2)
     _smx._mixture(x3, w2, g, dx, dw, int(threads))
     return dx.reshape(np.shape(x)).astype(res_dt, copy=False), dw.reshape(np.shape(w)).astype(res_dt, copy=False)

@@ -30,7 +30,8 @@ def _rows(a, axis):
         axis = -1
     m = np.moveaxis(a, axis, -1)
     m = np.ascontiguousarray(m, dtype=m.dtype.newbyteorder("="))
-    return m, m.reshape(-1, m.shape[-1]) if m.shape[-1] else m.reshape(-1, 0)
+    # explicit rows: reshape(-1, 0) cannot infer them
+    return m, m.reshape(int(np.prod(m.shape[:-1], dtype=np.int64)), m.shape[-1])
 
 
 def _check_alpha(fn, alpha):
@@ -145,11 +146,17 @@ def _loss(fn, op, logits, target, alpha, reduction, ignore_index, return_grad, g
     if reduction not in _RED:
         raise ValueError("%s: reduction must be 'mean', 'sum' or 'none'" % fn)
     t = np.asarray(target)
-    if t.dtype.kind not in "iu":
-        raise TypeError("%s: target must be integers" % fn)
+    # uint64 would wrap in the int64 copy below (2**64 - 100 read as -100, an ignored row): refused, as the
+    # other losses (smx.cross_entropy, ...) do
+    if t.dtype.kind not in "iu" or (t.dtype.kind == "u" and t.dtype.itemsize >= 8):
+        raise TypeError("%s: target must be an array of integers (int32 or int64), got dtype %s" % (fn, t.dtype))
     if t.shape != x.shape[:-1]:
         raise ValueError("%s: target has shape %s, logits %s" % (fn, t.shape, x.shape))
-    x2 = np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("=")).reshape(-1, x.shape[-1])
+    rows = int(np.prod(x.shape[:-1], dtype=np.int64))
+    if x.shape[-1] == 0 and rows > 0:
+        raise ValueError("%s: logits have no classes (last axis of length 0)" % fn)
+    # explicit rows: reshape(-1, 0) cannot infer them
+    x2 = np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("=")).reshape(rows, x.shape[-1])
     t2 = np.ascontiguousarray(t, dtype=np.int64).reshape(-1)
     n = x2.shape[0] if reduction == "none" else 1
     loss = np.empty(n, dtype=x.dtype)

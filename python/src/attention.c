@@ -1,10 +1,11 @@
 /*
  * smx.attention: the fused attention of include/smx/smx_attention.h over
  * NumPy arrays. q is (B, Hq, Lq, D), k and v (B, Hkv, Lk, D) with any
- * strides (a copy only when the last axis is not contiguous or a stride is
- * negative); float32 and float16 are computed in place, float64 through a
- * float32 copy (the result is float32 then). Masks broadcast over batch and
- * heads by zero strides.
+ * strides, zero strides (broadcast) read in place (a copy only when the last
+ * axis is not contiguous, a stride is negative or rows partly overlap);
+ * float32 and float16 are computed in place, float64 through a float32
+ * copy (the result is cast back to q's dtype). Masks broadcast over batch
+ * and heads by zero strides.
  */
 #include <math.h>
 #include <string.h>
@@ -24,13 +25,14 @@ const char smx_py_attention_doc[] = PyDoc_STR(
   "--\n\n"
   "Fused attention softmax(q k^T * scale + ...) v, never forming the Lq x Lk scores.\n"
   "q : (B, Hq, Lq, D); k : (B, Hkv, Lk, D); v : (B, Hkv, Lk, Dv); float32 or float16 (float64 is\n"
-  "    computed in float32); Hq a multiple of Hkv (GQA / MQA). Result (B, Hq, Lq, Dv), q's dtype.\n"
+  "    computed in float32; float16 storage when all three are float16); Hq a multiple of Hkv (GQA /\n"
+  "    MQA); any strides, zero strides (broadcast KV heads) read in place. Result (B, Hq, Lq, Dv), q's dtype.\n"
   "causal : False, True / 'bottom_right' (query i sees keys <= i + Lk - Lq, as flash-attn),\n"
   "    or 'top_left' (keys <= i, as torch's is_causal).\n"
   "scale : default 1 / sqrt(D).\n"
   "window : int w (keys within w before the query position) or (left, right); -1 unbounded.\n"
-  "mask : bool array (True = takes part) or float array added to the scores, broadcastable to\n"
-  "    (B, Hq, Lq, Lk).\n"
+  "mask : bool array (True = takes part) or float array added to the scores (other dtypes are\n"
+  "    refused), broadcastable to (B, Hq, Lq, Lk).\n"
   "sink : (Hq,) sink logits, joining the denominator only.\n"
   "return_lse : also return the (B, Hq, Lq) float32 log-sum-exp (-inf for a row that sees no key).\n"
   "threads : >= 0 (0 or 1: the calling thread); results do not depend on it.\n"
@@ -59,9 +61,11 @@ static PyArrayObject *f32_vector(const char *what, PyObject *o, npy_intp n) {
   return a;
 }
 
-/* q / k / v as a 4-d array of `type` whose last axis is contiguous and whose strides are non-negative */
+/* q / k / v as a 4-d array of `type` (cast from any float) whose last axis is contiguous and whose strides are non-negative */
 static PyArrayObject *tensor(const char *what, PyObject *o, int type) {
-  PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(o, type, 4, 4, NPY_ARRAY_ALIGNED | NPY_ARRAY_NOTSWAPPED);
+  /* the dtype was checked (float, or int8 k): float64 is rounded to float32 here, as documented */
+  PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(o, type, 4, 4,
+                                                      NPY_ARRAY_ALIGNED | NPY_ARRAY_NOTSWAPPED | NPY_ARRAY_FORCECAST);
   if (!a) {
     if (PyErr_ExceptionMatches(PyExc_ValueError)) {
       PyErr_Clear();
@@ -71,16 +75,65 @@ static PyArrayObject *tensor(const char *what, PyObject *o, int type) {
   }
   int ok = PyArray_DIM(a, 3) <= 1 || PyArray_STRIDE(a, 3) == PyArray_ITEMSIZE(a);
   for (int i = 0; i < 3; i++) ok = ok && PyArray_STRIDE(a, i) >= 0 && PyArray_STRIDE(a, i) % PyArray_ITEMSIZE(a) == 0;
+  /* rows that overlap without coinciding (as_strided windows) are no layout of the library's */
+  npy_intp rs = PyArray_STRIDE(a, 2);
+  ok = ok && (PyArray_DIM(a, 2) <= 1 || rs == 0 || rs >= PyArray_DIM(a, 3) * PyArray_ITEMSIZE(a));
   if (ok) return a;
   PyArrayObject *c = (PyArrayObject *)PyArray_NewCopy(a, NPY_CORDER);
   Py_DECREF(a);
   return c;
 }
 
-static void strides_of(PyArrayObject *a, size_t s[3]) {
-  for (int i = 0; i < 3; i++) s[i] = PyArray_DIM(a, i) <= 1 ? 0 : (size_t)(PyArray_STRIDE(a, i) / PyArray_ITEMSIZE(a));
-  /* a 0 stride triple means packed to the library: give an explicit row stride instead */
-  if (s[2] == 0) s[2] = (size_t)PyArray_DIM(a, 3);
+/* The element strides (batch, head, row) of q / k / v for the library, under smx_attention.h's rule: a
+ * zero stride (np.broadcast_to, torch.expand: a KV head repeated over heads) broadcasts there and is
+ * passed as it is, so that the kernels read only the rows the array holds. {0,0,0} would read as
+ * packed: a dimension of extent <= 1 (whose stride is never used) then gets a nonzero one, and an array
+ * broadcast over all three dimensions is copied (*a replaced; 0 when the copy fails). */
+static int strides_of(PyArrayObject **a, size_t s[3]) {
+  for (int i = 0; i < 3; i++)
+    s[i] = PyArray_DIM(*a, i) <= 1 ? 0 : (size_t)(PyArray_STRIDE(*a, i) / PyArray_ITEMSIZE(*a));
+  if (s[0] || s[1] || s[2]) return 1;
+  for (int i = 2; i >= 0; i--)
+    if (PyArray_DIM(*a, i) <= 1) {
+      s[i] = 1;
+      return 1;
+    }
+  PyArrayObject *c = (PyArrayObject *)PyArray_NewCopy(*a, NPY_CORDER);
+  if (!c) return 0;
+  Py_DECREF(*a);
+  *a = c;
+  s[2] = (size_t)PyArray_DIM(c, 3);
+  s[1] = s[2] * (size_t)PyArray_DIM(c, 2);
+  s[0] = s[1] * (size_t)PyArray_DIM(c, 1);
+  return 1;
+}
+
+/* The NumPy type of an operand as given (a list becomes an array first), or -1 with an error set. */
+static int type_of(PyObject *o) {
+  if (PyArray_Check(o)) return PyArray_TYPE((PyArrayObject *)o);
+  PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(o, NPY_NOTYPE, 0, 0, 0);
+  if (!a) return -1;
+  int t = PyArray_TYPE(a);
+  Py_DECREF(a);
+  return t;
+}
+
+/* 1 when q / k / v of NumPy type t can be computed (floats; int8 for k), else 0 with a TypeError */
+static int float_type(const char *what, int t, int int8_ok) {
+  if (PyTypeNum_ISFLOAT(t) || (int8_ok && t == NPY_INT8)) return 1;
+  PyArray_Descr *dt = PyArray_DescrFromType(t);
+  PyErr_Format(PyExc_TypeError, "attention: %s must be float16, float32 or float64%s, not %s", what,
+               int8_ok ? " (or int8 with k_scales)" : "", dt ? dt->typeobj->tp_name : "this dtype");
+  Py_XDECREF(dt);
+  return 0;
+}
+
+/* 1 when axis i of a equals axis j of b, else 0 with a ValueError naming both */
+static int same_dim(const char *an, PyArrayObject *a, int i, const char *bn, PyArrayObject *b, int j, const char *axis) {
+  if (PyArray_DIM(a, i) == PyArray_DIM(b, j)) return 1;
+  PyErr_Format(PyExc_ValueError, "attention: %s: %s %zd does not match %s's %zd (q (B, Hq, Lq, D), k (B, Hkv, Lk, D), "
+               "v (B, Hkv, Lk, Dv))", an, axis, (Py_ssize_t)PyArray_DIM(a, i), bn, (Py_ssize_t)PyArray_DIM(b, j));
+  return 0;
 }
 
 PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -113,18 +166,14 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
   smx_attention_args a;
   memset(&a, 0, sizeof a);
 
-  /* dtype: q's (float16 stays float16, everything else float32) */
-  PyArrayObject *q0 = (PyArrayObject *)PyArray_FROMANY(qo, NPY_NOTYPE, 0, 0, 0);
-  if (!q0) return NULL;
-  int type = PyArray_TYPE(q0) == NPY_FLOAT16 ? NPY_FLOAT16 : NPY_FLOAT32;
-  if (!PyArray_ISFLOAT(q0)) {
-    PyErr_Format(PyExc_TypeError, "attention: q must be float16, float32 or float64");
-    Py_DECREF(q0);
-    return NULL;
-  }
-  Py_DECREF(q0);
+  /* Storage: float16 when q, k and v all are (int8 k aside), float32 otherwise; float64 (and wider) is
+   * computed in float32 as the docstring says. The result takes q's dtype. */
+  int tq = type_of(qo), tk = tq < 0 ? -1 : type_of(ko), tv = tk < 0 ? -1 : type_of(vo);
+  if (tv < 0) return NULL;
   /* int8 K (a quantised KV cache): read as it is, with k_scales */
-  int k8 = PyArray_Check(ko) && PyArray_TYPE((PyArrayObject *)ko) == NPY_INT8;
+  int k8 = tk == NPY_INT8;
+  if (!float_type("q", tq, 0) || !float_type("k", tk, 1) || !float_type("v", tv, 0)) return NULL;
+  int type = tq == NPY_FLOAT16 && (k8 || tk == NPY_FLOAT16) && tv == NPY_FLOAT16 ? NPY_FLOAT16 : NPY_FLOAT32;
   if (!(q = tensor("q", qo, type)) || !(k = tensor("k", ko, k8 ? NPY_INT8 : type)) || !(v = tensor("v", vo, type)))
     goto done;
   d.batch = (size_t)PyArray_DIM(q, 0);
@@ -134,17 +183,18 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
   d.heads_kv = (size_t)PyArray_DIM(k, 1);
   d.len_k = (size_t)PyArray_DIM(k, 2);
   d.dim_v = (size_t)PyArray_DIM(v, 3);
-  if (PyArray_DIM(k, 0) != PyArray_DIM(q, 0) || PyArray_DIM(v, 0) != PyArray_DIM(q, 0) ||
-      PyArray_DIM(k, 3) != PyArray_DIM(q, 3) || PyArray_DIM(v, 1) != PyArray_DIM(k, 1) ||
-      PyArray_DIM(v, 2) != PyArray_DIM(k, 2) || d.heads_kv == 0 || d.heads_q % d.heads_kv) {
-    PyErr_SetString(PyExc_ValueError, "attention: shapes must be q (B, Hq, Lq, D), k (B, Hkv, Lk, D), "
-                                      "v (B, Hkv, Lk, Dv) with Hq a multiple of Hkv");
+  /* name the argument and the axis that disagree */
+  if (!same_dim("k", k, 0, "q", q, 0, "batch") || !same_dim("v", v, 0, "q", q, 0, "batch") ||
+      !same_dim("k", k, 3, "q", q, 3, "dim") || !same_dim("v", v, 1, "k", k, 1, "heads") ||
+      !same_dim("v", v, 2, "k", k, 2, "length"))
+    goto done;
+  if (d.heads_kv == 0 ? d.heads_q != 0 : d.heads_q % d.heads_kv) {
+    PyErr_Format(PyExc_ValueError, "attention: q's %zd heads are not a multiple of k's %zd (GQA shares each KV "
+                 "head among Hq / Hkv query heads)", (Py_ssize_t)d.heads_q, (Py_ssize_t)d.heads_kv);
     goto done;
   }
   d.dtype = type == NPY_FLOAT16 ? SMX_ATTN_F16 : SMX_ATTN_F32;
-  strides_of(q, d.q_stride);
-  strides_of(k, d.k_stride);
-  strides_of(v, d.v_stride);
+  if (!strides_of(&q, d.q_stride) || !strides_of(&k, d.k_stride) || !strides_of(&v, d.v_stride)) goto done;
   if (threads < 0) {
     PyErr_SetString(PyExc_ValueError, "attention: threads must be >= 0");
     goto done;
@@ -188,6 +238,13 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
     PyArrayObject *m0 = (PyArrayObject *)PyArray_FROMANY(mask, NPY_NOTYPE, 0, 4, 0);
     if (!m0) goto done;
     int isbool = PyArray_TYPE(m0) == NPY_BOOL;
+    /* an integer mask is ambiguous (0/1 keep-flags or a bias?): read as a bias it would be silently wrong */
+    if (!isbool && !PyArray_ISFLOAT(m0)) {
+      PyErr_Format(PyExc_TypeError, "attention: mask must be bool (True = takes part) or float (added to the "
+                   "scores), not %s", PyArray_DESCR(m0)->typeobj->tp_name);
+      Py_DECREF(m0);
+      goto done;
+    }
     Py_DECREF(m0);
     m = (PyArrayObject *)PyArray_FROMANY(mask, isbool ? NPY_BOOL : NPY_FLOAT32, 0, 4,
                                          NPY_ARRAY_ALIGNED | NPY_ARRAY_NOTSWAPPED | NPY_ARRAY_FORCECAST);
@@ -345,6 +402,12 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (s != SMX_OK) {
     smx_py_raise_status("attention", s);
     goto done;
+  }
+  if (tq != type) {   /* the result in q's dtype (float64 q: computed in float32, returned as float64) */
+    PyArrayObject *c = (PyArrayObject *)PyArray_CastToType(o, PyArray_DescrFromType(tq), 0);
+    if (!c) goto done;
+    Py_DECREF(o);
+    o = c;
   }
   if (lse) {
     result = PyTuple_Pack(2, (PyObject *)o, (PyObject *)lse);

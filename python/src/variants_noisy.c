@@ -108,7 +108,10 @@ PyObject *smx_py_noisy_softmax_loss(PyObject *self, PyObject *args, PyObject *kw
     }
     double v = !np ? 0.0 : f64 ? ((const double *)np)[i] : (double)((const float *)np)[i];
     if (!(v >= 0.0) || isinf(v)) {
-      PyErr_Format(PyExc_ValueError, "%s: norms must be finite and >= 0 (row %zu: %g)", fn, i, v);
+      /* PyErr_Format has no %g: the value goes in as a float object */
+      PyObject *vo = PyFloat_FromDouble(v);
+      if (vo) PyErr_Format(PyExc_ValueError, "%s: norms must be finite and >= 0 (row %zu: %R)", fn, i, vo);
+      Py_XDECREF(vo);
       goto done;
     }
   }

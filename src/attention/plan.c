@@ -15,15 +15,21 @@ static size_t mul(size_t a, size_t b) {
   return a > lim / b ? 0 : a * b;
 }
 
-/* Resolves a stride triple (packed when all zero) and checks the last dimension fits a row. */
-static int strides_ok(size_t s[3], size_t heads, size_t len, size_t dim) {
+/* Resolves a stride triple and checks it (the rule of smx_attention.h). {0,0,0} is the packed layout.
+ * Otherwise a zero stride broadcasts its dimension: every index of it reads the same data (a KV head
+ * repeated by np.broadcast_to or torch.expand), and a nonzero row stride must hold a row. An output is
+ * written by many threads at once, so a zero stride over more than one index there (threads writing
+ * the same row) is refused unless the output is empty. */
+static int strides_ok(size_t s[3], size_t batch, size_t heads, size_t len, size_t dim, int output) {
   if (s[0] == 0 && s[1] == 0 && s[2] == 0) {
     s[2] = dim;
     s[1] = len > 1 ? mul(len, dim) : dim;
     s[0] = heads > 1 ? mul(heads, s[1]) : s[1];
     return s[1] != 0 && s[0] != 0;
   }
-  return len <= 1 || s[2] >= dim;
+  if (output && batch && heads && len && ((batch > 1 && !s[0]) || (heads > 1 && !s[1]) || (len > 1 && !s[2])))
+    return 0;
+  return len <= 1 || s[2] == 0 || s[2] >= dim;
 }
 
 static int finite(double x) { return x == x && x - x == 0.0; }
@@ -87,10 +93,10 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   struct smx_attention_plan p = { 0 };
   p.d = *desc;
   smx_attention_desc *d = &p.d;
-  if (!strides_ok(d->q_stride, d->heads_q, d->len_q, d->dim_qk) ||
-      !strides_ok(d->k_stride, d->heads_kv, d->len_k, d->dim_qk) ||   /* elements: bytes for int8 K */
-      !strides_ok(d->v_stride, d->heads_kv, d->len_k, d->dim_v) ||
-      !strides_ok(d->o_stride, d->heads_q, d->len_q, d->dim_v))
+  if (!strides_ok(d->q_stride, d->batch, d->heads_q, d->len_q, d->dim_qk, 0) ||
+      !strides_ok(d->k_stride, d->batch, d->heads_kv, d->len_k, d->dim_qk, 0) ||   /* elements: bytes for int8 K */
+      !strides_ok(d->v_stride, d->batch, d->heads_kv, d->len_k, d->dim_v, 0) ||
+      !strides_ok(d->o_stride, d->batch, d->heads_q, d->len_q, d->dim_v, 1))
     return SMX_E_INVALID_ARG;
   p.elem = d->dtype == SMX_ATTN_F16 ? SMX_ELEM_F16 : d->dtype == SMX_ATTN_BF16 ? SMX_ELEM_BF16 : SMX_ELEM_F32;
   p.elem_size = smx_elem_size(p.elem);

@@ -169,6 +169,134 @@ class TestAttention(unittest.TestCase):
             smx.attention(q, q, q, dropout=0.1)
 
 
+class TestBroadcast(unittest.TestCase):
+    """Zero strides (np.broadcast_to, torch.expand: repeated KV heads) are read as broadcasts, never past
+    the array: issue 24 item 1 (the row stride 0 was taken for packed, and K read as Lk x D elements)."""
+    def check(self, got, want, tol=1e-5):
+        self.assertLessEqual(np.abs(got.astype(np.float64) - want).max() / max(np.abs(want).max(), 1e-30), tol)
+
+    def test_broadcast_kv(self):
+        rng = np.random.default_rng(24)
+        q = rng.standard_normal((2, 4, 5, 8)).astype(np.float32)
+        k1 = rng.standard_normal((1, 1, 1, 8)).astype(np.float32)
+        v1 = rng.standard_normal((2, 1, 37, 6)).astype(np.float32)
+        kh = rng.standard_normal((2, 1, 37, 8)).astype(np.float32)
+        cases = [
+            ("one key row for everything", np.broadcast_to(k1, (2, 4, 37, 8)), np.broadcast_to(v1, (2, 4, 37, 6))),
+            ("KV heads repeated", np.broadcast_to(kh, (2, 4, 37, 8)), np.broadcast_to(v1, (2, 4, 37, 6))),
+            ("one row per head", np.broadcast_to(kh[:, :, :1], (2, 2, 37, 8)), np.broadcast_to(v1[:, :, :1], (2, 2, 37, 6))),
+            ("one batch", np.broadcast_to(kh[:1], (2, 1, 37, 8)), v1),
+        ]
+        for name, k, v in cases:
+            want = composed(q, np.ascontiguousarray(k), np.ascontiguousarray(v), causal="bottom_right")
+            for threads in (1, 2, 7):
+                with self.subTest(name, threads=threads):
+                    self.check(smx.attention(q, k, v, causal=True, threads=threads), want)
+            if k.strides[2] == 0:   # every key the same: the output is the mean of V over the visible keys
+                vv = np.ascontiguousarray(np.broadcast_to(v, k.shape[:3] + (6,))).astype(np.float64)
+                self.check(smx.attention(q, k, v), np.repeat(vv.mean(2, keepdims=True), 5, 2)
+                           if k.shape[1] == 4 else np.repeat(np.repeat(vv.mean(2, keepdims=True), 5, 2), 2, 1))
+
+    def test_broadcast_q_and_half(self):
+        rng = np.random.default_rng(25)
+        q = np.broadcast_to(rng.standard_normal((1, 1, 1, 16)).astype(np.float16), (3, 2, 9, 16))
+        k = np.broadcast_to(rng.standard_normal((3, 1, 50, 16)).astype(np.float16), (3, 2, 50, 16))
+        v = np.broadcast_to(rng.standard_normal((1, 2, 50, 4)).astype(np.float16), (3, 2, 50, 4))
+        o = smx.attention(q, k, v, threads=2)
+        self.assertEqual(o.dtype, np.float16)
+        self.check(o, composed(q, k, v), tol=2e-3)
+
+    @unittest.skipIf(torch is None, "torch is not installed")
+    def test_torch_expand(self):
+        g = torch.Generator().manual_seed(24)
+        q = torch.randn(2, 8, 7, 16, generator=g)
+        k = torch.randn(2, 2, 40, 16, generator=g)
+        v = torch.randn(2, 2, 40, 16, generator=g)
+        # the usual GQA form: each KV head repeated over its 4 query heads by expand (stride 0)
+        ke = k[:, :, None].expand(2, 2, 4, 40, 16).reshape(2, 8, 40, 16)
+        k1 = k[:, :1, :1].expand(2, 8, 40, 16)
+        v1 = v[:, :1].expand(2, 8, 40, 16)
+        for kk, vv in ((ke, v.repeat_interleave(4, 1)), (k1, v1)):
+            got = st.scaled_dot_product_attention(q, kk, vv, is_causal=True)
+            want = composed(q.numpy(), kk.contiguous().numpy(), vv.contiguous().numpy(), causal="top_left")
+            self.check(got.numpy(), want)
+
+
+class TestDtypesAndMessages(unittest.TestCase):
+    """Issue 24 items 8 and 9: float64 computed in float32 as documented; integer masks refused; a shape
+    mismatch names the argument and the axis."""
+    def test_float64(self):
+        rng = np.random.default_rng(8)
+        q = rng.standard_normal((2, 4, 6, 8))
+        k = rng.standard_normal((2, 2, 9, 8))
+        v = rng.standard_normal((2, 2, 9, 5))
+        o, lse = smx.attention(q, k, v, causal=True, return_lse=True)
+        self.assertEqual(o.dtype, np.float64)        # q's dtype
+        self.assertEqual(lse.dtype, np.float32)
+        want = composed(q, k, v, causal="bottom_right")
+        self.assertLessEqual(np.abs(o - want).max() / np.abs(want).max(), 1e-5)
+        # the same numbers as the float32 inputs, widened
+        o32 = smx.attention(q.astype(np.float32), k.astype(np.float32), v.astype(np.float32), causal=True)
+        self.assertTrue(np.array_equal(o, o32.astype(np.float64)))
+        # mixed: f16 q with f64 k / v computes in float32 and returns float16
+        self.assertEqual(smx.attention(q.astype(np.float16), k, v).dtype, np.float16)
+        self.assertEqual(smx.attention(q.tolist(), k.tolist(), v.tolist()).dtype, np.float64)
+
+    def test_dtype_errors(self):
+        q = np.zeros((1, 2, 3, 4), np.float32)
+        for bad, what in ((dict(q=q.astype(np.int64)), "q must be float16, float32 or float64"),
+                          (dict(k=q.astype(np.int32)), "k must be float16"),
+                          (dict(v=q.astype(bool)), "v must be float16")):
+            args = {**dict(q=q, k=q, v=q), **bad}
+            with self.assertRaisesRegex(TypeError, what):
+                smx.attention(args["q"], args["k"], args["v"])
+        with self.assertRaisesRegex(TypeError, "mask must be bool .* or float"):
+            smx.attention(q, q, q, mask=np.ones((3, 3), np.int64))
+        with self.assertRaisesRegex(TypeError, "mask must be bool"):
+            smx.attention(q, q, q, mask=np.ones((3, 3), np.uint8))
+
+    def test_shape_messages(self):
+        q = np.zeros((2, 4, 3, 8), np.float32)
+        k = np.zeros((2, 2, 5, 8), np.float32)
+        v = np.zeros((2, 2, 5, 6), np.float32)
+        for args, msg in (((q, k[:1], v), "k: batch 1 does not match q's 2"),
+                          ((q, k, v[:1]), "v: batch 1 does not match q's 2"),
+                          ((q, k[..., :3], v), "k: dim 3 does not match q's 8"),
+                          ((q, k, v[:, :1]), "v: heads 1 does not match k's 2"),
+                          ((q, k, v[:, :, :4]), "v: length 4 does not match k's 5"),
+                          ((q[:, :3], k, v), "q's 3 heads are not a multiple of k's 2")):
+            with self.subTest(msg):
+                with self.assertRaisesRegex(ValueError, msg):
+                    smx.attention(*args)
+
+    @unittest.skipIf(torch is None, "torch is not installed")
+    def test_torch_messages(self):
+        q, k, v = torch.zeros(2, 4, 3, 8), torch.zeros(2, 2, 5, 8), torch.zeros(2, 2, 5, 6)
+        sdpa = st.scaled_dot_product_attention
+        for args, kw, msg in (((q, torch.zeros(3, 2, 5, 8), v), {}, "key: batch 3 does not match query's 2"),
+                              ((q, k, torch.zeros(3, 2, 5, 6)), {}, "value: batch 3 does not match query's 2"),
+                              ((q, k[..., :3], v), {"enable_gqa": True}, "key: embedding dim 3 does not match query's 8"),
+                              ((q, k, v[:, :1]), {"enable_gqa": True}, "value: heads 1 does not match key's 2"),
+                              ((q, k, v[:, :, :4]), {"enable_gqa": True}, "value: length 4 does not match key's 5"),
+                              ((q[:, :3], k, v), {"enable_gqa": True}, "query's 3 heads are not a multiple of key's 2"),
+                              ((q, k, v), {}, "key has 2 heads, query 4"),
+                              ((q, k, v), {"enable_gqa": True, "attn_mask": torch.ones(3, 3, 5)},
+                               r"attn_mask of shape \(3, 3, 5\) does not broadcast")):
+            with self.subTest(msg):
+                with self.assertRaisesRegex(ValueError, msg):
+                    sdpa(*args, **kw)
+        # an integer mask is neither a keep-mask nor a bias: refused, as PyTorch does
+        for dt in (torch.int64, torch.int32, torch.uint8):
+            with self.assertRaisesRegex(RuntimeError, "attn_mask must be bool or float"):
+                sdpa(q, q, q, attn_mask=torch.ones(3, 3, dtype=dt))
+        with self.assertRaisesRegex(RuntimeError, "query must be a floating-point tensor"):
+            sdpa(q.int(), q, q)
+        # float masks of any float dtype, and float64 inputs, are accepted
+        m = torch.randn(3, 3, dtype=torch.float64)
+        o = sdpa(q.double(), q.double(), q.double(), attn_mask=m)
+        self.assertEqual(o.dtype, torch.float64)
+
+
 @unittest.skipIf(torch is None, "torch is not installed")
 class TestTorchSDPA(unittest.TestCase):
     def composed_torch(self, q, k, v, attn_mask=None, is_causal=False, scale=None):

@@ -198,10 +198,11 @@ class Loss(unittest.TestCase):
             smx.noisy_softmax_loss(x, T, N, mode="gaussian")
         bad = N.copy()
         bad[0] = np.nan
-        with self.assertRaises(ValueError):
+        # the value itself in the message (it printed a literal %g: issue 24 item 10)
+        with self.assertRaisesRegex(ValueError, r"norms must be finite and >= 0 \(row 0: nan\)"):
             smx.noisy_softmax_loss(x, T, bad)
         bad[0] = -1
-        with self.assertRaises(ValueError):
+        with self.assertRaisesRegex(ValueError, r"\(row 0: -1.0\)"):
             smx.noisy_softmax_loss(x, T, bad)
         bad = N.copy()
         bad[2] = np.nan   # the ignored row's norm is not read

@@ -236,6 +236,20 @@ class TestMixture(unittest.TestCase):
         self.assertTrue(np.isfinite(y).all())
         self.assertAlmostEqual(y[0, 1], -2000.0 - np.log(2.0), places=9)
 
+    def test_empty_axes(self):
+        """Issue 24 item 10: K = 0 gave NumPy's reshape error; n = 0 too (and an unwritten dw)."""
+        for fn in (lambda x, w: smx.mixture_log_softmax(x, w),
+                   lambda x, w: smx.mixture_log_softmax_backward(x, w, np.zeros(x.shape[:-2] + x.shape[-1:]))):
+            with self.assertRaisesRegex(ValueError, r"no mixture components \(K = 0\)"):
+                fn(np.zeros((2, 0, 5)), np.zeros((2, 0)))
+        self.assertEqual(smx.mixture_log_softmax(np.zeros((2, 3, 0)), np.zeros((2, 3))).shape, (2, 0))
+        self.assertEqual(smx.mixture_log_softmax(np.zeros((0, 3, 4)), np.zeros((0, 3))).shape, (0, 4))
+        dx, dw = smx.mixture_log_softmax_backward(np.zeros((2, 3, 0)), np.full((2, 3), 7.0), np.zeros((2, 0)))
+        self.assertEqual(dx.shape, (2, 3, 0))
+        self.assertTrue(np.array_equal(dw, np.zeros((2, 3))))   # a sum over no output
+        for fn in (smx.softpick, smx.ssmax, smx.sa_softmax, smx.softplus_l1, smx.standardize_softmax):
+            self.assertEqual(fn(np.zeros((3, 0))).shape, (3, 0))
+
 
 class TestTorch(unittest.TestCase):
     def setUp(self):

@@ -178,6 +178,26 @@ class Losses(unittest.TestCase):
                 np.testing.assert_allclose(fn(x, t, reduction="sum"), ref.sum(), rtol=1e-12)
                 self.assertTrue(np.all(l >= -1e-12))
 
+    def test_bad_targets_and_empty_classes(self):
+        """Issue 24 items 5 and 10: uint64 targets wrapped (2**64 - 100 read as -100, the row ignored), and
+        0 classes gave NumPy's reshape error."""
+        x = np.zeros((2, 4))
+        losses = (("sparsemax_loss", smx.sparsemax_loss), ("entmax15_loss", smx.entmax15_loss),
+                  ("entmax_loss", lambda *a, **k: smx.entmax_loss(a[0], a[1], 1.3, **k)))
+        for name, fn in losses:
+            with self.subTest(name):
+                with self.assertRaisesRegex(TypeError, "target must be an array of integers .* got dtype uint64"):
+                    fn(x, np.array([2 ** 64 - 100, 1], np.uint64))
+                with self.assertRaisesRegex(TypeError, "target must be an array of integers"):
+                    fn(x, np.array([1.0, 2.0]))
+                self.assertEqual(fn(x, np.array([3, 1], np.uint32)), fn(x, np.array([3, 1])))   # narrower unsigned: fine
+                with self.assertRaisesRegex(ValueError, "logits have no classes"):
+                    fn(np.zeros((3, 0)), np.zeros(3, np.int64))
+                self.assertEqual(fn(np.zeros((0, 0)), np.zeros(0, np.int64), reduction="none").shape, (0,))
+        # the forward maps on an empty class axis: empty results, like smx.softmax
+        for fn in (smx.sparsemax, smx.entmax15, smx.sparsemax_sort, lambda a: smx.entmax(a, 1.3)):
+            self.assertEqual(fn(np.zeros((3, 0))).shape, (3, 0))
+
 
 class Torch(unittest.TestCase):
     @classmethod

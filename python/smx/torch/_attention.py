@@ -25,6 +25,18 @@ def _np(t):
     return t.detach().numpy()
 
 
+def _shape_str(x):
+    x = tuple(x) if not isinstance(x, int) else (x,)
+    return str(x[0]) if len(x) == 1 else str(x)
+
+
+def _same(name, got, other, want, what):
+    """ValueError naming the argument when got (an int or a shape) differs from the other argument's."""
+    if (tuple(got) if not isinstance(got, int) else got) != (tuple(want) if not isinstance(want, int) else want):
+        raise ValueError(f"scaled_dot_product_attention: {name}: {what} {_shape_str(got)} does not match "
+                         f"{other}'s {_shape_str(want)}")
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """softmax(query key^T * scale + mask) value, as torch 2.x's function (forward, CPU).
@@ -49,9 +61,26 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError("scaled_dot_product_attention: attn_mask and is_causal cannot both be set")
     if query.dim() < 2 or key.dim() != query.dim() or value.dim() != query.dim():
         raise ValueError("scaled_dot_product_attention: query, key and value need the same number (>= 2) of dims")
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if not t.is_floating_point():
+            raise RuntimeError(f"scaled_dot_product_attention: {name} must be a floating-point tensor, not {t.dtype}")
     lead = tuple(query.shape[:-2])
     L, E = query.shape[-2], query.shape[-1]
     S, Ev = key.shape[-2], value.shape[-1]
+    # name the argument and the axis that disagree (a reshape below would only say "invalid shape")
+    nb = query.dim() - 3 if query.dim() >= 4 else query.dim() - 2   # leading batch dims
+    _same("key", key.shape[:nb], "query", query.shape[:nb], "batch")
+    _same("value", value.shape[:nb], "query", query.shape[:nb], "batch")
+    _same("key", key.shape[-1], "query", E, "embedding dim")
+    _same("value", value.shape[-2], "key", S, "length")
+    if query.dim() >= 4:
+        _same("value", value.shape[-3], "key", key.shape[-3], "heads")
+        hq, hk = query.shape[-3], key.shape[-3]
+        if hk != hq and not enable_gqa:
+            raise ValueError(f"scaled_dot_product_attention: key has {hk} heads, query {hq} (set enable_gqa=True "
+                             "to share each key / value head among query heads)")
+        if hk == 0 or hq % hk:
+            raise ValueError(f"scaled_dot_product_attention: query's {hq} heads are not a multiple of key's {hk}")
     # as (B, H, len, dim): the head axis is -3 when there is one
     if query.dim() >= 4:
         B = int(np.prod(lead[:-1])) if lead[:-1] else 1
@@ -63,15 +92,24 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         q = query.reshape(B, 1, L, E)
         k = key.reshape(B, 1, S, E)
         v = value.reshape(B, 1, S, Ev)
-    if k.shape[1] != q.shape[1] and not enable_gqa:
-        raise ValueError("scaled_dot_product_attention: key has other heads than query (set enable_gqa=True)")
     mask = None
     if attn_mask is not None:
         m = attn_mask
+        if not isinstance(m, torch.Tensor):
+            raise TypeError("scaled_dot_product_attention: attn_mask must be a tensor")
+        # as PyTorch: bool (True = takes part) or float (added); an integer mask is neither
+        if m.dtype != torch.bool and not m.is_floating_point():
+            raise RuntimeError(f"scaled_dot_product_attention: attn_mask must be bool or float, not {m.dtype}")
         if m.dtype != torch.bool and m.dtype != torch.float32:
             m = m.to(torch.float32)
-        m = torch.broadcast_to(m, lead + (L, S)).reshape(q.shape[0], q.shape[1], L, S) \
-            if m.dim() > 2 or lead else m
+        if m.dim() > 2 or lead:
+            # checked here rather than by catching torch's error: under an ASan-preloaded interpreter
+            # (the sanitizer builds' Python tests) ASan's __cxa_throw interceptor aborts on libtorch's throw
+            want = lead + (L, S)
+            if m.dim() > len(want) or any(a not in (1, b) for a, b in zip(reversed(m.shape), reversed(want))):
+                raise ValueError(f"scaled_dot_product_attention: attn_mask of shape {tuple(m.shape)} does not "
+                                 f"broadcast to {want}")
+            m = torch.broadcast_to(m, want).reshape(q.shape[0], q.shape[1], L, S)
         mask = m.detach().numpy()
     out = _smx.attention(_np(q), _np(k), _np(v), causal="top_left" if is_causal else False,
                          scale=None if scale is None else float(scale), mask=mask)
