@@ -231,13 +231,15 @@ static void score_map(const rowctx *r, size_t qoff, size_t dqe, ld scale, ld *o,
     }
     if (d->sinks) den += expl(sink - mm);
     if (d->kind == SMX_ATTN_SOFTPICK) {
-      /* |e^{z-m} - e^{-m}| cancels for z near 0: f32 carries 2^-24 (e^{z-m} + e^{-m}) absolutely into each term,
-       * which a small sum makes large relatively (a single key with z = 1e-4: den 1e-4, lse off by 2e-4) */
+      /* |e^{z-m} - e^{-m}| cancels for z near 0: f32 carries the exp kernel's error (up to 2 ulp, 2^-22) plus
+       * the subtraction's rounding (2^-24), about 2^-21 (e^{z-m} + e^{-m}) absolutely, into each term, which a
+       * small sum makes large relatively (a single key with z = 1e-4: den 1e-4, lse off by 4e-4); 2^-22 was
+       * exceeded by case 0xab54deb1431ec783 (softpick, int8 K / V, a row of two keys near z = 0) */
       ld mag = 1e-8L;
       for (size_t j = 0; j < Lk; j++)
         if (z[j] != -INFINITY) mag += expl(z[j] - mm) + expl(-mm);
       den += 1e-8L;
-      ld rel = 0x1p-22L * mag / den;
+      ld rel = 0x1p-21L * mag / den;
       if (fin(rel)) {
         *lext += rel;
         ld om = 0;
