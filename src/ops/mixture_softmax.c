@@ -13,6 +13,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/grid.h"
 #include "core/operands.h"
@@ -100,9 +101,15 @@ static smx_status run(int f64, const void *x, size_t ldx, const void *w, size_t 
   if (st != SMX_OK) return st;
   if (ldx < cols || ldw < k || (g && (ldg < cols || lddx < cols || (dw && lddw < k))) || (!g && ldy < cols))
     return SMX_E_INVALID_ARG;
-  if (rows == 0 || cols == 0) return SMX_OK;
-  if (k == 0 || !x || !w || (g ? !dx : !y)) return SMX_E_INVALID_ARG;
   size_t es = f64 ? sizeof(double) : sizeof(float);
+  if (rows == 0) return SMX_OK;
+  if (cols == 0) {
+    /* no entries: nothing depends on w, so its gradient is 0; a given dw is written as such, never left stale */
+    if (g && dw)
+      for (size_t r = 0; r < rows; r++) memset((char *)dw + r * lddw * es, 0, k * es);
+    return SMX_OK;
+  }
+  if (k == 0 || !x || !w || (g ? !dx : !y)) return SMX_E_INVALID_ARG;
   size_t xr = smx_mul(rows, k, (size_t)-1 / 16);
   if (!xr) return SMX_E_INVALID_ARG;
   smx_arg args[6] = { SMX_ARG_IN(x, xr, cols, ldx, es), SMX_ARG_IN(w, rows, k, ldw, es),
