@@ -622,7 +622,7 @@ static size_t nloss_of(const lcase *c) {
 }
 
 
-/* Open library defects (FINDINGS.md) the soak still shows: a failing case that matches is counted as known. */
+/* Open library defects the soak still shows: a failing case that matches is counted as known. */
 typedef struct known { const char *what; int (*match)(const lcase *c); } known;
 static const known known_list[] = {
   { NULL, NULL },   /* none open: keep the list non-empty */
