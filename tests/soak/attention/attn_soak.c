@@ -550,7 +550,7 @@ static smx_attention_args args_of(const gen *g, void *o, float *lse) {
 }
 
 /* ------------------------------------------------------------ KNOWN */
-/* Open library defects (each entry says what and why): a failing case that matches is counted as known, not as a failure.
+/* Open library defects, each saying what and why: a matching failing case counts as known, not as a failure.
  * Delete an entry when its fix is merged. */
 /* Each entry says which kinds of failure (FK_*) it explains in a case it applies to (0: not this case); a
  * failing case is known when the entries that apply explain every kind of failure it shows. */
