@@ -113,6 +113,15 @@ static size_t distance(const char *a, const char *b) {
  * it is close enough to be a typo (at most two edits, and fewer edits than
  * half the name, so that short words are not matched to anything). */
 static int unknown_command(const char *name) {
+  /* the names other libraries give to a command: no typo, so the edit distance would not find them */
+  static const char *const other_names[][2] = {
+    { "cross-entropy", "xent" }, { "cross_entropy", "xent" }, { "crossentropy", "xent" },
+    { "log_softmax", "log-softmax" }, { "lse", "logsumexp" }, { "top-k", "topk" }, { "multinomial", "sample" },
+    { "sdpa", "attention" }, { "scaled-dot-product-attention", "attention" }, { "ood", "score" },
+  };
+  for (size_t i = 0; i < sizeof other_names / sizeof other_names[0]; i++)
+    if (!strcmp(name, other_names[i][0]))
+      return smx_cli_usage_error("unknown command '%s'; did you mean '%s'?", name, other_names[i][1]);
   const command *best = NULL;
   size_t bd = (size_t)-1;
   for (size_t i = 0; i < N_COMMANDS; i++) {

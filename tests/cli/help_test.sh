@@ -41,6 +41,8 @@ expect "typo, two edits" 1 "" "smx: unknown command 'log-sotfmax'; did you mean 
 smx: try 'smx --help'" -- log-sotfmax
 expect "typo xent" 1 "" "smx: unknown command 'xnet'; did you mean 'xent'?
 smx: try 'smx --help'" -- xnet
+expect "another library's name" 1 "" "smx: unknown command 'cross-entropy'; did you mean 'xent'?
+smx: try 'smx --help'" -- cross-entropy
 expect "far from any command" 1 "" "smx: unknown command 'frobnicate'
 smx: try 'smx --help'" -- frobnicate
 expect "help of a typo" 1 "" "smx: unknown command 'topp'; did you mean 'topk'?
