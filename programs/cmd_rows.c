@@ -75,8 +75,8 @@ const char smx_entmax_help[] =
     "be 1; --algo changes nothing.\n"
     "  --alpha A              alpha > 1 (default 1.5)\n" ROWS_OPTIONS;
 #define VARIANT_NOTE                                                                             \
-  "-t/--temperature, --algo and --masked-row are accepted and change nothing unless\n"           \
-  "said otherwise (the library's row variants take explicit parameters).\n"
+  "-t/--temperature must be 1 unless said otherwise; --algo and --masked-row are accepted\n"    \
+  "and change nothing (the library's row variants take explicit parameters).\n"
 const char smx_softpick_help[] =
     "usage: smx softpick IN -o OUT [--eps E] [options]\n"
     "softpick over an axis (Zuhri et al. 2025): ReLU(e^x - 1) / (sum |e^x - 1| + eps) in the\n"
@@ -190,6 +190,11 @@ static int run_rows(const char *cmd, int argc, char **argv) {
 
   if ((op == CLI_SPARSEMAX || op == CLI_ENTMAX15 || op == CLI_ENTMAX) && o.temperature != 0.0 && o.temperature != 1.0)
     return smx_cli_usage_error("%s takes no temperature (--temperature must be 1): scale the input instead", cmd);
+  /* the row variants take their parameters explicitly and read no temperature (smx_variants.h): a -t that
+   * would change nothing is refused rather than ignored; standardize-softmax's -t is its own (below) */
+  if (op >= CLI_SOFTPICK && op != CLI_STANDARDIZE_SOFTMAX && o.temperature != 0.0 && o.temperature != 1.0)
+    return smx_cli_usage_error("%s takes no temperature (--temperature must be 1): its own parameters set how "
+                               "sharp it is", cmd);
   if (op == CLI_TOPK_SOFTMAX && !have_k) return smx_cli_usage_error("topk-softmax needs -k K");
   if (op == CLI_STANDARDIZE_SOFTMAX) {   /* -t is the standardised softmax's own temperature */
     p = o.temperature != 0.0 ? o.temperature : 1.0;

@@ -32,6 +32,11 @@ expect "softpick axis 1" 0 "" "" -- softpick "$tmp/x3.npy" -o "$tmp/sp3.npy" -a 
 expect "topk-softmax without -k" 1 "" "*" -- topk-softmax "$tmp/x64.npy" -o "$tmp/bad.npy"
 expect "softpick negative eps" 1 "" "*" -- softpick "$tmp/x64.npy" -o "$tmp/bad.npy" --eps -1
 expect "--eps on ssmax" 1 "" "*" -- ssmax "$tmp/x64.npy" -o "$tmp/bad.npy" --eps 1
+for c in softpick ssmax sa-softmax adaptive-softmax softplus-l1; do
+  expect "$c -t 3 refused, not ignored" 1 "" "*" -- $c "$tmp/x64.npy" -o "$tmp/bad.npy" -t 3
+done
+expect "topk-softmax -t 3 refused" 1 "" "*" -- topk-softmax "$tmp/x64.npy" -o "$tmp/bad.npy" -k 2 -t 3
+expect "ssmax -t 1 accepted" 0 "" "" -- ssmax "$tmp/x64.npy" -o "$tmp/ss_t1.npy" -t 1
 
 check "values against numpy" $PY - "$tmp" <<'PY'
 import sys, numpy as np
