@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli/formats.h"
 #include "cli/message.h"
 #include "cli/number.h"
 #include "cli/outset.h"
@@ -237,6 +238,15 @@ int smx_cmd_attention(int argc, char **argv) {
   }
   if (nfiles < 3) return smx_cli_usage_error("attention needs three inputs: Q K V (.npy)");
   if (!out) return smx_cli_usage_error("attention needs -o OUT.npy");
+  /* both outputs are .npy: a name that says CSV or TSV would get .npy bytes under the wrong extension */
+  const char *names[2] = { out, lse_out };
+  for (int i = 0; i < 2; i++) {
+    int fmt = 0;
+    if (names[i] && strcmp(names[i], "-") &&
+        (cli_resolve_format(i ? "--lse" : "-o", -1, names[i], cli_parse_format("npy"), &fmt) ||
+         fmt != cli_parse_format("npy")))
+      return smx_cli_usage_error("%s %s: attention writes .npy only; name the file .npy", i ? "--lse" : "-o", names[i]);
+  }
   if (lse_out && !strcmp(out, "-") && !strcmp(lse_out, "-"))
     return smx_cli_usage_error("-o - and --lse - would both write to standard output; send one to a file");
   if (lse_out && same_file(out, lse_out)) return smx_cli_usage_error("-o and --lse name the same file '%s'", lse_out);

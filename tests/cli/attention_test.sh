@@ -24,6 +24,13 @@ open('trunc.npy', 'wb').write(open('q.npy', 'rb').read()[:100])"
 QKV=(q.npy k.npy v.npy)
 HINT="smx: try 'smx --help'"
 
+# outputs are .npy: a CSV / TSV name is refused, not written with .npy bytes
+expect "-o o.csv" 1 "" "smx: -o o.csv: attention writes .npy only; name the file .npy
+$HINT" -- attention "${QKV[@]}" -o o.csv
+expect "--lse l.tsv" 1 "" "smx: --lse l.tsv: attention writes .npy only; name the file .npy
+$HINT" -- attention "${QKV[@]}" -o o.npy --lse l.tsv
+check "o.csv not written" [ ! -e o.csv ]
+
 # options beyond float: refused with what is allowed, not "must be >= 0"
 expect "softcap 1e300" 1 "" "smx: --softcap must be 0 (off) or a positive number within float range (1.2e-38 to 3.4e+38), not '1e300'
 $HINT" -- attention "${QKV[@]}" -o o.npy --softcap 1e300
