@@ -178,9 +178,9 @@
  * ---------------------------------------------------------------------------
  * Accuracy and reproducibility
  * ---------------------------------------------------------------------------
- * f32 storage: |O - ref| <= (1e-5 + 2^-23 (Lk / 64 + 64)) * max|ref| over
- * the tensor (the sums run within 64-key tiles, then across the Lk / 64
- * tiles in order), against a
+ * f32 storage: |O - ref| <= (1e-5 + 2^-23 Lk / 64) * max|ref| over the
+ * tensor (the sums across a row's Lk / 64 key tiles run in order, each step
+ * rounding once), against a
  * long-double reference (tests/unit/test_attention.c), at every ISA, for
  * every mask, variant and kind (int8 K: against the reference on the
  * dequantised K; BLASST adds the weight it drops, under 64 e^{threshold} of
