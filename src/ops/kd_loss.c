@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "core/grid.h"
+#include "core/ksum.h"
 #include "core/operands.h"
 #include "core/options.h"
 #include "ops/vnorm_std.h"
@@ -38,10 +39,10 @@ static void row_scale(const double *x, size_t n, double temp, int standardize, d
   }
   double mx = -INFINITY;
   for (size_t i = 0; i < n; i++) if (x[i] > mx) mx = x[i];
-  double d = 0.0;
-  for (size_t i = 0; i < n; i++) d += exp(*a * (x[i] - mx));
+  double d = 0.0, dc = 0.0;   /* compensated: the bound may not grow with the row */
+  for (size_t i = 0; i < n; i++) smx_kadd(&d, &dc, exp(*a * (x[i] - mx)));
   *m = mx;
-  *logd = log(d);
+  *logd = log(d + dc);
 }
 
 static void kd_rows(void *ctx, size_t r0, size_t r1, void *scratch) {
@@ -56,14 +57,14 @@ static void kd_rows(void *ctx, size_t r0, size_t r1, void *scratch) {
     double as, ms, ls, at, mt, lt;
     row_scale(s, n, j->temp, j->standardize, &as, &ms, &ls);
     row_scale(t, n, j->temp, j->standardize, &at, &mt, &lt);
-    double kl = 0.0, t2 = j->temp * j->temp;
+    double kl = 0.0, klc = 0.0, t2 = j->temp * j->temp;
     for (size_t i = 0; i < n; i++) {
       double lpt = at * (t[i] - mt) - lt, lps = as * (s[i] - ms) - ls, pt = exp(lpt);
       if (t[i] != t[i] || s[i] != s[i]) kl = NAN;
-      if (pt > 0.0) kl += pt * (lpt - lps);
+      if (pt > 0.0) smx_kadd(&kl, &klc, pt * (lpt - lps));
       g[i] = j->temp * (exp(lps) - pt);   /* dL/dz with z the logits before 1/T */
     }
-    j->row_loss[r] = t2 * kl;
+    j->row_loss[r] = t2 * (isfinite(kl) ? kl + klc : kl);   /* +inf or NaN: the compensation is NaN */
     if (!j->grad) continue;
     if (j->standardize) {
       smx_vn_moments mo = smx_vn_moments_f64(s, n);
@@ -107,14 +108,15 @@ static smx_status run(int f64, const void *s, size_t lds, const void *t, size_t 
   smx_plan plan = smx_plan_rows(o.threads, rows, cols, 0);
   st = smx_grid_rows(plan.row_threads, rows, scratch, kd_rows, &j);
   if (st == SMX_OK) {
-    double sum = 0.0;
+    double sum = 0.0, sc = 0.0;
     for (size_t r = 0; r < rows; r++) {
       if (red == SMX_REDUCTION_NONE) {
         if (f64) ((double *)loss)[r] = rl[r];
         else ((float *)loss)[r] = (float)rl[r];
       }
-      sum += rl[r];
+      smx_kadd(&sum, &sc, rl[r]);
     }
+    if (isfinite(sum)) sum += sc;
     if (red != SMX_REDUCTION_NONE) {
       double v = red == SMX_REDUCTION_MEAN ? sum / (double)rows : sum;
       if (f64) *(double *)loss = v;

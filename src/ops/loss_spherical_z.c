@@ -9,6 +9,7 @@
  */
 #include <math.h>
 
+#include "core/ksum.h"
 #include "core/options.h"
 #include "ops/loss_row.h"
 #include "ops/loss_rows.h"
@@ -21,20 +22,13 @@ typedef struct zl_ctx {
   int f64;
 } zl_ctx;
 
-/* s += v, its rounding error into *c (Neumaier) */
-static void nsum(double *s, double *c, double v) {
-  double u = *s + v;
-  *c += fabs(*s) >= fabs(v) ? (*s - u) + v : (v - u) + *s;
-  *s = u;
-}
-
 /* f64 rows: the mean from a compensated sum, then the corrected two-pass variance, sum (x - mu)^2 less
  * (sum (x - mu))^2 / n (mu's own rounding), compensated, with each square's rounding (fma). One pass of
  * x and x^2, even compensated, leaves var = E[x^2] - mu^2 an error of eps E[x^2]: mean(x^2) / var times
  * the common bound (tests/soak/losses saw gradients 1e-11 off at mean(x^2) / var = 1e4, 2^-20 allowed). */
 static void moments_f64(const double *x, size_t n, double *mu_out, double *mu_lo, double *var_out) {
   double a = 0.0, ca = 0.0;
-  for (size_t i = 0; i < n; i++) nsum(&a, &ca, x[i]);
+  for (size_t i = 0; i < n; i++) smx_kadd(&a, &ca, x[i]);
   /* mu in two doubles (the sum's and the division's roundings in the low part): x_k - mu then keeps its
    * digits on rows far from 0 (mean 1e4, spread 0.1: one double mu costs z 1e-11 relatively) */
   double dn = (double)n, sh = a + ca, sl = ca - (sh - a), mu = sh / dn;
@@ -43,9 +37,9 @@ static void moments_f64(const double *x, size_t n, double *mu_out, double *mu_lo
   double s = 0.0, cs = 0.0, d1 = 0.0, cd = 0.0;
   for (size_t i = 0; i < n; i++) {
     double d = (x[i] - mu) - lo, w = d * d;
-    nsum(&s, &cs, w);
+    smx_kadd(&s, &cs, w);
     if (w < INFINITY) cs += fma(d, d, -w);
-    nsum(&d1, &cd, d);
+    smx_kadd(&d1, &cd, d);
   }
   double e = d1 + cd;
   *mu_out = mu;

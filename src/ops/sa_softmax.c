@@ -137,8 +137,8 @@ static void bwd32_tiny(const sa_ctx *c, sa_w w, const float *x, const float *g, 
   for (size_t i = 0; i < n; i++) {
     if (p[i] == 0.0f) continue;
     double pg = (double)p[i] * (double)g[i];
-    smx_vn_kadd(&d, &dc, pg * (((double)x[i] - w.lo) * w.s));
-    smx_vn_kadd(&gp, &gc, pg);
+    smx_kadd(&d, &dc, pg * (((double)x[i] - w.lo) * w.s));
+    smx_kadd(&gp, &gc, pg);
   }
   d += dc;
   gp += gc;
@@ -193,8 +193,8 @@ static void bwd64_wide(const sa_ctx *c, sa_w w, const double *x, const double *p
   double d = 0.0, dc = 0.0, gp = 0.0, gc = 0.0;
   for (size_t i = 0; i < n; i++) {
     if (p[i] == 0.0) continue;
-    smx_vn_kadd(&d, &dc, p[i] * g[i] * ((0.5 * x[i] - 0.5 * w.lo) / hr));
-    smx_vn_kadd(&gp, &gc, p[i] * g[i]);
+    smx_kadd(&d, &dc, p[i] * g[i] * ((0.5 * x[i] - 0.5 * w.lo) / hr));
+    smx_kadd(&gp, &gc, p[i] * g[i]);
   }
   d += dc;
   gp += gc;
@@ -213,8 +213,8 @@ static void bwd64_tiny(const sa_ctx *c, sa_w w, const double *x, const double *p
   double d = 0.0, dc = 0.0, gp = 0.0, gc = 0.0;
   for (size_t i = 0; i < n; i++) {
     if (p[i] == 0.0) continue;
-    smx_vn_kadd(&d, &dc, p[i] * g[i] * ((x[i] - w.lo) / w.r));
-    smx_vn_kadd(&gp, &gc, p[i] * g[i]);
+    smx_kadd(&d, &dc, p[i] * g[i] * ((x[i] - w.lo) / w.r));
+    smx_kadd(&gp, &gc, p[i] * g[i]);
   }
   d += dc;
   gp += gc;

@@ -10,6 +10,7 @@
  */
 #include <math.h>
 
+#include "core/ksum.h"
 #include "core/temperature.h"
 #include "ops/vnorm_run.h"
 #include "registry/registry.h"
@@ -83,14 +84,9 @@ static double sig_scaled(double x, double h) {   /* sigmoid(x) e^-h */
     su = 0.0;                                                                   \
     sg = 0.0;                                                                   \
     for (size_t i_ = 0; i_ < (n); i_++) {                                       \
-      double u_ = sp_scaled((double)(x)[i_], h), t_ = su + u_;                  \
-      c1_ += fabs(su) >= u_ ? (su - t_) + u_ : (u_ - t_) + su;                  \
-      su = t_;                                                                  \
-      if (g) {                                                                  \
-        double v_ = (double)(g)[i_] * u_, w_ = sg + v_;                         \
-        c2_ += fabs(sg) >= fabs(v_) ? (sg - w_) + v_ : (v_ - w_) + sg;          \
-        sg = w_;                                                                \
-      }                                                                         \
+      double u_ = sp_scaled((double)(x)[i_], h);                                \
+      smx_kadd(&su, &c1_, u_);                                                  \
+      if (g) smx_kadd(&sg, &c2_, (double)(g)[i_] * u_);                         \
     }                                                                           \
     su += c1_;                                                                  \
     sg += c2_;                                                                  \

@@ -8,13 +8,11 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* Neumaier's compensated sum, in index order */
+#include "core/ksum.h"
+
+/* Neumaier's compensated sum (core/ksum.h), in index order */
 typedef struct csum { double s, c; } csum;
-static void cs_add(csum *a, double v) {
-  double t = a->s + v;
-  a->c += fabs(a->s) >= fabs(v) ? (a->s - t) + v : (v - t) + a->s;
-  a->s = t;
-}
+static void cs_add(csum *a, double v) { smx_kadd(&a->s, &a->c, v); }
 static double cs_val(const csum *a) { return a->s + a->c; }
 
 /* the final sparsemax threshold from the support {z_j >= vmin} */

@@ -10,6 +10,8 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "core/ksum.h"
+
 #define SMX_VN_STD_EPS 1e-7
 
 typedef struct smx_vn_moments {
@@ -19,12 +21,6 @@ typedef struct smx_vn_moments {
   double sds;        /* sd 2^-ex: finite where sd overflows (rows near DBL_MAX) */
 } smx_vn_moments;
 
-/* Neumaier's compensated sum: a few ulps whatever the row length */
-static inline void smx_vn_kadd(double *s, double *c, double v) {
-  double t = *s + v;
-  *c += fabs(*s) >= fabs(v) ? (*s - t) + v : (v - t) + *s;
-  *s = t;
-}
 
 /* the entries are scaled by a power of two near 1/max|x| first, so that
  * neither the sum nor the squares overflow (f64 rows up to DBL_MAX) */
@@ -38,15 +34,15 @@ static inline void smx_vn_kadd(double *s, double *c, double v) {
   if (amax > 0.0) frexp(amax, &ex);                                           \
   double s = 0.0, sc = 0.0;                                                   \
   for (size_t i = 0; i < n; i++)                                              \
-    if (isfinite(x[i])) smx_vn_kadd(&s, &sc, ldexp((double)x[i], -ex));       \
+    if (isfinite(x[i])) smx_kadd(&s, &sc, ldexp((double)x[i], -ex));       \
   double mean = (s + sc) / (double)m.nf;                                      \
   /* the corrected two-pass sum: the rounding of the mean is taken back out */ \
   double q = 0.0, qc = 0.0, r = 0.0, rc = 0.0;                                \
   for (size_t i = 0; i < n; i++)                                              \
     if (isfinite(x[i])) {                                                     \
       double d = ldexp((double)x[i], -ex) - mean;                             \
-      smx_vn_kadd(&q, &qc, d * d);                                            \
-      smx_vn_kadd(&r, &rc, d);                                                \
+      smx_kadd(&q, &qc, d * d);                                            \
+      smx_kadd(&r, &rc, d);                                                \
     }                                                                         \
   r += rc;                                                                    \
   q = q + qc - r * r / (double)m.nf;                                          \
