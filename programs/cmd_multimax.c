@@ -1,7 +1,7 @@
 /*
  * smx multimax IN -o OUT [--ranges R0,R1,R2,R3] [--ts T0,T1,T2,T3] [options]
  *
- * MultiMax (include/smx/smx_variants.h) over an axis, through the streaming
+ * MultiMax (include/smx/smx_multi.h) over an axis, through the streaming
  * engine of the row commands (cli/job.h): the input's float64 is computed in
  * float64, anything else in float32.
  */

@@ -190,7 +190,7 @@ static int run_rows(const char *cmd, int argc, char **argv) {
 
   if ((op == CLI_SPARSEMAX || op == CLI_ENTMAX15 || op == CLI_ENTMAX) && o.temperature != 0.0 && o.temperature != 1.0)
     return smx_cli_usage_error("%s takes no temperature (--temperature must be 1): scale the input instead", cmd);
-  /* the row variants take their parameters explicitly and read no temperature (smx_variants.h): a -t that
+  /* the row variants take their parameters explicitly and read no temperature (smx_norm.h): a -t that
    * would change nothing is refused rather than ignored; standardize-softmax's -t is its own (below) */
   if (op >= CLI_SOFTPICK && op != CLI_STANDARDIZE_SOFTMAX && o.temperature != 0.0 && o.temperature != 1.0)
     return smx_cli_usage_error("%s takes no temperature (--temperature must be 1): its own parameters set how "

@@ -139,8 +139,8 @@ typedef struct cli_kernel {
 /* The operation of softmax, log-softmax and logsumexp (compute.c). */
 typedef enum cli_op {
   CLI_SOFTMAX, CLI_LOG_SOFTMAX, CLI_LOGSUMEXP, CLI_SIGMOID,
-  CLI_SPARSEMAX, CLI_ENTMAX15, CLI_ENTMAX,   /* include/smx/smx_variants.h */
-  /* the row variants of smx_variants.h (last: compute.c tests op >= CLI_SOFTPICK): p and k below are their
+  CLI_SPARSEMAX, CLI_ENTMAX15, CLI_ENTMAX,   /* include/smx/smx_sparse.h */
+  /* the row variants of smx_norm.h and smx_multi.h (last: compute.c tests op >= CLI_SOFTPICK): p and k below are their
      parameters */
   CLI_SOFTPICK, CLI_SSMAX, CLI_SA_SOFTMAX, CLI_ADAPTIVE_SOFTMAX, CLI_TOPK_SOFTMAX, CLI_SOFTPLUS_L1,
   CLI_STANDARDIZE_SOFTMAX

@@ -3,7 +3,7 @@ items 3-10): softpick, ssmax, sa_softmax, adaptive_softmax, topk_softmax,
 sigmoid (with a bias), softplus_l1, standardize_softmax, and for each
 `<name>_backward(x, y, dy, ...)`, the vector-Jacobian product.
 
-The arithmetic is the C library's (include/smx/smx_variants.h: definitions,
+The arithmetic is the C library's (include/smx/smx_norm.h: definitions,
 papers, special values and accuracy bounds); this module moves the axis
 last, resolves dtypes (float32 and float64 computed in their own type;
 float16 computed in float32 and rounded once; integers read as float64)

@@ -1,7 +1,7 @@
 """sparsemax, entmax-1.5 and alpha-entmax (sparse probability maps), their
 vector-Jacobian products and their Fenchel-Young losses, over NumPy arrays.
 
-The C library does the work (include/smx/smx_variants.h); this module maps an
+The C library does the work (include/smx/smx_sparse.h); this module maps an
 array and an axis onto its rows form (one C-contiguous copy when the axis is
 not the last one or the layout is not C), checks out=, and shapes the results.
 """

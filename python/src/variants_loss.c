@@ -1,5 +1,5 @@
 /*
- * The losses of include/smx/smx_variants.h from NumPy: argument checks, the
+ * The losses of include/smx/smx_losses.h from NumPy: argument checks, the
  * logits as a C-contiguous float32 / float64 matrix with the classes last
  * (matrix.h), int64 targets, one library call with the GIL released.
  */

@@ -1,5 +1,5 @@
 /*
- * Noisy Softmax from NumPy (include/smx/smx_variants.h): the logits as a
+ * Noisy Softmax from NumPy (include/smx/smx_noisy.h): the logits as a
  * C-contiguous float32 / float64 matrix with the classes last (matrix.h),
  * int64 targets and the norms of the rows in the logits' type, one library
  * call with the GIL released.

@@ -1,4 +1,4 @@
-/* The row variants of include/smx/smx_variants.h (softpick, SSMax, ...) for
+/* The row variants of include/smx/smx_norm.h (softpick, SSMax, ...) for
  * python/smx/_norm.py, which handles axes, dtypes and out=. */
 #ifndef SMX_PY_VARIANTS_NORM_H
 #define SMX_PY_VARIANTS_NORM_H

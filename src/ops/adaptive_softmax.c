@@ -1,6 +1,6 @@
 /*
  * Adaptive temperature (Velickovic et al. 2024, "softmax is not enough (for
- * sharp out-of-distribution)", arXiv 2410.01104), include/smx/smx_variants.h:
+ * sharp out-of-distribution)", arXiv 2410.01104), include/smx/smx_norm.h:
  *   p = softmax(x), H = -sum p_i log(p_i + 1e-9)   (the paper's code, natural log)
  *   beta = H > 0.5 ? max(poly(H), 1) : 1,
  *   poly(H) = -0.037 H^4 + 0.481 H^3 - 2.3 H^2 + 4.917 H - 1.791

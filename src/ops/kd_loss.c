@@ -1,7 +1,7 @@
 /*
  * The distillation loss of logit standardisation (Sun et al., CVPR 2024;
  * sunshangquan/logit-standardization-KD, mdistiller/distillers/KD.py),
- * include/smx/smx_variants.h: per row
+ * include/smx/smx_losses.h: per row
  *   L_r = T^2 KL(softmax(Z(t)/T) || softmax(Z(s)/T)),
  * Z the z-score of vnorm_std.h (or the identity without standardisation),
  * and its gradient in the student logits, T (p_s - p_t) through Z's VJP.

@@ -1,6 +1,6 @@
 /*
  * Soft Dice loss over softmax probabilities (definition and policy in
- * include/smx/smx_variants.h). The class sums run over rows, so the loss
+ * include/smx/smx_losses.h). The class sums run over rows, so the loss
  * needs every row before any gradient: pass A (fixed row blocks on the task
  * grid) forms each row's softmax statistics (loss_row.h), writes the row's
  * probabilities into a per-task scratch row and adds them into the block's

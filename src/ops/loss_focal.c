@@ -1,6 +1,6 @@
 /*
  * Focal loss on softmax (Lin et al. 2017, eq. 5; definition and policy in
- * include/smx/smx_variants.h). The gradient is K (p - onehot), so a row is
+ * include/smx/smx_losses.h). The gradient is K (p - onehot), so a row is
  * the fused cross-entropy's two passes (loss_row.h) with another scale, and
  * the target's element rewritten from double.
  */

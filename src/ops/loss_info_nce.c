@@ -1,6 +1,6 @@
 /*
  * InfoNCE / CLIP contrastive loss over a similarity matrix (definition and
- * policy in include/smx/smx_variants.h). The row term is a cross-entropy of
+ * policy in include/smx/smx_losses.h). The row term is a cross-entropy of
  * each row of sim / T (loss_row.h: one online pass, one gradient pass). The
  * column term (symmetric) needs softmax down the columns: the columns are
  * gathered a block at a time into a small row-major buffer (one cache line

@@ -1,6 +1,6 @@
 /*
  * Noisy Softmax (Chen, Deng and Du, CVPR 2017, arXiv 1708.03769, eq. 5-6;
- * definition and policy in include/smx/smx_variants.h): cross-entropy with the
+ * definition and policy in include/smx/smx_noisy.h): cross-entropy with the
  * target logit lowered by |xi|-scaled noise, xi from the sampler's Philox.
  *
  * A row is the fused cross-entropy's two passes with the target left out of

@@ -1,7 +1,7 @@
 /*
  * The spherical Z-loss of de Brebisson and Vincent 2016 (arXiv 1604.08859,
  * section 3: the Z-normalised target score through a scaled softplus;
- * definition and policy in include/smx/smx_variants.h). A row needs only
+ * definition and policy in include/smx/smx_losses.h). A row needs only
  * the first two moments and x_t: for f32 rows one pass for sum x and sum x^2
  * (the registry's double-lane sum and dot kernels), for f64 rows two (the
  * mean, then the centred squares), and one affine pass for the gradient,

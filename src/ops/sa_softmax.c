@@ -1,6 +1,6 @@
 /*
  * Self-Adjust Softmax (Zheng et al. 2025, arXiv 2502.18277, EMNLP 2025),
- * include/smx/smx_variants.h: y = x * softmax(x), and the normalised variant
+ * include/smx/smx_norm.h: y = x * softmax(x), and the normalised variant
  * y = (x - min(x_min, 0)) / (max(0, x_max) - min(x_min, 0)) * softmax(x)
  * (the paper's two forms, as its abstract states them). softmax(x) comes
  * from the softmax engine's row drivers (vnorm_softmax.c), the product from

@@ -1,5 +1,5 @@
 /*
- * The sigmoid's VJP, include/smx/smx_variants.h: for y = sigma(x/T + b),
+ * The sigmoid's VJP, include/smx/smx_elem.h: for y = sigma(x/T + b),
  * dx = y (1 - y) dy / T, from y alone (the vnorm sig_bwd kernel).
  */
 #include <math.h>

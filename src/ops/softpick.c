@@ -1,5 +1,5 @@
 /*
- * Softpick (Zuhri et al. 2025, arXiv 2504.20966), include/smx/smx_variants.h:
+ * Softpick (Zuhri et al. 2025, arXiv 2504.20966), include/smx/smx_norm.h:
  * y_i = ReLU(e^(x_i - m) - e^(-m)) / (sum_{x_j > -inf} |e^(x_j - m) - e^(-m)| + eps),
  * m the max over the finite entries: the stable form of the reference code
  * (zaydzuhri/softpick-attention, naive_softpick_attn.py), eps applied after

@@ -1,5 +1,5 @@
 /*
- * Softplus with l1 normalisation, include/smx/smx_variants.h: the
+ * Softplus with l1 normalisation, include/smx/smx_norm.h: the
  * positivity-map-plus-l1 decomposition of softmax with softplus for exp
  * (the LSSA family of Gao, Spratling et al. 2025, arXiv 2501.13428, without
  * its length-dependent scale and re-weighting, which are not implemented):

@@ -1,6 +1,6 @@
 /*
  * The Fenchel-Young losses of sparsemax, entmax-1.5 and alpha-entmax
- * (include/smx/smx_variants.h; Blondel, Martins & Niculae 2020, "Learning with
+ * (include/smx/smx_sparse.h; Blondel, Martins & Niculae 2020, "Learning with
  * Fenchel-Young losses"; sparsemax's is Martins & Astudillo 2016, eq. 18):
  *   L(x; t) = Omega(p) + <p, x> - x_t,  Omega(p) = (1 - sum_i p_i^alpha) / (alpha (alpha - 1)),
  * p the operation's output, with gradient p - e_t. Each row's p is formed in the

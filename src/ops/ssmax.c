@@ -1,6 +1,6 @@
 /*
  * Scalable-Softmax, SSMax (Nakanishi 2025, arXiv 2501.19399),
- * include/smx/smx_variants.h: y = softmax((s log n) x), n the row length or
+ * include/smx/smx_norm.h: y = softmax((s log n) x), n the row length or
  * given per row (prefix / causal use: the keys a query sees). It is softmax
  * at temperature 1 / (s log n), run by the softmax engine's row drivers
  * (vnorm_softmax.c); the backward pass is the softmax VJP scaled by s log n.

@@ -1,7 +1,7 @@
 /*
  * Logit standardisation for distillation (Sun et al., CVPR 2024, "Logit
  * Standardization in Knowledge Distillation"; sunshangquan/logit-
- * standardization-KD, mdistiller/distillers/KD.py), include/smx/smx_variants.h:
+ * standardization-KD, mdistiller/distillers/KD.py), include/smx/smx_norm.h:
  *   z = (x - mean(x)) / (std(x) + 1e-7),  std unbiased (n - 1), eps on the std;
  *   y = softmax(z / T).
  * Softmax is shift-invariant, so y = softmax(a x) with a = 1 / (T (std + 1e-7)):

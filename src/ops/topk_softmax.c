@@ -1,6 +1,6 @@
 /*
  * Top-k softmax ("sparse softmax", Sun et al. 2021, arXiv 2112.12433),
- * include/smx/smx_variants.h: softmax over the k largest entries, 0
+ * include/smx/smx_multi.h: softmax over the k largest entries, 0
  * elsewhere; equal entries go to the lowest index. f32 (and half) rows
  * select with the fused top-k of smx_topk_f32 (src/ops/topk*.c: one read of
  * the row, the same tie and special-value rules); f64 rows sort (value,

@@ -1,5 +1,5 @@
 /*
- * The losses on softmax outputs (include/smx/smx_variants.h: focal, spherical
+ * The losses on softmax outputs (include/smx/smx_losses.h: focal, spherical
  * Z-loss, InfoNCE / CLIP, soft Dice): f32 and f64 losses and gradients
  * against long-double references at every ISA, every reduction and a few
  * parameters; the f64 gradients against central finite differences of the

@@ -1,5 +1,5 @@
 /*
- * MultiMax (include/smx/smx_variants.h): f32 and f64 forward and backward
+ * MultiMax (include/smx/smx_multi.h): f32 and f64 forward and backward
  * (with the parameter gradients) against long-double references at every
  * ISA and a few thread counts (bitwise equal), the f64 VJP against central
  * differences, f16 / bf16 storage against the f32 results, the special

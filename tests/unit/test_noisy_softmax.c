@@ -1,5 +1,5 @@
 /*
- * Noisy Softmax (include/smx/smx_variants.h): the noise rebuilt here from the
+ * Noisy Softmax (include/smx/smx_noisy.h): the noise rebuilt here from the
  * documented Philox counter (smx_philox4x32 and Box-Muller in long double),
  * distinct across rows and steps and standard normal over 200k rows; f32 and
  * f64 losses, logit gradients and norm gradients against long-double

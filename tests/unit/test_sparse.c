@@ -1,5 +1,5 @@
 /*
- * sparsemax, entmax-1.5 and bisection entmax (include/smx/smx_variants.h)
+ * sparsemax, entmax-1.5 and bisection entmax (include/smx/smx_sparse.h)
  * beyond the op driver's accuracy rows: outputs on the simplex, supports equal
  * to a sort-based long-double oracle's (ties included), the pivot search bitwise
  * equal to the sort oracle, bisection entmax at alpha = 1.5 against the exact

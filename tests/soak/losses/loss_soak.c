@@ -1,5 +1,5 @@
 /*
- * loss_soak: random calls of the losses of include/smx/smx_variants.h (focal,
+ * loss_soak: random calls of the losses of include/smx/smx_losses.h (focal,
  * spherical Z, InfoNCE / CLIP, soft Dice, knowledge distillation, and the
  * Fenchel-Young losses of sparsemax / entmax15 / entmax) for a bounded time.
  *
