@@ -57,7 +57,7 @@ static int demo_rows(void) {
     float y[5], z[5], lse;
     smx_status s1 = smx_softmax_f32(rows[r].x, y, rows[r].n, NULL);
     smx_status s2 = smx_log_softmax_f32(rows[r].x, z, rows[r].n, NULL);
-    smx_status s3 = smx_logsumexp_f32(rows[r].x, rows[r].n, &lse, NULL);
+    smx_status s3 = smx_logsumexp_f32(rows[r].x, &lse, rows[r].n, NULL);
     if (s1 || s2 || s3) {
       fprintf(stderr, "smx: %s\n", smx_status_string(s1 ? s1 : s2 ? s2 : s3));
       return 2;

@@ -191,15 +191,11 @@ static int run_rows(const char *cmd, int argc, char **argv) {
   if ((op == CLI_SPARSEMAX || op == CLI_ENTMAX15 || op == CLI_ENTMAX) && o.temperature != 0.0 && o.temperature != 1.0)
     return smx_cli_usage_error("%s takes no temperature (--temperature must be 1): scale the input instead", cmd);
   /* the row variants take their parameters explicitly and read no temperature (smx_norm.h): a -t that
-   * would change nothing is refused rather than ignored; standardize-softmax's -t is its own (below) */
+   * would change nothing is refused rather than ignored; standardize-softmax's is the options' (smx_norm.h) */
   if (op >= CLI_SOFTPICK && op != CLI_STANDARDIZE_SOFTMAX && o.temperature != 0.0 && o.temperature != 1.0)
     return smx_cli_usage_error("%s takes no temperature (--temperature must be 1): its own parameters set how "
                                "sharp it is", cmd);
   if (op == CLI_TOPK_SOFTMAX && !have_k) return smx_cli_usage_error("topk-softmax needs -k K");
-  if (op == CLI_STANDARDIZE_SOFTMAX) {   /* -t is the standardised softmax's own temperature */
-    p = o.temperature != 0.0 ? o.temperature : 1.0;
-    o.temperature = 0.0;
-  }
 
   cli_job j;
   int rc = cli_job_input(&j, cmd, in, fin, io.axis);

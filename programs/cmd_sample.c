@@ -60,11 +60,11 @@ static smx_status sample_rows(void *ctx, const void *x, void *const *y, size_t r
    * whatever the block or the input's order */
   if (!cli_rows_permuted(&c->ro)) {
     p.row_offset = row0;
-    s = smx_sample_rows_f32(x, n, rows, n, &p, c->seed, c->step, (int64_t *)y[0], &c->o);
+    s = smx_sample_rows_f32(x, n, (int64_t *)y[0], rows, n, &p, c->seed, c->step, &c->o);
   } else {
     for (size_t i = 0; i < rows && s == SMX_OK; i++) {
       p.row_offset = cli_row_c_index(&c->ro, row0 + i);
-      s = smx_sample_rows_f32((const float *)x + i * n, n, 1, n, &p, c->seed, c->step, (int64_t *)y[0] + i, &c->o);
+      s = smx_sample_rows_f32((const float *)x + i * n, n, (int64_t *)y[0] + i, 1, n, &p, c->seed, c->step, &c->o);
     }
   }
   for (size_t i = 0; s == SMX_OK && i < rows; i++) {

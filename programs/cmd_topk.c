@@ -51,9 +51,9 @@ static smx_status topk_rows(void *ctx, const void *x, void *const *y, size_t row
   const topk_ctx *c = ctx;
   unsigned char *ix = y[1];
   (void)row0;
-  smx_status s = c->mode == TOPK_RAW ? smx_topk_rows_f32(x, n, rows, n, c->k, y[0], (int64_t *)y[1], &c->o)
-               : c->mode == TOPK_LOG ? smx_log_softmax_topk_rows_f32(x, n, rows, n, c->k, y[0], (int64_t *)y[1], &c->o)
-                                     : smx_softmax_topk_rows_f32(x, n, rows, n, c->k, y[0], (int64_t *)y[1], &c->o);
+  smx_status s = c->mode == TOPK_RAW ? smx_topk_rows_f32(x, n, y[0], (int64_t *)y[1], rows, n, c->k, &c->o)
+               : c->mode == TOPK_LOG ? smx_log_softmax_topk_rows_f32(x, n, y[0], (int64_t *)y[1], rows, n, c->k, &c->o)
+                                     : smx_softmax_topk_rows_f32(x, n, y[0], (int64_t *)y[1], rows, n, c->k, &c->o);
   for (size_t i = 0; s == SMX_OK && i < rows * c->k; i++) {
     int64_t v;
     memcpy(&v, ix + i * 8, 8);

@@ -51,7 +51,8 @@ const char smx_xent_help[] =
 typedef struct xent_ctx {
   const int64_t *t;        /* the targets, by C-order row number */
   cli_row_order ro;
-  smx_xent_options bo;
+  smx_options bo;          /* the options of each block's call, with be as their loss extension */
+  smx_loss_ext be;
   int grad;
   double total;            /* the sum of the row losses, in row order */
   int64_t *scratch;        /* the targets of one block, when rows are permuted */
@@ -72,14 +73,16 @@ static smx_status xent_rows(void *ctx, const void *x, void *const *y, size_t row
     t = c->scratch;
   }
   float *loss = y[0];
-  smx_status s = smx_cross_entropy_f32(x, n, rows, n, t, SMX_INDEX_I64, &c->bo, loss, c->grad ? y[1] : NULL, n, NULL);
+  c->bo.loss = &c->be;
+  smx_status s = smx_cross_entropy_f32(x, n, t, loss, c->grad ? y[1] : NULL, n, NULL, rows, n, &c->bo);
   for (size_t i = 0; s == SMX_OK && i < rows; i++) c->total += loss[i];
   return s;
 }
 
 int smx_cmd_xent(int argc, char **argv) {
   const char *in = NULL, *tpath = NULL, *out = NULL, *gpath = NULL;
-  smx_xent_options o = SMX_XENT_OPTIONS_INIT;
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0u, 0, NULL };
+  smx_loss_ext oe = SMX_LOSS_EXT_INIT;
   int quiet = 0;
   cli_io_opts io = CLI_IO_OPTS_INIT;
   cli_run_opts run = CLI_RUN_OPTS_INIT(CLI_RUN_MASKED_ROW);
@@ -99,9 +102,9 @@ int smx_cmd_xent(int argc, char **argv) {
       if (!v) return smx_cli_usage_error("--grad needs a file name");
       gpath = v; i++;
     } else if (!strcmp(a, "--reduction")) {
-      if (v && !strcmp(v, "mean")) o.reduction = SMX_REDUCTION_MEAN;
-      else if (v && !strcmp(v, "sum")) o.reduction = SMX_REDUCTION_SUM;
-      else if (v && !strcmp(v, "none")) o.reduction = SMX_REDUCTION_NONE;
+      if (v && !strcmp(v, "mean")) oe.reduction = SMX_REDUCTION_MEAN;
+      else if (v && !strcmp(v, "sum")) oe.reduction = SMX_REDUCTION_SUM;
+      else if (v && !strcmp(v, "none")) oe.reduction = SMX_REDUCTION_NONE;
       else return smx_cli_usage_error("--reduction must be none, mean or sum");
       i++;
     } else if (!strcmp(a, "--ignore-index")) {
@@ -109,13 +112,13 @@ int smx_cmd_xent(int argc, char **argv) {
       errno = 0;
       long long n = v ? strtoll(v, &end, 10) : 0;
       if (!v || end == v || *end || errno) return smx_cli_usage_error("--ignore-index must be a whole number");
-      o.ignore_index = (int64_t)n; i++;
+      oe.ignore_index = (int64_t)n; i++;
     } else if (!strcmp(a, "--label-smoothing")) {
-      if (!smx_cli_parse_double(v, 0.0, 1.0, &o.label_smoothing))
+      if (!smx_cli_parse_double(v, 0.0, 1.0, &oe.label_smoothing))
         return smx_cli_usage_error("--label-smoothing must be a number from 0 to 1");
       i++;
     } else if (!strcmp(a, "--z-loss")) {
-      if (!smx_cli_parse_double(v, 0.0, 1.7e308, &o.z_loss)) return smx_cli_usage_error("--z-loss must be a number >= 0");
+      if (!smx_cli_parse_double(v, 0.0, 1.7e308, &oe.z_loss)) return smx_cli_usage_error("--z-loss must be a number >= 0");
       i++;
     } else if (!strcmp(a, "--temperature") || !strcmp(a, "-t")) {
       if (!smx_cli_parse_temperature(v, &o.temperature)) return smx_cli_temperature_error("--temperature", v);
@@ -132,7 +135,7 @@ int smx_cmd_xent(int argc, char **argv) {
   o.flags |= run.flags;
   if (!in) return smx_cli_usage_error("xent needs a logits file (.npy, .csv or .tsv; - for stdin)");
   if (!tpath) return smx_cli_usage_error("xent needs --targets TARGETS.npy");
-  if (!out && o.reduction == SMX_REDUCTION_NONE) return smx_cli_usage_error("--reduction none needs -o LOSS.npy");
+  if (!out && oe.reduction == SMX_REDUCTION_NONE) return smx_cli_usage_error("--reduction none needs -o LOSS.npy");
   if (out && gpath && !strcmp(out, gpath)) return smx_cli_usage_error("-o and --grad name the same file");
   if (!strcmp(tpath, "-") && !strcmp(in, "-")) return smx_cli_usage_error("only one of the inputs can be stdin");
 
@@ -160,11 +163,11 @@ int smx_cmd_xent(int argc, char **argv) {
   if ((rc = smx_xent_read_targets(tpath, ftin, rows, &t)) != 0) return cli_job_end(&j, rc);
   uint64_t count = 0;
   for (uint64_t i = 0; i < rows; i++) {
-    if (t[i] == o.ignore_index) continue;
+    if (t[i] == oe.ignore_index) continue;
     if (t[i] < 0 || (uint64_t)t[i] >= cols) {
       rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: target %lld of row %llu is outside [0, %llu) and not the ignore index (%lld)",
                         tpath, (long long)t[i], (unsigned long long)i, (unsigned long long)cols,
-                        (long long)o.ignore_index);
+                        (long long)oe.ignore_index);
       free(t);
       return cli_job_end(&j, rc);
     }
@@ -176,13 +179,14 @@ int smx_cmd_xent(int argc, char **argv) {
   memset(&ctx, 0, sizeof ctx);
   ctx.t = t;
   ctx.bo = o;
-  ctx.bo.reduction = SMX_REDUCTION_NONE;
-  if (o.reduction == SMX_REDUCTION_MEAN && count) ctx.bo.grad_scale = 1.0 / (double)count;
+  ctx.be = oe;
+  ctx.be.reduction = SMX_REDUCTION_NONE;
+  if (oe.reduction == SMX_REDUCTION_MEAN && count) ctx.be.grad_scale = 1.0 / (double)count;
   ctx.grad = gpath != NULL;
   cli_job_row_order(&j, &ctx.ro);
   cli_kernel kn = { CLI_F32, 2, { 1, cols }, { CLI_F32, CLI_F32 }, 0, 0, xent_rows, &ctx };
   smx_dtype gdt = idt == SMX_DTYPE_F16 || idt == SMX_DTYPE_F64 ? idt : SMX_DTYPE_F32;
-  int per_row = o.reduction == SMX_REDUCTION_NONE;
+  int per_row = oe.reduction == SMX_REDUCTION_NONE;
   cli_output outs[2] = { { per_row ? out : NULL, fl, SMX_DTYPE_F32, CLI_AXIS_REMOVE },
                          { gpath, fg, gdt, CLI_AXIS_KEEP } };
   /* the reduced loss is one value, written after the run */
@@ -196,7 +200,7 @@ int smx_cmd_xent(int argc, char **argv) {
     else scalar_open = 1;
   }
   if (!rc) rc = cli_job_run(&j, &kn, quiet);
-  float value = o.reduction == SMX_REDUCTION_SUM ? (float)ctx.total : count ? (float)(ctx.total / (double)count) : NAN;
+  float value = oe.reduction == SMX_REDUCTION_SUM ? (float)ctx.total : count ? (float)(ctx.total / (double)count) : NAN;
   if (scalar_open) {
     if (!rc && cli_sink_write(&scalar, CLI_F32, 0, &value, 1, err, sizeof err) != SMX_OK)
       rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);

@@ -6,6 +6,22 @@
  * caller's buffers. Pointers need no alignment beyond their element type's.
  *
  * ---------------------------------------------------------------------------
+ * The API convention (every header follows it; docs/architecture.md)
+ * ---------------------------------------------------------------------------
+ *  - Argument order: the inputs, each pointer followed by its leading
+ *    dimension; the outputs, the same way; the shape (n, or rows and cols);
+ *    the operation's own parameters; then const smx_options *opt, last.
+ *  - One options struct, smx_options (NULL: the defaults): algorithm,
+ *    temperature (the only one: no function takes a second), flags, threads,
+ *    and one extension per family, opt->loss for the losses (reduction,
+ *    ignore_index, grad_scale, label_smoothing, z_loss).
+ *  - One target type: class indices are const int64_t *.
+ *  - Every storage type (f64, f32, f16 / bf16 as uint16_t bit patterns) unless
+ *    the op table says why not (smx_ops.h, docs/ops.md); half precision
+ *    computes in f32 and rounds each output once.
+ *  - One header per family, of at most about 300 lines, all included here.
+ *
+ * ---------------------------------------------------------------------------
  * Special values: the written policy (the same for every algorithm, ISA and
  * thread count; enforced in one place, the operation's policy entry)
  * ---------------------------------------------------------------------------
@@ -119,11 +135,29 @@ typedef enum smx_algo {
 #define SMX_FLAG_STREAM_STORES 0x2u
 #define SMX_FLAG_CACHED_STORES 0x4u
 
+/* The losses' part of the options (smx_losses.h, smx_sparse.h, smx_noisy.h, smx_grad.h's cross-entropy). */
+typedef enum smx_reduction {
+  SMX_REDUCTION_MEAN = 0,  /* sum of row losses / number of rows not ignored (PyTorch's default) */
+  SMX_REDUCTION_SUM = 1,   /* sum of row losses                                                  */
+  SMX_REDUCTION_NONE = 2   /* one loss per row                                                   */
+} smx_reduction;
+typedef struct smx_loss_ext {
+  smx_reduction reduction;
+  int64_t ignore_index;     /* rows whose target equals it: loss 0, gradient 0, left out of the mean */
+  double grad_scale;        /* 0 means 1: multiplies the gradient (an upstream dL/dloss), finite        */
+  double label_smoothing;   /* cross-entropy: eps in [0, 1]; the other losses refuse nonzero          */
+  double z_loss;            /* cross-entropy: z >= 0 of z * lse^2 (PaLM); the other losses refuse nonzero */
+} smx_loss_ext;
+/* PyTorch's defaults, also what a NULL opt->loss means. An all-zero struct has ignore_index 0 (class 0
+ * ignored): start from this. */
+#define SMX_LOSS_EXT_INIT { SMX_REDUCTION_MEAN, -100, 0.0, 0.0, 0.0 }
+
 typedef struct smx_options { /* all-zero, or a NULL pointer, means the defaults */
   smx_algo algo;             /* AUTO picks by row length and ISA                  */
   double temperature;        /* 0 means 1; computes softmax(x / T), T > 0, finite */
   uint32_t flags;            /* SMX_FLAG_MASKED_ROW_NAN, ...                      */
   int threads;               /* 0 or 1: the calling thread only; > 1 uses a pool  */
+  const smx_loss_ext *loss;  /* the losses' extension (NULL: SMX_LOSS_EXT_INIT); other operations ignore it */
 } smx_options;
 
 /* ---------------------------------------------------------------- row ops */

@@ -11,7 +11,6 @@
 #include <stdint.h>
 
 #include "smx/smx.h"
-#include "smx/smx_grad.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,7 +28,13 @@ extern "C" {
  * losses and gradients; the f64 forms double. Results are the same for every
  * thread count (one thread per row; reductions in row order in double).
  *
- * Targets: int64 class indices in [0, cols), or opt->ignore_index (loss 0,
+ * Options: opt->loss (smx.h; NULL opt or opt->loss: SMX_LOSS_EXT_INIT) gives
+ * the reduction, ignore_index and grad_scale; its label_smoothing and z_loss
+ * must be 0 (they are cross-entropy's). opt->threads splits the rows; algo
+ * and the store flags are ignored; SMX_FLAG_MASKED_ROW_NAN is refused; the
+ * temperature must be 0 or 1 except for InfoNCE and the distillation loss,
+ * whose temperature it is.
+ * Targets: int64 class indices in [0, cols), or ignore_index (loss 0,
  * gradient 0, left out of the mean; such rows are not read). Every target is
  * checked before anything is written.
  * Reduction: NONE writes rows losses; SUM and MEAN one value (MEAN over the
@@ -51,14 +56,6 @@ extern "C" {
  * 2 eps |r_j| says. The f64 gradients also match central differences of
  * the f64 losses.
  */
-typedef struct smx_loss_options {
-  smx_reduction reduction;
-  int64_t ignore_index;     /* rows whose target equals it are left out              */
-  double grad_scale;        /* 0 means 1: multiplies the gradient (finite)             */
-  int threads;              /* 0 or 1: the calling thread only                         */
-} smx_loss_options;
-/* The defaults, also what a NULL options pointer means (as cross-entropy: -100). */
-#define SMX_LOSS_OPTIONS_INIT { SMX_REDUCTION_MEAN, -100, 0.0, 1 }
 
 /*
  * Focal loss (Lin, Goyal, Girshick, He and Dollar 2017, "Focal Loss for Dense
@@ -76,12 +73,12 @@ typedef struct smx_loss_options {
  * entry -inf gives loss NaN and a NaN gradient row. cols = 1: loss 0, grad 0.
  * Accuracy: the losses' common bound (above).
  */
-SMX_API smx_status smx_focal_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols,
-                                      const int64_t *targets, double gamma, const float *alpha,
-                                      const smx_loss_options *opt, float *loss, float *grad, size_t ldg);
-SMX_API smx_status smx_focal_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols,
-                                      const int64_t *targets, double gamma, const double *alpha,
-                                      const smx_loss_options *opt, double *loss, double *grad, size_t ldg);
+SMX_API smx_status smx_focal_loss_f32(const float *logits, size_t ld, const int64_t *targets, const float *alpha,
+                                      float *loss, float *grad, size_t ldg, size_t rows, size_t cols, double gamma,
+                                      const smx_options *opt);
+SMX_API smx_status smx_focal_loss_f64(const double *logits, size_t ld, const int64_t *targets, const double *alpha,
+                                      double *loss, double *grad, size_t ldg, size_t rows, size_t cols, double gamma,
+                                      const smx_options *opt);
 
 /*
  * The Z-loss of de Brebisson and Vincent 2016 ("The Z-loss: a shift and scale
@@ -102,12 +99,12 @@ SMX_API smx_status smx_focal_loss_f64(const double *logits, size_t ld, size_t ro
  * that, as the paper's own formula does. f64 rows take two passes (the mean,
  * then the centred squares, compensated), with no such limit.
  */
-SMX_API smx_status smx_spherical_z_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols,
-                                            const int64_t *targets, double a, double b,
-                                            const smx_loss_options *opt, float *loss, float *grad, size_t ldg);
-SMX_API smx_status smx_spherical_z_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols,
-                                            const int64_t *targets, double a, double b,
-                                            const smx_loss_options *opt, double *loss, double *grad, size_t ldg);
+SMX_API smx_status smx_spherical_z_loss_f32(const float *logits, size_t ld, const int64_t *targets, float *loss,
+                                            float *grad, size_t ldg, size_t rows, size_t cols, double a, double b,
+                                            const smx_options *opt);
+SMX_API smx_status smx_spherical_z_loss_f64(const double *logits, size_t ld, const int64_t *targets, double *loss,
+                                            double *grad, size_t ldg, size_t rows, size_t cols, double a, double b,
+                                            const smx_options *opt);
 
 
 /*
@@ -115,13 +112,13 @@ SMX_API smx_status smx_spherical_z_loss_f64(const double *logits, size_t ld, siz
  * Contrastive Predictive Coding", eq. 4) and its symmetric CLIP form
  * (Radford et al. 2021, "Learning Transferable Visual Models From Natural
  * Language Supervision", fig. 3) over a given similarity matrix sim (rows x
- * cols, leading dimension ld), temperature T > 0 finite. Row r's positive is
+ * cols, leading dimension ld), temperature T = opt->temperature (0 means 1). Row r's positive is
  * column t_r: targets[r], or r when targets is NULL (the diagonal; needs
  * rows <= cols). With L = sim / T:
  *   row term     a_r = lse_c L[r][c] - L[r][t_r]                (cross-entropy of row r)
  *   column term  b_r = lse_q L[q][t_r] - L[r][t_r]              (cross-entropy of column t_r)
  *   loss_r = a_r (symmetric = 0), or (a_r + b_r) / 2 (symmetric = 1, CLIP)
- * reduced by opt->reduction over the rows not ignored (targets equal to
+ * reduced by the options' reduction over the rows not ignored (targets equal to
  * ignore_index; such rows still count as negatives in the column softmaxes).
  * Symmetric: no column may be the positive of two rows (SMX_E_INVALID_ARG),
  * and the columns that are nobody's positive have no column term. Gradient
@@ -136,12 +133,10 @@ SMX_API smx_status smx_spherical_z_loss_f64(const double *logits, size_t ld, siz
  * excluded pairs (p = 0), a -inf positive gives +inf.
  * Accuracy: the losses' common bound (above).
  */
-SMX_API smx_status smx_info_nce_f32(const float *sim, size_t ld, size_t rows, size_t cols, const int64_t *targets,
-                                    double temperature, int symmetric, const smx_loss_options *opt, float *loss,
-                                    float *grad, size_t ldg);
-SMX_API smx_status smx_info_nce_f64(const double *sim, size_t ld, size_t rows, size_t cols, const int64_t *targets,
-                                    double temperature, int symmetric, const smx_loss_options *opt, double *loss,
-                                    double *grad, size_t ldg);
+SMX_API smx_status smx_info_nce_f32(const float *sim, size_t ld, const int64_t *targets, float *loss, float *grad,
+                                    size_t ldg, size_t rows, size_t cols, int symmetric, const smx_options *opt);
+SMX_API smx_status smx_info_nce_f64(const double *sim, size_t ld, const int64_t *targets, double *loss, double *grad,
+                                    size_t ldg, size_t rows, size_t cols, int symmetric, const smx_options *opt);
 
 
 /*
@@ -170,12 +165,12 @@ SMX_API smx_status smx_info_nce_f64(const double *sim, size_t ld, size_t rows, s
  * Accuracy: the losses' common bound (above), with max_c (|A_c| + |B_c|)
  * (w_rc = A_c + B_c G_rc) added to the gradient's scale G.
  */
-SMX_API smx_status smx_dice_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols, const int64_t *targets,
-                                     const float *target_probs, size_t ldt, double smooth,
-                                     const smx_loss_options *opt, float *loss, float *grad, size_t ldg);
-SMX_API smx_status smx_dice_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols,
-                                     const int64_t *targets, const double *target_probs, size_t ldt, double smooth,
-                                     const smx_loss_options *opt, double *loss, double *grad, size_t ldg);
+SMX_API smx_status smx_dice_loss_f32(const float *logits, size_t ld, const int64_t *targets, const float *target_probs,
+                                     size_t ldt, float *loss, float *grad, size_t ldg, size_t rows, size_t cols,
+                                     double smooth, const smx_options *opt);
+SMX_API smx_status smx_dice_loss_f64(const double *logits, size_t ld, const int64_t *targets,
+                                     const double *target_probs, size_t ldt, double *loss, double *grad, size_t ldg,
+                                     size_t rows, size_t cols, double smooth, const smx_options *opt);
 
 /* --------------------------------------------- distillation loss (KD + LS) */
 /*
@@ -183,10 +178,12 @@ SMX_API smx_status smx_dice_loss_f64(const double *logits, size_t ld, size_t row
  * 2024; KD.py of sunshangquan/logit-standardization-KD): per row r,
  *   L_r = T^2 KL(softmax(Z(t_r)/T) || softmax(Z(s_r)/T)),
  * s the student's and t the teacher's logits (rows x cols, leading
- * dimensions lds, ldt), T = temperature > 0, Z the z-score of
+ * dimensions lds, ldt), T = opt->temperature (0 means 1), Z the z-score of
  * smx_standardize_softmax (unbiased std + 1e-7; standardize = 0: Z(x) = x,
- * the classic Hinton KD). reduction: SMX_REDUCTION_MEAN (KD.py's
- * kl_div(...).sum(1).mean()), SUM, or NONE (loss gets rows values).
+ * the classic Hinton KD). The reduction is opt->loss's: SMX_REDUCTION_MEAN
+ * (KD.py's kl_div(...).sum(1).mean()), SUM, or NONE (loss gets rows values);
+ * its ignore_index is not used (no targets) and grad_scale multiplies the
+ * gradient.
  * grad: NULL, or rows x cols (ldg): the gradient of the reduced loss (of
  * sum_r L_r for NONE) in the student's logits, T (p_s - p_t) through Z's VJP.
  * grad may be the student exactly (in place). Arithmetic in double.
@@ -196,12 +193,11 @@ SMX_API smx_status smx_dice_loss_f64(const double *logits, size_t ld, size_t row
  * to float for the f32 forms (tests/python/test_norm.py checks the loss and
  * the gradient against torch and central differences).
  */
-SMX_API smx_status smx_kd_loss_f32(const float *student, size_t lds, const float *teacher, size_t ldt, size_t rows,
-                                   size_t cols, double temperature, int standardize, smx_reduction reduction,
-                                   float *loss, float *grad, size_t ldg, const smx_options *opt);
+SMX_API smx_status smx_kd_loss_f32(const float *student, size_t lds, const float *teacher, size_t ldt, float *loss,
+                                   float *grad, size_t ldg, size_t rows, size_t cols, int standardize,
+                                   const smx_options *opt);
 SMX_API smx_status smx_kd_loss_f64(const double *student, size_t lds, const double *teacher, size_t ldt,
-                                   size_t rows, size_t cols, double temperature, int standardize,
-                                   smx_reduction reduction, double *loss, double *grad, size_t ldg,
+                                   double *loss, double *grad, size_t ldg, size_t rows, size_t cols, int standardize,
                                    const smx_options *opt);
 
 #ifdef __cplusplus

@@ -48,8 +48,9 @@ extern "C" {
  * returns the values. They depend on (seed, row, step) only: results are bitwise the
  * same for every thread count.
  *
- * Arguments as the other losses (above: targets, ignore_index, reduction,
- * grad_scale, threads, grad in place over the logits). norms: rows values of
+ * Arguments as the other losses (smx_losses.h: targets, opt->loss's
+ * ignore_index, reduction and grad_scale, threads, grad in place over the
+ * logits). norms: rows values of
  * the logits' type, finite and >= 0 for every row not ignored; NULL allowed
  * only for FREE. grad_norms: NULL, or rows values (0 on ignored rows).
  * SMX_E_INVALID_ARG, nothing written: alpha < 0 or not finite, a bad mode, a
@@ -73,16 +74,16 @@ typedef enum smx_noisy_mode {
   SMX_NOISY_AMPLITUDE = 2
 } smx_noisy_mode;
 
-SMX_API smx_status smx_noisy_softmax_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols,
-                                              const int64_t *targets, const float *norms, double alpha,
-                                              uint64_t seed, uint64_t step, uint64_t row_offset,
-                                              smx_noisy_mode mode, const smx_loss_options *opt, float *loss,
-                                              float *grad, size_t ldg, float *grad_norms);
-SMX_API smx_status smx_noisy_softmax_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols,
-                                              const int64_t *targets, const double *norms, double alpha,
-                                              uint64_t seed, uint64_t step, uint64_t row_offset,
-                                              smx_noisy_mode mode, const smx_loss_options *opt, double *loss,
-                                              double *grad, size_t ldg, double *grad_norms);
+SMX_API smx_status smx_noisy_softmax_loss_f32(const float *logits, size_t ld, const int64_t *targets,
+                                              const float *norms, float *loss, float *grad, size_t ldg,
+                                              float *grad_norms, size_t rows, size_t cols, double alpha,
+                                              uint64_t seed, uint64_t step, uint64_t row_offset, smx_noisy_mode mode,
+                                              const smx_options *opt);
+SMX_API smx_status smx_noisy_softmax_loss_f64(const double *logits, size_t ld, const int64_t *targets,
+                                              const double *norms, double *loss, double *grad, size_t ldg,
+                                              double *grad_norms, size_t rows, size_t cols, double alpha,
+                                              uint64_t seed, uint64_t step, uint64_t row_offset, smx_noisy_mode mode,
+                                              const smx_options *opt);
 /* xi[i] = the noise of row number row0 + i (above), for i < rows.
  * @return SMX_E_INVALID_ARG if xi is NULL with rows > 0. */
 SMX_API smx_status smx_noisy_softmax_noise(uint64_t seed, uint64_t step, size_t row0, size_t rows, double *xi);

@@ -27,7 +27,8 @@ extern "C" {
  *    dx; each says which of x / y it reads (the other may be NULL); dx may
  *    equal dy;
  *  - opt->threads splits the rows (bitwise the same results for every count);
- *    opt->temperature and opt->algo are not used (parameters are explicit);
+ *    opt->algo is not used, nor opt->temperature (parameters are explicit)
+ *    except by the standardised softmax, whose temperature it is;
  *  - f16 / bf16 rows compute in f32 and round the outputs once;
  *  - f32 accuracy is stated against a long-double reference and checked by
  *    the op test driver (tests/ops/) at every ISA and thread count; the f64
@@ -153,7 +154,8 @@ SMX_API smx_status smx_adaptive_softmax_backward_rows_f64(const double *x, size_
  * Logit standardisation (Sun et al., CVPR 2024, "Logit Standardization in
  * Knowledge Distillation"; the KD.py of sunshangquan/logit-standardization-KD):
  * z = (x - mean) / (std + 1e-7), std unbiased (n - 1), 1e-7 added to the std;
- * y = softmax(z / T), T = temperature > 0 finite. Mean and std are over the
+ * y = softmax(z / T), T = opt->temperature (0 means 1; > 0, finite: the only
+ * temperature, no second one). Mean and std are over the
  * finite entries; -inf entries give 0 and are left out; one finite entry
  * (or n = 1) has std 0, so z = 0 and y = 1 there. NaN: NaN row; +inf
  * entries: 1/k on them. Computed as softmax(x / (T (std + 1e-7))) through
@@ -167,24 +169,24 @@ SMX_API smx_status smx_adaptive_softmax_backward_rows_f64(const double *x, size_
  * - (sum gz_i (x_i - mean)) (x_j - mean) / ((sd + eps)^2 (nf - 1) sd) on
  * finite entries, 0 on the others, NaN on NaN rows.
  */
-SMX_API smx_status smx_standardize_softmax_f32(const float *x, float *y, size_t n, double temperature, const smx_options *opt);
-SMX_API smx_status smx_standardize_softmax_f64(const double *x, double *y, size_t n, double temperature, const smx_options *opt);
+SMX_API smx_status smx_standardize_softmax_f32(const float *x, float *y, size_t n, const smx_options *opt);
+SMX_API smx_status smx_standardize_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt);
 SMX_API smx_status smx_standardize_softmax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
-    size_t cols, double temperature, const smx_options *opt);
+    size_t cols, const smx_options *opt);
 SMX_API smx_status smx_standardize_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
-    size_t cols, double temperature, const smx_options *opt);
+    size_t cols, const smx_options *opt);
 SMX_API smx_status smx_standardize_softmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
-    size_t cols, double temperature, const smx_options *opt);
+    size_t cols, const smx_options *opt);
 SMX_API smx_status smx_standardize_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
-    size_t cols, double temperature, const smx_options *opt);
-SMX_API smx_status smx_standardize_softmax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n, double temperature,
+    size_t cols, const smx_options *opt);
+SMX_API smx_status smx_standardize_softmax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
     const smx_options *opt);
 SMX_API smx_status smx_standardize_softmax_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy,
-    const float *dy, size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols, double temperature, const smx_options *opt);
-SMX_API smx_status smx_standardize_softmax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n, double temperature,
+    const float *dy, size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_standardize_softmax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
     const smx_options *opt);
 SMX_API smx_status smx_standardize_softmax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
-    const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, double temperature, const smx_options *opt);
+    const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
 
 /* ------------------------------------------------------ self-adjust softmax */
 /*

@@ -9,7 +9,6 @@
 #include <stdint.h>
 
 #include "smx/smx.h"
-#include "smx/smx_grad.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -166,11 +165,11 @@ SMX_API smx_status smx_entmax_backward_rows_f64(const double *x, size_t ldx, con
  *   loss_r = Omega(p) + <p, x> - x_t  (>= 0),   grad_r = s (p - e_t),
  * alpha = 2 (sparsemax), 1.5 (entmax15, exact) or any alpha > 1 (bisection), as
  * smx_cross_entropy_f32 (include/smx/smx_grad.h) does for softmax: targets are
- * rows int64 class indices; opt (smx_xent_options, NULL for the defaults) gives
+ * rows int64 class indices; opt->loss (smx.h; NULL: SMX_LOSS_EXT_INIT) gives
  * the reduction (MEAN over the rows not ignored, SUM, NONE), ignore_index (loss 0,
- * gradient 0), grad_scale (s = grad_scale, divided by the rows not ignored for
- * MEAN), threads and SMX_FLAG_MASKED_ROW_NAN; label_smoothing and z_loss must be
- * 0 and the temperature 0 or 1 (else SMX_E_INVALID_ARG). loss: rows values
+ * gradient 0) and grad_scale (s = grad_scale, divided by the rows not ignored for
+ * MEAN); opt gives threads and SMX_FLAG_MASKED_ROW_NAN; label_smoothing and z_loss
+ * must be 0 and the temperature 0 or 1 (else SMX_E_INVALID_ARG). loss: rows values
  * (NONE) or one; grad: NULL, or rows x cols with leading dimension ldg, which
  * may be the logits exactly. Targets are all checked before anything is written.
  * Special rows: a NaN gives a NaN loss and gradient; +inf entries give a NaN
@@ -180,24 +179,18 @@ SMX_API smx_status smx_entmax_backward_rows_f64(const double *x, size_t ldx, con
  * the map's error times max|x - max| over the support; the gradient within the
  * map's bound times |s|.
  */
-SMX_API smx_status smx_sparsemax_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols,
-                                          const int64_t *targets, const smx_xent_options *opt, float *loss,
-                                          float *grad, size_t ldg);
-SMX_API smx_status smx_sparsemax_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols,
-                                          const int64_t *targets, const smx_xent_options *opt, double *loss,
-                                          double *grad, size_t ldg);
-SMX_API smx_status smx_entmax15_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols,
-                                         const int64_t *targets, const smx_xent_options *opt, float *loss,
-                                         float *grad, size_t ldg);
-SMX_API smx_status smx_entmax15_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols,
-                                         const int64_t *targets, const smx_xent_options *opt, double *loss,
-                                         double *grad, size_t ldg);
-SMX_API smx_status smx_entmax_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols,
-                                       const int64_t *targets, double alpha, const smx_xent_options *opt,
-                                       float *loss, float *grad, size_t ldg);
-SMX_API smx_status smx_entmax_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols,
-                                       const int64_t *targets, double alpha, const smx_xent_options *opt,
-                                       double *loss, double *grad, size_t ldg);
+SMX_API smx_status smx_sparsemax_loss_f32(const float *logits, size_t ld, const int64_t *targets, float *loss,
+                                   float *grad, size_t ldg, size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_sparsemax_loss_f64(const double *logits, size_t ld, const int64_t *targets, double *loss,
+                                   double *grad, size_t ldg, size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_entmax15_loss_f32(const float *logits, size_t ld, const int64_t *targets, float *loss,
+                                   float *grad, size_t ldg, size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_entmax15_loss_f64(const double *logits, size_t ld, const int64_t *targets, double *loss,
+                                   double *grad, size_t ldg, size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_entmax_loss_f32(const float *logits, size_t ld, const int64_t *targets, float *loss,
+                                   float *grad, size_t ldg, size_t rows, size_t cols, double alpha, const smx_options *opt);
+SMX_API smx_status smx_entmax_loss_f64(const double *logits, size_t ld, const int64_t *targets, double *loss,
+                                   double *grad, size_t ldg, size_t rows, size_t cols, double alpha, const smx_options *opt);
 
 #ifdef __cplusplus
 }

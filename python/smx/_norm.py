@@ -154,12 +154,22 @@ def softplus_l1_backward(x, y, dy, axis=-1, out=None, threads=0):
 def standardize_softmax(x, temperature=1.0, axis=-1, out=None, threads=0):
     """Logit standardisation (Sun et al. 2024): softmax(((x - mean) / (std + 1e-7)) / temperature), std
     unbiased, over the finite entries."""
-    return _run("standardize_softmax", 0, x, None, None, axis, out, p=temperature, threads=threads)
+    return _run("standardize_softmax", 0, x, None, None, axis, out, temperature=_temperature(temperature),
+                threads=threads)
 
 
 def standardize_softmax_backward(x, y, dy, temperature=1.0, axis=-1, out=None, threads=0):
     """The VJP of standardize_softmax; reads x and dy (y may be None)."""
-    return _run("standardize_softmax", 1, x, y, dy, axis, out, p=temperature, threads=threads)
+    return _run("standardize_softmax", 1, x, y, dy, axis, out, temperature=_temperature(temperature),
+                threads=threads)
+
+
+def _temperature(t):
+    """standardize_softmax's T, the C options' temperature (where 0 would mean 1): > 0 and finite here."""
+    t = float(t)
+    if not (t > 0.0 and t != float("inf")):
+        raise ValueError("smx.standardize_softmax: temperature must be > 0 and finite, got %r" % (t,))
+    return t
 
 
 _REDUCTIONS = {"mean": 0, "sum": 1, "none": 2}

@@ -44,7 +44,7 @@ static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, s
   float *v = scr;
   int64_t *idx = (int64_t *)(void *)(scr + n + (n & 1));   /* 8-byte aligned, within the 3 rows */
   (void)r;
-  if (smx_topk_f32(x, n, k, v, idx, NULL) != SMX_OK || idx[0] < 0) {   /* NaN in the row */
+  if (smx_topk_f32(x, v, idx, n, k, NULL) != SMX_OK || idx[0] < 0) {   /* NaN in the row */
     for (size_t i = 0; i < n; i++) y[i] = NAN;
     return;
   }

@@ -178,21 +178,13 @@ static smx_status a_smx_softplus_l1_backward_rows_f64(const op_call *c) {
  * options that matter here are carried over from smx_options. */
 static float loss_scratch[64];
 
-/* smoothing: the xent_ls rows, with label smoothing and int32 targets (the other index type) */
+/* smoothing: the xent_ls rows, with label smoothing */
 static smx_status xent(const op_call *c, dtype dt, int want_grad, int smoothing) {
-  smx_xent_options xo = SMX_XENT_OPTIONS_INIT;
-  int32_t t32[64];
-  const void *targets = c->targets;
-  smx_index_type tt = SMX_INDEX_I64;
-  xo.reduction = SMX_REDUCTION_NONE;
-  if (smoothing) {
-    xo.label_smoothing = (double)OPS_SMOOTHING;
-    tt = SMX_INDEX_I32;
-    if (c->targets && c->rows <= 64) {
-      for (size_t r = 0; r < c->rows; r++) t32[r] = (int32_t)c->targets[r];
-      targets = t32;
-    }
-  }
+  smx_loss_ext ext = SMX_LOSS_EXT_INIT;
+  smx_options xo = { SMX_ALGO_AUTO, 0.0, 0u, 0, &ext };
+  const int64_t *targets = c->targets;
+  ext.reduction = SMX_REDUCTION_NONE;
+  if (smoothing) ext.label_smoothing = (double)OPS_SMOOTHING;
   if (c->opt) {
     xo.temperature = c->opt->temperature;
     xo.flags = c->opt->flags & SMX_FLAG_MASKED_ROW_NAN;
@@ -206,11 +198,11 @@ static smx_status xent(const op_call *c, dtype dt, int want_grad, int smoothing)
   smx_status s;
   if (!loss) return SMX_E_NOMEM;
   if (dt == DT_F32)
-    s = smx_cross_entropy_f32(c->in[0], c->ld_in[0], c->rows, c->cols, targets, tt, &xo, loss, grad, ldg, NULL);
+    s = smx_cross_entropy_f32(c->in[0], c->ld_in[0], targets, loss, grad, ldg, NULL, c->rows, c->cols, &xo);
   else if (dt == DT_F16)
-    s = smx_cross_entropy_f16(c->in[0], c->ld_in[0], c->rows, c->cols, targets, tt, &xo, loss, grad, ldg, NULL);
+    s = smx_cross_entropy_f16(c->in[0], c->ld_in[0], targets, loss, grad, ldg, NULL, c->rows, c->cols, &xo);
   else
-    s = smx_cross_entropy_bf16(c->in[0], c->ld_in[0], c->rows, c->cols, targets, tt, &xo, loss, grad, ldg, NULL);
+    s = smx_cross_entropy_bf16(c->in[0], c->ld_in[0], targets, loss, grad, ldg, NULL, c->rows, c->cols, &xo);
   if (want_grad && loss != loss_scratch) free(loss);
   return s;
 }

@@ -41,7 +41,7 @@ static void test_bad_arguments(void) {
     CHECK(smx_softmax_f32(x, y, 8, &o) == SMX_E_INVALID_ARG && untouched(y, 64), "temperature %g", bad_t[i].t);
     CHECK(smx_log_softmax_f32(x, y, 8, &o) == SMX_E_INVALID_ARG && untouched(y, 64), "temperature %g", bad_t[i].t);
     fill(out, 4, SENT);
-    CHECK(smx_logsumexp_f32(x, 8, out, &o) == SMX_E_INVALID_ARG && untouched(out, 4), "temperature %g", bad_t[i].t);
+    CHECK(smx_logsumexp_f32(x, out, 8, &o) == SMX_E_INVALID_ARG && untouched(out, 4), "temperature %g", bad_t[i].t);
   }
   o.temperature = 0;
   o.algo = (smx_algo)9;
@@ -60,8 +60,8 @@ static void test_bad_arguments(void) {
   CHECK(smx_softmax_f32(NULL, y, 8, NULL) == SMX_E_INVALID_ARG, "null x");
   CHECK(smx_softmax_f32(x, NULL, 8, NULL) == SMX_E_INVALID_ARG, "null y");
   CHECK(smx_log_softmax_f32(NULL, y, 8, NULL) == SMX_E_INVALID_ARG, "null x");
-  CHECK(smx_logsumexp_f32(NULL, 8, out, NULL) == SMX_E_INVALID_ARG, "null x");
-  CHECK(smx_logsumexp_f32(x, 8, NULL, NULL) == SMX_E_INVALID_ARG, "null out");
+  CHECK(smx_logsumexp_f32(NULL, out, 8, NULL) == SMX_E_INVALID_ARG, "null x");
+  CHECK(smx_logsumexp_f32(x, NULL, 8, NULL) == SMX_E_INVALID_ARG, "null out");
   CHECK(smx_softmax_rows_f32(NULL, 8, y, 8, 2, 8, NULL) == SMX_E_INVALID_ARG, "null rows x");
   CHECK(smx_logsumexp_rows_f32(x, 8, NULL, 2, 8, NULL) == SMX_E_INVALID_ARG, "null rows out");
   CHECK(smx_logsumexp_rows_f32(x, 0, NULL, 2, 0, NULL) == SMX_E_INVALID_ARG, "empty rows still need out");
@@ -102,12 +102,12 @@ static void test_empty(void) {
   CHECK(smx_softmax_rows_f32(NULL, 5, NULL, 5, 0, 5, NULL) == SMX_OK, "rows=0");
   CHECK(smx_softmax_rows_f32(NULL, 0, y, 0, 3, 0, NULL) == SMX_OK && untouched(y, 4), "cols=0");
   out[0] = SENT;
-  CHECK(smx_logsumexp_f32(NULL, 0, out, NULL) == SMX_OK && out[0] == -INFINITY, "lse of empty row is -inf");
+  CHECK(smx_logsumexp_f32(NULL, out, 0, NULL) == SMX_OK && out[0] == -INFINITY, "lse of empty row is -inf");
   fill(out, 3, SENT);
   CHECK(smx_logsumexp_rows_f32(NULL, 0, out, 3, 0, NULL) == SMX_OK && out[0] == -INFINITY && out[1] == -INFINITY &&
             out[2] == -INFINITY, "lse of empty rows");
   smx_options nanflag = { 0, 0, SMX_FLAG_MASKED_ROW_NAN, 0 };
-  CHECK(smx_logsumexp_f32(NULL, 0, out, &nanflag) == SMX_OK && out[0] == -INFINITY, "empty row is not masked");
+  CHECK(smx_logsumexp_f32(NULL, out, 0, &nanflag) == SMX_OK && out[0] == -INFINITY, "empty row is not masked");
 }
 
 /* Runs all three ops on a row with every ISA and algorithm and checks expected outputs exactly. */
@@ -120,7 +120,7 @@ static void expect_row(const char *what, const float *x, size_t n, uint32_t flag
       smx_options o = { tu_algos[a], 0, flags, 1 };
       CHECK(smx_softmax_f32(x, y, n, &o) == SMX_OK, "status");
       CHECK(smx_log_softmax_f32(x, z, n, &o) == SMX_OK, "status");
-      CHECK(smx_logsumexp_f32(x, n, &l, &o) == SMX_OK, "status");
+      CHECK(smx_logsumexp_f32(x, &l, n, &o) == SMX_OK, "status");
       for (size_t i = 0; i < n; i++) {
         CHECK(tu_same(y[i], sm[i]), "%s [%s %s] softmax[%zu] = %g, want %g", what, tu_isa_names[isa],
               tu_algo_names[tu_algos[a]], i, y[i], sm[i]);
@@ -245,7 +245,7 @@ static void test_inplace_and_strides(void) {
       }
       CHECK(s == SMX_OK && same, "in-place equals out-of-place (%s)", tu_algo_names[tu_algos[a]]);
       smx_logsumexp_rows_f32(x, LD, out, R, C, &o);
-      for (size_t r = 0; r < R; r++) smx_logsumexp_f32(x + r * LD, C, out1 + r, &o);
+      for (size_t r = 0; r < R; r++) smx_logsumexp_f32(x + r * LD, out1 + r, C, &o);
       CHECK(memcmp(out, out1, sizeof out) == 0, "logsumexp rows");
     }
 }
@@ -292,12 +292,12 @@ static void test_threads_identical(void) {
       smx_options o = { tu_algos[a], 0, 0, 1 };
       if (op == 0) smx_softmax_f32(x, y1, n, &o);
       else if (op == 1) smx_log_softmax_f32(x, y1, n, &o);
-      else smx_logsumexp_f32(x, n, &l1, &o);
+      else smx_logsumexp_f32(x, &l1, n, &o);
       for (int t = 2; t <= 3; t++) {
         o.threads = t;
         if (op == 0) smx_softmax_f32(x, y, n, &o);
         else if (op == 1) smx_log_softmax_f32(x, y, n, &o);
-        else smx_logsumexp_f32(x, n, &l, &o);
+        else smx_logsumexp_f32(x, &l, n, &o);
         CHECK(op == 2 ? tu_same(l, l1) : memcmp(y, y1, n * sizeof(float)) == 0, "long row, op %d, threads=%d differs (%s)",
               op, t, tu_algo_names[tu_algos[a]]);
       }
@@ -315,7 +315,7 @@ static void test_temperature_beyond_float(void) {
     o.temperature = 1e300;
     CHECK(smx_softmax_f32(x, y, 5, &o) == SMX_OK, "T=1e300");
     for (int i = 0; i < 5; i++) CHECK(fabsf(y[i] - 0.2f) <= 1e-7f, "T=1e300 uniform: y[%d]=%g", i, y[i]);
-    CHECK(smx_logsumexp_f32(x, 5, &lse, &o) == SMX_OK && fabsf(lse - logf(5.0f)) <= 1e-6f, "T=1e300 lse %g", lse);
+    CHECK(smx_logsumexp_f32(x, &lse, 5, &o) == SMX_OK && fabsf(lse - logf(5.0f)) <= 1e-6f, "T=1e300 lse %g", lse);
     o.temperature = 1e-300;
     CHECK(smx_softmax_f32(x, y, 5, &o) == SMX_OK, "T=1e-300");
     CHECK(y[0] == 0.0f && y[1] == 0.5f && y[2] == 0.0f && y[3] == 0.5f && y[4] == 0.0f, "T=1e-300 one-hot ties");

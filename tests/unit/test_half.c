@@ -157,7 +157,7 @@ static void test_special(void) {
   x[1] = F16_PINF;
   smx_softmax_f16(x, y, 5, NULL);
   CHECK(y[0] == 0 && y[1] == 0x3800 && y[2] == 0 && y[3] == 0x3800 && y[4] == 0, "two +inf: 0.5 each (%04x %04x)", y[1], y[3]);
-  smx_logsumexp_f16(x, 5, &l, NULL);
+  smx_logsumexp_f16(x, &l, 5, NULL);
   CHECK(l == INFINITY, "+inf lse");
   for (int i = 0; i < 5; i++) x[i] = F16_NINF;
   smx_softmax_f16(x, y, 5, NULL);
@@ -165,7 +165,7 @@ static void test_special(void) {
   smx_log_softmax_f16(x, y, 5, NULL);
   CHECK(y[0] == F16_NINF, "masked row log-softmax -inf");
   smx_options o = { 0, 0, SMX_FLAG_MASKED_ROW_NAN, 0 };
-  smx_logsumexp_f16(x, 5, &l, &o);
+  smx_logsumexp_f16(x, &l, 5, &o);
   CHECK(l != l, "masked row NaN with the flag");
   /* bf16 -inf entries give exactly +0 */
   uint16_t b[4] = { 0x3f80, 0xff80, 0x4000, 0xff80 }, by[4];
@@ -182,7 +182,7 @@ static void test_special(void) {
   CHECK(smx_softmax_f16(six, six + 1, 3, NULL) == SMX_E_INVALID_ARG, "overlap");
   CHECK(smx_softmax_f16(six, six + 3, 3, NULL) == SMX_OK, "adjacent");
   CHECK(smx_softmax_rows_bf16(b, 1, by, 2, 2, 2, NULL) == SMX_E_INVALID_ARG, "ld < cols");
-  CHECK(smx_logsumexp_bf16(NULL, 0, &l, NULL) == SMX_OK && l == -INFINITY, "empty");
+  CHECK(smx_logsumexp_bf16(NULL, &l, 0, NULL) == SMX_OK && l == -INFINITY, "empty");
   smx_options bad = { 0, -1.0f, 0, 0 };
   CHECK(smx_softmax_bf16(b, by, 4, &bad) == SMX_E_INVALID_ARG, "bad temperature");
 }

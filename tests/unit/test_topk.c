@@ -193,30 +193,30 @@ static void test_specials(void) {
   }
   /* +inf entries: 1/c each, first, lowest index first; then by x with value 0 */
   float xp[6] = { 1.0f, INFINITY, 5.0f, INFINITY, -INFINITY, 2.0f };
-  CHECK(smx_softmax_topk_f32(xp, 6, 4, v, idx, &o) == SMX_OK, "+inf");
+  CHECK(smx_softmax_topk_f32(xp, v, idx, 6, 4, &o) == SMX_OK, "+inf");
   CHECK(idx[0] == 1 && idx[1] == 3 && idx[2] == 2 && idx[3] == 5, "+inf order %lld %lld %lld %lld",
         (long long)idx[0], (long long)idx[1], (long long)idx[2], (long long)idx[3]);
   CHECK(v[0] == 0.5f && v[1] == 0.5f && v[2] == 0.0f && v[3] == 0.0f, "+inf values %g %g %g %g", v[0], v[1], v[2], v[3]);
-  CHECK(smx_log_softmax_topk_f32(xp, 6, 3, v, idx, &o) == SMX_OK, "+inf log");
+  CHECK(smx_log_softmax_topk_f32(xp, v, idx, 6, 3, &o) == SMX_OK, "+inf log");
   CHECK(v[0] == (float)-log(2.0) && v[1] == (float)-log(2.0) && v[2] == -INFINITY, "+inf log values %g %g", v[0], v[2]);
-  CHECK(smx_topk_f32(xp, 6, 4, v, idx, &o) == SMX_OK && v[0] == INFINITY && v[2] == 5.0f && idx[3] == 5, "+inf raw");
+  CHECK(smx_topk_f32(xp, v, idx, 6, 4, &o) == SMX_OK && v[0] == INFINITY && v[2] == 5.0f && idx[3] == 5, "+inf raw");
   /* -inf entries are taken only when needed, lowest index first */
   float xm[5] = { -INFINITY, 2.0f, -INFINITY, -INFINITY, 1.0f };
-  CHECK(smx_softmax_topk_f32(xm, 5, 4, v, idx, &o) == SMX_OK, "-inf");
+  CHECK(smx_softmax_topk_f32(xm, v, idx, 5, 4, &o) == SMX_OK, "-inf");
   CHECK(idx[0] == 1 && idx[1] == 4 && idx[2] == 0 && idx[3] == 2, "-inf order");
   CHECK(v[2] == 0.0f && v[3] == 0.0f && fabsf(v[0] + v[1] - 1.0f) < 1e-6f, "-inf values");
-  CHECK(smx_log_softmax_topk_f32(xm, 5, 3, v, idx, &o) == SMX_OK && v[2] == -INFINITY, "-inf log");
+  CHECK(smx_log_softmax_topk_f32(xm, v, idx, 5, 3, &o) == SMX_OK && v[2] == -INFINITY, "-inf log");
   /* all -inf: indices 0..k-1, values 0 / -inf, or NaN with the flag */
   float xa[4] = { -INFINITY, -INFINITY, -INFINITY, -INFINITY };
-  CHECK(smx_softmax_topk_f32(xa, 4, 3, v, idx, &o) == SMX_OK, "all -inf");
+  CHECK(smx_softmax_topk_f32(xa, v, idx, 4, 3, &o) == SMX_OK, "all -inf");
   CHECK(idx[0] == 0 && idx[1] == 1 && idx[2] == 2 && v[0] == 0.0f && v[2] == 0.0f, "all -inf values");
-  CHECK(smx_log_softmax_topk_f32(xa, 4, 3, v, idx, &o) == SMX_OK && v[1] == -INFINITY, "all -inf log");
+  CHECK(smx_log_softmax_topk_f32(xa, v, idx, 4, 3, &o) == SMX_OK && v[1] == -INFINITY, "all -inf log");
   smx_options on = { SMX_ALGO_AUTO, 0.0, SMX_FLAG_MASKED_ROW_NAN, 1 };
-  CHECK(smx_softmax_topk_f32(xa, 4, 3, v, idx, &on) == SMX_OK && v[0] != v[0] && idx[0] == 0, "masked NaN flag");
-  CHECK(smx_topk_f32(xa, 4, 2, v, idx, &on) == SMX_OK && v[0] == -INFINITY && idx[1] == 1, "raw all -inf");
+  CHECK(smx_softmax_topk_f32(xa, v, idx, 4, 3, &on) == SMX_OK && v[0] != v[0] && idx[0] == 0, "masked NaN flag");
+  CHECK(smx_topk_f32(xa, v, idx, 4, 2, &on) == SMX_OK && v[0] == -INFINITY && idx[1] == 1, "raw all -inf");
   /* a NaN alone among -inf: still a NaN row */
   float xq[3] = { -INFINITY, NAN, -INFINITY };
-  CHECK(smx_softmax_topk_f32(xq, 3, 1, v, idx, &o) == SMX_OK && v[0] != v[0] && idx[0] == -1, "NaN among -inf");
+  CHECK(smx_softmax_topk_f32(xq, v, idx, 3, 1, &o) == SMX_OK && v[0] != v[0] && idx[0] == -1, "NaN among -inf");
   /* a NaN after the first k entries, found by the vector filter (every ISA) */
   float *xl = malloc(5000 * sizeof(float));
   for (int isa = 0; isa < 3; isa++) {
@@ -224,7 +224,7 @@ static void test_specials(void) {
     for (size_t at = 4990; at < 5000; at += 3) {
       for (size_t i = 0; i < 5000; i++) xl[i] = (float)(i % 100);
       xl[at] = NAN;
-      CHECK(smx_topk_f32(xl, 5000, 2, v, idx, &o) == SMX_OK && v[0] != v[0] && idx[1] == -1, "%s late NaN at %zu",
+      CHECK(smx_topk_f32(xl, v, idx, 5000, 2, &o) == SMX_OK && v[0] != v[0] && idx[1] == -1, "%s late NaN at %zu",
             tu_isa_names[isa], at);
     }
   }
@@ -259,9 +259,9 @@ static void test_bad_args(void) {
     CHECK(f(x, 8, 0, 8, 2, v, idx, &o) == SMX_OK, "rows = 0");
     CHECK(f(NULL, 8, 0, 8, 2, NULL, NULL, &o) == SMX_OK, "rows = 0, NULL");
   }
-  CHECK(smx_softmax_topk_f32(x, 8, 9, v, idx, &o) == SMX_E_INVALID_ARG, "k > n, row form");
-  CHECK(smx_softmax_topk_f16(NULL, 8, 2, v, idx, &o) == SMX_E_INVALID_ARG, "f16 NULL");
-  CHECK(smx_topk_bf16((const uint16_t *)(const void *)x, 8, 9, v, idx, &o) == SMX_E_INVALID_ARG, "bf16 k > n");
+  CHECK(smx_softmax_topk_f32(x, v, idx, 8, 9, &o) == SMX_E_INVALID_ARG, "k > n, row form");
+  CHECK(smx_softmax_topk_f16(NULL, v, idx, 8, 2, &o) == SMX_E_INVALID_ARG, "f16 NULL");
+  CHECK(smx_topk_bf16((const uint16_t *)(const void *)x, v, idx, 8, 9, &o) == SMX_E_INVALID_ARG, "bf16 k > n");
   int untouched = 1;
   for (int i = 0; i < 16; i++) untouched &= v[i] == -7.0f && idx[i] == -7;
   CHECK(untouched, "an output was written by a refused call");
@@ -307,7 +307,7 @@ static void test_half(void) {
       check_row(op, xb, cols, k, 0.7f, v1, i1, "bf16 row 0");
     }
     smx_options o1 = { SMX_ALGO_AUTO, 0.0, 0, 1 };
-    CHECK(smx_softmax_topk_f16(h, cols, 3, v1, i1, &o1) == SMX_OK && smx_softmax_topk_bf16(b, cols, 3, v2, i2, &o1) == SMX_OK,
+    CHECK(smx_softmax_topk_f16(h, v1, i1, cols, 3, &o1) == SMX_OK && smx_softmax_topk_bf16(b, v2, i2, cols, 3, &o1) == SMX_OK,
           "half row forms");
   }
   smx_set_max_isa(SMX_ISA_AVX512);
