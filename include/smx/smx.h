@@ -169,7 +169,7 @@ typedef struct smx_options { /* all-zero, or a NULL pointer, means the defaults 
 SMX_API smx_status smx_softmax_f32(const float *x, float *y, size_t n, const smx_options *opt);
 SMX_API smx_status smx_log_softmax_f32(const float *x, float *y, size_t n, const smx_options *opt);
 /** *out = log(sum_i exp(x_i / T)), so that log_softmax = x / T - out. Empty row: -inf. */
-SMX_API smx_status smx_logsumexp_f32(const float *x, size_t n, float *out, const smx_options *opt);
+SMX_API smx_status smx_logsumexp_f32(const float *x, float *out, size_t n, const smx_options *opt);
 
 /*
  * rows x cols matrices, row-major with leading dimensions ldx, ldy counted in
@@ -196,7 +196,7 @@ SMX_API smx_status smx_logsumexp_rows_f32(const float *x, size_t ldx, float *out
  */
 SMX_API smx_status smx_softmax_f16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt);
 SMX_API smx_status smx_log_softmax_f16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt);
-SMX_API smx_status smx_logsumexp_f16(const uint16_t *x, size_t n, float *out, const smx_options *opt);
+SMX_API smx_status smx_logsumexp_f16(const uint16_t *x, float *out, size_t n, const smx_options *opt);
 SMX_API smx_status smx_softmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
                                         size_t cols, const smx_options *opt);
 SMX_API smx_status smx_log_softmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
@@ -205,7 +205,7 @@ SMX_API smx_status smx_logsumexp_rows_f16(const uint16_t *x, size_t ldx, float *
                                           const smx_options *opt);
 SMX_API smx_status smx_softmax_bf16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt);
 SMX_API smx_status smx_log_softmax_bf16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt);
-SMX_API smx_status smx_logsumexp_bf16(const uint16_t *x, size_t n, float *out, const smx_options *opt);
+SMX_API smx_status smx_logsumexp_bf16(const uint16_t *x, float *out, size_t n, const smx_options *opt);
 SMX_API smx_status smx_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
                                          size_t cols, const smx_options *opt);
 SMX_API smx_status smx_log_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
@@ -250,7 +250,7 @@ SMX_API smx_status smx_logsumexp_rows_bf16(const uint16_t *x, size_t ldx, float 
  */
 SMX_API smx_status smx_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt);
 SMX_API smx_status smx_log_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt);
-SMX_API smx_status smx_logsumexp_f64(const double *x, size_t n, double *out, const smx_options *opt);
+SMX_API smx_status smx_logsumexp_f64(const double *x, double *out, size_t n, const smx_options *opt);
 SMX_API smx_status smx_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
                                         size_t cols, const smx_options *opt);
 SMX_API smx_status smx_log_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
