@@ -237,7 +237,7 @@ int main(int argc, char **argv) {
          "ratio", "check");
   for (int ti = 0; ti < nthreads; ti++) {
     int T = threads[ti];
-    smx_options o = { SMX_ALGO_AUTO, 0.0, 0, T };
+    smx_options o = { SMX_ALGO_AUTO, 0.0, 0, T, NULL };
     for (int q = 0; q < nks; q++) {
       size_t k = (size_t)ks[q];
       double tf[64], tb[64], ts[64];
@@ -277,7 +277,7 @@ int main(int argc, char **argv) {
   printf("%-3s %11s %13s %7s\n", "thr", "smx ms", "sort-ref ms", "ratio");
   for (int ti = 0; ti < nthreads; ti++) {
     int T = threads[ti];
-    smx_options o = { SMX_ALGO_AUTO, 0.0, 0, T };
+    smx_options o = { SMX_ALGO_AUTO, 0.0, 0, T, NULL };
     smx_sample_params p = { 1.0, 0, top_p, 0.0, 0, SMX_SAMPLE_MULTINOMIAL, 0 };
     double ta[64], tb[64];
     for (int r = 0; r < reps; r++) {

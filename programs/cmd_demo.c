@@ -69,7 +69,7 @@ static int demo_rows(void) {
     printf("  %-12s %.9g\n", "logsumexp", lse);
   }
   float t[3] = { 1.0f, 2.0f, 3.0f }, y[3];
-  smx_options o = { SMX_ALGO_AUTO, 0.5f, 0, 0 };
+  smx_options o = { SMX_ALGO_AUTO, 0.5f, 0, 0, NULL };
   smx_softmax_f32(t, y, 3, &o);
   printf("temperature 0.5:\n");
   print_row("x", t, 3);
@@ -138,7 +138,7 @@ static int demo_speed(void) {
     int reps = 9;
     double t[7];
     for (int a = 0; a < 4; a++) {
-      smx_options o = { (smx_algo)a, 0, 0, 1 };
+      smx_options o = { (smx_algo)a, 0, 0, 1, NULL };
       time_call(0, x, y, rows, cols, &o, 1);
       t[a] = time_call(0, x, y, rows, cols, &o, reps);
     }

@@ -116,7 +116,7 @@ static int parse_algo(const char *s, smx_algo *a) {
 
 static int run_rows(const char *cmd, int argc, char **argv) {
   const char *in = NULL, *out = NULL;
-  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
   int quiet = 0, have_dtype = 0, have_k = 0;
   double p = 0.0;   /* the variant's parameter (see cli_op_ctx) */
   size_t kk = 0;

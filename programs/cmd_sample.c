@@ -86,7 +86,7 @@ int smx_cmd_sample(int argc, char **argv) {
   memset(&p, 0, sizeof p);
   p.temperature = 1.0;
   p.top_p = 1.0;
-  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int took = cli_io_option(&io, a, v);

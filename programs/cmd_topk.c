@@ -69,7 +69,7 @@ int smx_cmd_topk(int argc, char **argv) {
   int have_k = 0, log_mode = 0, raw = 0, quiet = 0;
   cli_io_opts io = CLI_IO_OPTS_INIT;
   cli_run_opts run = CLI_RUN_OPTS_INIT(CLI_RUN_MASKED_ROW);
-  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     int took = cli_io_option(&io, a, v);

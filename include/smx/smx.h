@@ -266,8 +266,8 @@ SMX_API smx_status smx_logsumexp_rows_f64(const double *x, size_t ldx, double *o
 #include "smx/smx_topk.h" /* language-model logits: fused softmax + top-k, sampling, Gumbel-softmax */
 #include "smx/smx_scores.h"  /* scores, OOD metrics, calibration */
 #include "smx/smx_elem.h"   /* sigmoid, sigmoid with a bias */
-#include "smx/smx_norm.h"   /* softpick, SSMax, adaptive, standardised, self-adjust softmax, softplus-l1 */
-#include "smx/smx_multi.h"  /* MultiMax, mixture of softmaxes, top-k softmax */
+#include "smx/smx_norm.h"   /* softpick, SSMax, standardised and self-adjust softmax, softplus-l1 */
+#include "smx/smx_multi.h"  /* MultiMax, mixture of softmaxes, adaptive temperature, top-k softmax */
 #include "smx/smx_sparse.h" /* sparsemax, entmax and their Fenchel-Young losses */
 #include "smx/smx_losses.h" /* focal, spherical Z, InfoNCE, Dice, distillation */
 #include "smx/smx_noisy.h"  /* Noisy Softmax */

@@ -78,6 +78,10 @@ SMX_API smx_status smx_sigmoid_backward_f64(const double *x, const double *y, co
     const smx_options *opt);
 SMX_API smx_status smx_sigmoid_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
     const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_sigmoid_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+    const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_sigmoid_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+    const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
 
 #ifdef __cplusplus
 }

@@ -160,6 +160,14 @@ SMX_API smx_status smx_log_softmax_backward_rows_bf16(const uint16_t *y, size_t 
 SMX_API smx_status smx_cross_entropy_f32(const float *logits, size_t ld, const int64_t *targets, float *loss,
                                          float *grad, size_t ldg, float *lse, size_t rows, size_t cols,
                                          const smx_options *opt);
+/* f64 logits, gradient, loss and lse: double arithmetic throughout (the
+ * online (max, sum) with a double-double sum, the f64 exponential, the
+ * smoothing sum and the reduction compensated). The bounds above with
+ * eps = 2^-52 and DBL_MIN for FLT_MIN; no saturation (a gradient beyond the
+ * double range is +-inf). */
+SMX_API smx_status smx_cross_entropy_f64(const double *logits, size_t ld, const int64_t *targets, double *loss,
+                                         double *grad, size_t ldg, double *lse, size_t rows, size_t cols,
+                                         const smx_options *opt);
 /* f16 / bf16 logits (and gradient, same storage type), f32 arithmetic, f32
  * loss and lse: the f32 bounds on the widened logits; the gradient is rounded
  * once more, + u * |ref|, u = 2^-11 (f16) or 2^-8 (bf16), and within half the

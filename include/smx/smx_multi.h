@@ -1,6 +1,7 @@
 /*
  * smx — softmaxes over modulated or selected scores: MultiMax, the mixture of
- * softmaxes and top-k softmax, each with its backward pass. Included by smx/smx.h.
+ * softmaxes, adaptive temperature and top-k softmax, each with its backward pass
+ * (the common rules of the row variants: smx_norm.h). Included by smx/smx.h.
  */
 #ifndef SMX_SMX_MULTI_H
 #define SMX_SMX_MULTI_H
@@ -69,13 +70,11 @@ SMX_API smx_status smx_multimax_rows_bf16(const uint16_t *x, size_t ldx, uint16_
                                           size_t cols, const double ranges[4], const double ts[4],
                                           const smx_options *opt);
 SMX_API smx_status smx_multimax_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
-                                                  const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx,
-                                                  size_t rows, size_t cols, const double ranges[4],
-                                                  const double ts[4], double *dparams, const smx_options *opt);
+    const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows, size_t cols, const double ranges[4],
+    const double ts[4], double *dparams, const smx_options *opt);
 SMX_API smx_status smx_multimax_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
-                                                   const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx,
-                                                   size_t rows, size_t cols, const double ranges[4],
-                                                   const double ts[4], double *dparams, const smx_options *opt);
+    const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows, size_t cols, const double ranges[4],
+    const double ts[4], double *dparams, const smx_options *opt);
 SMX_API smx_status smx_multimax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
                                              const double ranges[4], const double ts[4], double *dparams,
                                              const smx_options *opt);
@@ -126,6 +125,49 @@ SMX_API smx_status smx_mixture_log_softmax_backward_rows_f64(const double *x, si
                                                              size_t lddx, double *dw, size_t lddw, size_t rows,
                                                              size_t k, size_t cols, const smx_options *opt);
 
+/* ---------------------------------------------------- adaptive temperature */
+/*
+ * Adaptive temperature (Velickovic et al. 2024, arXiv 2410.01104, the
+ * paper's code): p = softmax(x), H = -sum p_i log(p_i + 1e-9),
+ * beta = H > 0.5 ? max(poly(H), 1) : 1 with
+ * poly(H) = -0.037 H^4 + 0.481 H^3 - 2.3 H^2 + 4.917 H - 1.791, then
+ * y = softmax(beta x). Both softmaxes through the softmax engine; the entropy
+ * in double. Special values: smx_softmax's (a NaN row gives NaN, beta = 1).
+ * Accuracy: smx_softmax's bound at T = 1/beta plus the effect of beta's
+ * rounding: (4 + |t_i|/2 + (|t_i| + sum_j y_j |t_j|) s) eps y_i + FLT_MIN,
+ * t = beta (x - max), s the relative rounding of beta in eps (from p's and
+ * the entropy's roundings through poly'(H)/beta; computed per row by
+ * tests/ops/ref_vnorm.c).
+ * Backward: reads x and dy (y may be NULL, it is recomputed): the exact
+ * derivative of the forward, beta's dependence on x included where
+ * beta = poly(H) > 1 (the paper applies beta at inference only):
+ * dx = beta y (g - <g,y>) + (dL/dbeta) poly'(H) p (h - <h,p>),
+ * dL/dbeta = sum y_i x_i (g_i - <g,y>), h_i = -log(p_i + 1e-9) - p_i/(p_i + 1e-9).
+ * Rows with a +inf entry or NaN: undefined gradient (NaN or 0).
+ */
+SMX_API smx_status smx_adaptive_softmax_f32(const float *x, float *y, size_t n, const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+    size_t cols, const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
+    size_t cols, const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+    size_t cols, const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
+    size_t cols, const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
+    const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy,
+    const float *dy, size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
+    const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
+    const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+    const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_adaptive_softmax_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+    const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
+
 /* ---------------------------------------------------------- top-k softmax */
 /*
  * Top-k softmax ("sparse softmax", Sun et al. 2021, arXiv 2112.12433):
@@ -163,6 +205,12 @@ SMX_API smx_status smx_topk_softmax_backward_f64(const double *x, const double *
     const smx_options *opt);
 SMX_API smx_status smx_topk_softmax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
     const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, size_t k, const smx_options *opt);
+SMX_API smx_status smx_topk_softmax_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+    const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows, size_t cols, size_t k,
+    const smx_options *opt);
+SMX_API smx_status smx_topk_softmax_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+    const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows, size_t cols, size_t k,
+    const smx_options *opt);
 
 #ifdef __cplusplus
 }

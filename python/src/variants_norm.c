@@ -100,7 +100,7 @@ PyObject *smx_py_vnorm_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
     }
     a.lens = PyArray_DATA((PyArrayObject *)lens);
   }
-  smx_options opt = {SMX_ALGO_AUTO, temperature, 0, threads};
+  smx_options opt = {SMX_ALGO_AUTO, temperature, 0, threads, NULL };
   smx_status s;
   Py_BEGIN_ALLOW_THREADS
   s = smx_op_rows(op, &a, &opt);
@@ -188,7 +188,7 @@ PyObject *smx_py_mixture(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (!c_array(out, type, back ? 3 : 2) || PyArray_SIZE((PyArrayObject *)out) != (back ? rows * k * n : rows * n))
     goto bad;
   if (dw != Py_None && (!back || !c_array(dw, type, 2) || PyArray_SIZE((PyArrayObject *)dw) != rows * k)) goto bad;
-  smx_options o = {SMX_ALGO_AUTO, 0.0, 0, threads};
+  smx_options o = {SMX_ALGO_AUTO, 0.0, 0, threads, NULL };
   void *xp = PyArray_DATA((PyArrayObject *)x), *wp = PyArray_DATA((PyArrayObject *)w),
        *op = PyArray_DATA((PyArrayObject *)out);
   void *gp = back ? PyArray_DATA((PyArrayObject *)dy) : NULL, *dwp = dw != Py_None ? PyArray_DATA((PyArrayObject *)dw) : NULL;

@@ -40,7 +40,7 @@ PyObject *smx_py_sparse_rows(PyObject *self, PyObject *args) {
     return NULL;
   }
   size_t rows = (size_t)PyArray_DIM(x, 0), cols = (size_t)PyArray_DIM(x, 1);
-  smx_options o = { SMX_ALGO_AUTO, 0.0, masked_nan ? SMX_FLAG_MASKED_ROW_NAN : 0u, threads };
+  smx_options o = { SMX_ALGO_AUTO, 0.0, masked_nan ? SMX_FLAG_MASKED_ROW_NAN : 0u, threads, NULL };
   const void *xp = PyArray_DATA(x);
   void *yp = PyArray_DATA(y);
   smx_status s = SMX_E_INVALID_ARG;
@@ -82,7 +82,7 @@ PyObject *smx_py_sparse_backward_rows(PyObject *self, PyObject *args) {
     }
   }
   size_t rows = (size_t)PyArray_DIM(y, 0), cols = (size_t)PyArray_DIM(y, 1);
-  smx_options o = { SMX_ALGO_AUTO, 0.0, 0u, threads };
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0u, threads, NULL };
   const void *yp = PyArray_DATA(y), *dyp = PyArray_DATA(dy);
   void *dxp = PyArray_DATA(dx);
   smx_status s = SMX_E_INVALID_ARG;

@@ -214,8 +214,8 @@ out:
   return st;
 }
 
-smx_status smx_mpi_sample_rows_f32(MPI_Comm comm, const float *x, size_t ldx, size_t rows, size_t local_cols,
-                                   const smx_sample_params *params, uint64_t seed, uint64_t step, int64_t *tokens,
+smx_status smx_mpi_sample_rows_f32(MPI_Comm comm, const float *x, size_t ldx, int64_t *tokens, size_t rows,
+                                   size_t local_cols, const smx_sample_params *params, uint64_t seed, uint64_t step,
                                    const smx_options *opt) {
   smx_status st = check_local(x, ldx, rows, local_cols, params, tokens, opt);
   smx_sample_params p;

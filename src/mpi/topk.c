@@ -63,9 +63,8 @@ static smx_status local_records(const float *x, size_t ldx, size_t rows, size_t 
   return st;
 }
 
-smx_status smx_mpi_softmax_topk_rows_f32(MPI_Comm comm, const float *x, size_t ldx, size_t rows,
-                                         size_t local_cols, size_t k, float *values, int64_t *indices,
-                                         const smx_options *opt) {
+smx_status smx_mpi_softmax_topk_rows_f32(MPI_Comm comm, const float *x, size_t ldx, float *values, int64_t *indices,
+                                         size_t rows, size_t local_cols, size_t k, const smx_options *opt) {
   smx_options local;
   double inv_t;
   smx_status st = smx_mpi_local_options(opt, &local, &inv_t);

@@ -7,6 +7,8 @@
 #include "ops/softmax_row_half.h"
 #include "core/elem.h"
 #include "kernels/f32-xent/ukernels.h"
+#include "ops/loss_row.h"
+#include "smx/smx.h"
 
 /* What every row of one call shares. */
 typedef struct smx_xent_params {
@@ -28,5 +30,17 @@ typedef struct smx_xent_params {
  */
 void smx_xent_row(const smx_xent_params *p, smx_elem elem, const void *x, size_t n, int64_t t, int ignored,
                   double *loss, float *lse, void *g);
+
+/* What every f64 row of one call shares (xent_row_f64.c). */
+typedef struct smx_xent_row64 {
+  smx_lrow row;        /* the f64 statistics and scale-exp kernel at temperature t */
+  double t;            /* T                                                      */
+  double eps, z, s;    /* label smoothing, z-loss, gradient scale                */
+  uint32_t flags;      /* SMX_FLAG_MASKED_ROW_NAN                                */
+} smx_xent_row64;
+
+/* The f64 row: as smx_xent_row, with a double lse and gradient. */
+void smx_xent_row_f64(const smx_xent_row64 *p, const double *x, size_t n, int64_t t, int ignored, double *loss,
+                      double *lse, double *g);
 
 #endif

@@ -71,7 +71,7 @@ static void test_norm(size_t R, size_t V, int s, double T, uint32_t flags) {
   float *x = malloc(R * V * 4), *y = malloc(R * V * 4 + 4), *yl = malloc(R * (lc + 1) * 4), *o = malloc(R * 4),
         *oe = malloc(R * 4);
   fill(x, R, V, 1000 + V);
-  smx_options opt = { SMX_ALGO_AUTO, T, flags, 1 };
+  smx_options opt = { SMX_ALGO_AUTO, T, flags, 1, NULL };
   /* log-sum-exp */
   CHECK(smx_mpi_logsumexp_rows_f32(MPI_COMM_WORLD, x + c0, V, o, R, lc, &opt) == SMX_OK, "lse");
   smx_logsumexp_rows_f32(x, V, oe, R, V, &opt);
@@ -123,7 +123,7 @@ static void test_topk(size_t R, size_t V, int s, size_t k, double T, uint32_t fl
   float *x = malloc(R * V * 4), *v = malloc(R * k * 4), *ve = malloc(R * k * 4);
   int64_t *i = malloc(R * k * 8), *ie = malloc(R * k * 8);
   fill(x, R, V, 7 + V);
-  smx_options opt = { SMX_ALGO_AUTO, T, flags, 1 };
+  smx_options opt = { SMX_ALGO_AUTO, T, flags, 1, NULL };
   CHECK(smx_mpi_softmax_topk_rows_f32(MPI_COMM_WORLD, x + c0, V, v, i, R, lc, k, &opt) == SMX_OK, "topk");
   smx_softmax_topk_rows_f32(x, V, ve, ie, R, V, k, &opt);
   for (size_t q = 0; q < R * k; q++) {

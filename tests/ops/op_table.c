@@ -21,7 +21,7 @@ int64_t op_target(size_t n) { return n ? (int64_t)((n * 5 + 3) / 7 % n) : 0; }
     return fn((const T *)c->in[0], c->ld_in[0], (T *)c->out, c->ld_out, c->rows, c->cols, c->opt); \
   }
 #define LSE(fn, T, O)                                                                        \
-  static smx_status a_##fn(const op_call *c) { return fn((const T *)c->in[0], c->cols, (O *)c->out, c->opt); }
+  static smx_status a_##fn(const op_call *c) { return fn((const T *)c->in[0], (O *)c->out, c->cols, c->opt); }
 #define LSE_ROWS(fn, T, O)                                                                   \
   static smx_status a_##fn(const op_call *c) {                                               \
     return fn((const T *)c->in[0], c->ld_in[0], (O *)c->out, c->rows, c->cols, c->opt);      \
@@ -37,11 +37,11 @@ int64_t op_target(size_t n) { return n ? (int64_t)((n * 5 + 3) / 7 % n) : 0; }
   }
 #define TOPK(fn, T)                                                                          \
   static smx_status a_##fn(const op_call *c) {                                               \
-    return fn((const T *)c->in[0], c->cols, c->k, (float *)c->out, c->idx, c->opt);          \
+    return fn((const T *)c->in[0], (float *)c->out, c->idx, c->cols, c->k, c->opt);          \
   }
 #define TOPK_ROWS(fn, T)                                                                     \
   static smx_status a_##fn(const op_call *c) {                                               \
-    return fn((const T *)c->in[0], c->ld_in[0], c->rows, c->cols, c->k, (float *)c->out, c->idx, c->opt); \
+    return fn((const T *)c->in[0], c->ld_in[0], (float *)c->out, c->idx, c->rows, c->cols, c->k, c->opt); \
   }
 
 #define FORWARD(sfx, T, O)                                                                   \
@@ -98,6 +98,8 @@ VN_ROWS(smx_softpick_rows_f16, uint16_t, (double)VN_SOFTPICK_EPS)
 VN_ROWS(smx_softpick_rows_bf16, uint16_t, (double)VN_SOFTPICK_EPS)
 VN_BWD_ROWS(smx_softpick_backward_rows_f32, float, (double)VN_SOFTPICK_EPS)
 VN_BWD_ROWS(smx_softpick_backward_rows_f64, double, (double)VN_SOFTPICK_EPS)
+VN_BWD_ROWS(smx_softpick_backward_rows_f16, uint16_t, (double)VN_SOFTPICK_EPS)
+VN_BWD_ROWS(smx_softpick_backward_rows_bf16, uint16_t, (double)VN_SOFTPICK_EPS)
 #define VN_SS (double)VN_SSMAX_S, (const int64_t *)NULL
 VN_ELEM(smx_ssmax_f32, float, VN_SS) VN_ELEM(smx_ssmax_f64, double, VN_SS)
 VN_ROWS(smx_ssmax_rows_f32, float, VN_SS) VN_ROWS(smx_ssmax_rows_f64, double, VN_SS)
@@ -109,6 +111,8 @@ VN_ROWS(smx_ssmax_rows_f32, float, VN_SS) VN_ROWS(smx_ssmax_rows_f64, double, VN
   }
 VN_BWD_Y_ROWS(smx_ssmax_backward_rows_f32, float, VN_SS, c->opt)
 VN_BWD_Y_ROWS(smx_ssmax_backward_rows_f64, double, VN_SS, c->opt)
+VN_BWD_Y_ROWS(smx_ssmax_backward_rows_f16, uint16_t, VN_SS, c->opt)
+VN_BWD_Y_ROWS(smx_ssmax_backward_rows_bf16, uint16_t, VN_SS, c->opt)
 static smx_status a_smx_adaptive_softmax_f32(const op_call *c) {
   return smx_adaptive_softmax_f32((const float *)c->in[0], (float *)c->out, c->cols, c->opt);
 }
@@ -150,6 +154,8 @@ VN_ROWS(smx_topk_softmax_rows_f64, double, (size_t)VN_TOPK_K)
 VN_ROWS(smx_topk_softmax_rows_f16, uint16_t, (size_t)VN_TOPK_K)
 VN_BWD_Y_ROWS(smx_topk_softmax_backward_rows_f32, float, (size_t)VN_TOPK_K, c->opt)
 VN_BWD_Y_ROWS(smx_topk_softmax_backward_rows_f64, double, (size_t)VN_TOPK_K, c->opt)
+VN_BWD_Y_ROWS(smx_topk_softmax_backward_rows_f16, uint16_t, (size_t)VN_TOPK_K, c->opt)
+VN_BWD_Y_ROWS(smx_topk_softmax_backward_rows_bf16, uint16_t, (size_t)VN_TOPK_K, c->opt)
 VN_ELEM(smx_sigmoid_bias_f32, float, (double)VN_SIGMOID_BIAS) VN_ELEM(smx_sigmoid_bias_f64, double, (double)VN_SIGMOID_BIAS)
 VN_ROWS(smx_sigmoid_bias_rows_f32, float, (double)VN_SIGMOID_BIAS)
 VN_ROWS(smx_sigmoid_bias_rows_f64, double, (double)VN_SIGMOID_BIAS)
@@ -157,6 +163,8 @@ VN_ROWS(smx_sigmoid_bias_rows_f16, uint16_t, (double)VN_SIGMOID_BIAS)
 VN_ROWS(smx_sigmoid_bias_rows_bf16, uint16_t, (double)VN_SIGMOID_BIAS)
 VN_BWD_Y_ROWS(smx_sigmoid_backward_rows_f32, float, c->opt)
 VN_BWD_Y_ROWS(smx_sigmoid_backward_rows_f64, double, c->opt)
+VN_BWD_Y_ROWS(smx_sigmoid_backward_rows_f16, uint16_t, c->opt)
+VN_BWD_Y_ROWS(smx_sigmoid_backward_rows_bf16, uint16_t, c->opt)
 static smx_status a_smx_softplus_l1_f32(const op_call *c) {
   return smx_softplus_l1_f32((const float *)c->in[0], (float *)c->out, c->cols, c->opt);
 }
@@ -165,14 +173,21 @@ static smx_status a_smx_softplus_l1_f64(const op_call *c) {
 }
 ELEM_ROWS(smx_softplus_l1_rows_f32, float) ELEM_ROWS(smx_softplus_l1_rows_f64, double)
 ELEM_ROWS(smx_softplus_l1_rows_f16, uint16_t) ELEM_ROWS(smx_softplus_l1_rows_bf16, uint16_t)
-static smx_status a_smx_softplus_l1_backward_rows_f32(const op_call *c) {
-  return smx_softplus_l1_backward_rows_f32(c->in[0], c->ld_in[0], NULL, 0, c->in[1], c->ld_in[1], c->out, c->ld_out,
-                                           c->rows, c->cols, c->opt);
-}
-static smx_status a_smx_softplus_l1_backward_rows_f64(const op_call *c) {
-  return smx_softplus_l1_backward_rows_f64(c->in[0], c->ld_in[0], NULL, 0, c->in[1], c->ld_in[1], c->out, c->ld_out,
-                                           c->rows, c->cols, c->opt);
-}
+/* backward rows without a parameter: x = in[0], y absent, dy = in[1] */
+#define VN_BWD_ROWS0(fn, T)                                                                  \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const T *)c->in[0], c->ld_in[0], NULL, 0, (const T *)c->in[1], c->ld_in[1], (T *)c->out, c->ld_out, \
+              c->rows, c->cols, c->opt);                                                     \
+  }
+VN_BWD_ROWS0(smx_softplus_l1_backward_rows_f32, float) VN_BWD_ROWS0(smx_softplus_l1_backward_rows_f64, double)
+VN_BWD_ROWS0(smx_softplus_l1_backward_rows_f16, uint16_t) VN_BWD_ROWS0(smx_softplus_l1_backward_rows_bf16, uint16_t)
+/* self-adjust softmax backward, basic (0) and normalised (1) */
+#define SA_BWD(tag, sfx, T, norm)                                                            \
+  static smx_status a_sa##tag##_bwd_##sfx(const op_call *c) {                                \
+    return smx_sa_softmax_backward_rows_##sfx((const T *)c->in[0], c->ld_in[0], NULL, 0, (const T *)c->in[1],   \
+                                              c->ld_in[1], (T *)c->out, c->ld_out, c->rows, c->cols, norm, c->opt); \
+  }
+SA_BWD(, f16, uint16_t, 0) SA_BWD(, bf16, uint16_t, 0) SA_BWD(_norm, f16, uint16_t, 1) SA_BWD(_norm, bf16, uint16_t, 1)
 
 /* Cross-entropy with reduction NONE, so that each row's loss is checked; the
  * options that matter here are carried over from smx_options. */
@@ -387,12 +402,16 @@ const op_row op_table[] = {
   VN_FWD(softpick, bf16, DT_BF16, OP_NONNEG, NULL, ref_softpick_row, ref_softpick_at, bound_vn_8),
   VN_BWD(softpick, f32, DT_F32, ref_softpick_row, ref_softpick_backward_at, bound_vn_8),
   VN_BWD(softpick, f64, DT_F64, ref_softpick_row, ref_softpick_backward_at, bound_vn_8),
+  VN_BWD(softpick, f16, DT_F16, ref_softpick_row, ref_softpick_backward_at, bound_vn_8),
+  VN_BWD(softpick, bf16, DT_BF16, ref_softpick_row, ref_softpick_backward_at, bound_vn_8),
 #define VN_BWDY(name, sfx, D, prep, ref_row, ref_at, bound) \
   { #name "_backward", D, D, OUT_ELEM, 2, 1, 0, NULL, a_smx_##name##_backward_rows_##sfx, prep, ref_row, ref_at, bound }
   VN_FWD(ssmax, f32, DT_F32, OP_NONNEG, a_smx_ssmax_f32, ref_ssmax_row, ref_ssmax_at, bound_softmax),
   VN_FWD(ssmax, f64, DT_F64, OP_NONNEG, a_smx_ssmax_f64, ref_ssmax_row, ref_ssmax_at, bound_softmax),
   VN_BWDY(ssmax, f32, DT_F32, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
   VN_BWDY(ssmax, f64, DT_F64, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
+  VN_BWDY(ssmax, f16, DT_F16, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
+  VN_BWDY(ssmax, bf16, DT_BF16, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
   VN_FWD(adaptive_softmax, f32, DT_F32, OP_NONNEG, a_smx_adaptive_softmax_f32, ref_adaptive_row, ref_softmax_at, bound_vn_beta),
   VN_FWD(adaptive_softmax, f64, DT_F64, OP_NONNEG, a_smx_adaptive_softmax_f64, ref_adaptive_row, ref_softmax_at, bound_vn_beta),
   VN_FWD(standardize_softmax, f32, DT_F32, OP_NONNEG, a_smx_standardize_softmax_f32, ref_std_row, ref_softmax_at, bound_vn_beta),
@@ -406,18 +425,24 @@ const op_row op_table[] = {
   VN_FWD(topk_softmax, f16, DT_F16, OP_NONNEG, NULL, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_topk),
   VN_BWDY(topk_softmax, f32, DT_F32, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
   VN_BWDY(topk_softmax, f64, DT_F64, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
+  VN_BWDY(topk_softmax, f16, DT_F16, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
+  VN_BWDY(topk_softmax, bf16, DT_BF16, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
   VN_FWD(sigmoid_bias, f32, DT_F32, OP_NONNEG, a_smx_sigmoid_bias_f32, ref_vn_none_row, ref_sigmoid_bias_at, bound_vn_sigmoid),
   VN_FWD(sigmoid_bias, f64, DT_F64, OP_NONNEG, a_smx_sigmoid_bias_f64, ref_vn_none_row, ref_sigmoid_bias_at, bound_vn_sigmoid),
   VN_FWD(sigmoid_bias, f16, DT_F16, OP_NONNEG, NULL, ref_vn_none_row, ref_sigmoid_bias_at, bound_vn_sigmoid),
   VN_FWD(sigmoid_bias, bf16, DT_BF16, OP_NONNEG, NULL, ref_vn_none_row, ref_sigmoid_bias_at, bound_vn_sigmoid),
   VN_BWDY(sigmoid, f32, DT_F32, prep_sigmoid_backward, ref_vn_none_row, ref_sigmoid_backward_at, bound_vn_abs4),
   VN_BWDY(sigmoid, f64, DT_F64, prep_sigmoid_backward, ref_vn_none_row, ref_sigmoid_backward_at, bound_vn_abs4),
+  VN_BWDY(sigmoid, f16, DT_F16, prep_sigmoid_backward, ref_vn_none_row, ref_sigmoid_backward_at, bound_vn_abs4),
+  VN_BWDY(sigmoid, bf16, DT_BF16, prep_sigmoid_backward, ref_vn_none_row, ref_sigmoid_backward_at, bound_vn_abs4),
   VN_FWD(softplus_l1, f32, DT_F32, OP_NONNEG, a_smx_softplus_l1_f32, ref_softplus_l1_row, ref_softplus_l1_at, bound_vn_8),
   VN_FWD(softplus_l1, f64, DT_F64, OP_NONNEG, a_smx_softplus_l1_f64, ref_softplus_l1_row, ref_softplus_l1_at, bound_vn_8),
   VN_FWD(softplus_l1, f16, DT_F16, OP_NONNEG, NULL, ref_softplus_l1_row, ref_softplus_l1_at, bound_vn_8),
   VN_FWD(softplus_l1, bf16, DT_BF16, OP_NONNEG, NULL, ref_softplus_l1_row, ref_softplus_l1_at, bound_vn_8),
   VN_BWD(softplus_l1, f32, DT_F32, ref_softplus_l1_row, ref_softplus_l1_backward_at, bound_vn_8),
   VN_BWD(softplus_l1, f64, DT_F64, ref_softplus_l1_row, ref_softplus_l1_backward_at, bound_vn_8),
+  VN_BWD(softplus_l1, f16, DT_F16, ref_softplus_l1_row, ref_softplus_l1_backward_at, bound_vn_8),
+  VN_BWD(softplus_l1, bf16, DT_BF16, ref_softplus_l1_row, ref_softplus_l1_backward_at, bound_vn_8),
   { "sa_softmax_backward", DT_F32, DT_F32, OUT_ELEM, 2, 1, 0, NULL, a_sa_bwd_f32, prep_vn_backward,
     ref_sa_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
   { "sa_softmax_backward", DT_F64, DT_F64, OUT_ELEM, 2, 1, 0, NULL, a_sa_bwd_f64, prep_vn_backward,
@@ -425,6 +450,14 @@ const op_row op_table[] = {
   { "sa_softmax_norm_backward", DT_F32, DT_F32, OUT_ELEM, 2, 1, 0, NULL, a_sa_norm_bwd_f32, prep_vn_backward,
     ref_sa_norm_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
   { "sa_softmax_norm_backward", DT_F64, DT_F64, OUT_ELEM, 2, 1, 0, NULL, a_sa_norm_bwd_f64, prep_vn_backward,
+    ref_sa_norm_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
+  { "sa_softmax_backward", DT_F16, DT_F16, OUT_ELEM, 2, 1, 0, NULL, a_sa_bwd_f16, prep_vn_backward,
+    ref_sa_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
+  { "sa_softmax_backward", DT_BF16, DT_BF16, OUT_ELEM, 2, 1, 0, NULL, a_sa_bwd_bf16, prep_vn_backward,
+    ref_sa_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
+  { "sa_softmax_norm_backward", DT_F16, DT_F16, OUT_ELEM, 2, 1, 0, NULL, a_sa_norm_bwd_f16, prep_vn_backward,
+    ref_sa_norm_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
+  { "sa_softmax_norm_backward", DT_BF16, DT_BF16, OUT_ELEM, 2, 1, 0, NULL, a_sa_norm_bwd_bf16, prep_vn_backward,
     ref_sa_norm_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
   /* MultiMax */
   { "multimax", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG, a_multimax_32, a_multimax_rows_32, NULL,

@@ -335,7 +335,7 @@ static void rows_form(size_t op, const family *f, const ref_ctx *c, const refs *
   unsigned char *first = malloc(ocount * oes + 1);
   int top = R * n >= ROWS_SPLIT_MIN ? 3 : 1;
   for (int threads = 1; threads <= top; threads += 2) {
-    smx_options o = { SMX_ALGO_AUTO, f->T, f->flags, threads };
+    smx_options o = { SMX_ALGO_AUTO, f->T, f->flags, threads, NULL };
     op_call cl;
     memset(&cl, 0, sizeof cl);
     for (int j = 0; j < r->n_in; j++) { cl.in[j] = in[j].p; cl.ld_in[j] = ldi; }
@@ -387,7 +387,7 @@ static void in_place(size_t op, const family *f, const bufs *b, const void *want
   guard_free(w.out);
   w.out = alias;   /* the output is the input */
   memset(w.idx.p, 0xa5, op_k(n) * sizeof(int64_t));
-  smx_options o = { algo, f->T, f->flags, 1 };
+  smx_options o = { algo, f->T, f->flags, 1, NULL };
   smx_status s = call(r, &w, n, target, &o);
   rep_check(op, s == SMX_OK && memcmp(alias.p, want, n * es) == 0, "%s %s %s in place%s: status %d or result differs",
             smx_isa(), f->name, algo_name(algo), at_start ? " (leading guard)" : "", (int)s);
@@ -447,7 +447,7 @@ static void run_case(size_t op, const family *f, const double *x) {
   size_t n = f->n, k = op_k(n);
   size_t obytes = out_count(r, n) * out_elem_size(r), ibytes = k * sizeof(int64_t);
   int64_t target = op_target(n);
-  smx_options o = { SMX_ALGO_AUTO, f->T, f->flags, 1 };
+  smx_options o = { SMX_ALGO_AUTO, f->T, f->flags, 1, NULL };
   bufs b;
   PROF(P_ALLOC, b = bufs_alloc(r, n, 0));
   PROF(P_INPUT, if (r->prepare) r->prepare(x, n, &o, r->in_dt, b.in[0].p, r->n_in > 1 ? b.in[1].p : NULL);

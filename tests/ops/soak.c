@@ -163,7 +163,7 @@ static void soak_case(uint64_t seed, const int *run_dt) {
   ref_ctx *ctx = calloc(R, sizeof *ctx);
   unsigned char **copies = calloc(R * 2, sizeof *copies);
   if (!x || !rowbuf[0] || !rowbuf[1] || !ctx || !copies) { perror("malloc"); exit(2); }
-  smx_options o = { algo, T, flags, 1 };
+  smx_options o = { algo, T, flags, 1, NULL };
   for (size_t q = 0; q < R; q++) {
     const char *kd = gen_row(&r, row->in_dt, x, n);
     size_t l = strlen(kinds);

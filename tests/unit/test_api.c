@@ -106,7 +106,7 @@ static void test_empty(void) {
   fill(out, 3, SENT);
   CHECK(smx_logsumexp_rows_f32(NULL, 0, out, 3, 0, NULL) == SMX_OK && out[0] == -INFINITY && out[1] == -INFINITY &&
             out[2] == -INFINITY, "lse of empty rows");
-  smx_options nanflag = { 0, 0, SMX_FLAG_MASKED_ROW_NAN, 0 };
+  smx_options nanflag = { 0, 0, SMX_FLAG_MASKED_ROW_NAN, 0, NULL };
   CHECK(smx_logsumexp_f32(NULL, out, 0, &nanflag) == SMX_OK && out[0] == -INFINITY, "empty row is not masked");
 }
 
@@ -117,7 +117,7 @@ static void expect_row(const char *what, const float *x, size_t n, uint32_t flag
   for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
     smx_set_max_isa(tu_isas[isa]);
     for (int a = 0; a < 3; a++) {
-      smx_options o = { tu_algos[a], 0, flags, 1 };
+      smx_options o = { tu_algos[a], 0, flags, 1, NULL };
       CHECK(smx_softmax_f32(x, y, n, &o) == SMX_OK, "status");
       CHECK(smx_log_softmax_f32(x, z, n, &o) == SMX_OK, "status");
       CHECK(smx_logsumexp_f32(x, &l, n, &o) == SMX_OK, "status");
@@ -200,7 +200,7 @@ static void test_masked_equals_removed(void) {
     for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
       smx_set_max_isa(tu_isas[isa]);
       for (int a = 0; a < 3; a++) {
-        smx_options o = { tu_algos[a], 0, 0, 1 };
+        smx_options o = { tu_algos[a], 0, 0, 1, NULL };
         smx_softmax_f32(x, y, n, &o);
         smx_softmax_f32(live, yl, nl, &o);
         size_t j = 0, bad = 0;
@@ -223,7 +223,7 @@ static void test_inplace_and_strides(void) {
   for (int op = 0; op < 2; op++)
     for (int a = 0; a < 3; a++) {
       for (size_t i = 0; i < R * LD; i++) x[i] = tu_uniform_f(&rng, -8, 8);
-      smx_options o = { tu_algos[a], 0.7f, 0, 1 };
+      smx_options o = { tu_algos[a], 0.7f, 0, 1, NULL };
       fill(y, R * LD, SENT);
       smx_status s = op ? smx_log_softmax_rows_f32(x, LD, y, LD, R, C, &o) : smx_softmax_rows_f32(x, LD, y, LD, R, C, &o);
       CHECK(s == SMX_OK, "strided status");
@@ -257,7 +257,7 @@ static void test_stream_identical(void) {
   for (size_t i = 0; i < n; i++) x[i] = tu_uniform_f(&rng, -10, 10);
   for (int al = 0; al < 3; al++)
     for (int op = 0; op < 2; op++) {
-      smx_options oc = { tu_algos[al], 0, SMX_FLAG_CACHED_STORES, 1 }, os = { tu_algos[al], 0, SMX_FLAG_STREAM_STORES, 1 };
+      smx_options oc = { tu_algos[al], 0, SMX_FLAG_CACHED_STORES, 1, NULL }, os = { tu_algos[al], 0, SMX_FLAG_STREAM_STORES, 1, NULL };
       if (op) { smx_log_softmax_f32(x, a, n - 1, &oc); smx_log_softmax_f32(x + 1, b, n - 1, &os); smx_log_softmax_f32(x, b, n - 1, &os); }
       else { smx_softmax_f32(x, a, n - 1, &oc); smx_softmax_f32(x, b + 1, n - 1, &os); smx_softmax_f32(x, b, n - 1, &os); }
       CHECK(memcmp(a, b, (n - 1) * sizeof(float)) == 0, "streaming stores change results (%s)", tu_algo_names[tu_algos[al]]);
@@ -271,7 +271,7 @@ static void test_threads_identical(void) {
   float *x = malloc(R * C * sizeof(float)), *y1 = malloc(R * C * sizeof(float)), *y = malloc(R * C * sizeof(float));
   for (size_t i = 0; i < R * C; i++) x[i] = tu_uniform_f(&rng, -10, 10);
   for (int a = 0; a < 3; a++) {
-    smx_options o = { tu_algos[a], 0, 0, 1 };
+    smx_options o = { tu_algos[a], 0, 0, 1, NULL };
     smx_softmax_rows_f32(x, C, y1, C, R, C, &o);
     for (int t = 2; t <= 5; t++) {
       o.threads = t;
@@ -289,7 +289,7 @@ static void test_threads_identical(void) {
   for (int a = 0; a < 3; a++)
     for (int op = 0; op < 3; op++) {
       float l1 = 0, l = 0;
-      smx_options o = { tu_algos[a], 0, 0, 1 };
+      smx_options o = { tu_algos[a], 0, 0, 1, NULL };
       if (op == 0) smx_softmax_f32(x, y1, n, &o);
       else if (op == 1) smx_log_softmax_f32(x, y1, n, &o);
       else smx_logsumexp_f32(x, &l1, n, &o);

@@ -90,7 +90,7 @@ static void test_policy(void) {
     for (int a = 0; a < 3; a++) {
       for (size_t n = 1; n <= 40; n += 13) {
         double x[64], y[64], lse;
-        smx_options o = { tu_algos[a], 0, 0, 1 };
+        smx_options o = { tu_algos[a], 0, 0, 1, NULL };
         /* NaN anywhere: all NaN */
         for (size_t i = 0; i < n; i++) x[i] = (double)i;
         x[n / 2] = NAN;
@@ -159,7 +159,7 @@ static void test_inplace_strides(void) {
   for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
     smx_set_max_isa(tu_isas[isa]);
     for (int a = 0; a < 3; a++) {
-      smx_options o = { tu_algos[a], 0.7, 0, 1 };
+      smx_options o = { tu_algos[a], 0.7, 0, 1, NULL };
       fill(y, R * LD, SENT);
       CHECK(smx_softmax_rows_f64(x, LD, y, LD, R, C, &o) == SMX_OK, "rows");
       int ok = 1;
@@ -203,7 +203,7 @@ static void test_threads(void) {
       for (int op = 0; op < 2; op++) {
         double l1 = 0, l;
         for (int t = 1; t <= 4; t++) {
-          smx_options o = { tu_algos[a], 0, 0, t };
+          smx_options o = { tu_algos[a], 0, 0, t, NULL };
           double *dst = t == 1 ? y1 : y;
           if (op == 0) smx_softmax_f64(x, dst, n, &o);
           else smx_log_softmax_f64(x, dst, n, &o);
@@ -215,7 +215,7 @@ static void test_threads(void) {
       }
       /* batch: 300 rows of 1000 */
       for (int t = 1; t <= 3; t++) {
-        smx_options o = { tu_algos[a], 0, 0, t };
+        smx_options o = { tu_algos[a], 0, 0, t, NULL };
         smx_softmax_rows_f64(x, 1000, t == 1 ? y1 : y, 1000, 300, 1000, &o);
         if (t > 1) CHECK(memcmp(y, y1, 300000 * sizeof(double)) == 0, "batch threads=%d", t);
       }

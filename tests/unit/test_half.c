@@ -99,7 +99,7 @@ static void check_half_row(const char *what, int bf, const uint16_t *x, size_t n
   long double logd = tu_ref_logd(xf, n, T, &m), TT = T == 0.0f ? 1.0L : T;
   for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
     smx_set_max_isa(tu_isas[isa]);
-    smx_options o = { 0, T, 0, 1 };
+    smx_options o = { 0, T, 0, 1, NULL };
     float l;
     CHECK(sm(x, y, n, &o) == SMX_OK && ls(x, z, n, &o) == SMX_OK && lf(x, n, &l, &o) == SMX_OK, "%s status", what);
     long bad = 0, badl = 0;
@@ -164,7 +164,7 @@ static void test_special(void) {
   CHECK(y[0] == 0 && y[4] == 0, "masked row is 0");
   smx_log_softmax_f16(x, y, 5, NULL);
   CHECK(y[0] == F16_NINF, "masked row log-softmax -inf");
-  smx_options o = { 0, 0, SMX_FLAG_MASKED_ROW_NAN, 0 };
+  smx_options o = { 0, 0, SMX_FLAG_MASKED_ROW_NAN, 0, NULL };
   smx_logsumexp_f16(x, &l, 5, &o);
   CHECK(l != l, "masked row NaN with the flag");
   /* bf16 -inf entries give exactly +0 */
@@ -183,7 +183,7 @@ static void test_special(void) {
   CHECK(smx_softmax_f16(six, six + 3, 3, NULL) == SMX_OK, "adjacent");
   CHECK(smx_softmax_rows_bf16(b, 1, by, 2, 2, 2, NULL) == SMX_E_INVALID_ARG, "ld < cols");
   CHECK(smx_logsumexp_bf16(NULL, &l, 0, NULL) == SMX_OK && l == -INFINITY, "empty");
-  smx_options bad = { 0, -1.0f, 0, 0 };
+  smx_options bad = { 0, -1.0f, 0, 0, NULL };
   CHECK(smx_softmax_bf16(b, by, 4, &bad) == SMX_E_INVALID_ARG, "bad temperature");
 }
 

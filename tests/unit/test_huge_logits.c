@@ -38,7 +38,7 @@ int main(void) {
           size_t at = (n * 7 + (size_t)b) % n;
           for (size_t i = 0; i < n; i++) x[i] = (float)((int)(i % 5) - 2) * (spread ? 1.0e33f : 1.0f);
           x[at] = big;
-          smx_options o = { (smx_algo)algo, t, 0, 1 };
+          smx_options o = { (smx_algo)algo, t, 0, 1, NULL };
           float lse = 0.0f;
           smx_status s1 = smx_softmax_f32(x, y, n, &o), s2 = smx_log_softmax_f32(x, z, n, &o);
           smx_status s3 = smx_logsumexp_f32(x, &lse, n, &o);

@@ -194,7 +194,7 @@ static void fill(float *a, unsigned seed) {
 static void test_generic_f32(void) {
   size_t n = 0, covered = 0;
   smx_op_count(&n);
-  const smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 2 };
+  const smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 2, NULL };
   const int64_t lens[ROWS] = { 2, 5, 7 };
   for (size_t i = 0; i < n; i++) {
     const smx_op_info *op;
@@ -243,7 +243,7 @@ static void test_generic_f32(void) {
 static void test_generic_dtypes(void) {
   size_t n = 0;
   smx_op_count(&n);
-  const smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
+  const smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
   for (size_t i = 0; i < n; i++) {
     const smx_op_info *op;
     smx_op_at(i, &op);

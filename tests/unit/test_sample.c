@@ -71,7 +71,7 @@ static void chi_square(const float *row, size_t n, const smx_sample_params *p, u
   float *x = malloc(NDRAW * n * sizeof(float));
   int64_t *tok = malloc(NDRAW * sizeof(int64_t));
   for (size_t r = 0; r < NDRAW; r++) memcpy(x + r * n, row, n * sizeof(float));
-  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 2 };
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 2, NULL };
   CHECK(smx_sample_rows_f32(x, n, tok, NDRAW, n, p, seed, 0, &o) == SMX_OK, "%s", what);
   long double e[64];
   expected(row, n, p, e);
@@ -273,11 +273,11 @@ static void test_reproducible(void) {
     { 1.0, 0, 1.0, 0.0, 0, SMX_SAMPLE_GUMBEL_MAX, 0 },
   };
   for (size_t c = 0; c < sizeof ps / sizeof ps[0]; c++) {
-    smx_options o1 = { SMX_ALGO_AUTO, 0.0, 0, 1 };
+    smx_options o1 = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
     CHECK(smx_sample_rows_f32(x, cols, t1, rows, cols, &ps[c], 42, 7, &o1) == SMX_OK, "repro");
     static const int th[] = { 1, 2, 3, 7 };
     for (int q = 0; q < 4; q++) {
-      smx_options o = { SMX_ALGO_AUTO, 0.0, 0, th[q] };
+      smx_options o = { SMX_ALGO_AUTO, 0.0, 0, th[q], NULL };
       CHECK(smx_sample_rows_f32(x, cols, t2, rows, cols, &ps[c], 42, 7, &o) == SMX_OK, "repro threads");
       CHECK(!memcmp(t1, t2, sizeof t1), "config %zu: threads=%d changes tokens", c, th[q]);
     }
@@ -297,7 +297,7 @@ static void test_reproducible(void) {
         else { b[i] = smx_f32_to_bf16(x[i]); xh[i] = smx_bf16_to_f32(b[i]); }
       }
       CHECK(smx_sample_rows_f32(xh, cols, t1, rows, cols, &ps[c], 3, 1, &o1) == SMX_OK, "half ref");
-      smx_options o2 = { SMX_ALGO_AUTO, 0.0, 0, 2 };
+      smx_options o2 = { SMX_ALGO_AUTO, 0.0, 0, 2, NULL };
       smx_status s = fmt == 0 ? smx_sample_rows_f16(h, cols, t2, rows, cols, &ps[c], 3, 1, &o2)
                               : smx_sample_rows_bf16(b, cols, t2, rows, cols, &ps[c], 3, 1, &o2);
       CHECK(s == SMX_OK && !memcmp(t1, t2, sizeof t1), "config %zu: %s tokens differ from f32", c, fmt ? "bf16" : "f16");
@@ -320,7 +320,7 @@ static void test_bad_args(void) {
   bp2.top_p = NAN;
   bm.min_p = -0.1;
   bmeth.method = (smx_sample_method)7;
-  smx_options ot = { SMX_ALGO_AUTO, 2.0, 0, 1 }, oth = { SMX_ALGO_AUTO, 0.0, 0, -2 };
+  smx_options ot = { SMX_ALGO_AUTO, 2.0, 0, 1, NULL }, oth = { SMX_ALGO_AUTO, 0.0, 0, -2, NULL };
   CHECK(smx_sample_rows_f32(x, 4, t, 2, 4, &bt, 0, 0, NULL) == SMX_E_INVALID_ARG, "T < 0");
   CHECK(smx_sample_rows_f32(x, 4, t, 2, 4, &bn, 0, 0, NULL) == SMX_E_INVALID_ARG, "T NaN");
   CHECK(smx_sample_rows_f32(x, 4, t, 2, 4, &bp, 0, 0, NULL) == SMX_E_INVALID_ARG, "top_p > 1");
@@ -376,7 +376,7 @@ static void test_gumbel_softmax(void) {
   double taus[3] = { 1.0, 0.3, 5.0 };
   for (int q = 0; q < 3; q++) {
     double tau = taus[q];
-    smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 2 };
+    smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 2, NULL };
     CHECK(smx_gumbel_softmax_rows_f32(x, ld, y, ld, rows, cols, tau, 17, 4, &o) == SMX_OK, "gumbel soft");
     CHECK(smx_gumbel_softmax_hard_rows_f32(x, ld, h, ld, s, ld, rows, cols, tau, 17, 4, NULL) == SMX_OK, "gumbel hard");
     for (size_t rr = 0; rr < rows; rr++) {
@@ -445,7 +445,7 @@ static void test_gumbel_softmax(void) {
         xh[i] = fmt ? smx_f32_to_bf16(f) : smx_f32_to_f16(f);
         xw[i] = fmt ? smx_bf16_to_f32(xh[i]) : smx_f16_to_f32(xh[i]);
       }
-      smx_options o2 = { SMX_ALGO_AUTO, 0.0, 0, 2 };
+      smx_options o2 = { SMX_ALGO_AUTO, 0.0, 0, 2, NULL };
       smx_status s1 = fmt ? smx_gumbel_softmax_hard_rows_bf16(xh, hc, yh1, hc, yh2, hc, hr, hc, 0.6, 4, 9, &o2)
                           : smx_gumbel_softmax_hard_rows_f16(xh, hc, yh1, hc, yh2, hc, hr, hc, 0.6, 4, 9, &o2);
       CHECK(s1 == SMX_OK && smx_gumbel_softmax_hard_rows_f32(xw, hc, yw, hc, yw2, hc, hr, hc, 0.6, 4, 9, NULL) == SMX_OK,
@@ -471,7 +471,7 @@ static void test_gumbel_softmax(void) {
   }
   /* special rows and bad arguments */
   float sp[2][3] = { { 1.0f, NAN, 2.0f }, { -INFINITY, -INFINITY, -INFINITY } }, yh[6], ys[6];
-  smx_options on = { SMX_ALGO_AUTO, 0.0, SMX_FLAG_MASKED_ROW_NAN, 1 };
+  smx_options on = { SMX_ALGO_AUTO, 0.0, SMX_FLAG_MASKED_ROW_NAN, 1, NULL };
   CHECK(smx_gumbel_softmax_hard_rows_f32(&sp[0][0], 3, yh, 3, ys, 3, 2, 3, 1.0, 1, 1, NULL) == SMX_OK, "special");
   CHECK(yh[0] != yh[0] && ys[0] != ys[0] && yh[3] == 0.0f && ys[3] == 0.0f, "NaN row / masked row");
   CHECK(smx_gumbel_softmax_hard_rows_f32(&sp[0][0], 3, yh, 3, ys, 3, 2, 3, 1.0, 1, 1, &on) == SMX_OK && yh[3] != yh[3] &&

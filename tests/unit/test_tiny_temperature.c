@@ -42,7 +42,7 @@ static size_t ties(const float *x, size_t n, float *m) {
 
 /* f64 first: its softmax must be the limit, its log-softmax / lse the oracle */
 static void check_row(const float *xf, size_t n, double t, smx_algo algo) {
-  smx_options o = { algo, t, 0, 1 };
+  smx_options o = { algo, t, 0, 1, NULL };
   double xd[64], yd[64], ld[64], lsed;
   float y[64], l[64], lse;
   uint16_t h[64], hy[64];
@@ -93,7 +93,7 @@ static void test_rows(void) {
       for (size_t r = 0; r < NR; r++) check_row(rows_in[r], NC, temps[ti], (smx_algo)a);
       /* f32 only: a near-tie one ulp below the max, and a long row through the chunked kernels */
       float near[3] = { 3.0f, nextafterf(3.0f, 0.0f), -1.0f };
-      smx_options o = { (smx_algo)a, temps[ti], 0, 1 };
+      smx_options o = { (smx_algo)a, temps[ti], 0, 1, NULL };
       float y[3];
       CHECK(smx_softmax_f32(near, y, 3, &o) == SMX_OK && y[0] == 1.0f && y[1] == 0.0f && y[2] == 0.0f,
             "near tie T=%g algo %d: %g %g %g", temps[ti], a, y[0], y[1], y[2]);
@@ -116,7 +116,7 @@ static void test_lm_paths(void) {
   const float x[6] = { 1, 3, 3, -2, -INFINITY, 2.75f };
   for (size_t ti = 0; ti < NT; ti++) {
     double t = temps[ti];
-    smx_options o = { SMX_ALGO_AUTO, t, 0, 1 };
+    smx_options o = { SMX_ALGO_AUTO, t, 0, 1, NULL };
     float v[2];
     int64_t idx[2];
     CHECK(smx_softmax_topk_f32(x, v, idx, 6, 2, &o) == SMX_OK && v[0] == 0.5f && v[1] == 0.5f,

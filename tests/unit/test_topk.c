@@ -113,7 +113,7 @@ static void test_values(void) {
           int64_t *idx = malloc(k * sizeof(int64_t));
           for (int op = 0; op < 3; op++) {
             float t = temps[(fam + q + op) % 3];
-            smx_options o = { SMX_ALGO_AUTO, t, 0, 1 };
+            smx_options o = { SMX_ALGO_AUTO, t, 0, 1, NULL };
             char what[96];
             snprintf(what, sizeof what, "%s %s fam=%d T=%g", op_names[op], tu_isa_names[isa], fam, t);
             CHECK(rows_fns[op](x, n, 1, n, k, v, idx, &o) == SMX_OK, "%s", what);
@@ -138,7 +138,7 @@ static void test_rows_threads(void) {
   float *v1 = malloc(rows * k * sizeof(float)), *v2 = malloc(rows * k * sizeof(float));
   int64_t *i1 = malloc(rows * k * sizeof(int64_t)), *i2 = malloc(rows * k * sizeof(int64_t));
   for (int op = 0; op < 3; op++) {
-    smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
+    smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
     CHECK(rows_fns[op](x, ldx, rows, cols, k, v1, i1, &o) == SMX_OK, "rows");
     for (size_t rr = 0; rr < rows; rr++) check_row(op, x + rr * ldx, cols, k, 0.0f, v1 + rr * k, i1 + rr * k, "rows");
     static const int th[] = { 2, 3, 8 };
@@ -168,7 +168,7 @@ static void test_split_row(void) {
   float v[2][50];
   int64_t idx[2][50];
   for (int op = 0; op < 2; op++) {
-    smx_options o1 = { SMX_ALGO_AUTO, 0.0, 0, 1 }, o3 = { SMX_ALGO_AUTO, 0.0, 0, 3 };
+    smx_options o1 = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL }, o3 = { SMX_ALGO_AUTO, 0.0, 0, 3, NULL };
     CHECK(rows_fns[op](x, n, 1, n, k, v[0], idx[0], &o1) == SMX_OK, "split 1");
     CHECK(rows_fns[op](x, n, 1, n, k, v[1], idx[1], &o3) == SMX_OK, "split 3");
     int same = 1;
@@ -184,7 +184,7 @@ static void test_split_row(void) {
 static void test_specials(void) {
   float v[4];
   int64_t idx[4];
-  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
   /* NaN row: NaN values, -1 indices, every op */
   float xn[5] = { 1.0f, NAN, 3.0f, -INFINITY, INFINITY };
   for (int op = 0; op < 3; op++) {
@@ -211,7 +211,7 @@ static void test_specials(void) {
   CHECK(smx_softmax_topk_f32(xa, v, idx, 4, 3, &o) == SMX_OK, "all -inf");
   CHECK(idx[0] == 0 && idx[1] == 1 && idx[2] == 2 && v[0] == 0.0f && v[2] == 0.0f, "all -inf values");
   CHECK(smx_log_softmax_topk_f32(xa, v, idx, 4, 3, &o) == SMX_OK && v[1] == -INFINITY, "all -inf log");
-  smx_options on = { SMX_ALGO_AUTO, 0.0, SMX_FLAG_MASKED_ROW_NAN, 1 };
+  smx_options on = { SMX_ALGO_AUTO, 0.0, SMX_FLAG_MASKED_ROW_NAN, 1, NULL };
   CHECK(smx_softmax_topk_f32(xa, v, idx, 4, 3, &on) == SMX_OK && v[0] != v[0] && idx[0] == 0, "masked NaN flag");
   CHECK(smx_topk_f32(xa, v, idx, 4, 2, &on) == SMX_OK && v[0] == -INFINITY && idx[1] == 1, "raw all -inf");
   /* a NaN alone among -inf: still a NaN row */
@@ -238,9 +238,9 @@ static void test_bad_args(void) {
   float v[16];
   int64_t idx[16];
   for (int i = 0; i < 16; i++) { v[i] = -7.0f; idx[i] = -7; }
-  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
-  smx_options bad_t = { SMX_ALGO_AUTO, -1.0, 0, 1 }, bad_f = { SMX_ALGO_AUTO, 0.0, 0x100, 1 };
-  smx_options bad_th = { SMX_ALGO_AUTO, 0.0, 0, -1 }, bad_tn = { SMX_ALGO_AUTO, NAN, 0, 1 };
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
+  smx_options bad_t = { SMX_ALGO_AUTO, -1.0, 0, 1, NULL }, bad_f = { SMX_ALGO_AUTO, 0.0, 0x100, 1, NULL };
+  smx_options bad_th = { SMX_ALGO_AUTO, 0.0, 0, -1, NULL }, bad_tn = { SMX_ALGO_AUTO, NAN, 0, 1, NULL };
   for (int op = 0; op < 3; op++) {
     rows_fn f = rows_fns[op];
     CHECK(f(x, 8, 1, 8, 9, v, idx, &o) == SMX_E_INVALID_ARG, "k > n");
@@ -292,7 +292,7 @@ static void test_half(void) {
   for (int isa = 0; isa < 3; isa++) {
     smx_set_max_isa(tu_isas[isa]);
     for (int op = 0; op < 3; op++) {
-      smx_options o = { SMX_ALGO_AUTO, 0.7, 0, 2 };
+      smx_options o = { SMX_ALGO_AUTO, 0.7, 0, 2, NULL };
       CHECK(f16s[op](h, cols, rows, cols, k, v1, i1, &o) == SMX_OK, "f16");
       CHECK(rows_fns[op](xh, cols, rows, cols, k, v2, i2, &o) == SMX_OK, "f16 ref");
       int same = 1;
@@ -306,7 +306,7 @@ static void test_half(void) {
       CHECK(same, "%s %s bf16 differs from f32 on the same values", op_names[op], tu_isa_names[isa]);
       check_row(op, xb, cols, k, 0.7f, v1, i1, "bf16 row 0");
     }
-    smx_options o1 = { SMX_ALGO_AUTO, 0.0, 0, 1 };
+    smx_options o1 = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
     CHECK(smx_softmax_topk_f16(h, v1, i1, cols, 3, &o1) == SMX_OK && smx_softmax_topk_bf16(b, v2, i2, cols, 3, &o1) == SMX_OK,
           "half row forms");
   }
