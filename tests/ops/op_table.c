@@ -191,7 +191,7 @@ SA_BWD(, f16, uint16_t, 0) SA_BWD(, bf16, uint16_t, 0) SA_BWD(_norm, f16, uint16
 
 /* Cross-entropy with reduction NONE, so that each row's loss is checked; the
  * options that matter here are carried over from smx_options. */
-static float loss_scratch[64];
+static double loss_scratch[64];   /* float or double losses */
 
 /* smoothing: the xent_ls rows, with label smoothing */
 static smx_status xent(const op_call *c, dtype dt, int want_grad, int smoothing) {
@@ -206,21 +206,28 @@ static smx_status xent(const op_call *c, dtype dt, int want_grad, int smoothing)
     xo.threads = c->opt->threads;
   }
   /* the gradient rows keep their loss somewhere; a refused huge count never writes it */
-  float *loss = want_grad ? (c->rows <= 64 || c->rows > ((size_t)1 << 24) ? loss_scratch : malloc(c->rows * sizeof(float)))
-                          : (float *)c->out;
+  size_t ls = dt == DT_F64 ? sizeof(double) : sizeof(float);
+  void *loss = want_grad ? (c->rows <= 64 || c->rows > ((size_t)1 << 24) ? (void *)loss_scratch : malloc(c->rows * ls))
+                         : c->out;
   void *grad = want_grad ? c->out : NULL;
   size_t ldg = want_grad ? c->ld_out : 0;
   smx_status s;
   if (!loss) return SMX_E_NOMEM;
-  if (dt == DT_F32)
+  if (dt == DT_F64)
+    s = smx_cross_entropy_f64(c->in[0], c->ld_in[0], targets, loss, grad, ldg, NULL, c->rows, c->cols, &xo);
+  else if (dt == DT_F32)
     s = smx_cross_entropy_f32(c->in[0], c->ld_in[0], targets, loss, grad, ldg, NULL, c->rows, c->cols, &xo);
   else if (dt == DT_F16)
     s = smx_cross_entropy_f16(c->in[0], c->ld_in[0], targets, loss, grad, ldg, NULL, c->rows, c->cols, &xo);
   else
     s = smx_cross_entropy_bf16(c->in[0], c->ld_in[0], targets, loss, grad, ldg, NULL, c->rows, c->cols, &xo);
-  if (want_grad && loss != loss_scratch) free(loss);
+  if (want_grad && loss != (void *)loss_scratch) free(loss);
   return s;
 }
+static smx_status a_xent_loss_f64(const op_call *c) { return xent(c, DT_F64, 0, 0); }
+static smx_status a_xent_ls_loss_f64(const op_call *c) { return xent(c, DT_F64, 0, 1); }
+static smx_status a_xent_grad_f64(const op_call *c) { return xent(c, DT_F64, 1, 0); }
+static smx_status a_xent_ls_grad_f64(const op_call *c) { return xent(c, DT_F64, 1, 1); }
 static smx_status a_xent_loss_f32(const op_call *c) { return xent(c, DT_F32, 0, 0); }
 static smx_status a_xent_ls_loss_f32(const op_call *c) { return xent(c, DT_F32, 0, 1); }
 static smx_status a_xent_loss_f16(const op_call *c) { return xent(c, DT_F16, 0, 0); }
@@ -293,12 +300,12 @@ ENTMAX_BWD(_a17, 1.7, f32, float) ENTMAX_BWD(_a17, 1.7, f64, double)
     prep_softmax_backward, ref_backward_row, ref_softmax_backward_at, bound_backward },                      \
   { "log_softmax_backward", D, D, OUT_ELEM, 2, 1, 0, logone, a_smx_log_softmax_backward_rows_##sfx,           \
     prep_log_softmax_backward, ref_backward_row, ref_log_softmax_backward_at, bound_log_backward }
-#define XE(sfx, D)                                                                                            \
-  { "xent_loss", D, DT_F32, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID, NULL, a_xent_loss_##sfx, NULL, ref_sm_row,   \
+#define XE(sfx, D, L)                                                                                         \
+  { "xent_loss", D, L, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID, NULL, a_xent_loss_##sfx, NULL, ref_sm_row,   \
     ref_xent_loss_at, bound_log },                                                                            \
   { "xent_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_OPTIONAL_OUT | OP_SATURATES, NULL, a_xent_grad_##sfx, NULL, ref_sm_row,           \
     ref_xent_grad_at, bound_xent_grad },                                                                      \
-  { "xent_ls_loss", D, DT_F32, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID, NULL, a_xent_ls_loss_##sfx, NULL,         \
+  { "xent_ls_loss", D, L, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID, NULL, a_xent_ls_loss_##sfx, NULL,              \
     ref_sm_row, ref_xent_ls_loss_at, bound_log },                                                             \
   { "xent_ls_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_OPTIONAL_OUT | OP_SATURATES, NULL,            \
     a_xent_ls_grad_##sfx, NULL, ref_sm_row, ref_xent_ls_grad_at, bound_xent_ls_grad }
@@ -381,7 +388,7 @@ const op_row op_table[] = {
   BW(f32, DT_F32, a_smx_softmax_backward_f32, a_smx_log_softmax_backward_f32),
   BW(f16, DT_F16, NULL, NULL), BW(bf16, DT_BF16, NULL, NULL),
   BW(f64, DT_F64, a_smx_softmax_backward_f64, a_smx_log_softmax_backward_f64),
-  XE(f32, DT_F32), XE(f16, DT_F16), XE(bf16, DT_BF16),
+  XE(f32, DT_F32, DT_F32), XE(f16, DT_F16, DT_F32), XE(bf16, DT_BF16, DT_F32), XE(f64, DT_F64, DT_F64),
   TK(f32, DT_F32), TK(f16, DT_F16), TK(bf16, DT_BF16),
   SG(f32, DT_F32, a_smx_sigmoid_f32), SG(f64, DT_F64, a_smx_sigmoid_f64), SG(f16, DT_F16, NULL),
   SG(bf16, DT_BF16, NULL),

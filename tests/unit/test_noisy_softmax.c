@@ -359,8 +359,8 @@ static void errors(void) {
   tu_loss_opts o = TU_LOSS_OPTS_INIT;
   const smx_noisy_mode A = SMX_NOISY_ANNEALED;
   g[0] = 5.0f;
-#define NS(x_, t_, nr_, al_, mode_, l_, g_, gr_) smx_noisy_softmax_loss_f32(x_, 4, t_, nr_, l_, g_, 4, gr_, 3, 4, al_,
-                                                                            1, 2, 0, mode_, tu_lo(&o))
+#define NS(x_, t_, nr_, al_, mode_, l_, g_, gr_) \
+  smx_noisy_softmax_loss_f32(x_, 4, t_, nr_, l_, g_, 4, gr_, 3, 4, al_, 1, 2, 0, mode_, tu_lo(&o))
   CHECK(NS(NULL, t, nr, 0.1, A, l, g, gr) == SMX_E_INVALID_ARG, "NULL logits");
   CHECK(NS(x, NULL, nr, 0.1, A, l, g, gr) == SMX_E_INVALID_ARG, "NULL targets");
   CHECK(NS(x, t, NULL, 0.1, A, l, g, gr) == SMX_E_INVALID_ARG, "NULL norms");

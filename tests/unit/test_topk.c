@@ -14,7 +14,7 @@
 enum { OP_SOFT, OP_LOG, OP_RAW };
 static const char *const op_names[3] = { "softmax_topk", "log_softmax_topk", "topk" };
 
-typedef smx_status (*rows_fn)(const float *, size_t, size_t, size_t, size_t, float *, int64_t *,
+typedef smx_status (*rows_fn)(const float *, size_t, float *, int64_t *, size_t, size_t, size_t,
                               const smx_options *);
 static const rows_fn rows_fns[3] = { smx_softmax_topk_rows_f32, smx_log_softmax_topk_rows_f32, smx_topk_rows_f32 };
 
@@ -116,7 +116,7 @@ static void test_values(void) {
             smx_options o = { SMX_ALGO_AUTO, t, 0, 1, NULL };
             char what[96];
             snprintf(what, sizeof what, "%s %s fam=%d T=%g", op_names[op], tu_isa_names[isa], fam, t);
-            CHECK(rows_fns[op](x, n, 1, n, k, v, idx, &o) == SMX_OK, "%s", what);
+            CHECK(rows_fns[op](x, n, v, idx, 1, n, k, &o) == SMX_OK, "%s", what);
             check_row(op, x, n, k, t, v, idx, what);
           }
           free(v);
@@ -139,12 +139,12 @@ static void test_rows_threads(void) {
   int64_t *i1 = malloc(rows * k * sizeof(int64_t)), *i2 = malloc(rows * k * sizeof(int64_t));
   for (int op = 0; op < 3; op++) {
     smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
-    CHECK(rows_fns[op](x, ldx, rows, cols, k, v1, i1, &o) == SMX_OK, "rows");
+    CHECK(rows_fns[op](x, ldx, v1, i1, rows, cols, k, &o) == SMX_OK, "rows");
     for (size_t rr = 0; rr < rows; rr++) check_row(op, x + rr * ldx, cols, k, 0.0f, v1 + rr * k, i1 + rr * k, "rows");
     static const int th[] = { 2, 3, 8 };
     for (int q = 0; q < 3; q++) {
       o.threads = th[q];
-      CHECK(rows_fns[op](x, ldx, rows, cols, k, v2, i2, &o) == SMX_OK, "rows threads");
+      CHECK(rows_fns[op](x, ldx, v2, i2, rows, cols, k, &o) == SMX_OK, "rows threads");
       int same = 1;
       for (size_t j = 0; j < rows * k; j++) same &= tu_same(v1[j], v2[j]) && i1[j] == i2[j];
       CHECK(same, "%s: threads=%d differs from 1 thread", op_names[op], th[q]);
@@ -169,8 +169,8 @@ static void test_split_row(void) {
   int64_t idx[2][50];
   for (int op = 0; op < 2; op++) {
     smx_options o1 = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL }, o3 = { SMX_ALGO_AUTO, 0.0, 0, 3, NULL };
-    CHECK(rows_fns[op](x, n, 1, n, k, v[0], idx[0], &o1) == SMX_OK, "split 1");
-    CHECK(rows_fns[op](x, n, 1, n, k, v[1], idx[1], &o3) == SMX_OK, "split 3");
+    CHECK(rows_fns[op](x, n, v[0], idx[0], 1, n, k, &o1) == SMX_OK, "split 1");
+    CHECK(rows_fns[op](x, n, v[1], idx[1], 1, n, k, &o3) == SMX_OK, "split 3");
     int same = 1;
     for (size_t j = 0; j < k; j++) same &= tu_same(v[0][j], v[1][j]) && idx[0][j] == idx[1][j];
     CHECK(same, "%s: split row differs across thread counts", op_names[op]);
@@ -188,7 +188,7 @@ static void test_specials(void) {
   /* NaN row: NaN values, -1 indices, every op */
   float xn[5] = { 1.0f, NAN, 3.0f, -INFINITY, INFINITY };
   for (int op = 0; op < 3; op++) {
-    CHECK(rows_fns[op](xn, 5, 1, 5, 4, v, idx, &o) == SMX_OK, "nan");
+    CHECK(rows_fns[op](xn, 5, v, idx, 1, 5, 4, &o) == SMX_OK, "nan");
     for (int j = 0; j < 4; j++) CHECK(v[j] != v[j] && idx[j] == -1, "%s NaN row j=%d: %g %lld", op_names[op], j, v[j], (long long)idx[j]);
   }
   /* +inf entries: 1/c each, first, lowest index first; then by x with value 0 */
@@ -243,21 +243,21 @@ static void test_bad_args(void) {
   smx_options bad_th = { SMX_ALGO_AUTO, 0.0, 0, -1, NULL }, bad_tn = { SMX_ALGO_AUTO, NAN, 0, 1, NULL };
   for (int op = 0; op < 3; op++) {
     rows_fn f = rows_fns[op];
-    CHECK(f(x, 8, 1, 8, 9, v, idx, &o) == SMX_E_INVALID_ARG, "k > n");
-    CHECK(f(NULL, 8, 1, 8, 2, v, idx, &o) == SMX_E_INVALID_ARG, "x NULL");
-    CHECK(f(x, 8, 1, 8, 2, NULL, idx, &o) == SMX_E_INVALID_ARG, "values NULL");
-    CHECK(f(x, 8, 1, 8, 2, v, NULL, &o) == SMX_E_INVALID_ARG, "indices NULL");
-    CHECK(f(x, 3, 2, 4, 2, v, idx, &o) == SMX_E_INVALID_ARG, "ldx < cols");
-    CHECK(f(x, 8, 1, 8, 2, v, idx, &bad_t) == SMX_E_INVALID_ARG, "T < 0");
-    CHECK(f(x, 8, 1, 8, 2, v, idx, &bad_tn) == SMX_E_INVALID_ARG, "T NaN");
-    CHECK(f(x, 8, 1, 8, 2, v, idx, &bad_f) == SMX_E_INVALID_ARG, "flag");
-    CHECK(f(x, 8, 1, 8, 2, v, idx, &bad_th) == SMX_E_INVALID_ARG, "threads");
-    CHECK(f(x, 8, 1, 8, 2, x + 2, idx, &o) == SMX_E_INVALID_ARG, "values overlap x");
-    CHECK(f(x, 8, 1, 8, 2, v, (int64_t *)(void *)(v + 1), &o) == SMX_E_INVALID_ARG, "values overlap indices");
-    CHECK(f(x, 8, SIZE_MAX / 2, 8, 2, v, idx, &o) == SMX_E_INVALID_ARG, "size overflow");
-    CHECK(f(x, 8, 1, 8, 0, v, idx, &o) == SMX_OK, "k = 0");
-    CHECK(f(x, 8, 0, 8, 2, v, idx, &o) == SMX_OK, "rows = 0");
-    CHECK(f(NULL, 8, 0, 8, 2, NULL, NULL, &o) == SMX_OK, "rows = 0, NULL");
+    CHECK(f(x, 8, v, idx, 1, 8, 9, &o) == SMX_E_INVALID_ARG, "k > n");
+    CHECK(f(NULL, 8, v, idx, 1, 8, 2, &o) == SMX_E_INVALID_ARG, "x NULL");
+    CHECK(f(x, 8, NULL, idx, 1, 8, 2, &o) == SMX_E_INVALID_ARG, "values NULL");
+    CHECK(f(x, 8, v, NULL, 1, 8, 2, &o) == SMX_E_INVALID_ARG, "indices NULL");
+    CHECK(f(x, 3, v, idx, 2, 4, 2, &o) == SMX_E_INVALID_ARG, "ldx < cols");
+    CHECK(f(x, 8, v, idx, 1, 8, 2, &bad_t) == SMX_E_INVALID_ARG, "T < 0");
+    CHECK(f(x, 8, v, idx, 1, 8, 2, &bad_tn) == SMX_E_INVALID_ARG, "T NaN");
+    CHECK(f(x, 8, v, idx, 1, 8, 2, &bad_f) == SMX_E_INVALID_ARG, "flag");
+    CHECK(f(x, 8, v, idx, 1, 8, 2, &bad_th) == SMX_E_INVALID_ARG, "threads");
+    CHECK(f(x, 8, x + 2, idx, 1, 8, 2, &o) == SMX_E_INVALID_ARG, "values overlap x");
+    CHECK(f(x, 8, v, (int64_t *)(void *)(v + 1), 1, 8, 2, &o) == SMX_E_INVALID_ARG, "values overlap indices");
+    CHECK(f(x, 8, v, idx, SIZE_MAX / 2, 8, 2, &o) == SMX_E_INVALID_ARG, "size overflow");
+    CHECK(f(x, 8, v, idx, 1, 8, 0, &o) == SMX_OK, "k = 0");
+    CHECK(f(x, 8, v, idx, 0, 8, 2, &o) == SMX_OK, "rows = 0");
+    CHECK(f(NULL, 8, NULL, NULL, 0, 8, 2, &o) == SMX_OK, "rows = 0, NULL");
   }
   CHECK(smx_softmax_topk_f32(x, v, idx, 8, 9, &o) == SMX_E_INVALID_ARG, "k > n, row form");
   CHECK(smx_softmax_topk_f16(NULL, v, idx, 8, 2, &o) == SMX_E_INVALID_ARG, "f16 NULL");
@@ -286,21 +286,21 @@ static void test_half(void) {
   xb[2 * cols] = -INFINITY;
   float v1[35], v2[35];
   int64_t i1[35], i2[35];
-  typedef smx_status (*hfn)(const uint16_t *, size_t, size_t, size_t, size_t, float *, int64_t *, const smx_options *);
+  typedef smx_status (*hfn)(const uint16_t *, size_t, float *, int64_t *, size_t, size_t, size_t, const smx_options *);
   const hfn f16s[3] = { smx_softmax_topk_rows_f16, smx_log_softmax_topk_rows_f16, smx_topk_rows_f16 };
   const hfn bf16s[3] = { smx_softmax_topk_rows_bf16, smx_log_softmax_topk_rows_bf16, smx_topk_rows_bf16 };
   for (int isa = 0; isa < 3; isa++) {
     smx_set_max_isa(tu_isas[isa]);
     for (int op = 0; op < 3; op++) {
       smx_options o = { SMX_ALGO_AUTO, 0.7, 0, 2, NULL };
-      CHECK(f16s[op](h, cols, rows, cols, k, v1, i1, &o) == SMX_OK, "f16");
-      CHECK(rows_fns[op](xh, cols, rows, cols, k, v2, i2, &o) == SMX_OK, "f16 ref");
+      CHECK(f16s[op](h, cols, v1, i1, rows, cols, k, &o) == SMX_OK, "f16");
+      CHECK(rows_fns[op](xh, cols, v2, i2, rows, cols, k, &o) == SMX_OK, "f16 ref");
       int same = 1;
       for (size_t j = 0; j < rows * k; j++) same &= tu_same(v1[j], v2[j]) && i1[j] == i2[j];
       CHECK(same, "%s %s f16 differs from f32 on the same values", op_names[op], tu_isa_names[isa]);
       CHECK(i1[k] == -1, "f16 NaN row");
-      CHECK(bf16s[op](b, cols, rows, cols, k, v1, i1, &o) == SMX_OK, "bf16");
-      CHECK(rows_fns[op](xb, cols, rows, cols, k, v2, i2, &o) == SMX_OK, "bf16 ref");
+      CHECK(bf16s[op](b, cols, v1, i1, rows, cols, k, &o) == SMX_OK, "bf16");
+      CHECK(rows_fns[op](xb, cols, v2, i2, rows, cols, k, &o) == SMX_OK, "bf16 ref");
       same = 1;
       for (size_t j = 0; j < rows * k; j++) same &= tu_same(v1[j], v2[j]) && i1[j] == i2[j];
       CHECK(same, "%s %s bf16 differs from f32 on the same values", op_names[op], tu_isa_names[isa]);
