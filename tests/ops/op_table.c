@@ -5,6 +5,7 @@
  * NULL and the driver calls .rows with one row.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "op.h"
 
@@ -120,10 +121,25 @@ static smx_status a_smx_adaptive_softmax_f64(const op_call *c) {
   return smx_adaptive_softmax_f64((const double *)c->in[0], (double *)c->out, c->cols, c->opt);
 }
 ELEM_ROWS(smx_adaptive_softmax_rows_f32, float) ELEM_ROWS(smx_adaptive_softmax_rows_f64, double)
-VN_ELEM(smx_standardize_softmax_f32, float, (double)VN_STD_T)
-VN_ELEM(smx_standardize_softmax_f64, double, (double)VN_STD_T)
-VN_ROWS(smx_standardize_softmax_rows_f32, float, (double)VN_STD_T)
-VN_ROWS(smx_standardize_softmax_rows_f64, double, (double)VN_STD_T)
+/* standardize_softmax: its T (VN_STD_T) is the options' temperature */
+static smx_options std_opt(const op_call *c) {
+  smx_options o;
+  if (c->opt) o = *c->opt;
+  else memset(&o, 0, sizeof o);
+  o.temperature = (double)VN_STD_T;
+  return o;
+}
+#define STD_FORMS(sfx, T)                                                                    \
+  static smx_status a_smx_standardize_softmax_##sfx(const op_call *c) {                      \
+    smx_options o = std_opt(c);                                                              \
+    return smx_standardize_softmax_##sfx((const T *)c->in[0], (T *)c->out, c->cols, &o);     \
+  }                                                                                          \
+  static smx_status a_smx_standardize_softmax_rows_##sfx(const op_call *c) {                 \
+    smx_options o = std_opt(c);                                                              \
+    return smx_standardize_softmax_rows_##sfx((const T *)c->in[0], c->ld_in[0], (T *)c->out, c->ld_out, c->rows, \
+                                              c->cols, &o);                                  \
+  }
+STD_FORMS(f32, float) STD_FORMS(f64, double)
 VN_ELEM(smx_sa_softmax_f32, float, 0) VN_ELEM(smx_sa_softmax_f64, double, 0)
 VN_ROWS(smx_sa_softmax_rows_f32, float, 0) VN_ROWS(smx_sa_softmax_rows_f64, double, 0)
 static smx_status a_sa_norm_f32(const op_call *c) {
