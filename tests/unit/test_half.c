@@ -85,7 +85,7 @@ static void test_conversions(void) {
 }
 
 typedef smx_status (*sm_fn)(const uint16_t *, uint16_t *, size_t, const smx_options *);
-typedef smx_status (*lse_fn)(const uint16_t *, size_t, float *, const smx_options *);
+typedef smx_status (*lse_fn)(const uint16_t *, float *, size_t, const smx_options *);
 
 static void check_half_row(const char *what, int bf, const uint16_t *x, size_t n, float T) {
   sm_fn sm = bf ? smx_softmax_bf16 : smx_softmax_f16, ls = bf ? smx_log_softmax_bf16 : smx_log_softmax_f16;
@@ -101,7 +101,7 @@ static void check_half_row(const char *what, int bf, const uint16_t *x, size_t n
     smx_set_max_isa(tu_isas[isa]);
     smx_options o = { 0, T, 0, 1, NULL };
     float l;
-    CHECK(sm(x, y, n, &o) == SMX_OK && ls(x, z, n, &o) == SMX_OK && lf(x, n, &l, &o) == SMX_OK, "%s status", what);
+    CHECK(sm(x, y, n, &o) == SMX_OK && ls(x, z, n, &o) == SMX_OK && lf(x, &l, n, &o) == SMX_OK, "%s status", what);
     long bad = 0, badl = 0;
     for (size_t i = 0; i < n; i++) {
       if (xf[i] == -INFINITY) {   /* masked: exactly +0 and -inf */
