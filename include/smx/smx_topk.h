@@ -101,6 +101,24 @@ SMX_API smx_status smx_topk_bf16(const uint16_t *x, float *values, int64_t *indi
 SMX_API smx_status smx_topk_rows_bf16(const uint16_t *x, size_t ldx, float *values, int64_t *indices,
                                  size_t rows, size_t cols, size_t k, const smx_options *opt);
 
+/* --------------------------------------------------------------- top-k f64 */
+/* double rows, double values: the same selection, order and special values;
+ * values are those of smx_softmax_f64 / smx_log_softmax_f64 (their bounds,
+ * eps = 2^-52). One pass with a k-entry heap in double (no filter kernel)
+ * plus the f64 online normaliser; rows are spread over threads, never split. */
+SMX_API smx_status smx_softmax_topk_f64(const double *x, double *values, int64_t *indices, size_t n, size_t k,
+                                        const smx_options *opt);
+SMX_API smx_status smx_softmax_topk_rows_f64(const double *x, size_t ldx, double *values, int64_t *indices,
+                                             size_t rows, size_t cols, size_t k, const smx_options *opt);
+SMX_API smx_status smx_log_softmax_topk_f64(const double *x, double *values, int64_t *indices, size_t n, size_t k,
+                                            const smx_options *opt);
+SMX_API smx_status smx_log_softmax_topk_rows_f64(const double *x, size_t ldx, double *values, int64_t *indices,
+                                                 size_t rows, size_t cols, size_t k, const smx_options *opt);
+SMX_API smx_status smx_topk_f64(const double *x, double *values, int64_t *indices, size_t n, size_t k,
+                                const smx_options *opt);
+SMX_API smx_status smx_topk_rows_f64(const double *x, size_t ldx, double *values, int64_t *indices, size_t rows,
+                                     size_t cols, size_t k, const smx_options *opt);
+
 /* ---------------------------------------------------------------- sampling */
 /*
  * One token per row from softmax(x / T), reproducibly: every random number is

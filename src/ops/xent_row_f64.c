@@ -3,7 +3,7 @@
  * passes (xent_row.c) on the losses' f64 statistics (loss_row.h: the online
  * (max, sum) with a double-double sum, then a * softmax(x / T)_j with the
  * f64 scale-exp kernel), so the row is never copied. The smoothing term's
- * sum of the logits is compensated (core/ksum.h); the target's gradient
+ * sum (of m - x_j) is compensated (core/ksum.h); the target's gradient
  * element, where p_t - (1 - eps) may cancel, is formed from log p_t. Special
  * rows (NaN, +inf, every entry -inf) follow the f32 row's rules exactly.
  */
@@ -68,10 +68,13 @@ void smx_xent_row_f64(const smx_xent_row64 *p, const double *x, size_t n, int64_
     if (g) memset(g, 0, n * sizeof *g);
     return;
   }
-  double xt = x[t], sx = 0.0, sc = 0.0;   /* read before the gradient may overwrite them */
+  /* read before the gradient may overwrite them. The smoothing term's mean is of m - x_j >= 0: each
+   * difference is rounded relatively, so the sum is within a few eps of itself however large the
+   * logits (a mean of the x_j themselves loses eps |mean x| against the loss) */
+  double xt = x[t], sd = 0.0, sc = 0.0;
   if (p->eps > 0.0) {
-    for (size_t j = 0; j < n; j++) smx_kadd(&sx, &sc, x[j]);
-    sx += sc;
+    for (size_t j = 0; j < n; j++) smx_kadd(&sd, &sc, st.m - x[j]);
+    if (isfinite(sd)) sd += sc;   /* an entry at -inf: +inf, and inf - inf in the compensation */
   }
   double lpt = (xt - st.m) / p->t - st.logd;   /* log p_t; divisions, so a huge 1/T never meets a 0 */
   if (g) {
@@ -86,7 +89,7 @@ void smx_xent_row_f64(const smx_xent_row64 *p, const double *x, size_t n, int64_
   /* terms with a zero coefficient are left out (no 0 * inf) */
   double l = 0.0;
   if (p->eps < 1.0) l += (1.0 - p->eps) * -lpt;
-  if (p->eps > 0.0) l += p->eps * ((st.m - sx / (double)n) / p->t + st.logd);
+  if (p->eps > 0.0) l += p->eps * (sd / (double)n / p->t + st.logd);
   if (p->z > 0.0) l += p->z * st.lse * st.lse;
   *loss = l;
 }

@@ -69,6 +69,17 @@ BACKWARD(bf16, uint16_t)
   TOPK_ROWS(smx_softmax_topk_rows_##sfx, T) TOPK_ROWS(smx_log_softmax_topk_rows_##sfx, T)
 TOPK(smx_topk_f32, float) TOPK(smx_topk_f16, uint16_t) TOPK(smx_topk_bf16, uint16_t)
 TOPK_ROWS(smx_topk_rows_f32, float) TOPK_ROWS(smx_topk_rows_f16, uint16_t) TOPK_ROWS(smx_topk_rows_bf16, uint16_t)
+/* f64 rows write double values */
+#define TOPK64(fn)                                                                           \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const double *)c->in[0], (double *)c->out, c->idx, c->cols, c->k, c->opt);    \
+  }
+#define TOPK64_ROWS(fn)                                                                      \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const double *)c->in[0], c->ld_in[0], (double *)c->out, c->idx, c->rows, c->cols, c->k, c->opt); \
+  }
+TOPK64(smx_softmax_topk_f64) TOPK64(smx_log_softmax_topk_f64) TOPK64(smx_topk_f64)
+TOPK64_ROWS(smx_softmax_topk_rows_f64) TOPK64_ROWS(smx_log_softmax_topk_rows_f64) TOPK64_ROWS(smx_topk_rows_f64)
 TOPKS(f32, float)
 TOPKS(f16, uint16_t)
 TOPKS(bf16, uint16_t)
@@ -325,12 +336,13 @@ ENTMAX_BWD(_a17, 1.7, f32, float) ENTMAX_BWD(_a17, 1.7, f64, double)
     ref_sm_row, ref_xent_ls_loss_at, bound_log },                                                             \
   { "xent_ls_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_OPTIONAL_OUT | OP_SATURATES, NULL,            \
     a_xent_ls_grad_##sfx, NULL, ref_sm_row, ref_xent_ls_grad_at, bound_xent_ls_grad }
-#define TK(sfx, D)                                                                                            \
-  { "softmax_topk", D, DT_F32, OUT_TOPK, 1, -1, OP_SIGNED_ZERO | OP_NONNEG, a_smx_softmax_topk_##sfx,                     \
+#define TK(sfx, D) TKV(sfx, D, DT_F32)
+#define TKV(sfx, D, V)                                                                                        \
+  { "softmax_topk", D, V, OUT_TOPK, 1, -1, OP_SIGNED_ZERO | OP_NONNEG, a_smx_softmax_topk_##sfx,                     \
     a_smx_softmax_topk_rows_##sfx, NULL, ref_topk_row, ref_softmax_topk_at, bound_topk },                     \
-  { "log_softmax_topk", D, DT_F32, OUT_TOPK, 1, -1, 0, a_smx_log_softmax_topk_##sfx,                          \
+  { "log_softmax_topk", D, V, OUT_TOPK, 1, -1, 0, a_smx_log_softmax_topk_##sfx,                               \
     a_smx_log_softmax_topk_rows_##sfx, NULL, ref_topk_row, ref_log_softmax_topk_at, bound_log_topk },         \
-  { "topk", D, DT_F32, OUT_TOPK, 1, -1, 0, a_smx_topk_##sfx, a_smx_topk_rows_##sfx, NULL, ref_topk_row,        \
+  { "topk", D, V, OUT_TOPK, 1, -1, 0, a_smx_topk_##sfx, a_smx_topk_rows_##sfx, NULL, ref_topk_row,             \
     ref_topk_at, bound_exact }
 
 #define SG(sfx, D, one)                                                                                       \
@@ -405,7 +417,7 @@ const op_row op_table[] = {
   BW(f16, DT_F16, NULL, NULL), BW(bf16, DT_BF16, NULL, NULL),
   BW(f64, DT_F64, a_smx_softmax_backward_f64, a_smx_log_softmax_backward_f64),
   XE(f32, DT_F32, DT_F32), XE(f16, DT_F16, DT_F32), XE(bf16, DT_BF16, DT_F32), XE(f64, DT_F64, DT_F64),
-  TK(f32, DT_F32), TK(f16, DT_F16), TK(bf16, DT_BF16),
+  TK(f32, DT_F32), TK(f16, DT_F16), TK(bf16, DT_BF16), TKV(f64, DT_F64, DT_F64),
   SG(f32, DT_F32, a_smx_sigmoid_f32), SG(f64, DT_F64, a_smx_sigmoid_f64), SG(f16, DT_F16, NULL),
   SG(bf16, DT_BF16, NULL),
   SPX(f32, DT_F32, a_smx_sparsemax_f32, a_smx_entmax15_f32), SPX(f64, DT_F64, a_smx_sparsemax_f64, a_smx_entmax15_f64),
