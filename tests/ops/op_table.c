@@ -4,6 +4,7 @@
  * the documented ones (ref_*.c). Rows forms without a one-row twin leave .row
  * NULL and the driver calls .rows with one row.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,12 +133,13 @@ static smx_status a_smx_adaptive_softmax_f64(const op_call *c) {
   return smx_adaptive_softmax_f64((const double *)c->in[0], (double *)c->out, c->cols, c->opt);
 }
 ELEM_ROWS(smx_adaptive_softmax_rows_f32, float) ELEM_ROWS(smx_adaptive_softmax_rows_f64, double)
-/* standardize_softmax: its T (VN_STD_T) is the options' temperature */
+/* standardize_softmax: its T (VN_STD_T) is the options' temperature; the driver's bad temperatures (negative,
+ * NaN, inf) are passed on, to be refused */
 static smx_options std_opt(const op_call *c) {
   smx_options o;
   if (c->opt) o = *c->opt;
   else memset(&o, 0, sizeof o);
-  o.temperature = (double)VN_STD_T;
+  if (o.temperature >= 0.0 && o.temperature < INFINITY) o.temperature = (double)VN_STD_T;
   return o;
 }
 #define STD_FORMS(sfx, T)                                                                    \
