@@ -72,11 +72,14 @@ void smx_xent_row_f64(const smx_xent_row64 *p, const double *x, size_t n, int64_
    * difference is rounded relatively, so the sum is within a few eps of itself however large the
    * logits (a mean of the x_j themselves loses eps |mean x| against the loss) */
   double xt = x[t], sd = 0.0, sc = 0.0;
-  if (p->eps > 0.0) {
-    for (size_t j = 0; j < n; j++) smx_kadd(&sd, &sc, st.m - x[j]);
+  if (p->eps > 0.0) {   /* halves: m - x_j of two finite doubles may pass DBL_MAX, m/2 - x_j/2 does not */
+    for (size_t j = 0; j < n; j++) smx_kadd(&sd, &sc, 0.5 * st.m - 0.5 * x[j]);
     if (isfinite(sd)) sd += sc;   /* an entry at -inf: +inf, and inf - inf in the compensation */
   }
-  double lpt = (xt - st.m) / p->t - st.logd;   /* log p_t; divisions, so a huge 1/T never meets a 0 */
+  /* log p_t; divisions, so a huge 1/T never meets a 0; x_t - m beyond DBL_MAX (a row spanning it) is taken
+   * in halves, which T >= 2 brings back into range */
+  double dt = xt - st.m;
+  double lpt = (isfinite(dt) || xt == -INFINITY ? dt / p->t : (0.5 * xt - 0.5 * st.m) / p->t * 2.0) - st.logd;
   if (g) {
     double gs = p->s / p->t, zf = 1.0 + 2.0 * p->z * st.lse;
     smx_lrow_scaled_p_f64(&p->row, &st, x, g, n, gs * zf);
@@ -89,7 +92,7 @@ void smx_xent_row_f64(const smx_xent_row64 *p, const double *x, size_t n, int64_
   /* terms with a zero coefficient are left out (no 0 * inf) */
   double l = 0.0;
   if (p->eps < 1.0) l += (1.0 - p->eps) * -lpt;
-  if (p->eps > 0.0) l += p->eps * (sd / (double)n / p->t + st.logd);
+  if (p->eps > 0.0) l += p->eps * (sd / (double)n / p->t * 2.0 + st.logd);
   if (p->z > 0.0) l += p->z * st.lse * st.lse;
   *loss = l;
 }

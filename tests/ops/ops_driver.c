@@ -74,7 +74,7 @@ static double now(void) {
     if (profiling) prof[b] += now() - t0_;         \
   } while (0)
 
-static size_t out_elem_size(const op_row *r) { return r->shape == OUT_TOPK ? sizeof(float) : dt_size(r->out_dt); }
+static size_t out_elem_size(const op_row *r) { return dt_size(r->out_dt); }   /* OUT_TOPK: its values' type */
 static size_t out_count(const op_row *r, size_t n) {
   return r->shape == OUT_ELEM ? n : r->shape == OUT_SCALAR ? 1 : op_k(n);
 }
@@ -84,7 +84,7 @@ static size_t check_count(const op_row *r, size_t n) {
 
 /* output i as the check reads it (f32 and f64 read here: the checks' inner loop) */
 static inline long double actual(const op_row *r, const void *out, const int64_t *idx, size_t k, size_t i) {
-  if (r->shape == OUT_TOPK) return i < k ? dt_get(DT_F32, out, i) : (long double)idx[i - k];
+  if (r->shape == OUT_TOPK) return i < k ? dt_get(r->out_dt, out, i) : (long double)idx[i - k];
   if (r->out_dt == DT_F32) { float v; memcpy(&v, (const char *)out + 4 * i, 4); return v; }
   if (r->out_dt == DT_F64) { double v; memcpy(&v, (const char *)out + 8 * i, 8); return v; }
   return dt_get(r->out_dt, out, i);
@@ -132,7 +132,7 @@ typedef struct expect {
 } expect;
 
 static void expect_of(const op_row *r, const ref_ctx *c, size_t i, expect *e) {
-  dtype od = r->shape == OUT_TOPK ? DT_F32 : r->out_dt;
+  dtype od = r->out_dt;
   dtype arith = od == DT_F64 ? DT_F64 : DT_F32;
   long double aux, ref = r->ref_at(c, i, &aux);
   double b = r->bound(c, od, i, ref, aux);
@@ -228,7 +228,7 @@ static void refs_free(refs *v) { free(v->e); }
 static void check_rows(size_t op, const ref_ctx *c, const refs *cache, const void *const *out,
                        const int64_t *const *idx, int m, size_t *bad, double *worst, int sparse) {
   const op_row *r = &op_table[op];
-  dtype od = r->shape == OUT_TOPK ? DT_F32 : r->out_dt;
+  dtype od = r->out_dt;
   size_t nc = check_count(r, c->n);
   if (cache && cache->e && cache->sparse != sparse) {
     fprintf(stderr, "check_rows: a %s cache for a %s check\n", cache->sparse ? "sparse" : "dense", sparse ? "sparse" : "dense");

@@ -112,7 +112,7 @@ static const char *gen_row(srng *r, dtype dt, double *x, size_t n) {
   return kind;
 }
 
-static size_t out_elem(const op_row *r) { return r->shape == OUT_TOPK ? sizeof(float) : dt_size(r->out_dt); }
+static size_t out_elem(const op_row *r) { return dt_size(r->out_dt); }   /* OUT_TOPK: its values' type */
 /* outputs of one row, in elements (OUT_ELEM: the row; SCALAR: 1; TOPK: k) */
 static size_t out_per_row(const op_row *r, size_t n) { return r->shape == OUT_ELEM ? n : r->shape == OUT_SCALAR ? 1 : op_k(n); }
 
