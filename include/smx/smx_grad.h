@@ -160,11 +160,13 @@ SMX_API smx_status smx_log_softmax_backward_rows_bf16(const uint16_t *y, size_t 
 SMX_API smx_status smx_cross_entropy_f32(const float *logits, size_t ld, const int64_t *targets, float *loss,
                                          float *grad, size_t ldg, float *lse, size_t rows, size_t cols,
                                          const smx_options *opt);
-/* f64 logits, gradient, loss and lse: double arithmetic throughout (the
- * online (max, sum) with a double-double sum, the f64 exponential, the
- * smoothing sum and the reduction compensated). The bounds above with
- * eps = 2^-52 and DBL_MIN for FLT_MIN; no saturation (a gradient beyond the
- * double range is +-inf). */
+/* f64 logits, gradient, loss and lse: each row from the f64 normalisations of
+ * smx.h (smx_log_softmax_f64 into a per-thread scratch row of cols doubles,
+ * smx_logsumexp_f64, smx_softmax_f64 into the gradient), so every row the
+ * double range holds is covered (spans beyond DBL_MAX, any temperature); the
+ * smoothing mean and the reduction are compensated. The bounds above with
+ * eps = 2^-52 and DBL_MIN for FLT_MIN; gradients beyond the range saturate
+ * at +-DBL_MAX. SMX_E_NOMEM if the scratch cannot be had. */
 SMX_API smx_status smx_cross_entropy_f64(const double *logits, size_t ld, const int64_t *targets, double *loss,
                                          double *grad, size_t ldg, double *lse, size_t rows, size_t cols,
                                          const smx_options *opt);

@@ -103,9 +103,10 @@ SMX_API smx_status smx_topk_rows_bf16(const uint16_t *x, size_t ldx, float *valu
 
 /* --------------------------------------------------------------- top-k f64 */
 /* double rows, double values: the same selection, order and special values;
- * values are those of smx_softmax_f64 / smx_log_softmax_f64 (their bounds,
- * eps = 2^-52). One pass with a k-entry heap in double (no filter kernel)
- * plus the f64 online normaliser; rows are spread over threads, never split. */
+ * the values are read from smx_softmax_f64 / smx_log_softmax_f64 of the row
+ * (their bounds, eps = 2^-52) in a per-thread scratch row of cols doubles
+ * (SMX_E_NOMEM if it cannot be had): not fused, the f64 form is for
+ * accuracy. Rows are spread over threads, never split. */
 SMX_API smx_status smx_softmax_topk_f64(const double *x, double *values, int64_t *indices, size_t n, size_t k,
                                         const smx_options *opt);
 SMX_API smx_status smx_softmax_topk_rows_f64(const double *x, size_t ldx, double *values, int64_t *indices,

@@ -2,10 +2,11 @@
  * Top-k of f64 rows (include/smx/smx_topk.h): the same selection, order and
  * special values as the f32 rows, in double. One pass selects the k largest
  * (x, lowest index first) in a min-heap of k doubles (an entry at or below
- * the heap's worst is rejected by one compare); the normaliser is the f64
- * softmax kernels' online (max, sum) with a double-double sum (loss_row.h),
- * so values are those of smx_softmax_f64 / smx_log_softmax_f64. Rows run on
- * the task grid, one row per task element: the same bits for every thread
+ * the heap's worst is rejected by one compare); the values are read from
+ * smx_softmax_f64 / smx_log_softmax_f64 of the row in a per-thread scratch
+ * row, so they are those functions' values, with their bounds, on every row
+ * the double range holds (not fused: the f64 form is for accuracy). Rows run
+ * on the task grid, one row per task element: the same bits for every thread
  * count.
  */
 #include <math.h>
@@ -13,13 +14,11 @@
 #include "core/grid.h"
 #include "core/operands.h"
 #include "core/options.h"
-#include "ops/loss_row.h"
 #include "ops/topk_row.h"
 #include "smx/smx_topk.h"
 
 typedef struct topk64_job {
-  smx_lrow row;    /* the f64 statistics at the options' temperature t */
-  double t;
+  double t;        /* the options' temperature, resolved */
   smx_topk_op op;
   uint32_t flags;
   const double *x;
@@ -73,7 +72,7 @@ static void select_row(const double *x, size_t n, size_t k, double *v, int64_t *
   }
 }
 
-static void row64(const topk64_job *j, const double *x, double *v, int64_t *idx) {
+static void row64(const topk64_job *j, const double *x, double *v, int64_t *idx, double *p) {
   size_t n = j->cols, k = j->k, kinf = 0;
   int nan = 0;
   for (size_t i = 0; i < n; i++) {
@@ -87,26 +86,21 @@ static void row64(const topk64_job *j, const double *x, double *v, int64_t *idx)
   select_row(x, n, k, v, idx);
   if (j->op == SMX_TOPK_RAW) return;
   int lg = j->op == SMX_TOPK_LOG_SOFTMAX;
-  smx_lstat st;
-  if (smx_lrow_stat_f64(&j->row, x, n, &st)) {
-    for (size_t q = 0; q < k; q++) {
-      /* a division by T: a 1/T beyond the double range never meets x - m = 0 */
-      double lp = v[q] == -INFINITY ? -INFINITY : (v[q] - st.m) / j->t - st.logd;
-      v[q] = lg ? lp : exp(lp);
-    }
-  } else if (kinf) {   /* the limit: 1/c on the c entries at +inf, first in the selection */
+  if (kinf) {   /* the limit: 1/c on the c entries at +inf, first in the selection */
     for (size_t q = 0; q < k; q++)
       v[q] = v[q] == INFINITY ? (lg ? -log((double)kinf) : 1.0 / (double)kinf) : (lg ? -INFINITY : 0.0);
-  } else {   /* every entry -inf */
-    double z = (j->flags & SMX_FLAG_MASKED_ROW_NAN) ? NAN : lg ? -INFINITY : 0.0;
-    for (size_t q = 0; q < k; q++) v[q] = z;
+    return;
   }
+  /* this thread only (the row is one task); every entry -inf: their masked-row rule */
+  smx_options o = { SMX_ALGO_AUTO, j->t, j->flags & SMX_FLAG_MASKED_ROW_NAN, 1, NULL };
+  if (lg) smx_log_softmax_f64(x, p, n, &o);
+  else smx_softmax_f64(x, p, n, &o);
+  for (size_t q = 0; q < k; q++) v[q] = p[idx[q]];
 }
 
 static void rows_task(void *ctx, size_t r0, size_t r1, void *scratch) {
   const topk64_job *j = ctx;
-  (void)scratch;
-  for (size_t r = r0; r < r1; r++) row64(j, j->x + r * j->ldx, j->values + r * j->k, j->indices + r * j->k);
+  for (size_t r = r0; r < r1; r++) row64(j, j->x + r * j->ldx, j->values + r * j->k, j->indices + r * j->k, scratch);
 }
 
 static smx_status run64(smx_topk_op op, const double *x, size_t ldx, double *values, int64_t *indices, size_t rows,
@@ -123,10 +117,11 @@ static smx_status run64(smx_topk_op op, const double *x, size_t ldx, double *val
   if ((st = smx_check_args(args, 3)) != SMX_OK) return st;
   topk64_job j = { .op = op, .flags = o.flags, .x = x, .ldx = ldx, .cols = cols, .k = k, .values = values,
                    .indices = indices };
-  smx_lrow_init(&j.row, o.temperature);
   j.t = o.temperature;
+  size_t scratch = op == SMX_TOPK_RAW ? 0 : smx_mul(cols, sizeof(double), (size_t)-1 / 2);
+  if (op != SMX_TOPK_RAW && !scratch) return SMX_E_NOMEM;
   smx_plan plan = smx_plan_rows(o.threads, rows, cols, 0);
-  return smx_grid_rows(plan.row_threads, rows, 0, rows_task, &j);
+  return smx_grid_rows(plan.row_threads, rows, scratch, rows_task, &j);
 }
 
 #define SMX_TOPK64_FORMS(name, op)                                                                          \

@@ -38,7 +38,6 @@ static void put(smx_elem e, void *a, size_t i, double v) {
 
 static void xent_task(void *ctx, size_t r0, size_t r1, void *scratch) {
   const xent_job *j = ctx;
-  (void)scratch;
   size_t es = smx_elem_size(j->elem);
   for (size_t r = r0; r < r1; r++) {
     int64_t t = j->targets[r];
@@ -48,7 +47,7 @@ static void xent_task(void *ctx, size_t r0, size_t r1, void *scratch) {
     void *g = j->g ? (char *)j->g + r * j->ldg * es : NULL;
     if (j->elem == SMX_ELEM_F64) {
       smx_xent_row_f64(&j->p64, (const double *)(const void *)x, j->cols, t, t == j->ignore, &l,
-                       j->lse ? &lse : NULL, g);
+                       j->lse ? &lse : NULL, g, scratch);
     } else {
       smx_xent_row(&j->p, j->elem, x, j->cols, t, t == j->ignore, &l, j->lse ? &lse32 : NULL, g);
       lse = lse32;
@@ -108,7 +107,6 @@ static smx_status run_xent(smx_elem elem, const void *logits, size_t ld, const i
   j.p.s = o.reduction == SMX_REDUCTION_MEAN ? (count ? up / (double)count : 0.0) : up;
   j.p.flags = o.base.flags & SMX_FLAG_MASKED_ROW_NAN;
   if (elem == SMX_ELEM_F64) {
-    smx_lrow_init(&j.p64.row, temp);
     j.p64.t = temp;
     j.p64.eps = j.p.eps;
     j.p64.z = j.p.z;
@@ -126,7 +124,14 @@ static smx_status run_xent(smx_elem elem, const void *logits, size_t ld, const i
   j.loss = loss;
   j.lse = lse;
   smx_plan plan = smx_plan_rows(o.base.threads, rows, cols, 0);
-  smx_grid_rows(plan.row_threads, rows, 0, xent_task, &j);   /* no scratch: cannot fail */
+  /* f64 rows take a scratch row of log-probabilities (the only way this fails: SMX_E_NOMEM) */
+  size_t scratch = elem == SMX_ELEM_F64 ? smx_mul(cols, sizeof(double), (size_t)-1 / 2) : 0;
+  if (elem == SMX_ELEM_F64 && !scratch) st = SMX_E_NOMEM;
+  else st = smx_grid_rows(plan.row_threads, rows, scratch, xent_task, &j);
+  if (st != SMX_OK) {
+    free(j.row_loss);
+    return st;
+  }
   if (j.row_loss) {
     double sum = 0.0, c = 0.0;
     if (elem == SMX_ELEM_F64) {   /* compensated: the f64 bound may not grow with the rows */

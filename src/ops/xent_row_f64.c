@@ -1,27 +1,28 @@
 /*
- * One f64 row of the fused cross-entropy (smx_grad.h): the f32 row's two
- * passes (xent_row.c) on the losses' f64 statistics (loss_row.h: the online
- * (max, sum) with a double-double sum, then a * softmax(x / T)_j with the
- * f64 scale-exp kernel), so the row is never copied. The smoothing term's
- * sum (of m - x_j) is compensated (core/ksum.h); the target's gradient
- * element, where p_t - (1 - eps) may cancel, is formed from log p_t. Special
- * rows (NaN, +inf, every entry -inf) follow the f32 row's rules exactly.
+ * One f64 row of the fused cross-entropy (smx_grad.h), built on the f64
+ * normalisations of smx.h so that it inherits their bounds on every row the
+ * double range can hold (rows spanning more than DBL_MAX, temperatures from
+ * 5e-324 to DBL_MAX): log p = smx_log_softmax_f64 of the row into a scratch
+ * row (the loss and, with label smoothing, the compensated mean of log p),
+ * lse = smx_logsumexp_f64 (when asked for or with a z-loss), and the gradient
+ * from smx_softmax_f64 written in place of g, then scaled by s / T (a
+ * division: 1/T may be beyond the range) and saturated at +-DBL_MAX, as the
+ * f32 rows saturate at +-FLT_MAX. More passes than the f32 row's two: the
+ * f64 form is for accuracy. Special rows (NaN, +inf, every entry -inf)
+ * follow the f32 row's rules exactly (xent_row.c).
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
 #include "core/ksum.h"
 #include "ops/xent_row.h"
 
+static double sat64(double v) { return v > DBL_MAX && v < INFINITY ? DBL_MAX : v < -DBL_MAX && v > -INFINITY ? -DBL_MAX : v; }
+
 /* The f32 row's special cases, in double. */
-static void special_row64(const smx_xent_row64 *p, const double *x, size_t n, size_t t, int ignored, double *loss,
-                          double *lse, double *g) {
-  size_t kinf = 0;
-  int nan = 0;
-  for (size_t i = 0; i < n; i++) {
-    nan |= x[i] != x[i];
-    kinf += x[i] == INFINITY;
-  }
+static void special_row64(const smx_xent_row64 *p, const double *x, size_t n, size_t t, size_t kinf, int nan,
+                          int ignored, double *loss, double *lse, double *g) {
   int masked_nan = (p->flags & SMX_FLAG_MASKED_ROW_NAN) != 0;
   if (lse) *lse = nan ? NAN : kinf ? INFINITY : masked_nan ? NAN : -INFINITY;
   if (ignored) {
@@ -42,57 +43,57 @@ static void special_row64(const smx_xent_row64 *p, const double *x, size_t n, si
     *loss = INFINITY;   /* every entry -inf: p = 0, -log p_t = +inf */
   }
   if (!g) return;
-  double gs = p->s / p->t, eps_n = p->eps / (double)n;
+  double eps_n = p->eps / (double)n;
   for (size_t i = 0; i < n; i++) {
     double pi = kinf && x[i] == INFINITY ? pk : 0.0;
-    g[i] = all_nan ? NAN : gs * ((pi > 0.0 ? pi * zf : 0.0) - eps_n - (i == t ? 1.0 - p->eps : 0.0));
+    g[i] = all_nan ? NAN : sat64(p->s * ((pi > 0.0 ? pi * zf : 0.0) - eps_n - (i == t ? 1.0 - p->eps : 0.0)) / p->t);
   }
 }
 
 void smx_xent_row_f64(const smx_xent_row64 *p, const double *x, size_t n, int64_t t64, int ignored, double *loss,
-                      double *lse, double *g) {
-  size_t t = ignored ? 0 : (size_t)t64;
+                      double *lse, double *g, double *logp) {
+  size_t t = ignored ? 0 : (size_t)t64, kinf = 0;
   if (ignored && !lse) {   /* nothing to compute: the row is not even read */
     *loss = 0.0;
     if (g) memset(g, 0, n * sizeof *g);
     return;
   }
-  smx_lstat st;
-  if (!smx_lrow_stat_f64(&p->row, x, n, &st)) {
-    special_row64(p, x, n, t, ignored, loss, lse, g);
+  int nan = 0, live = 0;
+  for (size_t i = 0; i < n; i++) {
+    nan |= x[i] != x[i];
+    kinf += x[i] == INFINITY;
+    live |= x[i] > -INFINITY;
+  }
+  if (nan || kinf || !live) {
+    special_row64(p, x, n, t, kinf, nan, ignored, loss, lse, g);
     return;
   }
-  if (lse) *lse = st.lse;
+  smx_options o = { SMX_ALGO_AUTO, p->t, 0u, 1, NULL };   /* this thread: the row is one task */
+  double l_se = 0.0;
+  if (lse || p->z > 0.0) smx_logsumexp_f64(x, &l_se, n, &o);
+  if (lse) *lse = l_se;
   if (ignored) {
     *loss = 0.0;
     if (g) memset(g, 0, n * sizeof *g);
     return;
   }
-  /* read before the gradient may overwrite them. The smoothing term's mean is of m - x_j >= 0: each
-   * difference is rounded relatively, so the sum is within a few eps of itself however large the
-   * logits (a mean of the x_j themselves loses eps |mean x| against the loss) */
-  double xt = x[t], sd = 0.0, sc = 0.0;
-  if (p->eps > 0.0) {   /* halves: m - x_j of two finite doubles may pass DBL_MAX, m/2 - x_j/2 does not */
-    for (size_t j = 0; j < n; j++) smx_kadd(&sd, &sc, 0.5 * st.m - 0.5 * x[j]);
-    if (isfinite(sd)) sd += sc;   /* an entry at -inf: +inf, and inf - inf in the compensation */
+  smx_log_softmax_f64(x, logp, n, &o);   /* before the gradient may overwrite x */
+  double lpt = logp[t], mean = 0.0;
+  if (p->eps > 0.0) {   /* -mean log p >= 0, compensated; an entry at -inf makes it +inf */
+    double s = 0.0, c = 0.0;
+    for (size_t j = 0; j < n; j++) smx_kadd(&s, &c, -logp[j] / (double)n);
+    mean = isfinite(s) ? s + c : s;
   }
-  /* log p_t; divisions, so a huge 1/T never meets a 0; x_t - m beyond DBL_MAX (a row spanning it) is taken
-   * in halves, which T >= 2 brings back into range */
-  double dt = xt - st.m;
-  double lpt = (isfinite(dt) || xt == -INFINITY ? dt / p->t : (0.5 * xt - 0.5 * st.m) / p->t * 2.0) - st.logd;
   if (g) {
-    double gs = p->s / p->t, zf = 1.0 + 2.0 * p->z * st.lse;
-    smx_lrow_scaled_p_f64(&p->row, &st, x, g, n, gs * zf);
-    if (p->eps > 0.0) {
-      double b = gs * p->eps / (double)n;
-      for (size_t j = 0; j < n; j++) g[j] -= b;
-    }
-    g[t] = gs * (exp(lpt) * zf - p->eps / (double)n - (1.0 - p->eps));
+    double zf = 1.0 + 2.0 * p->z * l_se, eps_n = p->eps / (double)n;
+    smx_softmax_f64(x, g, n, &o);
+    for (size_t j = 0; j < n; j++) g[j] = sat64(p->s * (g[j] * zf - eps_n) / p->t);
+    g[t] = sat64(p->s * (exp(lpt) * zf - eps_n - (1.0 - p->eps)) / p->t);
   }
   /* terms with a zero coefficient are left out (no 0 * inf) */
   double l = 0.0;
   if (p->eps < 1.0) l += (1.0 - p->eps) * -lpt;
-  if (p->eps > 0.0) l += p->eps * (sd / (double)n / p->t * 2.0 + st.logd);
-  if (p->z > 0.0) l += p->z * st.lse * st.lse;
+  if (p->eps > 0.0) l += p->eps * mean;
+  if (p->z > 0.0) l += p->z * l_se * l_se;
   *loss = l;
 }
