@@ -165,8 +165,9 @@ SMX_API smx_status smx_cross_entropy_f32(const float *logits, size_t ld, const i
  * smx_logsumexp_f64, smx_softmax_f64 into the gradient), so every row the
  * double range holds is covered (spans beyond DBL_MAX, any temperature); the
  * smoothing mean and the reduction are compensated. The bounds above with
- * eps = 2^-52 and DBL_MIN for FLT_MIN; gradients beyond the range saturate
- * at +-DBL_MAX. SMX_E_NOMEM if the scratch cannot be had. */
+ * eps = 2^-52 and DBL_MIN for FLT_MIN, the loss's 8 eps max(1, |ref|) (the
+ * smoothing mean is of log-softmax values, each within its 4 eps); gradients
+ * beyond the range saturate at +-DBL_MAX. SMX_E_NOMEM if the scratch cannot be had. */
 SMX_API smx_status smx_cross_entropy_f64(const double *logits, size_t ld, const int64_t *targets, double *loss,
                                          double *grad, size_t ldg, double *lse, size_t rows, size_t cols,
                                          const smx_options *opt);

@@ -18,7 +18,9 @@
 #include "core/ksum.h"
 #include "ops/xent_row.h"
 
-static double sat64(double v) { return v > DBL_MAX && v < INFINITY ? DBL_MAX : v < -DBL_MAX && v > -INFINITY ? -DBL_MAX : v; }
+static double satinf(double v) { return v == INFINITY ? DBL_MAX : v == -INFINITY ? -DBL_MAX : v; }
+/* v / T: an overflow of the division (a finite v) saturates, as the f32 rows' gradients do */
+static double div_t(double v, double t) { return isfinite(v) ? satinf(v / t) : v / t; }
 
 /* The f32 row's special cases, in double. */
 static void special_row64(const smx_xent_row64 *p, const double *x, size_t n, size_t t, size_t kinf, int nan,
@@ -46,7 +48,7 @@ static void special_row64(const smx_xent_row64 *p, const double *x, size_t n, si
   double eps_n = p->eps / (double)n;
   for (size_t i = 0; i < n; i++) {
     double pi = kinf && x[i] == INFINITY ? pk : 0.0;
-    g[i] = all_nan ? NAN : sat64(p->s * ((pi > 0.0 ? pi * zf : 0.0) - eps_n - (i == t ? 1.0 - p->eps : 0.0)) / p->t);
+    g[i] = all_nan ? NAN : div_t(p->s * ((pi > 0.0 ? pi * zf : 0.0) - eps_n - (i == t ? 1.0 - p->eps : 0.0)), p->t);
   }
 }
 
@@ -87,8 +89,9 @@ void smx_xent_row_f64(const smx_xent_row64 *p, const double *x, size_t n, int64_
   if (g) {
     double zf = 1.0 + 2.0 * p->z * l_se, eps_n = p->eps / (double)n;
     smx_softmax_f64(x, g, n, &o);
-    for (size_t j = 0; j < n; j++) g[j] = sat64(p->s * (g[j] * zf - eps_n) / p->t);
-    g[t] = sat64(p->s * (exp(lpt) * zf - eps_n - (1.0 - p->eps)) / p->t);
+    /* every value is finite here: an infinity is an overflow of the division by T, saturated */
+    for (size_t j = 0; j < n; j++) g[j] = satinf(p->s * (g[j] * zf - eps_n) / p->t);
+    g[t] = satinf(p->s * (exp(lpt) * zf - eps_n - (1.0 - p->eps)) / p->t);
   }
   /* terms with a zero coefficient are left out (no 0 * inf) */
   double l = 0.0;

@@ -331,11 +331,11 @@ ENTMAX_BWD(_a17, 1.7, f32, float) ENTMAX_BWD(_a17, 1.7, f64, double)
     prep_log_softmax_backward, ref_backward_row, ref_log_softmax_backward_at, bound_log_backward }
 #define XE(sfx, D, L)                                                                                         \
   { "xent_loss", D, L, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID, NULL, a_xent_loss_##sfx, NULL, ref_sm_row,   \
-    ref_xent_loss_at, bound_log },                                                                            \
+    ref_xent_loss_at, bound_xent_loss },                                                                      \
   { "xent_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_OPTIONAL_OUT | OP_SATURATES, NULL, a_xent_grad_##sfx, NULL, ref_sm_row,           \
     ref_xent_grad_at, bound_xent_grad },                                                                      \
   { "xent_ls_loss", D, L, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID, NULL, a_xent_ls_loss_##sfx, NULL,              \
-    ref_sm_row, ref_xent_ls_loss_at, bound_log },                                                             \
+    ref_sm_row, ref_xent_ls_loss_at, bound_xent_loss },                                                       \
   { "xent_ls_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_OPTIONAL_OUT | OP_SATURATES, NULL,            \
     a_xent_ls_grad_##sfx, NULL, ref_sm_row, ref_xent_ls_grad_at, bound_xent_ls_grad }
 #define TK(sfx, D) TKV(sfx, D, DT_F32)
