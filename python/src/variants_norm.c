@@ -100,7 +100,7 @@ PyObject *smx_py_vnorm_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
     }
     a.lens = PyArray_DATA((PyArrayObject *)lens);
   }
-  smx_options opt = {SMX_ALGO_AUTO, temperature, 0, threads};
+  smx_options opt = {SMX_ALGO_AUTO, temperature, 0, smx_py_threads(threads)};
   smx_status s;
   Py_BEGIN_ALLOW_THREADS
   s = smx_op_rows(op, &a, &opt);
@@ -143,7 +143,7 @@ PyObject *smx_py_kd_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   }
   void *lp = PyArray_DATA((PyArrayObject *)loss);
-  smx_options o = {SMX_ALGO_AUTO, 0.0, 0, threads};
+  smx_options o = {SMX_ALGO_AUTO, 0.0, 0, smx_py_threads(threads)};
   size_t rows = (size_t)shape[0], cols = (size_t)shape[1];
   smx_status st;
   Py_BEGIN_ALLOW_THREADS
@@ -188,7 +188,7 @@ PyObject *smx_py_mixture(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (!c_array(out, type, back ? 3 : 2) || PyArray_SIZE((PyArrayObject *)out) != (back ? rows * k * n : rows * n))
     goto bad;
   if (dw != Py_None && (!back || !c_array(dw, type, 2) || PyArray_SIZE((PyArrayObject *)dw) != rows * k)) goto bad;
-  smx_options o = {SMX_ALGO_AUTO, 0.0, 0, threads};
+  smx_options o = {SMX_ALGO_AUTO, 0.0, 0, smx_py_threads(threads)};
   void *xp = PyArray_DATA((PyArrayObject *)x), *wp = PyArray_DATA((PyArrayObject *)w),
        *op = PyArray_DATA((PyArrayObject *)out);
   void *gp = back ? PyArray_DATA((PyArrayObject *)dy) : NULL, *dwp = dw != Py_None ? PyArray_DATA((PyArrayObject *)dw) : NULL;

@@ -8,6 +8,7 @@
 #include "variants_sparse.h"
 
 #include "arrays.h"
+#include "options.h"
 #include "smx/smx.h"
 
 static int rows2d(PyObject *o, PyArrayObject **a, int writable) {
@@ -40,7 +41,7 @@ PyObject *smx_py_sparse_rows(PyObject *self, PyObject *args) {
     return NULL;
   }
   size_t rows = (size_t)PyArray_DIM(x, 0), cols = (size_t)PyArray_DIM(x, 1);
-  smx_options o = { SMX_ALGO_AUTO, 0.0, masked_nan ? SMX_FLAG_MASKED_ROW_NAN : 0u, threads };
+  smx_options o = { SMX_ALGO_AUTO, 0.0, masked_nan ? SMX_FLAG_MASKED_ROW_NAN : 0u, smx_py_threads(threads) };
   const void *xp = PyArray_DATA(x);
   void *yp = PyArray_DATA(y);
   smx_status s = SMX_E_INVALID_ARG;
@@ -82,7 +83,7 @@ PyObject *smx_py_sparse_backward_rows(PyObject *self, PyObject *args) {
     }
   }
   size_t rows = (size_t)PyArray_DIM(y, 0), cols = (size_t)PyArray_DIM(y, 1);
-  smx_options o = { SMX_ALGO_AUTO, 0.0, 0u, threads };
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0u, smx_py_threads(threads) };
   const void *yp = PyArray_DATA(y), *dyp = PyArray_DATA(dy);
   void *dxp = PyArray_DATA(dx);
   smx_status s = SMX_E_INVALID_ARG;
@@ -131,7 +132,7 @@ PyObject *smx_py_sparse_loss_rows(PyObject *self, PyObject *args) {
   o.reduction = (smx_reduction)reduction;
   o.ignore_index = ignore;
   o.grad_scale = grad_scale;
-  o.threads = threads;
+  o.threads = smx_py_threads(threads);
   o.flags = masked_nan ? SMX_FLAG_MASKED_ROW_NAN : 0u;
   const void *xp = PyArray_DATA(x);
   const int64_t *tp = PyArray_DATA(tg);
