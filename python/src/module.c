@@ -85,7 +85,7 @@ static PyMethodDef methods[] = {
 #undef SMX_PY_FN
     SMX_PY_SPARSE_METHODS
     {"_rows", (PyCFunction)(void (*)(void))smx_py_rows, METH_VARARGS | METH_KEYWORDS, smx_py_rows_doc},
-    {"_vnorm_rows", (PyCFunction)(void (*)(void))smx_py_vnorm_rows, METH_VARARGS | METH_KEYWORDS, smx_py_vnorm_rows_doc},
+    {"_op_info", smx_py_op_info, METH_O, smx_py_op_info_doc},
     {"_mixture", (PyCFunction)(void (*)(void))smx_py_mixture, METH_VARARGS | METH_KEYWORDS, smx_py_mixture_doc},
     {"_kd_loss", (PyCFunction)(void (*)(void))smx_py_kd_loss, METH_VARARGS | METH_KEYWORDS, smx_py_kd_loss_doc},
     {NULL, NULL, 0, NULL},

@@ -338,10 +338,10 @@ PyObject *smx_py_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
   static const char *const names[] = {"x", "y", "dy"};
   (void)self;
   const char *name;
-  int backward, axis, threads, masked_nan, bf16;
-  PyObject *in[3], *out, *params, *lens;
+  int backward, axis, masked_nan, bf16;
+  PyObject *in[3], *out, *params, *lens, *threads;
   double temperature;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "spOOOOiOOdipp:_rows", kw, &name, &backward, &in[0], &in[1],
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "spOOOOiOOdOpp:_rows", kw, &name, &backward, &in[0], &in[1],
                                    &in[2], &out, &axis, &params, &lens, &temperature, &threads, &masked_nan, &bf16))
     return NULL;
   smx_py_job job;
@@ -356,7 +356,7 @@ PyObject *smx_py_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
   job.backward = backward;
   job.opt.temperature = temperature;
   job.opt.flags = masked_nan ? SMX_FLAG_MASKED_ROW_NAN : 0u;
-  job.opt.threads = smx_py_threads(threads);
+  if (smx_py_parse_threads(fn, threads, &job.opt.threads) < 0) return NULL;
   PyArrayObject *a[3] = {NULL, NULL, NULL}, *ref = NULL, *o = NULL, *ln = NULL;
   PyObject *res = NULL;
   for (int i = 0; i < 3; i++) {
@@ -420,4 +420,45 @@ done:
   Py_XDECREF(o);
   Py_XDECREF(ln);
   return res;
+}
+
+const char smx_py_op_info_doc[] =
+    "_op_info(name)\n--\n\n"
+    "Internal: the op table's row for the C stem name (include/smx/smx_ops.h) as a dict: py, sig, family,\n"
+    "dtypes, bwd_dtypes (names), params (tuples: name, type, default or None, min, max, doc), bound, special,\n"
+    "paper. python/smx/_rows.py makes the functions' keywords, defaults and docs from it.";
+
+static PyObject *dtype_names(unsigned bits) {
+  PyObject *l = PyList_New(0);
+  for (int d = SMX_OP_F64; l && d <= SMX_OP_BF16; d++) {
+    if (!(bits & SMX_OP_BIT(d))) continue;
+    PyObject *s = PyUnicode_FromString(smx_op_dtype_name((smx_op_dtype)d));
+    if (!s || PyList_Append(l, s) < 0) Py_CLEAR(l);
+    Py_XDECREF(s);
+  }
+  return l;
+}
+
+PyObject *smx_py_op_info(PyObject *self, PyObject *arg) {
+  (void)self;
+  const char *name = PyUnicode_AsUTF8(arg);
+  const smx_op_info *op;
+  if (!name) return NULL;
+  if (smx_op_find(name, &op) != SMX_OK) {
+    PyErr_Format(PyExc_KeyError, "smx: no operation %R in the op table", arg);
+    return NULL;
+  }
+  PyObject *params = PyTuple_New((Py_ssize_t)op->nparams);
+  for (size_t i = 0; params && i < op->nparams; i++) {
+    const smx_op_param *p = &op->params[i];
+    PyObject *t = Py_BuildValue("(ssNdds)", p->name, smx_param_type_name(p->type),
+                                isnan(p->def) ? Py_NewRef(Py_None) : PyFloat_FromDouble(p->def), p->min, p->max, p->doc);
+    if (!t) Py_CLEAR(params);
+    else PyTuple_SET_ITEM(params, (Py_ssize_t)i, t);
+  }
+  if (!params) return NULL;
+  return Py_BuildValue("{s:z,s:s,s:s,s:N,s:N,s:N,s:z,s:z,s:z}", "py", op->py, "sig", smx_op_sig_name(op->sig),
+                       "family", smx_op_family_name(op->family), "dtypes", dtype_names(op->dtypes), "bwd_dtypes",
+                       dtype_names(op->bwd_dtypes), "params", params, "bound", op->bound, "special", op->special,
+                       "paper", op->paper);
 }
