@@ -43,7 +43,12 @@ def run(name, backward, x, y=None, dy=None, axis=-1, out=None, params=None, n=No
         axis = -1
     if n is not None:
         ref = next(a for a in arrays if a is not None)
-        n = np.broadcast_to(np.asarray(n, dtype=np.int64), tuple(np.delete(ref.shape, axis % ref.ndim)))
+        want = tuple(np.delete(ref.shape, axis % ref.ndim))
+        try:
+            n = np.broadcast_to(np.asarray(n, dtype=np.int64), want)
+        except ValueError:
+            raise ValueError("%s: n must have, or broadcast to, the input's shape without the axis %s (one count "
+                             "per row), got shape %s" % (fn, want, np.shape(n))) from None
     res = _smx._rows(name, bool(backward), arrays[0], arrays[1], arrays[2], out, int(axis),
                      None if params is None else [float(p) for p in params], n, float(temperature), threads,
                      masked_row == "nan", bool(bf16))

@@ -12,7 +12,7 @@ torch.get_num_threads(), so smx follows torch.set_num_threads; results never dep
 """
 import numpy as np
 import torch
-from torch.autograd.function import once_differentiable
+from torch._C import _functions as _torch_functions
 
 from .. import _rows as _nprows
 
@@ -90,6 +90,15 @@ class Op(torch.autograd.Function):
         return out
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, grad):
-        return (None, None) + tuple(ctx.spec.backward(ctx.kw, ctx.saved_tensors, ctx.needs_input_grad[2:], grad))
+        with torch.no_grad():
+            grads = list(ctx.spec.backward(ctx.kw, ctx.saved_tensors, ctx.needs_input_grad[2:], grad))
+        if torch.is_grad_enabled():   # create_graph=True: a gradient of these gradients raises, naming smx
+            # as torch's once_differentiable does, but also when grad itself does not require grad
+            live = [i for i, g in enumerate(grads) if g is not None]
+            err = _torch_functions.DelayedError(b"smx.torch: no second derivative (the backward is smx's C kernel, marked "
+                               b"once_differentiable); differentiate it with torch's own functions", len(live))
+            wrapped = err(*[grads[i].detach().requires_grad_() for i in live])
+            for i, g in zip(live, wrapped if isinstance(wrapped, tuple) else (wrapped,)):
+                grads[i] = g
+        return (None, None) + tuple(grads)
