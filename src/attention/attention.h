@@ -78,6 +78,9 @@ typedef struct smx_attn_slice {
   int64_t *lo, *hi;
 } smx_attn_slice;
 
+/* Bytes spanned by a (n0, n1, n2, dim) tensor with element strides s, or 0 past PTRDIFF_MAX. */
+size_t smx_attn_span_bytes(const size_t s[3], size_t n0, size_t n1, size_t n2, size_t dim, size_t es);
+
 smx_attn_slice smx_attn_carve(const struct smx_attention_plan *p, unsigned char *at);
 /* Row r of a task (KV head g, query tile t): its query head and index; 0 when r is padding. */
 int smx_attn_row_of(const struct smx_attention_plan *p, size_t g, size_t t, size_t r, size_t *h, size_t *i);
