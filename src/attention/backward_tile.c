@@ -30,11 +30,7 @@ typedef struct bslice {
 
 static size_t lines(size_t floats) { return (floats + 15) / 16 * 64; }
 
-static float *take(unsigned char **at, size_t floats) {
-  float *x = (float *)(void *)*at;
-  *at += lines(floats);
-  return x;
-}
+static float *take(unsigned char **at, size_t floats) { return smx_attn_take(at, floats); }
 
 size_t smx_attn_bwd_slice_bytes(const struct smx_attention_plan *p) {
   size_t r = p->rows_pad, dq = p->d.dim_qk, dv = p->d.dim_v, bk = SMX_ATTN_BK;
