@@ -12,6 +12,7 @@
 #include "kernels/convert/ukernels.h"
 #include "kernels/f32-attention/ukernels.h"
 #include "kernels/f32-sigmoid/ukernels.h"
+#include "kernels/f32-scores/ukernels.h"
 #include "kernels/f32-softmax/ukernels.h"
 #include "kernels/f32-sparse/ukernels.h"
 #include "kernels/f32-topk/ukernels.h"
@@ -31,6 +32,7 @@ typedef struct smx_registry {
   const smx_attn_ukernels *attn;         /* fused attention tiles */
   const smx_sparse_ukernels *sparse;     /* sparsemax and entmax passes */
   const smx_vnorm_ukernels *vnorm;       /* softpick, softplus-l1, self-adjust softmax passes */
+  const smx_scores_ukernels *scores;     /* logit-score passes (smx_scores.h) */
 } smx_registry;
 
 extern const smx_registry smx_registry_scalar;

@@ -12,4 +12,5 @@ const smx_registry smx_registry_avx2 = {
   .attn = &smx_attn_ukernels_avx2,
   .sparse = &smx_sparse_ukernels_avx2,
   .vnorm = &smx_vnorm_ukernels_avx2,
+  .scores = &smx_scores_ukernels_avx2,
 };

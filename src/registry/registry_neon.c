@@ -12,4 +12,5 @@ const smx_registry smx_registry_neon = {
   .attn = &smx_attn_ukernels_neon,
   .sparse = &smx_sparse_ukernels_neon,
   .vnorm = &smx_vnorm_ukernels_neon,
+  .scores = &smx_scores_ukernels_neon,
 };
