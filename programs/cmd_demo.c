@@ -192,7 +192,7 @@ int smx_cmd_demo(int argc, char **argv) {
 
 /* a crossover in bytes as "8 MiB", "never" */
 int smx_cmd_info(int argc, char **argv) {
-  static const char *lv[] = { "scalar", "avx2", "avx512", "neon" };
+  static const char *lv[] = { "scalar", "avx2", "avx512", "neon", "avx512bf16" };   /* by smx_isa_level */
   (void)argc;
   (void)argv;
   printf("smx %s\nkernels in use: %s\ncpu supports: %s\n", smx_version_string(), smx_isa(), lv[smx_cpu_isa()]);

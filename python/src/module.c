@@ -53,7 +53,8 @@ PyDoc_STRVAR(sigmoid_doc,
              "as float64. Within 3 eps (relative) of the exact value for results above the smallest\n"
              "normal number of the dtype. The GIL is released while computing.\n");
 PyDoc_STRVAR(isa_doc,
-             "isa($module, /)\n--\n\nThe kernel set in use: 'scalar', 'avx2' or 'avx512' (SMX_MAX_ISA caps it).");
+             "isa($module, /)\n--\n\nThe kernel set in use: 'scalar', 'avx2', 'avx512', 'avx512bf16' or 'neon' "
+             "(SMX_MAX_ISA caps it).");
 
 #include "lm_docs.h"
 

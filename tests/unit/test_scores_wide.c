@@ -119,8 +119,8 @@ static void test_wide(void) {
     ps[v].gen_m = vs[v].M;
     ps[v].flags = vs[v].flags;
   }
-  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
-    smx_set_max_isa((smx_isa_level)isa);
+  for (int isa = 0; isa <= tu_isa_top(); isa++) {
+    smx_set_max_isa(tu_isas[isa]);
     for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
       size_t K = ks[ki];
       for (int r = 0; r < NROWS; r++) fill_row(x + (size_t)r * K, K, r, &rng);
