@@ -12,7 +12,9 @@
 #include "kernels/bf16-attention/ukernels.h"
 #include "kernels/convert/ukernels.h"
 #include "kernels/f32-attention/ukernels.h"
+#include "kernels/f32-attention-bwd/ukernels.h"
 #include "kernels/f32-sigmoid/ukernels.h"
+#include "kernels/f32-scores/ukernels.h"
 #include "kernels/f32-softmax/ukernels.h"
 #include "kernels/f32-sparse/ukernels.h"
 #include "kernels/f32-topk/ukernels.h"
@@ -30,9 +32,11 @@ typedef struct smx_registry {
   const smx_topk_ukernels *topk;   /* top-k filters */
   const smx_sigmoid_ukernels *sigmoid;   /* elementwise sigmoid */
   const smx_attn_ukernels *attn;         /* fused attention tiles */
+  const smx_attn_bwd_ukernels *attn_bwd; /* fused attention backward tiles */
   const smx_attn_bf16_ukernels *attn_bf16;   /* bf16 tile products (vdpbf16ps), or NULL */
   const smx_sparse_ukernels *sparse;     /* sparsemax and entmax passes */
   const smx_vnorm_ukernels *vnorm;       /* softpick, softplus-l1, self-adjust softmax passes */
+  const smx_scores_ukernels *scores;     /* logit-score passes (smx_scores.h) */
 } smx_registry;
 
 extern const smx_registry smx_registry_scalar;

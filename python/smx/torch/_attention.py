@@ -120,7 +120,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     # bfloat16 as its bits (NumPy has no bfloat16): read in place, the result's bits viewed back
     qn, kn, vn = ((t.view(torch.int16).numpy() for t in (q, k, v)) if bf16 else (_np(q), _np(k), _np(v)))
     out = _smx.attention(qn, kn, vn, causal="top_left" if is_causal else False,
-                         scale=None if scale is None else float(scale), mask=mask, math=math, bf16=bf16)
+                         scale=None if scale is None else float(scale), mask=mask, math=math, bf16=bf16,
+                         threads=torch.get_num_threads())
     res = torch.from_numpy(out)
     if bf16:
         res = res.view(torch.bfloat16)
