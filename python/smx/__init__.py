@@ -39,8 +39,9 @@ Deliberate differences from scipy.special and torch:
     elsewhere (scipy and torch give NaN).
 """
 from ._smx import (NoOptimumError, __version__, attention, calibration, cross_entropy, fit_temperature, gumbel_softmax,
-                   gumbel_softmax_backward, isa, kl_templates, log_softmax, log_softmax_backward, logsumexp, ood_metrics, sample,
-                   score, sigmoid, softmax, softmax_backward, softmax_topk, topk)
+                   gumbel_softmax_backward, isa, kl_templates, log_softmax, logsumexp, ood_metrics, sample,
+                   score, sigmoid, softmax, softmax_topk, topk)
+from ._rows import log_softmax_backward, softmax_backward  # noqa: E402
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "isa", "__version__", "attention",
            "softmax_backward", "log_softmax_backward", "cross_entropy",

@@ -4,17 +4,6 @@
 
 #define SMX_PY_F64_NOTE "float64 is computed in float32, the C API having no float64 form, and returned as float64"
 
-PyDoc_STRVAR(softmax_backward_doc,
-             "softmax_backward($module, /, y, dy, axis=-1, temperature=1.0, out=None, threads=0)\n--\n\n"
-             "Vector-Jacobian product of softmax: dx = y * (dy - sum(dy * y)) / T along axis, from the\n"
-             "softmax output y and the upstream gradient dy (same shape and dtype). float16, float32 or\n"
-             "float64, computed and returned in the input's dtype.\nout= (the input's dtype and shape) receives a copy.\n"
-             "Bound and special values: include/smx/smx_grad.h. The GIL is released while computing.");
-PyDoc_STRVAR(log_softmax_backward_doc,
-             "log_softmax_backward($module, /, y, dy, axis=-1, temperature=1.0, out=None, threads=0)\n--\n\n"
-             "Vector-Jacobian product of log-softmax: dx = (dy - exp(y) * sum(dy)) / T along axis, from the\n"
-             "log-softmax output y and the upstream gradient dy. Dtypes, out= and threads as\n"
-             "softmax_backward.");
 PyDoc_STRVAR(cross_entropy_doc,
              "cross_entropy($module, /, logits, targets, reduction='mean', ignore_index=-100,\n"
              "              label_smoothing=0.0, z_loss=0.0, temperature=1.0, return_grad=False,\n"
