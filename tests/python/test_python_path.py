@@ -193,7 +193,8 @@ class Errors(unittest.TestCase):
     def test_double_backward_raises(self):
         x = torch.from_numpy(rng_x((4, 9))).requires_grad_()
         t = torch.tensor([1, 2, 3, 4])
-        for name, f in (("softmax", lambda v: st.softmax(v)[:, 0].sum()), ("sparsemax", lambda v: st.sparsemax(v)[:, 0].sum()),
+        for name, f in (("softmax", lambda v: st.softmax(v)[:, 0].sum()),
+                        ("sparsemax", lambda v: st.sparsemax(v)[:, 0].sum()),
                         ("cross_entropy", lambda v: st.cross_entropy(v, t))):
             with self.subTest(op=name):
                 g, = torch.autograd.grad(f(x), x, create_graph=True)
