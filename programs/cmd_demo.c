@@ -176,7 +176,7 @@ static int cmd_demo(const cli_spec *s, int argc, char **argv) {
 }
 
 static int cmd_info(const cli_spec *s, int argc, char **argv) {
-  static const char *lv[] = { "scalar", "avx2", "avx512", "neon" };
+  static const char *lv[] = { "scalar", "avx2", "avx512", "neon", "avx512bf16" };   /* by smx_isa_level */
   int rc = cli_parse(s, argc, argv, NULL, NULL);
   if (rc) return rc;
   printf("smx %s\nkernels in use: %s\ncpu supports: %s\n", smx_version_string(), smx_isa(), lv[smx_cpu_isa()]);

@@ -23,6 +23,7 @@
 #include "cli/options.h"
 #include "eval_dist.h"
 #include "eval_result.h"
+#include "feature_args.h"
 #include "logits_stream.h"
 #include "score_args.h"
 #include "smx/smx.h"
@@ -156,23 +157,24 @@ static int cmd_eval(const cli_spec *s, int argc, char **argv) {
 typedef struct eval_opts {
   smx_eval_result r;
   smx_score_args sa;
-  cli_common run;   /* --threads, -q */
+  cli_common run;   /* --threads (the feature scores' too), -q */
+  smx_feature_args fa;
   const char *scores, *json, *report;
-  size_t nperturbed;
+  size_t nperturbed, nfeat;
   uint64_t bins;
   int odin;   /* the index of the odin score, or -1 */
 } eval_opts;
 
-/* --ood and --perturbed-ood: one more file each time */
+/* --ood, --perturbed-ood and --ood-features: one more file each time (dst: the count of that list) */
 static int add_file(void *args, void *dst, const char *v) {
   eval_opts *op = args;
-  int ood = dst == &op->r.nood;
-  size_t *n = ood ? &op->r.nood : &op->nperturbed;
+  size_t *n = dst;
+  int list = n == &op->r.nood ? 0 : n == &op->nperturbed ? 1 : 2;
+  static const char *const names[] = { "--ood", "--perturbed-ood", "--ood-features" };
   if (!v) return 0;
-  if (*n == SMX_EVAL_MAX_OOD)
-    return smx_cli_usage_error("at most %d %s files", SMX_EVAL_MAX_OOD, ood ? "--ood" : "--perturbed-ood"), -1;
-  *(ood ? &op->r.ood[*n].path : &op->r.ood[*n].perturbed_path) = v;
-  ++*n;
+  if (*n == SMX_EVAL_MAX_OOD) return smx_cli_usage_error("at most %d %s files", SMX_EVAL_MAX_OOD, names[list]), -1;
+  smx_eval_ood *o = &op->r.ood[(*n)++];
+  *(list == 0 ? &o->path : list == 1 ? &o->perturbed_path : &o->features_path) = v;
   return 1;
 }
 
@@ -190,12 +192,14 @@ static const cli_opt eval_table[] = {
   EVAL_FILE("--perturbed-id", "F", r.perturbed_id_path, "ODIN from perturbed-input logits: the ID ones"),
   CLI_CHECKED("--perturbed-ood", NULL, "F", EVAL(nperturbed), add_file, "a file name", "and one per --ood"),
   CLI_NUM("--tpr", NULL, "R", CLI_OPT_DOUBLE, EVAL(r.tpr), DBL_TRUE_MIN, 1, NULL, "the TPR of FPR@TPR (default 0.95)"),
+  EVAL_FILE("--id-features", "F", r.id_features_path, "ID features (rows as the logits): the feature scores join"),
+  CLI_CHECKED("--ood-features", NULL, "F", EVAL(nfeat), add_file, "a file name", "and one per --ood"),
   CLI_PATH("--json", NULL, "FILE", CLI_OPT_OUTPUT, EVAL(json), "json", 1, "the results as JSON (- for stdout)"),
   CLI_PATH("--report", NULL, "FILE.html", CLI_OPT_OUTPUT, EVAL(report), "html", 1,
            "the HTML report (- for stdout: the table then goes to stderr)"),
 };
 static const cli_optset eval_sets[] = { CLI_OWN(eval_table), { cli_common_opts + 1, 2, EVAL(run) },
-                                        CLI_SET(eval_opts, sa, smx_score_opts) };
+                                        CLI_SET(eval_opts, sa, smx_score_opts), CLI_SET(eval_opts, fa, smx_feature_opts) };
 
 /* The options, their consistency and the files' headers: everything that
  * can fail before any row is read. No MPI call here: a rank that fails
@@ -210,7 +214,8 @@ static int eval_setup(int argc, char **argv, const smx_eval_dist *dist, eval_opt
   smx_score_args sa = op->sa;
   const char *scores = op->scores, *json = op->json, *report = op->report;
   int quiet = op->run.quiet;
-  size_t nperturbed = op->nperturbed;
+  size_t nperturbed = op->nperturbed, nfeat = op->nfeat;
+  op->fa.threads = op->run.threads;
   if (dist->rank != 0) quiet = 1;
   if (json && report && !strcmp(json, "-") && !strcmp(report, "-"))
     return smx_cli_usage_error("--json - and --report - would both write to standard output; send one to a file");
@@ -219,6 +224,16 @@ static int eval_setup(int argc, char **argv, const smx_eval_dist *dist, eval_opt
   if (r->val_labels_path && !r->val_path) return smx_cli_usage_error("--val-labels needs --val VAL_LOGITS.npy");
   if ((r->perturbed_id_path || nperturbed) && (!r->perturbed_id_path || nperturbed != r->nood))
     return smx_cli_usage_error("ODIN with perturbed inputs needs --perturbed-id and one --perturbed-ood per --ood");
+  int feat = smx_feature_args_any(&op->fa);
+  if ((feat || r->id_features_path || nfeat) && (!feat || !r->id_features_path || nfeat != r->nood || !r->nood))
+    return smx_cli_usage_error("the feature scores need --id-features, one --ood-features per --ood, and "
+                               "--features-model M or --train-features F");
+  if (!feat && (op->fa.train_labels || op->fa.weight || op->fa.bias || op->fa.methods))
+    return smx_cli_usage_error("--train-labels, --weight, --bias and --feature-scores are for the feature scores: "
+                               "give --train-features or --features-model with them");
+  if (op->fa.model && op->fa.train)
+    return smx_cli_usage_error("--features-model and --train-features exclude each other");
+  r->features_from = op->fa.model ? op->fa.model : op->fa.train;
   int explicit_scores = scores != NULL;
   if (!scores) scores = DEFAULT_SCORES;
   rc = parse_scores(scores, r);
@@ -273,6 +288,41 @@ static int eval_setup(int argc, char **argv, const smx_eval_dist *dist, eval_opt
   op->run.quiet = quiet;
   op->odin = odin;
   return 0;
+}
+
+/* The feature scores (smx_features.h), appended after the logit scores:
+ * the model fitted or loaded, then each method over the ID and OOD features
+ * files. Every rank computes all rows (the gather then moves equal values). */
+static int eval_features(smx_eval_result *r, eval_opts *op) {
+  smx_feature_model *m = NULL;
+  int rc = smx_feature_args_model(&op->fa, op->run.quiet, &m);
+  smx_feature_method me[5];
+  size_t n = 0;
+  if (!rc) rc = smx_feature_args_methods(&op->fa, m, me, 5, &n);
+  if (!rc && r->nk + n > SMX_EVAL_MAX_SCORES)
+    rc = smx_cli_usage_error("at most %d scores in all: leave some out with --scores or --feature-scores",
+                             SMX_EVAL_MAX_SCORES);
+  smx_feature_info info;
+  if (!rc && !smx_feature_model_info(m, &info)) {
+    r->vim_alpha = info.vim_alpha;
+    r->react_threshold = info.react_threshold;
+  }
+  for (size_t i = 0; i < n && !rc; i++) {
+    size_t k = r->nk++;
+    r->feature[k] = (int)me[i];
+    smx_feature_label(m, me[i], r->feature_label[k], sizeof r->feature_label[k]);
+    r->id_scores[k] = malloc((size_t)r->id_rows * sizeof(double));
+    if (!r->id_scores[k]) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "out of memory for the scores"); break; }
+    rc = smx_feature_score_file(m, me[i], r->id_features_path, r->id_rows, r->id_path, op->fa.threads, r->id_scores[k]);
+    for (size_t o = 0; o < r->nood && !rc; o++) {
+      r->ood[o].scores[k] = malloc((size_t)r->ood[o].rows * sizeof(double));
+      if (!r->ood[o].scores[k]) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "out of memory for the scores"); break; }
+      rc = smx_feature_score_file(m, me[i], r->ood[o].features_path, r->ood[o].rows, r->ood[o].path, op->fa.threads,
+                                  r->ood[o].scores[k]);
+    }
+  }
+  smx_feature_model_destroy(m);
+  return rc;
 }
 
 /* Under MPI every rank runs all of this on the same arguments and files:
@@ -377,6 +427,7 @@ static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
       rc = smx_cli_stream_logits_range(jp.path, op.run.quiet, r->K, r->id_path, 0, a, b, &rows, &cols, eval_block, &jp);
     }
   }
+  if (!rc && r->features_from) rc = eval_features(r, &op);
 sync:   /* every rank gets here, failed or not: then all stop, or all gather */
   rc = smx_eval_dist_agree(dist, rc);
   if (rc) goto done;
@@ -390,8 +441,9 @@ sync:   /* every rank gets here, failed or not: then all stop, or all gather */
       smx_status s = smx_ood_metrics_f64(r->id_scores[k], (size_t)r->id_rows, r->ood[o].scores[k],
                                          (size_t)r->ood[o].rows, r->tpr, &r->ood[o].m[k]);
       if (s) {
-        rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: metrics of %s: %s", r->ood[o].path, smx_score_name(r->kinds[k]),
-                          smx_status_string(s));
+        char lab[64];
+        smx_eval_score_label(r, k, lab, sizeof lab);
+        rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: metrics of %s: %s", r->ood[o].path, lab, smx_status_string(s));
         goto done;
       }
     }
@@ -434,10 +486,12 @@ const cli_spec smx_eval_spec = {
   "eval", cmd_eval, "OOD metrics and calibration of in- and out-of-distribution logits",
   "--id ID.npy --ood OOD.npy [--ood OOD2.npy ...] [--labels L.npy]\n"
   "                [--val V.npy --val-labels VL.npy] [--scores msp,energy,...]\n"
-  "                [--json F] [--report F.html] [score options]",
+  "                [--json F] [--report F.html] [--id-features F --ood-features F ...] [options]",
   "OOD metrics (both conventions) of each score and, with labels, the calibration\n"
-  "before and after temperature scaling fitted on the validation set.\n",
-  eval_sets, 3,
+  "before and after temperature scaling fitted on the validation set. With --id-features\n"
+  "and one --ood-features per --ood (rows as the logits), the feature scores join the\n"
+  "table, from --features-model M (smx fit-features) or the training inputs.\n",
+  eval_sets, 4,
   "-q also leaves out the table when stdout is data; the scores are the same for any\n"
   "--threads. ODIN here has no input perturbation unless --perturbed-id and\n"
   "--perturbed-ood give the logits of perturbed inputs.\n",

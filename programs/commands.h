@@ -22,6 +22,7 @@ extern const cli_spec smx_sample_spec;     /* cmd_sample.c    */
 extern const cli_spec smx_xent_spec;       /* cmd_xent.c      */
 extern const cli_spec smx_score_spec;      /* cmd_score.c     */
 extern const cli_spec smx_eval_spec;       /* cmd_eval.c      */
+extern const cli_spec smx_fit_features_spec;   /* cmd_fit_features.c */
 extern const cli_spec smx_attention_spec;  /* cmd_attention.c */
 extern const cli_spec smx_demo_spec, smx_bench_spec, smx_info_spec;   /* cmd_demo.c */
 extern const cli_spec smx_ops_spec;        /* cmd_ops.c       */

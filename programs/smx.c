@@ -27,7 +27,7 @@ static const cli_spec *const commands[] = {
   &smx_sparsemax_spec, &smx_entmax15_spec, &smx_entmax_spec, &smx_softpick_spec, &smx_ssmax_spec,
   &smx_sa_softmax_spec, &smx_adaptive_softmax_spec, &smx_topk_softmax_spec, &smx_softplus_l1_spec,
   &smx_standardize_softmax_spec, &smx_topk_spec, &smx_sample_spec, &smx_xent_spec, &smx_score_spec,
-  &smx_eval_spec, &smx_attention_spec, &smx_demo_spec, &smx_bench_spec, &smx_info_spec, &smx_ops_spec,
+  &smx_eval_spec, &smx_fit_features_spec, &smx_attention_spec, &smx_demo_spec, &smx_bench_spec, &smx_info_spec, &smx_ops_spec,
   &help_spec, &version_spec,
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -78,12 +78,24 @@ typedef struct smx_attn_slice {
   int64_t *lo, *hi;
 } smx_attn_slice;
 
+/* Bytes spanned by a (n0, n1, n2, dim) tensor with element strides s, or 0 past PTRDIFF_MAX. */
+size_t smx_attn_span_bytes(const size_t s[3], size_t n0, size_t n1, size_t n2, size_t dim, size_t es);
+
+/* The row helpers (rows.c, a leaf: it calls nothing else here). A workspace slice: the next `floats`
+ * floats at *at, 64-byte aligned. */
+float *smx_attn_take(unsigned char **at, size_t floats);
 smx_attn_slice smx_attn_carve(const struct smx_attention_plan *p, unsigned char *at);
 /* Row r of a task (KV head g, query tile t): its query head and index; 0 when r is padding. */
 int smx_attn_row_of(const struct smx_attention_plan *p, size_t g, size_t t, size_t r, size_t *h, size_t *i);
 /* Dimensions [qoff, qoff + dim) of key rows [j0, j0 + nk) as f32 rows (row stride *ld). */
 const float *smx_attn_load_k(smx_attn_run *run, size_t qoff, size_t dim, size_t b, size_t g, size_t j0, size_t nk,
                              float *buf, size_t *ld);
+/* Rows [j0, j0 + nk) of a K or V tensor (base, strides s) of KV head (b, g) as f32 rows: in place for f32
+ * storage without norm, else converted into buf (RMS-normalised when norm). */
+const float *smx_attn_load_rows(smx_attn_run *run, const void *base, const size_t *s, size_t dim, size_t b, size_t g,
+                                size_t j0, size_t nk, float *buf, int norm, size_t *ld);
+/* x * rsqrt(mean(x^2) + eps) * w (w NULL: 1), in double. */
+void smx_attn_rms_norm(float *x, size_t n, float eps, const float *w);
 /* Every per-score option on the scores of keys [j0, j0 + nk) (scores.c): score (r, c) at st[r rs + c cs]. */
 void smx_attn_transform(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk,
                         size_t rs, size_t cs);

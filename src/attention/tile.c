@@ -3,8 +3,8 @@
  * transposed, stream its key tiles through the micro-kernels
  * (kernels/f32-attention: S = Q K^T, online softmax, O = alpha O + P V), with
  * the per-score options (scores.c) between the product and the softmax. Tiles
- * outside every row's causal / window range are never visited. Also the
- * workspace slice of a worker and the loads of key tiles.
+ * outside every row's causal / window range are never visited. The row
+ * helpers that the finishers, NSA and screening share with it are in rows.c.
  * FlashAttention-2: Dao 2023, arXiv 2307.08691, Algorithm 1.
  */
 #include <math.h>
@@ -13,94 +13,6 @@
 #include "attention/attention.h"
 #include "kernels/f32-attention/ukernels.h"
 
-
-static float *take(unsigned char **at, size_t floats) {
-  float *p = (float *)(void *)*at;
-  *at += (floats + 15) / 16 * 64;
-  return p;
-}
-
-smx_attn_slice smx_attn_carve(const struct smx_attention_plan *p, unsigned char *at) {
-  size_t r = p->rows_pad, dq = p->d.dim_qk, dv = p->d.dim_v;
-  smx_attn_slice s;
-  s.qr = take(&at, dq * r);
-  s.qt = take(&at, dq * r);
-  s.st = take(&at, SMX_ATTN_BK * r);
-  s.o = take(&at, r * dv);
-  s.m = take(&at, r);
-  s.l = take(&at, r);
-  s.alpha = take(&at, r);
-  s.kbuf = take(&at, SMX_ATTN_BK * dq);
-  s.vbuf = take(&at, SMX_ATTN_BK * dv);
-  s.tmp = take(&at, dq > dv ? dq : dv);
-  s.o1 = take(&at, r * dv);
-  s.lse1 = take(&at, r);
-  s.knorm = take(&at, SMX_ATTN_BK);
-  s.qnorm = take(&at, r);
-  s.lo = (int64_t *)(void *)take(&at, 4 * r);
-  s.hi = s.lo + r;
-  s.nsa = take(&at, p->nsa_blocks ? r * p->nsa_blocks : 1);
-  s.qsq = take(&at, r);
-  s.fac = take(&at, r);
-  s.sr = take(&at, r);
-  s.sw = take(&at, r);
-  s.nz = take(&at, r);
-  return s;
-}
-
-/* x * rsqrt(mean(x^2) + eps) * w (RMSNorm, computed in double) */
-static void rms_norm(float *x, size_t n, float eps, const float *w) {
-  double ss = 0.0;
-  for (size_t i = 0; i < n; i++) ss += (double)x[i] * x[i];
-  float r = (float)(1.0 / sqrt(ss / (double)n + eps));
-  for (size_t i = 0; i < n; i++) x[i] = x[i] * r * (w ? w[i] : 1.0f);
-}
-
-/* Row r of a task: query head and query index; 0 when r is padding. */
-int smx_attn_row_of(const struct smx_attention_plan *p, size_t g, size_t t, size_t r, size_t *h, size_t *i) {
-  if (r >= p->rows) return 0;
-  *h = g * p->group + r / p->bq;
-  *i = t * p->bq + r % p->bq;
-  return *i < p->d.len_q;
-}
-
-/* Key rows [j0, j0 + nk) of KV head (b, g) as f32 rows (in place when possible). */
-static const float *load_keys(smx_attn_run *run, const void *base, const size_t *s, size_t dim, size_t b, size_t g,
-                              size_t j0, size_t nk, float *buf, int norm, size_t *ld) {
-  const struct smx_attention_plan *p = run->p;
-  const unsigned char *at = (const unsigned char *)base + (b * s[0] + g * s[1] + j0 * s[2]) * p->elem_size;
-  if (p->elem == SMX_ELEM_F32 && !norm) {
-    *ld = s[2];
-    return (const float *)(const void *)at;
-  }
-  for (size_t c = 0; c < nk; c++) {
-    run->io.load(dim, at + c * s[2] * p->elem_size, buf + c * dim);
-    if (norm) rms_norm(buf + c * dim, dim, p->qk_eps, run->a->k_norm_w);
-  }
-  *ld = dim;
-  return buf;
-}
-
-/* Dimensions [qoff, qoff + dim) of key rows [j0, j0 + nk) (j0 a multiple of SMX_ATTN_BK) as f32 rows:
- * int8 keys times their block's scale, RMS-normalised with qk_norm. */
-const float *smx_attn_load_k(smx_attn_run *run, size_t qoff, size_t dim, size_t b, size_t g, size_t j0, size_t nk,
-                           float *buf, size_t *ld) {
-  const struct smx_attention_plan *p = run->p;
-  const smx_attention_desc *d = &p->d;
-  if (!d->k_int8) {
-    const unsigned char *base = (const unsigned char *)run->a->k + qoff * p->elem_size;
-    return load_keys(run, base, d->k_stride, dim, b, g, j0, nk, buf, d->qk_norm, ld);
-  }
-  const int8_t *at = (const int8_t *)run->a->k + b * d->k_stride[0] + g * d->k_stride[1] + j0 * d->k_stride[2] + qoff;
-  size_t nblk = (d->len_k + SMX_ATTN_BK - 1) / SMX_ATTN_BK;
-  float sc = run->a->k_scales[(b * d->heads_kv + g) * nblk + j0 / SMX_ATTN_BK];
-  for (size_t c = 0; c < nk; c++) {
-    for (size_t x = 0; x < dim; x++) buf[c * dim + x] = (float)at[c * d->k_stride[2] + x] * sc;
-    if (d->qk_norm) rms_norm(buf + c * dim, dim, p->qk_eps, run->a->k_norm_w);
-  }
-  *ld = dim;
-  return buf;
-}
 
 /* Asks for rows [j0, j0 + nk) of a K or V tile ahead of use (decoding streams them from memory). */
 static void prefetch_rows(const struct smx_attention_plan *p, const void *base, const size_t *s, size_t dim, size_t b,
@@ -197,7 +109,7 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
       }
       const unsigned char *qr = (const unsigned char *)a->q + (b * d->q_stride[0] + h * d->q_stride[1] + i * d->q_stride[2]) * p->elem_size;
       run->io.load(dq, qr, w.tmp);
-      if (d->qk_norm) rms_norm(w.tmp, dq, p->qk_eps, a->q_norm_w);
+      if (d->qk_norm) smx_attn_rms_norm(w.tmp, dq, p->qk_eps, a->q_norm_w);
       float qs = p->scale;
       if (p->screen) {   /* screening: q / max(|q|, eps), no scale */
         double sq = 0.0;
@@ -303,7 +215,7 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
         else
           any = run->uk->online(nk, rp, p->rows, w.st, rp, w.m, w.l, w.alpha, thr, p->blasst < 0 ? cnt : NULL);
         if (!any) continue;
-        const float *vp = load_keys(run, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, w.vbuf, 0, &ldv);
+        const float *vp = smx_attn_load_rows(run, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, w.vbuf, 0, &ldv);
         if (p->screen && !(d->screen_flags & SMX_ATTN_SCREEN_NO_VNORM)) {   /* weights times 1 / max(|v|, eps) */
           run->uk->rnorm(nk, dv, vp, ldv, p->screen_eps, w.knorm);
           for (size_t c = 0; c < nk; c++) {

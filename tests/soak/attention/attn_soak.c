@@ -129,9 +129,9 @@ static const char *dt_name(smx_attn_dtype t) { return t == SMX_ATTN_F16 ? "f16" 
 #if defined(__aarch64__)
 static const smx_isa_level isa_cand[] = { SMX_ISA_SCALAR, SMX_ISA_NEON };
 #else
-static const smx_isa_level isa_cand[] = { SMX_ISA_SCALAR, SMX_ISA_AVX2, SMX_ISA_AVX512 };
+static const smx_isa_level isa_cand[] = { SMX_ISA_SCALAR, SMX_ISA_AVX2, SMX_ISA_AVX512, SMX_ISA_AVX512BF16 };
 #endif
-static smx_isa_level isa_levels[4];
+static smx_isa_level isa_levels[5];
 static int n_isa;
 static void isa_init(void) {
   const char *top = smx_isa();
