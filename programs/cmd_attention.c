@@ -181,6 +181,10 @@ static smx_status run_plan(smx_attention_desc *d, smx_dtype odt, int f16_in, con
   }
   smx_attention_plan *p;
   if (!s) s = smx_attention_plan_create(d, &p);
+  smx_attn_math used = SMX_ATTN_MATH_BF16;
+  if (s == SMX_OK && d->math == SMX_ATTN_MATH_BF16 && (smx_attention_plan_math(p, &used), used != SMX_ATTN_MATH_BF16))
+    fprintf(stderr, "smx attention: --math bf16: no bf16 tile products for this case on kernel set %s "
+                    "(AVX512_BF16, and more than 16 query rows per KV head); computed in f32\n", smx_isa());
   if (s == SMX_OK) {
     smx_attention_args args = { .q = half ? (const void *)h : q, .k = half ? (const void *)(h + nq) : k,
                                 .v = half ? (const void *)(h + nq + nk) : v, .o = half ? ob : (void *)o, .lse = lse };
@@ -197,7 +201,7 @@ static smx_status run_plan(smx_attention_desc *d, smx_dtype odt, int f16_in, con
 typedef struct attention_args {
   cli_common run;
   const char *lse;
-  int causal, top_left, kind, no_vnorm, no_tanhnorm, dtype;
+  int causal, top_left, kind, no_vnorm, no_tanhnorm, dtype, math;
   double scale, softcap, sigmoid_bias, screen_r, screen_window;
   int64_t window[3];   /* left, right, whether right was given; window[0] = -2: no --window */
 } attention_args;
@@ -226,6 +230,8 @@ static const cli_opt attention_opts[] = {
               "0 (none) or a positive number " FLOAT_RANGE ")", "for --kind screen: Softmask window (default 0: none)"),
   CLI_FLAG("--screen-no-vnorm", NULL, ATTN(no_vnorm), "for --kind screen: V as given, not unit-normalised"),
   CLI_FLAG("--screen-no-tanhnorm", NULL, ATTN(no_tanhnorm), "for --kind screen: no TanhNorm on the output"),
+  CLI_CHOICE("--math", ATTN(math), "auto|f32|bf16", "tile arithmetic: bf16 lets the f32 inputs use bf16 products "
+             "(Q, K, V\nand P rounded to bf16) where the CPU has AVX512_BF16, else f32\n(a note says so)"),
   CLI_CHECKED("--dtype", NULL, "f32|f64|f16", ATTN(dtype), cli_check_dtype, CLI_DTYPE_RULE,
               "dtype of OUT (default f32); computed in float16 when Q, K\nand V are float16 and OUT is, else in float32"),
 };
@@ -245,6 +251,7 @@ static int run_attention(const cli_spec *spec, int argc, char **argv) {
   d.softcap = a.softcap;
   d.sigmoid_bias = a.sigmoid_bias;
   d.kind = kinds[a.kind];
+  d.math = (smx_attn_math)a.math;   /* the choices in the enum's order */
   d.screen_r = a.screen_r;
   d.screen_window = a.screen_window;
   d.screen_flags = (a.no_vnorm ? SMX_ATTN_SCREEN_NO_VNORM : 0u) | (a.no_tanhnorm ? SMX_ATTN_SCREEN_NO_TANHNORM : 0u);
