@@ -146,6 +146,8 @@ class Threads(unittest.TestCase):
         np.testing.assert_array_equal(smx.cross_entropy(x, t, threads=1), smx.cross_entropy(x, t, threads=2))
         for a, b in zip(smx.softmax_topk(x, 5, threads=1), smx.softmax_topk(x, 5, threads=2)):
             np.testing.assert_array_equal(a, b)
+        for kind in ("msp", "energy", "neg_entropy", "gen"):
+            np.testing.assert_array_equal(smx.score(x, kind, threads=1), smx.score(x, kind, threads=2))
 
     def test_torch_follows_torch_threads(self):
         x = torch.from_numpy(rng_x((3000, 64))).float()
@@ -162,7 +164,7 @@ class Threads(unittest.TestCase):
 
     def test_one_default(self):
         # every public function of the module takes threads=0 (every core), of smx.torch threads=None (torch's)
-        single = {"isa", "score", "ood_metrics", "calibration", "fit_temperature", "kl_templates",
+        single = {"isa", "ood_metrics", "calibration", "fit_temperature", "kl_templates",
                   "noisy_softmax_noise", "NoOptimumError", "__version__"}   # no threaded library entry yet
         for name in smx.__all__:
             if name in single:
