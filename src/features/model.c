@@ -14,7 +14,7 @@
 
 #include "features/model.h"
 
-#define SUB 256   /* rows per sub-batch of the fit (workspace SUB x F doubles, twice) */
+#define SUB 2048   /* rows per sub-batch of the fit (workspace SUB x F doubles, twice): dsyrk wants a deep K */
 
 static const char *const names[] = { NULL, "mahalanobis", "knn", "vim", "residual", "react" };
 

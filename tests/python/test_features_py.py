@@ -53,10 +53,11 @@ class ToyReference(unittest.TestCase):
         big = np.zeros((2 * len(X), X.shape[1] + 3))
         big[::2, :X.shape[1]] = X
         m = smx.FeatureOOD(big[::2, :X.shape[1]], y, W, b, k=5)   # any row stride
+        TT = np.concatenate([T] * 26)                               # 2600 rows: several blocks (kNN: 1024)
         for method in m.methods:
-            a = m.score(T, method, threads=1)
+            a = m.score(TT, method, threads=1)
             for t in (2, 7):
-                self.assertTrue(np.array_equal(a, m.score(T, method, threads=t)), f"{method} threads {t}")
+                self.assertTrue(np.array_equal(a, m.score(TT, method, threads=t)), f"{method} threads {t}")
 
     def test_vim_logits_given(self):
         if not built("vim"):
