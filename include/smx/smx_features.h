@@ -48,8 +48,10 @@
  * KNN as above.
  *
  * Memory: O(C F + F^2) doubles for the statistics; KNN, REACT and VIM (alpha,
- * percentile, bank) keep the training rows as float32 (N F 4 bytes): leave them
- * out of config.methods to fit in O(F^2) over a stream larger than memory.
+ * percentile, bank) keep the training rows as float32 (N F 4 bytes) until
+ * finish, after which only KNN's unit rows stay (one copy: the flat index's):
+ * leave them out of config.methods to fit in O(F^2) over a stream larger than
+ * memory.
  *
  * Optional parts: MAHALANOBIS, VIM, RESIDUAL need LAPACK (Debian: liblapacke-dev
  * and libopenblas-dev), KNN needs FAISS (Debian: libfaiss-dev) at build time.
