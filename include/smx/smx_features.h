@@ -59,6 +59,10 @@
  * smx_feature_method_requires names the package. REACT needs neither.
  * Threads (opt->threads): scoring runs in fixed blocks of 64 rows, so results
  * are the same for every thread count; fitting is sequential apart from BLAS.
+ * OpenBLAS's own thread count (OPENBLAS_NUM_THREADS, or an MPI launcher's
+ * core binding) can change the last bits of a fit (its threaded dgemv inside
+ * the eigensolver; about 1e-14 relative): a saved model scores bit for bit the
+ * same everywhere.
  */
 #ifndef SMX_SMX_FEATURES_H
 #define SMX_SMX_FEATURES_H
