@@ -175,7 +175,7 @@ static smx_status block_knn(const job *j, size_t r0, size_t nr) {
     for (size_t t = 0; t < k; t++) {
       int64_t l = lab[i * k + t];
       if (l < 0 || (uint64_t)l >= m->N) { worst = NAN; break; }   /* IVF found fewer than k */
-      const float *b = m->nbank + (size_t)l * F;
+      const float *b = m->rows + (size_t)l * F;
       double d = 0.0;
       for (size_t c = 0; c < F; c++) {
         double e = qd[c] - (double)b[c];
