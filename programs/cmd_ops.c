@@ -7,32 +7,21 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/message.h"
+#include "cli/options.h"
 #include "commands.h"
 #include "smx/smx.h"
 
-const char smx_ops_help[] =
-    "usage: smx ops [NAME] [--markdown]\n"
-    "The operations of the library, from its op table: name, family, dtypes, backward dtypes,\n"
-    "parameters (default and range), the smx command and the Python function. With NAME (the C\n"
-    "stem, e.g. sa_softmax) the whole entry: C names, bound, special values and paper.\n"
-    "  --markdown             docs/ops.md: every operation, as Markdown\n";
-
-/* A number as the table means it: the named limits by name, else the shortest digits that read back. */
+/* A number as the table means it: the named limits by name, else as the option parser says it. */
 static void num(char *buf, size_t size, double v) {
   if (isnan(v)) snprintf(buf, size, "none");
   else if (v == DBL_MAX || v == -DBL_MAX) snprintf(buf, size, "%sDBL_MAX", v < 0 ? "-" : "");
-  else if (v == 0x1p53) snprintf(buf, size, "2^53");
-  else if (v == 0x1p64) snprintf(buf, size, "2^64");
-  else
-    for (int prec = 1; prec <= 17; prec++) {
-      snprintf(buf, size, "%.*g", prec, v);
-      if (strtod(buf, NULL) == v) break;
-    }
+  else cli_format_number(buf, size, v);
 }
 
 /* [min, max], with the open bounds of the table ("> 0", "> 1") written as such */
@@ -200,21 +189,32 @@ static void details(const smx_op_info *op) {
          op->paper ? op->paper : "-", op->cli ? op->cli : "-", op->py ? op->py : "-");
 }
 
-int smx_cmd_ops(int argc, char **argv) {
-  int md = 0;
-  const char *name = NULL;
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--markdown")) md = 1;
-    else if (argv[i][0] == '-') return smx_cli_usage_error("ops: unknown option '%s'", argv[i]);
-    else if (name) return smx_cli_usage_error("ops takes one NAME at most");
-    else name = argv[i];
-  }
+typedef struct ops_args { int markdown; } ops_args;
+static const cli_opt ops_opts[] = {
+  CLI_FLAG("--markdown", NULL, offsetof(ops_args, markdown), "docs/ops.md: every operation, as Markdown"),
+};
+static const cli_optset ops_sets[] = { CLI_OWN(ops_opts) };
+
+static int run_ops(const cli_spec *s, int argc, char **argv) {
+  ops_args a = { 0 };
+  const char *name;
+  int rc = cli_parse(s, argc, argv, &a, &name);
+  if (rc) return rc;
+  int md = a.markdown;
   size_t count = 0;
   if (smx_op_count(&count) != SMX_OK) return SMX_CLI_EXIT_COMPUTE;
   if (name) {
     const smx_op_info *op;
     if (md) return smx_cli_usage_error("ops: --markdown prints every operation; give no NAME");
-    if (smx_op_find(name, &op) != SMX_OK) return smx_cli_usage_error("ops: unknown operation '%s'", name);
+    if (smx_op_find(name, &op) != SMX_OK) {
+      const char *names[128];
+      size_t n = 0;
+      for (size_t i = 0; i < count && n < 128; i++)
+        if (smx_op_at(i, &op) == SMX_OK) names[n++] = op->name;
+      const char *near = cli_nearest(name, names, n);
+      if (near) return smx_cli_usage_error("ops: unknown operation '%s'; did you mean '%s'?", name, near);
+      return smx_cli_usage_error("ops: unknown operation '%s'", name);
+    }
     details(op);
     return SMX_CLI_EXIT_OK;
   }
@@ -230,3 +230,10 @@ int smx_cmd_ops(int argc, char **argv) {
   }
   return SMX_CLI_EXIT_OK;
 }
+
+const cli_spec smx_ops_spec = {
+  "ops", run_ops, "the library's operations, from its op table (--markdown: docs/ops.md)", "[NAME] [--markdown]",
+  "The operations of the library, from its op table: name, family, dtypes, backward dtypes,\n"
+  "parameters (default and range), the smx command and the Python function. With NAME (the C\n"
+  "stem, e.g. sa_softmax) the whole entry: C names, bound, special values and paper.\n",
+  ops_sets, 1, NULL, 1, "one NAME at most", 0, NULL, 0 };

@@ -106,12 +106,14 @@ typedef enum smx_status {
   SMX_OK = 0,
   SMX_E_INVALID_ARG = 10,          /* bad pointer, size, stride, option or aliasing  */
   SMX_E_UNSUPPORTED = 20,          /* ISA or dtype not available on this machine     */
+  SMX_E_NOT_BUILT = 21,            /* needs an optional library absent at build time */
   SMX_E_NOMEM = 30,                /* an allocation failed                           */
   SMX_E_WORKSPACE_TOO_SMALL = 40,  /* reserved for plan-based APIs                   */
   SMX_E_PARSE = 50,                /* reserved for file readers                      */
   SMX_E_IO = 60,                   /* reserved for file readers and writers          */
   SMX_E_THREAD = 70,               /* a worker thread could not be started           */
   SMX_E_NO_OPTIMUM = 80,           /* a fit has no finite optimum (smx_scores.h)     */
+  SMX_E_SINGULAR = 81,             /* a singular covariance (smx_features.h)         */
   SMX_E_INTERNAL = 90              /* a bug in smx: please report it                 */
 } smx_status;
 

@@ -19,17 +19,24 @@ typedef enum smx_isa_level {
   SMX_ISA_SCALAR = 0,
   SMX_ISA_AVX2 = 1,     /* AVX2 + FMA                    */
   SMX_ISA_AVX512 = 2,   /* AVX-512F (+DQ, VL, BW)        */
-  SMX_ISA_NEON = 3      /* AArch64 Advanced SIMD + FMA   */
+  SMX_ISA_NEON = 3,     /* AArch64 Advanced SIMD + FMA   */
+  SMX_ISA_AVX512BF16 = 4 /* AVX-512 + AVX512_BF16 (vdpbf16ps): above AVX512 */
 } smx_isa_level;
 
-/** @return the kernel set in use: "scalar", "avx2", "avx512" or "neon". */
+/*
+ * The x86 levels in order: scalar < avx2 < avx512 < avx512bf16 (the numbers
+ * are stable, not an order: NEON sits between). avx512bf16 runs the avx512
+ * kernels except where a family has bf16 ones (attention's tile products).
+ */
+/** @return the kernel set in use: "scalar", "avx2", "avx512", "avx512bf16" or "neon". */
 SMX_API const char *smx_isa(void);
 /** @return the best level this CPU supports (ignoring caps). */
 SMX_API smx_isa_level smx_cpu_isa(void);
 /*
  * Caps the kernel set at `level` (never above what the CPU has), like the
- * environment variable SMX_MAX_ISA=scalar|avx2|avx512|neon, which is read
- * once at first use; on AArch64 every level above scalar is NEON.
+ * environment variable SMX_MAX_ISA=scalar|avx2|avx512|avx512bf16|neon, which
+ * is read once at first use; on AArch64 every level above scalar is NEON, on
+ * x86 a cap of NEON is no cap.
  * SMX_E_INVALID_ARG for an unknown level. Safe to call at any time;
  * calls already running finish with the kernels they started with.
  */

@@ -12,8 +12,8 @@
 
 typedef struct smx_py_matrix {
   PyArrayObject *arr; /* C-contiguous, class axis last (a new reference) */
-  smx_py_dtype dtype; /* SMX_PY_F16, SMX_PY_F32 (or F64 with KEEP_F64)    */
-  smx_py_dtype given; /* the caller's dtype (float64 becomes float32)     */
+  smx_op_dtype dtype; /* SMX_OP_F16, SMX_OP_F32 (or F64 with KEEP_F64)    */
+  smx_op_dtype given; /* the caller's dtype (float64 becomes float32)     */
   int axis;           /* the caller's axis, normalised; ndim - 1 if none  */
   size_t rows, cols;  /* the product of the other dimensions, the axis    */
 } smx_py_matrix;
@@ -42,6 +42,10 @@ int smx_py_int_arg(const char *fn, const char *what, PyObject *o, long long lo, 
 
 /* A Python int (not bool) in [0, 2^64) into *v (seeds, steps, row offsets). */
 int smx_py_u64_arg(const char *fn, const char *what, PyObject *o, uint64_t *v);
+
+/* A fused loss's result: the loss (the per-row array for reduction 'none', else a float), alone when
+ * grad is NULL, else the tuple (loss, grad[, grad2]). New references; NULL with an exception set. */
+PyObject *smx_py_loss_result(int none, PyArrayObject *loss, PyArrayObject *grad, PyArrayObject *grad2);
 
 /* A real number (not bool); finite unless allow_inf. */
 int smx_py_real_arg(const char *fn, const char *what, PyObject *o, double *v);

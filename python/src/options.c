@@ -1,5 +1,9 @@
 /* Option parsing for the Python module: see options.h. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "options.h"
+
+#include <sched.h>
+#include <unistd.h>
 
 #include <limits.h>
 #include <math.h>
@@ -47,20 +51,25 @@ static int parse_choice(const char *fn, const char *what, PyObject *o, const cha
   return -1;
 }
 
-/* An int argument (not bool, not float). Returns 0 with *v set, or -1. */
-static int parse_int(const char *fn, const char *what, PyObject *o, long long *v) {
+int smx_py_parse_int(const char *fn, const char *what, PyObject *o, long long *v, int *overflow) {
   if (PyBool_Check(o) || !PyIndex_Check(o)) {
     PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s", fn, what, Py_TYPE(o)->tp_name);
     return -1;
   }
   PyObject *i = PyNumber_Index(o);
   if (!i) return -1;
-  int overflow = 0;
-  *v = PyLong_AsLongLongAndOverflow(i, &overflow);
+  *overflow = 0;
+  *v = PyLong_AsLongLongAndOverflow(i, overflow);
   Py_DECREF(i);
   if (*v == -1 && PyErr_Occurred()) return -1;
-  if (overflow) *v = overflow > 0 ? LLONG_MAX : LLONG_MIN;
+  if (*overflow) *v = *overflow > 0 ? LLONG_MAX : LLONG_MIN;
   return 0;
+}
+
+/* An int argument, saturated to long long. Returns 0 with *v set, or -1. */
+static int parse_int(const char *fn, const char *what, PyObject *o, long long *v) {
+  int overflow;
+  return smx_py_parse_int(fn, what, o, v, &overflow);
 }
 
 int smx_py_parse_options(const char *fn, PyObject *temperature, PyObject *algo, PyObject *threads,
@@ -75,17 +84,27 @@ int smx_py_parse_options(const char *fn, PyObject *temperature, PyObject *algo, 
   if (parse_choice(fn, "masked_row", masked_row, masks, "'zero', 'nan'", &m) < 0) return -1;
   opt->algo = algo_values[a];
   opt->flags = m == 1 ? SMX_FLAG_MASKED_ROW_NAN : 0;
-  opt->threads = 1;
-  if (threads) {
-    long long t;
-    if (parse_int(fn, "threads", threads, &t) < 0) return -1;
-    if (t < 0 || t > INT_MAX) {
-      PyErr_Format(PyExc_ValueError, "%s: threads must be >= 0 (0 or 1: the calling thread only), got %R", fn,
-                   threads);
-      return -1;
-    }
-    opt->threads = (int)t;
+  return smx_py_parse_threads(fn, threads, &opt->threads);
+  return 0;
+}
+
+int smx_py_threads(long long t) {
+  if (t > 0) return t > INT_MAX ? INT_MAX : (int)t;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 && n < INT_MAX ? (int)n : 1;
+}
+
+int smx_py_parse_threads(const char *fn, PyObject *o, int *threads) {
+  long long t = 0;
+  if (o && o != Py_None && parse_int(fn, "threads", o, &t) < 0) return -1;
+  if (t < 0 || t > INT_MAX) {
+    PyErr_Format(PyExc_ValueError, "%s: threads must be >= 0 and fit an int (0: every core this process may "
+                 "use; 1: the calling thread only), got %R", fn, o);
+    return -1;
   }
+  *threads = smx_py_threads(t);
   return 0;
 }
 

@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 
 #include "core/elem.h"
+#include "kernels/bf16-attention/ukernels.h"
 #include "smx/smx_attention.h"
 
 /* Query rows per task (group heads x query indices) and keys per tile (also NSA's selection block). */
@@ -50,6 +51,8 @@ struct smx_attention_plan {
   int screen;                    /* SMX_ATTN_SCREEN (screen.c)                */
   float screen_eps;              /* unit-normalisation floor                  */
   int decode;                    /* the decode kernels (dec_qk, dec_pv) run the tiles */
+  int bf16;                      /* bf16 tile products where the kernel set has them (ukernels bf16) */
+  size_t ldvp;                   /* bf16: columns of a packed V tile (dim_v rounded up to 16)        */
 };
 
 /* The run-time context shared by the tasks of one run. */
@@ -57,6 +60,7 @@ typedef struct smx_attn_run {
   const struct smx_attention_plan *p;
   const smx_attention_args *a;
   const struct smx_attn_ukernels *uk;
+  const struct smx_attn_bf16_ukernels *uk16;   /* bf16 tile products, or NULL: f32 */
   smx_elem_io io;
   unsigned char *ws;             /* workers' slices, then the split partials  */
   float *partials;               /* n_tasks x rows_pad x (dv + 2), or NULL    */
@@ -76,14 +80,30 @@ typedef struct smx_attn_slice {
   float *sr, *sw;         /* screening: 1 / r and the Softmask window of each row (0: none) */
   float *nz;              /* screening: the keys of the tile each row kept */
   int64_t *lo, *hi;
+  /* bf16 tile products (ukernels of kernels/bf16-attention): Q by pairs of dimensions, a K tile in
+   * bf16 (f32 storage), a V tile by pairs of keys, P by pairs of keys */
+  uint32_t *qp, *vp, *pp;
+  uint16_t *kb;
 } smx_attn_slice;
 
+/* Bytes spanned by a (n0, n1, n2, dim) tensor with element strides s, or 0 past PTRDIFF_MAX. */
+size_t smx_attn_span_bytes(const size_t s[3], size_t n0, size_t n1, size_t n2, size_t dim, size_t es);
+
+/* The row helpers (rows.c, a leaf: it calls nothing else here). A workspace slice: the next `floats`
+ * floats at *at, 64-byte aligned. */
+float *smx_attn_take(unsigned char **at, size_t floats);
 smx_attn_slice smx_attn_carve(const struct smx_attention_plan *p, unsigned char *at);
 /* Row r of a task (KV head g, query tile t): its query head and index; 0 when r is padding. */
 int smx_attn_row_of(const struct smx_attention_plan *p, size_t g, size_t t, size_t r, size_t *h, size_t *i);
 /* Dimensions [qoff, qoff + dim) of key rows [j0, j0 + nk) as f32 rows (row stride *ld). */
 const float *smx_attn_load_k(smx_attn_run *run, size_t qoff, size_t dim, size_t b, size_t g, size_t j0, size_t nk,
                              float *buf, size_t *ld);
+/* Rows [j0, j0 + nk) of a K or V tensor (base, strides s) of KV head (b, g) as f32 rows: in place for f32
+ * storage without norm, else converted into buf (RMS-normalised when norm). */
+const float *smx_attn_load_rows(smx_attn_run *run, const void *base, const size_t *s, size_t dim, size_t b, size_t g,
+                                size_t j0, size_t nk, float *buf, int norm, size_t *ld);
+/* x * rsqrt(mean(x^2) + eps) * w (w NULL: 1), in double. */
+void smx_attn_rms_norm(float *x, size_t n, float eps, const float *w);
 /* Every per-score option on the scores of keys [j0, j0 + nk) (scores.c): score (r, c) at st[r rs + c cs]. */
 void smx_attn_transform(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk,
                         size_t rs, size_t cs);

@@ -18,12 +18,6 @@
 
 #include "attention/attention.h"
 
-static float *take(unsigned char **at, size_t floats) {
-  float *p = (float *)(void *)*at;
-  *at += (floats + 15) / 16 * 64;
-  return p;
-}
-
 /* the features of a row x (dim values) at position t into f (F values) */
 static size_t features(const struct smx_attention_plan *p, const float *x, size_t dim, int64_t t, float *f) {
   if (p->d.kind != SMX_ATTN_COSFORMER) {
@@ -46,9 +40,9 @@ void smx_attn_linear_task(smx_attn_run *run, size_t task, unsigned char *at) {
   const smx_attention_args *a = run->a;
   size_t dq = d->dim_qk, dv = d->dim_v, h = task % d->heads_q, b = task / d->heads_q, g = h / p->group;
   size_t dmax = dq > dv ? dq : dv;
-  float *S = take(&at, 2 * dq * dv), *z = take(&at, 2 * dq), *fk = take(&at, 2 * dq), *fq = take(&at, 2 * dq);
-  float *row = take(&at, dmax);
-  float *o = take(&at, dv), *vsum = take(&at, dv);
+  float *S = smx_attn_take(&at, 2 * dq * dv), *z = smx_attn_take(&at, 2 * dq), *fk = smx_attn_take(&at, 2 * dq), *fq = smx_attn_take(&at, 2 * dq);
+  float *row = smx_attn_take(&at, dmax);
+  float *o = smx_attn_take(&at, dv), *vsum = smx_attn_take(&at, dv);
   size_t F = d->kind == SMX_ATTN_COSFORMER ? 2 * dq : dq;
   int mala = d->kind == SMX_ATTN_MALA;
   memset(vsum, 0, dv * sizeof(float));

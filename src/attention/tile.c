@@ -3,8 +3,8 @@
  * transposed, stream its key tiles through the micro-kernels
  * (kernels/f32-attention: S = Q K^T, online softmax, O = alpha O + P V), with
  * the per-score options (scores.c) between the product and the softmax. Tiles
- * outside every row's causal / window range are never visited. Also the
- * workspace slice of a worker and the loads of key tiles.
+ * outside every row's causal / window range are never visited. The row
+ * helpers that the finishers, NSA and screening share with it are in rows.c.
  * FlashAttention-2: Dao 2023, arXiv 2307.08691, Algorithm 1.
  */
 #include <math.h>
@@ -13,94 +13,6 @@
 #include "attention/attention.h"
 #include "kernels/f32-attention/ukernels.h"
 
-
-static float *take(unsigned char **at, size_t floats) {
-  float *p = (float *)(void *)*at;
-  *at += (floats + 15) / 16 * 64;
-  return p;
-}
-
-smx_attn_slice smx_attn_carve(const struct smx_attention_plan *p, unsigned char *at) {
-  size_t r = p->rows_pad, dq = p->d.dim_qk, dv = p->d.dim_v;
-  smx_attn_slice s;
-  s.qr = take(&at, dq * r);
-  s.qt = take(&at, dq * r);
-  s.st = take(&at, SMX_ATTN_BK * r);
-  s.o = take(&at, r * dv);
-  s.m = take(&at, r);
-  s.l = take(&at, r);
-  s.alpha = take(&at, r);
-  s.kbuf = take(&at, SMX_ATTN_BK * dq);
-  s.vbuf = take(&at, SMX_ATTN_BK * dv);
-  s.tmp = take(&at, dq > dv ? dq : dv);
-  s.o1 = take(&at, r * dv);
-  s.lse1 = take(&at, r);
-  s.knorm = take(&at, SMX_ATTN_BK);
-  s.qnorm = take(&at, r);
-  s.lo = (int64_t *)(void *)take(&at, 4 * r);
-  s.hi = s.lo + r;
-  s.nsa = take(&at, p->nsa_blocks ? r * p->nsa_blocks : 1);
-  s.qsq = take(&at, r);
-  s.fac = take(&at, r);
-  s.sr = take(&at, r);
-  s.sw = take(&at, r);
-  s.nz = take(&at, r);
-  return s;
-}
-
-/* x * rsqrt(mean(x^2) + eps) * w (RMSNorm, computed in double) */
-static void rms_norm(float *x, size_t n, float eps, const float *w) {
-  double ss = 0.0;
-  for (size_t i = 0; i < n; i++) ss += (double)x[i] * x[i];
-  float r = (float)(1.0 / sqrt(ss / (double)n + eps));
-  for (size_t i = 0; i < n; i++) x[i] = x[i] * r * (w ? w[i] : 1.0f);
-}
-
-/* Row r of a task: query head and query index; 0 when r is padding. */
-int smx_attn_row_of(const struct smx_attention_plan *p, size_t g, size_t t, size_t r, size_t *h, size_t *i) {
-  if (r >= p->rows) return 0;
-  *h = g * p->group + r / p->bq;
-  *i = t * p->bq + r % p->bq;
-  return *i < p->d.len_q;
-}
-
-/* Key rows [j0, j0 + nk) of KV head (b, g) as f32 rows (in place when possible). */
-static const float *load_keys(smx_attn_run *run, const void *base, const size_t *s, size_t dim, size_t b, size_t g,
-                              size_t j0, size_t nk, float *buf, int norm, size_t *ld) {
-  const struct smx_attention_plan *p = run->p;
-  const unsigned char *at = (const unsigned char *)base + (b * s[0] + g * s[1] + j0 * s[2]) * p->elem_size;
-  if (p->elem == SMX_ELEM_F32 && !norm) {
-    *ld = s[2];
-    return (const float *)(const void *)at;
-  }
-  for (size_t c = 0; c < nk; c++) {
-    run->io.load(dim, at + c * s[2] * p->elem_size, buf + c * dim);
-    if (norm) rms_norm(buf + c * dim, dim, p->qk_eps, run->a->k_norm_w);
-  }
-  *ld = dim;
-  return buf;
-}
-
-/* Dimensions [qoff, qoff + dim) of key rows [j0, j0 + nk) (j0 a multiple of SMX_ATTN_BK) as f32 rows:
- * int8 keys times their block's scale, RMS-normalised with qk_norm. */
-const float *smx_attn_load_k(smx_attn_run *run, size_t qoff, size_t dim, size_t b, size_t g, size_t j0, size_t nk,
-                           float *buf, size_t *ld) {
-  const struct smx_attention_plan *p = run->p;
-  const smx_attention_desc *d = &p->d;
-  if (!d->k_int8) {
-    const unsigned char *base = (const unsigned char *)run->a->k + qoff * p->elem_size;
-    return load_keys(run, base, d->k_stride, dim, b, g, j0, nk, buf, d->qk_norm, ld);
-  }
-  const int8_t *at = (const int8_t *)run->a->k + b * d->k_stride[0] + g * d->k_stride[1] + j0 * d->k_stride[2] + qoff;
-  size_t nblk = (d->len_k + SMX_ATTN_BK - 1) / SMX_ATTN_BK;
-  float sc = run->a->k_scales[(b * d->heads_kv + g) * nblk + j0 / SMX_ATTN_BK];
-  for (size_t c = 0; c < nk; c++) {
-    for (size_t x = 0; x < dim; x++) buf[c * dim + x] = (float)at[c * d->k_stride[2] + x] * sc;
-    if (d->qk_norm) rms_norm(buf + c * dim, dim, p->qk_eps, run->a->k_norm_w);
-  }
-  *ld = dim;
-  return buf;
-}
 
 /* Asks for rows [j0, j0 + nk) of a K or V tile ahead of use (decoding streams them from memory). */
 static void prefetch_rows(const struct smx_attention_plan *p, const void *base, const size_t *s, size_t dim, size_t b,
@@ -162,11 +74,37 @@ static void decode_tile(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g
   run->uk->dec_pv[kv](nk, p->rows, dv, w->st, SMX_ATTN_BK, vp, ldv, w->o, dv, w->m, w->l, w->alpha, &pf);
 }
 
+/* bf16 tile products: K rows [j0, j0 + nk) as bf16 rows, in place for bf16 storage, else rounded into kb */
+static const uint16_t *keys_bf16(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t qoff, size_t dim,
+                                 int64_t j0, size_t nk, size_t *ld) {
+  const struct smx_attention_plan *p = run->p;
+  const size_t *s = p->d.k_stride;
+  const char *at = (const char *)run->a->k + (b * s[0] + g * s[1] + (size_t)j0 * s[2] + qoff) * p->elem_size;
+  if (p->elem == SMX_ELEM_BF16) {
+    *ld = s[2];
+    return (const uint16_t *)(const void *)at;
+  }
+  for (size_t c = 0; c < nk; c++)
+    run->uk16->to_bf16(dim, (const float *)(const void *)(at + c * s[2] * p->elem_size), w->kb + c * dim);
+  *ld = dim;
+  return w->kb;
+}
+
+/* bf16 tile products: O = alpha O + bf16(P) V over the tile's V rows, packed by pairs of keys */
+static void pv_bf16(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, int64_t j0, size_t nk) {
+  const struct smx_attention_plan *p = run->p;
+  const size_t *s = p->d.v_stride;
+  const char *at = (const char *)run->a->v + (b * s[0] + g * s[1] + (size_t)j0 * s[2]) * p->elem_size;
+  run->uk16->pack_v(nk, p->d.dim_v, at, s[2], p->elem == SMX_ELEM_F32, w->vp, p->ldvp);
+  run->uk16->pv(nk, p->rows, p->d.dim_v, w->st, p->rows_pad, w->pp, w->vp, p->ldvp, w->o, p->d.dim_v, w->alpha);
+}
+
 void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
   const struct smx_attention_plan *p = run->p;
   const smx_attention_desc *d = &p->d;
   const smx_attention_args *a = run->a;
   smx_attn_slice w = smx_attn_carve(p, at);
+  const smx_attn_bf16_ukernels *u16 = run->uk16;   /* bf16 tile products, or NULL */
   size_t rp = p->rows_pad, dq = d->dim_qk, dv = d->dim_v;
   size_t s = task % p->n_split, rest = task / p->n_split;
   size_t t = rest % p->n_qt, bg = rest / p->n_qt, g = bg % d->heads_kv, b = bg / d->heads_kv;
@@ -184,6 +122,7 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
     size_t qoff = (size_t)pass * dqe;
     /* Q rows, transposed and scaled; the rows' key ranges */
     int64_t lo_u = k1, hi_u = k0, lo_i = k0, hi_i = k1;
+    if (u16) memset(w.qp, 0, (dqe + 1) / 2 * rp * sizeof(uint32_t));   /* padding rows, an odd last half */
     for (size_t r = 0; r < rp; r++) {
       size_t h = 0, i = 0;
       w.m[r] = m0;
@@ -197,7 +136,7 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
       }
       const unsigned char *qr = (const unsigned char *)a->q + (b * d->q_stride[0] + h * d->q_stride[1] + i * d->q_stride[2]) * p->elem_size;
       run->io.load(dq, qr, w.tmp);
-      if (d->qk_norm) rms_norm(w.tmp, dq, p->qk_eps, a->q_norm_w);
+      if (d->qk_norm) smx_attn_rms_norm(w.tmp, dq, p->qk_eps, a->q_norm_w);
       float qs = p->scale;
       if (p->screen) {   /* screening: q / max(|q|, eps), no scale */
         double sq = 0.0;
@@ -205,6 +144,11 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
         qs = (float)(1.0 / fmax(sqrt(sq), (double)p->screen_eps));
       }
       for (size_t x = 0; x < dqe; x++) w.qt[x * rp + r] = w.qr[r * dqe + x] = w.tmp[qoff + x] * qs;
+      if (u16) {   /* the row unscaled, in bf16 by pairs of dimensions (the scale multiplies the f32 scores) */
+        u16->to_bf16(dqe, w.tmp + qoff, w.kb);
+        uint16_t *q16 = (uint16_t *)(void *)w.qp;
+        for (size_t x = 0; x < dqe; x++) q16[((x / 2) * rp + r) * 2 + (x & 1)] = w.kb[x];
+      }
       if (p->ssmax_s != 0) w.fac[r] = smx_attn_ssmax_factor(run, b, h, i);
       if (d->k_int8) {
         double sq = 0.0;
@@ -257,41 +201,47 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
           decode_tile(run, &w, b, g, t, qoff, dqe, j0, nk, hi_u, inside);
           continue;
         }
-        const float *kp = smx_attn_load_k(run, qoff, dqe, b, g, (size_t)j0, nk, w.kbuf, &ldk);
-        if (p->screen) run->uk->rnorm(nk, dqe, kp, ldk, p->screen_eps, w.knorm);   /* s = q^ . k / max(|k|, eps) */
-        if (d->l2_distance)
-          for (size_t c = 0; c < nk; c++) {
-            double sq = 0.0;
-            for (size_t x = 0; x < dqe; x++) sq += (double)kp[c * ldk + x] * kp[c * ldk + x];
-            w.knorm[c] = (float)(sq * p->scale);
+        if (u16) {
+          const uint16_t *k16 = keys_bf16(run, &w, b, g, qoff, dqe, j0, nk, &ldk);
+          prefetch_rows(p, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, 1);   /* V, packed after the softmax */
+          u16->qk(nk, rp, dqe, w.qp, rp, k16, ldk, w.st, rp, p->scale);
+        } else {
+          const float *kp = smx_attn_load_k(run, qoff, dqe, b, g, (size_t)j0, nk, w.kbuf, &ldk);
+          if (p->screen) run->uk->rnorm(nk, dqe, kp, ldk, p->screen_eps, w.knorm);   /* s = q^ . k / max(|k|, eps) */
+          if (d->l2_distance)
+            for (size_t c = 0; c < nk; c++) {
+              double sq = 0.0;
+              for (size_t x = 0; x < dqe; x++) sq += (double)kp[c * ldk + x] * kp[c * ldk + x];
+              w.knorm[c] = (float)(sq * p->scale);
+            }
+          /* decoding streams K and V from memory: V of this tile is asked for while Q K^T runs, and K and V of
+           * the next two tiles into L2, each tile twice (measured on a shared Zen 5, 4 interleaved runs: 1.2x
+           * to 2.4x the rate without the L2 requests; one tile ahead, or only two ahead, gained little) */
+          if (few) {
+            prefetch_rows(p, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, 0);
+            for (int64_t ahead = 1; ahead <= 2; ahead++) {
+              int64_t jn = j0 + ahead * SMX_ATTN_BK;
+              if (jn >= hi_u) break;
+              size_t nn = (size_t)(hi_u - jn < SMX_ATTN_BK ? hi_u - jn : SMX_ATTN_BK);
+              prefetch_rows(p, a->v, d->v_stride, dv, b, g, (size_t)jn, nn, 1);
+              if (!d->k_int8) prefetch_rows(p, a->k, d->k_stride, dq, b, g, (size_t)jn, nn, 1);
+            }
           }
-        /* decoding streams K and V from memory: V of this tile is asked for while Q K^T runs, and K and V of
-         * the next two tiles into L2, each tile twice (measured on a shared Zen 5, 4 interleaved runs: 1.2x
-         * to 2.4x the rate without the L2 requests; one tile ahead, or only two ahead, gained little) */
-        if (few) {
-          prefetch_rows(p, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, 0);
-          for (int64_t ahead = 1; ahead <= 2; ahead++) {
-            int64_t jn = j0 + ahead * SMX_ATTN_BK;
-            if (jn >= hi_u) break;
-            size_t nn = (size_t)(hi_u - jn < SMX_ATTN_BK ? hi_u - jn : SMX_ATTN_BK);
-            prefetch_rows(p, a->v, d->v_stride, dv, b, g, (size_t)jn, nn, 1);
-            if (!d->k_int8) prefetch_rows(p, a->k, d->k_stride, dq, b, g, (size_t)jn, nn, 1);
-          }
+          if (few)
+            run->uk->qk_rows(nk, p->rows, dqe, w.qr, dqe, kp, ldk, w.st, rp);
+          else
+            run->uk->qk(nk, rp, dqe, w.qt, rp, kp, ldk, w.st, rp);
+          if (p->screen)   /* a non-finite K row: its score is NaN on every row (the masks below set -inf) */
+            for (size_t c = 0; c < nk; c++) {
+              if (w.knorm[c] > 0.0f) continue;   /* 1 / |k|: 0 for an infinite |k|, NaN for a NaN one */
+              int bad = 0;
+              for (size_t x = 0; x < dqe; x++) bad |= !isfinite(kp[c * ldk + x]);
+              /* q.k of an infinite k may be -inf, which would read as masked, or +inf; either way s = q^.k^
+               * takes inf / inf, NaN, which reaches the rows that see the key */
+              if (bad)
+                for (size_t r = 0; r < p->rows; r++) w.st[c * rp + r] = NAN;
+            }
         }
-        if (few)
-          run->uk->qk_rows(nk, p->rows, dqe, w.qr, dqe, kp, ldk, w.st, rp);
-        else
-          run->uk->qk(nk, rp, dqe, w.qt, rp, kp, ldk, w.st, rp);
-        if (p->screen)   /* a non-finite K row: its score is NaN on every row (the masks below set -inf) */
-          for (size_t c = 0; c < nk; c++) {
-            if (w.knorm[c] > 0.0f) continue;   /* 1 / |k|: 0 for an infinite |k|, NaN for a NaN one */
-            int bad = 0;
-            for (size_t x = 0; x < dqe; x++) bad |= !isfinite(kp[c * ldk + x]);
-            /* q.k of an infinite k may be -inf, which would read as masked, or +inf; either way s = q^.k^
-             * takes inf / inf, NaN, which reaches the rows that see the key */
-            if (bad)
-              for (size_t r = 0; r < p->rows; r++) w.st[c * rp + r] = NAN;
-          }
         if (p->elementwise || !inside) smx_attn_transform(run, &w, b, g, t, (size_t)j0, nk, 1, rp);
         int any;
         if (p->screen)
@@ -303,7 +253,11 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
         else
           any = run->uk->online(nk, rp, p->rows, w.st, rp, w.m, w.l, w.alpha, thr, p->blasst < 0 ? cnt : NULL);
         if (!any) continue;
-        const float *vp = load_keys(run, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, w.vbuf, 0, &ldv);
+        if (u16) {
+          pv_bf16(run, &w, b, g, j0, nk);
+          continue;
+        }
+        const float *vp = smx_attn_load_rows(run, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, w.vbuf, 0, &ldv);
         if (p->screen && !(d->screen_flags & SMX_ATTN_SCREEN_NO_VNORM)) {   /* weights times 1 / max(|v|, eps) */
           run->uk->rnorm(nk, dv, vp, ldv, p->screen_eps, w.knorm);
           for (size_t c = 0; c < nk; c++) {

@@ -9,9 +9,12 @@
 #ifndef SMX_REGISTRY_REGISTRY_H
 #define SMX_REGISTRY_REGISTRY_H
 
+#include "kernels/bf16-attention/ukernels.h"
 #include "kernels/convert/ukernels.h"
 #include "kernels/f32-attention/ukernels.h"
+#include "kernels/f32-attention-bwd/ukernels.h"
 #include "kernels/f32-sigmoid/ukernels.h"
+#include "kernels/f32-scores/ukernels.h"
 #include "kernels/f32-softmax/ukernels.h"
 #include "kernels/f32-sparse/ukernels.h"
 #include "kernels/f32-topk/ukernels.h"
@@ -29,13 +32,17 @@ typedef struct smx_registry {
   const smx_topk_ukernels *topk;   /* top-k filters */
   const smx_sigmoid_ukernels *sigmoid;   /* elementwise sigmoid */
   const smx_attn_ukernels *attn;         /* fused attention tiles */
+  const smx_attn_bwd_ukernels *attn_bwd; /* fused attention backward tiles */
+  const smx_attn_bf16_ukernels *attn_bf16;   /* bf16 tile products (vdpbf16ps), or NULL */
   const smx_sparse_ukernels *sparse;     /* sparsemax and entmax passes */
   const smx_vnorm_ukernels *vnorm;       /* softpick, softplus-l1, self-adjust softmax passes */
+  const smx_scores_ukernels *scores;     /* logit-score passes (smx_scores.h) */
 } smx_registry;
 
 extern const smx_registry smx_registry_scalar;
 extern const smx_registry smx_registry_avx2;
 extern const smx_registry smx_registry_avx512;
+extern const smx_registry smx_registry_avx512bf16;
 extern const smx_registry smx_registry_neon;
 
 /* The configuration in use (picked once; smx_set_max_isa() may lower it). */

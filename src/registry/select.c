@@ -1,8 +1,10 @@
 /*
  * Picks the registry configuration once: the best level the CPU and OS
  * support (cpuid + xgetbv; NEON on AArch64), capped by
- * SMX_MAX_ISA=scalar|avx2|avx512|neon read at first use, or later by
- * smx_set_max_isa(). The configuration pointer is atomic, so a cap set while
+ * SMX_MAX_ISA=scalar|avx2|avx512|avx512bf16|neon read at first use, or later
+ * by smx_set_max_isa(). The enum's numbers are stable ABI, not an order
+ * (NEON = 3 sits below AVX512BF16 = 4): levels are compared by rank().
+ * The configuration pointer is atomic, so a cap set while
  * other threads compute is safe.
  */
 #include <stdatomic.h>
@@ -37,6 +39,15 @@ static smx_isa_level detect_cpu(void) {
   if (avx2 && fma && f16c) best = SMX_ISA_AVX2;
   if (best == SMX_ISA_AVX2 && avx512f && avx512dq && avx512bw && avx512vl && (xcr0 & 0xe6) == 0xe6)
     best = SMX_ISA_AVX512;                                         /* opmask and ZMM state */
+  /* AVX512_BF16 (vdpbf16ps): leaf 7 subleaf 1, EAX bit 5; its state is the ZMM state checked above */
+  if (best == SMX_ISA_AVX512) {
+    __cpuid_count(7, 0, a, b, c, d);
+    unsigned max_sub = a;
+    if (max_sub >= 1) {
+      __cpuid_count(7, 1, a, b, c, d);
+      if ((a >> 5) & 1) best = SMX_ISA_AVX512BF16;
+    }
+  }
   return best;
 }
 #elif defined(SMX_HAVE_NEON_KERNELS)
@@ -53,6 +64,7 @@ static const smx_registry *table_for(smx_isa_level level) {
 #endif
   switch (level) {
 #if defined(SMX_HAVE_X86_KERNELS)
+    case SMX_ISA_AVX512BF16: return &smx_registry_avx512bf16;
     case SMX_ISA_AVX512: return &smx_registry_avx512;
     case SMX_ISA_AVX2: return &smx_registry_avx2;
 #endif
@@ -60,18 +72,32 @@ static const smx_registry *table_for(smx_isa_level level) {
   }
 }
 
+/* The order of the levels on this architecture: on x86 NEON is no cap (it ranks with the top, as its
+ * number 3 did above AVX512 before AVX512BF16 came); on AArch64 every level above scalar is NEON. */
+static int rank(smx_isa_level l) {
+  switch (l) {
+    case SMX_ISA_SCALAR: return 0;
+    case SMX_ISA_AVX2: return 1;
+    case SMX_ISA_AVX512: return 2;
+    case SMX_ISA_AVX512BF16: return 3;
+    default: return 4;   /* NEON */
+  }
+}
+static smx_isa_level lower(smx_isa_level a, smx_isa_level b) { return rank(a) <= rank(b) ? a : b; }
+
 static smx_isa_level cpu_level = SMX_ISA_SCALAR;
 static _Atomic(const smx_registry *) current = NULL;
 
 static smx_isa_level env_cap(void) {
   const char *e = getenv("SMX_MAX_ISA");
-  if (!e || !*e) return SMX_ISA_AVX512;
+  if (!e || !*e) return SMX_ISA_NEON;   /* no cap (rank() puts it above every x86 level) */
   if (!strcmp(e, "scalar")) return SMX_ISA_SCALAR;
   if (!strcmp(e, "avx2")) return SMX_ISA_AVX2;
   if (!strcmp(e, "avx512")) return SMX_ISA_AVX512;
+  if (!strcmp(e, "avx512bf16")) return SMX_ISA_AVX512BF16;
   if (!strcmp(e, "neon")) return SMX_ISA_NEON;
   /* an unknown value must not silently select the fastest path */
-  fprintf(stderr, "smx: SMX_MAX_ISA=%s is not scalar, avx2 or avx512; using scalar\n", e);
+  fprintf(stderr, "smx: SMX_MAX_ISA=%s is not scalar, avx2, avx512, avx512bf16 or neon; using scalar\n", e);
   return SMX_ISA_SCALAR;
 }
 
@@ -82,7 +108,7 @@ static void init_once(void) {
 #endif
   smx_isa_level cap = env_cap();
   const smx_registry *expected = NULL;
-  atomic_compare_exchange_strong(&current, &expected, table_for(cap < cpu_level ? cap : cpu_level));
+  atomic_compare_exchange_strong(&current, &expected, table_for(lower(cap, cpu_level)));
 }
 
 #include <pthread.h>
@@ -103,10 +129,11 @@ smx_isa_level smx_cpu_isa(void) {
 }
 
 smx_status smx_set_max_isa(smx_isa_level level) {
-  if (level != SMX_ISA_SCALAR && level != SMX_ISA_AVX2 && level != SMX_ISA_AVX512 && level != SMX_ISA_NEON)
+  if (level != SMX_ISA_SCALAR && level != SMX_ISA_AVX2 && level != SMX_ISA_AVX512 && level != SMX_ISA_NEON &&
+      level != SMX_ISA_AVX512BF16)
     return SMX_E_INVALID_ARG;
   pthread_once(&once, init_once);
-  atomic_store_explicit(&current, table_for(level < cpu_level ? level : cpu_level), memory_order_release);
+  atomic_store_explicit(&current, table_for(lower(level, cpu_level)), memory_order_release);
   return SMX_OK;
 }
 

@@ -36,7 +36,9 @@ void smx_tune_model(const smx_cpu_caches *c, const char *isa, smx_tune_table *t)
   memset(t, 0, sizeof *t);
   t->source = SMX_TUNE_MODEL;
   t->lse_far = SMX_ALGO_TWO_PASS;
-  int avx512 = isa && strcmp(isa, "avx512") == 0, avx2 = isa && strcmp(isa, "avx2") == 0;
+  /* avx512bf16 runs the avx512 softmax kernels: the same crossovers */
+  int avx512 = isa && (strcmp(isa, "avx512") == 0 || strcmp(isa, "avx512bf16") == 0);
+  int avx2 = isa && strcmp(isa, "avx2") == 0;
   if (!avx512) {
     /* Scalar, AVX2 and NEON kernels stay bound by arithmetic out of cache (the
      * AVX2 two-pass rebuilds 2^n in integer lanes twice per vector)... */
@@ -156,7 +158,7 @@ const char *smx_tune_source_name(int source) {
 /* ---------------------------------------------------------------- tables */
 
 /* one table per kernel set: the set in use can change (smx_set_max_isa) */
-static const char *const isa_names[] = {"scalar", "avx2", "avx512", "neon"};
+static const char *const isa_names[] = {"scalar", "avx2", "avx512", "neon", "avx512bf16"};
 #define NISA (sizeof isa_names / sizeof isa_names[0])
 static smx_tune_table tables[NISA + 1]; /* + 1: an unknown name, model only */
 static _Atomic(const smx_tune_table *) ready[NISA + 1];

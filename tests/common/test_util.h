@@ -86,15 +86,19 @@ static inline long double tu_ref_lse(const float *x, size_t n, float t) {
 
 static const smx_algo tu_algos[3] = { SMX_ALGO_THREE_PASS, SMX_ALGO_TWO_PASS, SMX_ALGO_ONLINE };
 static const char *const tu_algo_names[4] = { "auto", "three-pass", "two-pass", "online" };
-/* The ISA levels a test walks, by index 0 .. tu_isa_top(); AArch64 has two. */
+/* The ISA levels a test walks, by index 0 .. tu_isa_top(); AArch64 has two, x86 four (avx512bf16 runs the
+ * avx512 kernels but attention's bf16 tile products). tu_tables_top(): the last of a test's own per-ISA
+ * kernel tables { scalar, avx2, avx512 } (or { scalar, neon }) that this CPU runs. */
 #if defined(__aarch64__)
-static const smx_isa_level tu_isas[3] = { SMX_ISA_SCALAR, SMX_ISA_NEON, SMX_ISA_NEON };
-static const char *const tu_isa_names[3] = { "scalar", "neon", "neon" };
+static const smx_isa_level tu_isas[4] = { SMX_ISA_SCALAR, SMX_ISA_NEON, SMX_ISA_NEON, SMX_ISA_NEON };
+static const char *const tu_isa_names[4] = { "scalar", "neon", "neon", "neon" };
 static inline int tu_isa_top(void) { return smx_cpu_isa() == SMX_ISA_NEON ? 1 : 0; }
+static inline int tu_tables_top(void) { return tu_isa_top(); }
 #else
-static const smx_isa_level tu_isas[3] = { SMX_ISA_SCALAR, SMX_ISA_AVX2, SMX_ISA_AVX512 };
-static const char *const tu_isa_names[3] = { "scalar", "avx2", "avx512" };
-static inline int tu_isa_top(void) { return (int)smx_cpu_isa(); }
+static const smx_isa_level tu_isas[4] = { SMX_ISA_SCALAR, SMX_ISA_AVX2, SMX_ISA_AVX512, SMX_ISA_AVX512BF16 };
+static const char *const tu_isa_names[4] = { "scalar", "avx2", "avx512", "avx512bf16" };
+static inline int tu_isa_top(void) { return smx_cpu_isa() == SMX_ISA_AVX512BF16 ? 3 : (int)smx_cpu_isa(); }
+static inline int tu_tables_top(void) { return tu_isa_top() > 2 ? 2 : tu_isa_top(); }
 #endif
 
 /* bit-exact float comparison that treats NaN == NaN and distinguishes -0 */

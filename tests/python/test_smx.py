@@ -688,10 +688,10 @@ class TestModule(unittest.TestCase):
         with open(header) as f:
             v = dict(re.findall(r"^#define SMX_VERSION_(MAJOR|MINOR|PATCH) (\d+)$", f.read(), re.M))
         self.assertEqual(smx.__version__, "%s.%s.%s" % (v["MAJOR"], v["MINOR"], v["PATCH"]))
-        self.assertIn(smx.isa(), ("scalar", "avx2", "avx512"))
+        self.assertIn(smx.isa(), ("scalar", "avx2", "avx512", "avx512bf16"))
         cap = os.environ.get("SMX_MAX_ISA")
         if cap:  # ctest runs the suite once per kernel set; make sure the cap took
-            order = ("scalar", "avx2", "avx512")
+            order = ("scalar", "avx2", "avx512", "avx512bf16")
             self.assertLessEqual(order.index(smx.isa()), order.index(cap))
 
     def test_signatures(self):

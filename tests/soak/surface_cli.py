@@ -59,7 +59,7 @@ def _env(rng, env, p):
     # a sanitizer report must not look like exit code 1 or 2
     e["ASAN_OPTIONS"] = "detect_leaks=1:exitcode=99"
     e["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1:exitcode=99"
-    isa = str(rng.choice(["", "scalar", "avx2", "avx512"]))
+    isa = str(rng.choice(["", "scalar", "avx2", "avx512", "avx512bf16"]))
     p["SMX_MAX_ISA"] = isa
     if isa:
         e["SMX_MAX_ISA"] = isa

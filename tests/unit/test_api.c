@@ -24,10 +24,22 @@ static void test_status_and_version(void) {
   CHECK(smx_version_number() == SMX_VERSION_NUMBER, "version number");
   CHECK(strlen(smx_version_string()) >= 5, "version string");
   const char *isa = smx_isa();
-  CHECK(!strcmp(isa, "scalar") || !strcmp(isa, "avx2") || !strcmp(isa, "avx512"), "isa %s", isa);
+  CHECK(!strcmp(isa, "scalar") || !strcmp(isa, "avx2") || !strcmp(isa, "avx512") || !strcmp(isa, "avx512bf16"),
+        "isa %s", isa);
   CHECK(smx_set_max_isa((smx_isa_level)7) == SMX_E_INVALID_ARG, "bad isa level");
   CHECK(smx_set_max_isa(SMX_ISA_SCALAR) == SMX_OK && !strcmp(smx_isa(), "scalar"), "cap to scalar");
   CHECK(smx_set_max_isa(SMX_ISA_AVX512) == SMX_OK, "uncap");
+  /* avx512bf16 ranks above avx512 (its number 4 is above NEON's 3); on x86 a NEON cap is no cap */
+  CHECK(smx_set_max_isa(SMX_ISA_AVX512BF16) == SMX_OK &&
+            !strcmp(smx_isa(), tu_isa_names[tu_isa_top()]),
+        "avx512bf16 cap gives the CPU's best, %s", smx_isa());
+#if !defined(__aarch64__)
+  if (smx_cpu_isa() == SMX_ISA_AVX512BF16) {
+    CHECK(smx_set_max_isa(SMX_ISA_AVX512) == SMX_OK && !strcmp(smx_isa(), "avx512"), "cap below avx512bf16");
+    CHECK(smx_set_max_isa(SMX_ISA_NEON) == SMX_OK && !strcmp(smx_isa(), "avx512bf16"), "NEON is no cap on x86");
+  }
+#endif
+  smx_set_max_isa(tu_isas[tu_isa_top()]);
 }
 
 static void test_bad_arguments(void) {
@@ -114,7 +126,7 @@ static void test_empty(void) {
 static void expect_row(const char *what, const float *x, size_t n, uint32_t flags, const float *sm, const float *ls,
                        float lse) {
   float y[64], z[64], l;
-  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
+  for (int isa = 0; isa <= tu_isa_top(); isa++) {
     smx_set_max_isa(tu_isas[isa]);
     for (int a = 0; a < 3; a++) {
       smx_options o = { tu_algos[a], 0, flags, 1, NULL };
@@ -197,7 +209,7 @@ static void test_masked_equals_removed(void) {
       if (x[i] != -INFINITY) live[nl++] = x[i];
     }
     if (nl == 0) continue;
-    for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
+    for (int isa = 0; isa <= tu_isa_top(); isa++) {
       smx_set_max_isa(tu_isas[isa]);
       for (int a = 0; a < 3; a++) {
         smx_options o = { tu_algos[a], 0, 0, 1, NULL };

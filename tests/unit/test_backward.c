@@ -51,7 +51,7 @@ static void test_values(void) {
   tu_rng rng = { 21 };
   static const size_t lens[] = { 1, 2, 3, 7, 8, 15, 16, 17, 31, 33, 63, 64, 65, 129, 257, 1000, 4099, 70001 };
   bwd_rows_fn fns[2] = { smx_softmax_backward_rows_f32, smx_log_softmax_backward_rows_f32 };
-  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
+  for (int isa = 0; isa <= tu_isa_top(); isa++) {
     smx_set_max_isa(tu_isas[isa]);
     for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
       size_t n = lens[li];
@@ -197,7 +197,7 @@ static void test_half(void) {
           dyf[r * C + j] = kind ? smx_bf16_to_f32(dyh[r * C + j]) : smx_f16_to_f32(dyh[r * C + j]);
         }
       }
-      for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
+      for (int isa = 0; isa <= tu_isa_top(); isa++) {
         smx_set_max_isa(tu_isas[isa]);
         smx_status s;
         if (kind == 0) s = logsm ? smx_log_softmax_backward_rows_f16(yh, C, dyh, C, dxh, C, R, C, NULL)

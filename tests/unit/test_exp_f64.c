@@ -26,7 +26,7 @@ int main(void) {
   static double x[B], y[B];
   const char *s = getenv("SMX_EXP_F64_LOG2");
   int lg = s ? atoi(s) : 22;
-  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
+  for (int isa = 0; isa <= tu_tables_top(); isa++) {
     const smx_f64_ukernels *k = tables[isa];
     smx_row_params_f64 p;
     smx_row_params_f64_init(&p, k, SMX_OP_SOFTMAX, SMX_ALGO_THREE_PASS, 1.0, 0, 1);

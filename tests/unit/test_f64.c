@@ -85,7 +85,7 @@ static void test_empty(void) {
 
 /* Exact policy outputs on every ISA x algorithm x flag */
 static void test_policy(void) {
-  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
+  for (int isa = 0; isa <= tu_isa_top(); isa++) {
     smx_set_max_isa(tu_isas[isa]);
     for (int a = 0; a < 3; a++) {
       for (size_t n = 1; n <= 40; n += 13) {
@@ -156,7 +156,7 @@ static void test_inplace_strides(void) {
   double x[R * LD], y[R * LD], row[C], ref[C], out[R];
   tu_rng rng = { 7 };
   for (size_t i = 0; i < R * LD; i++) x[i] = tu_uniform(&rng) * 40 - 20;
-  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
+  for (int isa = 0; isa <= tu_isa_top(); isa++) {
     smx_set_max_isa(tu_isas[isa]);
     for (int a = 0; a < 3; a++) {
       smx_options o = { tu_algos[a], 0.7, 0, 1, NULL };
@@ -197,7 +197,7 @@ static void test_threads(void) {
   double *x = malloc(n * sizeof(double)), *y1 = malloc(n * sizeof(double)), *y = malloc(n * sizeof(double));
   tu_rng rng = { 99 };
   for (size_t i = 0; i < n; i++) x[i] = tu_uniform(&rng) * 30 - 15;
-  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
+  for (int isa = 0; isa <= tu_isa_top(); isa++) {
     smx_set_max_isa(tu_isas[isa]);
     for (int a = 0; a < 3; a++) {
       for (int op = 0; op < 2; op++) {

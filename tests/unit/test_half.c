@@ -52,7 +52,7 @@ static void test_conversions(void) {
     bad += !is_nearest(x, refb[i], bf16_value);
   }
   CHECK(bad == 0, "%ld narrowings are not correctly rounded", bad);
-  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
+  for (int isa = 0; isa <= tu_tables_top(); isa++) {
     const smx_cvt_ukernels *c = cvts[isa];
     /* every f16 pattern widens exactly and narrows back to itself (NaNs stay NaN) */
     c->f16_to_f32(65536, h, f);
@@ -97,7 +97,7 @@ static void check_half_row(const char *what, int bf, const uint16_t *x, size_t n
   for (size_t i = 0; i < n; i++) xf[i] = wid(x[i]);
   long double m;
   long double logd = tu_ref_logd(xf, n, T, &m), TT = T == 0.0f ? 1.0L : T;
-  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
+  for (int isa = 0; isa <= tu_isa_top(); isa++) {
     smx_set_max_isa(tu_isas[isa]);
     smx_options o = { 0, T, 0, 1, NULL };
     float l;
@@ -193,7 +193,7 @@ static void test_public_conversions(void) {
   static float f[65536];
   static double d[65536];
   for (uint32_t i = 0; i < 65536; i++) h[i] = (uint16_t)i;
-  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
+  for (int isa = 0; isa <= tu_isa_top(); isa++) {
     smx_set_max_isa(tu_isas[isa]);
     long bad = 0;
     CHECK(smx_f16_to_f32_n(h, f, 65536) == SMX_OK, "f16 widening");

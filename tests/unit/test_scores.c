@@ -76,8 +76,8 @@ static void test_score_values(void) {
   static float x[ROWS * MAXK];
   static double out[ROWS], tmpl[MAXK * MAXK];
   const size_t ks[] = { 1, 2, 3, 5, 17, 100, 200 };
-  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
-    smx_set_max_isa((smx_isa_level)isa);
+  for (int isa = 0; isa <= tu_isa_top(); isa++) {
+    smx_set_max_isa(tu_isas[isa]);
     for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
       size_t K = ks[ki];
       float scale = ki % 2 ? 30.0f : 3.0f;

@@ -138,7 +138,7 @@ static void test_values(void) {
   tu_rng rng = { 11 };
   static const size_t shapes[][2] = { { 1, 1 }, { 3, 2 }, { 5, 17 }, { 7, 33 }, { 4, 300 }, { 9, 1029 }, { 2, 70001 } };
   static const smx_reduction reds[3] = { SMX_REDUCTION_NONE, SMX_REDUCTION_MEAN, SMX_REDUCTION_SUM };
-  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
+  for (int isa = 0; isa <= tu_isa_top(); isa++) {
     smx_set_max_isa(tu_isas[isa]);
     for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
       size_t rows = shapes[sh][0], cols = shapes[sh][1];
@@ -289,7 +289,7 @@ static void test_specials(void) {
   float x[5][4] = { { 1, NAN, 2, 3 }, { 1, -I, 2, 3 }, { -I, -I, -I, -I }, { 1, I, 2, I }, { 1, I, 2, 3 } };
   int64_t t[5] = { 0, 1, 2, 1, 0 };
   float loss[5], lse[5], g[20];
-  for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
+  for (int isa = 0; isa <= tu_isa_top(); isa++) {
     smx_set_max_isa(tu_isas[isa]);
     CHECK(smx_cross_entropy_f32(&x[0][0], 4, t, loss, g, 4, lse, 5, 4, tu_lo(&o)) == SMX_OK, "specials");
     int nanrow = isnan(loss[0]) && isnan(lse[0]);
@@ -436,7 +436,7 @@ static void test_half(void) {
       h[i] = kind == 0 ? smx_f32_to_f16(v) : smx_f32_to_bf16(v);
       xf[i] = kind == 0 ? smx_f16_to_f32(h[i]) : smx_bf16_to_f32(h[i]);
     }
-    for (int isa = 0; isa <= (int)smx_cpu_isa(); isa++) {
+    for (int isa = 0; isa <= tu_isa_top(); isa++) {
       smx_set_max_isa(tu_isas[isa]);
       for (int v = 0; v < 3; v++) {
         xopt xo = { SMX_REDUCTION_NONE, -100, v == 1 ? 0.1 : 0.0, v == 2 ? 1e-3 : 0.0, v == 2 ? 0.8 : 0.0 };

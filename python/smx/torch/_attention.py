@@ -38,7 +38,7 @@ def _same(name, got, other, want, what):
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 enable_gqa=False):
+                                 enable_gqa=False, *, math="auto"):
     """softmax(query key^T * scale + mask) value, as torch 2.x's function (forward, CPU).
 
     query (..., L, E), key (..., S, E), value (..., S, Ev); leading dimensions
@@ -47,6 +47,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     broadcastable to (..., L, S). is_causal: key j visible to query i iff
     j <= i (top-left), not allowed together with attn_mask. scale: default
     1 / sqrt(E). Returns (..., L, Ev) in query's dtype.
+
+    bfloat16 query, key and value are read as they are (bf16 tile products
+    where the CPU has AVX512_BF16). math (an smx extension): 'auto', 'f32'
+    (f32 arithmetic for bfloat16 too) or 'bf16' (float32 tensors may use bf16
+    tile products, as torch's allow_bf16_reduced_precision).
     """
     for t in (query, key, value):
         if not isinstance(t, torch.Tensor):
@@ -111,9 +116,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  f"broadcast to {want}")
             m = torch.broadcast_to(m, want).reshape(q.shape[0], q.shape[1], L, S)
         mask = m.detach().numpy()
-    out = _smx.attention(_np(q), _np(k), _np(v), causal="top_left" if is_causal else False,
-                         scale=None if scale is None else float(scale), mask=mask)
+    bf16 = query.dtype == key.dtype == value.dtype == torch.bfloat16
+    # bfloat16 as its bits (NumPy has no bfloat16): read in place, the result's bits viewed back
+    qn, kn, vn = ((t.view(torch.int16).numpy() for t in (q, k, v)) if bf16 else (_np(q), _np(k), _np(v)))
+    out = _smx.attention(qn, kn, vn, causal="top_left" if is_causal else False,
+                         scale=None if scale is None else float(scale), mask=mask, math=math, bf16=bf16,
+                         threads=torch.get_num_threads())
     res = torch.from_numpy(out)
+    if bf16:
+        res = res.view(torch.bfloat16)
     if res.dtype != query.dtype:
         res = res.to(query.dtype)
     return res.reshape(lead + (L, Ev))
