@@ -14,6 +14,7 @@
 #include "kernels/f32-attention/ukernels.h"
 #include "kernels/f32-attention-bwd/ukernels.h"
 #include "kernels/f32-sigmoid/ukernels.h"
+#include "kernels/f32-scores/ukernels.h"
 #include "kernels/f32-softmax/ukernels.h"
 #include "kernels/f32-sparse/ukernels.h"
 #include "kernels/f32-topk/ukernels.h"
@@ -35,6 +36,7 @@ typedef struct smx_registry {
   const smx_attn_bf16_ukernels *attn_bf16;   /* bf16 tile products (vdpbf16ps), or NULL */
   const smx_sparse_ukernels *sparse;     /* sparsemax and entmax passes */
   const smx_vnorm_ukernels *vnorm;       /* softpick, softplus-l1, self-adjust softmax passes */
+  const smx_scores_ukernels *scores;     /* logit-score passes (smx_scores.h) */
 } smx_registry;
 
 extern const smx_registry smx_registry_scalar;

@@ -15,4 +15,5 @@ const smx_registry smx_registry_avx512bf16 = {
   .attn_bwd = &smx_attn_bwd_ukernels_avx512,
   .sparse = &smx_sparse_ukernels_avx512,
   .vnorm = &smx_vnorm_ukernels_avx512,
+  .scores = &smx_scores_ukernels_avx512,
 };

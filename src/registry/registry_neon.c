@@ -13,4 +13,5 @@ const smx_registry smx_registry_neon = {
   .attn_bwd = &smx_attn_bwd_ukernels_neon,
   .sparse = &smx_sparse_ukernels_neon,
   .vnorm = &smx_vnorm_ukernels_neon,
+  .scores = &smx_scores_ukernels_neon,
 };

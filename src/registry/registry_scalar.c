@@ -13,4 +13,5 @@ const smx_registry smx_registry_scalar = {
   .attn_bwd = &smx_attn_bwd_ukernels_scalar,
   .sparse = &smx_sparse_ukernels_scalar,
   .vnorm = &smx_vnorm_ukernels_scalar,
+  .scores = &smx_scores_ukernels_scalar,
 };

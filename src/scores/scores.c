@@ -2,19 +2,22 @@
  * Per-sample scores from logits rows (include/smx/smx_scores.h), all
  * "higher = more in-distribution".
  *
- * MSP, energy and max-logit go through the f32 softmax kernels of the
- * dispatched ISA: rmax, then the sum of exponentials in double partial sums
- * (the row is still in L1), so each row is read from memory once. Everything
- * else is computed in double (exp from scores/exp_neg_f64.h, within 2 ulp) from
- * one pass for the max / top-2 and one pass for the exponentials, kept in a per-call buffer of K doubles so that exp is
- * evaluated once per element. Rows with special values (NaN, +-inf max) take
- * the double path, which applies the policy written in the header.
+ * Every call is one fused scan per row (plan_row below): the row is read
+ * from memory once by the score kernels' top2 pass (max, second largest,
+ * NaN), then each distinct temperature of the double-path scores is one
+ * exponential pass over the row in L1 (src/kernels/f32-scores: exponentials
+ * in double, compensated sums of e, e (z - m), counts of the max), which all
+ * the scores of that temperature share. MSP, energy and max-logit without
+ * SMX_SCORE_FLAG_DOUBLE keep the f32 softmax kernels' sum. Rows with special
+ * values (+inf, no finite entry) take the scalar double path below, which
+ * applies the policy written in the header; NaN rows give NaN.
  */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/temperature.h"
 #include "ops/softmax_row_f32.h"
 #include "registry/registry.h"
 #include "scores/exp_neg_f64.h"
@@ -257,49 +260,259 @@ static int is_fast(smx_score_kind kind, const smx_score_params *p) {
          !(p->flags & SMX_SCORE_FLAG_DOUBLE);
 }
 
+/* Does this kind read the exponentials of the row (rather than only z)? */
+static int needs_exps(smx_score_kind kind) { return kind != SMX_SCORE_MAX_LOGIT && kind != SMX_SCORE_MARGIN_LOGIT; }
+
+/* ------------------------------------------------------ the fused scan */
+/*
+ * One plan serves every call: smx_scores_rows_f32 is a plan of one kind, so
+ * a score computed alone and the same score among others are the same
+ * arithmetic on the same row (bitwise equal). A row is read from memory once
+ * (top2: the max, the second largest, NaN); each distinct temperature of the
+ * double-path kinds is one exponential pass from L1 (the slot), whose sums
+ * every kind of that temperature shares; MSP and energy without the double
+ * flag take the f32 softmax kernels' sum as before.
+ */
+typedef struct slot {
+  double T;
+  smx_expcd c;
+  const smx_scores_ukernels *k;   /* the current table, or the scalar one at an extreme T */
+  int want_w, want_e;
+  double *e;                      /* K doubles when want_e */
+} slot;
+
+typedef struct plan {
+  size_t nk, nslots, n;
+  score_ctx c[SMX_SCORES_MULTI_MAX];
+  int fast[SMX_SCORES_MULTI_MAX], slot_of[SMX_SCORES_MULTI_MAX];
+  smx_row_params rp[SMX_SCORES_MULTI_MAX];   /* the fast kinds' f32 kernels */
+  slot sl[SMX_SCORES_MULTI_MAX];
+  const smx_scores_ukernels *sk;
+  const smx_topk_ukernels *tk;
+  const smx_f32_ukernels *fk;
+  double *buf;                    /* every scratch row, one allocation */
+  double *spec_e, *spec_sorted;   /* rows with specials: the double reference path */
+  float *vals, *vals2;            /* GEN: candidates */
+  uint32_t *pos;
+  double gen_gap;                 /* GEN: the last row's max minus its M-th value (a guess only) */
+} plan;
+
+static smx_status plan_init(plan *pl, size_t nk, const smx_score_kind *kinds, const smx_score_params *p, size_t n) {
+  memset(pl, 0, sizeof *pl);
+  const smx_registry *reg = smx_registry_current();
+  pl->nk = nk;
+  pl->n = n;
+  pl->sk = reg->scores;
+  pl->tk = reg->topk;
+  pl->fk = reg->f32;
+  pl->gen_gap = INFINITY;
+  int any_exps = 0, any_gen_sel = 0;
+  for (size_t k = 0; k < nk; k++) {
+    pl->c[k] = make_ctx(kinds[k], &p[k]);
+    pl->fast[k] = is_fast(kinds[k], &p[k]);
+    pl->slot_of[k] = -1;
+    if (pl->fast[k]) {
+      smx_row_params_init(&pl->rp[k], pl->fk, SMX_OP_LOGSUMEXP, SMX_ALGO_THREE_PASS, pl->c[k].T, 0, 1);
+      any_exps |= kinds[k] != SMX_SCORE_MAX_LOGIT;
+      continue;
+    }
+    if (!needs_exps(kinds[k])) continue;
+    any_exps = 1;
+    size_t s = 0;
+    while (s < pl->nslots && pl->sl[s].T != pl->c[k].T) s++;
+    if (s == pl->nslots) {
+      pl->sl[s].T = pl->c[k].T;
+      smx_f64_expc(&pl->sl[s].c, pl->c[k].T);
+      pl->sl[s].k = pl->sl[s].c.div ? &smx_scores_ukernels_scalar : pl->sk;
+      pl->nslots++;
+    }
+    pl->slot_of[k] = (int)s;
+    if (kinds[k] == SMX_SCORE_NEG_ENTROPY) pl->sl[s].want_w = 1;
+    if (kinds[k] == SMX_SCORE_NONUNIFORMITY || kinds[k] == SMX_SCORE_KL_MATCHING) pl->sl[s].want_e = 1;
+    if (kinds[k] == SMX_SCORE_GEN && pl->c[k].m < n) any_gen_sel = 1;
+  }
+  if (!any_exps) return SMX_OK;
+  /* doubles: 2 rows for the reference path, one per slot that keeps its
+   * exponentials; then GEN's candidates (2 rows of floats, 1 of positions) */
+  size_t nd = 2;
+  for (size_t s = 0; s < pl->nslots; s++) nd += (size_t)pl->sl[s].want_e;
+  size_t bytes = nd * n * sizeof(double) + (any_gen_sel ? n * (2 * sizeof(float) + sizeof(uint32_t)) : 0);
+  pl->buf = malloc(bytes);
+  if (!pl->buf) return SMX_E_NOMEM;
+  double *d = pl->buf;
+  pl->spec_e = d;
+  pl->spec_sorted = d + n;
+  d += 2 * n;
+  for (size_t s = 0; s < pl->nslots; s++)
+    if (pl->sl[s].want_e) { pl->sl[s].e = d; d += n; }
+  if (any_gen_sel) {
+    pl->vals = (float *)(void *)d;
+    pl->vals2 = pl->vals + n;
+    pl->pos = (uint32_t *)(void *)(pl->vals2 + n);
+  }
+  return SMX_OK;
+}
+
+/* The m-th largest of a[0..n) (1 <= m <= n), a reordered: quickselect with a
+ * three-way partition, as select_top. */
+static float kth_largest(float *a, size_t n, size_t m) {
+  size_t lo = 0, hi = n;
+  for (;;) {
+    if (hi - lo == 1) return a[lo];
+    float x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi - 1];
+    float piv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+    size_t lt = lo, i = lo, gt = hi;   /* [lo, lt) > piv, [lt, gt) == piv, [gt, hi) < piv */
+    while (i < gt) {
+      float v = a[i];
+      if (v > piv) { a[i++] = a[lt]; a[lt++] = v; }
+      else if (v < piv) { a[i] = a[--gt]; a[gt] = v; }
+      else i++;
+    }
+    if (m <= lt) hi = lt;
+    else if (m <= gt) return piv;
+    else lo = gt;
+  }
+}
+
+/*
+ * GEN of a row with a finite max m (n_eq entries equal to it), sums s_lt
+ * (over the others) and S = s_lt + n_eq. The top-M entries are those above
+ * v, the M-th largest, plus copies of v to make M; the entries at m take
+ * 1 - p from the sum of the others (rest), not from 1 - p. The terms are
+ * summed in index order over a set that does not depend on how v was found,
+ * so the result does not depend on the guess below (nor on earlier rows).
+ */
+static double gen_row(plan *pl, const score_ctx *c, const float *z, size_t n, double m, smx_dd s_lt, double n_eq) {
+  const smx_scores_ukernels *sk = pl->sk;
+  smx_dd S = smx_dd_add(s_lt, (smx_dd){ n_eq, 0.0 });
+  smx_dd rest = smx_dd_add(s_lt, (smx_dd){ n_eq - 1.0, 0.0 });
+  double s = smx_dd_value(S), log_s = log(S.hi) + S.lo / S.hi, r = smx_dd_value(rest);
+  double g = c->gamma;
+  double t_max = r > 0.0 ? exp(g * (log(r) - 2.0 * log_s)) : 0.0;   /* (p (1 - p))^g at the max */
+  size_t M = c->m;
+  if (M >= n) return -(n_eq * t_max + sk->gen_sum(n, z, m, s, log_s, g));
+  if (n_eq >= (double)M) return -((double)M * t_max);
+  /* candidates above a guessed threshold (the last row's gap), widened until there are M */
+  size_t cnt;
+  float thr;
+  for (;;) {
+    thr = pl->gen_gap < INFINITY ? (float)(m - pl->gen_gap) : -INFINITY;
+    int nan = 0;
+    cnt = pl->tk->filter_gt(n, z, thr, pl->pos, &nan);
+    if (cnt >= M || thr == -INFINITY) break;
+    pl->gen_gap = pl->gen_gap * 4.0 + 1.0;
+  }
+  for (size_t i = 0; i < cnt; i++) pl->vals[i] = z[pl->pos[i]];
+  if (cnt < M) {   /* thr = -inf: the entries left out are -inf, whose terms are 0 */
+    pl->gen_gap = INFINITY;
+    return -(n_eq * t_max + sk->gen_sum(cnt, pl->vals, m, s, log_s, g));
+  }
+  memcpy(pl->vals2, pl->vals, cnt * sizeof(float));
+  float v = kth_largest(pl->vals2, cnt, M);
+  pl->gen_gap = v == -INFINITY ? INFINITY : 1.25 * (m - (double)v);
+  size_t above = 0;
+  for (size_t i = 0; i < cnt; i++)
+    if (pl->vals[i] > v) pl->vals[above++] = pl->vals[i];   /* index order */
+  double acc = sk->gen_sum(above, pl->vals, m, s, log_s, g) + (double)(M - above) * sk->gen_sum(1, &v, m, s, log_s, g);
+  return -(n_eq * t_max + acc);
+}
+
+/* One row into out[k][r] for every kind of the plan. */
+static void plan_row(plan *pl, const float *z, size_t n, double *const *out, size_t r) {
+  smx_score_top2 t2;
+  pl->sk->top2(n, z, &t2);
+  if (t2.nan) {
+    for (size_t k = 0; k < pl->nk; k++) out[k][r] = NAN;
+    return;
+  }
+  double m = t2.m1;
+  if (!(m > -INFINITY && m < INFINITY)) {   /* +inf, or no finite entry: the reference path */
+    for (size_t k = 0; k < pl->nk; k++) {
+      score_ctx c = pl->c[k];
+      c.e = pl->spec_e;
+      c.sorted = pl->spec_sorted;
+      out[k][r] = score_row_double(&c, z, n);
+    }
+    return;
+  }
+  smx_score_sums sums[SMX_SCORES_MULTI_MAX];
+  double S[SMX_SCORES_MULTI_MAX], logS[SMX_SCORES_MULTI_MAX];
+  for (size_t s = 0; s < pl->nslots; s++) {
+    const slot *sl = &pl->sl[s];
+    sl->k->expsum(n, z, m, &sl->c, sl->e, sl->want_w, &sums[s]);
+    smx_dd tot = smx_dd_add(sums[s].s, (smx_dd){ sums[s].n_eq, 0.0 });
+    S[s] = smx_dd_value(tot);
+    /* log of the double-double: log(hi) + lo / hi */
+    logS[s] = log(tot.hi) + tot.lo / tot.hi;
+  }
+  for (size_t k = 0; k < pl->nk; k++) {
+    const score_ctx *c = &pl->c[k];
+    int si = pl->slot_of[k];
+    double v;
+    switch (c->kind) {
+      case SMX_SCORE_MAX_LOGIT: v = m; break;
+      case SMX_SCORE_MARGIN_LOGIT: v = n == 1 ? INFINITY : m - (double)t2.m2; break;
+      case SMX_SCORE_MSP:
+      case SMX_SCORE_ENERGY:
+        if (pl->fast[k]) {
+          double fs = pl->fk->raddstoreexp(n, z, NULL, t2.m1, &pl->rp[k].c);
+          if (!(fs >= 1.0 && fs <= DBL_MAX)) {
+            score_ctx cc = *c;
+            cc.e = pl->spec_e;
+            cc.sorted = pl->spec_sorted;
+            v = score_row_double(&cc, z, n);
+          } else {
+            v = c->kind == SMX_SCORE_MSP ? 1.0 / fs : m + c->T * log(fs);
+          }
+        } else {
+          v = c->kind == SMX_SCORE_MSP ? 1.0 / S[si] : m + c->T * logS[si];
+        }
+        break;
+      case SMX_SCORE_ODIN: v = 1.0 / S[si]; break;
+      case SMX_SCORE_NEG_ENTROPY:   /* sum p (t - log S) = W / S - log S: two terms <= 0, no cancellation */
+        v = smx_dd_value(sums[si].w) / S[si] - logS[si];
+        break;
+      case SMX_SCORE_MARGIN_PROB:   /* (1 - e^(m2 - m)) / S, the difference by expm1 */
+        v = n == 1 ? 1.0 : -expm1(((double)t2.m2 - m) / c->T) / S[si];
+        break;
+      case SMX_SCORE_GEN: v = gen_row(pl, c, z, n, m, sums[si].s, sums[si].n_eq); break;
+      case SMX_SCORE_NONUNIFORMITY:   /* sum |p - 1/K| = 2 sum (p - 1/K)^+ (the parts above and below are equal) */
+        v = 2.0 * pl->sl[si].k->excess(n, pl->sl[si].e, S[si] / (double)n) / S[si];
+        break;
+      case SMX_SCORE_KL_MATCHING: {
+        score_ctx cc = *c;
+        cc.e = pl->sl[si].e;
+        v = score_from_exps(&cc, z, n, cc.e, m, S[si], 1);
+        break;
+      }
+      default: v = NAN; break;
+    }
+    out[k][r] = v;
+  }
+}
+
+static smx_status run_plan(size_t nk, const smx_score_kind *kinds, const smx_score_params *p, const float *x,
+                           size_t ldx, size_t rows, size_t cols, double *const *out) {
+  plan *pl = malloc(sizeof *pl);
+  if (!pl) return SMX_E_NOMEM;
+  smx_status st = plan_init(pl, nk, kinds, p, cols);
+  if (st == SMX_OK)
+    for (size_t r = 0; r < rows; r++) plan_row(pl, x + r * ldx, cols, out, r);
+  free(pl->buf);
+  free(pl);
+  return st;
+}
+
 smx_status smx_scores_rows_f32(smx_score_kind kind, const float *x, size_t ldx, size_t rows, size_t cols,
                                const smx_score_params *params, double *out) {
   smx_score_params p = { 0 };
   if (params) p = *params;
   smx_status st = check_call(kind, x, ldx, rows, cols, &p, out);
   if (st != SMX_OK || rows == 0) return st;
-  score_ctx c = make_ctx(kind, &p);
-  int fast = is_fast(kind, &p);
-  if (kind != SMX_SCORE_MAX_LOGIT && kind != SMX_SCORE_MARGIN_LOGIT) {
-    c.e = malloc(cols * sizeof(double) * (kind == SMX_SCORE_GEN ? 2 : 1));
-    if (!c.e) return SMX_E_NOMEM;
-    if (kind == SMX_SCORE_GEN) c.sorted = c.e + cols;
-  }
-  if (fast) {
-    const smx_f32_ukernels *k = smx_registry_current()->f32;
-    smx_row_params rp;
-    smx_row_params_init(&rp, k, SMX_OP_LOGSUMEXP, SMX_ALGO_THREE_PASS, c.T, 0, 1);
-    for (size_t r = 0; r < rows; r++) {
-      const float *z = x + r * ldx;
-      float m = k->rmax(cols, z);
-      if (kind == SMX_SCORE_MAX_LOGIT) {
-        /* rmax ignores NaN; the policy wants NaN out */
-        if (m != m || m == -INFINITY) { out[r] = score_row_double(&c, z, cols); continue; }
-        int nan = 0;
-        for (size_t j = 0; j < cols; j++) nan |= z[j] != z[j];
-        out[r] = nan ? NAN : (double)m;
-        continue;
-      }
-      double s = (m > -INFINITY && m < INFINITY) ? k->raddstoreexp(cols, z, NULL, m, &rp.c) : NAN;
-      if (!(s >= 1.0 && s <= DBL_MAX)) { out[r] = score_row_double(&c, z, cols); continue; }
-      out[r] = kind == SMX_SCORE_MSP ? 1.0 / s : (double)m + c.T * log(s);
-    }
-  } else {
-    for (size_t r = 0; r < rows; r++) out[r] = score_row_double(&c, x + r * ldx, cols);
-  }
-  free(c.e);
-  return SMX_OK;
+  return run_plan(1, &kind, &p, x, ldx, rows, cols, &out);
 }
 
 /* ------------------------------------------------------ several scores */
-/* Does this kind read the exponentials of the row (rather than only z)? */
-static int needs_exps(smx_score_kind kind) { return kind != SMX_SCORE_MAX_LOGIT && kind != SMX_SCORE_MARGIN_LOGIT; }
-
 smx_status smx_scores_multi_rows_f32(size_t nkinds, const smx_score_kind *kinds, const smx_score_params *params,
                                      const float *x, size_t ldx, size_t rows, size_t cols, double *const *out) {
   if (nkinds == 0) return SMX_OK;
@@ -315,57 +528,7 @@ smx_status smx_scores_multi_rows_f32(size_t nkinds, const smx_score_kind *kinds,
       if (smx_overlap(out[q], rows * sizeof(double), out[k], rows * sizeof(double))) return SMX_E_INVALID_ARG;
   }
   if (rows == 0) return SMX_OK;
-  /* the double-path kinds share one row of exponentials per distinct temperature */
-  score_ctx c[SMX_SCORES_MULTI_MAX];
-  double slot_t[SMX_SCORES_MULTI_MAX];
-  size_t slot_of[SMX_SCORES_MULTI_MAX] = { 0 }, nslots = 0, nslow = 0;
-  for (size_t k = 0; k < nkinds; k++) {
-    c[k] = make_ctx(kinds[k], &p[k]);
-    if (is_fast(kinds[k], &p[k])) continue;
-    nslow++;
-    if (!needs_exps(kinds[k])) continue;
-    size_t s = 0;
-    while (s < nslots && slot_t[s] != c[k].T) s++;
-    if (s == nslots) slot_t[nslots++] = c[k].T;
-    slot_of[k] = s;
-  }
-  double *buf = NULL, *sorted = NULL;
-  if (nslow) {
-    buf = malloc((nslots + 1) * cols * sizeof(double));   /* + 1: GEN's sort scratch */
-    if (!buf) return SMX_E_NOMEM;
-    sorted = buf + nslots * cols;
-  }
-  for (size_t k = 0; k < nkinds; k++) {
-    if (is_fast(kinds[k], &p[k])) {
-      smx_status st = smx_scores_rows_f32(kinds[k], x, ldx, rows, cols, &p[k], out[k]);
-      if (st != SMX_OK) { free(buf); return st; }
-    } else {
-      c[k].sorted = sorted;
-      if (needs_exps(kinds[k])) c[k].e = buf + slot_of[k] * cols;
-    }
-  }
-  if (nslow) {
-    double sm[SMX_SCORES_MULTI_MAX], ss[SMX_SCORES_MULTI_MAX];
-    int have[SMX_SCORES_MULTI_MAX];
-    for (size_t r = 0; r < rows; r++) {
-      const float *z = x + r * ldx;
-      int nan = 0;
-      for (size_t j = 0; j < cols; j++) nan |= z[j] != z[j];
-      if (!nan)
-        for (size_t s = 0; s < nslots; s++) have[s] = row_exps(z, cols, slot_t[s], buf + s * cols, &sm[s], &ss[s]);
-      for (size_t k = 0; k < nkinds; k++) {
-        if (is_fast(kinds[k], &p[k])) continue;
-        if (nan) out[k][r] = NAN;
-        else if (!needs_exps(kinds[k])) out[k][r] = score_row_double(&c[k], z, cols);
-        else {
-          size_t s = slot_of[k];
-          out[k][r] = score_from_exps(&c[k], z, cols, c[k].e, sm[s], ss[s], have[s]);
-        }
-      }
-    }
-  }
-  free(buf);
-  return SMX_OK;
+  return run_plan(nkinds, kinds, p, x, ldx, rows, cols, out);
 }
 
 /* ------------------------------------------------------ KL templates */

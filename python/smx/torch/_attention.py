@@ -71,7 +71,7 @@ def attention(q, k, v, *, mask=None, sink=None, fox=None, gate=None, **options):
     mask (bool, or float added to the scores: its gradient is returned), sink (Hq,), fox (B, Hq, Lk) and
     gate ((B, Hq, Lq) or (B, Hq, Lq, Dv)) are tensors that receive gradients; every other option of
     smx.attention (causal, scale, window, softcap, ssmax, alibi, radial_frame, kind, threads, ...) is passed
-    as it is. The backward covers the softmax kind with masks, sinks, softcap, SSMax, FoX and the gate
+    as it is (threads=None: torch.get_num_threads()). The backward covers the softmax kind with masks, sinks, softcap, SSMax, FoX and the gate
     (NotImplementedError otherwise, raised by backward()). Returns (B, Hq, Lq, Dv) in q's dtype.
     """
     for name, t in (("q", q), ("k", k), ("v", v)):
@@ -100,6 +100,8 @@ def attention(q, k, v, *, mask=None, sink=None, fox=None, gate=None, **options):
         m = m.expand(q.shape[0], q.shape[1], q.shape[2], k.shape[2])
     sink, fox, gate = (None if t is None else torch.as_tensor(t) for t in (sink, fox, gate))
     sink, fox, gate = _variables(sink, fox, gate)
+    if options.get("threads") is None:   # as every smx.torch function: torch's thread count
+        options["threads"] = torch.get_num_threads()
     return _Attention.apply(options, q, k, v, m, sink, fox, gate)
 
 
@@ -194,6 +196,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  f"broadcast to {want}")
             m = torch.broadcast_to(m, want).reshape(q.shape[0], q.shape[1], L, S)
         mask = m
-    opts = {"causal": "top_left" if is_causal else False, "scale": None if scale is None else float(scale)}
+    opts = {"causal": "top_left" if is_causal else False, "scale": None if scale is None else float(scale),
+            "threads": torch.get_num_threads()}
     res = _Attention.apply(opts, q, k, v, mask, None, None, None)
     return res.reshape(lead + (L, Ev))

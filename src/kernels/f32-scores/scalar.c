@@ -1,0 +1,70 @@
+/*
+ * Portable logit-score kernels: the table of builds without vector kernels
+ * (SMX_MAX_ISA=scalar), and the only one used at extreme temperatures
+ * (smx_expcd.div: a/T is formed first, as the scalar f64 softmax kernels do).
+ * Exponentials are math/exp2d_scalar.h's (1.07 ulp), sums Knuth's two-sum.
+ */
+#include <float.h>
+#include <math.h>
+
+#include "kernels/f32-scores/ukernels.h"
+#include "math/exp2d_scalar.h"
+
+static void top2_scalar(size_t n, const float *z, smx_score_top2 *out) {
+  float m1 = -INFINITY, m2 = -INFINITY;
+  int nan = 0;
+  for (size_t j = 0; j < n; j++) {
+    float v = z[j];
+    if (v != v) { nan = 1; continue; }
+    if (v > m1) { m2 = m1; m1 = v; }
+    else if (v > m2) m2 = v;
+  }
+  out->m1 = m1;
+  out->m2 = m2;
+  out->nan = nan;
+}
+
+/* e^((x - m)/T) for x <= m, m finite */
+static inline double exp_at(double x, double m, const smx_expcd *c) {
+  double a = x - m;
+  return c->div ? smx_exp2d_div(a, c->t, c->hi, c->lo) : smx_exp2d_ac(a, c->hi, c->lo);
+}
+
+static void expsum_scalar(size_t n, const float *z, double m, const smx_expcd *c, double *e, int want_w,
+                          smx_score_sums *out) {
+  smx_dd s = { 0.0, 0.0 }, w = { 0.0, 0.0 };
+  double cnt = 0.0;
+  for (size_t j = 0; j < n; j++) {
+    double x = z[j], v = exp_at(x, m, c);
+    if (e) e[j] = v;
+    if (x == m) { cnt += 1.0; continue; }
+    smx_dd_add_d(&s, v);
+    if (want_w && v > 0.0) smx_dd_add_d(&w, v * (x - m));
+  }
+  out->s = s;
+  out->w = w;
+  out->n_eq = cnt;
+}
+
+static double excess_scalar(size_t n, const double *e, double u) {
+  smx_dd s = { 0.0, 0.0 };
+  for (size_t j = 0; j < n; j++)
+    if (e[j] > u) smx_dd_add_d(&s, e[j] - u);
+  return smx_dd_value(s);
+}
+
+static double gen_sum_scalar(size_t n, const float *z, double m, double s, double log_s, double g) {
+  smx_dd acc = { 0.0, 0.0 };
+  double inv_s = 1.0 / s;
+  for (size_t j = 0; j < n; j++) {
+    double x = z[j];
+    if (!(x < m)) continue;
+    double a = x - m, e = smx_exp2d_ac(a, SMX_LOG2E_HI, SMX_LOG2E_LO);
+    if (e == 0.0) continue;
+    smx_dd_add_d(&acc, exp(g * (a - log_s + log1p(-e * inv_s))));
+  }
+  return smx_dd_value(acc);
+}
+
+const smx_scores_ukernels smx_scores_ukernels_scalar = { "scalar", top2_scalar, expsum_scalar, excess_scalar,
+                                                         gen_sum_scalar };
