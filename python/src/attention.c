@@ -521,14 +521,15 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
 }
 
 const char smx_py_attention_backward_doc[] = PyDoc_STR(
-  "attention_backward($module, q, k, v, o, lse, do, /, *, dmask=False, **options)\n"
+  "attention_backward($module, q, k, v, o, lse, do, /, *, dmask=False, threads=0, **options)\n"
   "--\n\n"
   "The gradients of smx.attention (include/smx/smx_attention_backward.h): q, k, v and the options as\n"
   "given to the forward, o and lse (return_lse=True) its results, do = dLoss/do (o's shape). Returns a\n"
   "dict: 'dq', 'dk', 'dv' (q's / k's / v's shapes, float32, or float16 for float16 storage), and as the\n"
   "options ask: 'dsink' (Hq,), 'dfox' (B, Hq, Lk), 'dgate' (the gate's shape), and with dmask=True and a\n"
   "float mask 'dmask' (B, Hq, Lq, Lk): sum it over the dimensions the mask broadcasts. The softmax kind with\n"
-  "every mask, sinks, softcap, SSMax, FoX and the gate; other options raise NotImplementedError.");
+  "every mask, sinks, softcap, SSMax, FoX and the gate; other options raise NotImplementedError. threads as\n"
+  "smx.attention (0: every core); the gradients are the same bits for every count.");
 
 PyObject *smx_py_attention_backward(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;

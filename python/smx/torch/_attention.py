@@ -65,7 +65,7 @@ def _variables(*ts):
     return tuple(None if t is None else (t if t.dtype == torch.float32 else t.to(torch.float32)) for t in ts)
 
 
-def attention(q, k, v, *, mask=None, sink=None, fox=None, gate=None, **options):
+def attention(q, k, v, *, mask=None, sink=None, fox=None, gate=None, threads=None, **options):
     """smx.attention on tensors, differentiable: q (B, Hq, Lq, D), k (B, Hkv, Lk, D), v (B, Hkv, Lk, Dv).
 
     mask (bool, or float added to the scores: its gradient is returned), sink (Hq,), fox (B, Hq, Lk) and
@@ -100,8 +100,8 @@ def attention(q, k, v, *, mask=None, sink=None, fox=None, gate=None, **options):
         m = m.expand(q.shape[0], q.shape[1], q.shape[2], k.shape[2])
     sink, fox, gate = (None if t is None else torch.as_tensor(t) for t in (sink, fox, gate))
     sink, fox, gate = _variables(sink, fox, gate)
-    if options.get("threads") is None:   # as every smx.torch function: torch's thread count
-        options["threads"] = torch.get_num_threads()
+    # as every smx.torch function: torch's thread count unless told
+    options["threads"] = torch.get_num_threads() if threads is None else threads
     return _Attention.apply(options, q, k, v, m, sink, fox, gate)
 
 
