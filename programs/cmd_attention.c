@@ -47,6 +47,8 @@ const char smx_attention_help[] =
     "  --screen-window W      for --kind screen: Softmask window (default 0: none)\n"
     "  --screen-no-vnorm      for --kind screen: V as given, not unit-normalised\n"
     "  --screen-no-tanhnorm   for --kind screen: no TanhNorm on the output\n"
+    "  --math auto|f32|bf16   tile arithmetic: bf16 lets the f32 inputs use bf16 products (Q, K, V and P\n"
+    "                         rounded to bf16) where the CPU has AVX512_BF16, else f32 (a note says so)\n"
     "  --threads N            threads (default 1); results do not depend on it\n"
     "A query row that sees no key gives 0.\n";
 
@@ -220,6 +222,12 @@ int smx_cmd_attention(int argc, char **argv) {
         return smx_cli_usage_error("--screen-window must be 0 (none) or a positive number within float range "
                                    "(%.2g to %.2g), not '%s'", FLT_MIN, FLT_MAX, v ? v : "");
       i++;
+    } else if (!strcmp(a, "--math")) {
+      if (v && !strcmp(v, "auto")) d.math = SMX_ATTN_MATH_AUTO;
+      else if (v && !strcmp(v, "f32")) d.math = SMX_ATTN_MATH_F32;
+      else if (v && !strcmp(v, "bf16")) d.math = SMX_ATTN_MATH_BF16;
+      else return smx_cli_usage_error("--math must be auto, f32 or bf16, not '%s'", v ? v : "");
+      i++;
     } else if (!strcmp(a, "--screen-no-vnorm")) {
       d.screen_flags |= SMX_ATTN_SCREEN_NO_VNORM;
     } else if (!strcmp(a, "--screen-no-tanhnorm")) {
@@ -275,6 +283,13 @@ int smx_cmd_attention(int argc, char **argv) {
   }
   smx_attention_plan *p;
   smx_status s = smx_attention_plan_create(&d, &p);
+  if (s == SMX_OK && d.math == SMX_ATTN_MATH_BF16) {
+    smx_attn_math used = SMX_ATTN_MATH_F32;
+    smx_attention_plan_math(p, &used);
+    if (used != SMX_ATTN_MATH_BF16)
+      fprintf(stderr, "smx attention: --math bf16: no bf16 tile products for this case on kernel set %s "
+                      "(AVX512_BF16, and more than 16 query rows per KV head); computed in f32\n", smx_isa());
+  }
   if (s == SMX_OK) {
     smx_attention_args args = { .q = q, .k = k, .v = v, .o = o, .lse = lse };
     s = smx_attention_run(p, &args, NULL, 0, NULL);

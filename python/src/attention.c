@@ -21,7 +21,7 @@ const char smx_py_attention_doc[] = PyDoc_STR(
   "          alibi=None, fox=None, gate=None, qk_norm=None, qk_norm_eps=1e-6, blasst=None,\n"
   "          radial_frame=None, diff_lambda=0.0, l2_distance=False, nsa_topk=0, k_scales=None,\n"
   "          jensen=False, screen_r=None, screen_window=None, screen_eps=0.0, screen_vnorm=True,\n"
-  "          screen_tanhnorm=True)\n"
+  "          screen_tanhnorm=True, math='auto', bf16=False)\n"
   "--\n\n"
   "Fused attention softmax(q k^T * scale + ...) v, never forming the Lq x Lk scores.\n"
   "q : (B, Hq, Lq, D); k : (B, Hkv, Lk, D); v : (B, Hkv, Lk, Dv); float32 or float16 (float64 is\n"
@@ -46,6 +46,11 @@ const char smx_py_attention_doc[] = PyDoc_STR(
   "Softmask, TanhNorm; scale unused) takes screen_r (acceptance width in (0, 1], a float or (Hq,)),\n"
   "screen_window (Softmask window, a float or (Hq,); None, 0 or inf: none), screen_eps, and\n"
   "screen_vnorm / screen_tanhnorm (False switches each off); masks must be bool. See docs/attention.md.\n"
+  "math : 'auto' (float32 / float16: f32 arithmetic; bfloat16: bf16 tile products where the CPU has\n"
+  "    AVX512_BF16), 'f32' (always f32), 'bf16' (float32 storage may use bf16 tile products too: Q, K, V\n"
+  "    and P rounded to bf16, as torch's allow_bf16_reduced_precision; f32 where the CPU lacks them).\n"
+  "bf16 : q, k, v are uint16 / int16 arrays of bfloat16 bits (NumPy has no bfloat16; torch:\n"
+  "    t.view(torch.int16).numpy()); the result is bfloat16 bits in q's dtype.\n"
   "A query row that sees no key gives 0 (never NaN). The GIL is released while computing.");
 
 /* a float32 C-contiguous copy of an optional per-head / per-row operand of exactly n elements */
@@ -230,7 +235,8 @@ static PyObject *attention_impl(PyObject *args, PyObject *kwargs, PyObject *bwd)
   static char *kw[] = { "q", "k", "v", "causal", "scale", "window", "mask", "sink", "return_lse", "threads",
                         "softcap", "ssmax", "kind", "sigmoid_bias", "alibi", "fox", "gate", "qk_norm",
                         "qk_norm_eps", "blasst", "radial_frame", "diff_lambda", "l2_distance", "nsa_topk", "k_scales", "jensen",
-                        "screen_r", "screen_window", "screen_eps", "screen_vnorm", "screen_tanhnorm", NULL };
+                        "screen_r", "screen_window", "screen_eps", "screen_vnorm", "screen_tanhnorm", "math", "bf16",
+                        NULL };
   PyObject *qo, *ko, *vo, *causal = Py_False, *scale = Py_None, *window = Py_None, *mask = Py_None, *sink = Py_None;
   PyObject *softcap = Py_None, *ssmax = Py_None, *alibi = Py_None, *fox = Py_None, *gate = Py_None;
   PyObject *qk_norm = Py_None, *blasst = Py_None, *radial = Py_None;
@@ -242,10 +248,12 @@ static PyObject *attention_impl(PyObject *args, PyObject *kwargs, PyObject *bwd)
   PyObject *screen_r = Py_None, *screen_window = Py_None;
   double screen_eps = 0.0;
   double sigmoid_bias = 0.0, qk_eps = 1e-6, diff_lambda = 0.0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$OOOOOpiOOsdOOOOdOOdpnOpOOdpp:attention", kw, &qo, &ko, &vo, &causal,
+  const char *math = "auto";
+  int bf16 = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$OOOOOpiOOsdOOOOdOOdpnOpOOdppsp:attention", kw, &qo, &ko, &vo, &causal,
                                    &scale, &window, &mask, &sink, &return_lse, &threads, &softcap, &ssmax, &kind,
                                    &sigmoid_bias, &alibi, &fox, &gate, &qk_norm, &qk_eps, &blasst, &radial, &diff_lambda, &l2, &nsa_topk, &k_scales, &jensen,
-                                   &screen_r, &screen_window, &screen_eps, &screen_vnorm, &screen_tanhnorm))
+                                   &screen_r, &screen_window, &screen_eps, &screen_vnorm, &screen_tanhnorm, &math, &bf16))
     return NULL;
   PyObject *result = NULL;
   PyArrayObject *q = NULL, *k = NULL, *v = NULL, *o = NULL, *lse = NULL, *m = NULL, *sk = NULL, *al = NULL,
@@ -261,8 +269,31 @@ static PyObject *attention_impl(PyObject *args, PyObject *kwargs, PyObject *bwd)
   if (tv < 0) return NULL;
   /* int8 K (a quantised KV cache): read as it is, with k_scales */
   int k8 = tk == NPY_INT8;
-  if (!float_type("q", tq, 0) || !float_type("k", tk, 1) || !float_type("v", tv, 0)) return NULL;
-  int type = tq == NPY_FLOAT16 && (k8 || tk == NPY_FLOAT16) && tv == NPY_FLOAT16 ? NPY_FLOAT16 : NPY_FLOAT32;
+  int type;
+  if (bf16) {   /* bfloat16 bits in 16-bit integers, read in place (q's type; k and v reinterpreted alike) */
+    if ((tq != NPY_UINT16 && tq != NPY_INT16) || (tk != NPY_UINT16 && tk != NPY_INT16) ||
+        (tv != NPY_UINT16 && tv != NPY_INT16)) {
+      PyErr_SetString(PyExc_TypeError, "attention: with bf16=True, q, k and v must be uint16 or int16 arrays of "
+                                       "bfloat16 bits");
+      return NULL;
+    }
+    type = tq;
+  } else {
+    if (!float_type("q", tq, 0) || !float_type("k", tk, 1) || !float_type("v", tv, 0)) return NULL;
+    type = tq == NPY_FLOAT16 && (k8 || tk == NPY_FLOAT16) && tv == NPY_FLOAT16 ? NPY_FLOAT16 : NPY_FLOAT32;
+  }
+  if (!strcmp(math, "auto")) d.math = SMX_ATTN_MATH_AUTO;
+  else if (!strcmp(math, "f32")) d.math = SMX_ATTN_MATH_F32;
+  else if (!strcmp(math, "bf16")) d.math = SMX_ATTN_MATH_BF16;
+  else {
+    PyErr_Format(PyExc_ValueError, "attention: math must be 'auto', 'f32' or 'bf16', not '%s'", math);
+    return NULL;
+  }
+  if (d.math == SMX_ATTN_MATH_BF16 && type == NPY_FLOAT16) {
+    PyErr_SetString(PyExc_ValueError, "attention: math='bf16' is for float32 or bfloat16 storage (float16 storage "
+                                      "computes in f32)");
+    return NULL;
+  }
   if (!(q = tensor("q", qo, type)) || !(k = tensor("k", ko, k8 ? NPY_INT8 : type)) || !(v = tensor("v", vo, type)))
     goto done;
   d.batch = (size_t)PyArray_DIM(q, 0);
@@ -282,7 +313,7 @@ static PyObject *attention_impl(PyObject *args, PyObject *kwargs, PyObject *bwd)
                  "head among Hq / Hkv query heads)", (Py_ssize_t)d.heads_q, (Py_ssize_t)d.heads_kv);
     goto done;
   }
-  d.dtype = type == NPY_FLOAT16 ? SMX_ATTN_F16 : SMX_ATTN_F32;
+  d.dtype = bf16 ? SMX_ATTN_BF16 : type == NPY_FLOAT16 ? SMX_ATTN_F16 : SMX_ATTN_F32;
   if (!strides_of(&q, d.q_stride) || !strides_of(&k, d.k_stride) || !strides_of(&v, d.v_stride)) goto done;
   if (threads < 0) {
     PyErr_SetString(PyExc_ValueError, "attention: threads must be >= 0");

@@ -184,6 +184,8 @@ class Errors(unittest.TestCase):
             smx.entmax15(x, out=np.empty((5, 3)))
         with self.assertRaisesRegex(ValueError, "n must have"):
             smx.ssmax(x, n=[1, 2])
+        with self.assertRaisesRegex(ValueError, "dy has shape"):
+            smx.mixture_log_softmax_backward(rng_x((2, 3, 5)), rng_x((2, 3)), rng_x((2, 4)))
         with self.assertRaisesRegex(ValueError, "target has shape"):
             st.cross_entropy(torch.zeros(3, 5), torch.zeros(4, dtype=torch.long))
 

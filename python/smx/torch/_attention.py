@@ -36,9 +36,16 @@ class _Attention(torch.autograd.Function):
         for name, t in zip(_GRAD_OPTS, (mask, sink, fox, gate)):
             if t is not None:
                 kw[name] = t.detach().numpy()
-        o, lse = _smx.attention(_np(q), _np(k), _np(v), return_lse=True, **kw)
+        # bfloat16 storage as its bits (NumPy has no bfloat16): read in place, results viewed back
+        bf16 = q.dtype == k.dtype == v.dtype == torch.bfloat16
+        if bf16:
+            kw["bf16"] = True
+        o, lse = _smx.attention(*_arrays(bf16, q, k, v), return_lse=True, **kw)
         out = torch.from_numpy(o)
+        if bf16:
+            out = out.view(torch.bfloat16)
         ctx.opts = kw
+        ctx.bf16 = bf16
         ctx.dtypes = (q.dtype, k.dtype, v.dtype)
         ctx.save_for_backward(q, k, v, out, torch.from_numpy(lse))
         ctx.grad_shapes = tuple(None if t is None else t.shape for t in (mask, sink, fox, gate))
@@ -50,14 +57,20 @@ class _Attention(torch.autograd.Function):
         q, k, v, o, lse = ctx.saved_tensors
         kw = dict(ctx.opts)
         want_mask = ctx.needs_input_grad[4] and "mask" in kw and kw["mask"].dtype != np.bool_
-        g = _smx.attention_backward(_np(q), _np(k), _np(v), o.numpy(), lse.numpy(),
-                                    np.ascontiguousarray(do.detach().to(o.dtype).numpy()), dmask=want_mask, **kw)
+        qn, kn, vn, on, don = _arrays(ctx.bf16, q, k, v, o, do.detach().to(o.dtype).contiguous())
+        g = _smx.attention_backward(qn, kn, vn, on, lse.numpy(), don, dmask=want_mask, **kw)
         res = [None]
         for name, dt in zip(("dq", "dk", "dv"), ctx.dtypes):
-            res.append(torch.from_numpy(g[name]).to(dt))
+            t = torch.from_numpy(g[name])
+            res.append((t.view(torch.bfloat16) if ctx.bf16 else t).to(dt))
         for need, name, shape in zip(ctx.needs_input_grad[4:], ("dmask", "dsink", "dfox", "dgate"), ctx.grad_shapes):
             res.append(torch.from_numpy(g[name]).reshape(shape) if need and name in g else None)
         return tuple(res)
+
+
+def _arrays(bf16, *ts):
+    """NumPy views of the tensors: bfloat16 as int16 bits (the module's bf16=True), else as _np gives them."""
+    return tuple(t.detach().view(torch.int16).numpy() if bf16 else _np(t) for t in ts)
 
 
 def _variables(*ts):
@@ -125,7 +138,7 @@ def _same(name, got, other, want, what):
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 enable_gqa=False):
+                                 enable_gqa=False, *, math="auto"):
     """softmax(query key^T * scale + mask) value, as torch 2.x's function (forward, CPU).
 
     query (..., L, E), key (..., S, E), value (..., S, Ev); leading dimensions
@@ -134,6 +147,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     broadcastable to (..., L, S). is_causal: key j visible to query i iff
     j <= i (top-left), not allowed together with attn_mask. scale: default
     1 / sqrt(E). Returns (..., L, Ev) in query's dtype.
+
+    bfloat16 query, key and value are read as they are (bf16 tile products
+    where the CPU has AVX512_BF16). math (an smx extension): 'auto', 'f32'
+    (f32 arithmetic for bfloat16 too) or 'bf16' (float32 tensors may use bf16
+    tile products, as torch's allow_bf16_reduced_precision).
     """
     for t in (query, key, value):
         if not isinstance(t, torch.Tensor):
@@ -197,6 +215,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             m = torch.broadcast_to(m, want).reshape(q.shape[0], q.shape[1], L, S)
         mask = m
     opts = {"causal": "top_left" if is_causal else False, "scale": None if scale is None else float(scale),
-            "threads": torch.get_num_threads()}
+            "math": math, "threads": torch.get_num_threads()}
     res = _Attention.apply(opts, q, k, v, mask, None, None, None)
     return res.reshape(lead + (L, Ev))
