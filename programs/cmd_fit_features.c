@@ -53,11 +53,16 @@ static int run_fit(const cli_spec *spec, int argc, char **argv) {
     fprintf(stderr, "smx: %s: scores", out);
     for (int me = 1; me <= 5; me++)
       if (info.methods & SMX_FEAT_BIT(me)) fprintf(stderr, " %s", smx_feature_method_name((smx_feature_method)me));
-    const char *said = NULL;   /* three methods share LAPACK's sentence: say it once */
+    const char *said[5] = { 0 };   /* three methods share LAPACK's sentence: each sentence once */
+    size_t nsaid = 0;
     for (int me = 1; me <= 5; me++) {
       const char *why = smx_feature_method_requires((smx_feature_method)me);
-      if (why && why != said && !(info.methods & SMX_FEAT_BIT(me))) fprintf(stderr, "\nsmx: note: %s", why);
-      if (why) said = why;
+      int dup = 0;
+      for (size_t i = 0; i < nsaid; i++) dup |= said[i] == why;
+      if (why && !dup && !(info.methods & SMX_FEAT_BIT(me))) {
+        fprintf(stderr, "\nsmx: note: %s", why);
+        said[nsaid++] = why;
+      }
     }
     fputc('\n', stderr);
   }

@@ -1,5 +1,6 @@
 /* Feature-score options and files for smx fit-features and smx eval (feature_args.h). */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
@@ -183,6 +184,11 @@ static int fit(smx_feature_args *a, int quiet, smx_feature_model **out) {
     goto out;
   }
   smx_status s = smx_feature_model_create(&cfg, &m);
+  if (s == SMX_E_NOT_BUILT) {   /* without labels or a last layer only knn applies, and this build lacks it */
+    rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: no feature score to fit: %s; mahalanobis needs --train-labels, vim, "
+                      "residual and react need --weight", a->train, smx_feature_method_requires(SMX_FEAT_KNN));
+    goto out;
+  }
   if (s) {
     rc = smx_cli_fail(s == SMX_E_INVALID_ARG ? SMX_CLI_EXIT_INPUT : SMX_CLI_EXIT_COMPUTE, "%s: %s%s", a->train,
                       smx_status_string(s), s == SMX_E_INVALID_ARG ? " (non-finite weight or bias?)" : "");
@@ -231,7 +237,9 @@ out:
 int smx_feature_args_model(smx_feature_args *a, int quiet, smx_feature_model **m) {
   if (a->model && a->train) return smx_cli_usage_error("--features-model and --train-features exclude each other");
   if (a->train) return fit(a, quiet, m);
+  errno = 0;
   smx_status s = smx_feature_model_load(a->model, 0, m);
+  if (s == SMX_E_IO) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: %s", a->model, errno ? strerror(errno) : "cannot read");
   if (s == SMX_E_NOT_BUILT) return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: %s", a->model, smx_feature_method_requires(SMX_FEAT_KNN));
   if (s == SMX_E_PARSE)
     return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: not a feature model of this version (smx fit-features writes them), "

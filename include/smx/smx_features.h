@@ -48,8 +48,10 @@
  * KNN as above.
  *
  * Memory: O(C F + F^2) doubles for the statistics; KNN, REACT and VIM (alpha,
- * percentile, bank) keep the training rows as float32 (N F 4 bytes): leave them
- * out of config.methods to fit in O(F^2) over a stream larger than memory.
+ * percentile, bank) keep the training rows as float32 (N F 4 bytes) until
+ * finish, after which only KNN's unit rows stay (one copy: the flat index's):
+ * leave them out of config.methods to fit in O(F^2) over a stream larger than
+ * memory.
  *
  * Optional parts: MAHALANOBIS, VIM, RESIDUAL need LAPACK (Debian: liblapacke-dev
  * and libopenblas-dev), KNN needs FAISS (Debian: libfaiss-dev) at build time.
@@ -57,6 +59,10 @@
  * smx_feature_method_requires names the package. REACT needs neither.
  * Threads (opt->threads): scoring runs in fixed blocks of 64 rows, so results
  * are the same for every thread count; fitting is sequential apart from BLAS.
+ * OpenBLAS's own thread count (OPENBLAS_NUM_THREADS, or an MPI launcher's
+ * core binding) can change the last bits of a fit (its threaded dgemv inside
+ * the eigensolver; about 1e-14 relative): a saved model scores bit for bit the
+ * same everywhere.
  */
 #ifndef SMX_SMX_FEATURES_H
 #define SMX_SMX_FEATURES_H

@@ -103,10 +103,15 @@ def make(name, py=None, lens=False, temperature=False):
         return run(name, 0, a["x"], axis=a["axis"], out=a["out"], params=params_of(a), n=a.get("n"),
                    temperature=_temp(py, a, temperature), threads=a["threads"], masked_row=a.get("masked_row", "zero"))
 
+    reads = BACKWARD_READS.get(name)
+
     def backward(*args, **kwargs):
         kw = bsig.bind(*args, **kwargs)
         kw.apply_defaults()
         a = kw.arguments
+        if reads and a[reads] is None:
+            raise ValueError("smx.%s_backward: %s is required (the backward reads %s and dy; %s may be None)"
+                             % (py, reads, reads, "y" if reads == "x" else "x"))
         return run(name, 1, a["x"], a["y"], a["dy"], axis=a["axis"], out=a["out"], params=params_of(a),
                    n=a.get("n"), temperature=_temp(py, a, temperature), threads=a["threads"])
 

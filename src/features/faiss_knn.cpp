@@ -84,3 +84,8 @@ extern "C" smx_status smx_feat_knn_search(void *h, const float *q, size_t n, siz
 }
 
 extern "C" void smx_feat_knn_free(void *h) { delete static_cast<KnnIndex *>(h); }
+
+extern "C" const float *smx_feat_knn_rows(void *h) {
+  KnnIndex *x = static_cast<KnnIndex *>(h);
+  return x && !x->ivf ? x->quantizer->get_xb() : nullptr;
+}

@@ -100,7 +100,7 @@ smx_status smx_feature_model_save(const smx_feature_model *m, const char *path) 
   sink s = { fdopen(fd, "wb"), 0xcbf29ce484222325ull, 0 };
   if (!s.f) { close(fd); unlink(tmp); free(tmp); return SMX_E_IO; }
   put(&s, &h, sizeof h);
-  const void *arr[] = { m->W, m->b, m->count, m->gmean, m->whiten, m->wmu, m->u, m->ns, m->nbank };
+  const void *arr[] = { m->W, m->b, m->count, m->gmean, m->whiten, m->wmu, m->u, m->ns, m->rows };
   part p[9];
   size_t np = parts_of(&h, p);
   for (size_t i = 0; i < np; i++) put(&s, arr[i], p[i].esize * (size_t)p[i].count);
@@ -189,6 +189,8 @@ smx_status smx_feature_model_load(const char *path, int drop_missing, smx_featur
     } else if ((rc = smx_feat_knn_build(m->nbank, (size_t)m->N, m->F, m->knn_kind, m->ivf_lists, m->ivf_probe,
                                         &m->knn))) {
       goto fail;
+    } else {
+      m->rows = smx_feat_knn_adopt(m->knn, &m->nbank);
     }
   }
   m->finished = 1;

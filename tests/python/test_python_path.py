@@ -216,6 +216,13 @@ class Errors(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "target has shape"):
             st.cross_entropy(torch.zeros(3, 5), torch.zeros(4, dtype=torch.long))
 
+    def test_backward_names_what_it_reads(self):
+        x = rng_x((3, 5))
+        with self.assertRaisesRegex(ValueError, "x is required"):
+            smx.softpick_backward(None, smx.softpick(x), x)
+        with self.assertRaisesRegex(ValueError, "y is required"):
+            smx.sparsemax_backward(x, None, x)
+
     def test_parameter_errors_name_the_parameter(self):
         with self.assertRaisesRegex(ValueError, "k must be"):
             smx.topk_softmax(rng_x((2, 4)), 0)
