@@ -89,10 +89,11 @@ static int run_score(const cli_spec *s, int argc, char **argv) {
 }
 
 const cli_spec smx_score_spec = {
-  "score", run_score, "per-sample OOD scores (higher = more in-distribution)", "KIND LOGITS -o SCORES [options]",
+  "score", run_score, "per-sample OOD scores (higher = more in-distribution)",
+  "KIND LOGITS -o SCORES [options]",
   "Per-sample scores (higher = more in-distribution) along the class axis (default the\n"
   "last): float64 of the logits' shape without that axis. KIND: " SMX_SCORE_NAMES "\n",
   score_sets, 3,
   "LOGITS (.npy of any dtype and order, CSV or TSV; - for stdin) is streamed in bounded\n"
   "memory, as for softmax; the scores are the same for any --threads.\n",
-  2, "one input file", 0, &score_defaults, sizeof score_defaults };
+  2, "one input file", 0, CLI_DEFAULTS(score_defaults) };
