@@ -60,6 +60,7 @@ typedef struct xent_args {
   cli_common run;
   const char *targets, *grad;
   int reduction;   /* in the order of the choices: none, mean, sum */
+  int dtype;       /* of GRAD; 0: from the logits */
   int64_t ignore_index;
   double label_smoothing, z_loss, temperature;
 } xent_args;
@@ -129,7 +130,7 @@ static int run_xent(const cli_spec *s, int argc, char **argv) {
   ctx.grad = gpath != NULL;
   cli_job_row_order(&j, &ctx.ro);
   cli_kernel kn = { CLI_F32, 2, { 1, cols }, { CLI_F32, CLI_F32 }, 0, 0, xent_rows, &ctx };
-  smx_dtype gdt = idt == SMX_DTYPE_F16 || idt == SMX_DTYPE_F64 ? idt : SMX_DTYPE_F32;
+  smx_dtype gdt = a.dtype ? (smx_dtype)a.dtype : idt == SMX_DTYPE_F16 || idt == SMX_DTYPE_F64 ? idt : SMX_DTYPE_F32;
   int per_row = o.reduction == SMX_REDUCTION_NONE;
   cli_output outs[2] = { { per_row ? out : NULL, fl, SMX_DTYPE_F32, CLI_AXIS_REMOVE },
                          { gpath, fg, gdt, CLI_AXIS_KEEP } };
@@ -169,6 +170,7 @@ static const cli_opt xent_opts[] = {
   CLI_NUM("--z-loss", NULL, "Z", CLI_OPT_DOUBLE, XENT(z_loss), 0, DBL_MAX, NULL,
           "Z * logsumexp^2 added to each loss (default 0)"),
   CLI_TEMPERATURE(XENT(temperature), "logits / T, T > 0 (default 1)"),
+  CLI_DTYPE(XENT(dtype), "dtype of GRAD (default: the logits' float type, float32 for\nothers; computed in float32)"),
 };
 
 const cli_spec smx_xent_spec = {
