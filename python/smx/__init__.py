@@ -77,3 +77,8 @@ __all__ += ["softpick", "softpick_backward", "ssmax", "ssmax_backward", "sa_soft
 from ._smx import noisy_softmax_loss, noisy_softmax_noise  # noqa: E402
 
 __all__ += ["noisy_softmax_loss", "noisy_softmax_noise"]
+
+# Feature-based OOD scores (Mahalanobis, kNN, ViM, residual, ReAct): smx_features.h, docs/scores.md section 8
+from ._features import FeatureOOD  # noqa: E402
+
+__all__ += ["FeatureOOD"]

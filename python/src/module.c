@@ -58,6 +58,7 @@ PyDoc_STRVAR(isa_doc,
              "(SMX_MAX_ISA caps it).");
 
 #include "lm_docs.h"
+#include "feature_ops.h"
 
 static PyObject *py_isa(PyObject *self, PyObject *unused) {
   (void)self;
@@ -91,6 +92,13 @@ static PyMethodDef methods[] = {
     {"_op_info", smx_py_op_info, METH_O, smx_py_op_info_doc},
     {"_mixture", (PyCFunction)(void (*)(void))smx_py_mixture, METH_VARARGS | METH_KEYWORDS, smx_py_mixture_doc},
     {"_kd_loss", (PyCFunction)(void (*)(void))smx_py_kd_loss, METH_VARARGS | METH_KEYWORDS, smx_py_kd_loss_doc},
+    /* smx.FeatureOOD's private functions (feature_ops.c) */
+    {"_feature_fit", (PyCFunction)(void (*)(void))smx_py_feature_fit, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_feature_score", (PyCFunction)(void (*)(void))smx_py_feature_score, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_feature_save", smx_py_feature_save, METH_VARARGS, NULL},
+    {"_feature_load", smx_py_feature_load, METH_VARARGS, NULL},
+    {"_feature_info", smx_py_feature_info, METH_O, NULL},
+    {"_feature_requires", smx_py_feature_requires, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };
 
