@@ -232,8 +232,8 @@ static const cli_opt attention_opts[] = {
   CLI_FLAG("--screen-no-tanhnorm", NULL, ATTN(no_tanhnorm), "for --kind screen: no TanhNorm on the output"),
   CLI_CHOICE("--math", ATTN(math), "auto|f32|bf16", "tile arithmetic: bf16 lets the f32 inputs use bf16 products "
              "(Q, K, V\nand P rounded to bf16) where the CPU has AVX512_BF16, else f32\n(a note says so)"),
-  CLI_CHECKED("--dtype", NULL, "f32|f64|f16", ATTN(dtype), cli_check_dtype, CLI_DTYPE_RULE,
-              "dtype of OUT (default f32); computed in float16 when Q, K\nand V are float16 and OUT is, else in float32"),
+  CLI_DTYPE(ATTN(dtype),
+            "dtype of OUT (default f32); computed in float16 when Q, K\nand V are float16 and OUT is, else in float32"),
 };
 static const cli_optset attention_sets[] = { CLI_OWN(attention_opts), { cli_common_opts + 1, 1, ATTN(run) } };
 
@@ -308,9 +308,11 @@ done:
 }
 
 const cli_spec smx_attention_spec = {
-  "attention", run_attention, "fused attention softmax(Q K^T s) V over .npy files", "Q K V -o OUT [--lse LSE] [options]",
+  "attention", run_attention, "fused attention softmax(Q K^T s) V over .npy files",
+  "Q K V -o OUT [--lse LSE] [options]",
   "Fused attention softmax(Q K^T * scale + mask) V, never forming the scores. Q is\n"
   "(B, Hq, Lq, D), K (B, Hkv, Lk, D), V (B, Hkv, Lk, Dv), .npy of any float dtype, Hq a\n"
   "multiple of Hkv; OUT is (B, Hq, Lq, Dv), float32 unless --dtype.\n",
-  attention_sets, 2, "A query row that sees no key gives 0; the results do not depend on --threads.\n", 3,
-  "three inputs (Q K V)", 0, &attention_defaults, sizeof attention_defaults };
+  attention_sets, 2,
+  "A query row that sees no key gives 0; the results do not depend on --threads.\n",
+  3, "three inputs (Q K V)", 0, CLI_DEFAULTS(attention_defaults) };

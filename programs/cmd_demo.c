@@ -187,19 +187,19 @@ static int cmd_info(const cli_spec *s, int argc, char **argv) {
 }
 
 const cli_spec smx_demo_spec = {
-  "demo", cmd_demo, "softmax of sample rows and a quick speed table", "",
-  "Prints softmax, log-softmax and logsumexp of a few sample rows (plain, huge,\n"
-  "masked, +inf, all -inf, temperature 0.5) and a quick speed table of the kernels.\n",
-  NULL, 0, NULL, 0, "no arguments", 0, NULL, 0 };
-const cli_spec smx_bench_spec = {
-  "bench", cmd_bench, "smx against oneDNN, XNNPACK and the memory roof", "[--quick] [--csv FILE]",
-  "Runs smx_bench, which compares smx with oneDNN, XNNPACK and the memory roof,\n"
+  .name = "demo", .run = cmd_demo, .summary = "softmax of sample rows and a quick speed table", .usage = "",
+  .pos_what = "no arguments",
+  .about = "Prints softmax, log-softmax and logsumexp of a few sample rows (plain, huge,\n"
+  "masked, +inf, all -inf, temperature 0.5) and a quick speed table of the kernels.\n" };
+const cli_spec smx_bench_spec = {   /* its arguments go to smx_bench unread (maxpos -1) */
+  .name = "bench", .run = cmd_bench, .summary = "smx against oneDNN, XNNPACK and the memory roof",
+  .usage = "[--quick] [--csv FILE]", .maxpos = -1,
+  .about = "Runs smx_bench, which compares smx with oneDNN, XNNPACK and the memory roof,\n"
   "when it was built (installed next to smx, or in the build tree); otherwise\n"
-  "prints the quick speed table of smx demo. The options go to smx_bench.\n",
-  NULL, 0, NULL, -1, NULL, 0, NULL, 0 };
+  "prints the quick speed table of smx demo. The options go to smx_bench.\n" };
 const cli_spec smx_info_spec = {
-  "info", cmd_info, "version, kernel set in use, CPU support", "",
-  "Prints the version, the kernel set in use, what the CPU supports, its cache\n"
+  .name = "info", .run = cmd_info, .summary = "version, kernel set in use, CPU support", .usage = "",
+  .pos_what = "no arguments",
+  .about = "Prints the version, the kernel set in use, what the CPU supports, its cache\n"
   "sizes and where SMX_ALGO_AUTO switches to the two-pass algorithm (from the\n"
-  "cache sizes, or from wisdom: SMX_WISDOM=1 or a file, SMX_NO_WISDOM=1).\n",
-  NULL, 0, NULL, 0, "no arguments", 0, NULL, 0 };
+  "cache sizes, or from wisdom: SMX_WISDOM=1 or a file, SMX_NO_WISDOM=1).\n" };

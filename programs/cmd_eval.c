@@ -234,6 +234,7 @@ static int eval_setup(int argc, char **argv, const smx_eval_dist *dist, eval_opt
   if (op->fa.model && op->fa.train)
     return smx_cli_usage_error("--features-model and --train-features exclude each other");
   r->features_from = op->fa.model ? op->fa.model : op->fa.train;
+  r->features_fitted = op->fa.model == NULL;
   int explicit_scores = scores != NULL;
   if (!scores) scores = DEFAULT_SCORES;
   rc = parse_scores(scores, r);

@@ -76,4 +76,5 @@ const cli_spec smx_fit_features_spec = {
   "                        [--weight W.npy --bias B.npy] [feature options] -o MODEL.smxf",
   "Fits the feature OOD scores (mahalanobis needs labels; vim, residual and react need the\n"
   "last layer; knn the features alone) and writes the model for smx eval --features-model.\n",
-  fit_sets, 3, NULL, 0, "no file without an option (--train-features, -o, ...)", 0, &fit_defaults, sizeof fit_defaults };
+  fit_sets, 3, NULL, 0, "no file without an option (--train-features, -o, ...)", 0,
+  CLI_DEFAULTS(fit_defaults) };

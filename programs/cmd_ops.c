@@ -24,14 +24,17 @@ static void num(char *buf, size_t size, double v) {
   else cli_format_number(buf, size, v);
 }
 
-/* [min, max], with the open bounds of the table ("> 0", "> 1") written as such */
-static void range(char *buf, size_t size, const smx_op_param *p) {
+/* A parameter's default (`none` when it has none) into def[32], and its range into rg[96]: [min, max], the
+ * open bounds of the table ("> 0", "> 1") written as such, "each in" for four values. */
+static void param_text(const smx_op_param *p, const char *none, char *def, char *rg) {
   char lo[32], hi[32];
   int open = p->min == DBL_TRUE_MIN || p->min == 1.0 + DBL_EPSILON;
   if (open) snprintf(lo, sizeof lo, "%s", p->min == DBL_TRUE_MIN ? "0" : "1");
   else num(lo, sizeof lo, p->min);
   num(hi, sizeof hi, p->max);
-  snprintf(buf, size, "%s%s, %s]", open ? "(" : "[", lo, hi);
+  if (isnan(p->def)) snprintf(def, 32, "%s", none);
+  else num(def, 32, p->def);
+  snprintf(rg, 96, "%s%s%s, %s]", p->type == SMX_PARAM_DOUBLE4 ? "each in " : "", open ? "(" : "[", lo, hi);
 }
 
 static void dtypes(char *buf, size_t size, unsigned bits) {
@@ -127,13 +130,10 @@ static void markdown(size_t count) {
     else {
       puts("- **Parameters**:\n\n  | Name | Type | Default | Range | Meaning |\n  |---|---|---|---|---|");
       for (size_t j = 0; j < op->nparams; j++) {
-        const smx_op_param *p = &op->params[j];
-        char def[32], rg[80];
-        num(def, sizeof def, p->def);
-        range(rg, sizeof rg, p);
-        printf("  | `%s` | %s | %s | %s%s | ", p->name, smx_param_type_name(p->type),
-               isnan(p->def) ? "required" : def, p->type == SMX_PARAM_DOUBLE4 ? "each in " : "", rg);
-        cell(p->doc);
+        char def[32], rg[96];
+        param_text(&op->params[j], "required", def, rg);
+        printf("  | `%s` | %s | %s | %s | ", op->params[j].name, smx_param_type_name(op->params[j].type), def, rg);
+        cell(op->params[j].doc);
         puts(" |");
       }
       putchar('\n');
@@ -179,11 +179,9 @@ static void details(const smx_op_info *op) {
   printf("  dtypes:   %s\n", dt);
   for (size_t j = 0; j < op->nparams; j++) {
     const smx_op_param *p = &op->params[j];
-    char def[32], rg[80];
-    num(def, sizeof def, p->def);
-    range(rg, sizeof rg, p);
-    printf("  param:    %s (%s) default %s, %s%s: %s\n", p->name, smx_param_type_name(p->type),
-           isnan(p->def) ? "none (required)" : def, p->type == SMX_PARAM_DOUBLE4 ? "each in " : "", rg, p->doc);
+    char def[32], rg[96];
+    param_text(p, "none (required)", def, rg);
+    printf("  param:    %s (%s) default %s, %s: %s\n", p->name, smx_param_type_name(p->type), def, rg, p->doc);
   }
   printf("  bound:    %s\n  special:  %s\n  paper:    %s\n  cli:      %s\n  python:   %s\n", op->bound, op->special,
          op->paper ? op->paper : "-", op->cli ? op->cli : "-", op->py ? op->py : "-");
@@ -232,8 +230,8 @@ static int run_ops(const cli_spec *s, int argc, char **argv) {
 }
 
 const cli_spec smx_ops_spec = {
-  "ops", run_ops, "the library's operations, from its op table (--markdown: docs/ops.md)", "[NAME] [--markdown]",
-  "The operations of the library, from its op table: name, family, dtypes, backward dtypes,\n"
+  .name = "ops", .run = run_ops, .summary = "the library's operations, from its op table (--markdown: docs/ops.md)",
+  .usage = "[NAME] [--markdown]", .sets = ops_sets, .nsets = 1, .maxpos = 1, .pos_what = "one NAME at most",
+  .about = "The operations of the library, from its op table: name, family, dtypes, backward dtypes,\n"
   "parameters (default and range), the smx command and the Python function. With NAME (the C\n"
-  "stem, e.g. sa_softmax) the whole entry: C names, bound, special values and paper.\n",
-  ops_sets, 1, NULL, 1, "one NAME at most", 0, NULL, 0 };
+  "stem, e.g. sa_softmax) the whole entry: C names, bound, special values and paper.\n" };

@@ -63,10 +63,11 @@ static const cli_optset tempered[] = SETS(tempered_opts), untempered[] = SETS(un
 
 static int run_rows(const cli_spec *s, int argc, char **argv);
 static const rows_args rows_defaults = { .files = CLI_FILES_INIT, .run = CLI_COMMON_INIT };
-#define ROWS(id, name, sets, summary, about)                                                                   \
-  const cli_spec smx_##id##_spec = { name, run_rows, summary, "IN -o OUT", about, sets, 4, ROWS_NOTES, 1,       \
-                                     "one input file", offsetof(rows_args, p), &rows_defaults, sizeof rows_defaults }
-
+#define ROWS(id, cmd, option_sets, line, text)                                                                 \
+  const cli_spec smx_##id##_spec = { .name = cmd, .run = run_rows, .summary = line, .usage = "IN -o OUT",          \
+                                     .about = text, .sets = option_sets, .nsets = 4, .notes = ROWS_NOTES,         \
+                                     .maxpos = 1, .pos_what = "one input file", .params = offsetof(rows_args, p), \
+                                     CLI_DEFAULTS(rows_defaults) }
 ROWS(softmax, "softmax", tempered, "softmax over an axis (default the last)",
      "softmax over an axis (default the last): exp(x / T) / sum(exp(x / T)).\n");
 ROWS(log_softmax, "log-softmax", tempered, "log-softmax over an axis",

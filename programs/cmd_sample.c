@@ -30,7 +30,6 @@ typedef struct sample_ctx { smx_sample_params p; uint64_t seed, step; smx_option
 static smx_status sample_rows(void *ctx, const void *x, void *const *y, size_t rows, size_t n, uint64_t row0) {
   const sample_ctx *c = ctx;
   smx_sample_params p = c->p;
-  unsigned char *tok = y[0];
   smx_status s = SMX_OK;
   /* each row keeps its own random stream, keyed by its C-order number,
    * whatever the block or the input's order */
@@ -43,12 +42,7 @@ static smx_status sample_rows(void *ctx, const void *x, void *const *y, size_t r
       s = smx_sample_rows_f32((const float *)x + i * n, n, (int64_t *)y[0] + i, 1, n, &p, c->seed, c->step, &c->o);
     }
   }
-  for (size_t i = 0; s == SMX_OK && i < rows; i++) {
-    int64_t v;
-    memcpy(&v, tok + i * 8, 8);
-    double d = (double)v;
-    memcpy(tok + i * 8, &d, 8);
-  }
+  if (s == SMX_OK) cli_widen_i64(y[0], rows);
   return s;
 }
 
@@ -66,26 +60,6 @@ static int check_seed(void *args, void *dst, const char *v) {
   ((sample_args *)args)->have_seed = 1;
   return smx_cli_parse_u64(v, 0, UINT64_MAX, dst);
 }
-
-#define SAMPLE(field) offsetof(sample_args, field)
-static const cli_opt sample_opts[] = {
-  CLI_CHECKED("--seed", NULL, "S", SAMPLE(seed), check_seed, "a whole number from 0 to 2^64-1",
-              "the random seed (not needed with --greedy or -t 0)"),
-  CLI_NUM("--step", NULL, "N", CLI_OPT_UINT, SAMPLE(step), 0, 0x1p64, "a whole number from 0 to 2^64-1",
-          "the decoding step, a second key (default 0)"),
-  CLI_NUM("--temperature", "-t", "T", CLI_OPT_DOUBLE, SAMPLE(temperature), 0, DBL_MAX,
-          "a finite number >= 0 (0: greedy)", "T >= 0; 0 is greedy (default 1)"),
-  CLI_NUM("--top-k", NULL, "K", CLI_OPT_UINT, SAMPLE(top_k), 0, 0x1p62, "a whole number >= 0 (0: off)",
-          "keep the K most likely (0: off)"),
-  CLI_NUM("--top-p", NULL, "P", CLI_OPT_DOUBLE, SAMPLE(top_p), DBL_TRUE_MIN, 1, "a number in (0, 1] (1: off)",
-          "keep the smallest set of mass >= P, in (0, 1] (1: off)"),
-  CLI_NUM("--min-p", NULL, "P", CLI_OPT_DOUBLE, SAMPLE(min_p), 0, 1, "a number in [0, 1] (0: off)",
-          "drop tokens below P times the largest probability (0: off)"),
-  CLI_FLAG("--greedy", NULL, SAMPLE(greedy), "the most likely token"),
-  CLI_FLAG("--gumbel", NULL, SAMPLE(gumbel), "Gumbel-max instead of the multinomial draw"),
-};
-static const cli_optset sample_sets[] = { CLI_SET(sample_args, run, cli_common_opts), CLI_OWN(sample_opts),
-                                          CLI_SET(sample_args, files, cli_files_opts) };
 
 static int run_sample(const cli_spec *s, int argc, char **argv) {
   sample_args a;
@@ -116,13 +90,33 @@ static int run_sample(const cli_spec *s, int argc, char **argv) {
   return cli_job_end(&j, rc);
 }
 
+#define SAMPLE(field) offsetof(sample_args, field)
+static const cli_opt sample_opts[] = {
+  CLI_CHECKED("--seed", NULL, "S", SAMPLE(seed), check_seed, "a whole number from 0 to 2^64-1",
+              "the random seed (not needed with --greedy or -t 0)"),
+  CLI_NUM("--step", NULL, "N", CLI_OPT_UINT, SAMPLE(step), 0, 0x1p64, "a whole number from 0 to 2^64-1",
+          "the decoding step, a second key (default 0)"),
+  CLI_NUM("--temperature", "-t", "T", CLI_OPT_DOUBLE, SAMPLE(temperature), 0, DBL_MAX,
+          "a finite number >= 0 (0: greedy)", "T >= 0; 0 is greedy (default 1)"),
+  CLI_NUM("--top-k", NULL, "K", CLI_OPT_UINT, SAMPLE(top_k), 0, 0x1p62, "a whole number >= 0 (0: off)",
+          "keep the K most likely (0: off)"),
+  CLI_NUM("--top-p", NULL, "P", CLI_OPT_DOUBLE, SAMPLE(top_p), DBL_TRUE_MIN, 1, "a number in (0, 1] (1: off)",
+          "keep the smallest set of mass >= P, in (0, 1] (1: off)"),
+  CLI_NUM("--min-p", NULL, "P", CLI_OPT_DOUBLE, SAMPLE(min_p), 0, 1, "a number in [0, 1] (0: off)",
+          "drop tokens below P times the largest probability (0: off)"),
+  CLI_FLAG("--greedy", NULL, SAMPLE(greedy), "the most likely token"),
+  CLI_FLAG("--gumbel", NULL, SAMPLE(gumbel), "Gumbel-max instead of the multinomial draw"),
+};
+
 const cli_spec smx_sample_spec = {
-  "sample", run_sample, "one token per row drawn from the logits (top-k, top-p, min-p)", "IN -o TOKENS --seed S [options]",
+  "sample", run_sample, "one token per row drawn from the logits (top-k, top-p, min-p)",
+  "IN -o TOKENS --seed S [options]",
   "One int64 token per row of the axis, drawn from Philox keyed by (seed, row, step):\n"
   "the same tokens for any --threads. TOKENS has the input's shape without the axis;\n"
   "a row is numbered in the order of that shape. Filters apply in the order\n"
   "temperature, top-k, top-p, min-p; a row with NaN or with every logit -inf gets -1.\n",
-  sample_sets, 3,
+  CLI_SETS(CLI_SET(sample_args, run, cli_common_opts),
+           CLI_OWN(sample_opts),
+           CLI_SET(sample_args, files, cli_files_opts)),
   "IN (.npy of any dtype and order, CSV or TSV; - for stdin) is streamed in bounded\n"
-  "memory, as for softmax.\n",
-  1, "one input file", 0, &sample_defaults, sizeof sample_defaults };
+  "memory, as for softmax.\n", 1, "one input file", 0, CLI_DEFAULTS(sample_defaults) };

@@ -38,12 +38,15 @@ typedef struct score_cmd_args {
   cli_files files;
   cli_common run;
   smx_score_args sa;
+  int dtype;   /* of SCORES; 0: float64 */
 } score_cmd_args;
 static const score_cmd_args score_defaults = { .files = CLI_FILES_INIT, .run = CLI_COMMON_INIT };
 
+static const cli_opt score_dtype[] = { CLI_DTYPE(offsetof(score_cmd_args, dtype), "dtype of SCORES (default f64)") };
 static const cli_optset score_sets[] = { CLI_SET(score_cmd_args, run, cli_common_opts),
                                          CLI_SET(score_cmd_args, files, cli_files_opts),
-                                         CLI_SET(score_cmd_args, sa, smx_score_opts) };
+                                         CLI_SET(score_cmd_args, sa, smx_score_opts),
+                                         CLI_OWN(score_dtype) };
 
 static int run_score(const cli_spec *s, int argc, char **argv) {
   score_cmd_args a;
@@ -80,7 +83,7 @@ static int run_score(const cli_spec *s, int argc, char **argv) {
   smx_score_params p = smx_score_args_params_for(&sa, kind, templates);
   score_ctx ctx = { kind, &p, a.run.threads };
   cli_kernel kn = { CLI_F32, 1, { 1, 0 }, { CLI_F64, CLI_F32 }, 0, 0, score_rows, &ctx };
-  cli_output outs[1] = { { out, fmt[1], SMX_DTYPE_F64, CLI_AXIS_REMOVE } };
+  cli_output outs[1] = { { out, fmt[1], a.dtype ? (smx_dtype)a.dtype : SMX_DTYPE_F64, CLI_AXIS_REMOVE } };
   rc = cli_job_outputs(&j, &kn, outs);
   if (!rc) rc = cli_job_run(&j, &kn, quiet);
   rc = cli_job_end(&j, rc);
@@ -89,10 +92,11 @@ static int run_score(const cli_spec *s, int argc, char **argv) {
 }
 
 const cli_spec smx_score_spec = {
-  "score", run_score, "per-sample OOD scores (higher = more in-distribution)", "KIND LOGITS -o SCORES [options]",
+  "score", run_score, "per-sample OOD scores (higher = more in-distribution)",
+  "KIND LOGITS -o SCORES [options]",
   "Per-sample scores (higher = more in-distribution) along the class axis (default the\n"
   "last): float64 of the logits' shape without that axis. KIND: " SMX_SCORE_NAMES "\n",
-  score_sets, 3,
+  score_sets, 4,
   "LOGITS (.npy of any dtype and order, CSV or TSV; - for stdin) is streamed in bounded\n"
   "memory, as for softmax; the scores are the same for any --threads.\n",
-  2, "one input file", 0, &score_defaults, sizeof score_defaults };
+  2, "one input file", 0, CLI_DEFAULTS(score_defaults) };

@@ -28,17 +28,11 @@ enum { TOPK_PROBS, TOPK_LOG, TOPK_RAW };
  * float64 for the writer: exact, as indices are below 2^53) */
 static smx_status topk_rows(void *ctx, const void *x, void *const *y, size_t rows, size_t n, uint64_t row0) {
   const topk_ctx *c = ctx;
-  unsigned char *ix = y[1];
   (void)row0;
   smx_status s = c->mode == TOPK_RAW ? smx_topk_rows_f32(x, n, y[0], (int64_t *)y[1], rows, n, c->k, &c->o)
                : c->mode == TOPK_LOG ? smx_log_softmax_topk_rows_f32(x, n, y[0], (int64_t *)y[1], rows, n, c->k, &c->o)
                                      : smx_softmax_topk_rows_f32(x, n, y[0], (int64_t *)y[1], rows, n, c->k, &c->o);
-  for (size_t i = 0; s == SMX_OK && i < rows * c->k; i++) {
-    int64_t v;
-    memcpy(&v, ix + i * 8, 8);
-    double d = (double)v;
-    memcpy(ix + i * 8, &d, 8);
-  }
+  if (s == SMX_OK) cli_widen_i64(y[1], rows * c->k);
   return s;
 }
 
@@ -51,22 +45,6 @@ typedef struct topk_args {
   double temperature;
 } topk_args;
 static const topk_args topk_defaults = { .files = CLI_FILES_INIT, .run = CLI_COMMON_INIT, .k = UINT64_MAX };
-
-#define TOPK(field) offsetof(topk_args, field)
-static const cli_opt topk_opts[] = {
-  CLI_NUM("-k", NULL, "K", CLI_OPT_UINT, TOPK(k), 0, 0x1p64, NULL, "the entries kept per row (required)"),
-  CLI_PATH("--indices", NULL, "IDX", CLI_OPT_OUTPUT, TOPK(indices), "npy|csv|tsv", 0,
-           "int64 indices (- for stdout; a NaN row gives -1)"),
-  CLI_FLAG("--log", NULL, TOPK(log), "log-probabilities instead"),
-  CLI_FLAG("--raw", NULL, TOPK(raw), "the logits themselves"),
-  CLI_CHECKED("--temperature", "-t", "T", TOPK(temperature), cli_check_temperature, CLI_TEMPERATURE_RULE,
-              "softmax(x / T), T > 0 (default 1)"),
-  CLI_CHECKED("--dtype", NULL, "f32|f64|f16", TOPK(dtype), cli_check_dtype, CLI_DTYPE_RULE,
-              "dtype of VALUES (default f32; computed in float32)"),
-};
-static const cli_optset topk_sets[] = { CLI_SET(topk_args, run, cli_common_opts), CLI_OWN(topk_opts),
-                                        CLI_SET(topk_args, files, cli_files_opts),
-                                        CLI_SET(topk_args, run, cli_masked_opts) };
 
 static int run_topk(const cli_spec *s, int argc, char **argv) {
   topk_args a;
@@ -100,13 +78,26 @@ static int run_topk(const cli_spec *s, int argc, char **argv) {
   return cli_job_end(&j, rc);
 }
 
+#define TOPK(field) offsetof(topk_args, field)
+static const cli_opt topk_opts[] = {
+  CLI_NUM("-k", NULL, "K", CLI_OPT_UINT, TOPK(k), 0, 0x1p64, NULL, "the entries kept per row (required)"),
+  CLI_PATH("--indices", NULL, "IDX", CLI_OPT_OUTPUT, TOPK(indices), "npy|csv|tsv", 0,
+           "int64 indices (- for stdout; a NaN row gives -1)"),
+  CLI_FLAG("--log", NULL, TOPK(log), "log-probabilities instead"),
+  CLI_FLAG("--raw", NULL, TOPK(raw), "the logits themselves"),
+  CLI_TEMPERATURE(TOPK(temperature), "softmax(x / T), T > 0 (default 1)"),
+  CLI_DTYPE(TOPK(dtype), "dtype of VALUES (default f32; computed in float32)"),
+};
+
 const cli_spec smx_topk_spec = {
   "topk", run_topk, "the K largest softmax probabilities over an axis, and their indices",
   "IN -k K -o VALUES [--indices IDX] [--log | --raw] [options]",
   "The K largest softmax probabilities along an axis (fused: no probability row is\n"
   "formed; ties to the lowest index) and, with --indices, their int64 indices; both\n"
   "have the input's shape with the axis replaced by K.\n",
-  topk_sets, 4,
+  CLI_SETS(CLI_SET(topk_args, run, cli_common_opts),
+           CLI_OWN(topk_opts),
+           CLI_SET(topk_args, files, cli_files_opts),
+           CLI_SET(topk_args, run, cli_masked_opts)),
   "IN (.npy of any dtype and order, CSV or TSV; - for stdin) is streamed in bounded\n"
-  "memory, as for softmax.\n",
-  1, "one input file", 0, &topk_defaults, sizeof topk_defaults };
+  "memory, as for softmax.\n", 1, "one input file", 0, CLI_DEFAULTS(topk_defaults) };

@@ -62,28 +62,12 @@ typedef struct xent_args {
   cli_common run;
   const char *targets, *grad;
   int reduction;   /* in the order of the choices: none, mean, sum */
+  int dtype;       /* of GRAD; 0: from the logits */
   int64_t ignore_index;
   double label_smoothing, z_loss, temperature;
 } xent_args;
 static const xent_args xent_defaults = { .files = CLI_FILES_INIT, .run = CLI_COMMON_INIT, .reduction = 1,
                                          .ignore_index = -100 };
-
-#define XENT(field) offsetof(xent_args, field)
-static const cli_opt xent_opts[] = {
-  CLI_PATH("--targets", NULL, "TARGETS", CLI_OPT_FILE, XENT(targets), NULL, 0, "integer .npy, or whole numbers in CSV/TSV"),
-  CLI_PATH("--grad", NULL, "GRAD", CLI_OPT_OUTPUT, XENT(grad), "npy|csv|tsv", 0,
-           "the gradient with respect to the logits (their shape)"),
-  CLI_CHOICE("--reduction", XENT(reduction), "none|mean|sum", "the loss per row, or their mean or sum (default mean)"),
-  CLI_NUM("--ignore-index", NULL, "I", CLI_OPT_INT, XENT(ignore_index), 0, 0, NULL, "targets to skip (default -100)"),
-  CLI_NUM("--label-smoothing", NULL, "E", CLI_OPT_DOUBLE, XENT(label_smoothing), 0, 1, NULL, "in [0, 1] (default 0)"),
-  CLI_NUM("--z-loss", NULL, "Z", CLI_OPT_DOUBLE, XENT(z_loss), 0, DBL_MAX, NULL,
-          "Z * logsumexp^2 added to each loss (default 0)"),
-  CLI_CHECKED("--temperature", "-t", "T", XENT(temperature), cli_check_temperature, CLI_TEMPERATURE_RULE,
-              "logits / T, T > 0 (default 1)"),
-};
-static const cli_optset xent_sets[] = { CLI_OWN(xent_opts), CLI_SET(xent_args, run, cli_common_opts),
-                                        CLI_SET(xent_args, files, cli_files_opts),
-                                        CLI_SET(xent_args, run, cli_masked_opts) };
 
 static int run_xent(const cli_spec *s, int argc, char **argv) {
   xent_args a;
@@ -150,7 +134,7 @@ static int run_xent(const cli_spec *s, int argc, char **argv) {
   ctx.grad = gpath != NULL;
   cli_job_row_order(&j, &ctx.ro);
   cli_kernel kn = { CLI_F32, 2, { 1, cols }, { CLI_F32, CLI_F32 }, 0, 0, xent_rows, &ctx };
-  smx_dtype gdt = idt == SMX_DTYPE_F16 || idt == SMX_DTYPE_F64 ? idt : SMX_DTYPE_F32;
+  smx_dtype gdt = a.dtype ? (smx_dtype)a.dtype : idt == SMX_DTYPE_F16 || idt == SMX_DTYPE_F64 ? idt : SMX_DTYPE_F32;
   int per_row = oe.reduction == SMX_REDUCTION_NONE;
   cli_output outs[2] = { { per_row ? out : NULL, fl, SMX_DTYPE_F32, CLI_AXIS_REMOVE },
                          { gpath, fg, gdt, CLI_AXIS_KEEP } };
@@ -179,6 +163,20 @@ static int run_xent(const cli_spec *s, int argc, char **argv) {
   return rc;
 }
 
+#define XENT(field) offsetof(xent_args, field)
+static const cli_opt xent_opts[] = {
+  CLI_PATH("--targets", NULL, "TARGETS", CLI_OPT_FILE, XENT(targets), NULL, 0, "integer .npy, or whole numbers in CSV/TSV"),
+  CLI_PATH("--grad", NULL, "GRAD", CLI_OPT_OUTPUT, XENT(grad), "npy|csv|tsv", 0,
+           "the gradient with respect to the logits (their shape)"),
+  CLI_CHOICE("--reduction", XENT(reduction), "none|mean|sum", "the loss per row, or their mean or sum (default mean)"),
+  CLI_NUM("--ignore-index", NULL, "I", CLI_OPT_INT, XENT(ignore_index), 0, 0, NULL, "targets to skip (default -100)"),
+  CLI_NUM("--label-smoothing", NULL, "E", CLI_OPT_DOUBLE, XENT(label_smoothing), 0, 1, NULL, "in [0, 1] (default 0)"),
+  CLI_NUM("--z-loss", NULL, "Z", CLI_OPT_DOUBLE, XENT(z_loss), 0, DBL_MAX, NULL,
+          "Z * logsumexp^2 added to each loss (default 0)"),
+  CLI_TEMPERATURE(XENT(temperature), "logits / T, T > 0 (default 1)"),
+  CLI_DTYPE(XENT(dtype), "dtype of GRAD (default: the logits' float type, float32 for\nothers; computed in float32)"),
+};
+
 const cli_spec smx_xent_spec = {
   "xent", run_xent, "cross-entropy of logits against integer targets, and its gradient",
   "LOGITS --targets TARGETS [-o LOSS] [--grad GRAD] [options]",
@@ -186,7 +184,9 @@ const cli_spec smx_xent_spec = {
   "the logits' shape without that axis; without -o the reduced value is printed. A\n"
   "target outside the classes (and not the ignore index) is exit 2. -o LOSS is the\n"
   "loss: a scalar, or per row with --reduction none.\n",
-  xent_sets, 4,
+  CLI_SETS(CLI_OWN(xent_opts),
+           CLI_SET(xent_args, run, cli_common_opts),
+           CLI_SET(xent_args, files, cli_files_opts),
+           CLI_SET(xent_args, run, cli_masked_opts)),
   "LOGITS (.npy of any dtype and order, CSV or TSV; - for stdin) is streamed in bounded\n"
-  "memory, computed in float32; only TARGETS is read whole.\n",
-  1, "one logits file", 0, &xent_defaults, sizeof xent_defaults };
+  "memory, computed in float32; only TARGETS is read whole.\n", 1, "one logits file", 0, CLI_DEFAULTS(xent_defaults) };

@@ -237,6 +237,13 @@ out:
 int smx_feature_args_model(smx_feature_args *a, int quiet, smx_feature_model **m) {
   if (a->model && a->train) return smx_cli_usage_error("--features-model and --train-features exclude each other");
   if (a->train) return fit(a, quiet, m);
+  const smx_feature_config *c = &a->cfg;
+  const char *fitting = a->train_labels ? "--train-labels" : a->weight ? "--weight" : a->bias ? "--bias"
+                      : c->k ? "--knn-k" : c->vim_dim ? "--vim-dim" : c->react_percentile != 0.0 ? "--react-percentile"
+                      : c->cov_policy != SMX_COV_ERROR ? "--cov" : c->knn_index != SMX_KNN_FLAT ? "--knn-index" : NULL;
+  if (fitting)   /* the model was fitted with its own: silently ignoring the option would mislead */
+    return smx_cli_usage_error("%s is a fitting option: --features-model %s was fitted with its own (refit with "
+                               "smx fit-features, or give --train-features instead)", fitting, a->model);
   errno = 0;
   smx_status s = smx_feature_model_load(a->model, 0, m);
   if (s == SMX_E_IO) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: %s", a->model, errno ? strerror(errno) : "cannot read");

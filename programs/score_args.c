@@ -11,8 +11,7 @@
 
 #define SCORE(field) offsetof(smx_score_args, field)
 const cli_opt smx_score_opts[6] = {
-  CLI_CHECKED("--temperature", "-t", "T", SCORE(temperature), cli_check_temperature, CLI_TEMPERATURE_RULE,
-              "energy's T (score: also odin's), default 1"),
+  CLI_TEMPERATURE(SCORE(temperature), "energy's T (score: also odin's), default 1"),
   CLI_CHECKED("--odin-temperature", NULL, "T", SCORE(odin_temperature), cli_check_temperature, CLI_TEMPERATURE_RULE,
               "ODIN's T (default 1000); ODIN here has no input perturbation:\nto get it, pass logits of perturbed "
               "inputs from your framework"),

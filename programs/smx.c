@@ -15,12 +15,15 @@
 static int cmd_help(const cli_spec *self, int argc, char **argv);
 static int cmd_version(const cli_spec *self, int argc, char **argv);
 
-static const cli_spec help_spec = { "help", cmd_help, "this list, or the help of one command", "[COMMAND]",
-                                    "Prints the list of commands, or the help of one (the same as smx COMMAND "
-                                    "--help).\n", NULL, 0, NULL, 1, "one command name", 0, NULL, 0 };
-static const cli_spec version_spec = { "version", cmd_version, "the version of smx",
-                                       "  (also smx --version, smx -V)", "Prints the version of smx.\n", NULL, 0,
-                                       NULL, 0, "no arguments", 0, NULL, 0 };
+static const cli_spec help_spec = {
+  .name = "help", .run = cmd_help, .summary = "this list, or the help of one command", .usage = "[COMMAND]",
+  .about = "Prints the list of commands, or the help of one (the same as smx COMMAND --help).\n",
+  .maxpos = 1, .pos_what = "one command name",
+};
+static const cli_spec version_spec = {
+  .name = "version", .run = cmd_version, .summary = "the version of smx", .usage = "  (also smx --version, smx -V)",
+  .about = "Prints the version of smx.\n", .pos_what = "no arguments",
+};
 
 static const cli_spec *const commands[] = {
   &smx_softmax_spec, &smx_log_softmax_spec, &smx_logsumexp_spec, &smx_sigmoid_spec, &smx_multimax_spec,

@@ -188,3 +188,13 @@ int cli_job_end(cli_job *j, int rc) {
   j->bus_set = 0;
   return rc;
 }
+
+void cli_widen_i64(void *buf, size_t n) {
+  unsigned char *p = buf;
+  for (size_t i = 0; i < n; i++) {
+    int64_t v;
+    memcpy(&v, p + i * 8, 8);
+    double d = (double)v;
+    memcpy(p + i * 8, &d, 8);
+  }
+}

@@ -74,6 +74,9 @@ uint64_t cli_row_c_index(const cli_row_order *ro, uint64_t r);
 int cli_job_outputs(cli_job *j, const cli_kernel *k, const cli_output *outs);
 /* Runs k over the input. Returns 0 or an exit code after its message. */
 int cli_job_run(cli_job *j, const cli_kernel *k, int quiet);
+/* n int64 values at buf widened in place to float64, as the writer takes them (exact below 2^53: indices,
+ * tokens). */
+void cli_widen_i64(void *buf, size_t n);
 /* Finishes every output when rc is 0 (in order), else removes them; closes
  * the input. Returns rc, or the exit code of a failed finish. */
 int cli_job_end(cli_job *j, int rc);

@@ -141,7 +141,7 @@ enum { MAX_OPTS = 64, MAX_PARAMS = 8 };
 typedef struct entry { const cli_opt *o; size_t base; } entry;
 
 /* The options of the op table's rows named s->name: the parameters of the row with the most, as options
- * --name (one-letter names also -n). Built once per command into static storage. */
+ * --name (underscores as dashes; a one-letter name is -n, also --n). Built into static storage. */
 static size_t param_opts(const cli_spec *s, const smx_op_info **row_out, cli_opt *opts) {
   static char names[MAX_PARAMS][2][40], metas[MAX_PARAMS][16];
   size_t count = 0;

@@ -51,9 +51,19 @@ typedef struct cli_opt {
   { name, alias, meta, type, off, min, max, NULL, rule, help, NULL, NULL, 0 }
 #define CLI_CHECKED(name, alias, meta, off, check, rule, help) \
   { name, alias, meta, CLI_OPT_CHECK, off, 0, 0, NULL, rule, help, check, NULL, 0 }
-#define CLI_CHOICE(name, off, choices, help) { name, NULL, NULL, CLI_OPT_CHOICE, off, 0, 0, choices, NULL, help, NULL, NULL, 0 }
+#define CLI_CHOICE(name, off, choices, help) \
+  { name, NULL, NULL, CLI_OPT_CHOICE, off, 0, 0, choices, NULL, help, NULL, NULL, 0 }
 #define CLI_PATH(name, alias, meta, type, off, formats, once, help) \
   { name, alias, meta, type, off, 0, 0, formats, NULL, help, NULL, NULL, once }
+
+/* The rows every command spells the same: -t / --temperature (positive, finite), --dtype f32|f64|f16. */
+#define CLI_TEMPERATURE(off, help) \
+  CLI_CHECKED("--temperature", "-t", "T", off, cli_check_temperature, CLI_TEMPERATURE_RULE, help)
+#define CLI_DTYPE(off, help) CLI_CHECKED("--dtype", NULL, "f32|f64|f16", off, cli_check_dtype, CLI_DTYPE_RULE, help)
+/* In a spec's initializer: its option sets with their count; its defaults with their size. */
+#define CLI_SETS(...) \
+  (const cli_optset[]){ __VA_ARGS__ }, sizeof((const cli_optset[]){ __VA_ARGS__ }) / sizeof(cli_optset)
+#define CLI_DEFAULTS(x) &(x), sizeof(x)
 
 /* A table of options whose values lie `base` bytes into the command's arguments (a shared table
  * writes into a struct of its own that the command embeds). */
@@ -90,9 +100,9 @@ typedef struct cli_params {
   const smx_op_info *row;   /* the op-table row with the most parameters named by the command     */
 } cli_params;
 
-/* Copies s->defaults into args, then reads argv (the arguments after the command's name) into args and the positionals into pos (maxpos
- * of them, NULL when not given). Returns 0, or the usage error's exit code after its message. The
- * command is named in every later usage error's hint ("try 'smx topk --help'"). */
+/* Copies s->defaults into args, then reads argv (the arguments after the command's name) into args and the
+ * positionals into pos (maxpos of them, NULL when not given). Returns 0, or the usage error's exit code after
+ * its message. The command is named in every later usage error's hint ("try 'smx topk --help'"). */
 int cli_parse(const cli_spec *s, int argc, char **argv, void *args, const char **pos);
 /* The whole help of a command, from its tables. */
 void cli_help(const cli_spec *s, FILE *f);

@@ -73,6 +73,8 @@ static PyMethodDef methods[] = {
     {"logsumexp", (PyCFunction)(void (*)(void))smx_py_logsumexp, METH_VARARGS | METH_KEYWORDS, logsumexp_doc},
     {"isa", py_isa, METH_NOARGS, isa_doc},
     {"attention", (PyCFunction)(void (*)(void))smx_py_attention, METH_VARARGS | METH_KEYWORDS, smx_py_attention_doc},
+    {"attention_backward", (PyCFunction)(void (*)(void))smx_py_attention_backward, METH_VARARGS | METH_KEYWORDS,
+     smx_py_attention_backward_doc},
 #define SMX_PY_FN(name) {#name, (PyCFunction)(void (*)(void))smx_py_##name, METH_VARARGS | METH_KEYWORDS, name##_doc}
     SMX_PY_FN(cross_entropy),
     SMX_PY_FN(softmax_topk), SMX_PY_FN(topk), SMX_PY_FN(sample), SMX_PY_FN(gumbel_softmax),

@@ -40,6 +40,8 @@ struct smx_feature_model {
   double *scatter;        /* F x F, or NULL without LAPACK methods */
   float *bank;            /* N x F raw training rows (float32), or NULL */
   size_t bank_cap;
+  double *ws;             /* fit workspace, 2 SUB x F doubles and SUB row records, kept between batches
+                             (allocating it per batch cost page faults on every call) */
 
   /* finished */
   int finished;

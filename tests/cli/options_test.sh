@@ -90,7 +90,7 @@ check "eval: 4 threads as 1" cmp -s e1.json e4.json
 expect "score --threads 0" 1 "" "smx: --threads must be a whole number from 1 to 256, not '0'
 smx: try 'smx score --help'" -- score msp x.npy -o no.npy --threads 0
 
-# --dtype on topk and attention
+# --dtype on topk and attention (and on xent's gradient and score's scores)
 expect "topk --dtype f64" 0 "" "" -- topk x.npy -k 3 -o v64.npy --dtype f64
 expect "topk" 0 "" "" -- topk x.npy -k 3 -o v32.npy
 expect "attention --dtype f16" 0 "" "" -- attention q.npy k.npy v.npy -o o16.npy --dtype f16
@@ -103,6 +103,16 @@ assert v64.dtype == np.float64 and v32.dtype == np.float32 and (v64 == v32).all(
 o16, o32, o64 = np.load("o16.npy"), np.load("o32.npy"), np.load("o64.npy")
 assert o16.dtype == np.float16 and o64.dtype == np.float64 and (o64 == o32).all()
 assert np.allclose(o16.astype(np.float64), o32, atol=4e-3), abs(o16 - o32).max()
+PY
+expect "xent --grad --dtype f64" 0 "*" "" -- xent x.npy --targets labels.npy --grad g64.npy --dtype f64
+expect "xent --grad" 0 "*" "" -- xent x.npy --targets labels.npy --grad g32.npy
+expect "score --dtype f32" 0 "" "" -- score energy x.npy -o s32.npy --dtype f32
+check "xent and score: --dtype is the output's" $PY - <<'PY'
+import numpy as np
+g64, g32 = np.load("g64.npy"), np.load("g32.npy")
+assert g64.dtype == np.float64 and g32.dtype == np.float32 and (g64 == g32).all()
+s32, s64 = np.load("s32.npy"), np.load("s1_energy.npy")
+assert s32.dtype == np.float32 and (s32 == s64.astype(np.float32)).all()
 PY
 expect "attention --dtype int8" 1 "" "smx: --dtype must be f32, f64 or f16, not 'int8'
 smx: try 'smx attention --help'" -- attention q.npy k.npy v.npy -o no.npy --dtype int8
