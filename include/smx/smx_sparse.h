@@ -159,7 +159,8 @@ SMX_API smx_status smx_entmax_backward_rows_f64(const double *x, size_t ldx, con
                                                 size_t cols, double alpha, const smx_options *opt);
 
 /* f16 / bf16 storage: f32 arithmetic on the widened y and dy, dx rounded once
- * (the f32 bound plus u |ref|, u = 2^-11 or 2^-8). */
+ * (the f32 bound plus u |ref|, u = 2^-11 or 2^-8; below the storage type's
+ * normal range, within half its smallest subnormal). */
 SMX_API smx_status smx_sparsemax_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
     const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
 SMX_API smx_status smx_sparsemax_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
