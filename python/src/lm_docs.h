@@ -4,17 +4,6 @@
 
 #define SMX_PY_F64_NOTE "float64 is computed in float32, the C API having no float64 form, and returned as float64"
 
-PyDoc_STRVAR(softmax_backward_doc,
-             "softmax_backward($module, /, y, dy, axis=-1, temperature=1.0, out=None, threads=0)\n--\n\n"
-             "Vector-Jacobian product of softmax: dx = y * (dy - sum(dy * y)) / T along axis, from the\n"
-             "softmax output y and the upstream gradient dy (same shape and dtype). float16, float32 or\n"
-             "float64, computed and returned in the input's dtype.\nout= (the input's dtype and shape) receives a copy.\n"
-             "Bound and special values: include/smx/smx_grad.h. The GIL is released while computing.");
-PyDoc_STRVAR(log_softmax_backward_doc,
-             "log_softmax_backward($module, /, y, dy, axis=-1, temperature=1.0, out=None, threads=0)\n--\n\n"
-             "Vector-Jacobian product of log-softmax: dx = (dy - exp(y) * sum(dy)) / T along axis, from the\n"
-             "log-softmax output y and the upstream gradient dy. Dtypes, out= and threads as\n"
-             "softmax_backward.");
 PyDoc_STRVAR(cross_entropy_doc,
              "cross_entropy($module, /, logits, targets, reduction='mean', ignore_index=-100,\n"
              "              label_smoothing=0.0, z_loss=0.0, temperature=1.0, return_grad=False,\n"
@@ -65,13 +54,14 @@ PyDoc_STRVAR(gumbel_softmax_backward_doc,
              "(float32 result; float16/float64 inputs are converted to float32).");
 PyDoc_STRVAR(score_doc,
              "score($module, /, logits, kind='msp', temperature=None, gen_gamma=None, gen_m=None,\n"
-             "      templates=None, double=False)\n--\n\n"
+             "      templates=None, double=False, threads=0)\n--\n\n"
              "Per-sample OOD score of each row (last axis = classes), higher = more in-distribution,\n"
              "float64 of shape logits.shape[:-1]. kind: msp, max_logit (mls), energy, neg_entropy\n"
              "(entropy), margin_prob, margin_logit, gen, odin (no input perturbation), kl_matching (kl;\n"
              "needs templates=, K x K), nonuniformity. temperature: energy's (default 1) and odin's\n"
              "(default 1000). double=True: msp and energy in double. The C API is float32 only:\n"
-             "float16 and float64 logits are converted to float32. Definitions and bounds:\n"
+             "float16 and float64 logits are converted to float32. threads: 0 every core, 1 the calling\n"
+             "thread (blocks of rows; the result does not depend on it). Definitions and bounds:\n"
              "include/smx/smx_scores.h.");
 PyDoc_STRVAR(ood_metrics_doc,
              "ood_metrics($module, /, id_scores, ood_scores, tpr=0.95)\n--\n\n"

@@ -1,6 +1,6 @@
 /*
- * smx.softmax_backward, log_softmax_backward, cross_entropy, softmax_topk,
- * topk, sample, gumbel_softmax, gumbel_softmax_backward: argument checks,
+ * smx.cross_entropy, softmax_topk, topk, sample, gumbel_softmax,
+ * gumbel_softmax_backward: argument checks,
  * conversion to a C-contiguous matrix with the class axis last (matrix.h),
  * one library call with the GIL released, results as new NumPy arrays.
  */
@@ -43,76 +43,6 @@ static PyObject *into_out(const char *fn, PyObject *out, PyObject *input, PyObje
   Py_DECREF(res);
   Py_INCREF(out);
   return out;
-}
-
-/* ------------------------------------------------------------ backward */
-
-static PyObject *backward(const char *fn, int log, PyObject *args, PyObject *kwargs, const char *fmt) {
-  static char *kw[] = {"y", "dy", "axis", "temperature", "out", "threads", NULL};
-  PyObject *yo, *dyo, *axis = NULL, *temp = NULL, *out = NULL, *thr = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &yo, &dyo, &axis, &temp, &out, &thr)) return NULL;
-  smx_options opt;
-  if (smx_py_parse_options(fn, temp, NULL, thr, NULL, &opt) < 0) return NULL;
-  smx_py_matrix y, dy;
-  if (smx_py_matrix_in(fn, "y", yo, axis, SMX_PY_KEEP_F64, &y) < 0) return NULL;
-  if (smx_py_matrix_in(fn, "dy", dyo, axis, SMX_PY_KEEP_F64, &dy) < 0) {
-    Py_DECREF(y.arr);
-    return NULL;
-  }
-  PyObject *res = NULL, *yin = NULL;
-  if (y.given != dy.given) {
-    PyErr_Format(PyExc_TypeError, "%s: y and dy must have the same dtype", fn);
-    goto done;
-  }
-  if (!PyArray_SAMESHAPE(y.arr, dy.arr)) {
-    PyErr_Format(PyExc_ValueError, "%s: y and dy must have the same shape", fn);
-    goto done;
-  }
-  PyArrayObject *dx = new_like(&y, (npy_intp)y.cols, npy_type(y.dtype));
-  if (!dx) goto done;
-  smx_status s = SMX_OK;
-  size_t n = y.cols;
-  if (y.rows > 0 && n > 0) {
-    const void *yp = PyArray_DATA(y.arr), *dyp = PyArray_DATA(dy.arr);
-    void *dxp = PyArray_DATA(dx);
-    Py_BEGIN_ALLOW_THREADS
-    if (y.dtype == SMX_OP_F64)
-      s = log ? smx_log_softmax_backward_rows_f64(yp, n, dyp, n, dxp, n, y.rows, n, &opt)
-              : smx_softmax_backward_rows_f64(yp, n, dyp, n, dxp, n, y.rows, n, &opt);
-    else if (y.dtype == SMX_OP_F16)
-      s = log ? smx_log_softmax_backward_rows_f16(yp, n, dyp, n, dxp, n, y.rows, n, &opt)
-              : smx_softmax_backward_rows_f16(yp, n, dyp, n, dxp, n, y.rows, n, &opt);
-    else
-      s = log ? smx_log_softmax_backward_rows_f32(yp, n, dyp, n, dxp, n, y.rows, n, &opt)
-              : smx_softmax_backward_rows_f32(yp, n, dyp, n, dxp, n, y.rows, n, &opt);
-    Py_END_ALLOW_THREADS
-  }
-  if (s != SMX_OK) {
-    Py_DECREF(dx);
-    smx_py_raise_status(fn, s);
-    goto done;
-  }
-  res = smx_py_matrix_restore(&y, to_given(&y, dx));
-  if (res && out && out != Py_None) {
-    smx_op_dtype dt;
-    if ((yin = (PyObject *)smx_py_input(fn, yo, &dt))) res = into_out(fn, out, yin, res);
-    else Py_CLEAR(res);
-  }
-done:
-  Py_XDECREF(yin);
-  Py_DECREF(y.arr);
-  Py_DECREF(dy.arr);
-  return res;
-}
-
-PyObject *smx_py_softmax_backward(PyObject *self, PyObject *args, PyObject *kwargs) {
-  (void)self;
-  return backward("smx.softmax_backward", 0, args, kwargs, "OO|OOOO:softmax_backward");
-}
-
-PyObject *smx_py_log_softmax_backward(PyObject *self, PyObject *args, PyObject *kwargs) {
-  (void)self;
-  return backward("smx.log_softmax_backward", 1, args, kwargs, "OO|OOOO:log_softmax_backward");
 }
 
 /* ------------------------------------------------------- cross-entropy */
