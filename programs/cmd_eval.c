@@ -22,6 +22,7 @@
 #include "cli/message.h"
 #include "eval_dist.h"
 #include "eval_result.h"
+#include "feature_args.h"
 #include "logits_stream.h"
 #include "score_args.h"
 #include "smx/smx.h"
@@ -149,7 +150,10 @@ const char smx_eval_help[] =
     "  --perturbed-id F --perturbed-ood F (one per --ood): ODIN from perturbed-input logits,\n"
     "  --tpr R (0.95), --json FILE, --report FILE.html (- for stdout: the table then\n"
     "  goes to stderr), -q (no progress or notes, and no table when stdout is data)\n"
-    SMX_SCORE_OPTIONS_HELP;
+    "  --id-features F --ood-features F (one per --ood, rows as the logits): the feature\n"
+    "  scores join the table, from --features-model M (smx fit-features) or the training\n"
+    "  inputs below\n"
+    SMX_SCORE_OPTIONS_HELP SMX_FEATURE_OPTIONS_HELP;
 
 static int run_eval(int argc, char **argv, const smx_eval_dist *dist);
 
@@ -164,6 +168,7 @@ int smx_cmd_eval(int argc, char **argv) {
 /* What the command line sets besides the result's own fields. */
 typedef struct eval_opts {
   smx_score_args sa;
+  smx_feature_args fa;
   const char *json, *report;
   int quiet, odin;   /* odin: the index of the odin score, or -1 */
   size_t bins;
@@ -175,9 +180,10 @@ typedef struct eval_opts {
 static int eval_setup(int argc, char **argv, const smx_eval_dist *dist, smx_eval_result *r, eval_opts *op) {
   smx_score_args sa;
   smx_score_args_init(&sa);
+  smx_feature_args_init(&op->fa);
   const char *scores = NULL, *json = NULL, *report = NULL;
   int quiet = 0;
-  size_t bins = 15, nperturbed = 0;
+  size_t bins = 15, nperturbed = 0, nfeat = 0;
   r->tpr = 0.95;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
@@ -186,7 +192,10 @@ static int eval_setup(int argc, char **argv, const smx_eval_dist *dist, smx_eval
     int prc = smx_score_args_parse(&sa, a, v, &used);
     if (prc < 0) return SMX_CLI_EXIT_USAGE;
     if (prc > 0) { i += used; continue; }
+    if ((prc = smx_feature_args_parse(&op->fa, a, v, &used)) < 0) return SMX_CLI_EXIT_USAGE;
+    if (prc > 0) { i += used; continue; }
     const char **slot = !strcmp(a, "--id") ? &r->id_path
+                      : !strcmp(a, "--id-features") ? &r->id_features_path
                       : !strcmp(a, "--labels") ? &r->labels_path
                       : !strcmp(a, "--val") ? &r->val_path
                       : !strcmp(a, "--val-labels") ? &r->val_labels_path
@@ -202,6 +211,10 @@ static int eval_setup(int argc, char **argv, const smx_eval_dist *dist, smx_eval
       if (!v) return smx_cli_usage_error("%s needs a file name", a);
       if (nperturbed == SMX_EVAL_MAX_OOD) return smx_cli_usage_error("at most %d --perturbed-ood files", SMX_EVAL_MAX_OOD);
       r->ood[nperturbed++].perturbed_path = v; i++;
+    } else if (!strcmp(a, "--ood-features")) {
+      if (!v) return smx_cli_usage_error("%s needs a file name", a);
+      if (nfeat == SMX_EVAL_MAX_OOD) return smx_cli_usage_error("at most %d --ood-features files", SMX_EVAL_MAX_OOD);
+      r->ood[nfeat++].features_path = v; i++;
     } else if (!strcmp(a, "--ood")) {
       if (!v) return smx_cli_usage_error("%s needs a file name", a);
       if (r->nood == SMX_EVAL_MAX_OOD) return smx_cli_usage_error("at most %d --ood files", SMX_EVAL_MAX_OOD);
@@ -231,6 +244,16 @@ static int eval_setup(int argc, char **argv, const smx_eval_dist *dist, smx_eval
   if (r->val_labels_path && !r->val_path) return smx_cli_usage_error("--val-labels needs --val VAL_LOGITS.npy");
   if ((r->perturbed_id_path || nperturbed) && (!r->perturbed_id_path || nperturbed != r->nood))
     return smx_cli_usage_error("ODIN with perturbed inputs needs --perturbed-id and one --perturbed-ood per --ood");
+  int feat = smx_feature_args_any(&op->fa);
+  if ((feat || r->id_features_path || nfeat) && (!feat || !r->id_features_path || nfeat != r->nood || !r->nood))
+    return smx_cli_usage_error("the feature scores need --id-features, one --ood-features per --ood, and "
+                               "--features-model M or --train-features F");
+  if (!feat && (op->fa.train_labels || op->fa.weight || op->fa.bias || op->fa.methods))
+    return smx_cli_usage_error("--train-labels, --weight, --bias and --feature-scores are for the feature scores: "
+                               "give --train-features or --features-model with them");
+  if (op->fa.model && op->fa.train)
+    return smx_cli_usage_error("--features-model and --train-features exclude each other");
+  r->features_from = op->fa.model ? op->fa.model : op->fa.train;
   int explicit_scores = scores != NULL;
   if (!scores) scores = DEFAULT_SCORES;
   int rc = parse_scores(scores, r);
@@ -288,6 +311,41 @@ static int eval_setup(int argc, char **argv, const smx_eval_dist *dist, smx_eval
   op->odin = odin;
   op->bins = bins;
   return 0;
+}
+
+/* The feature scores (smx_features.h), appended after the logit scores:
+ * the model fitted or loaded, then each method over the ID and OOD features
+ * files. Every rank computes all rows (the gather then moves equal values). */
+static int eval_features(smx_eval_result *r, eval_opts *op) {
+  smx_feature_model *m = NULL;
+  int rc = smx_feature_args_model(&op->fa, op->quiet, &m);
+  smx_feature_method me[5];
+  size_t n = 0;
+  if (!rc) rc = smx_feature_args_methods(&op->fa, m, me, 5, &n);
+  if (!rc && r->nk + n > SMX_EVAL_MAX_SCORES)
+    rc = smx_cli_usage_error("at most %d scores in all: leave some out with --scores or --feature-scores",
+                             SMX_EVAL_MAX_SCORES);
+  smx_feature_info info;
+  if (!rc && !smx_feature_model_info(m, &info)) {
+    r->vim_alpha = info.vim_alpha;
+    r->react_threshold = info.react_threshold;
+  }
+  for (size_t i = 0; i < n && !rc; i++) {
+    size_t k = r->nk++;
+    r->feature[k] = (int)me[i];
+    smx_feature_label(m, me[i], r->feature_label[k], sizeof r->feature_label[k]);
+    r->id_scores[k] = malloc((size_t)r->id_rows * sizeof(double));
+    if (!r->id_scores[k]) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "out of memory for the scores"); break; }
+    rc = smx_feature_score_file(m, me[i], r->id_features_path, r->id_rows, r->id_path, op->fa.threads, r->id_scores[k]);
+    for (size_t o = 0; o < r->nood && !rc; o++) {
+      r->ood[o].scores[k] = malloc((size_t)r->ood[o].rows * sizeof(double));
+      if (!r->ood[o].scores[k]) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "out of memory for the scores"); break; }
+      rc = smx_feature_score_file(m, me[i], r->ood[o].features_path, r->ood[o].rows, r->ood[o].path, op->fa.threads,
+                                  r->ood[o].scores[k]);
+    }
+  }
+  smx_feature_model_destroy(m);
+  return rc;
 }
 
 /* Under MPI every rank runs all of this on the same arguments and files:
@@ -394,6 +452,7 @@ static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
       rc = smx_cli_stream_logits_range(jp.path, op.quiet, r->K, r->id_path, 0, a, b, &rows, &cols, eval_block, &jp);
     }
   }
+  if (!rc && r->features_from) rc = eval_features(r, &op);
 sync:   /* every rank gets here, failed or not: then all stop, or all gather */
   rc = smx_eval_dist_agree(dist, rc);
   if (rc) goto done;
@@ -407,8 +466,9 @@ sync:   /* every rank gets here, failed or not: then all stop, or all gather */
       smx_status s = smx_ood_metrics_f64(r->id_scores[k], (size_t)r->id_rows, r->ood[o].scores[k],
                                          (size_t)r->ood[o].rows, r->tpr, &r->ood[o].m[k]);
       if (s) {
-        rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: metrics of %s: %s", r->ood[o].path, smx_score_name(r->kinds[k]),
-                          smx_status_string(s));
+        char lab[64];
+        smx_eval_score_label(r, k, lab, sizeof lab);
+        rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: metrics of %s: %s", r->ood[o].path, lab, smx_status_string(s));
         goto done;
       }
     }

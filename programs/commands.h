@@ -33,6 +33,7 @@ int smx_cmd_sample(int argc, char **argv);       /* cmd_sample.c */
 int smx_cmd_xent(int argc, char **argv);         /* cmd_xent.c   */
 int smx_cmd_score(int argc, char **argv);        /* cmd_score.c  */
 int smx_cmd_eval(int argc, char **argv);         /* cmd_eval.c   */
+int smx_cmd_fit_features(int argc, char **argv); /* cmd_fit_features.c */
 int smx_cmd_attention(int argc, char **argv);    /* cmd_attention.c */
 int smx_cmd_demo(int argc, char **argv);         /* cmd_demo.c   */
 int smx_cmd_bench(int argc, char **argv);        /* cmd_demo.c   */
@@ -44,7 +45,7 @@ int smx_cmd_ops(int argc, char **argv);          /* cmd_ops.c    */
 extern const char smx_softmax_help[], smx_log_softmax_help[], smx_logsumexp_help[], smx_sigmoid_help[];
 extern const char smx_sparsemax_help[], smx_entmax15_help[], smx_entmax_help[];
 extern const char smx_topk_help[], smx_sample_help[], smx_xent_help[];
-extern const char smx_score_help[], smx_eval_help[], smx_attention_help[];
+extern const char smx_score_help[], smx_eval_help[], smx_attention_help[], smx_fit_features_help[];
 extern const char smx_demo_help[], smx_bench_help[], smx_info_help[];
 extern const char smx_multimax_help[];
 extern const char smx_ops_help[];

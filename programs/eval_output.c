@@ -20,6 +20,10 @@
 
 void smx_eval_score_label(const smx_eval_result *r, size_t k, char *buf, size_t len) {
   const smx_score_params *p = &r->params[k];
+  if (r->feature[k]) {
+    snprintf(buf, len, "%s", r->feature_label[k]);
+    return;
+  }
   const char *name = smx_score_name(r->kinds[k]);
   switch (r->kinds[k]) {
     case SMX_SCORE_ENERGY: snprintf(buf, len, "%s_T%g", name, p->temperature ? p->temperature : 1.0); break;
@@ -210,6 +214,17 @@ static void write_body(const smx_eval_result *r, FILE *f) {
       fputs("]", f);
     }
     fputs("]", f);
+  }
+  if (r->features_from) {
+    fputs(",\n \"features\": {\"model\": ", f);
+    jstr(f, r->features_from);
+    fputs(", \"id\": ", f);
+    jstr(f, r->id_features_path);
+    fputs(", \"vim_alpha\": ", f);
+    jnum(f, r->vim_alpha);
+    fputs(", \"react_threshold\": ", f);
+    jnum(f, r->react_threshold);
+    fputs("}", f);
   }
   if (r->have_ts) {
     /* the keys of smx.fit_temperature(..., return_info=True): T and the info dict */

@@ -147,7 +147,7 @@ int smx_eval_write_report(const smx_eval_result *r, const char *path) {
   }
 
   /* header lines and notes */
-  smx_report_item items[4 + SMX_EVAL_MAX_OOD];
+  smx_report_item items[6 + 2 * SMX_EVAL_MAX_OOD];
   size_t ni = 0;
   smx_report_item id = { "ID logits", r->id_path };
   items[ni++] = id;
@@ -155,10 +155,19 @@ int smx_eval_write_report(const smx_eval_result *r, const char *path) {
     smx_report_item it = { "OOD logits", r->ood[o].path };
     items[ni++] = it;
   }
+  if (r->features_from) {
+    smx_report_item a = { "feature model", r->features_from }, b = { "ID features", r->id_features_path };
+    items[ni++] = a;
+    items[ni++] = b;
+    for (size_t o = 0; o < no; o++) {
+      smx_report_item it = { "OOD features", r->ood[o].features_path };
+      items[ni++] = it;
+    }
+  }
   if (r->labels_path) { smx_report_item it = { "ID labels", r->labels_path }; items[ni++] = it; }
   if (r->val_path) { smx_report_item it = { "validation logits", r->val_path }; items[ni++] = it; }
   if (r->val_labels_path) { smx_report_item it = { "validation labels", r->val_labels_path }; items[ni++] = it; }
-  const char *notes[3];
+  const char *notes[4];
   size_t nn = 0;
   notes[nn++] = "Every score is 'higher = more in-distribution'. The column headers are the keys of smx eval --json "
                 "and of Python's smx.ood_metrics: ap_* is scikit-learn's average precision, aupr_*_trapz the "
@@ -172,10 +181,17 @@ int smx_eval_write_report(const smx_eval_result *r, const char *path) {
                     "needs the model's gradient. Pass logits of perturbed inputs to get full ODIN.";
       break;
     }
+  if (r->features_from)
+    notes[nn++] = "Feature scores (docs/scores.md section 8, OpenOOD v1.5): mahalanobis = max over classes of "
+                  "-(f - mu_c)^T S^-1 (f - mu_c); knn_kK = -(squared distance to the k-th nearest unit training "
+                  "feature); vim_DD = -alpha r + logsumexp(logits), r the residual outside the top-D principal space "
+                  "about u = -W^+ b; residual_DD = -r; react_pP = energy of the logits of the features clipped at the "
+                  "P-th training percentile.";
   smx_report rep;
   memset(&rep, 0, sizeof rep);
   rep.title = "smx eval";
-  rep.subtitle = "OOD detection and calibration from logits";
+  rep.subtitle = r->features_from ? "OOD detection and calibration from logits and features"
+                                  : "OOD detection and calibration from logits";
   rep.items = items;
   rep.n_items = ni;
   rep.notes = notes;

@@ -13,6 +13,7 @@
 typedef struct smx_eval_ood {
   const char *path;
   const char *perturbed_path;               /* --perturbed-ood: ODIN's logits of perturbed inputs */
+  const char *features_path;                /* --ood-features: its penultimate features */
   uint64_t rows;
   double *scores[SMX_EVAL_MAX_SCORES];      /* per score kind, rows values */
   smx_ood_metrics m[SMX_EVAL_MAX_SCORES];
@@ -22,8 +23,13 @@ typedef struct smx_eval_result {
   const char *id_path, *labels_path, *val_path, *val_labels_path;
   const char *perturbed_id_path;  /* --perturbed-id: ODIN scores come from perturbed-input logits */
   uint64_t id_rows, K, val_rows;
-  size_t nk;
+  size_t nk;                      /* scores: the logit ones first, then the feature ones */
   smx_score_kind kinds[SMX_EVAL_MAX_SCORES];
+  int feature[SMX_EVAL_MAX_SCORES];               /* 0: a logit score; else its smx_feature_method */
+  char feature_label[SMX_EVAL_MAX_SCORES][48];    /* "knn_k50", "vim_D16", ... */
+  const char *id_features_path;   /* --id-features */
+  const char *features_from;      /* --features-model or --train-features */
+  double vim_alpha, react_threshold;   /* of the feature model (NaN when absent) */
   smx_score_params params[SMX_EVAL_MAX_SCORES];
   double *id_scores[SMX_EVAL_MAX_SCORES];
   size_t nood;

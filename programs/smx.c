@@ -52,6 +52,8 @@ static const command commands[] = {
   { "xent", smx_cmd_xent, "cross-entropy of logits against integer targets, and its gradient", smx_xent_help },
   { "score", smx_cmd_score, "per-sample OOD scores (higher = more in-distribution)", smx_score_help },
   { "eval", smx_cmd_eval, "OOD metrics and calibration of in- and out-of-distribution logits", smx_eval_help },
+  { "fit-features", smx_cmd_fit_features, "fit the feature OOD scores (mahalanobis, knn, vim, react) once",
+    smx_fit_features_help },
   { "attention", smx_cmd_attention, "fused attention softmax(Q K^T s) V over .npy files", smx_attention_help },
   { "demo", smx_cmd_demo, "softmax of sample rows and a quick speed table", smx_demo_help },
   { "bench", smx_cmd_bench, "smx against oneDNN, XNNPACK and the memory roof", smx_bench_help },

@@ -1,5 +1,6 @@
 /*
- * smx — fused attention on the CPU (FlashAttention-2 style, forward only).
+ * smx — fused attention on the CPU (FlashAttention-2 style; the backward pass
+ * is in smx_attention_backward.h, included below).
  *
  *   O[b,h,i,:] = sum_j w_ij V[b,g(h),j,:]      w_i = softmax_j(z_ij)
  *   z_ij       = scale * <Q[b,h,i,:], K[b,g(h),j,:]>  (+ the options below)
@@ -335,5 +336,8 @@ SMX_API smx_status smx_attention_merge(size_t n, const float *const *o, const fl
 #ifdef __cplusplus
 }
 #endif
+
+/* the backward pass (training): smx_attention_backward() on the same plan */
+#include "smx/smx_attention_backward.h"
 
 #endif

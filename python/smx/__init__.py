@@ -27,6 +27,11 @@ Scores: score (MSP, energy, ... per sample), ood_metrics (AUROC, AUPR,
 FPR@95TPR), calibration (ECE and the reliability diagram), fit_temperature,
 kl_templates (for score kind "kl_matching").
 
+Threads: every function takes threads=0 by default, meaning every core this
+process may run on; threads=1 is the calling thread only, n up to n threads.
+Results never depend on it. (smx.torch's functions take threads=None:
+torch.get_num_threads().)
+
 Deliberate differences from scipy.special and torch:
   * a row of all -inf gives softmax 0, log_softmax -inf and logsumexp -inf
     (scipy and torch give NaN); masked_row="nan" gives NaN like torch;
@@ -34,8 +39,9 @@ Deliberate differences from scipy.special and torch:
     elsewhere (scipy and torch give NaN).
 """
 from ._smx import (NoOptimumError, __version__, attention, calibration, cross_entropy, fit_temperature, gumbel_softmax,
-                   gumbel_softmax_backward, isa, kl_templates, log_softmax, log_softmax_backward, logsumexp, ood_metrics, sample,
-                   score, sigmoid, softmax, softmax_backward, softmax_topk, topk)
+                   gumbel_softmax_backward, isa, kl_templates, log_softmax, logsumexp, ood_metrics, sample,
+                   score, sigmoid, softmax, softmax_topk, topk)
+from ._rows import log_softmax_backward, softmax_backward  # noqa: E402
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "isa", "__version__", "attention",
            "softmax_backward", "log_softmax_backward", "cross_entropy",

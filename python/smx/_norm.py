@@ -4,14 +4,14 @@ sigmoid (with a bias), softplus_l1, standardize_softmax, and for each
 `<name>_backward(x, y, dy, ...)`, the vector-Jacobian product.
 
 The arithmetic is the C library's (include/smx/smx_variants.h: definitions,
-papers, special values and accuracy bounds); this module moves the axis
-last, resolves dtypes (float32 and float64 computed in their own type;
-float16 computed in float32 and rounded once; integers read as float64)
-and handles out=.
+papers, special values and accuracy bounds). The row maps are made from the
+op table by smx._rows (one walker call on the caller's strides and dtype);
+kd_loss and the mixture of softmaxes resolve dtypes here (float16 computed
+in float32 and rounded once; integers read as float64).
 """
 import numpy as np
 
-from . import _smx
+from . import _rows, _smx
 
 __all__ = ["softpick", "ssmax", "sa_softmax", "adaptive_softmax", "topk_softmax", "sigmoid", "softplus_l1",
            "standardize_softmax", "softpick_backward", "ssmax_backward", "sa_softmax_backward",
@@ -30,136 +30,26 @@ def _dtype(*arrays):
     raise TypeError("smx: float16, float32 or float64 input expected, got %s" % dt)
 
 
-def _rows(a, axis, dt):
-    """a with `axis` last, as a C-contiguous 2-D array of dt, and its moved shape."""
-    m = np.moveaxis(a, axis, -1)
-    shape = m.shape
-    n = shape[-1] if m.ndim else 1
-    # explicit rows: reshape(-1, 0) cannot infer them
-    return np.ascontiguousarray(m, dtype=dt).reshape(int(np.prod(shape[:-1], dtype=np.int64)) if m.ndim else 1, n), shape
-
-
-def _run(name, backward, x, y, dy, axis, out, p=0.0, k=0, lens=None, temperature=0.0, threads=0):
-    arrays = [None if a is None else np.asarray(a) for a in (x, y, dy)]
-    ref = next(a for a in arrays if a is not None)
-    if any(a is not None and a.shape != ref.shape for a in arrays):
-        raise ValueError("smx.%s: x, y and dy must have one shape" % name)
-    work, res_dt = _dtype(*arrays)
-    if ref.ndim == 0:
-        arrays = [None if a is None else a.reshape(1) for a in arrays]
-        axis = -1
-    rows = [None if a is None else _rows(a, axis, work) for a in arrays]
-    mshape = next(r for r in rows if r is not None)[1]
-    r2 = [None if r is None else r[0] for r in rows]
-    shape2 = next(r for r in r2 if r is not None).shape
-    direct = (out is not None and isinstance(out, np.ndarray) and out.dtype == work and out.shape == ref.shape
-              and ref.ndim >= 1 and axis in (-1, ref.ndim - 1) and out.flags.c_contiguous)
-    # out= of the computed dtype, C order, the axis last: written in place (no temporary)
-    o = out.reshape(shape2) if direct else np.empty(shape2, dtype=work)
-    if lens is not None:
-        lens = np.ascontiguousarray(np.broadcast_to(np.asarray(lens, dtype=np.int64), mshape[:-1]).reshape(-1))
-    _smx._vnorm_rows(name, bool(backward), r2[0], r2[1], r2[2], o, float(p), int(k), lens, float(temperature),
-                     int(threads))
-    if direct:
-        return out
-    res = np.moveaxis(o.reshape(mshape), -1, axis).astype(res_dt, copy=False)
-    if ref.ndim == 0:
-        res = res.reshape(())
-    if out is not None:
-        np.copyto(out, res)
-        return out
-    return res[()] if res.ndim == 0 else res
-
-
-def softpick(x, axis=-1, eps=1e-6, out=None, threads=0):
-    """Softpick (Zuhri et al. 2025): ReLU(e^x - 1) / (sum |e^x - 1| + eps), in the stable form with the max
-    taken out; rectified, not summing to one; -inf entries are masked (0, left out of the sum)."""
-    return _run("softpick", 0, x, None, None, axis, out, p=eps, threads=threads)
-
-
-def softpick_backward(x, y, dy, eps=1e-6, axis=-1, out=None, threads=0):
-    """The VJP of softpick; reads x and dy (y may be None)."""
-    return _run("softpick", 1, x, y, dy, axis, out, p=eps, threads=threads)
-
-
-def ssmax(x, s=1.0, n=None, axis=-1, out=None, threads=0):
-    """Scalable-Softmax (Nakanishi 2025): softmax((s log n) x); n: the row length (None), or one count per row
-    (an integer array broadcast to the shape without `axis`: prefix / causal use)."""
-    return _run("ssmax", 0, x, None, None, axis, out, p=s, lens=n, threads=threads)
-
-
-def ssmax_backward(x, y, dy, s=1.0, n=None, axis=-1, out=None, threads=0):
-    """The VJP of ssmax with s fixed; reads y and dy (x may be None)."""
-    return _run("ssmax", 1, x, y, dy, axis, out, p=s, lens=n, threads=threads)
-
-
-def sa_softmax(x, axis=-1, normalized=False, out=None, threads=0):
-    """Self-Adjust Softmax (Zheng et al. 2025): x * softmax(x), or with normalized=True
-    (x - min(x_min, 0)) / (max(0, x_max) - min(x_min, 0)) * softmax(x). Masked entries give 0."""
-    return _run("sa_softmax", 0, x, None, None, axis, out, k=int(bool(normalized)), threads=threads)
-
-
-def sa_softmax_backward(x, y, dy, axis=-1, normalized=False, out=None, threads=0):
-    """The VJP of sa_softmax (exact, min / max terms included); reads x and dy (y may be None)."""
-    return _run("sa_softmax", 1, x, y, dy, axis, out, k=int(bool(normalized)), threads=threads)
-
-
-def adaptive_softmax(x, axis=-1, out=None, threads=0):
-    """Adaptive temperature (Velickovic et al. 2024): softmax(beta x), beta from the entropy of softmax(x)
-    by the paper's polynomial (beta = 1 for entropy <= 0.5, never below 1)."""
-    return _run("adaptive_softmax", 0, x, None, None, axis, out, threads=threads)
-
-
-def adaptive_softmax_backward(x, y, dy, axis=-1, out=None, threads=0):
-    """The exact VJP of adaptive_softmax (beta's dependence on x included); reads x and dy."""
-    return _run("adaptive_softmax", 1, x, y, dy, axis, out, threads=threads)
-
-
-def topk_softmax(x, k, axis=-1, out=None, threads=0):
-    """Softmax over the k largest entries, 0 elsewhere; ties go to the lowest index."""
-    if int(k) < 1:
-        raise ValueError("smx.topk_softmax: k must be >= 1")
-    return _run("topk_softmax", 0, x, None, None, axis, out, k=k, threads=threads)
-
-
-def topk_softmax_backward(x, y, dy, k=1, axis=-1, out=None, threads=0):
-    """The VJP of topk_softmax (the softmax VJP on the support); reads y and dy."""
-    return _run("topk_softmax", 1, x, y, dy, axis, out, k=max(int(k), 1), threads=threads)
+softpick, softpick_backward = _rows.make("softpick")
+ssmax, ssmax_backward = _rows.make("ssmax", lens=True)
+sa_softmax, sa_softmax_backward = _rows.make("sa_softmax")
+adaptive_softmax, adaptive_softmax_backward = _rows.make("adaptive_softmax")
+topk_softmax, topk_softmax_backward = _rows.make("topk_softmax")
+softplus_l1, softplus_l1_backward = _rows.make("softplus_l1")
+standardize_softmax, standardize_softmax_backward = _rows.make("standardize_softmax")
 
 
 def sigmoid(x, temperature=1.0, bias=0.0, out=None, threads=0):
     """sigma(x / temperature + bias) elementwise (scipy.special.expit at temperature 1, bias 0)."""
     if bias == 0.0:
         return _smx.sigmoid(x, temperature=temperature, out=out, threads=threads)
-    a = np.asarray(x)
-    return _run("sigmoid_bias", 0, a, None, None, -1, out, p=bias, temperature=temperature, threads=threads)
+    return _rows.run("sigmoid_bias", 0, x, out=out, params=[bias], temperature=temperature, threads=threads)
 
 
 def sigmoid_backward(x, y, dy, temperature=1.0, bias=0.0, out=None, threads=0):
     """The VJP of sigmoid: y (1 - y) dy / temperature; reads y and dy (x may be None; bias is not needed)."""
     del bias
-    return _run("sigmoid", 1, x, y, dy, -1, out, temperature=temperature, threads=threads)
-
-
-def softplus_l1(x, axis=-1, out=None, threads=0):
-    """softplus(x) / sum softplus(x) along axis, with the stable softplus; -inf entries give 0."""
-    return _run("softplus_l1", 0, x, None, None, axis, out, threads=threads)
-
-
-def softplus_l1_backward(x, y, dy, axis=-1, out=None, threads=0):
-    """The VJP of softplus_l1; reads x and dy (y may be None)."""
-    return _run("softplus_l1", 1, x, y, dy, axis, out, threads=threads)
-
-
-def standardize_softmax(x, temperature=1.0, axis=-1, out=None, threads=0):
-    """Logit standardisation (Sun et al. 2024): softmax(((x - mean) / (std + 1e-7)) / temperature), std
-    unbiased, over the finite entries."""
-    return _run("standardize_softmax", 0, x, None, None, axis, out, p=temperature, threads=threads)
-
-
-def standardize_softmax_backward(x, y, dy, temperature=1.0, axis=-1, out=None, threads=0):
-    """The VJP of standardize_softmax; reads x and dy (y may be None)."""
-    return _run("standardize_softmax", 1, x, y, dy, axis, out, p=temperature, threads=threads)
+    return _rows.run("sigmoid", 1, x, y, dy, out=out, temperature=temperature, threads=threads)
 
 
 _REDUCTIONS = {"mean": 0, "sum": 1, "none": 2}

@@ -1,15 +1,14 @@
 """sparsemax, entmax-1.5 and alpha-entmax (sparse probability maps), their
 vector-Jacobian products and their Fenchel-Young losses, over NumPy arrays.
 
-The C library does the work (include/smx/smx_variants.h); this module maps an
-array and an axis onto its rows form (one C-contiguous copy when the axis is
-not the last one or the layout is not C), checks out=, and shapes the results.
+The C library does the work (include/smx/smx_variants.h). The maps and their
+VJPs are made from the op table by smx._rows (one walker call on the caller's
+strides and dtype); the losses take the classes on the last axis.
 """
 import numpy as np
 
-from . import _smx
+from . import _rows, _smx
 
-_OPS = {"sparsemax": 0, "entmax15": 1, "entmax": 2, "sparsemax_sort": 3}
 _RED = {"mean": 0, "sum": 1, "none": 2}
 
 
@@ -23,17 +22,6 @@ def _float_input(fn, x, allow_half=True):
     return a
 
 
-def _rows(a, axis):
-    """a with axis last, as a C-contiguous native 2-D array (a view when possible)."""
-    if a.ndim == 0:
-        a = a.reshape(1)
-        axis = -1
-    m = np.moveaxis(a, axis, -1)
-    m = np.ascontiguousarray(m, dtype=m.dtype.newbyteorder("="))
-    # explicit rows: reshape(-1, 0) cannot infer them
-    return m, m.reshape(int(np.prod(m.shape[:-1], dtype=np.int64)), m.shape[-1])
-
-
 def _check_alpha(fn, alpha):
     alpha = float(alpha)
     if not (alpha > 1.0 and np.isfinite(alpha)):
@@ -41,102 +29,10 @@ def _check_alpha(fn, alpha):
     return alpha
 
 
-def _forward(fn, op, x, axis, out, alpha, threads, masked_row):
-    a = _float_input(fn, x)
-    if masked_row not in ("zero", "nan"):
-        raise ValueError("%s: masked_row must be 'zero' or 'nan'" % fn)
-    if out is not None:
-        if not isinstance(out, np.ndarray) or out.dtype != a.dtype:
-            raise TypeError("%s: out must be an ndarray of dtype %s" % (fn, a.dtype))
-        if out.shape != a.shape:
-            raise ValueError("%s: out has shape %s, the result %s" % (fn, out.shape, a.shape))
-    m, x2 = _rows(a, axis)
-    last = a.ndim >= 1 and axis in (-1, a.ndim - 1)
-    if out is not None and last and out.flags.c_contiguous and out.dtype.isnative and out.flags.writeable:
-        if x2.size:   # straight into out (which may be x itself)
-            _smx._sparse_rows(op, x2, out.reshape(x2.shape), alpha, int(threads), masked_row == "nan")
-        return out
-    res = np.empty_like(m)
-    y2 = res.reshape(x2.shape)
-    if x2.size:
-        _smx._sparse_rows(op, x2, y2, alpha, int(threads), masked_row == "nan")
-    res = np.moveaxis(res, -1, axis) if a.ndim else res.reshape(())
-    if out is not None:
-        out[...] = res
-        return out
-    return res[()] if a.ndim == 0 else res
-
-
-def sparsemax(x, axis=-1, out=None, threads=0, masked_row="zero"):
-    """sparsemax(x) = argmin_{p in simplex} ||p - x||^2 along axis (Martins & Astudillo 2016):
-    max(x - tau, 0) summing to 1. Expected O(n) per row (pivot search on the candidates).
-    -inf entries get 0 and take no part; a row of all -inf gives 0 (masked_row='nan': NaN);
-    NaN gives a NaN row; k entries equal to +inf get 1/k. float16/32/64, out= may be x."""
-    return _forward("smx.sparsemax", 0, x, axis, out, 0.0, threads, masked_row)
-
-
-def sparsemax_sort(x, axis=-1, out=None, threads=0):
-    """The O(n log n) sort-based sparsemax (the oracle): the same results as smx.sparsemax."""
-    return _forward("smx.sparsemax_sort", 3, _float_input("smx.sparsemax_sort", x, False), axis, out, 0.0, threads,
-                    "zero")
-
-
-def entmax15(x, axis=-1, out=None, threads=0, masked_row="zero"):
-    """1.5-entmax along axis (Peters et al. 2019), exact: max(x/2 - tau, 0)^2 summing to 1.
-    Special values as smx.sparsemax."""
-    return _forward("smx.entmax15", 1, x, axis, out, 0.0, threads, masked_row)
-
-
-def entmax(x, alpha, axis=-1, out=None, threads=0, masked_row="zero"):
-    """alpha-entmax along axis for alpha > 1: max((alpha-1) x - tau, 0)^(1/(alpha-1)), tau by
-    bisection as the entmax package's entmax_bisect (30 halvings for float32/float16, 50 for
-    float64), normalised to sum 1. alpha <= 1 is a ValueError (alpha -> 1 is softmax)."""
-    alpha = _check_alpha("smx.entmax", alpha)
-    return _forward("smx.entmax", 2, x, axis, out, alpha, threads, masked_row)
-
-
-def _backward(fn, op, y, dy, axis, alpha, threads, out):
-    if y is None:
-        raise ValueError("%s: y (the forward output) is required; x is not used" % fn)
-    y = _float_input(fn, y, False)
-    dy = np.asarray(dy, dtype=y.dtype)
-    if dy.shape != y.shape:
-        raise ValueError("%s: dy has shape %s, y %s" % (fn, dy.shape, y.shape))
-    if out is not None and (not isinstance(out, np.ndarray) or out.dtype != y.dtype or out.shape != y.shape):
-        raise ValueError("%s: out must be an ndarray of the dtype and shape of y" % fn)
-    m, y2 = _rows(y, axis)
-    _, d2 = _rows(dy, axis)
-    last = y.ndim >= 1 and axis in (-1, y.ndim - 1)
-    if out is not None and last and out.flags.c_contiguous and out.dtype.isnative and out.flags.writeable:
-        if y2.size:   # straight into out (which may be y or dy)
-            _smx._sparse_backward_rows(op, y2, d2, out.reshape(y2.shape), alpha, int(threads))
-        return out
-    res = np.empty_like(m)
-    if y2.size:
-        _smx._sparse_backward_rows(op, y2, d2, res.reshape(y2.shape), alpha, int(threads))
-    res = np.moveaxis(res, -1, axis) if y.ndim else res.reshape(())[()]
-    if out is not None:
-        out[...] = res
-        return out
-    return res
-
-
-def sparsemax_backward(x, y, dy, axis=-1, threads=0, out=None):
-    """The VJP of sparsemax from its output y (x is not used and may be None):
-    dx = dy - mean(dy over y > 0) on the support, 0 elsewhere."""
-    return _backward("smx.sparsemax_backward", 0, y, dy, axis, 2.0, threads, out)
-
-
-def entmax15_backward(x, y, dy, axis=-1, threads=0, out=None):
-    """The VJP of entmax15 from y (x may be None): g = sqrt(y), dx = g (dy - sum(g dy) / sum(g))."""
-    return _backward("smx.entmax15_backward", 1, y, dy, axis, 1.5, threads, out)
-
-
-def entmax_backward(x, y, dy, alpha, axis=-1, threads=0, out=None):
-    """The VJP of alpha-entmax from y (x may be None): g = y^(2-alpha) on the support,
-    dx = g (dy - sum(g dy) / sum(g))."""
-    alpha = _check_alpha("smx.entmax_backward", alpha)
-    return _backward("smx.entmax_backward", 2, y, dy, axis, alpha, threads, out)
+sparsemax, sparsemax_backward = _rows.make("sparsemax")
+sparsemax_sort, _ = _rows.make("sparsemax_sort")
+entmax15, entmax15_backward = _rows.make("entmax15")
+entmax, entmax_backward = _rows.make("entmax")
 
 
 def _loss(fn, op, logits, target, alpha, reduction, ignore_index, return_grad, grad_scale, threads, masked_row):

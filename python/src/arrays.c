@@ -1,11 +1,11 @@
 /* NumPy arrays in and out: see arrays.h. */
 #include "arrays.h"
 
-static int dtype_of(int type_num, smx_py_dtype *dt) {
+static int dtype_of(int type_num, smx_op_dtype *dt) {
   switch (type_num) {
-  case NPY_HALF: *dt = SMX_PY_F16; return 1;
-  case NPY_FLOAT: *dt = SMX_PY_F32; return 1;
-  case NPY_DOUBLE: *dt = SMX_PY_F64; return 1;
+  case NPY_HALF: *dt = SMX_OP_F16; return 1;
+  case NPY_FLOAT: *dt = SMX_OP_F32; return 1;
+  case NPY_DOUBLE: *dt = SMX_OP_F64; return 1;
   default: return 0;
   }
 }
@@ -24,18 +24,21 @@ static void raise_dtype(const char *fn, const char *what, PyArray_Descr *d) {
   Py_DECREF(name);
 }
 
-static PyArrayObject *input(const char *fn, PyObject *a, smx_py_dtype *dt, int ints_as_f64) {
+static PyArrayObject *input(const char *fn, const char *what, PyObject *a, smx_op_dtype *dt, int ints_as_f64,
+                            int bf16) {
   /* Check the dtype first so that an unsupported array is never copied. */
   PyArrayObject *arr = (PyArrayObject *)PyArray_FROM_O(a);
   if (!arr) return NULL;
-  if (ints_as_f64 && PyArray_ISINTEGER(arr)) {
+  if (ints_as_f64 && !bf16 && PyArray_ISINTEGER(arr)) {
     PyArrayObject *f = (PyArrayObject *)PyArray_FromArray(arr, PyArray_DescrFromType(NPY_DOUBLE), NPY_ARRAY_ALIGNED);
     Py_DECREF(arr);
     if (!f) return NULL;
     arr = f;
   }
-  if (!dtype_of(PyArray_TYPE(arr), dt)) {
-    raise_dtype(fn, "the input", PyArray_DESCR(arr));
+  if (bf16 && (PyArray_TYPE(arr) == NPY_INT16 || PyArray_TYPE(arr) == NPY_UINT16)) {
+    *dt = SMX_OP_BF16;
+  } else if (bf16 || !dtype_of(PyArray_TYPE(arr), dt)) {
+    raise_dtype(fn, what, PyArray_DESCR(arr));
     Py_DECREF(arr);
     return NULL;
   }
@@ -47,9 +50,17 @@ static PyArrayObject *input(const char *fn, PyObject *a, smx_py_dtype *dt, int i
   return c;
 }
 
-PyArrayObject *smx_py_input(const char *fn, PyObject *a, smx_py_dtype *dt) { return input(fn, a, dt, 0); }
+PyArrayObject *smx_py_input(const char *fn, PyObject *a, smx_op_dtype *dt) {
+  return input(fn, "the input", a, dt, 0, 0);
+}
 
-PyArrayObject *smx_py_input_real(const char *fn, PyObject *a, smx_py_dtype *dt) { return input(fn, a, dt, 1); }
+PyArrayObject *smx_py_input_real(const char *fn, PyObject *a, smx_op_dtype *dt) {
+  return input(fn, "the input", a, dt, 1, 0);
+}
+
+PyArrayObject *smx_py_input_named(const char *fn, const char *what, PyObject *a, int bf16, smx_op_dtype *dt) {
+  return input(fn, what, a, dt, 1, bf16);
+}
 
 int smx_py_check_out(const char *fn, PyObject *out, PyArrayObject *x, int ndim, const npy_intp *shape) {
   if (!PyArray_Check(out)) {

@@ -16,21 +16,28 @@
 #endif
 #include <numpy/arrayobject.h>
 
-#include "kernels.h"
+#include "smx/smx.h"
 
 /*
  * The input as an aligned, native-byte-order float16/32/64 array (a new
  * reference; the same object when it already is one). TypeError for other
  * dtypes, naming the dtype (integers and booleans: "cast first").
  */
-PyArrayObject *smx_py_input(const char *fn, PyObject *a, smx_py_dtype *dt);
+PyArrayObject *smx_py_input(const char *fn, PyObject *a, smx_op_dtype *dt);
 
 /*
  * The same, except that integer arrays (and lists of ints) are read as
  * float64, as scipy.special does: the input of softmax, log_softmax and
  * logsumexp. Booleans remain a TypeError.
  */
-PyArrayObject *smx_py_input_real(const char *fn, PyObject *a, smx_py_dtype *dt);
+PyArrayObject *smx_py_input_real(const char *fn, PyObject *a, smx_op_dtype *dt);
+
+/*
+ * As smx_py_input_real, naming the argument `what` in errors; with bf16, an int16 or uint16 array is read
+ * as bfloat16 bit patterns (smx.torch's bfloat16 tensors travel so: NumPy has no bfloat16) and nothing else
+ * is accepted.
+ */
+PyArrayObject *smx_py_input_named(const char *fn, const char *what, PyObject *a, int bf16, smx_op_dtype *dt);
 
 /*
  * Checks a caller's out= against the dtype and shape the result must have:

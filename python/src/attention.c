@@ -35,7 +35,7 @@ const char smx_py_attention_doc[] = PyDoc_STR(
   "    refused), broadcastable to (B, Hq, Lq, Lk).\n"
   "sink : (Hq,) sink logits, joining the denominator only.\n"
   "return_lse : also return the (B, Hq, Lq) float32 log-sum-exp (-inf for a row that sees no key).\n"
-  "threads : >= 0 (0 or 1: the calling thread); results do not depend on it.\n"
+  "threads : >= 0 (0: every core this process may use; 1: the calling thread); results do not depend on it.\n"
   "Variants: softcap (tanh cap), ssmax (SSMax s), kind 'softmax' | 'sigmoid' (with sigmoid_bias)\n"
   "| 'softpick' | 'linear' (elu+1 features) | 'cosformer' | 'mala', alibi (Hq,) slopes, fox (B, Hq, Lk) cumulative log forget, gate (B, Hq, Lq) or\n"
   "(B, Hq, Lq, Dv) sigmoid output gate logits, qk_norm True or (wq, wk) RMSNorm weights,\n"
@@ -199,7 +199,7 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
     PyErr_SetString(PyExc_ValueError, "attention: threads must be >= 0");
     goto done;
   }
-  d.threads = threads;
+  d.threads = smx_py_threads(threads);
   if (causal == Py_True) {
     d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT;
   } else if (PyUnicode_Check(causal)) {

@@ -4,21 +4,10 @@
 
 #define SMX_PY_F64_NOTE "float64 is computed in float32, the C API having no float64 form, and returned as float64"
 
-PyDoc_STRVAR(softmax_backward_doc,
-             "softmax_backward($module, /, y, dy, axis=-1, temperature=1.0, out=None, threads=1)\n--\n\n"
-             "Vector-Jacobian product of softmax: dx = y * (dy - sum(dy * y)) / T along axis, from the\n"
-             "softmax output y and the upstream gradient dy (same shape and dtype). float16, float32 or\n"
-             "float64, computed and returned in the input's dtype.\nout= (the input's dtype and shape) receives a copy.\n"
-             "Bound and special values: include/smx/smx_grad.h. The GIL is released while computing.");
-PyDoc_STRVAR(log_softmax_backward_doc,
-             "log_softmax_backward($module, /, y, dy, axis=-1, temperature=1.0, out=None, threads=1)\n--\n\n"
-             "Vector-Jacobian product of log-softmax: dx = (dy - exp(y) * sum(dy)) / T along axis, from the\n"
-             "log-softmax output y and the upstream gradient dy. Dtypes, out= and threads as\n"
-             "softmax_backward.");
 PyDoc_STRVAR(cross_entropy_doc,
              "cross_entropy($module, /, logits, targets, reduction='mean', ignore_index=-100,\n"
              "              label_smoothing=0.0, z_loss=0.0, temperature=1.0, return_grad=False,\n"
-             "              grad_scale=1.0, threads=1, masked_row='zero', grad_out=None)\n--\n\n"
+             "              grad_scale=1.0, threads=0, masked_row='zero', grad_out=None)\n--\n\n"
              "Fused softmax cross-entropy, as torch.nn.functional.cross_entropy on logits / T with\n"
              "integer class targets, plus z_loss * logsumexp^2 per row. logits: [..., C] (the classes are\n"
              "the LAST axis, also for more than 2 dimensions, unlike torch's dim 1); targets: int32 or\n"
@@ -31,7 +20,7 @@ PyDoc_STRVAR(cross_entropy_doc,
              "The loss is computed in float32 arithmetic (f32 result); masked_row='nan' gives NaN\n"
              "for a row of all -inf as torch. Bounds: include/smx/smx_grad.h. The GIL is released.");
 PyDoc_STRVAR(softmax_topk_doc,
-             "softmax_topk($module, /, x, k, axis=-1, log=False, temperature=1.0, threads=1, masked_row='zero')\n"
+             "softmax_topk($module, /, x, k, axis=-1, log=False, temperature=1.0, threads=0, masked_row='zero')\n"
              "--\n\n"
              "The k largest softmax(x / T) probabilities along axis, fused (one read, no probability row):\n"
              "(values float32, indices int64), the axis replaced by k, values descending, equal logits\n"
@@ -39,12 +28,12 @@ PyDoc_STRVAR(softmax_topk_doc,
              "to float32). A row with NaN: values NaN, indices -1. As torch.topk(torch.softmax(x), k) apart\n"
              "from the tie order (torch's is unspecified) and +inf / NaN rows. k > the axis: ValueError.");
 PyDoc_STRVAR(topk_doc,
-             "topk($module, /, x, k, axis=-1, threads=1)\n--\n\n"
+             "topk($module, /, x, k, axis=-1, threads=0)\n--\n\n"
              "The k largest values of x along axis (no normalisation): (values float32, indices int64),\n"
              "ties to the lowest index; a row with NaN gives NaN values and indices -1.");
 PyDoc_STRVAR(sample_doc,
              "sample($module, /, logits, seed, step=0, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0,\n"
-             "       greedy=False, method='multinomial', row_offset=0, threads=1)\n--\n\n"
+             "       greedy=False, method='multinomial', row_offset=0, threads=0)\n--\n\n"
              "One token per row (int64, shape logits.shape[:-1]) from softmax(logits / T) after the\n"
              "filters top_k (0 off), top_p (0 or 1 off) and min_p (0 off), in that order. Reproducible:\n"
              "Philox4x32-10 keyed by seed with counter (draw, row_offset + row, step), whatever threads.\n"
@@ -52,7 +41,7 @@ PyDoc_STRVAR(sample_doc,
              "argmax (lowest index). A row with NaN or with every logit -inf gives -1.\n"
              "float16/32/64 logits (float64 converted to float32). Rules: include/smx/smx_topk.h.");
 PyDoc_STRVAR(gumbel_softmax_doc,
-             "gumbel_softmax($module, /, logits, tau, seed, step=0, hard=False, threads=1, masked_row='zero')\n"
+             "gumbel_softmax($module, /, logits, tau, seed, step=0, hard=False, threads=0, masked_row='zero')\n"
              "--\n\n"
              "softmax((logits + g) / tau) along the last axis with Gumbel noise g from Philox keyed by\n"
              "(seed, row, step, index) (the noise of sample(method='gumbel')). hard=True returns\n"
@@ -60,7 +49,7 @@ PyDoc_STRVAR(gumbel_softmax_doc,
              "straight-through estimator uses. Output in the logits' dtype (float16 or float32;\n" SMX_PY_F64_NOTE
              ").");
 PyDoc_STRVAR(gumbel_softmax_backward_doc,
-             "gumbel_softmax_backward($module, /, y, dy, tau, threads=1)\n--\n\n"
+             "gumbel_softmax_backward($module, /, y, dy, tau, threads=0)\n--\n\n"
              "dx = y * (dy - sum(dy * y)) / tau along the last axis for a soft sample y of gumbel_softmax\n"
              "(float32 result; float16/float64 inputs are converted to float32).");
 PyDoc_STRVAR(score_doc,

@@ -1,6 +1,6 @@
 /*
- * smx.softmax_backward, log_softmax_backward, cross_entropy, softmax_topk,
- * topk, sample, gumbel_softmax, gumbel_softmax_backward: argument checks,
+ * smx.cross_entropy, softmax_topk, topk, sample, gumbel_softmax,
+ * gumbel_softmax_backward: argument checks,
  * conversion to a C-contiguous matrix with the class axis last (matrix.h),
  * one library call with the GIL released, results as new NumPy arrays.
  */
@@ -21,11 +21,11 @@ static PyArrayObject *new_like(const smx_py_matrix *m, npy_intp last, int type) 
   return (PyArrayObject *)PyArray_SimpleNew(last >= 0 ? nd : nd - 1, shape, type);
 }
 
-static int npy_type(smx_py_dtype dt) { return dt == SMX_PY_F16 ? NPY_HALF : dt == SMX_PY_F64 ? NPY_DOUBLE : NPY_FLOAT; }
+static int npy_type(smx_op_dtype dt) { return dt == SMX_OP_F16 ? NPY_HALF : dt == SMX_OP_F64 ? NPY_DOUBLE : NPY_FLOAT; }
 
 /* The result in the caller's dtype (float64 callers get float64 back; steals r). */
 static PyObject *to_given(const smx_py_matrix *m, PyArrayObject *r) {
-  if (!r || m->given != SMX_PY_F64 || m->dtype == SMX_PY_F64) return (PyObject *)r;
+  if (!r || m->given != SMX_OP_F64 || m->dtype == SMX_OP_F64) return (PyObject *)r;
   PyObject *c = PyArray_Cast(r, NPY_DOUBLE);
   Py_DECREF(r);
   return c;
@@ -43,76 +43,6 @@ static PyObject *into_out(const char *fn, PyObject *out, PyObject *input, PyObje
   Py_DECREF(res);
   Py_INCREF(out);
   return out;
-}
-
-/* ------------------------------------------------------------ backward */
-
-static PyObject *backward(const char *fn, int log, PyObject *args, PyObject *kwargs, const char *fmt) {
-  static char *kw[] = {"y", "dy", "axis", "temperature", "out", "threads", NULL};
-  PyObject *yo, *dyo, *axis = NULL, *temp = NULL, *out = NULL, *thr = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, fmt, kw, &yo, &dyo, &axis, &temp, &out, &thr)) return NULL;
-  smx_options opt;
-  if (smx_py_parse_options(fn, temp, NULL, thr, NULL, &opt) < 0) return NULL;
-  smx_py_matrix y, dy;
-  if (smx_py_matrix_in(fn, "y", yo, axis, SMX_PY_KEEP_F64, &y) < 0) return NULL;
-  if (smx_py_matrix_in(fn, "dy", dyo, axis, SMX_PY_KEEP_F64, &dy) < 0) {
-    Py_DECREF(y.arr);
-    return NULL;
-  }
-  PyObject *res = NULL, *yin = NULL;
-  if (y.given != dy.given) {
-    PyErr_Format(PyExc_TypeError, "%s: y and dy must have the same dtype", fn);
-    goto done;
-  }
-  if (!PyArray_SAMESHAPE(y.arr, dy.arr)) {
-    PyErr_Format(PyExc_ValueError, "%s: y and dy must have the same shape", fn);
-    goto done;
-  }
-  PyArrayObject *dx = new_like(&y, (npy_intp)y.cols, npy_type(y.dtype));
-  if (!dx) goto done;
-  smx_status s = SMX_OK;
-  size_t n = y.cols;
-  if (y.rows > 0 && n > 0) {
-    const void *yp = PyArray_DATA(y.arr), *dyp = PyArray_DATA(dy.arr);
-    void *dxp = PyArray_DATA(dx);
-    Py_BEGIN_ALLOW_THREADS
-    if (y.dtype == SMX_PY_F64)
-      s = log ? smx_log_softmax_backward_rows_f64(yp, n, dyp, n, dxp, n, y.rows, n, &opt)
-              : smx_softmax_backward_rows_f64(yp, n, dyp, n, dxp, n, y.rows, n, &opt);
-    else if (y.dtype == SMX_PY_F16)
-      s = log ? smx_log_softmax_backward_rows_f16(yp, n, dyp, n, dxp, n, y.rows, n, &opt)
-              : smx_softmax_backward_rows_f16(yp, n, dyp, n, dxp, n, y.rows, n, &opt);
-    else
-      s = log ? smx_log_softmax_backward_rows_f32(yp, n, dyp, n, dxp, n, y.rows, n, &opt)
-              : smx_softmax_backward_rows_f32(yp, n, dyp, n, dxp, n, y.rows, n, &opt);
-    Py_END_ALLOW_THREADS
-  }
-  if (s != SMX_OK) {
-    Py_DECREF(dx);
-    smx_py_raise_status(fn, s);
-    goto done;
-  }
-  res = smx_py_matrix_restore(&y, to_given(&y, dx));
-  if (res && out && out != Py_None) {
-    smx_py_dtype dt;
-    if ((yin = (PyObject *)smx_py_input(fn, yo, &dt))) res = into_out(fn, out, yin, res);
-    else Py_CLEAR(res);
-  }
-done:
-  Py_XDECREF(yin);
-  Py_DECREF(y.arr);
-  Py_DECREF(dy.arr);
-  return res;
-}
-
-PyObject *smx_py_softmax_backward(PyObject *self, PyObject *args, PyObject *kwargs) {
-  (void)self;
-  return backward("smx.softmax_backward", 0, args, kwargs, "OO|OOOO:softmax_backward");
-}
-
-PyObject *smx_py_log_softmax_backward(PyObject *self, PyObject *args, PyObject *kwargs) {
-  (void)self;
-  return backward("smx.log_softmax_backward", 1, args, kwargs, "OO|OOOO:log_softmax_backward");
 }
 
 /* ------------------------------------------------------- cross-entropy */
@@ -211,7 +141,7 @@ PyObject *smx_py_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs)
     size_t ld = m.cols ? m.cols : 1;
     smx_index_type tt = i32 ? SMX_INDEX_I32 : SMX_INDEX_I64;
     Py_BEGIN_ALLOW_THREADS
-    if (m.dtype == SMX_PY_F16) s = smx_cross_entropy_f16(xp, ld, m.rows, m.cols, tp, tt, &x, lp, gp, ld, NULL);
+    if (m.dtype == SMX_OP_F16) s = smx_cross_entropy_f16(xp, ld, m.rows, m.cols, tp, tt, &x, lp, gp, ld, NULL);
     else s = smx_cross_entropy_f32(xp, ld, m.rows, m.cols, tp, tt, &x, lp, gp, ld, NULL);
     Py_END_ALLOW_THREADS
   }
@@ -228,7 +158,7 @@ PyObject *smx_py_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs)
     Py_INCREF(grad);
     PyObject *g = to_given(&m, grad);
     if (g && gout) { /* checked against the caller's logits (dtype and shape), then filled */
-      smx_py_dtype dt;
+      smx_op_dtype dt;
       PyObject *xin = (PyObject *)smx_py_input(fn, xo, &dt);
       g = xin ? into_out(fn, gout, xin, g) : (Py_DECREF(g), NULL);
       Py_XDECREF(xin);
@@ -249,9 +179,9 @@ done:
 
 typedef enum { TOPK_SOFTMAX, TOPK_LOG, TOPK_RAW } topk_kind;
 
-static smx_status topk_call(topk_kind k, smx_py_dtype dt, const void *x, size_t rows, size_t cols, size_t kk,
+static smx_status topk_call(topk_kind k, smx_op_dtype dt, const void *x, size_t rows, size_t cols, size_t kk,
                             float *v, int64_t *ix, const smx_options *o) {
-  if (dt == SMX_PY_F16) {
+  if (dt == SMX_OP_F16) {
     if (k == TOPK_SOFTMAX) return smx_softmax_topk_rows_f16(x, cols, rows, cols, kk, v, ix, o);
     if (k == TOPK_LOG) return smx_log_softmax_topk_rows_f16(x, cols, rows, cols, kk, v, ix, o);
     return smx_topk_rows_f16(x, cols, rows, cols, kk, v, ix, o);
@@ -385,7 +315,7 @@ PyObject *smx_py_sample(PyObject *self, PyObject *args, PyObject *kwargs) {
     const void *xp = PyArray_DATA(m.arr);
     int64_t *out = PyArray_DATA(tok);
     Py_BEGIN_ALLOW_THREADS
-    s = m.dtype == SMX_PY_F16 ? smx_sample_rows_f16(xp, m.cols, m.rows, m.cols, &p, seed, step, out, &o)
+    s = m.dtype == SMX_OP_F16 ? smx_sample_rows_f16(xp, m.cols, m.rows, m.cols, &p, seed, step, out, &o)
                               : smx_sample_rows_f32(xp, m.cols, m.rows, m.cols, &p, seed, step, out, &o);
     Py_END_ALLOW_THREADS
   }
@@ -431,7 +361,7 @@ PyObject *smx_py_gumbel_softmax(PyObject *self, PyObject *args, PyObject *kwargs
     void *yp = PyArray_DATA(y), *sp = ys ? PyArray_DATA(ys) : NULL;
     size_t n = m.cols;
     Py_BEGIN_ALLOW_THREADS
-    if (m.dtype == SMX_PY_F16)
+    if (m.dtype == SMX_OP_F16)
       s = hard ? smx_gumbel_softmax_hard_rows_f16(xp, n, yp, n, sp, n, m.rows, n, tau, seed, step, &o)
                : smx_gumbel_softmax_rows_f16(xp, n, yp, n, m.rows, n, tau, seed, step, &o);
     else

@@ -5,8 +5,6 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-PyObject *smx_py_softmax_backward(PyObject *self, PyObject *args, PyObject *kwargs);
-PyObject *smx_py_log_softmax_backward(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *smx_py_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *smx_py_softmax_topk(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *smx_py_topk(PyObject *self, PyObject *args, PyObject *kwargs);

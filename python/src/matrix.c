@@ -9,7 +9,7 @@ int smx_py_matrix_in(const char *fn, const char *what, PyObject *a, PyObject *ax
     PyErr_Format(PyExc_TypeError, "%s: axis must be an int (the class axis), not None", fn);
     return -1;
   }
-  smx_py_dtype dt;
+  smx_op_dtype dt;
   PyArrayObject *x = smx_py_input(fn, a, &dt);
   if (!x) return -1;
   int nd = PyArray_NDIM(x);
@@ -28,9 +28,9 @@ int smx_py_matrix_in(const char *fn, const char *what, PyObject *a, PyObject *ax
     if (!(x = s)) return -1;
   }
   m->given = dt;
-  m->dtype = (dt == SMX_PY_F16 && (f32_only == 0 || f32_only == SMX_PY_KEEP_F64)) ? SMX_PY_F16
-             : (dt == SMX_PY_F64 && f32_only >= SMX_PY_KEEP_F64) ? SMX_PY_F64 : SMX_PY_F32;
-  int type = m->dtype == SMX_PY_F16 ? NPY_HALF : m->dtype == SMX_PY_F64 ? NPY_DOUBLE : NPY_FLOAT;
+  m->dtype = (dt == SMX_OP_F16 && (f32_only == 0 || f32_only == SMX_PY_KEEP_F64)) ? SMX_OP_F16
+             : (dt == SMX_OP_F64 && f32_only >= SMX_PY_KEEP_F64) ? SMX_OP_F64 : SMX_OP_F32;
+  int type = m->dtype == SMX_OP_F16 ? NPY_HALF : m->dtype == SMX_OP_F64 ? NPY_DOUBLE : NPY_FLOAT;
   m->arr = (PyArrayObject *)PyArray_FromAny((PyObject *)x, PyArray_DescrFromType(type), 0, 0,
                                             NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST, NULL);
   Py_DECREF(x);

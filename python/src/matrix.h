@@ -12,8 +12,8 @@
 
 typedef struct smx_py_matrix {
   PyArrayObject *arr; /* C-contiguous, class axis last (a new reference) */
-  smx_py_dtype dtype; /* SMX_PY_F16, SMX_PY_F32 (or F64 with KEEP_F64)    */
-  smx_py_dtype given; /* the caller's dtype (float64 becomes float32)     */
+  smx_op_dtype dtype; /* SMX_OP_F16, SMX_OP_F32 (or F64 with KEEP_F64)    */
+  smx_op_dtype given; /* the caller's dtype (float64 becomes float32)     */
   int axis;           /* the caller's axis, normalised; ndim - 1 if none  */
   size_t rows, cols;  /* the product of the other dimensions, the axis    */
 } smx_py_matrix;

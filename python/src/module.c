@@ -23,30 +23,31 @@
   "temperature : float > 0, finite; computes on a / temperature.\n"                                        \
   "out : ndarray of the result's shape and the input's dtype; may be the input itself (in place).\n"      \
   "algo : 'auto', 'three-pass', 'two-pass' or 'online'.\n"                                                 \
-  "threads : int >= 0; 0 or 1 use the calling thread only. Results do not depend on it.\n"                 \
+  "threads : int >= 0; 0 (default): every core this process may use; 1: the calling thread. Results\n" \
+  "    never depend on it.\n"              \
   "masked_row : 'zero' (default: a row of all -inf gives 0, log-softmax -inf, logsumexp -inf)\n"          \
   "    or 'nan' (NaN, as torch.softmax).\n"                                                                \
   "+inf entries give the limit (1/k on the k entries equal to +inf, 0 elsewhere), where scipy\n"          \
   "and torch give NaN. The GIL is released while computing.\n"
 
 PyDoc_STRVAR(softmax_doc,
-             "softmax($module, /, a, axis=-1, temperature=1.0, out=None, algo='auto', threads=1, masked_row='zero')\n"
+             "softmax($module, /, a, axis=-1, temperature=1.0, out=None, algo='auto', threads=0, masked_row='zero')\n"
              "--\n\n"
              "exp(a / T) / sum(exp(a / T)) along axis, in the input's dtype.\n\n" SMX_PY_COMMON_DOC);
 PyDoc_STRVAR(log_softmax_doc,
-             "log_softmax($module, /, a, axis=-1, temperature=1.0, out=None, algo='auto', threads=1, "
+             "log_softmax($module, /, a, axis=-1, temperature=1.0, out=None, algo='auto', threads=0, "
              "masked_row='zero')\n"
              "--\n\n"
              "a / T - logsumexp(a / T) along axis, in the input's dtype.\n\n" SMX_PY_COMMON_DOC);
 PyDoc_STRVAR(logsumexp_doc,
-             "logsumexp($module, /, a, axis=-1, temperature=1.0, out=None, algo='auto', threads=1, "
+             "logsumexp($module, /, a, axis=-1, temperature=1.0, out=None, algo='auto', threads=0, "
              "masked_row='zero', keepdims=False)\n"
              "--\n\n"
              "log(sum(exp(a / T))) along axis (reduced; keepdims=True keeps it with length 1), in the\n"
              "input's dtype; a scalar for a 1-D input without out=. An empty axis gives -inf.\n\n"
              SMX_PY_COMMON_DOC);
 PyDoc_STRVAR(sigmoid_doc,
-             "sigmoid($module, /, a, temperature=1.0, out=None, threads=1)\n"
+             "sigmoid($module, /, a, temperature=1.0, out=None, threads=0)\n"
              "--\n\n"
              "1 / (1 + exp(-a / T)) elementwise, in the input's dtype (as scipy.special.expit at T = 1).\n"
              "NaN gives NaN, +inf 1, -inf 0. out may be the input itself (in place). Integers are read\n"
@@ -72,7 +73,7 @@ static PyMethodDef methods[] = {
     {"isa", py_isa, METH_NOARGS, isa_doc},
     {"attention", (PyCFunction)(void (*)(void))smx_py_attention, METH_VARARGS | METH_KEYWORDS, smx_py_attention_doc},
 #define SMX_PY_FN(name) {#name, (PyCFunction)(void (*)(void))smx_py_##name, METH_VARARGS | METH_KEYWORDS, name##_doc}
-    SMX_PY_FN(softmax_backward), SMX_PY_FN(log_softmax_backward), SMX_PY_FN(cross_entropy),
+    SMX_PY_FN(cross_entropy),
     SMX_PY_FN(softmax_topk), SMX_PY_FN(topk), SMX_PY_FN(sample), SMX_PY_FN(gumbel_softmax),
     SMX_PY_FN(gumbel_softmax_backward), SMX_PY_FN(score), SMX_PY_FN(ood_metrics), SMX_PY_FN(calibration),
     SMX_PY_FN(fit_temperature), SMX_PY_FN(kl_templates),
@@ -84,7 +85,8 @@ static PyMethodDef methods[] = {
     SMX_PY_FN(noisy_softmax_loss), SMX_PY_FN(noisy_softmax_noise),
 #undef SMX_PY_FN
     SMX_PY_SPARSE_METHODS
-    {"_vnorm_rows", (PyCFunction)(void (*)(void))smx_py_vnorm_rows, METH_VARARGS | METH_KEYWORDS, smx_py_vnorm_rows_doc},
+    {"_rows", (PyCFunction)(void (*)(void))smx_py_rows, METH_VARARGS | METH_KEYWORDS, smx_py_rows_doc},
+    {"_op_info", smx_py_op_info, METH_O, smx_py_op_info_doc},
     {"_mixture", (PyCFunction)(void (*)(void))smx_py_mixture, METH_VARARGS | METH_KEYWORDS, smx_py_mixture_doc},
     {"_kd_loss", (PyCFunction)(void (*)(void))smx_py_kd_loss, METH_VARARGS | METH_KEYWORDS, smx_py_kd_loss_doc},
     {NULL, NULL, 0, NULL},

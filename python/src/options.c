@@ -1,5 +1,9 @@
 /* Option parsing for the Python module: see options.h. */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "options.h"
+
+#include <sched.h>
+#include <unistd.h>
 
 #include <limits.h>
 #include <math.h>
@@ -75,17 +79,27 @@ int smx_py_parse_options(const char *fn, PyObject *temperature, PyObject *algo, 
   if (parse_choice(fn, "masked_row", masked_row, masks, "'zero', 'nan'", &m) < 0) return -1;
   opt->algo = algo_values[a];
   opt->flags = m == 1 ? SMX_FLAG_MASKED_ROW_NAN : 0;
-  opt->threads = 1;
-  if (threads) {
-    long long t;
-    if (parse_int(fn, "threads", threads, &t) < 0) return -1;
-    if (t < 0 || t > INT_MAX) {
-      PyErr_Format(PyExc_ValueError, "%s: threads must be >= 0 (0 or 1: the calling thread only), got %R", fn,
-                   threads);
-      return -1;
-    }
-    opt->threads = (int)t;
+  return smx_py_parse_threads(fn, threads, &opt->threads);
+  return 0;
+}
+
+int smx_py_threads(long long t) {
+  if (t > 0) return t > INT_MAX ? INT_MAX : (int)t;
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 && n < INT_MAX ? (int)n : 1;
+}
+
+int smx_py_parse_threads(const char *fn, PyObject *o, int *threads) {
+  long long t = 0;
+  if (o && o != Py_None && parse_int(fn, "threads", o, &t) < 0) return -1;
+  if (t < 0 || t > INT_MAX) {
+    PyErr_Format(PyExc_ValueError, "%s: threads must be >= 0 and fit an int (0: every core this process may "
+                 "use; 1: the calling thread only), got %R", fn, o);
+    return -1;
   }
+  *threads = smx_py_threads(t);
   return 0;
 }
 

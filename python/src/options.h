@@ -15,6 +15,13 @@
 int smx_py_parse_options(const char *fn, PyObject *temperature, PyObject *algo, PyObject *threads,
                          PyObject *masked_row, smx_options *opt);
 
+/* The module's one threads rule: 0 (the default) is every core this process may run on (its CPU
+ * affinity), as torch's default; 1 the calling thread only; n > 1 up to n threads. Results never depend
+ * on it. smx_py_threads resolves a count (t < 0 is treated as 0); smx_py_parse_threads reads the keyword
+ * (NULL or None: the default), TypeError / ValueError naming fn. */
+int smx_py_threads(long long t);
+int smx_py_parse_threads(const char *fn, PyObject *o, int *threads);
+
 /* axis (NULL: -1; None is handled by the caller) checked against ndim and
  * normalised to [0, ndim). */
 int smx_py_parse_axis(const char *fn, PyObject *axis, int ndim, int *out);

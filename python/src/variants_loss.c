@@ -43,11 +43,10 @@ static int parse_common(const char *fn, PyObject *red, PyObject *ign, PyObject *
   a->o = d;
   a->want_grad = 0;
   if (parse_reduction(fn, red, &a->o.reduction) < 0) return -1;
-  long long ii = -100, th = 1;
+  long long ii = -100;
   if (ign && smx_py_int_arg(fn, "ignore_index", ign, INT64_MIN, INT64_MAX, &ii) < 0) return -1;
   a->o.ignore_index = ii;
-  if (thr && thr != Py_None && smx_py_int_arg(fn, "threads", thr, 0, 1 << 20, &th) < 0) return -1;
-  a->o.threads = (int)th;
+  if (smx_py_parse_threads(fn, thr, &a->o.threads) < 0) return -1;
   double scale = 1.0;
   if (gs && smx_py_real_arg(fn, "grad_scale", gs, &scale) < 0) return -1;
   if (isinf(scale) || scale == 0.0) {
@@ -70,7 +69,7 @@ static PyObject *run_loss(const char *fn, PyObject *xo, PyObject *to, const loss
   PyObject *res = NULL;
   PyArrayObject *loss = NULL, *grad = NULL, *t = smx_py_int_input(fn, "targets", to, NPY_INT64);
   if (!t) goto done;
-  int nd = PyArray_NDIM(m.arr), f64 = m.dtype == SMX_PY_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT;
+  int nd = PyArray_NDIM(m.arr), f64 = m.dtype == SMX_OP_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT;
   int same = PyArray_NDIM(t) == nd - 1;
   for (int d = 0; same && d < nd - 1; d++) same = PyArray_DIM(t, d) == PyArray_DIM(m.arr, d);
   if (!same) {
@@ -167,11 +166,11 @@ PyObject *smx_py_focal_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
   }
   if (ao && ao != Py_None) {
     /* the logits' computing type decides alpha's: float64 logits stay float64 */
-    smx_py_dtype dt;
+    smx_op_dtype dt;
     PyArrayObject *xin = smx_py_input(fn, xo, &dt);
     if (!xin) return NULL;
     Py_DECREF(xin);
-    c.alpha = (PyArrayObject *)PyArray_FromAny(ao, PyArray_DescrFromType(dt == SMX_PY_F64 ? NPY_DOUBLE : NPY_FLOAT),
+    c.alpha = (PyArrayObject *)PyArray_FromAny(ao, PyArray_DescrFromType(dt == SMX_OP_F64 ? NPY_DOUBLE : NPY_FLOAT),
                                                1, 1, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST,
                                                NULL);
     if (!c.alpha) return NULL;
@@ -257,7 +256,7 @@ PyObject *smx_py_info_nce(PyObject *self, PyObject *args, PyObject *kwargs) {
     PyErr_Format(PyExc_ValueError, "%s: sim has no columns", fn);
     goto done;
   }
-  int f64 = m.dtype == SMX_PY_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT;
+  int f64 = m.dtype == SMX_OP_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT;
   npy_intp nr = (npy_intp)m.rows;
   loss = a.o.reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(1, &nr, type)
                                              : (PyArrayObject *)PyArray_SimpleNew(0, NULL, type);
@@ -322,7 +321,7 @@ PyObject *smx_py_dice_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_F32_F64, &m) < 0) return NULL;
   PyObject *res = NULL;
   PyArrayObject *t = NULL, *soft = NULL, *loss = NULL, *grad = NULL;
-  int f64 = m.dtype == SMX_PY_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT, nd = PyArray_NDIM(m.arr);
+  int f64 = m.dtype == SMX_OP_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT, nd = PyArray_NDIM(m.arr);
   PyArrayObject *probe = (PyArrayObject *)PyArray_FROM_O(to);
   if (!probe) goto done;
   int is_soft = PyArray_ISFLOAT(probe);

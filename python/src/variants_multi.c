@@ -37,7 +37,7 @@ static int four(const char *fn, const char *what, PyObject *o, double v[4]) {
 
 static PyArrayObject *new_same(const smx_py_matrix *m) {
   return (PyArrayObject *)PyArray_SimpleNew(PyArray_NDIM(m->arr), PyArray_DIMS(m->arr),
-                                            m->dtype == SMX_PY_F64 ? NPY_DOUBLE : NPY_FLOAT);
+                                            m->dtype == SMX_OP_F64 ? NPY_DOUBLE : NPY_FLOAT);
 }
 
 PyObject *smx_py_multimax(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -61,7 +61,7 @@ PyObject *smx_py_multimax(PyObject *self, PyObject *args, PyObject *kwargs) {
     const void *xp = PyArray_DATA(m.arr);
     void *yp = PyArray_DATA(y);
     Py_BEGIN_ALLOW_THREADS
-    s = m.dtype == SMX_PY_F64 ? smx_multimax_rows_f64(xp, m.cols, yp, m.cols, m.rows, m.cols, r, t, &opt)
+    s = m.dtype == SMX_OP_F64 ? smx_multimax_rows_f64(xp, m.cols, yp, m.cols, m.rows, m.cols, r, t, &opt)
                               : smx_multimax_rows_f32(xp, m.cols, yp, m.cols, m.rows, m.cols, r, t, &opt);
     Py_END_ALLOW_THREADS
   }
@@ -113,7 +113,7 @@ PyObject *smx_py_multimax_backward(PyObject *self, PyObject *args, PyObject *kwa
     size_t n = m[0].cols, rows = m[0].rows;
     if (rows && n) {
       Py_BEGIN_ALLOW_THREADS
-      s = m[0].dtype == SMX_PY_F64
+      s = m[0].dtype == SMX_OP_F64
               ? smx_multimax_backward_rows_f64(xp, n, yp, n, dyp, n, dxp, n, rows, n, r, t, want_p ? dp : NULL, &opt)
               : smx_multimax_backward_rows_f32(xp, n, yp, n, dyp, n, dxp, n, rows, n, r, t, want_p ? dp : NULL, &opt);
       Py_END_ALLOW_THREADS

@@ -54,13 +54,13 @@ PyObject *smx_py_noisy_softmax_loss(PyObject *self, PyObject *args, PyObject *kw
   double alpha = 0.1, scale = 1.0;
   uint64_t seed = 0, step = 0, row_offset = 0;
   int mode = 0, r = (int)o.reduction, want = 0;
-  long long ii = -100, th = 1;
+  long long ii = -100;
   if ((ao && smx_py_real_arg(fn, "alpha", ao, &alpha) < 0) || (so && smx_py_u64_arg(fn, "seed", so, &seed) < 0) ||
       (sto && smx_py_u64_arg(fn, "step", sto, &step) < 0) || parse_choice(fn, "mode", mo, modes, 3, &mode) < 0 ||
       (roo && smx_py_u64_arg(fn, "row_offset", roo, &row_offset) < 0) ||
       parse_choice(fn, "reduction", red, reds, 3, &r) < 0 ||
       (ign && smx_py_int_arg(fn, "ignore_index", ign, INT64_MIN, INT64_MAX, &ii) < 0) ||
-      (thr && thr != Py_None && smx_py_int_arg(fn, "threads", thr, 0, 1 << 20, &th) < 0) ||
+      smx_py_parse_threads(fn, thr, &o.threads) < 0 ||
       (gs && smx_py_real_arg(fn, "grad_scale", gs, &scale) < 0) || (rg && (want = PyObject_IsTrue(rg)) < 0))
     return NULL;
   if (!(alpha >= 0.0) || isinf(alpha)) {
@@ -73,13 +73,12 @@ PyObject *smx_py_noisy_softmax_loss(PyObject *self, PyObject *args, PyObject *kw
   }
   o.reduction = (smx_reduction)r;
   o.ignore_index = ii;
-  o.threads = (int)th;
   o.grad_scale = scale;
   smx_py_matrix m;
   if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_F32_F64, &m) < 0) return NULL;
   PyObject *res = NULL;
   PyArrayObject *t = NULL, *nr = NULL, *loss = NULL, *grad = NULL, *gnr = NULL;
-  int f64 = m.dtype == SMX_PY_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT, nd = PyArray_NDIM(m.arr);
+  int f64 = m.dtype == SMX_OP_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT, nd = PyArray_NDIM(m.arr);
   if (!(t = smx_py_int_input(fn, "targets", to, NPY_INT64))) goto done;
   if (!row_shaped(t, m.arr)) {
     PyErr_Format(PyExc_ValueError, "%s: targets must have the shape of logits without its last (class) axis", fn);

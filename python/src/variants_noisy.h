@@ -10,7 +10,7 @@ PyObject *smx_py_noisy_softmax_noise(PyObject *self, PyObject *args, PyObject *k
 PyDoc_STRVAR(noisy_softmax_loss_doc,
              "noisy_softmax_loss($module, /, logits, targets, norms, alpha=0.1, seed=0, step=0, mode='annealed',\n"
              "                   row_offset=0, reduction='mean', ignore_index=-100, return_grad=False,\n"
-             "                   grad_scale=1.0, threads=1)\n"
+             "                   grad_scale=1.0, threads=0)\n"
              "--\n\n"
              "Noisy Softmax (Chen, Deng and Du, CVPR 2017): cross-entropy with the target logit f_t replaced by\n"
              "f_t - alpha * max(norms - f_t, 0) * |xi|, xi ~ N(0, 1) drawn from Philox keyed by (seed, row, step)\n"

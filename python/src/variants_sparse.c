@@ -1,13 +1,12 @@
 /*
- * sparsemax, entmax15, entmax and their VJPs and losses for Python: the C
- * library's rows forms on C-contiguous 2-D arrays that python/smx/_sparse.py
- * prepares (axis, out=, dtype checks, layouts). op: 0 sparsemax, 1 entmax15,
- * 2 entmax (alpha), 3 the sparsemax sort oracle. The GIL is released while
- * computing.
+ * The Fenchel-Young losses of sparsemax, entmax15 and entmax for Python: the C library's loss entries on
+ * C-contiguous 2-D arrays that python/smx/_sparse.py prepares. op: 0 sparsemax, 1 entmax15, 2 entmax
+ * (alpha). The GIL is released while computing.
  */
 #include "variants_sparse.h"
 
 #include "arrays.h"
+#include "options.h"
 #include "smx/smx.h"
 
 static int rows2d(PyObject *o, PyArrayObject **a, int writable) {
@@ -24,83 +23,6 @@ static int rows2d(PyObject *o, PyArrayObject **a, int writable) {
 static PyObject *status_error(smx_status s) {
   PyErr_Format(s == SMX_E_NOMEM ? PyExc_MemoryError : PyExc_ValueError, "smx: %s", smx_status_string(s));
   return NULL;
-}
-
-PyObject *smx_py_sparse_rows(PyObject *self, PyObject *args) {
-  (void)self;
-  int op, threads, masked_nan;
-  double alpha;
-  PyObject *xo, *yo;
-  PyArrayObject *x, *y;
-  if (!PyArg_ParseTuple(args, "iOOdii", &op, &xo, &yo, &alpha, &threads, &masked_nan)) return NULL;
-  if (rows2d(xo, &x, 0) || rows2d(yo, &y, 1)) return NULL;
-  int t = PyArray_TYPE(x);
-  if (PyArray_TYPE(y) != t || PyArray_DIM(x, 0) != PyArray_DIM(y, 0) || PyArray_DIM(x, 1) != PyArray_DIM(y, 1)) {
-    PyErr_SetString(PyExc_ValueError, "x and y differ");
-    return NULL;
-  }
-  size_t rows = (size_t)PyArray_DIM(x, 0), cols = (size_t)PyArray_DIM(x, 1);
-  smx_options o = { SMX_ALGO_AUTO, 0.0, masked_nan ? SMX_FLAG_MASKED_ROW_NAN : 0u, threads };
-  const void *xp = PyArray_DATA(x);
-  void *yp = PyArray_DATA(y);
-  smx_status s = SMX_E_INVALID_ARG;
-  Py_BEGIN_ALLOW_THREADS
-  if (t == NPY_FLOAT32) {
-    if (op == 0) s = smx_sparsemax_rows_f32(xp, cols, yp, cols, rows, cols, &o);
-    else if (op == 1) s = smx_entmax15_rows_f32(xp, cols, yp, cols, rows, cols, &o);
-    else if (op == 2) s = smx_entmax_rows_f32(xp, cols, yp, cols, rows, cols, alpha, &o);
-    else if (op == 3) s = smx_sparsemax_sort_rows_f32(xp, cols, yp, cols, rows, cols, &o);
-  } else if (t == NPY_FLOAT64) {
-    if (op == 0) s = smx_sparsemax_rows_f64(xp, cols, yp, cols, rows, cols, &o);
-    else if (op == 1) s = smx_entmax15_rows_f64(xp, cols, yp, cols, rows, cols, &o);
-    else if (op == 2) s = smx_entmax_rows_f64(xp, cols, yp, cols, rows, cols, alpha, &o);
-    else if (op == 3) s = smx_sparsemax_sort_rows_f64(xp, cols, yp, cols, rows, cols, &o);
-  } else if (t == NPY_FLOAT16) {
-    if (op == 0) s = smx_sparsemax_rows_f16(xp, cols, yp, cols, rows, cols, &o);
-    else if (op == 1) s = smx_entmax15_rows_f16(xp, cols, yp, cols, rows, cols, &o);
-    else if (op == 2) s = smx_entmax_rows_f16(xp, cols, yp, cols, rows, cols, alpha, &o);
-  }
-  Py_END_ALLOW_THREADS
-  if (s != SMX_OK) return status_error(s);
-  Py_RETURN_NONE;
-}
-
-PyObject *smx_py_sparse_backward_rows(PyObject *self, PyObject *args) {
-  (void)self;
-  int op, threads;
-  double alpha;
-  PyObject *yo, *dyo, *dxo;
-  PyArrayObject *y, *dy, *dx;
-  if (!PyArg_ParseTuple(args, "iOOOdi", &op, &yo, &dyo, &dxo, &alpha, &threads)) return NULL;
-  if (rows2d(yo, &y, 0) || rows2d(dyo, &dy, 0) || rows2d(dxo, &dx, 1)) return NULL;
-  int t = PyArray_TYPE(y);
-  for (int k = 0; k < 2; k++) {
-    PyArrayObject *b = k ? dx : dy;
-    if (PyArray_TYPE(b) != t || PyArray_DIM(b, 0) != PyArray_DIM(y, 0) || PyArray_DIM(b, 1) != PyArray_DIM(y, 1)) {
-      PyErr_SetString(PyExc_ValueError, "y, dy and dx differ");
-      return NULL;
-    }
-  }
-  size_t rows = (size_t)PyArray_DIM(y, 0), cols = (size_t)PyArray_DIM(y, 1);
-  smx_options o = { SMX_ALGO_AUTO, 0.0, 0u, threads };
-  const void *yp = PyArray_DATA(y), *dyp = PyArray_DATA(dy);
-  void *dxp = PyArray_DATA(dx);
-  smx_status s = SMX_E_INVALID_ARG;
-  if (op == 0) alpha = 2.0;
-  if (op == 1) alpha = 1.5;
-  Py_BEGIN_ALLOW_THREADS
-  if (t == NPY_FLOAT32) {
-    if (op == 0) s = smx_sparsemax_backward_rows_f32(NULL, 0, yp, cols, dyp, cols, dxp, cols, rows, cols, &o);
-    else if (op == 1) s = smx_entmax15_backward_rows_f32(NULL, 0, yp, cols, dyp, cols, dxp, cols, rows, cols, &o);
-    else s = smx_entmax_backward_rows_f32(NULL, 0, yp, cols, dyp, cols, dxp, cols, rows, cols, alpha, &o);
-  } else if (t == NPY_FLOAT64) {
-    if (op == 0) s = smx_sparsemax_backward_rows_f64(NULL, 0, yp, cols, dyp, cols, dxp, cols, rows, cols, &o);
-    else if (op == 1) s = smx_entmax15_backward_rows_f64(NULL, 0, yp, cols, dyp, cols, dxp, cols, rows, cols, &o);
-    else s = smx_entmax_backward_rows_f64(NULL, 0, yp, cols, dyp, cols, dxp, cols, rows, cols, alpha, &o);
-  }
-  Py_END_ALLOW_THREADS
-  if (s != SMX_OK) return status_error(s);
-  Py_RETURN_NONE;
 }
 
 PyObject *smx_py_sparse_loss_rows(PyObject *self, PyObject *args) {
@@ -131,7 +53,7 @@ PyObject *smx_py_sparse_loss_rows(PyObject *self, PyObject *args) {
   o.reduction = (smx_reduction)reduction;
   o.ignore_index = ignore;
   o.grad_scale = grad_scale;
-  o.threads = threads;
+  o.threads = smx_py_threads(threads);
   o.flags = masked_nan ? SMX_FLAG_MASKED_ROW_NAN : 0u;
   const void *xp = PyArray_DATA(x);
   const int64_t *tp = PyArray_DATA(tg);

@@ -1,19 +1,14 @@
-/* The low-level entry points of sparsemax / entmax for python/smx/_sparse.py (variants_sparse.c). */
+/* The Fenchel-Young losses of sparsemax / entmax for python/smx/_sparse.py (variants_sparse.c); the maps
+ * and their VJPs go through the generic _rows (ops.c). */
 #ifndef SMX_PY_VARIANTS_SPARSE_H
 #define SMX_PY_VARIANTS_SPARSE_H
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-PyObject *smx_py_sparse_rows(PyObject *self, PyObject *args);
-PyObject *smx_py_sparse_backward_rows(PyObject *self, PyObject *args);
 PyObject *smx_py_sparse_loss_rows(PyObject *self, PyObject *args);
 
 #define SMX_PY_SPARSE_METHODS                                                                               \
-  {"_sparse_rows", smx_py_sparse_rows, METH_VARARGS,                                                      \
-   "_sparse_rows(op, x, y, alpha, threads, masked_nan): rows forms on C-contiguous 2-D arrays"},          \
-  {"_sparse_backward_rows", smx_py_sparse_backward_rows, METH_VARARGS,                                    \
-   "_sparse_backward_rows(op, y, dy, dx, alpha, threads): the VJPs on C-contiguous 2-D arrays"},           \
   {"_sparse_loss_rows", smx_py_sparse_loss_rows, METH_VARARGS,                                            \
    "_sparse_loss_rows(op, logits, targets, alpha, reduction, ignore_index, grad_scale, threads, "          \
    "masked_nan, loss, grad): the Fenchel-Young losses on C-contiguous arrays"},

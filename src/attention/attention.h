@@ -78,6 +78,9 @@ typedef struct smx_attn_slice {
   int64_t *lo, *hi;
 } smx_attn_slice;
 
+/* Bytes spanned by a (n0, n1, n2, dim) tensor with element strides s, or 0 past PTRDIFF_MAX. */
+size_t smx_attn_span_bytes(const size_t s[3], size_t n0, size_t n1, size_t n2, size_t dim, size_t es);
+
 /* The row helpers (rows.c, a leaf: it calls nothing else here). A workspace slice: the next `floats`
  * floats at *at, 64-byte aligned. */
 float *smx_attn_take(unsigned char **at, size_t floats);

@@ -7,8 +7,7 @@
 #include "core/thread_pool.h"
 #include "registry/registry.h"
 
-/* Bytes spanned by a (n0, n1, n2, dim) tensor with element strides s, or 0 past PTRDIFF_MAX. */
-static size_t span_bytes(const size_t s[3], size_t n0, size_t n1, size_t n2, size_t dim, size_t es) {
+size_t smx_attn_span_bytes(const size_t s[3], size_t n0, size_t n1, size_t n2, size_t dim, size_t es) {
   const size_t lim = (size_t)PTRDIFF_MAX / 8;
   size_t n[3] = { n0, n1, n2 }, total = dim;
   for (int k = 0; k < 3; k++) {
@@ -58,10 +57,10 @@ smx_status smx_attention_run(const smx_attention_plan *plan, const smx_attention
     return SMX_E_INVALID_ARG;
   if (p->screen && !smx_attn_screen_check(p, a)) return SMX_E_INVALID_ARG;
   size_t es = p->elem_size;
-  size_t qb = span_bytes(d->q_stride, d->batch, d->heads_q, d->len_q, d->dim_qk, es);
-  size_t ob = span_bytes(d->o_stride, d->batch, d->heads_q, d->len_q, d->dim_v, es);
-  size_t kb = d->len_k ? span_bytes(d->k_stride, d->batch, d->heads_kv, d->len_k, d->dim_qk, d->k_int8 ? 1 : es) : 0;
-  size_t vb = d->len_k ? span_bytes(d->v_stride, d->batch, d->heads_kv, d->len_k, d->dim_v, es) : 0;
+  size_t qb = smx_attn_span_bytes(d->q_stride, d->batch, d->heads_q, d->len_q, d->dim_qk, es);
+  size_t ob = smx_attn_span_bytes(d->o_stride, d->batch, d->heads_q, d->len_q, d->dim_v, es);
+  size_t kb = d->len_k ? smx_attn_span_bytes(d->k_stride, d->batch, d->heads_kv, d->len_k, d->dim_qk, d->k_int8 ? 1 : es) : 0;
+  size_t vb = d->len_k ? smx_attn_span_bytes(d->v_stride, d->batch, d->heads_kv, d->len_k, d->dim_v, es) : 0;
   if (!qb || !ob || (d->len_k && (!kb || !vb))) return SMX_E_INVALID_ARG;
   /* the output may not overlap an input (the tasks read them while others write) */
   if (smx_overlap(a->o, ob, a->q, qb) || (kb && smx_overlap(a->o, ob, a->k, kb)) ||

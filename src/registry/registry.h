@@ -12,6 +12,7 @@
 #include "kernels/bf16-attention/ukernels.h"
 #include "kernels/convert/ukernels.h"
 #include "kernels/f32-attention/ukernels.h"
+#include "kernels/f32-attention-bwd/ukernels.h"
 #include "kernels/f32-sigmoid/ukernels.h"
 #include "kernels/f32-scores/ukernels.h"
 #include "kernels/f32-softmax/ukernels.h"
@@ -31,6 +32,7 @@ typedef struct smx_registry {
   const smx_topk_ukernels *topk;   /* top-k filters */
   const smx_sigmoid_ukernels *sigmoid;   /* elementwise sigmoid */
   const smx_attn_ukernels *attn;         /* fused attention tiles */
+  const smx_attn_bwd_ukernels *attn_bwd; /* fused attention backward tiles */
   const smx_attn_bf16_ukernels *attn_bf16;   /* bf16 tile products (vdpbf16ps), or NULL */
   const smx_sparse_ukernels *sparse;     /* sparsemax and entmax passes */
   const smx_vnorm_ukernels *vnorm;       /* softpick, softplus-l1, self-adjust softmax passes */

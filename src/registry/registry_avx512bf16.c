@@ -12,6 +12,7 @@ const smx_registry smx_registry_avx512bf16 = {
   &smx_sigmoid_ukernels_avx512,
   .attn = &smx_attn_ukernels_avx512,
   .attn_bf16 = &smx_attn_bf16_ukernels_avx512bf16,
+  .attn_bwd = &smx_attn_bwd_ukernels_avx512,
   .sparse = &smx_sparse_ukernels_avx512,
   .vnorm = &smx_vnorm_ukernels_avx512,
   .scores = &smx_scores_ukernels_avx512,

@@ -3,15 +3,16 @@
 Imported on its own (``import smx.torch``), never by ``import smx``, so that
 smx works without PyTorch. Each function takes tensors and a ``dim`` under the
 name of its NumPy counterpart (smx.torch.softmax(t, dim=-1), ...); the forward
-and the backward both run smx's C kernels on the tensors' memory, never
-torch's autograd of a torch re-implementation.
+and the backward both run smx's C kernels on the tensors' memory (any strides;
+float16, bfloat16, float32, float64), never torch's autograd of a torch
+re-implementation. Every function takes threads=None: torch.get_num_threads(),
+so smx follows torch.set_num_threads (results never depend on it). A second
+derivative raises (torch's once_differentiable convention).
 """
 import torch  # noqa: F401  (an ImportError here says PyTorch is missing)
-from ._softmax import cross_entropy, log_softmax, logsumexp, softmax  # noqa: E402,F401
-from ._losses import dice_loss, focal_loss, info_nce, spherical_z_loss  # noqa: E402,F401
-from ._multi import multimax  # noqa: E402,F401
-from ._attention import scaled_dot_product_attention  # noqa: E402,F401
-from ._sparse import entmax, entmax15, entmax15_loss, entmax_loss, sparsemax, sparsemax_loss  # noqa: F401,E402
-from ._norm import (kd_loss, mixture_log_softmax, adaptive_softmax, sa_softmax, sigmoid, softpick, softplus_l1, ssmax,  # noqa: F401
+from ._rows import (adaptive_softmax, entmax, entmax15, log_softmax, logsumexp, mixture_log_softmax,  # noqa: E402,F401
+                    multimax, sa_softmax, sigmoid, softmax, softpick, softplus_l1, sparsemax, ssmax,
                     standardize_softmax, topk_softmax)
-from ._noisy import noisy_softmax_loss  # noqa: E402,F401
+from ._losses import (cross_entropy, dice_loss, entmax15_loss, entmax_loss, focal_loss, info_nce,  # noqa: E402,F401
+                      kd_loss, noisy_softmax_loss, sparsemax_loss, spherical_z_loss)
+from ._attention import scaled_dot_product_attention  # noqa: E402,F401

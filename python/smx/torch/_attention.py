@@ -112,7 +112,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             m = torch.broadcast_to(m, want).reshape(q.shape[0], q.shape[1], L, S)
         mask = m.detach().numpy()
     out = _smx.attention(_np(q), _np(k), _np(v), causal="top_left" if is_causal else False,
-                         scale=None if scale is None else float(scale), mask=mask)
+                         scale=None if scale is None else float(scale), mask=mask,
+                         threads=torch.get_num_threads())
     res = torch.from_numpy(out)
     if res.dtype != query.dtype:
         res = res.to(query.dtype)

@@ -56,4 +56,21 @@ void attn_reference(const attn_case *c, attn_expect *e);
 void attn_ref_range(const smx_attention_desc *d, size_t i, long long *pos, long long *lo, long long *hi);
 int attn_ref_radial_ok(size_t frame, long long qi, long long j);
 
+/* The backward reference (attn_ref_bwd.c): gradients and, beside each, its magnitude M (the same sums on
+ * absolute values, with each weight's logit-rounding term), which the documented bound is relative to. The
+ * caller allocates every array (dbias / mbias, dsinks / msinks, dfox / mfox, dgate / mgate may be NULL when the
+ * case has none); rowz[row] = 1 for a row that sees no key and no sink (every gradient of it exactly 0),
+ * zmax[row] the largest logit magnitude of the row. */
+typedef struct attn_grad_ref {
+  long double *dq, *mq, *dk, *mk, *dv, *mv;
+  long double *dbias, *mbias, *dsinks, *msinks, *dfox, *mfox, *dgate, *mgate;
+  unsigned char *rowz;
+  long double *zmax;
+} attn_grad_ref;
+
+/* 1 when smx_attention_backward computes this descriptor's gradients. */
+int attn_bwd_case_ok(const smx_attention_desc *d);
+/* dO packed (B, Hq, Lq, Dv), the values the library was given. */
+void attn_reference_backward(const attn_case *c, const long double *dO, attn_grad_ref *g);
+
 #endif

@@ -1,0 +1,93 @@
+/*
+ * smx — the backward pass of the fused attention (smx_attention.h), for
+ * training: FlashAttention-2's backward (Dao 2023, arXiv 2307.08691,
+ * Algorithm 2) on the CPU, run on the forward's own plan.
+ *
+ * Given the forward's inputs, its output O and its log-sum-exp (args.lse,
+ * required), and dO = dLoss/dO (o_stride layout, the storage dtype), it
+ * computes dQ, dK, dV and the gradients of the run-time operands that carry
+ * one:
+ *   D_i   = sum_x dO[i,x] O[i,x]
+ *   P_ij  = e^{z_ij - lse_i}             (recomputed tile by tile)
+ *   dV_j  = sum_i P_ij dO_i              (summed over the query heads of a KV head)
+ *   dS_ij = P_ij (dO_i . V_j - D_i)      (= dLoss/dz_ij)
+ *   dQ_i  = scale sum_j dS'_ij K_j,  dK_j = scale sum_i dS'_ij Q_i
+ * with dS' = dS times the derivative of the per-score options (softcap:
+ * 1 - tanh^2, SSMax: s log n_i). The Lq x Lk matrices are never formed.
+ * Two passes, so that no two threads add to the same output: tasks
+ * (batch, KV head, key tile) sum dK and dV over every query row, then tasks
+ * (batch, KV head, query tile) sum dQ over every key; each sum runs in a
+ * fixed order, so the gradients are bitwise identical for every thread
+ * count. Extra memory: O(threads x tile) (smx_attention_backward_workspace_size).
+ *
+ * Supported: the softmax kind with every mask (causal in both alignments,
+ * window, radial, a bool mask, an additive bias, ALiBi), MHA / GQA / MQA,
+ * sinks, softcap, SSMax, FoX and the output gate, f32 / f16 / bf16 storage.
+ * SMX_E_UNSUPPORTED (nothing written) for the plans whose backward smx does
+ * not compute: the other kinds, QK-norm, differential attention, L2
+ * distance, NSA, int8 K, BLASST (a dropped tile has no gradient the forward
+ * agrees with); docs/attention.md says why for each.
+ *
+ * Outputs: dq (B, Hq, Lq, Dqk), dk (B, Hkv, Lk, Dqk) and dv (B, Hkv, Lk, Dv),
+ * packed, in the storage dtype; each written whole. Optional (NULL: not
+ * computed), f32, packed:
+ *  - dbias (B, Hq, Lq, Lk) with SMX_ATTN_MASK_BIAS: dLoss/dbias = dS, 0
+ *    where a key is hidden; a bias broadcast over batch, heads or rows is
+ *    read through its strides and its gradient is the sum of dbias over
+ *    those dimensions, left to the caller (as autograd does);
+ *  - dsinks (Hq) with sinks: -sum_{b,i} e^{sink_h - lse_i} D_i;
+ *  - dfox (B, Hq, Lk) with FoX: dLoss/dF (z_ij += F[p_i] - F[j]);
+ *  - dgate with the output gate, the gate's shape: dO O (1 - sigmoid(g))
+ *    (summed over the row for a per-row gate).
+ *
+ * Refused with SMX_E_INVALID_ARG before anything is written: a NULL plan,
+ * args, dO or gradient output asked for by the plan (dq, dk, dv; dk and dv
+ * may be NULL only when Lk = 0), a missing lse or other operand the forward
+ * needs, what the forward's run refuses, and any output that overlaps any
+ * input (Q, K, V, O, lse, dO, the mask, ...) or another output.
+ *
+ * Accuracy (f32 storage, against a long-double reference of the composed
+ * form, tests/unit/test_attention_backward.c and attn_soak):
+ *   |dX - ref| <= (2^-16 + 2^-23 L / 8) * M_X
+ * per element, L = max(Lq, Lk), where M_X is the reference computed on
+ * absolute values (|dS| from |dP| + |D|, |K|, |Q|, |dO|): the bound of a sum
+ * of such terms each carrying a few roundings, plus the recomputed P's
+ * 2^-24 Z per logit of magnitude Z (as in the forward's bound). Where dS
+ * cancels (dP close to D) the error is relative to M_X, not to |dX|.
+ * f16 / bf16 storage add the one rounding of each stored gradient.
+ *
+ * NaN: a NaN score (NaN in Q, K or the bias) makes the row's lse NaN in the
+ * forward; its P, dS and dQ row are NaN and so are dK and dV of every key the
+ * row sees; a key hidden from a row adds exactly 0 to that row's gradients.
+ */
+#ifndef SMX_SMX_ATTENTION_BACKWARD_H
+#define SMX_SMX_ATTENTION_BACKWARD_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The gradients a backward run writes (see above for each shape). */
+typedef struct smx_attention_grads {
+  void *dq, *dk, *dv;
+  float *dbias;    /* SMX_ATTN_MASK_BIAS, or NULL */
+  float *dsinks;   /* sinks, or NULL              */
+  float *dfox;     /* fox, or NULL                */
+  float *dgate;    /* gate, or NULL               */
+} smx_attention_grads;
+
+/* Bytes of workspace a backward run of this plan needs; SMX_E_UNSUPPORTED as the run. */
+SMX_API smx_status smx_attention_backward_workspace_size(const smx_attention_plan *plan, size_t *bytes);
+/*
+ * The backward pass: args are the forward's (o its output, lse its log-sum-exp), d_o the gradient of O.
+ * workspace as in smx_attention_run (NULL: allocated for the call).
+ */
+SMX_API smx_status smx_attention_backward(const smx_attention_plan *plan, const smx_attention_args *args,
+                                          const void *d_o, const smx_attention_grads *grads, void *workspace,
+                                          size_t workspace_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,181 @@
+/*
+ * The long-double reference of the attention backward pass
+ * (smx_attention_backward.h), from the composed form and never from the
+ * library's algorithm: for each query row the scores z_ij with every option,
+ * the softmax (with the sink in its denominator), O, then autograd by hand
+ * through gate, P V, the softmax, the options and Q K^T. Beside each gradient
+ * it keeps its magnitude M (the same sums on absolute values), which the
+ * documented bound is relative to. Supports what the backward supports
+ * (attn_bwd_case_ok).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn_soak.h"
+
+typedef long double ld;
+
+int attn_bwd_case_ok(const smx_attention_desc *d) {
+  return d->kind == SMX_ATTN_SOFTMAX && !d->qk_norm && d->diff_lambda == 0 && !d->l2_distance && !d->nsa_topk &&
+         !d->k_int8 && d->blasst_log_threshold == 0;
+}
+
+static ld sig(ld x) { return 1 / (1 + expl(-x)); }
+
+void attn_reference_backward(const attn_case *c, const long double *dO, attn_grad_ref *g) {
+  const smx_attention_desc *d = &c->d;
+  size_t B = d->batch, Hq = d->heads_q, Hkv = d->heads_kv, Lq = d->len_q, Lk = d->len_k, D = d->dim_qk,
+         Dv = d->dim_v, grp = Hkv ? Hq / Hkv : 1;
+  ld scale = (ld)(float)(d->scale != 0 ? d->scale : 1.0 / sqrt((double)D));
+  ld cap = (ld)(float)d->softcap, ss = (ld)(float)d->ssmax_s;
+  int ew = (d->gate_flags & SMX_ATTN_GATE_ELEMENTWISE) != 0;
+  size_t nq = B * Hq * Lq * D, nk = B * Hkv * Lk * D, nv = B * Hkv * Lk * Dv;
+  memset(g->dq, 0, nq * sizeof(ld));
+  memset(g->mq, 0, nq * sizeof(ld));
+  memset(g->dk, 0, nk * sizeof(ld));
+  memset(g->mk, 0, nk * sizeof(ld));
+  memset(g->dv, 0, nv * sizeof(ld));
+  memset(g->mv, 0, nv * sizeof(ld));
+  if (g->dbias) memset(g->dbias, 0, B * Hq * Lq * Lk * sizeof(ld)), memset(g->mbias, 0, B * Hq * Lq * Lk * sizeof(ld));
+  if (g->dsinks) memset(g->dsinks, 0, Hq * sizeof(ld)), memset(g->msinks, 0, Hq * sizeof(ld));
+  if (g->dfox) memset(g->dfox, 0, B * Hq * Lk * sizeof(ld)), memset(g->mfox, 0, B * Hq * Lk * sizeof(ld));
+  ld *x = calloc(Lk + 1, sizeof(ld)), *z = calloc(Lk + 1, sizeof(ld)), *w = calloc(Lk + 1, sizeof(ld));
+  ld *dp = calloc(Lk + 1, sizeof(ld)), *adp = calloc(Lk + 1, sizeof(ld)), *zmag = calloc(Lk + 1, sizeof(ld));
+  ld *oin = calloc(Dv + 1, sizeof(ld)), *doin = calloc(Dv + 1, sizeof(ld)), *sg = calloc(Dv + 1, sizeof(ld));
+  unsigned char *vis = calloc(Lk + 1, 1);
+  for (size_t b = 0; b < B; b++)
+    for (size_t h = 0; h < Hq; h++)
+      for (size_t i = 0; i < Lq; i++) {
+        size_t gg = h / grp, row = (b * Hq + h) * Lq + i;
+        const ld *q = c->q + row * D;
+        long long pos, lo, hi;
+        attn_ref_range(d, i, &pos, &lo, &hi);
+        size_t n = 0;
+        for (size_t j = 0; j < Lk; j++) {
+          size_t mi = ((b * Hq + h) * Lq + i) * Lk + j;
+          vis[j] = (long long)j >= lo && (long long)j < hi &&
+                   (!d->radial_frame || attn_ref_radial_ok(d->radial_frame, pos, (long long)j)) &&
+                   (d->mask_kind != SMX_ATTN_MASK_BOOL || c->keep[mi]) &&
+                   (d->mask_kind != SMX_ATTN_MASK_BIAS || c->bias[mi] != -INFINITY);
+          n += vis[j];
+        }
+        ld fac = ss > 0 ? (n > 0 ? ss * logl((ld)n) : 1) : 1;
+        ld m = -INFINITY;
+        for (size_t j = 0; j < Lk; j++) {
+          if (!vis[j]) continue;
+          const ld *k = c->k + ((b * Hkv + gg) * Lk + j) * D;
+          ld dot = 0, mag = 0;
+          for (size_t t = 0; t < D; t++) {
+            dot += q[t] * k[t];
+            mag += fabsl(q[t] * k[t]);
+          }
+          x[j] = scale * dot;
+          ld y = cap > 0 ? cap * tanhl(x[j] / cap) : x[j];
+          z[j] = y * fac;
+          zmag[j] = scale * mag * fac;
+          size_t mi = ((b * Hq + h) * Lq + i) * Lk + j;
+          if (d->mask_kind == SMX_ATTN_MASK_BIAS) z[j] += c->bias[mi], zmag[j] += fabsl(c->bias[mi]);
+          if (d->alibi) {
+            ld a = c->slopes[h] * (ld)llabs(pos - (long long)j);
+            z[j] -= a, zmag[j] += fabsl(a);
+          }
+          if (d->fox) {
+            ld f = c->fox[(b * Hq + h) * Lk + (size_t)pos] - c->fox[(b * Hq + h) * Lk + j];
+            z[j] += f, zmag[j] += fabsl(c->fox[(b * Hq + h) * Lk + (size_t)pos]) + fabsl(c->fox[(b * Hq + h) * Lk + j]);
+          }
+          if (!isnan(m) && (isnan(z[j]) || z[j] > m)) m = z[j];
+        }
+        ld sk = d->sinks ? c->sinks[h] : -INFINITY;
+        ld mm = isnan(m) ? m : (sk > m ? sk : m), den = 0;
+        if (mm == -INFINITY) {   /* no key, no sink: O = 0, no gradient at all */
+          g->rowz[row] = 1;
+          continue;
+        }
+        g->rowz[row] = 0;
+        for (size_t j = 0; j < Lk; j++)
+          if (vis[j]) den += expl(z[j] - mm);
+        ld wsink = d->sinks ? expl(sk - mm) : 0;
+        den += wsink;
+        wsink /= den;
+        memset(oin, 0, Dv * sizeof(ld));
+        ld zmax = 0;
+        for (size_t j = 0; j < Lk; j++) {
+          if (!vis[j]) continue;
+          w[j] = expl(z[j] - mm) / den;
+          if (zmag[j] > zmax) zmax = zmag[j];
+          const ld *v = c->v + ((b * Hkv + gg) * Lk + j) * Dv;
+          for (size_t t = 0; t < Dv; t++) oin[t] += w[j] * v[t];
+        }
+        g->zmax[row] = zmax;
+        const ld *dor = dO + row * Dv;
+        ld dd = 0, add = 0, dgs = 0, adgs = 0;
+        /* dgate is formed from the stored O, whose error is relative to the row's largest |O| */
+        ld omax = 0;
+        for (size_t t = 0; t < Dv; t++) omax = fabsl(oin[t]) > omax ? fabsl(oin[t]) : omax;
+        for (size_t t = 0; t < Dv; t++) {
+          sg[t] = d->gate ? sig(c->gate[row * (ew ? Dv : 1) + (ew ? t : 0)]) : 1;
+          doin[t] = dor[t] * sg[t];
+          dd += doin[t] * oin[t];
+          if (d->gate) {
+            ld dg = dor[t] * oin[t] * sg[t] * (1 - sg[t]), adg = fabsl(dor[t]) * omax * sg[t] * (1 - sg[t]);
+            if (ew) {
+              g->dgate[row * Dv + t] = dg;
+              g->mgate[row * Dv + t] = adg;
+            }
+            dgs += dg;
+            adgs += adg;
+          }
+        }
+        if (d->gate && !ew) g->dgate[row] = dgs, g->mgate[row] = adgs;
+        for (size_t j = 0; j < Lk; j++) {
+          if (!vis[j]) continue;
+          const ld *v = c->v + ((b * Hkv + gg) * Lk + j) * Dv;
+          dp[j] = adp[j] = 0;
+          for (size_t t = 0; t < Dv; t++) {
+            dp[j] += doin[t] * v[t];
+            adp[j] += fabsl(doin[t] * v[t]);
+          }
+          add += w[j] * adp[j];
+        }
+        if (d->sinks) {
+          g->dsinks[h] -= wsink * dd;
+          g->msinks[h] += wsink * add;
+        }
+        ld fr = 0, afr = 0;
+        for (size_t j = 0; j < Lk; j++) {
+          if (!vis[j]) continue;
+          /* the weight as it carries the rounding of its logit (2^-24 Z relative, a few times): w (1 + Z / 32) */
+          ld wm = w[j] * (1 + zmag[j] / 32), ds = w[j] * (dp[j] - dd), ads = wm * (adp[j] + add);
+          size_t mi = ((b * Hq + h) * Lq + i) * Lk + j;
+          if (g->dbias) g->dbias[mi] = ds, g->mbias[mi] = ads;
+          if (d->fox) {
+            fr += ds, afr += ads;
+            g->dfox[(b * Hq + h) * Lk + j] -= ds;
+            g->mfox[(b * Hq + h) * Lk + j] += ads;
+          }
+          ld ch = fac;
+          if (cap > 0) {
+            ld th = tanhl(x[j] / cap);
+            ch *= 1 - th * th;
+          }
+          ld dx = ds * ch, adx = ads * fabsl(ch);
+          const ld *k = c->k + ((b * Hkv + gg) * Lk + j) * D;
+          for (size_t t = 0; t < D; t++) {
+            g->dq[row * D + t] += scale * dx * k[t];
+            g->mq[row * D + t] += scale * adx * fabsl(k[t]);
+            g->dk[((b * Hkv + gg) * Lk + j) * D + t] += scale * dx * q[t];
+            g->mk[((b * Hkv + gg) * Lk + j) * D + t] += scale * adx * fabsl(q[t]);
+          }
+          for (size_t t = 0; t < Dv; t++) {
+            g->dv[((b * Hkv + gg) * Lk + j) * Dv + t] += w[j] * doin[t];
+            g->mv[((b * Hkv + gg) * Lk + j) * Dv + t] += wm * fabsl(doin[t]);
+          }
+        }
+        if (d->fox) {
+          g->dfox[(b * Hq + h) * Lk + (size_t)pos] += fr;
+          g->mfox[(b * Hq + h) * Lk + (size_t)pos] += afr;
+        }
+      }
+  free(x), free(z), free(w), free(dp), free(adp), free(zmag), free(oin), free(doin), free(sg), free(vis);
+}
