@@ -34,6 +34,6 @@ int smx_score_args_templates(const smx_score_args *a, uint64_t K, const char *lo
   "                         to get it, pass logits of perturbed inputs from your framework\n" \
   "  --gen-gamma G --gen-m M  GEN's gamma in (0, 1] (0.1) and top-M classes (100)\n" \
   "  --templates-from REF.npy  kl_matching templates from reference logits (eval: --val)\n" \
-  "  --double               msp and energy in double instead of the f32 kernels\n"
+  "  --double               every score from double exponentials (1e-13) instead of f32\n"
 
 #endif
