@@ -13,8 +13,12 @@
  *  - screening (Multiscreen) on the BLASST shape: time and the share of
  *    all-zero (row, tile) pairs per acceptance width;
  *  - int8 K with and without the Jensen correction: error against f32 K.
- * Usage: attention_bench [--decode] [L=4096] [H=8] [D=128] [Lk_decode=32768]
- * (--decode: the decode lines only, f32 then f16 K/V).
+ *  - bf16 (--bf16): the prefill shape in bf16 storage (native bf16 tile
+ *    products where the CPU has AVX512_BF16) and f32 storage with
+ *    SMX_ATTN_MATH_BF16, against the f32 forward in the same run, 1 and 2
+ *    threads, non-causal and causal, with the error against the f32 result.
+ * Usage: attention_bench [--decode | --bf16] [L=4096] [H=8] [D=128] [Lk_decode=32768]
+ * (--decode: the decode lines only, f32, f16 and bf16 K/V).
  * OpenBLAS is a peer when found at build time (SMX_BENCH_HAVE_OPENBLAS).
  */
 #define _POSIX_C_SOURCE 200809L
@@ -54,7 +58,7 @@ static float *rand_buf(size_t n, uint64_t seed, float mul) {
   return p;
 }
 
-static double run_attn(smx_attention_desc *d, const float *q, const float *k, const float *v, float *o,
+static double run_attn(smx_attention_desc *d, const void *q, const void *k, const void *v, void *o,
                        smx_attention_stats *st, size_t *ws_bytes) {
   smx_attention_plan *p;
   if (smx_attention_plan_create(d, &p) != SMX_OK) { fprintf(stderr, "plan failed\n"); exit(1); }
@@ -137,10 +141,68 @@ static void decode_lines(size_t D, size_t LKD, smx_attn_dtype dt) {
   free(qd); free(kd); free(vd); free(od);
 }
 
+/* Prefill in bf16 against f32, same data (the f32 inputs are the bf16 ones widened, so the error is the
+ * kernel's): median of 5 interleaved runs of each, GFLOP/s of visible work. */
+static void bf16_lines(size_t H, size_t L, size_t D) {
+  size_t n = H * L * D;
+  float *q = rand_buf(n, 1, 1.0f), *k = rand_buf(n, 2, 1.0f), *v = rand_buf(n, 3, 1.0f), *o = malloc(n * 4),
+        *o2 = malloc(n * 4);
+  uint16_t *qb = malloc(n * 2), *kb = malloc(n * 2), *vb = malloc(n * 2), *ob = malloc(n * 2);
+  if (!o || !o2 || !qb || !kb || !vb || !ob) { fprintf(stderr, "out of memory\n"); exit(1); }
+  smx_f32_to_bf16_n(q, qb, n);
+  smx_f32_to_bf16_n(k, kb, n);
+  smx_f32_to_bf16_n(v, vb, n);
+  smx_bf16_to_f32_n(qb, q, n);
+  smx_bf16_to_f32_n(kb, k, n);
+  smx_bf16_to_f32_n(vb, v, n);
+  printf("\nprefill B=1 H=%zu L=%zu D=%zu, bf16 against f32 (median of 5 interleaved, GFLOP/s of visible work)\n", H,
+         L, D);
+  printf("  %-8s %-10s %9s %9s %9s %8s %8s %10s %10s\n", "threads", "mask", "f32", "bf16", "f32+BF16", "bf16/f32",
+         "BF16/f32", "err bf16", "err f32+m");
+  for (int th = 1; th <= 2; th++)
+    for (int causal = 0; causal < 2; causal++) {
+      smx_attention_desc d = { .batch = 1, .heads_q = H, .heads_kv = H, .len_q = L, .len_k = L, .dim_qk = D,
+                               .dim_v = D, .threads = th, .causal = causal ? SMX_ATTN_CAUSAL_BOTTOM_RIGHT : 0 };
+      double fl = causal ? 4.0 * (double)H * (double)D * (double)L * (double)(L + 1) / 2.0
+                         : 4.0 * (double)H * (double)L * (double)L * (double)D;
+      double t[3][5];
+      double err[2] = { 0, 0 }, mx = 0;
+      for (int rep = 0; rep < 5; rep++) {
+        d.dtype = SMX_ATTN_F32;
+        d.math = SMX_ATTN_MATH_AUTO;
+        t[0][rep] = run_attn(&d, q, k, v, o, NULL, NULL);
+        d.dtype = SMX_ATTN_BF16;
+        t[1][rep] = run_attn(&d, qb, kb, vb, ob, NULL, NULL);
+        d.dtype = SMX_ATTN_F32;
+        d.math = SMX_ATTN_MATH_BF16;
+        t[2][rep] = run_attn(&d, q, k, v, o2, NULL, NULL);
+      }
+      for (size_t i = 0; i < n; i++) {
+        float b;
+        smx_bf16_to_f32_n(&ob[i], &b, 1);
+        mx = fmax(mx, fabs((double)o[i]));
+        err[0] = fmax(err[0], fabs((double)b - (double)o[i]));
+        err[1] = fmax(err[1], fabs((double)o2[i] - (double)o[i]));
+      }
+      double med[3];
+      for (int c = 0; c < 3; c++) {   /* median of 5 */
+        for (int i = 0; i < 5; i++)
+          for (int j = i + 1; j < 5; j++)
+            if (t[c][j] < t[c][i]) { double x = t[c][i]; t[c][i] = t[c][j]; t[c][j] = x; }
+        med[c] = fl / t[c][2] * 1e-9;
+      }
+      printf("  %-8d %-10s %9.1f %9.1f %9.1f %7.2fx %7.2fx %10.2e %10.2e\n", th, causal ? "causal" : "non-causal",
+             med[0], med[1], med[2], med[1] / med[0], med[2] / med[0], err[0] / mx, err[1] / mx);
+    }
+  printf("  (err: max |O - O_f32| / max |O_f32|; bf16 storage adds the rounding of O)\n");
+  free(q); free(k); free(v); free(o); free(o2); free(qb); free(kb); free(vb); free(ob);
+}
+
 int main(int argc, char **argv) {
-  const char *usage = "[--decode] [L (4096) [H (8) [D (128) [decode Lk (32768)]]]]";
+  const char *usage = "[--decode | --bf16] [L (4096) [H (8) [D (128) [decode Lk (32768)]]]]";
   int decode_only = argc > 1 && !strcmp(argv[1], "--decode");
-  if (decode_only) {
+  int bf16_only = argc > 1 && !strcmp(argv[1], "--bf16");
+  if (decode_only || bf16_only) {
     argv[1] = argv[0];
     argv++;
     argc--;
@@ -150,6 +212,10 @@ int main(int argc, char **argv) {
   size_t D = bench_size_arg(argc, argv, 3, 128, usage);
   size_t LKD = bench_size_arg(argc, argv, 4, 32768, usage);
   printf("attention_bench: smx %s, ISA %s, f32\n", smx_version_string(), smx_isa());
+  if (bf16_only) {
+    bf16_lines(H, L, D);
+    return 0;
+  }
 
   /* ------------------------------------------------------------ prefill */
   if (decode_only) goto decode;

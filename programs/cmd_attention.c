@@ -11,14 +11,14 @@
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/formats.h"
+#include "cli/options.h"
 #include "cli/message.h"
-#include "cli/number.h"
 #include "cli/outset.h"
 #include "cli/signals.h"
 #include "io/fileio.h"
@@ -27,31 +27,8 @@
 #include "smx/smx_attention.h"
 #include "io/npy_io.h"
 
-const char smx_attention_help[] =
-    "usage: smx attention Q K V -o OUT [--lse LSE] [options]\n"
-    "Fused attention softmax(Q K^T * scale + mask) V, never forming the scores. Q is\n"
-    "(B, Hq, Lq, D), K (B, Hkv, Lk, D), V (B, Hkv, Lk, Dv), .npy of any float dtype, Hq a\n"
-    "multiple of Hkv; OUT is float32 (B, Hq, Lq, Dv).\n"
-    "  -o, --output OUT       the result (.npy)\n"
-    "  --lse LSE              also the float32 (B, Hq, Lq) log-sum-exp (-inf: no key seen);\n"
-    "                         OUT and LSE are written together, or neither\n"
-    "  --causal               key j visible to query i iff j <= i + Lk - Lq (bottom-right)\n"
-    "  --causal-top-left      iff j <= i (torch's is_causal)\n"
-    "  --scale S              default 1/sqrt(D)\n"
-    "  --window L[,R]         keys within L before (and R after, default 0 when causal,\n"
-    "                         else unbounded) the query position\n"
-    "  --softcap C            C tanh(s / C) on the scores\n"
-    "  --kind softmax|sigmoid|softpick|screen   (default softmax)\n"
-    "  --sigmoid-bias B       for --kind sigmoid\n"
-    "  --screen-r R           for --kind screen (Multiscreen): acceptance width in (0, 1]\n"
-    "  --screen-window W      for --kind screen: Softmask window (default 0: none)\n"
-    "  --screen-no-vnorm      for --kind screen: V as given, not unit-normalised\n"
-    "  --screen-no-tanhnorm   for --kind screen: no TanhNorm on the output\n"
-    "  --threads N            threads (default 1); results do not depend on it\n"
-    "A query row that sees no key gives 0.\n";
-
 /* the whole array as float32; its shape must be 4-d */
-static float *read_all(const char *path, uint64_t shape[4], int *rc) {
+static float *read_all(const char *path, uint64_t shape[4], smx_dtype *dtype, int *rc) {
   char err[256];
   smx_npy_reader *r;
   if (smx_npy_open(path, &r, err, sizeof err) != SMX_OK) {
@@ -66,6 +43,7 @@ static float *read_all(const char *path, uint64_t shape[4], int *rc) {
     return NULL;
   }
   memcpy(shape, in->shape, 4 * sizeof shape[0]);
+  *dtype = in->dtype;
   size_t n = (size_t)in->count;
   float *x = malloc((n ? n : 1) * sizeof *x);
   if (!x) {
@@ -85,11 +63,12 @@ static float *read_all(const char *path, uint64_t shape[4], int *rc) {
   return x;
 }
 
-/* One float32 .npy output of the set: header and data to fd. 0 or an errno value. */
-static int put_npy(int fd, int ndim, const uint64_t *shape, const float *x, size_t n, char *err, size_t errlen) {
+/* One .npy output of the set: header and data (n elements of dtype) to fd. 0 or an errno value. */
+static int put_npy(int fd, int ndim, const uint64_t *shape, smx_dtype dtype, const void *x, size_t n, char *err,
+                   size_t errlen) {
   smx_npy_info h;
   memset(&h, 0, sizeof h);
-  h.dtype = SMX_DTYPE_F32;
+  h.dtype = dtype;
   const uint16_t one = 1;
   h.big_endian = *(const unsigned char *)&one == 0;   /* the data goes out in this machine's order */
   h.ndim = ndim;
@@ -98,17 +77,18 @@ static int put_npy(int fd, int ndim, const uint64_t *shape, const float *x, size
   size_t hlen;
   if (smx_npy_format_header(&h, hdr, sizeof hdr, &hlen, err, errlen) != SMX_OK) return EINVAL;
   int e = smx_io_write_full(fd, hdr, hlen);
-  return e ? e : smx_io_write_full(fd, x, n * sizeof *x);
+  return e ? e : smx_io_write_full(fd, x, n * smx_dtype_size(dtype));
 }
 
 /* OUT and LSE appear together or not at all: both written to temporary
  * files, flushed, then renamed as a set; a stream (stdout, a device) is
  * written after the regular files are safely on the disk, since it cannot be
  * taken back. */
-static int write_outputs(const char *paths[2], const uint64_t *so, const float *o, size_t no, const float *lse,
-                         size_t nl) {
+static int write_outputs(const char *paths[2], const uint64_t *so, smx_dtype odt, const void *o, size_t no,
+                         const float *lse, size_t nl) {
   const int ndim[2] = { 4, 3 };
-  const float *data[2] = { o, lse };
+  const smx_dtype dt[2] = { odt, SMX_DTYPE_F32 };
+  const void *data[2] = { o, lse };
   const size_t count[2] = { no, nl };
   int fd[2] = { -1, -1 }, stream[2] = { 0, 0 }, n = paths[1] ? 2 : 1, failed = 0, e = 0;
   const char *what = "write failed";
@@ -120,7 +100,7 @@ static int write_outputs(const char *paths[2], const uint64_t *so, const float *
       failed = i, what = e == EISDIR ? "cannot write it" : "cannot create a temporary file next to it";
   for (int pass = 0; pass < 2 && !e; pass++) {   /* regular files, then streams */
     for (int i = 0; i < n && !e; i++)
-      if (stream[i] == pass && (e = put_npy(fd[i], ndim[i], so, data[i], count[i], err, sizeof err))) failed = i;
+      if (stream[i] == pass && (e = put_npy(fd[i], ndim[i], so, dt[i], data[i], count[i], err, sizeof err))) failed = i;
     if (!e && pass == 0 && (e = cli_outset_sync(&set, &failed, &what))) break;
   }
   if (!e && cli_signal_caught()) {
@@ -153,110 +133,148 @@ static int same_file(const char *a, const char *b) {
  * "off". Such values are refused here with the range that works. */
 static int float_value(const char *v, double *out) { return smx_cli_parse_number(v, out) && fabs(*out) <= FLT_MAX; }
 static int tiny(double x) { return x != 0.0 && fabs(x) < FLT_MIN; }
+static int check_scale(void *args, void *dst, const char *v) {
+  (void)args;
+  return float_value(v, dst) && *(double *)dst != 0.0 && !tiny(*(double *)dst);
+}
+static int check_off_or_positive(void *args, void *dst, const char *v) {   /* softcap, the screen window */
+  (void)args;
+  return float_value(v, dst) && *(double *)dst >= 0.0 && !tiny(*(double *)dst);
+}
+static int check_float(void *args, void *dst, const char *v) {
+  (void)args;
+  return float_value(v, dst);   /* a tiny value rounds to the nearest float, 0: nothing is switched off */
+}
+/* L or L,R, each >= -1 (-1: unbounded); without R, R is 0 when causal, else unbounded */
+static int check_window(void *args, void *dst, const char *v) {
+  int64_t *lr = dst;
+  char *end;
+  (void)args;
+  if (!v) return 0;
+  long long l = strtoll(v, &end, 10), r = -1;
+  if (end == v || l < -1) return 0;
+  lr[2] = 0;
+  if (*end == ',') {
+    const char *s = end + 1;
+    r = strtoll(s, &end, 10);
+    if (end == s || r < -1) return 0;
+    lr[2] = 1;
+  }
+  lr[0] = l;
+  lr[1] = r;
+  return !*end;
+}
 
-int smx_cmd_attention(int argc, char **argv) {
-  const char *files[3] = { NULL, NULL, NULL }, *out = NULL, *lse_out = NULL;
-  int nfiles = 0, have_right = 0;
+/* The plan and its run: in float16 (Q, K, V and OUT stored so) when the inputs are float16 and OUT is to be,
+ * else in float32, OUT then converted to odt into ob. */
+static smx_status run_plan(smx_attention_desc *d, smx_dtype odt, int f16_in, const float *q, const float *k,
+                           const float *v, float *o, void *ob, float *lse, size_t nq, size_t nk, size_t nv, size_t no) {
+  int half = f16_in && odt == SMX_DTYPE_F16;
+  uint16_t *h = half ? malloc((nq + nk + nv + 1) * sizeof *h) : NULL;
+  if (half && !h) return SMX_E_NOMEM;
+  smx_status s = SMX_OK;
+  if (half) {   /* exact: the values were float16 */
+    s = smx_f32_to_f16_n(q, h, nq);
+    if (!s) s = smx_f32_to_f16_n(k, h + nq, nk);
+    if (!s) s = smx_f32_to_f16_n(v, h + nq + nk, nv);
+    d->dtype = SMX_ATTN_F16;
+  }
+  smx_attention_plan *p;
+  if (!s) s = smx_attention_plan_create(d, &p);
+  smx_attn_math used = SMX_ATTN_MATH_BF16;
+  if (s == SMX_OK && d->math == SMX_ATTN_MATH_BF16 && (smx_attention_plan_math(p, &used), used != SMX_ATTN_MATH_BF16))
+    fprintf(stderr, "smx attention: --math bf16: no bf16 tile products for this case on kernel set %s "
+                    "(AVX512_BF16, and more than 16 query rows per KV head); computed in f32\n", smx_isa());
+  if (s == SMX_OK) {
+    smx_attention_args args = { .q = half ? (const void *)h : q, .k = half ? (const void *)(h + nq) : k,
+                                .v = half ? (const void *)(h + nq + nk) : v, .o = half ? ob : (void *)o, .lse = lse };
+    s = smx_attention_run(p, &args, NULL, 0, NULL);
+    smx_attention_plan_destroy(p);
+  }
+  free(h);
+  if (s || half || !ob) return s;
+  if (odt == SMX_DTYPE_F16) return smx_f32_to_f16_n(o, ob, no);
+  for (size_t i = 0; i < no; i++) ((double *)ob)[i] = o[i];
+  return SMX_OK;
+}
+
+typedef struct attention_args {
+  cli_common run;
+  const char *lse;
+  int causal, top_left, kind, no_vnorm, no_tanhnorm, dtype, math;
+  double scale, softcap, sigmoid_bias, screen_r, screen_window;
+  int64_t window[3];   /* left, right, whether right was given; window[0] = -2: no --window */
+} attention_args;
+
+#define ATTN(field) offsetof(attention_args, field)
+#define FLOAT_RANGE "within float range (1.2e-38 to 3.4e+38"
+static const attention_args attention_defaults = { .run = CLI_COMMON_INIT, .window = { -2, -1, 0 } };
+static const cli_opt attention_opts[] = {
+  CLI_PATH("-o", "--output", "OUT", CLI_OPT_OUTPUT, ATTN(run.out), "npy", 0, "the result (.npy)"),
+  CLI_PATH("--lse", NULL, "LSE", CLI_OPT_OUTPUT, ATTN(lse), "npy", 0,
+           "also the float32 (B, Hq, Lq) log-sum-exp (-inf: no key seen);\nOUT and LSE are written together, or neither"),
+  CLI_FLAG("--causal", NULL, ATTN(causal), "key j visible to query i iff j <= i + Lk - Lq (bottom-right)"),
+  CLI_FLAG("--causal-top-left", NULL, ATTN(top_left), "iff j <= i (torch's is_causal)"),
+  CLI_CHECKED("--scale", NULL, "S", ATTN(scale), check_scale, "a nonzero number " FLOAT_RANGE " in magnitude)",
+              "default 1/sqrt(D)"),
+  CLI_CHECKED("--window", NULL, "L[,R]", ATTN(window), check_window, "L or L,R with L, R >= -1",
+              "keys within L before (and R after, default 0 when causal,\nelse unbounded) the query position"),
+  CLI_CHECKED("--softcap", NULL, "C", ATTN(softcap), check_off_or_positive,
+              "0 (off) or a positive number " FLOAT_RANGE ")", "C tanh(s / C) on the scores"),
+  CLI_CHOICE("--kind", ATTN(kind), "softmax|sigmoid|softpick|screen", "(default softmax)"),
+  CLI_CHECKED("--sigmoid-bias", NULL, "B", ATTN(sigmoid_bias), check_float,
+              "a number within float range (at most 3.4e+38 in magnitude)", "for --kind sigmoid"),
+  CLI_NUM("--screen-r", NULL, "R", CLI_OPT_DOUBLE, ATTN(screen_r), DBL_TRUE_MIN, 1, NULL,
+          "for --kind screen (Multiscreen): acceptance width in (0, 1]"),
+  CLI_CHECKED("--screen-window", NULL, "W", ATTN(screen_window), check_off_or_positive,
+              "0 (none) or a positive number " FLOAT_RANGE ")", "for --kind screen: Softmask window (default 0: none)"),
+  CLI_FLAG("--screen-no-vnorm", NULL, ATTN(no_vnorm), "for --kind screen: V as given, not unit-normalised"),
+  CLI_FLAG("--screen-no-tanhnorm", NULL, ATTN(no_tanhnorm), "for --kind screen: no TanhNorm on the output"),
+  CLI_CHOICE("--math", ATTN(math), "auto|f32|bf16", "tile arithmetic: bf16 lets the f32 inputs use bf16 products "
+             "(Q, K, V\nand P rounded to bf16) where the CPU has AVX512_BF16, else f32\n(a note says so)"),
+  CLI_DTYPE(ATTN(dtype),
+            "dtype of OUT (default f32); computed in float16 when Q, K\nand V are float16 and OUT is, else in float32"),
+};
+static const cli_optset attention_sets[] = { CLI_OWN(attention_opts), { cli_common_opts + 1, 1, ATTN(run) } };
+
+static int run_attention(const cli_spec *spec, int argc, char **argv) {
+  attention_args a;
+  const char *files[3];
+  int rc = cli_parse(spec, argc, argv, &a, files);
+  if (rc) return rc;
+  static const smx_attn_kind kinds[] = { SMX_ATTN_SOFTMAX, SMX_ATTN_SIGMOID, SMX_ATTN_SOFTPICK, SMX_ATTN_SCREEN };
+  const char *out = a.run.out, *lse_out = a.lse;
   smx_attention_desc d;
   memset(&d, 0, sizeof d);
-  d.threads = 1;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-      if (!v) return smx_cli_usage_error("%s needs a file name", a);
-      out = v; i++;
-    } else if (!strcmp(a, "--lse")) {
-      if (!v) return smx_cli_usage_error("%s needs a file name", a);
-      lse_out = v; i++;
-    } else if (!strcmp(a, "--causal") || !strcmp(a, "--causal-top-left")) {
-      smx_attn_causal c = !strcmp(a, "--causal") ? SMX_ATTN_CAUSAL_BOTTOM_RIGHT : SMX_ATTN_CAUSAL_TOP_LEFT;
-      if (d.causal && d.causal != c)   /* the last one would silently win */
-        return smx_cli_usage_error("--causal (bottom-right) and --causal-top-left are two alignments of one mask; give one");
-      d.causal = c;
-    } else if (!strcmp(a, "--scale")) {
-      if (!float_value(v, &d.scale) || d.scale == 0.0 || tiny(d.scale))
-        return smx_cli_usage_error("--scale must be a nonzero number within float range (%.2g to %.2g in magnitude), "
-                                   "not '%s'", FLT_MIN, FLT_MAX, v ? v : "");
-      i++;
-    } else if (!strcmp(a, "--softcap")) {
-      if (!float_value(v, &d.softcap) || d.softcap < 0.0 || tiny(d.softcap))
-        return smx_cli_usage_error("--softcap must be 0 (off) or a positive number within float range (%.2g to %.2g), "
-                                   "not '%s'", FLT_MIN, FLT_MAX, v ? v : "");
-      i++;
-    } else if (!strcmp(a, "--sigmoid-bias")) {
-      /* a tiny bias may round to 0: that is the nearest float, nothing is switched off */
-      if (!float_value(v, &d.sigmoid_bias))
-        return smx_cli_usage_error("--sigmoid-bias must be a number within float range (at most %.2g in magnitude), "
-                                   "not '%s'", FLT_MAX, v ? v : "");
-      i++;
-    } else if (!strcmp(a, "--window")) {
-      char *end;
-      if (!v) return smx_cli_usage_error("--window needs L or L,R");
-      long long l = strtoll(v, &end, 10), r = -1;
-      if (end == v || l < -1) return smx_cli_usage_error("--window must be L or L,R with L, R >= -1");
-      if (*end == ',') {
-        const char *s = end + 1;
-        r = strtoll(s, &end, 10);
-        if (end == s || r < -1) return smx_cli_usage_error("--window must be L or L,R with L, R >= -1");
-        have_right = 1;
-      }
-      if (*end) return smx_cli_usage_error("--window must be L or L,R with L, R >= -1");
-      d.window = 1; d.window_left = l; d.window_right = r;
-      i++;
-    } else if (!strcmp(a, "--kind")) {
-      if (!v) return smx_cli_usage_error("--kind needs softmax, sigmoid, softpick or screen");
-      if (!strcmp(v, "softmax")) d.kind = SMX_ATTN_SOFTMAX;
-      else if (!strcmp(v, "sigmoid")) d.kind = SMX_ATTN_SIGMOID;
-      else if (!strcmp(v, "softpick")) d.kind = SMX_ATTN_SOFTPICK;
-      else if (!strcmp(v, "screen")) d.kind = SMX_ATTN_SCREEN;
-      else return smx_cli_usage_error("--kind must be softmax, sigmoid, softpick or screen");
-      i++;
-    } else if (!strcmp(a, "--screen-r")) {
-      if (!smx_cli_parse_double(v, 0.0, 1.0, &d.screen_r) || d.screen_r == 0.0)
-        return smx_cli_usage_error("--screen-r must lie in (0, 1]");
-      i++;
-    } else if (!strcmp(a, "--screen-window")) {
-      if (!float_value(v, &d.screen_window) || d.screen_window < 0.0 || tiny(d.screen_window))
-        return smx_cli_usage_error("--screen-window must be 0 (none) or a positive number within float range "
-                                   "(%.2g to %.2g), not '%s'", FLT_MIN, FLT_MAX, v ? v : "");
-      i++;
-    } else if (!strcmp(a, "--screen-no-vnorm")) {
-      d.screen_flags |= SMX_ATTN_SCREEN_NO_VNORM;
-    } else if (!strcmp(a, "--screen-no-tanhnorm")) {
-      d.screen_flags |= SMX_ATTN_SCREEN_NO_TANHNORM;
-    } else if (!strcmp(a, "--threads")) {
-      uint64_t n;
-      if (!smx_cli_parse_u64(v, 1, 256, &n)) return smx_cli_usage_error("--threads must be a whole number from 1 to 256");
-      d.threads = (int)n; i++;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return smx_cli_usage_error("unknown option '%s' for attention", a);
-    } else if (nfiles < 3) {
-      files[nfiles++] = a;
-    } else {
-      return smx_cli_usage_error("attention takes three inputs (Q K V); '%s' is extra", a);
-    }
-  }
-  if (nfiles < 3) return smx_cli_usage_error("attention needs three inputs: Q K V (.npy)");
+  d.threads = a.run.threads;
+  d.scale = a.scale;
+  d.softcap = a.softcap;
+  d.sigmoid_bias = a.sigmoid_bias;
+  d.kind = kinds[a.kind];
+  d.math = (smx_attn_math)a.math;   /* the choices in the enum's order */
+  d.screen_r = a.screen_r;
+  d.screen_window = a.screen_window;
+  d.screen_flags = (a.no_vnorm ? SMX_ATTN_SCREEN_NO_VNORM : 0u) | (a.no_tanhnorm ? SMX_ATTN_SCREEN_NO_TANHNORM : 0u);
+  if (a.causal && a.top_left)   /* one would silently win */
+    return smx_cli_usage_error("--causal (bottom-right) and --causal-top-left are two alignments of one mask; give one");
+  d.causal = a.causal ? SMX_ATTN_CAUSAL_BOTTOM_RIGHT : a.top_left ? SMX_ATTN_CAUSAL_TOP_LEFT : d.causal;
+  int have_right = (int)a.window[2];
+  if (a.window[0] != -2) d.window = 1, d.window_left = a.window[0], d.window_right = a.window[1];
+  if (!files[2]) return smx_cli_usage_error("attention needs three inputs: Q K V (.npy)");
   if (!out) return smx_cli_usage_error("attention needs -o OUT.npy");
-  /* both outputs are .npy: a name that says CSV or TSV would get .npy bytes under the wrong extension */
-  const char *names[2] = { out, lse_out };
-  for (int i = 0; i < 2; i++) {
-    int fmt = 0;
-    if (names[i] && strcmp(names[i], "-") &&
-        (cli_resolve_format(i ? "--lse" : "-o", -1, names[i], cli_parse_format("npy"), &fmt) ||
-         fmt != cli_parse_format("npy")))
-      return smx_cli_usage_error("%s %s: attention writes .npy only; name the file .npy", i ? "--lse" : "-o", names[i]);
-  }
   if (lse_out && !strcmp(out, "-") && !strcmp(lse_out, "-"))
     return smx_cli_usage_error("-o - and --lse - would both write to standard output; send one to a file");
   if (lse_out && same_file(out, lse_out)) return smx_cli_usage_error("-o and --lse name the same file '%s'", lse_out);
   if (d.window && !have_right && d.causal) d.window_right = 0;
   if (d.kind == SMX_ATTN_SCREEN && d.screen_r == 0.0) return smx_cli_usage_error("--kind screen needs --screen-r R");
 
-  int rc = 0;
+  rc = 0;
   uint64_t sq[4], sk[4], sv[4];
+  smx_dtype dq, dk, dv, odt = a.dtype ? (smx_dtype)a.dtype : SMX_DTYPE_F32;
   float *q = NULL, *k = NULL, *v = NULL, *o = NULL, *lse = NULL;
-  if (!(q = read_all(files[0], sq, &rc)) || !(k = read_all(files[1], sk, &rc)) || !(v = read_all(files[2], sv, &rc)))
+  void *ob = NULL;   /* OUT in odt when that is not float32 */
+  if (!(q = read_all(files[0], sq, &dq, &rc)) || !(k = read_all(files[1], sk, &dk, &rc)) ||
+      !(v = read_all(files[2], sv, &dv, &rc)))
     goto done;
   if (sk[0] != sq[0] || sv[0] != sq[0] || sk[3] != sq[3] || sv[1] != sk[1] || sv[2] != sk[2] || sk[1] == 0 ||
       sq[1] % sk[1]) {
@@ -269,25 +287,32 @@ int smx_cmd_attention(int argc, char **argv) {
   size_t no = (size_t)(sq[0] * sq[1] * sq[2] * sv[3]), nl = (size_t)(sq[0] * sq[1] * sq[2]);
   o = malloc((no ? no : 1) * sizeof *o);
   lse = malloc((nl ? nl : 1) * sizeof *lse);
-  if (!o || !lse) {
+  ob = odt == SMX_DTYPE_F32 ? NULL : malloc((no ? no : 1) * smx_dtype_size(odt));
+  if (!o || !lse || (odt != SMX_DTYPE_F32 && !ob)) {
     rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "out of memory");
     goto done;
   }
-  smx_attention_plan *p;
-  smx_status s = smx_attention_plan_create(&d, &p);
-  if (s == SMX_OK) {
-    smx_attention_args args = { .q = q, .k = k, .v = v, .o = o, .lse = lse };
-    s = smx_attention_run(p, &args, NULL, 0, NULL);
-    smx_attention_plan_destroy(p);
-  }
+  smx_status s = run_plan(&d, odt, dq == SMX_DTYPE_F16 && dk == SMX_DTYPE_F16 && dv == SMX_DTYPE_F16, q, k, v, o,
+                           ob, lse, sq[0] * sq[1] * sq[2] * sq[3], sk[0] * sk[1] * sk[2] * sk[3],
+                           sv[0] * sv[1] * sv[2] * sv[3], no);
   if (s != SMX_OK) {
     rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "attention: %s", smx_status_string(s));
     goto done;
   }
   uint64_t so[4] = { sq[0], sq[1], sq[2], sv[3] };
   const char *paths[2] = { out, lse_out };
-  rc = write_outputs(paths, so, o, no, lse, nl);
+  rc = write_outputs(paths, so, odt, ob ? ob : (void *)o, no, lse, nl);
 done:
-  free(q); free(k); free(v); free(o); free(lse);
+  free(q); free(k); free(v); free(o); free(lse); free(ob);
   return rc;
 }
+
+const cli_spec smx_attention_spec = {
+  "attention", run_attention, "fused attention softmax(Q K^T s) V over .npy files",
+  "Q K V -o OUT [--lse LSE] [options]",
+  "Fused attention softmax(Q K^T * scale + mask) V, never forming the scores. Q is\n"
+  "(B, Hq, Lq, D), K (B, Hkv, Lk, D), V (B, Hkv, Lk, Dv), .npy of any float dtype, Hq a\n"
+  "multiple of Hkv; OUT is (B, Hq, Lq, Dv), float32 unless --dtype.\n",
+  attention_sets, 2,
+  "A query row that sees no key gives 0; the results do not depend on --threads.\n",
+  3, "three inputs (Q K V)", 0, CLI_DEFAULTS(attention_defaults) };

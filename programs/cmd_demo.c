@@ -13,25 +13,9 @@
 #include <unistd.h>
 
 #include "cli/message.h"
+#include "cli/options.h"
 #include "commands.h"
 #include "smx/smx.h"
-
-const char smx_demo_help[] =
-    "usage: smx demo\n"
-    "Prints softmax, log-softmax and logsumexp of a few sample rows (plain, huge,\n"
-    "masked, +inf, all -inf, temperature 0.5) and a quick speed table of the kernels.\n";
-
-const char smx_bench_help[] =
-    "usage: smx bench [--quick] [--csv FILE]\n"
-    "Runs smx_bench, which compares smx with oneDNN, XNNPACK and the memory roof,\n"
-    "when it was built (installed next to smx, or in the build tree); otherwise\n"
-    "prints the quick speed table of smx demo. The options go to smx_bench.\n";
-
-const char smx_info_help[] =
-    "usage: smx info\n"
-    "Prints the version, the kernel set in use, what the CPU supports, its cache\n"
-    "sizes and where SMX_ALGO_AUTO switches to the two-pass algorithm (from the\n"
-    "cache sizes, or from wisdom: SMX_WISDOM=1 or a file, SMX_NO_WISDOM=1).\n";
 
 static double now(void) {
   struct timespec t;
@@ -157,7 +141,8 @@ static int demo_speed(void) {
 /* smx bench: runs the full benchmark (bench/smx_bench: smx against oneDNN,
  * XNNPACK and the memory roof) when it was built, from next to this program
  * (installed) or from the build tree; otherwise the quick table of smx demo. */
-int smx_cmd_bench(int argc, char **argv) {
+static int cmd_bench(const cli_spec *s, int argc, char **argv) {
+  (void)s;
   char self[4096], path[4200];
   ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
   if (len > 0) {
@@ -183,21 +168,38 @@ int smx_cmd_bench(int argc, char **argv) {
   return demo_speed();
 }
 
-int smx_cmd_demo(int argc, char **argv) {
-  (void)argv;
-  if (argc > 0) return smx_cli_usage_error("demo takes no arguments");
-  int rc = demo_rows();
+static int cmd_demo(const cli_spec *s, int argc, char **argv) {
+  int rc = cli_parse(s, argc, argv, NULL, NULL);
+  if (rc) return rc;
+  rc = demo_rows();
   return rc ? rc : demo_speed();
 }
 
-/* a crossover in bytes as "8 MiB", "never" */
-int smx_cmd_info(int argc, char **argv) {
+static int cmd_info(const cli_spec *s, int argc, char **argv) {
   static const char *lv[] = { "scalar", "avx2", "avx512", "neon", "avx512bf16" };   /* by smx_isa_level */
-  (void)argc;
-  (void)argv;
+  int rc = cli_parse(s, argc, argv, NULL, NULL);
+  if (rc) return rc;
   printf("smx %s\nkernels in use: %s\ncpu supports: %s\n", smx_version_string(), smx_isa(), lv[smx_cpu_isa()]);
   char text[8192];
   smx_auto_describe(text, sizeof text);
   fputs(text, stdout);
   return 0;
 }
+
+const cli_spec smx_demo_spec = {
+  .name = "demo", .run = cmd_demo, .summary = "softmax of sample rows and a quick speed table", .usage = "",
+  .pos_what = "no arguments",
+  .about = "Prints softmax, log-softmax and logsumexp of a few sample rows (plain, huge,\n"
+  "masked, +inf, all -inf, temperature 0.5) and a quick speed table of the kernels.\n" };
+const cli_spec smx_bench_spec = {   /* its arguments go to smx_bench unread (maxpos -1) */
+  .name = "bench", .run = cmd_bench, .summary = "smx against oneDNN, XNNPACK and the memory roof",
+  .usage = "[--quick] [--csv FILE]", .maxpos = -1,
+  .about = "Runs smx_bench, which compares smx with oneDNN, XNNPACK and the memory roof,\n"
+  "when it was built (installed next to smx, or in the build tree); otherwise\n"
+  "prints the quick speed table of smx demo. The options go to smx_bench.\n" };
+const cli_spec smx_info_spec = {
+  .name = "info", .run = cmd_info, .summary = "version, kernel set in use, CPU support", .usage = "",
+  .pos_what = "no arguments",
+  .about = "Prints the version, the kernel set in use, what the CPU supports, its cache\n"
+  "sizes and where SMX_ALGO_AUTO switches to the two-pass algorithm (from the\n"
+  "cache sizes, or from wisdom: SMX_WISDOM=1 or a file, SMX_NO_WISDOM=1).\n" };

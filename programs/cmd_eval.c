@@ -11,15 +11,16 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #define _XOPEN_SOURCE 700   /* realpath */
-#include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "cli/message.h"
+#include "cli/options.h"
 #include "eval_dist.h"
 #include "eval_result.h"
 #include "feature_args.h"
@@ -38,6 +39,7 @@ typedef struct eval_job {
   const int32_t *labels;
   int only, skip;               /* score index to compute alone / to leave out (-1: none) */
   uint64_t first, end;          /* the rows to score (this rank's block); calibration takes every row streamed */
+  int threads;                  /* --threads: the block's rows split among them */
 } eval_job;
 
 /* Confidence per row for the report: max softmax(z / T) in double. */
@@ -94,7 +96,7 @@ static int eval_block(void *ctx, const float *x, size_t nr, size_t cols, uint64_
     params[n] = j->r->params[k];
     outs[n++] = j->dst[k] + r0;
   }
-  smx_status s = smx_scores_multi_rows_f32(n, kinds, params, x, cols, nr, cols, outs);
+  smx_status s = smx_scores_threaded(j->threads, n, kinds, params, x, cols, nr, cols, outs);
   if (s != SMX_OK) return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: %s", j->path, smx_status_string(s));
   return 0;
 }
@@ -140,102 +142,80 @@ static void free_result(smx_eval_result *r) {
   free(r->correct);
 }
 
-const char smx_eval_help[] =
-    "usage: smx eval --id ID.npy --ood OOD.npy [--ood OOD2.npy ...] [--labels L.npy]\n"
-    "                [--val V.npy --val-labels VL.npy] [--scores msp,energy,...]\n"
-    "                [--json F] [--report F.html] [score options]\n"
-    "OOD metrics (both conventions) of each score and, with labels, the calibration\n"
-    "before and after temperature scaling fitted on the validation set.\n"
-    "  --scores LIST (default all; kl_matching needs --val), --bins N (15),\n"
-    "  --perturbed-id F --perturbed-ood F (one per --ood): ODIN from perturbed-input logits,\n"
-    "  --tpr R (0.95), --json FILE, --report FILE.html (- for stdout: the table then\n"
-    "  goes to stderr), -q (no progress or notes, and no table when stdout is data)\n"
-    "  --id-features F --ood-features F (one per --ood, rows as the logits): the feature\n"
-    "  scores join the table, from --features-model M (smx fit-features) or the training\n"
-    "  inputs below\n"
-    SMX_SCORE_OPTIONS_HELP SMX_FEATURE_OPTIONS_HELP;
-
 static int run_eval(int argc, char **argv, const smx_eval_dist *dist);
 
-int smx_cmd_eval(int argc, char **argv) {
+static int cmd_eval(const cli_spec *s, int argc, char **argv) {
   smx_eval_dist dist;
+  (void)s;
   int rc = smx_eval_dist_begin(&dist);
   if (!rc) rc = run_eval(argc, argv, &dist);
   smx_eval_dist_end(&dist);
   return rc;
 }
 
-/* What the command line sets besides the result's own fields. */
+/* The command line: the result's own fields (paths, tpr) and the rest, read by the table below. */
 typedef struct eval_opts {
+  smx_eval_result r;
   smx_score_args sa;
+  cli_common run;   /* --threads (the feature scores' too), -q */
   smx_feature_args fa;
-  const char *json, *report;
-  int quiet, odin;   /* odin: the index of the odin score, or -1 */
-  size_t bins;
+  const char *scores, *json, *report;
+  size_t nperturbed, nfeat;
+  uint64_t bins;
+  int odin;   /* the index of the odin score, or -1 */
 } eval_opts;
+
+/* --ood, --perturbed-ood and --ood-features: one more file each time (dst: the count of that list) */
+static int add_file(void *args, void *dst, const char *v) {
+  eval_opts *op = args;
+  size_t *n = dst;
+  int list = n == &op->r.nood ? 0 : n == &op->nperturbed ? 1 : 2;
+  static const char *const names[] = { "--ood", "--perturbed-ood", "--ood-features" };
+  if (!v) return 0;
+  if (*n == SMX_EVAL_MAX_OOD) return smx_cli_usage_error("at most %d %s files", SMX_EVAL_MAX_OOD, names[list]), -1;
+  smx_eval_ood *o = &op->r.ood[(*n)++];
+  *(list == 0 ? &o->path : list == 1 ? &o->perturbed_path : &o->features_path) = v;
+  return 1;
+}
+
+#define EVAL(field) offsetof(eval_opts, field)
+#define EVAL_FILE(name, meta, field, help) CLI_PATH(name, NULL, meta, CLI_OPT_FILE, EVAL(field), NULL, 1, help)
+static const cli_opt eval_table[] = {
+  EVAL_FILE("--id", "ID.npy", r.id_path, "in-distribution logits (N, K)"),
+  CLI_CHECKED("--ood", NULL, "OOD.npy", EVAL(r.nood), add_file, "a file name", "out-of-distribution logits; one or more"),
+  EVAL_FILE("--labels", "L.npy", r.labels_path, "the classes of the ID rows: the calibration"),
+  EVAL_FILE("--val", "V.npy", r.val_path, "validation logits: kl_matching's templates, temperature scaling"),
+  EVAL_FILE("--val-labels", "VL.npy", r.val_labels_path, "their classes: the fitted temperature"),
+  CLI_PATH("--scores", NULL, "LIST", CLI_OPT_STRING, EVAL(scores), NULL, 1,
+           "msp,energy,... (default all; kl_matching needs --val)"),
+  CLI_NUM("--bins", NULL, "N", CLI_OPT_UINT, EVAL(bins), 1, 100000, NULL, "calibration bins (default 15)"),
+  EVAL_FILE("--perturbed-id", "F", r.perturbed_id_path, "ODIN from perturbed-input logits: the ID ones"),
+  CLI_CHECKED("--perturbed-ood", NULL, "F", EVAL(nperturbed), add_file, "a file name", "and one per --ood"),
+  CLI_NUM("--tpr", NULL, "R", CLI_OPT_DOUBLE, EVAL(r.tpr), DBL_TRUE_MIN, 1, NULL, "the TPR of FPR@TPR (default 0.95)"),
+  EVAL_FILE("--id-features", "F", r.id_features_path, "ID features (rows as the logits): the feature scores join"),
+  CLI_CHECKED("--ood-features", NULL, "F", EVAL(nfeat), add_file, "a file name", "and one per --ood"),
+  CLI_PATH("--json", NULL, "FILE", CLI_OPT_OUTPUT, EVAL(json), "json", 1, "the results as JSON (- for stdout)"),
+  CLI_PATH("--report", NULL, "FILE.html", CLI_OPT_OUTPUT, EVAL(report), "html", 1,
+           "the HTML report (- for stdout: the table then goes to stderr)"),
+};
+static const cli_optset eval_sets[] = { CLI_OWN(eval_table), { cli_common_opts + 1, 2, EVAL(run) },
+                                        CLI_SET(eval_opts, sa, smx_score_opts), CLI_SET(eval_opts, fa, smx_feature_opts) };
 
 /* The options, their consistency and the files' headers: everything that
  * can fail before any row is read. No MPI call here: a rank that fails
  * still meets the others at the agreement in run_eval. */
-static int eval_setup(int argc, char **argv, const smx_eval_dist *dist, smx_eval_result *r, eval_opts *op) {
-  smx_score_args sa;
-  smx_score_args_init(&sa);
-  smx_feature_args_init(&op->fa);
-  const char *scores = NULL, *json = NULL, *report = NULL;
-  int quiet = 0;
-  size_t bins = 15, nperturbed = 0, nfeat = 0;
+static int eval_setup(int argc, char **argv, const smx_eval_dist *dist, eval_opts *op) {
+  smx_eval_result *r = &op->r;
+  op->run = (cli_common)CLI_COMMON_INIT;
+  op->bins = 15;
   r->tpr = 0.95;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int used = 0;
-    int prc = smx_score_args_parse(&sa, a, v, &used);
-    if (prc < 0) return SMX_CLI_EXIT_USAGE;
-    if (prc > 0) { i += used; continue; }
-    if ((prc = smx_feature_args_parse(&op->fa, a, v, &used)) < 0) return SMX_CLI_EXIT_USAGE;
-    if (prc > 0) { i += used; continue; }
-    const char **slot = !strcmp(a, "--id") ? &r->id_path
-                      : !strcmp(a, "--id-features") ? &r->id_features_path
-                      : !strcmp(a, "--labels") ? &r->labels_path
-                      : !strcmp(a, "--val") ? &r->val_path
-                      : !strcmp(a, "--val-labels") ? &r->val_labels_path
-                      : !strcmp(a, "--scores") ? &scores
-                      : !strcmp(a, "--json") ? &json
-                      : !strcmp(a, "--report") ? &report
-                      : !strcmp(a, "--perturbed-id") ? &r->perturbed_id_path : NULL;
-    if (slot) {
-      if (!v) return smx_cli_usage_error("%s needs a value", a);
-      if (*slot) return smx_cli_usage_error("%s given twice", a);
-      *slot = v; i++;
-    } else if (!strcmp(a, "--perturbed-ood")) {
-      if (!v) return smx_cli_usage_error("%s needs a file name", a);
-      if (nperturbed == SMX_EVAL_MAX_OOD) return smx_cli_usage_error("at most %d --perturbed-ood files", SMX_EVAL_MAX_OOD);
-      r->ood[nperturbed++].perturbed_path = v; i++;
-    } else if (!strcmp(a, "--ood-features")) {
-      if (!v) return smx_cli_usage_error("%s needs a file name", a);
-      if (nfeat == SMX_EVAL_MAX_OOD) return smx_cli_usage_error("at most %d --ood-features files", SMX_EVAL_MAX_OOD);
-      r->ood[nfeat++].features_path = v; i++;
-    } else if (!strcmp(a, "--ood")) {
-      if (!v) return smx_cli_usage_error("%s needs a file name", a);
-      if (r->nood == SMX_EVAL_MAX_OOD) return smx_cli_usage_error("at most %d --ood files", SMX_EVAL_MAX_OOD);
-      r->ood[r->nood++].path = v; i++;
-    } else if (!strcmp(a, "--bins")) {
-      char *end;
-      long n = v ? strtol(v, &end, 10) : -1;
-      if (!v || *end || n < 1 || n > 100000) return smx_cli_usage_error("--bins must be a whole number from 1 to 100000");
-      bins = (size_t)n; i++;
-    } else if (!strcmp(a, "--tpr")) {
-      char *end;
-      errno = 0;
-      double t = v ? strtod(v, &end) : -1.0;
-      if (!v || *end || errno || !(t > 0.0 && t <= 1.0)) return smx_cli_usage_error("--tpr must be in (0, 1]");
-      r->tpr = t; i++;
-    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-      quiet = 1;
-    } else {
-      return smx_cli_usage_error("unknown argument '%s' for eval", a);
-    }
-  }
+  int rc = cli_parse(&smx_eval_spec, argc, argv, op, NULL);
+  if (rc) return rc;
+  smx_score_args sa = op->sa;
+  const char *scores = op->scores, *json = op->json, *report = op->report;
+  int quiet = op->run.quiet;
+  size_t nperturbed = op->nperturbed, nfeat = op->nfeat;
+  op->fa.threads = op->run.threads;
   if (dist->rank != 0) quiet = 1;
   if (json && report && !strcmp(json, "-") && !strcmp(report, "-"))
     return smx_cli_usage_error("--json - and --report - would both write to standard output; send one to a file");
@@ -254,9 +234,10 @@ static int eval_setup(int argc, char **argv, const smx_eval_dist *dist, smx_eval
   if (op->fa.model && op->fa.train)
     return smx_cli_usage_error("--features-model and --train-features exclude each other");
   r->features_from = op->fa.model ? op->fa.model : op->fa.train;
+  r->features_fitted = op->fa.model == NULL;
   int explicit_scores = scores != NULL;
   if (!scores) scores = DEFAULT_SCORES;
-  int rc = parse_scores(scores, r);
+  rc = parse_scores(scores, r);
   if (rc) return rc;
   int have_ref = r->val_path || sa.templates_from;
   for (size_t k = 0; k < r->nk; k++) {
@@ -305,11 +286,8 @@ static int eval_setup(int argc, char **argv, const smx_eval_dist *dist, smx_eval
                           (unsigned long long)r->K);
   }
   op->sa = sa;
-  op->json = json;
-  op->report = report;
-  op->quiet = quiet;
+  op->run.quiet = quiet;
   op->odin = odin;
-  op->bins = bins;
   return 0;
 }
 
@@ -318,7 +296,7 @@ static int eval_setup(int argc, char **argv, const smx_eval_dist *dist, smx_eval
  * files. Every rank computes all rows (the gather then moves equal values). */
 static int eval_features(smx_eval_result *r, eval_opts *op) {
   smx_feature_model *m = NULL;
-  int rc = smx_feature_args_model(&op->fa, op->quiet, &m);
+  int rc = smx_feature_args_model(&op->fa, op->run.quiet, &m);
   smx_feature_method me[5];
   size_t n = 0;
   if (!rc) rc = smx_feature_args_methods(&op->fa, m, me, 5, &n);
@@ -356,16 +334,14 @@ static int eval_features(smx_eval_result *r, eval_opts *op) {
  * agreement at sync: a rank that stopped early would leave the others
  * waiting in a collective. Only rank 0 speaks (eval_dist.h). */
 static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
-  static smx_eval_result R;   /* large (64 OOD sets); one per process */
-  smx_eval_result *r = &R;
-  memset(r, 0, sizeof *r);
-  eval_opts op;
+  static eval_opts op;   /* large (64 OOD sets); one per process */
   memset(&op, 0, sizeof op);
+  smx_eval_result *r = &op.r;
   int32_t *labels = NULL, *val_labels = NULL;
   float *val = NULL;
   double *templates = NULL;
   smx_calib_acc *cal = NULL, *cal_ts = NULL;
-  int rc = eval_setup(argc, argv, dist, r, &op);
+  int rc = eval_setup(argc, argv, dist, &op);
   if (rc) goto sync;
   int odin = op.odin;
   size_t bins = op.bins;
@@ -374,7 +350,7 @@ static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
   if (r->labels_path && r->id_rows == 0) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: no rows to calibrate", r->id_path); goto sync; }
   if (r->val_path) {
     uint64_t vc = 0;
-    if ((rc = smx_cli_load_logits(r->val_path, op.quiet, r->K, r->id_path, &val, &r->val_rows, &vc))) goto sync;
+    if ((rc = smx_cli_load_logits(r->val_path, op.run.quiet, r->K, r->id_path, &val, &r->val_rows, &vc))) goto sync;
     if (r->val_labels_path &&
         (rc = smx_cli_read_labels(r->val_labels_path, r->val_rows, r->K, r->val_path, &val_labels))) goto sync;
   }
@@ -382,7 +358,7 @@ static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
   for (size_t k = 0; k < r->nk; k++) need_tmpl |= r->kinds[k] == SMX_SCORE_KL_MATCHING;
   if (need_tmpl) {
     if (sa.templates_from) {
-      if ((rc = smx_score_args_templates(&sa, r->K, r->id_path, op.quiet, &templates))) goto sync;
+      if ((rc = smx_score_args_templates(&sa, r->K, r->id_path, op.run.quiet, &templates))) goto sync;
     } else {
       templates = malloc((size_t)(r->K * r->K) * sizeof(double));
       smx_status s = templates ? smx_kl_templates_fit_f32(val, (size_t)r->K, (size_t)r->val_rows, (size_t)r->K, templates, NULL)
@@ -398,7 +374,7 @@ static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
       rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: temperature scaling: %s", r->val_path, smx_status_string(r->ts_status));
       goto sync;
     }
-    if (r->ts_status == SMX_E_NO_OPTIMUM && !op.quiet)
+    if (r->ts_status == SMX_E_NO_OPTIMUM && !op.run.quiet)
       smx_cli_fail(SMX_CLI_EXIT_OK, "note: %s: no finite temperature minimises the validation NLL (%s); "
                    "the calibration after scaling is left out", r->val_path,
               r->ts.outcome == SMX_TS_TO_ZERO ? "every sample is classified correctly: T -> 0"
@@ -437,19 +413,19 @@ static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
     int skip = r->perturbed_id_path ? odin : -1;   /* ODIN then comes from the perturbed files */
     uint64_t a, b;
     smx_eval_dist_block(dist, r->id_rows, &a, &b);
-    eval_job j = { r, r->id_scores, r->id_path, cal, cal_ts, labels, -1, skip, a, b };
-    rc = smx_cli_stream_logits_range(r->id_path, op.quiet, r->K, r->id_path, 0, cal ? 0 : a, cal ? UINT64_MAX : b, &rows,
+    eval_job j = { r, r->id_scores, r->id_path, cal, cal_ts, labels, -1, skip, a, b, op.run.threads };
+    rc = smx_cli_stream_logits_range(r->id_path, op.run.quiet, r->K, r->id_path, 0, cal ? 0 : a, cal ? UINT64_MAX : b, &rows,
                                      &cols, eval_block, &j);
     for (size_t o = 0; o < r->nood && !rc; o++) {
       smx_eval_dist_block(dist, r->ood[o].rows, &a, &b);
-      eval_job jo = { r, r->ood[o].scores, r->ood[o].path, NULL, NULL, NULL, -1, skip, a, b };
-      rc = smx_cli_stream_logits_range(r->ood[o].path, op.quiet, r->K, r->id_path, 0, a, b, &rows, &cols, eval_block, &jo);
+      eval_job jo = { r, r->ood[o].scores, r->ood[o].path, NULL, NULL, NULL, -1, skip, a, b, op.run.threads };
+      rc = smx_cli_stream_logits_range(r->ood[o].path, op.run.quiet, r->K, r->id_path, 0, a, b, &rows, &cols, eval_block, &jo);
     }
     for (size_t o = 0; skip >= 0 && o <= r->nood && !rc; o++) {
       smx_eval_dist_block(dist, o ? r->ood[o - 1].rows : r->id_rows, &a, &b);
       eval_job jp = { r, o ? r->ood[o - 1].scores : r->id_scores, o ? r->ood[o - 1].perturbed_path : r->perturbed_id_path,
-                      NULL, NULL, NULL, odin, -1, a, b };
-      rc = smx_cli_stream_logits_range(jp.path, op.quiet, r->K, r->id_path, 0, a, b, &rows, &cols, eval_block, &jp);
+                      NULL, NULL, NULL, odin, -1, a, b, op.run.threads };
+      rc = smx_cli_stream_logits_range(jp.path, op.run.quiet, r->K, r->id_path, 0, a, b, &rows, &cols, eval_block, &jp);
     }
   }
   if (!rc && r->features_from) rc = eval_features(r, &op);
@@ -482,13 +458,13 @@ sync:   /* every rank gets here, failed or not: then all stop, or all gather */
    * table, meant for a person, goes to stderr unless -q */
   int data_on_stdout = (op.json && !strcmp(op.json, "-")) || (op.report && !strcmp(op.report, "-"));
   if (!data_on_stdout) smx_eval_print_table(r, stdout);
-  else if (!op.quiet) {
+  else if (!op.run.quiet) {
     smx_eval_print_table(r, stderr);
     fflush(stderr);
   }
   if (op.json && (rc = smx_eval_write_json(r, op.json))) goto done;
   if (op.report && (rc = smx_eval_write_report(r, op.report))) goto done;
-  if (op.report && !op.quiet) {   /* one line: where the page is (absolute, to open it from anywhere) */
+  if (op.report && !op.run.quiet) {   /* one line: where the page is (absolute, to open it from anywhere) */
     char *abs = strcmp(op.report, "-") ? realpath(op.report, NULL) : NULL;
     fputs("smx: report written to ", stderr);
     if (!strcmp(op.report, "-")) fputs("standard output", stderr);
@@ -506,3 +482,18 @@ done:
   free_result(r);
   return rc;
 }
+
+const cli_spec smx_eval_spec = {
+  "eval", cmd_eval, "OOD metrics and calibration of in- and out-of-distribution logits",
+  "--id ID.npy --ood OOD.npy [--ood OOD2.npy ...] [--labels L.npy]\n"
+  "                [--val V.npy --val-labels VL.npy] [--scores msp,energy,...]\n"
+  "                [--json F] [--report F.html] [--id-features F --ood-features F ...] [options]",
+  "OOD metrics (both conventions) of each score and, with labels, the calibration\n"
+  "before and after temperature scaling fitted on the validation set. With --id-features\n"
+  "and one --ood-features per --ood (rows as the logits), the feature scores join the\n"
+  "table, from --features-model M (smx fit-features) or the training inputs.\n",
+  eval_sets, 4,
+  "-q also leaves out the table when stdout is data; the scores are the same for any\n"
+  "--threads. ODIN here has no input perturbation unless --perturbed-id and\n"
+  "--perturbed-ood give the logits of perturbed inputs.\n",
+  0, "no file without an option (--id, --ood, ...)", 0, NULL, 0 };

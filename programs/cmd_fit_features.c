@@ -7,48 +7,41 @@
  * file renamed at the end: smx eval --features-model reads it.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/message.h"
+#include "cli/options.h"
 #include "commands.h"
 #include "feature_args.h"
 
-const char smx_fit_features_help[] =
-    "usage: smx fit-features --train-features F.npy [--train-labels L.npy]\n"
-    "                        [--weight W.npy --bias B.npy] [feature options] -o MODEL.smxf\n"
-    "Fits the feature OOD scores (mahalanobis needs labels; vim, residual and react need the\n"
-    "last layer; knn the features alone) and writes the model for smx eval --features-model.\n"
-    "  -o / --output FILE   the model (written whole or not at all), -q (no note)\n"
-    SMX_FEATURE_OPTIONS_HELP;
-
-int smx_cmd_fit_features(int argc, char **argv) {
+typedef struct fit_args {
   smx_feature_args fa;
-  smx_feature_args_init(&fa);
-  const char *out = NULL;
-  int quiet = 0;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int used = 0, prc = smx_feature_args_parse(&fa, a, v, &used);
-    if (prc < 0) return SMX_CLI_EXIT_USAGE;
-    if (prc > 0) { i += used; continue; }
-    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-      if (!v) return smx_cli_usage_error("%s needs a file name", a);
-      if (out) return smx_cli_usage_error("%s given twice", a);
-      out = v;
-      i++;
-    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-      quiet = 1;
-    } else {
-      return smx_cli_usage_error("unknown argument '%s' for fit-features", a);
-    }
-  }
+  cli_common run;
+} fit_args;
+static const fit_args fit_defaults = { .run = CLI_COMMON_INIT };
+static const cli_opt fit_out[] = {
+  CLI_PATH("-o", "--output", "MODEL.smxf", CLI_OPT_OUTPUT, offsetof(cli_common, out), "smxf", 1,
+           "the model (written whole or not at all)"),
+};
+static const cli_optset fit_sets[] = { CLI_SET(fit_args, run, fit_out), CLI_SET(fit_args, fa, smx_feature_opts),
+                                       { cli_common_opts + 1, 2, offsetof(fit_args, run) } };
+
+static int run_fit(const cli_spec *spec, int argc, char **argv) {
+  fit_args a;
+  int rc = cli_parse(spec, argc, argv, &a, NULL);
+  if (rc) return rc;
+  smx_feature_args fa = a.fa;
+  fa.threads = a.run.threads;
+  const char *out = a.run.out;
+  int quiet = a.run.quiet;
   if (!fa.train) return smx_cli_usage_error("fit-features needs --train-features F.npy");
   if (fa.model) return smx_cli_usage_error("--features-model is for smx eval; fit-features writes one with -o");
   if (!out) return smx_cli_usage_error("fit-features needs -o MODEL.smxf");
   if (!strcmp(out, "-")) return smx_cli_usage_error("-o -: the model is a file (it is renamed into place)");
   smx_feature_model *m = NULL;
-  int rc = smx_feature_args_model(&fa, quiet, &m);
+  rc = smx_feature_args_model(&fa, quiet, &m);
   if (rc) return rc;
   smx_status s = smx_feature_model_save(m, out);
   int e = errno;
@@ -60,14 +53,28 @@ int smx_cmd_fit_features(int argc, char **argv) {
     fprintf(stderr, "smx: %s: scores", out);
     for (int me = 1; me <= 5; me++)
       if (info.methods & SMX_FEAT_BIT(me)) fprintf(stderr, " %s", smx_feature_method_name((smx_feature_method)me));
-    const char *said = NULL;   /* three methods share LAPACK's sentence: say it once */
+    const char *said[5] = { 0 };   /* three methods share LAPACK's sentence: each sentence once */
+    size_t nsaid = 0;
     for (int me = 1; me <= 5; me++) {
       const char *why = smx_feature_method_requires((smx_feature_method)me);
-      if (why && why != said && !(info.methods & SMX_FEAT_BIT(me))) fprintf(stderr, "\nsmx: note: %s", why);
-      if (why) said = why;
+      int dup = 0;
+      for (size_t i = 0; i < nsaid; i++) dup |= said[i] == why;
+      if (why && !dup && !(info.methods & SMX_FEAT_BIT(me))) {
+        fprintf(stderr, "\nsmx: note: %s", why);
+        said[nsaid++] = why;
+      }
     }
     fputc('\n', stderr);
   }
   smx_feature_model_destroy(m);
   return rc;
 }
+
+const cli_spec smx_fit_features_spec = {
+  "fit-features", run_fit, "fit the feature OOD scores (mahalanobis, knn, vim, react) once",
+  "--train-features F.npy [--train-labels L.npy]\n"
+  "                        [--weight W.npy --bias B.npy] [feature options] -o MODEL.smxf",
+  "Fits the feature OOD scores (mahalanobis needs labels; vim, residual and react need the\n"
+  "last layer; knn the features alone) and writes the model for smx eval --features-model.\n",
+  fit_sets, 3, NULL, 0, "no file without an option (--train-features, -o, ...)", 0,
+  CLI_DEFAULTS(fit_defaults) };

@@ -7,42 +7,34 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/message.h"
+#include "cli/options.h"
 #include "commands.h"
 #include "smx/smx.h"
 
-const char smx_ops_help[] =
-    "usage: smx ops [NAME] [--markdown]\n"
-    "The operations of the library, from its op table: name, family, dtypes, backward dtypes,\n"
-    "parameters (default and range), the smx command and the Python function. With NAME (the C\n"
-    "stem, e.g. sa_softmax) the whole entry: C names, bound, special values and paper.\n"
-    "  --markdown             docs/ops.md: every operation, as Markdown\n";
-
-/* A number as the table means it: the named limits by name, else the shortest digits that read back. */
+/* A number as the table means it: the named limits by name, else as the option parser says it. */
 static void num(char *buf, size_t size, double v) {
   if (isnan(v)) snprintf(buf, size, "none");
   else if (v == DBL_MAX || v == -DBL_MAX) snprintf(buf, size, "%sDBL_MAX", v < 0 ? "-" : "");
-  else if (v == 0x1p53) snprintf(buf, size, "2^53");
-  else if (v == 0x1p64) snprintf(buf, size, "2^64");
-  else
-    for (int prec = 1; prec <= 17; prec++) {
-      snprintf(buf, size, "%.*g", prec, v);
-      if (strtod(buf, NULL) == v) break;
-    }
+  else cli_format_number(buf, size, v);
 }
 
-/* [min, max], with the open bounds of the table ("> 0", "> 1") written as such */
-static void range(char *buf, size_t size, const smx_op_param *p) {
+/* A parameter's default (`none` when it has none) into def[32], and its range into rg[96]: [min, max], the
+ * open bounds of the table ("> 0", "> 1") written as such, "each in" for four values. */
+static void param_text(const smx_op_param *p, const char *none, char *def, char *rg) {
   char lo[32], hi[32];
   int open = p->min == DBL_TRUE_MIN || p->min == 1.0 + DBL_EPSILON;
   if (open) snprintf(lo, sizeof lo, "%s", p->min == DBL_TRUE_MIN ? "0" : "1");
   else num(lo, sizeof lo, p->min);
   num(hi, sizeof hi, p->max);
-  snprintf(buf, size, "%s%s, %s]", open ? "(" : "[", lo, hi);
+  if (isnan(p->def)) snprintf(def, 32, "%s", none);
+  else num(def, 32, p->def);
+  snprintf(rg, 96, "%s%s%s, %s]", p->type == SMX_PARAM_DOUBLE4 ? "each in " : "", open ? "(" : "[", lo, hi);
 }
 
 static void dtypes(char *buf, size_t size, unsigned bits) {
@@ -138,13 +130,10 @@ static void markdown(size_t count) {
     else {
       puts("- **Parameters**:\n\n  | Name | Type | Default | Range | Meaning |\n  |---|---|---|---|---|");
       for (size_t j = 0; j < op->nparams; j++) {
-        const smx_op_param *p = &op->params[j];
-        char def[32], rg[80];
-        num(def, sizeof def, p->def);
-        range(rg, sizeof rg, p);
-        printf("  | `%s` | %s | %s | %s%s | ", p->name, smx_param_type_name(p->type),
-               isnan(p->def) ? "required" : def, p->type == SMX_PARAM_DOUBLE4 ? "each in " : "", rg);
-        cell(p->doc);
+        char def[32], rg[96];
+        param_text(&op->params[j], "required", def, rg);
+        printf("  | `%s` | %s | %s | %s | ", op->params[j].name, smx_param_type_name(op->params[j].type), def, rg);
+        cell(op->params[j].doc);
         puts(" |");
       }
       putchar('\n');
@@ -190,31 +179,40 @@ static void details(const smx_op_info *op) {
   printf("  dtypes:   %s\n", dt);
   for (size_t j = 0; j < op->nparams; j++) {
     const smx_op_param *p = &op->params[j];
-    char def[32], rg[80];
-    num(def, sizeof def, p->def);
-    range(rg, sizeof rg, p);
-    printf("  param:    %s (%s) default %s, %s%s: %s\n", p->name, smx_param_type_name(p->type),
-           isnan(p->def) ? "none (required)" : def, p->type == SMX_PARAM_DOUBLE4 ? "each in " : "", rg, p->doc);
+    char def[32], rg[96];
+    param_text(p, "none (required)", def, rg);
+    printf("  param:    %s (%s) default %s, %s: %s\n", p->name, smx_param_type_name(p->type), def, rg, p->doc);
   }
   printf("  bound:    %s\n  special:  %s\n  paper:    %s\n  cli:      %s\n  python:   %s\n", op->bound, op->special,
          op->paper ? op->paper : "-", op->cli ? op->cli : "-", op->py ? op->py : "-");
 }
 
-int smx_cmd_ops(int argc, char **argv) {
-  int md = 0;
-  const char *name = NULL;
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--markdown")) md = 1;
-    else if (argv[i][0] == '-') return smx_cli_usage_error("ops: unknown option '%s'", argv[i]);
-    else if (name) return smx_cli_usage_error("ops takes one NAME at most");
-    else name = argv[i];
-  }
+typedef struct ops_args { int markdown; } ops_args;
+static const cli_opt ops_opts[] = {
+  CLI_FLAG("--markdown", NULL, offsetof(ops_args, markdown), "docs/ops.md: every operation, as Markdown"),
+};
+static const cli_optset ops_sets[] = { CLI_OWN(ops_opts) };
+
+static int run_ops(const cli_spec *s, int argc, char **argv) {
+  ops_args a = { 0 };
+  const char *name;
+  int rc = cli_parse(s, argc, argv, &a, &name);
+  if (rc) return rc;
+  int md = a.markdown;
   size_t count = 0;
   if (smx_op_count(&count) != SMX_OK) return SMX_CLI_EXIT_COMPUTE;
   if (name) {
     const smx_op_info *op;
     if (md) return smx_cli_usage_error("ops: --markdown prints every operation; give no NAME");
-    if (smx_op_find(name, &op) != SMX_OK) return smx_cli_usage_error("ops: unknown operation '%s'", name);
+    if (smx_op_find(name, &op) != SMX_OK) {
+      const char *names[128];
+      size_t n = 0;
+      for (size_t i = 0; i < count && n < 128; i++)
+        if (smx_op_at(i, &op) == SMX_OK) names[n++] = op->name;
+      const char *near = cli_nearest(name, names, n);
+      if (near) return smx_cli_usage_error("ops: unknown operation '%s'; did you mean '%s'?", name, near);
+      return smx_cli_usage_error("ops: unknown operation '%s'", name);
+    }
     details(op);
     return SMX_CLI_EXIT_OK;
   }
@@ -230,3 +228,10 @@ int smx_cmd_ops(int argc, char **argv) {
   }
   return SMX_CLI_EXIT_OK;
 }
+
+const cli_spec smx_ops_spec = {
+  .name = "ops", .run = run_ops, .summary = "the library's operations, from its op table (--markdown: docs/ops.md)",
+  .usage = "[NAME] [--markdown]", .sets = ops_sets, .nsets = 1, .maxpos = 1, .pos_what = "one NAME at most",
+  .about = "The operations of the library, from its op table: name, family, dtypes, backward dtypes,\n"
+  "parameters (default and range), the smx command and the Python function. With NAME (the C\n"
+  "stem, e.g. sa_softmax) the whole entry: C names, bound, special values and paper.\n" };

@@ -11,41 +11,17 @@
  * axis; a row with NaN or with every logit -inf gets -1.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <float.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/formats.h"
-#include "cli/run_opts.h"
+#include "cli/options.h"
 #include "cli/job.h"
 #include "cli/message.h"
-#include "cli/number.h"
 #include "commands.h"
 #include "smx/smx.h"
-
-const char smx_sample_help[] =
-    "usage: smx sample IN -o TOKENS --seed S [options]\n"
-    "One int64 token per row of the axis, drawn from Philox keyed by (seed, row, step):\n"
-    "the same tokens for any --threads. TOKENS has the input's shape without the axis;\n"
-    "a row is numbered in the order of that shape. Filters apply in the order\n"
-    "temperature, top-k, top-p, min-p; a row with NaN or with every logit -inf gets -1.\n"
-    "  -o, --output TOKENS    the tokens (- for stdout)\n"
-    "  --seed S               the random seed (not needed with --greedy or -t 0)\n"
-    "  --step N               the decoding step, a second key (default 0)\n"
-    "  -t, --temperature T    T >= 0; 0 is greedy (default 1)\n"
-    "  --top-k K              keep the K most likely (0: off)\n"
-    "  --top-p P              keep the smallest set of mass >= P, in (0, 1] (1: off)\n"
-    "  --min-p P              drop tokens below P times the largest probability (0: off)\n"
-    "  --greedy               the most likely token\n"
-    "  --gumbel               Gumbel-max instead of the multinomial draw\n"
-    "  -a, --axis A           the axis of the logits, negative counts from the end (default -1)\n"
-    "  --format npy|csv|tsv   output format (default: from the extension of TOKENS, else\n"
-    "                         npy; the input's format for -o -)\n"
-    "  --in-format npy|csv|tsv  input format (default: from the extension of IN, else npy)\n"
-    "  --threads N            threads to use (default 1)\n"
-    "  -q, --quiet            no progress line on stderr\n"
-    "IN (.npy of any dtype and order, CSV or TSV; - for stdin) is streamed in bounded\n"
-    "memory, as for softmax.\n";
 
 typedef struct sample_ctx { smx_sample_params p; uint64_t seed, step; smx_options o; cli_row_order ro; } sample_ctx;
 
@@ -54,7 +30,6 @@ typedef struct sample_ctx { smx_sample_params p; uint64_t seed, step; smx_option
 static smx_status sample_rows(void *ctx, const void *x, void *const *y, size_t rows, size_t n, uint64_t row0) {
   const sample_ctx *c = ctx;
   smx_sample_params p = c->p;
-  unsigned char *tok = y[0];
   smx_status s = SMX_OK;
   /* each row keeps its own random stream, keyed by its C-order number,
    * whatever the block or the input's order */
@@ -67,87 +42,81 @@ static smx_status sample_rows(void *ctx, const void *x, void *const *y, size_t r
       s = smx_sample_rows_f32((const float *)x + i * n, n, 1, n, &p, c->seed, c->step, (int64_t *)y[0] + i, &c->o);
     }
   }
-  for (size_t i = 0; s == SMX_OK && i < rows; i++) {
-    int64_t v;
-    memcpy(&v, tok + i * 8, 8);
-    double d = (double)v;
-    memcpy(tok + i * 8, &d, 8);
-  }
+  if (s == SMX_OK) cli_widen_i64(y[0], rows);
   return s;
 }
 
-int smx_cmd_sample(int argc, char **argv) {
-  const char *in = NULL, *out = NULL;
-  uint64_t seed = 0, step = 0, top_k = 0;
-  int have_seed = 0, quiet = 0;
-  cli_io_opts io = CLI_IO_OPTS_INIT;
-  cli_run_opts run = CLI_RUN_OPTS_INIT(0u);
-  smx_sample_params p;
-  memset(&p, 0, sizeof p);
-  p.temperature = 1.0;
-  p.top_p = 1.0;
-  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int took = cli_io_option(&io, a, v);
-    if (took < 0) return SMX_CLI_EXIT_USAGE;
-    if (took > 0) { i += took - 1; continue; }
-    took = cli_run_option(&run, a, v);
-    if (took < 0) return SMX_CLI_EXIT_USAGE;
-    if (took > 0) { i += took - 1; continue; }
-    if (!strcmp(a, "--seed")) {
-      if (!smx_cli_parse_u64(v, 0, UINT64_MAX, &seed)) return smx_cli_usage_error("--seed must be a whole number from 0 to 2^64-1");
-      have_seed = 1; i++;
-    } else if (!strcmp(a, "--step")) {
-      if (!smx_cli_parse_u64(v, 0, UINT64_MAX, &step)) return smx_cli_usage_error("--step must be a whole number from 0 to 2^64-1");
-      i++;
-    } else if (!strcmp(a, "--temperature") || !strcmp(a, "-t")) {
-      if (!smx_cli_parse_double(v, 0.0, 1.7976931348623157e308, &p.temperature))
-        return smx_cli_usage_error("--temperature must be a finite number >= 0 (0: greedy), not '%s'", v ? v : "");
-      i++;
-    } else if (!strcmp(a, "--top-k")) {
-      if (!smx_cli_parse_u64(v, 0, (uint64_t)1 << 62, &top_k)) return smx_cli_usage_error("--top-k must be a whole number >= 0 (0: off)");
-      p.top_k = (size_t)top_k; i++;
-    } else if (!strcmp(a, "--top-p")) {
-      if (!smx_cli_parse_double(v, 0.0, 1.0, &p.top_p) || p.top_p == 0.0)
-        return smx_cli_usage_error("--top-p must be a number in (0, 1] (1: off)");
-      i++;
-    } else if (!strcmp(a, "--min-p")) {
-      if (!smx_cli_parse_double(v, 0.0, 1.0, &p.min_p)) return smx_cli_usage_error("--min-p must be a number in [0, 1] (0: off)");
-      i++;
-    } else if (!strcmp(a, "--greedy")) {
-      p.greedy = 1;
-    } else if (!strcmp(a, "--gumbel")) {
-      p.method = SMX_SAMPLE_GUMBEL_MAX;
-    } else {
-      int prc = cli_run_positional(&run, "sample", "input file", a);
-      if (prc) return prc;
-    }
-  }
-  in = run.in;
-  out = run.out;
-  quiet = run.quiet;
-  o.threads = run.threads;
+typedef struct sample_args {
+  cli_files files;
+  cli_common run;
+  uint64_t seed, step, top_k;
+  double temperature, top_p, min_p;
+  int greedy, gumbel, have_seed;
+} sample_args;
+static const sample_args sample_defaults = { .files = CLI_FILES_INIT, .run = CLI_COMMON_INIT, .temperature = 1.0,
+                                             .top_p = 1.0 };
+
+static int check_seed(void *args, void *dst, const char *v) {
+  ((sample_args *)args)->have_seed = 1;
+  return smx_cli_parse_u64(v, 0, UINT64_MAX, dst);
+}
+
+static int run_sample(const cli_spec *s, int argc, char **argv) {
+  sample_args a;
+  const char *in;
+  int rc = cli_parse(s, argc, argv, &a, &in);
+  if (rc) return rc;
+  const char *out = a.run.out;
+  smx_sample_params p = { .temperature = a.temperature, .top_k = (size_t)a.top_k, .top_p = a.top_p, .min_p = a.min_p,
+                          .greedy = a.greedy, .method = a.gumbel ? SMX_SAMPLE_GUMBEL_MAX : SMX_SAMPLE_MULTINOMIAL };
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, a.run.threads };
   if (!in) return smx_cli_usage_error("sample needs an input file (.npy, .csv or .tsv; - for stdin)");
   if (!out) return smx_cli_usage_error("sample needs -o TOKENS.npy (or -o - for stdout)");
-  if (!have_seed && !p.greedy && p.temperature != 0.0) return smx_cli_usage_error("sample needs --seed S (or --greedy)");
-
-  int fin, fout, urc;
-  if ((urc = cli_input_format(&io, in, &fin)) != 0) return urc;
-  if ((urc = cli_output_format(&io, out, fin, &fout)) != 0) return urc;
+  if (!a.have_seed && !p.greedy && p.temperature != 0.0) return smx_cli_usage_error("sample needs --seed S (or --greedy)");
 
   cli_job j;
-  int rc = cli_job_input(&j, "sample", in, fin, io.axis);
-  if (rc) return cli_job_end(&j, rc);
+  int fmt[2];
+  if ((rc = cli_job_open(&j, s->name, &a.files, in, &out, 1, fmt))) return rc;
   if (cli_job_axis_len(&j) == 0 && cli_job_rows(&j) > 0) {
     rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: rows of length 0 have no token to draw", in);
     return cli_job_end(&j, rc);
   }
-  sample_ctx ctx = { p, seed, step, o, { 0, 0, { 0 } } };
+  sample_ctx ctx = { p, a.seed, a.step, o, { 0, 0, { 0 } } };
   cli_job_row_order(&j, &ctx.ro);
   cli_kernel kn = { CLI_F32, 1, { 1, 0 }, { CLI_F64, CLI_F32 }, 0, 0, sample_rows, &ctx };
-  cli_output outs[1] = { { out, fout, SMX_DTYPE_I64, CLI_AXIS_REMOVE } };
+  cli_output outs[1] = { { out, fmt[1], SMX_DTYPE_I64, CLI_AXIS_REMOVE } };
   rc = cli_job_outputs(&j, &kn, outs);
-  if (!rc) rc = cli_job_run(&j, &kn, quiet);
+  if (!rc) rc = cli_job_run(&j, &kn, a.run.quiet);
   return cli_job_end(&j, rc);
 }
+
+#define SAMPLE(field) offsetof(sample_args, field)
+static const cli_opt sample_opts[] = {
+  CLI_CHECKED("--seed", NULL, "S", SAMPLE(seed), check_seed, "a whole number from 0 to 2^64-1",
+              "the random seed (not needed with --greedy or -t 0)"),
+  CLI_NUM("--step", NULL, "N", CLI_OPT_UINT, SAMPLE(step), 0, 0x1p64, "a whole number from 0 to 2^64-1",
+          "the decoding step, a second key (default 0)"),
+  CLI_NUM("--temperature", "-t", "T", CLI_OPT_DOUBLE, SAMPLE(temperature), 0, DBL_MAX,
+          "a finite number >= 0 (0: greedy)", "T >= 0; 0 is greedy (default 1)"),
+  CLI_NUM("--top-k", NULL, "K", CLI_OPT_UINT, SAMPLE(top_k), 0, 0x1p62, "a whole number >= 0 (0: off)",
+          "keep the K most likely (0: off)"),
+  CLI_NUM("--top-p", NULL, "P", CLI_OPT_DOUBLE, SAMPLE(top_p), DBL_TRUE_MIN, 1, "a number in (0, 1] (1: off)",
+          "keep the smallest set of mass >= P, in (0, 1] (1: off)"),
+  CLI_NUM("--min-p", NULL, "P", CLI_OPT_DOUBLE, SAMPLE(min_p), 0, 1, "a number in [0, 1] (0: off)",
+          "drop tokens below P times the largest probability (0: off)"),
+  CLI_FLAG("--greedy", NULL, SAMPLE(greedy), "the most likely token"),
+  CLI_FLAG("--gumbel", NULL, SAMPLE(gumbel), "Gumbel-max instead of the multinomial draw"),
+};
+
+const cli_spec smx_sample_spec = {
+  "sample", run_sample, "one token per row drawn from the logits (top-k, top-p, min-p)",
+  "IN -o TOKENS --seed S [options]",
+  "One int64 token per row of the axis, drawn from Philox keyed by (seed, row, step):\n"
+  "the same tokens for any --threads. TOKENS has the input's shape without the axis;\n"
+  "a row is numbered in the order of that shape. Filters apply in the order\n"
+  "temperature, top-k, top-p, min-p; a row with NaN or with every logit -inf gets -1.\n",
+  CLI_SETS(CLI_SET(sample_args, run, cli_common_opts),
+           CLI_OWN(sample_opts),
+           CLI_SET(sample_args, files, cli_files_opts)),
+  "IN (.npy of any dtype and order, CSV or TSV; - for stdin) is streamed in bounded\n"
+  "memory, as for softmax.\n", 1, "one input file", 0, CLI_DEFAULTS(sample_defaults) };

@@ -9,11 +9,12 @@
  * half-written output.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/formats.h"
+#include "cli/options.h"
 #include "cli/job.h"
 #include "cli/message.h"
 #include "commands.h"
@@ -23,59 +24,38 @@
 typedef struct score_ctx {
   smx_score_kind kind;
   const smx_score_params *params;
+  int threads;
 } score_ctx;
 
 static smx_status score_rows(void *ctx, const void *x, void *const *y, size_t rows, size_t n, uint64_t row0) {
   const score_ctx *c = ctx;
+  double *out = y[0];
   (void)row0;
-  return smx_scores_rows_f32(c->kind, x, n, rows, n, c->params, y[0]);
+  return smx_scores_threaded(c->threads, 1, &c->kind, c->params, x, n, rows, n, &out);
 }
 
-const char smx_score_help[] =
-    "usage: smx score KIND LOGITS -o SCORES [options]\n"
-    "Per-sample scores (higher = more in-distribution) along the class axis (default the\n"
-    "last): float64 of the logits' shape without that axis. KIND: " SMX_SCORE_NAMES "\n"
-    "  -o, --output SCORES    the scores (- for stdout)\n"
-    "  -a, --axis A           the class axis, negative counts from the end (default -1)\n"
-    "  --format npy|csv|tsv   output format (default: from the extension of SCORES, else\n"
-    "                         npy; the input's format for -o -)\n"
-    "  --in-format npy|csv|tsv  input format (default: from the extension of LOGITS, else npy)\n"
-    "  -q, --quiet            no progress line on stderr\n"
-    "LOGITS (.npy of any dtype and order, CSV or TSV; - for stdin) is streamed in bounded\n"
-    "memory, as for softmax.\n"
-    SMX_SCORE_OPTIONS_HELP;
-
-int smx_cmd_score(int argc, char **argv) {
-  const char *kind_name = NULL, *in = NULL, *out = NULL;
+typedef struct score_cmd_args {
+  cli_files files;
+  cli_common run;
   smx_score_args sa;
-  smx_score_args_init(&sa);
-  int quiet = 0;
-  cli_io_opts io = CLI_IO_OPTS_INIT;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int took = cli_io_option(&io, a, v);
-    if (took < 0) return SMX_CLI_EXIT_USAGE;
-    if (took > 0) { i += took - 1; continue; }
-    int used = 0;
-    int rc = smx_score_args_parse(&sa, a, v, &used);
-    if (rc < 0) return SMX_CLI_EXIT_USAGE;
-    if (rc > 0) { i += used; continue; }
-    if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-      if (!v) return smx_cli_usage_error("%s needs a file name", a);
-      out = v; i++;
-    } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-      quiet = 1;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return smx_cli_usage_error("unknown option '%s' for score", a);
-    } else if (!kind_name) {
-      kind_name = a;
-    } else if (!in) {
-      in = a;
-    } else {
-      return smx_cli_usage_error("score takes one input file; '%s' is extra", a);
-    }
-  }
+  int dtype;   /* of SCORES; 0: float64 */
+} score_cmd_args;
+static const score_cmd_args score_defaults = { .files = CLI_FILES_INIT, .run = CLI_COMMON_INIT };
+
+static const cli_opt score_dtype[] = { CLI_DTYPE(offsetof(score_cmd_args, dtype), "dtype of SCORES (default f64)") };
+static const cli_optset score_sets[] = { CLI_SET(score_cmd_args, run, cli_common_opts),
+                                         CLI_SET(score_cmd_args, files, cli_files_opts),
+                                         CLI_SET(score_cmd_args, sa, smx_score_opts),
+                                         CLI_OWN(score_dtype) };
+
+static int run_score(const cli_spec *s, int argc, char **argv) {
+  score_cmd_args a;
+  const char *pos[2];
+  int rc = cli_parse(s, argc, argv, &a, pos);
+  if (rc) return rc;
+  const char *kind_name = pos[0], *in = pos[1], *out = a.run.out;
+  int quiet = a.run.quiet;
+  smx_score_args sa = a.sa;
   smx_score_kind kind;
   if (!kind_name) return smx_cli_usage_error("score needs a score name (%s)", SMX_SCORE_NAMES);
   if (smx_score_from_name(kind_name, &kind) != SMX_OK)
@@ -85,13 +65,9 @@ int smx_cmd_score(int argc, char **argv) {
   if (kind == SMX_SCORE_KL_MATCHING && !sa.templates_from)
     return smx_cli_usage_error("kl_matching needs --templates-from REF.npy (reference logits, e.g. the ID validation set)");
 
-  int fin, fout, urc;
-  if ((urc = cli_input_format(&io, in, &fin)) != 0) return urc;
-  if ((urc = cli_output_format(&io, out, fin, &fout)) != 0) return urc;
-
   cli_job j;
-  int rc = cli_job_input(&j, "score", in, fin, io.axis);
-  if (rc) return cli_job_end(&j, rc);
+  int fmt[2];
+  if ((rc = cli_job_open(&j, s->name, &a.files, in, &out, 1, fmt))) return rc;
   int nd = j.src.ndim;
   uint64_t cols = cli_job_axis_len(&j);
   if (nd < 2 || cols == 0) {
@@ -105,12 +81,22 @@ int smx_cmd_score(int argc, char **argv) {
     return cli_job_end(&j, rc);
   if (kind == SMX_SCORE_ODIN && sa.odin_temperature == 0.0) sa.odin_temperature = sa.temperature;
   smx_score_params p = smx_score_args_params_for(&sa, kind, templates);
-  score_ctx ctx = { kind, &p };
+  score_ctx ctx = { kind, &p, a.run.threads };
   cli_kernel kn = { CLI_F32, 1, { 1, 0 }, { CLI_F64, CLI_F32 }, 0, 0, score_rows, &ctx };
-  cli_output outs[1] = { { out, fout, SMX_DTYPE_F64, CLI_AXIS_REMOVE } };
+  cli_output outs[1] = { { out, fmt[1], a.dtype ? (smx_dtype)a.dtype : SMX_DTYPE_F64, CLI_AXIS_REMOVE } };
   rc = cli_job_outputs(&j, &kn, outs);
   if (!rc) rc = cli_job_run(&j, &kn, quiet);
   rc = cli_job_end(&j, rc);
   free(templates);
   return rc;
 }
+
+const cli_spec smx_score_spec = {
+  "score", run_score, "per-sample OOD scores (higher = more in-distribution)",
+  "KIND LOGITS -o SCORES [options]",
+  "Per-sample scores (higher = more in-distribution) along the class axis (default the\n"
+  "last): float64 of the logits' shape without that axis. KIND: " SMX_SCORE_NAMES "\n",
+  score_sets, 4,
+  "LOGITS (.npy of any dtype and order, CSV or TSV; - for stdin) is streamed in bounded\n"
+  "memory, as for softmax; the scores are the same for any --threads.\n",
+  2, "one input file", 0, CLI_DEFAULTS(score_defaults) };

@@ -12,41 +12,19 @@
  * count. LOGITS and TARGETS are .npy, CSV or TSV; either may be - for stdin.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
+#include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/formats.h"
-#include "cli/run_opts.h"
+#include "cli/options.h"
 #include "cli/job.h"
 #include "cli/message.h"
-#include "cli/number.h"
 #include "commands.h"
 #include "xent_targets.h"
 #include "smx/smx.h"
-
-const char smx_xent_help[] =
-    "usage: smx xent LOGITS --targets TARGETS [-o LOSS] [--grad GRAD] [options]\n"
-    "Cross-entropy over the class axis (default the last) against integer targets of\n"
-    "the logits' shape without that axis; without -o the reduced value is printed. A\n"
-    "target outside the classes (and not the ignore index) is exit 2.\n"
-    "  --targets TARGETS      integer .npy, or whole numbers in CSV/TSV\n"
-    "  -o, --output LOSS      the loss: a scalar, or per row with --reduction none\n"
-    "  --grad GRAD            the gradient with respect to the logits (their shape)\n"
-    "  --reduction none|mean|sum  (default mean)\n"
-    "  --ignore-index I       targets to skip (default -100)\n"
-    "  --label-smoothing E    in [0, 1]\n"
-    "  --z-loss Z             Z * logsumexp^2 added to each loss\n"
-    "  -a, --axis A           the class axis, negative counts from the end (default -1)\n"
-    "  -t, --temperature T    logits / T, T > 0 (default 1)\n"
-    "  --format npy|csv|tsv   output format (default: from each output's extension, else\n"
-    "                         npy; the input's format for -)\n"
-    "  --in-format npy|csv|tsv  format of LOGITS and TARGETS (default: from each extension, else npy)\n"
-    "  --threads N, --masked-row zero|nan, -q as for softmax\n"
-    "LOGITS (.npy of any dtype and order, CSV or TSV; - for stdin) is streamed in bounded\n"
-    "memory, computed in float32; only TARGETS is read whole.\n";
 
 typedef struct xent_ctx {
   const int64_t *t;        /* the targets, by C-order row number */
@@ -77,75 +55,46 @@ static smx_status xent_rows(void *ctx, const void *x, void *const *y, size_t row
   return s;
 }
 
-int smx_cmd_xent(int argc, char **argv) {
-  const char *in = NULL, *tpath = NULL, *out = NULL, *gpath = NULL;
+typedef struct xent_args {
+  cli_files files;
+  cli_common run;
+  const char *targets, *grad;
+  int reduction;   /* in the order of the choices: none, mean, sum */
+  int dtype;       /* of GRAD; 0: from the logits */
+  int64_t ignore_index;
+  double label_smoothing, z_loss, temperature;
+} xent_args;
+static const xent_args xent_defaults = { .files = CLI_FILES_INIT, .run = CLI_COMMON_INIT, .reduction = 1,
+                                         .ignore_index = -100 };
+
+static int run_xent(const cli_spec *s, int argc, char **argv) {
+  xent_args a;
+  const char *in;
+  int rc = cli_parse(s, argc, argv, &a, &in);
+  if (rc) return rc;
+  static const smx_reduction reductions[] = { SMX_REDUCTION_NONE, SMX_REDUCTION_MEAN, SMX_REDUCTION_SUM };
   smx_xent_options o = SMX_XENT_OPTIONS_INIT;
-  int quiet = 0;
-  cli_io_opts io = CLI_IO_OPTS_INIT;
-  cli_run_opts run = CLI_RUN_OPTS_INIT(CLI_RUN_MASKED_ROW);
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    int took = cli_io_option(&io, a, v);
-    if (took < 0) return SMX_CLI_EXIT_USAGE;
-    if (took > 0) { i += took - 1; continue; }
-    took = cli_run_option(&run, a, v);
-    if (took < 0) return SMX_CLI_EXIT_USAGE;
-    if (took > 0) { i += took - 1; continue; }
-    if (!strcmp(a, "--targets")) {
-      if (!v) return smx_cli_usage_error("--targets needs a file name");
-      tpath = v; i++;
-    } else if (!strcmp(a, "--grad")) {
-      if (!v) return smx_cli_usage_error("--grad needs a file name");
-      gpath = v; i++;
-    } else if (!strcmp(a, "--reduction")) {
-      if (v && !strcmp(v, "mean")) o.reduction = SMX_REDUCTION_MEAN;
-      else if (v && !strcmp(v, "sum")) o.reduction = SMX_REDUCTION_SUM;
-      else if (v && !strcmp(v, "none")) o.reduction = SMX_REDUCTION_NONE;
-      else return smx_cli_usage_error("--reduction must be none, mean or sum");
-      i++;
-    } else if (!strcmp(a, "--ignore-index")) {
-      char *end;
-      errno = 0;
-      long long n = v ? strtoll(v, &end, 10) : 0;
-      if (!v || end == v || *end || errno) return smx_cli_usage_error("--ignore-index must be a whole number");
-      o.ignore_index = (int64_t)n; i++;
-    } else if (!strcmp(a, "--label-smoothing")) {
-      if (!smx_cli_parse_double(v, 0.0, 1.0, &o.label_smoothing))
-        return smx_cli_usage_error("--label-smoothing must be a number from 0 to 1");
-      i++;
-    } else if (!strcmp(a, "--z-loss")) {
-      if (!smx_cli_parse_double(v, 0.0, 1.7e308, &o.z_loss)) return smx_cli_usage_error("--z-loss must be a number >= 0");
-      i++;
-    } else if (!strcmp(a, "--temperature") || !strcmp(a, "-t")) {
-      if (!smx_cli_parse_temperature(v, &o.temperature)) return smx_cli_temperature_error("--temperature", v);
-      i++;
-    } else {
-      int prc = cli_run_positional(&run, "xent", "logits file", a);
-      if (prc) return prc;
-    }
-  }
-  in = run.in;
-  out = run.out;
-  quiet = run.quiet;
-  o.threads = run.threads;
-  o.flags |= run.flags;
+  o.reduction = reductions[a.reduction];
+  o.ignore_index = a.ignore_index;
+  o.label_smoothing = a.label_smoothing;
+  o.z_loss = a.z_loss;
+  o.temperature = a.temperature;
+  o.threads = a.run.threads;
+  o.flags |= CLI_MASK_FLAGS(a.run);
+  int quiet = a.run.quiet;
+  const char *tpath = a.targets, *out = a.run.out, *gpath = a.grad;
   if (!in) return smx_cli_usage_error("xent needs a logits file (.npy, .csv or .tsv; - for stdin)");
   if (!tpath) return smx_cli_usage_error("xent needs --targets TARGETS.npy");
   if (!out && o.reduction == SMX_REDUCTION_NONE) return smx_cli_usage_error("--reduction none needs -o LOSS.npy");
   if (out && gpath && !strcmp(out, gpath)) return smx_cli_usage_error("-o and --grad name the same file");
   if (!strcmp(tpath, "-") && !strcmp(in, "-")) return smx_cli_usage_error("only one of the inputs can be stdin");
 
-  int fin, ftin, fl = CLI_FMT_NPY, fg = CLI_FMT_NPY, urc;
-  if ((urc = cli_input_format(&io, in, &fin)) != 0) return urc;
-  if ((urc = cli_input_format(&io, tpath, &ftin)) != 0) return urc;
-  if (out && (urc = cli_output_format(&io, out, fin, &fl)) != 0) return urc;
-  if (gpath && (urc = cli_output_format(&io, gpath, fin, &fg)) != 0) return urc;
   if (out && gpath && !strcmp(out, "-") && !strcmp(gpath, "-")) return smx_cli_usage_error("only one output can be stdout");
-
+  int ftin, fmt[3];   /* the logits, the loss, the gradient */
+  if ((rc = cli_input_format(&a.files, tpath, &ftin)) != 0) return rc;
   cli_job j;
-  int rc = cli_job_input(&j, "xent", in, fin, io.axis);
-  if (rc) return cli_job_end(&j, rc);
+  if ((rc = cli_job_open(&j, s->name, &a.files, in, (const char *[]){ out, gpath }, 2, fmt))) return rc;
+  int fin = fmt[0], fl = fmt[1], fg = fmt[2];
   uint64_t rows = cli_job_rows(&j), cols = cli_job_axis_len(&j);
   smx_dtype idt = j.src.dtype;
   /* text is read as float64 too, but it holds no float64 precision to lose */
@@ -181,7 +130,7 @@ int smx_cmd_xent(int argc, char **argv) {
   ctx.grad = gpath != NULL;
   cli_job_row_order(&j, &ctx.ro);
   cli_kernel kn = { CLI_F32, 2, { 1, cols }, { CLI_F32, CLI_F32 }, 0, 0, xent_rows, &ctx };
-  smx_dtype gdt = idt == SMX_DTYPE_F16 || idt == SMX_DTYPE_F64 ? idt : SMX_DTYPE_F32;
+  smx_dtype gdt = a.dtype ? (smx_dtype)a.dtype : idt == SMX_DTYPE_F16 || idt == SMX_DTYPE_F64 ? idt : SMX_DTYPE_F32;
   int per_row = o.reduction == SMX_REDUCTION_NONE;
   cli_output outs[2] = { { per_row ? out : NULL, fl, SMX_DTYPE_F32, CLI_AXIS_REMOVE },
                          { gpath, fg, gdt, CLI_AXIS_KEEP } };
@@ -209,3 +158,31 @@ int smx_cmd_xent(int argc, char **argv) {
   if (!rc && !out) printf("%.9g\n", (double)value);
   return rc;
 }
+
+#define XENT(field) offsetof(xent_args, field)
+static const cli_opt xent_opts[] = {
+  CLI_PATH("--targets", NULL, "TARGETS", CLI_OPT_FILE, XENT(targets), NULL, 0, "integer .npy, or whole numbers in CSV/TSV"),
+  CLI_PATH("--grad", NULL, "GRAD", CLI_OPT_OUTPUT, XENT(grad), "npy|csv|tsv", 0,
+           "the gradient with respect to the logits (their shape)"),
+  CLI_CHOICE("--reduction", XENT(reduction), "none|mean|sum", "the loss per row, or their mean or sum (default mean)"),
+  CLI_NUM("--ignore-index", NULL, "I", CLI_OPT_INT, XENT(ignore_index), 0, 0, NULL, "targets to skip (default -100)"),
+  CLI_NUM("--label-smoothing", NULL, "E", CLI_OPT_DOUBLE, XENT(label_smoothing), 0, 1, NULL, "in [0, 1] (default 0)"),
+  CLI_NUM("--z-loss", NULL, "Z", CLI_OPT_DOUBLE, XENT(z_loss), 0, DBL_MAX, NULL,
+          "Z * logsumexp^2 added to each loss (default 0)"),
+  CLI_TEMPERATURE(XENT(temperature), "logits / T, T > 0 (default 1)"),
+  CLI_DTYPE(XENT(dtype), "dtype of GRAD (default: the logits' float type, float32 for\nothers; computed in float32)"),
+};
+
+const cli_spec smx_xent_spec = {
+  "xent", run_xent, "cross-entropy of logits against integer targets, and its gradient",
+  "LOGITS --targets TARGETS [-o LOSS] [--grad GRAD] [options]",
+  "Cross-entropy over the class axis (default the last) against integer targets of\n"
+  "the logits' shape without that axis; without -o the reduced value is printed. A\n"
+  "target outside the classes (and not the ignore index) is exit 2. -o LOSS is the\n"
+  "loss: a scalar, or per row with --reduction none.\n",
+  CLI_SETS(CLI_OWN(xent_opts),
+           CLI_SET(xent_args, run, cli_common_opts),
+           CLI_SET(xent_args, files, cli_files_opts),
+           CLI_SET(xent_args, run, cli_masked_opts)),
+  "LOGITS (.npy of any dtype and order, CSV or TSV; - for stdin) is streamed in bounded\n"
+  "memory, computed in float32; only TARGETS is read whole.\n", 1, "one logits file", 0, CLI_DEFAULTS(xent_defaults) };

@@ -156,7 +156,8 @@ int smx_eval_write_report(const smx_eval_result *r, const char *path) {
     items[ni++] = it;
   }
   if (r->features_from) {
-    smx_report_item a = { "feature model", r->features_from }, b = { "ID features", r->id_features_path };
+    smx_report_item a = { r->features_fitted ? "training features" : "feature model", r->features_from },
+                    b = { "ID features", r->id_features_path };
     items[ni++] = a;
     items[ni++] = b;
     for (size_t o = 0; o < no; o++) {

@@ -29,6 +29,7 @@ typedef struct smx_eval_result {
   char feature_label[SMX_EVAL_MAX_SCORES][48];    /* "knn_k50", "vim_D16", ... */
   const char *id_features_path;   /* --id-features */
   const char *features_from;      /* --features-model or --train-features */
+  int features_fitted;            /* 1: features_from is the training features, fitted here */
   double vim_alpha, react_threshold;   /* of the feature model (NaN when absent) */
   smx_score_params params[SMX_EVAL_MAX_SCORES];
   double *id_scores[SMX_EVAL_MAX_SCORES];

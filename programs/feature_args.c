@@ -1,86 +1,70 @@
 /* Feature-score options and files for smx fit-features and smx eval (feature_args.h). */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/message.h"
-#include "cli/number.h"
 #include "feature_args.h"
 #include "io/npy_io.h"
 #include "logits_stream.h"
 
 #define BLOCK_ROWS 4096
 
-void smx_feature_args_init(smx_feature_args *a) {
-  memset(a, 0, sizeof *a);
-  a->threads = 1;
-}
-
 int smx_feature_args_any(const smx_feature_args *a) { return a->train || a->model; }
 
-static int size_opt(const char *opt, const char *v, uint64_t lo, uint64_t hi, size_t *out) {
+/* --knn-k, --vim-dim: 1 to 2^20, into a size_t */
+static int check_size(void *args, void *dst, const char *v) {
   uint64_t n;
-  if (!v || !smx_cli_parse_u64(v, lo, hi, &n)) {
-    smx_cli_usage_error("%s must be a whole number from %llu to %llu", opt, (unsigned long long)lo,
-                        (unsigned long long)hi);
-    return -1;
-  }
-  *out = (size_t)n;
+  (void)args;
+  if (!smx_cli_parse_u64(v, 1, (uint64_t)1 << 20, &n)) return 0;
+  *(size_t *)dst = (size_t)n;
+  return 1;
+}
+/* --cov error | pinv | shrink=A, A in (0, 1] */
+static int check_cov(void *args, void *dst, const char *v) {
+  smx_feature_config *c = dst;
+  double a;
+  (void)args;
+  if (v && !strcmp(v, "error")) c->cov_policy = SMX_COV_ERROR;
+  else if (v && !strcmp(v, "pinv")) c->cov_policy = SMX_COV_PINV;
+  else if (v && !strncmp(v, "shrink=", 7) && smx_cli_parse_number(v + 7, &a) && a > 0.0 && a <= 1.0)
+    c->cov_policy = SMX_COV_SHRINK, c->shrinkage = a;
+  else return 0;
+  return 1;
+}
+static int check_index(void *args, void *dst, const char *v) {
+  (void)args;
+  if (v && !strcmp(v, "flat")) *(smx_knn_index *)dst = SMX_KNN_FLAT;
+  else if (v && !strcmp(v, "ivf")) *(smx_knn_index *)dst = SMX_KNN_IVF;
+  else return 0;
   return 1;
 }
 
-int smx_feature_args_parse(smx_feature_args *a, const char *opt, const char *v, int *used) {
-  *used = 1;
-  const char **slot = !strcmp(opt, "--train-features") ? &a->train
-                    : !strcmp(opt, "--train-labels") ? &a->train_labels
-                    : !strcmp(opt, "--weight") ? &a->weight
-                    : !strcmp(opt, "--bias") ? &a->bias
-                    : !strcmp(opt, "--features-model") ? &a->model
-                    : !strcmp(opt, "--feature-scores") ? &a->methods : NULL;
-  if (slot) {
-    if (!v) { smx_cli_usage_error("%s needs a value", opt); return -1; }
-    if (*slot) { smx_cli_usage_error("%s given twice", opt); return -1; }
-    *slot = v;
-    return 1;
-  }
-  if (!strcmp(opt, "--knn-k")) return size_opt(opt, v, 1, (uint64_t)1 << 20, &a->cfg.k);
-  if (!strcmp(opt, "--vim-dim")) return size_opt(opt, v, 1, (uint64_t)1 << 20, &a->cfg.vim_dim);
-  if (!strcmp(opt, "--threads")) {
-    size_t t = 1;
-    int rc = size_opt(opt, v, 1, 256, &t);
-    a->threads = (int)t;
-    return rc;
-  }
-  if (!strcmp(opt, "--react-percentile")) {
-    if (!v || !smx_cli_parse_double(v, 0.0, 100.0, &a->cfg.react_percentile) || a->cfg.react_percentile == 0.0) {
-      smx_cli_usage_error("--react-percentile must be a number in (0, 100]");
-      return -1;
-    }
-    return 1;
-  }
-  if (!strcmp(opt, "--cov")) {
-    if (v && !strcmp(v, "error")) a->cfg.cov_policy = SMX_COV_ERROR;
-    else if (v && !strcmp(v, "pinv")) a->cfg.cov_policy = SMX_COV_PINV;
-    else if (v && !strncmp(v, "shrink=", 7) && smx_cli_parse_double(v + 7, 0.0, 1.0, &a->cfg.shrinkage) &&
-             a->cfg.shrinkage > 0.0)
-      a->cfg.cov_policy = SMX_COV_SHRINK;
-    else {
-      smx_cli_usage_error("--cov must be error, pinv or shrink=A with A in (0, 1]");
-      return -1;
-    }
-    return 1;
-  }
-  if (!strcmp(opt, "--knn-index")) {
-    if (v && !strcmp(v, "flat")) a->cfg.knn_index = SMX_KNN_FLAT;
-    else if (v && !strcmp(v, "ivf")) a->cfg.knn_index = SMX_KNN_IVF;
-    else { smx_cli_usage_error("--knn-index must be flat (exact) or ivf (approximate)"); return -1; }
-    return 1;
-  }
-  *used = 0;
-  return 0;
-}
+#define FEAT(field) offsetof(smx_feature_args, field)
+#define FEAT_FILE(name, meta, field, help) CLI_PATH(name, NULL, meta, CLI_OPT_FILE, FEAT(field), NULL, 1, help)
+const cli_opt smx_feature_opts[11] = {
+  FEAT_FILE("--train-features", "F.npy", train, "training features (N x F) (smx_features.h; docs/scores.md 8)"),
+  FEAT_FILE("--train-labels", "L.npy", train_labels, "their classes"),
+  FEAT_FILE("--weight", "W.npy", weight, "the last layer, C x F (as torch Linear) (vim, residual, react)"),
+  FEAT_FILE("--bias", "B.npy", bias, "its bias, C"),
+  FEAT_FILE("--features-model", "M", model, "a model of smx fit-features (eval)"),
+  CLI_PATH("--feature-scores", NULL, "LIST", CLI_OPT_STRING, FEAT(methods), NULL, 1,
+           "of mahalanobis, knn, vim, residual, react (default: all the\ninputs allow)"),
+  CLI_CHECKED("--knn-k", NULL, "K", FEAT(cfg.k), check_size, "a whole number from 1 to 1048576", "(default 50)"),
+  CLI_CHECKED("--vim-dim", NULL, "D", FEAT(cfg.vim_dim), check_size, "a whole number from 1 to 1048576",
+              "(default 1000 if F >= 2048, 512 if F >= 768, else F/2)"),
+  CLI_NUM("--react-percentile", NULL, "P", CLI_OPT_DOUBLE, FEAT(cfg.react_percentile), DBL_TRUE_MIN, 100, NULL,
+          "(default 90)"),
+  CLI_CHECKED("--cov", NULL, "error|pinv|shrink=A", FEAT(cfg), check_cov, "error, pinv or shrink=A with A in (0, 1]",
+              "a singular covariance: refused (default), pseudo-inverse, or\nshrunk"),
+  CLI_CHECKED("--knn-index", NULL, "flat|ivf", FEAT(cfg.knn_index), check_index, "flat (exact) or ivf (approximate)",
+              "(default flat; ivf is approximate)"),
+};
 
 static int open_2d(const char *path, const char *what, smx_npy_reader **r, const smx_npy_info **info) {
   char err[512];
@@ -200,6 +184,11 @@ static int fit(smx_feature_args *a, int quiet, smx_feature_model **out) {
     goto out;
   }
   smx_status s = smx_feature_model_create(&cfg, &m);
+  if (s == SMX_E_NOT_BUILT) {   /* without labels or a last layer only knn applies, and this build lacks it */
+    rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: no feature score to fit: %s; mahalanobis needs --train-labels, vim, "
+                      "residual and react need --weight", a->train, smx_feature_method_requires(SMX_FEAT_KNN));
+    goto out;
+  }
   if (s) {
     rc = smx_cli_fail(s == SMX_E_INVALID_ARG ? SMX_CLI_EXIT_INPUT : SMX_CLI_EXIT_COMPUTE, "%s: %s%s", a->train,
                       smx_status_string(s), s == SMX_E_INVALID_ARG ? " (non-finite weight or bias?)" : "");
@@ -248,7 +237,16 @@ out:
 int smx_feature_args_model(smx_feature_args *a, int quiet, smx_feature_model **m) {
   if (a->model && a->train) return smx_cli_usage_error("--features-model and --train-features exclude each other");
   if (a->train) return fit(a, quiet, m);
+  const smx_feature_config *c = &a->cfg;
+  const char *fitting = a->train_labels ? "--train-labels" : a->weight ? "--weight" : a->bias ? "--bias"
+                      : c->k ? "--knn-k" : c->vim_dim ? "--vim-dim" : c->react_percentile != 0.0 ? "--react-percentile"
+                      : c->cov_policy != SMX_COV_ERROR ? "--cov" : c->knn_index != SMX_KNN_FLAT ? "--knn-index" : NULL;
+  if (fitting)   /* the model was fitted with its own: silently ignoring the option would mislead */
+    return smx_cli_usage_error("%s is a fitting option: --features-model %s was fitted with its own (refit with "
+                               "smx fit-features, or give --train-features instead)", fitting, a->model);
+  errno = 0;
   smx_status s = smx_feature_model_load(a->model, 0, m);
+  if (s == SMX_E_IO) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: %s", a->model, errno ? strerror(errno) : "cannot read");
   if (s == SMX_E_NOT_BUILT) return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: %s", a->model, smx_feature_method_requires(SMX_FEAT_KNN));
   if (s == SMX_E_PARSE)
     return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: not a feature model of this version (smx fit-features writes them), "

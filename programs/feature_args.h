@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli/options.h"
 #include "smx/smx_features.h"
 
 typedef struct smx_feature_args {
@@ -19,12 +20,12 @@ typedef struct smx_feature_args {
   const char *model;                  /* --features-model M.smxf (eval)              */
   const char *methods;                /* --feature-scores LIST                       */
   smx_feature_config cfg;             /* --knn-k, --vim-dim, --react-percentile, --cov, --knn-index */
-  int threads;                        /* --threads (eval: the logit scores ignore it) */
+  int threads;                        /* the command's --threads                     */
 } smx_feature_args;
 
-void smx_feature_args_init(smx_feature_args *a);
-/* 1: option consumed (*used = values taken), 0: not a feature option, -1: usage error printed. */
-int smx_feature_args_parse(smx_feature_args *a, const char *opt, const char *val, int *used);
+/* The feature options as a table of cli/options.h, writing into an smx_feature_args (--threads is the
+ * command's own, copied into threads). */
+extern const cli_opt smx_feature_opts[11];
 /* Any feature input given (training files or a model)? */
 int smx_feature_args_any(const smx_feature_args *a);
 /* Fits a model from --train-features (streamed) and friends, or loads
@@ -39,14 +40,5 @@ int smx_feature_score_file(const smx_feature_model *m, smx_feature_method me, co
                            const char *rows_of, int threads, double *out);
 /* "knn_k50", "vim_D512", "react_p90", "mahalanobis", "residual_D512". */
 void smx_feature_label(const smx_feature_model *m, smx_feature_method me, char *buf, size_t len);
-
-#define SMX_FEATURE_OPTIONS_HELP \
-  "feature options (smx_features.h; docs/scores.md section 8):\n" \
-  "  --train-features F.npy --train-labels L.npy  training features (N x F) and classes\n" \
-  "  --weight W.npy --bias B.npy   the last layer, C x F (as torch Linear) and C (vim, residual, react)\n" \
-  "  --feature-scores LIST  of mahalanobis, knn, vim, residual, react (default: all the inputs allow)\n" \
-  "  --knn-k K (50), --vim-dim D (1000 if F >= 2048, 512 if F >= 768, else F/2),\n" \
-  "  --react-percentile P (90), --cov error|pinv|shrink=A (error: a singular covariance is refused),\n" \
-  "  --knn-index flat|ivf (ivf is approximate), --threads N\n"
 
 #endif

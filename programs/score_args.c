@@ -1,54 +1,55 @@
 /* Score options shared by smx score and smx eval (score_args.h). */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <float.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/message.h"
-#include "cli/number.h"
 #include "logits_stream.h"
 #include "score_args.h"
 
-void smx_score_args_init(smx_score_args *a) { memset(a, 0, sizeof *a); }
+#define SCORE(field) offsetof(smx_score_args, field)
+const cli_opt smx_score_opts[6] = {
+  CLI_TEMPERATURE(SCORE(temperature), "energy's T (score: also odin's), default 1"),
+  CLI_CHECKED("--odin-temperature", NULL, "T", SCORE(odin_temperature), cli_check_temperature, CLI_TEMPERATURE_RULE,
+              "ODIN's T (default 1000); ODIN here has no input perturbation:\nto get it, pass logits of perturbed "
+              "inputs from your framework"),
+  CLI_NUM("--gen-gamma", NULL, "G", CLI_OPT_DOUBLE, SCORE(gamma), DBL_TRUE_MIN, 1, NULL, "GEN's gamma (default 0.1)"),
+  CLI_NUM("--gen-m", NULL, "M", CLI_OPT_UINT, SCORE(top_m), 1, 0x1p64, NULL, "GEN's top-M classes (default 100)"),
+  CLI_PATH("--templates-from", NULL, "REF.npy", CLI_OPT_FILE, SCORE(templates_from), NULL, 0,
+           "kl_matching templates from reference logits (eval: or --val)"),
+  CLI_FLAG("--double", NULL, SCORE(dbl), "every score from double exponentials (1e-13) instead of f32"),
+};
 
-static int temperature(const char *opt, const char *v, double *out) {
-  if (!v) return smx_cli_usage_error("%s needs a value", opt), -1;
-  if (!smx_cli_parse_temperature(v, out)) return smx_cli_temperature_error(opt, v), -1;
-  return 1;
+typedef struct scores_job {
+  size_t nk, rows, cols, ldx, tasks;
+  const smx_score_kind *kinds;
+  const smx_score_params *params;
+  const float *x;
+  double *const *out;
+  smx_status status[256];
+} scores_job;
+
+static void scores_task(void *ctx, size_t t) {
+  scores_job *j = ctx;
+  size_t r0 = j->rows * t / j->tasks, r1 = j->rows * (t + 1) / j->tasks;
+  double *out[SMX_SCORES_MULTI_MAX];
+  for (size_t k = 0; k < j->nk; k++) out[k] = j->out[k] + r0;
+  j->status[t] = smx_scores_multi_rows_f32(j->nk, j->kinds, j->params, j->x + r0 * j->ldx, j->ldx, r1 - r0, j->cols, out);
 }
 
-static int positive(const char *opt, const char *v, double max, double *out) {
-  double t;
-  if (!v) return smx_cli_usage_error("%s needs a value", opt), -1;
-  if (!smx_cli_parse_number(v, &t) || !(t > 0.0) || !(t <= max)) {
-    smx_cli_usage_error("%s must be a number in (0, %g], not '%s'", opt, max, v);
-    return -1;
-  }
-  *out = t;
-  return 1;
-}
-
-int smx_score_args_parse(smx_score_args *a, const char *opt, const char *v, int *used) {
-  *used = 1;
-  if (!strcmp(opt, "--temperature") || !strcmp(opt, "-t")) return temperature("--temperature", v, &a->temperature);
-  if (!strcmp(opt, "--odin-temperature")) return temperature(opt, v, &a->odin_temperature);
-  if (!strcmp(opt, "--gen-gamma")) return positive(opt, v, 1.0, &a->gamma);
-  if (!strcmp(opt, "--gen-m")) {
-    char *end;
-    long long n = v ? strtoll(v, &end, 10) : -1;
-    if (!v || *end || n < 1) { smx_cli_usage_error("--gen-m must be a whole number >= 1"); return -1; }
-    a->top_m = (size_t)n;
-    return 1;
-  }
-  if (!strcmp(opt, "--templates-from")) {
-    if (!v) { smx_cli_usage_error("%s needs a file name", opt); return -1; }
-    a->templates_from = v;
-    return 1;
-  }
-  *used = 0;
-  if (!strcmp(opt, "--double")) { a->dbl = 1; return 1; }
-  return 0;
+smx_status smx_scores_threaded(int threads, size_t nkinds, const smx_score_kind *kinds, const smx_score_params *params,
+                               const float *x, size_t ldx, size_t rows, size_t cols, double *const *out) {
+  size_t tasks = threads > 1 ? (size_t)threads : 1;
+  if (tasks > 256) tasks = 256;
+  if (tasks > rows / 16) tasks = rows / 16 ? rows / 16 : 1;   /* blocks of at least 16 rows */
+  if (tasks == 1 || nkinds > SMX_SCORES_MULTI_MAX)
+    return smx_scores_multi_rows_f32(nkinds, kinds, params, x, ldx, rows, cols, out);
+  scores_job j = { nkinds, rows, cols, ldx, tasks, kinds, params, x, out, { SMX_OK } };
+  smx_status s = smx_parallel_for((int)tasks, tasks, scores_task, &j);
+  for (size_t t = 0; s == SMX_OK && t < tasks; t++) s = j.status[t];
+  return s;
 }
 
 smx_score_params smx_score_args_params_for(const smx_score_args *a, smx_score_kind kind, const double *templates) {

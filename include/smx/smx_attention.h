@@ -31,7 +31,8 @@
  * Q is (batch, Hq, Lq, Dqk), K is (batch, Hkv, Lk, Dqk), V is (batch, Hkv, Lk,
  * Dv) and O is (batch, Hq, Lq, Dv), each with its own element strides for the
  * batch, head and row dimensions; the last dimension is contiguous. Storage
- * is f32, f16 or bf16 (all four tensors alike); arithmetic is f32.
+ * is f32, f16 or bf16 (all four tensors alike); arithmetic is f32, but for
+ * the bf16 tile products of `math` (Accuracy).
  * Strides:
  *  - {0, 0, 0} means the packed layout (rows Dqk or Dv apart, and so on);
  *  - otherwise a zero stride broadcasts its dimension: every index reads
@@ -198,6 +199,23 @@
  * carry the f32 rounding of s and of the cosine relatively large into lse;
  * softpick's |e^z - 1| cancels for z near 0, relatively as much as its sum
  * is below sum_j (e^{z_j - m} + e^{-m}).
+ * bf16 tile products (math: bf16 storage by default, f32 storage that opts
+ * in with SMX_ATTN_MATH_BF16; only at kernel set avx512bf16, for tasks of more
+ * than 16 query rows per KV head, the softmax, sigmoid and softpick kinds,
+ * without int8 K, QK-norm, L2 distance or NSA; elsewhere f32): Q K^T and P V
+ * on pairs of bf16 with f32 accumulation (vdpbf16ps: products exact, one
+ * rounding per step, as the f32 FMA chains), the online softmax in f32, P
+ * rounded to bf16 (nearest even) for P V while l sums the f32 P, as
+ * FlashAttention does. Against the reference of the inputs as these products
+ * read them (f32 storage rounded to bf16; subnormals, below 2^-126, as 0),
+ * the f32 bound above grows by 2^-8 max|V| sum_j w_ij (softmax, softpick: the
+ * weights sum to at most 1; differential: times 1 + |lambda|) + Lk 2^-126:
+ * rounding P moves each weight by at most 2^-9 of itself, so O by at most
+ * 2^-9 sum_j w_ij |v_j| (doubled for margin), and results below 2^-126 flush
+ * to 0. The rounding of the inputs is the caller's (f32 that opts in: about
+ * 2^-8 Z of each logit, Z as above, so relatively 2^-7 Z max|V| of O).
+ * f16 storage always computes in f32 (no AVX512_FP16 or AMX build: no
+ * hardware here to test one on).
  * Results are
  * bitwise identical for every thread count (tasks are fixed by the shape;
  * KV splits are merged in a fixed order); ISAs may differ in the last bits.
@@ -215,6 +233,13 @@ extern "C" {
 #endif
 
 typedef enum smx_attn_dtype { SMX_ATTN_F32 = 0, SMX_ATTN_F16 = 1, SMX_ATTN_BF16 = 2 } smx_attn_dtype;
+
+/* The arithmetic of the tile products (see Accuracy): AUTO is F32 for f32 and f16 storage and bf16 for
+ * bf16 storage where the CPU has AVX512_BF16; F32 always computes in f32; BF16 lets f32 storage use bf16
+ * tile products too (as PyTorch's allow_bf16_reduced_precision). A permission, never a demand: where
+ * the kernel set in use has no bf16 products (smx_isa() below avx512bf16) it computes in f32, which is
+ * within the bf16 bound; smx_attention_plan_math() tells which a run would use. */
+typedef enum smx_attn_math { SMX_ATTN_MATH_AUTO = 0, SMX_ATTN_MATH_F32 = 1, SMX_ATTN_MATH_BF16 = 2 } smx_attn_math;
 
 typedef enum smx_attn_causal {
   SMX_ATTN_CAUSAL_NONE = 0,
@@ -281,6 +306,7 @@ typedef struct smx_attention_desc {
   double screen_window;              /* Softmask window w > 0 (0: no Softmask)    */
   double screen_eps;                 /* unit-normalisation floor (0: 1e-12)       */
   uint32_t screen_flags;             /* SMX_ATTN_SCREEN_NO_VNORM, _NO_TANHNORM    */
+  smx_attn_math math;                /* tile-product arithmetic (0: AUTO)         */
 } smx_attention_desc;
 
 /* The run-time operands. Pointers not asked for by the descriptor are ignored. */
@@ -320,6 +346,9 @@ SMX_API smx_status smx_attention_plan_workspace_size(const smx_attention_plan *p
 SMX_API smx_status smx_attention_run(const smx_attention_plan *plan, const smx_attention_args *args,
                                      void *workspace, size_t workspace_bytes, smx_attention_stats *stats);
 SMX_API smx_status smx_attention_plan_destroy(smx_attention_plan *plan);
+/* The arithmetic a run of the plan would use now, under the kernel set in use: SMX_ATTN_MATH_BF16 when
+ * its tile products are bf16 (some tasks of few rows, e.g. decoding, still compute in f32), else F32. */
+SMX_API smx_status smx_attention_plan_math(const smx_attention_plan *plan, smx_attn_math *math);
 
 /*
  * Merges n partial results of the same queries over disjoint key sets

@@ -48,8 +48,10 @@
  * KNN as above.
  *
  * Memory: O(C F + F^2) doubles for the statistics; KNN, REACT and VIM (alpha,
- * percentile, bank) keep the training rows as float32 (N F 4 bytes): leave them
- * out of config.methods to fit in O(F^2) over a stream larger than memory.
+ * percentile, bank) keep the training rows as float32 (N F 4 bytes) until
+ * finish, after which only KNN's unit rows stay (one copy: the flat index's):
+ * leave them out of config.methods to fit in O(F^2) over a stream larger than
+ * memory.
  *
  * Optional parts: MAHALANOBIS, VIM, RESIDUAL need LAPACK (Debian: liblapacke-dev
  * and libopenblas-dev), KNN needs FAISS (Debian: libfaiss-dev) at build time.
@@ -57,6 +59,10 @@
  * smx_feature_method_requires names the package. REACT needs neither.
  * Threads (opt->threads): scoring runs in fixed blocks of 64 rows, so results
  * are the same for every thread count; fitting is sequential apart from BLAS.
+ * OpenBLAS's own thread count (OPENBLAS_NUM_THREADS, or an MPI launcher's
+ * core binding) can change the last bits of a fit (its threaded dgemv inside
+ * the eigensolver; about 1e-14 relative): a saved model scores bit for bit the
+ * same everywhere.
  */
 #ifndef SMX_SMX_FEATURES_H
 #define SMX_SMX_FEATURES_H
@@ -94,7 +100,7 @@ typedef struct smx_feature_config {
   smx_cov_policy cov_policy;
   double shrinkage;         /* SMX_COV_SHRINK: a in (0, 1]                                       */
   smx_knn_index knn_index;
-  size_t ivf_lists, ivf_probe; /* SMX_KNN_IVF: 0 -> about sqrt(N) lists, 0 -> 1 probe            */
+  size_t ivf_lists, ivf_probe; /* SMX_KNN_IVF: 0 -> about sqrt(N) lists (at most N), 0 -> 1 probe (at most the lists) */
   /* VIM, RESIDUAL, REACT: the last layer (copied): weight C x F with leading
    * dimension ldw >= F, bias C values (NULL: zero). With classes == 0 the
    * layer's rows are its own count, head_rows. */
@@ -174,7 +180,8 @@ SMX_API smx_status smx_feature_score_f64(const smx_feature_model *model, smx_fea
  * checksum. save writes a temporary file next to path and renames it over
  * path (never a half-written file): SMX_E_IO with errno kept. load refuses
  * (SMX_E_PARSE, nothing allocated) a file that is truncated, longer than its
- * sizes say, of another version, or whose checksum or sizes do not match;
+ * sizes say, of another version, whose checksum or sizes do not match, or
+ * that holds a non-finite value;
  * SMX_E_NOT_BUILT if it holds methods this build lacks (load with
  * drop_missing = 1 keeps the others).
  */

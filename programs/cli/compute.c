@@ -1,6 +1,6 @@
-/* The library call of the row commands (softmax, log-softmax, logsumexp, sigmoid, sparsemax, entmax and
- * the row variants) for a block of rows, by the type computed in: smx_op_rows on the command's row of the op
- * table (include/smx/smx_ops.h), so no operation is named here; see stream.h. */
+/* The library call of the row commands (softmax, log-softmax, logsumexp, sigmoid, sparsemax, entmax, multimax
+ * and the row variants) for a block of rows, by the type computed in: smx_op_rows on the command's row of the
+ * op table (include/smx/smx_ops.h), so no operation is named here; see stream.h. */
 #include <string.h>
 
 #include "cli/stream.h"
@@ -14,24 +14,25 @@ static smx_status op_rows(void *ctx, const void *x, void *const *yv, size_t rows
   return smx_op_rows(c->row, &a, &c->opt);
 }
 
-/* The command's row: the table's row of that CLI name. sigmoid names two, the plain one and the biased one
- * (a later row with a parameter), which computes a nonzero --bias, as the command always did. The
- * parameters: a double one takes p, a whole-number one k (above 2^53, not exact as a double: 2^53, the same
- * top-k softmax for every row length). No command of this engine has more than one. */
+/* The command's row: of the table's rows of that CLI name, the one with the most parameters, unless every
+ * value is its default and a row without parameters exists: sigmoid names two, the plain one and the biased
+ * one, which computes a nonzero --bias, as the command always did. */
 static void find_row(cli_op_ctx *c) {
   size_t count = 0;
-  c->row = NULL;
-  c->nparams = 0;
+  const smx_op_info *full = NULL, *plain = NULL;
   smx_op_count(&count);
   for (size_t i = 0; i < count; i++) {
     const smx_op_info *r;
     if (smx_op_at(i, &r) != SMX_OK || !r->cli || !c->cmd || strcmp(r->cli, c->cmd)) continue;
-    if (!c->row || (c->row->nparams == 0 && r->nparams > 0 && c->p != 0.0)) c->row = r;
+    if (!full || r->nparams > full->nparams) full = r;
+    if (!r->nparams) plain = r;
   }
-  if (!c->row || c->row->nparams > 2) return; /* smx_op_rows refuses a NULL row: the run fails, never guesses */
-  for (size_t i = 0; i < c->row->nparams; i++)
-    c->params[i] = c->row->params[i].type == SMX_PARAM_DOUBLE ? c->p : (double)c->k > 0x1p53 ? 0x1p53 : (double)c->k;
-  c->nparams = c->row->nparams;
+  int defaults = 1;
+  for (size_t i = 0, at = 0; full && i < full->nparams; i++)
+    for (int k = 0; k < (full->params[i].type == SMX_PARAM_DOUBLE4 ? 4 : 1); k++)
+      defaults &= c->params[at++] == full->params[i].def;
+  c->row = plain && defaults ? plain : full;   /* smx_op_rows refuses a NULL row: the run fails, never guesses */
+  c->nparams = c->row ? c->row->nvalues : 0;
 }
 
 cli_kernel cli_op_kernel(cli_op_ctx *ctx, uint64_t n) {

@@ -6,8 +6,30 @@
 #include <unistd.h>
 
 #include "cli/message.h"
+#include "cli/options.h"
 #include "cli/signals.h"
 #include "io/npy_shape.h"
+
+static const char *format_name(int f) { return f == CLI_FMT_CSV ? "csv" : f == CLI_FMT_TSV ? "tsv" : "npy"; }
+
+/* The format of a file: --format / --in-format (chosen; -1: none), which must agree with the name's
+ * extension (case-insensitive) when that is one of the three, else the extension's, else npy. */
+static int resolve_format(const char *opt_name, int chosen, const char *path, int *out) {
+  const char *dot = strcmp(path, "-") ? strrchr(path, '.') : NULL;
+  int by_name = -1;
+  for (int f = CLI_FMT_NPY; f <= CLI_FMT_TSV && dot && !strchr(dot, '/'); f++)
+    if (strlen(dot) == 4 && (dot[1] | 0x20) == format_name(f)[0] && (dot[2] | 0x20) == format_name(f)[1] &&
+        (dot[3] | 0x20) == format_name(f)[2])
+      by_name = f;
+  if (chosen >= 0 && by_name >= 0 && chosen != by_name)
+    return smx_cli_usage_error("%s %s conflicts with the name %s", opt_name, format_name(chosen), path);
+  *out = chosen >= 0 ? chosen : by_name >= 0 ? by_name : CLI_FMT_NPY;
+  return 0;
+}
+
+int cli_input_format(const cli_files *o, const char *path, int *fmt) {
+  return resolve_format("--in-format", o->fmt_in, path, fmt);
+}
 
 /* A mapped input that shrinks under us faults on access: remove what we were
  * writing and leave with the input error code. */
@@ -20,7 +42,7 @@ static void on_sigbus(int sig) {
   _exit(SMX_CLI_EXIT_INPUT);
 }
 
-int cli_job_input(cli_job *j, const char *cmd, const char *in, int fmt, long axis) {
+static int job_input(cli_job *j, const char *cmd, const char *in, int fmt, long axis) {
   memset(j, 0, sizeof *j);
   j->cmd = cmd;
   j->in = in;
@@ -35,6 +57,19 @@ int cli_job_input(cli_job *j, const char *cmd, const char *in, int fmt, long axi
   j->axis = nd == 0 ? 0 : (int)(axis < 0 ? axis + nd : axis);
   j->st_axis = j->src.fortran && nd > 0 ? nd - 1 - j->axis : j->axis;
   return 0;
+}
+
+int cli_job_open(cli_job *j, const char *cmd, const cli_files *f, const char *in, const char *const *outs, int nout,
+                 int *fmt) {
+  int rc = cli_input_format(f, in, &fmt[0]);
+  for (int i = 0; i < nout && !rc; i++) {
+    fmt[1 + i] = CLI_FMT_NPY;
+    if (outs[i] && !(rc = resolve_format("--format", f->fmt_out, outs[i], &fmt[1 + i])) && !strcmp(outs[i], "-") &&
+        f->fmt_out < 0)
+      fmt[1 + i] = fmt[0];   /* stdout without --format: the input's format */
+  }
+  if (!rc && (rc = job_input(j, cmd, in, fmt[0], f->axis)) != 0) cli_job_end(j, rc);
+  return rc;
 }
 
 uint64_t cli_job_axis_len(const cli_job *j) { return j->src.ndim ? j->src.shape[j->axis] : 1; }
@@ -152,4 +187,14 @@ int cli_job_end(cli_job *j, int rc) {
   if (j->bus_set) sigaction(SIGBUS, &j->old_bus, NULL);
   j->bus_set = 0;
   return rc;
+}
+
+void cli_widen_i64(void *buf, size_t n) {
+  unsigned char *p = buf;
+  for (size_t i = 0; i < n; i++) {
+    int64_t v;
+    memcpy(&v, p + i * 8, 8);
+    double d = (double)v;
+    memcpy(p + i * 8, &d, 8);
+  }
 }

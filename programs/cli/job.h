@@ -11,6 +11,7 @@
 
 #include <signal.h>
 
+#include "cli/options.h"
 #include "cli/stream.h"
 
 /* What becomes of the axis in an output. */
@@ -41,9 +42,14 @@ typedef struct cli_job {
   struct sigaction old_bus;
 } cli_job;
 
-/* Opens in ("-": stdin) as fmt and resolves axis (negative counts from the
- * end). Returns 0 or an exit code after its message; cli_job_end frees. */
-int cli_job_input(cli_job *j, const char *cmd, const char *in, int fmt, long axis);
+/* The formats of in (fmt[0]) and of the nout outputs (fmt[1 + i]; NULL: none, npy) from f and the names,
+ * then opens in ("-": stdin) and resolves the axis (negative counts from the end). Returns 0, or an exit
+ * code after its message with the job ended; cli_job_end frees. */
+int cli_job_open(cli_job *j, const char *cmd, const cli_files *f, const char *in, const char *const *outs, int nout,
+                 int *fmt);
+/* The format of the input at path: --in-format, else its extension, else npy. Returns 0, or the usage error's
+ * exit code after its message. */
+int cli_input_format(const cli_files *o, const char *path, int *fmt);
 /* The length of the axis (1 for a scalar) and the count of its rows. */
 uint64_t cli_job_axis_len(const cli_job *j);
 uint64_t cli_job_rows(const cli_job *j);
@@ -68,6 +74,9 @@ uint64_t cli_row_c_index(const cli_row_order *ro, uint64_t r);
 int cli_job_outputs(cli_job *j, const cli_kernel *k, const cli_output *outs);
 /* Runs k over the input. Returns 0 or an exit code after its message. */
 int cli_job_run(cli_job *j, const cli_kernel *k, int quiet);
+/* n int64 values at buf widened in place to float64, as the writer takes them (exact below 2^53: indices,
+ * tokens). */
+void cli_widen_i64(void *buf, size_t n);
 /* Finishes every output when rc is 0 (in order), else removes them; closes
  * the input. Returns rc, or the exit code of a failed finish. */
 int cli_job_end(cli_job *j, int rc);

@@ -24,6 +24,10 @@ void smx_cli_put_escaped(FILE *f, const char *s) {
   }
 }
 
+/* The command whose help a usage error points to, or NULL. */
+static const char *command;
+void smx_cli_set_command(const char *name) { command = name; }
+
 /* Where messages are held instead of printed (smx_cli_hold_messages), or NULL. */
 static char *held;
 static size_t held_cap;
@@ -62,7 +66,7 @@ int smx_cli_usage_error(const char *fmt, ...) {
   va_start(ap, fmt);
   vmessage(SMX_CLI_EXIT_USAGE, fmt, ap);
   va_end(ap);
-  if (!held) fputs("smx: try 'smx --help'\n", stderr);
+  if (!held) fprintf(stderr, "smx: try 'smx %s%s--help'\n", command ? command : "", command ? " " : "");
   return SMX_CLI_EXIT_USAGE;
 }
 

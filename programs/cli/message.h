@@ -18,6 +18,8 @@ enum {
   SMX_CLI_EXIT_INTERRUPTED = 130 /* SIGINT / SIGTERM: no output was left    */
 };
 
+/* The command whose help the usage hint names ("try 'smx topk --help'"); NULL: the overview's. */
+void smx_cli_set_command(const char *name);
 /* "smx: <message>" and the usage hint on stderr; returns SMX_CLI_EXIT_USAGE. */
 int smx_cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "smx: <message>" on stderr; returns code. */

@@ -136,25 +136,14 @@ typedef struct cli_kernel {
   void *ctx;
 } cli_kernel;
 
-/* The operation of softmax, log-softmax and logsumexp (compute.c). */
-typedef enum cli_op {
-  CLI_SOFTMAX, CLI_LOG_SOFTMAX, CLI_LOGSUMEXP, CLI_SIGMOID,
-  CLI_SPARSEMAX, CLI_ENTMAX15, CLI_ENTMAX,   /* include/smx/smx_variants.h */
-  /* the row variants of smx_variants.h (last: compute.c tests op >= CLI_SOFTPICK): p and k below are their
-     parameters */
-  CLI_SOFTPICK, CLI_SSMAX, CLI_SA_SOFTMAX, CLI_ADAPTIVE_SOFTMAX, CLI_TOPK_SOFTMAX, CLI_SOFTPLUS_L1,
-  CLI_STANDARDIZE_SOFTMAX
-} cli_op;
+/* A row command's operation (compute.c): its row of the op table, by the command's name. */
 typedef struct cli_op_ctx {
-  cli_op op;
   cli_ctype t;
   smx_options opt;
-  double p;       /* softpick eps, ssmax s, entmax alpha, the sigmoid's bias, the standardised softmax's T */
-  size_t k;       /* topk-softmax k, sa-softmax normalized (0 / 1) */
-  const char *cmd;              /* the command: its row of the op table (smx_ops.h) computes it        */
-  const smx_op_info *row;       /* set by cli_op_kernel, with the parameter values p and k make        */
-  double params[2];
-  size_t nparams;
+  const char *cmd;          /* the command: the op-table rows of that CLI name compute it               */
+  const double *params;     /* the values of the parameters of its row with the most (options.h)          */
+  const smx_op_info *row;   /* set by cli_op_kernel                                                      */
+  size_t nparams;           /* set by cli_op_kernel: the values the row takes                            */
 } cli_op_ctx;
 /* The kernel of op in type t; ctx must outlive it. */
 cli_kernel cli_op_kernel(cli_op_ctx *ctx, uint64_t n);

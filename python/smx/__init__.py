@@ -38,12 +38,12 @@ Deliberate differences from scipy.special and torch:
   * +inf entries give the limit: 1/k on the k entries equal to +inf, 0
     elsewhere (scipy and torch give NaN).
 """
-from ._smx import (NoOptimumError, __version__, attention, calibration, cross_entropy, fit_temperature, gumbel_softmax,
+from ._smx import (NoOptimumError, __version__, attention, attention_backward, calibration, cross_entropy, fit_temperature, gumbel_softmax,
                    gumbel_softmax_backward, isa, kl_templates, log_softmax, logsumexp, ood_metrics, sample,
                    score, sigmoid, softmax, softmax_topk, topk)
 from ._rows import log_softmax_backward, softmax_backward  # noqa: E402
 
-__all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "isa", "__version__", "attention",
+__all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "isa", "__version__", "attention", "attention_backward",
            "softmax_backward", "log_softmax_backward", "cross_entropy",
            "softmax_topk", "topk", "sample", "gumbel_softmax", "gumbel_softmax_backward",
            "score", "ood_metrics", "calibration", "fit_temperature", "kl_templates", "NoOptimumError"]
@@ -77,3 +77,8 @@ __all__ += ["softpick", "softpick_backward", "ssmax", "ssmax_backward", "sa_soft
 from ._smx import noisy_softmax_loss, noisy_softmax_noise  # noqa: E402
 
 __all__ += ["noisy_softmax_loss", "noisy_softmax_noise"]
+
+# Feature-based OOD scores (Mahalanobis, kNN, ViM, residual, ReAct): smx_features.h, docs/scores.md section 8
+from ._features import FeatureOOD  # noqa: E402
+
+__all__ += ["FeatureOOD"]

@@ -114,6 +114,10 @@ def mixture_log_softmax(x, w, out=None, threads=0):
 def mixture_log_softmax_backward(x, w, dy, threads=0):
     """The VJP of mixture_log_softmax: returns (dx, dw) for the output gradient dy (shape (..., n))."""
     x3, w2, work, res_dt = _mix_args(x, w, "smx.mixture_log_softmax_backward")
+    want = np.shape(x)[:-2] + np.shape(x)[-1:]
+    if np.shape(dy) != want:
+        raise ValueError("smx.mixture_log_softmax_backward: dy has shape %s, expected %s (x's shape without K)"
+                         % (np.shape(dy), want))
     g = np.ascontiguousarray(dy, dtype=work).reshape(x3.shape[0], x3.shape[2])
     dx = np.empty_like(x3)
     # zeros: with n = 0 the library returns before writing dw, whose value (a sum over no element) is 0

@@ -68,8 +68,9 @@ def _doc(info, backward):
     return "\n".join(lines)
 
 
-def make(name, py=None, lens=False):
-    """smx.<py> and smx.<py>_backward for the table's row op `name` (its C stem)."""
+def make(name, py=None, lens=False, temperature=False):
+    """smx.<py> and smx.<py>_backward for the table's row op `name` (its C stem). lens: the op takes one count
+    per row (n=); temperature: the op reads the options' temperature (a keyword temperature=1.0, > 0)."""
     info = _smx._op_info(name)
     py = py or info["py"]
     pnames = [p[0] for p in info["params"]]
@@ -85,6 +86,8 @@ def make(name, py=None, lens=False):
                for p in info["params"]]
         if lens:
             ps.append(P("n", P.POSITIONAL_OR_KEYWORD, default=None))
+        if temperature:
+            ps.append(P("temperature", P.POSITIONAL_OR_KEYWORD, default=1.0))
         ps += [P("axis", P.POSITIONAL_OR_KEYWORD, default=-1), P("out", P.POSITIONAL_OR_KEYWORD, default=None),
                P("threads", P.POSITIONAL_OR_KEYWORD, default=0)]
         if fwd and masked:
@@ -98,20 +101,35 @@ def make(name, py=None, lens=False):
         kw.apply_defaults()
         a = kw.arguments
         return run(name, 0, a["x"], axis=a["axis"], out=a["out"], params=params_of(a), n=a.get("n"),
-                   threads=a["threads"], masked_row=a.get("masked_row", "zero"))
+                   temperature=_temp(py, a, temperature), threads=a["threads"], masked_row=a.get("masked_row", "zero"))
+
+    reads = BACKWARD_READS.get(name)
 
     def backward(*args, **kwargs):
         kw = bsig.bind(*args, **kwargs)
         kw.apply_defaults()
         a = kw.arguments
+        if reads and a[reads] is None:
+            raise ValueError("smx.%s_backward: %s is required (the backward reads %s and dy; %s may be None)"
+                             % (py, reads, reads, "y" if reads == "x" else "x"))
         return run(name, 1, a["x"], a["y"], a["dy"], axis=a["axis"], out=a["out"], params=params_of(a),
-                   n=a.get("n"), threads=a["threads"])
+                   n=a.get("n"), temperature=_temp(py, a, temperature), threads=a["threads"])
 
     forward.__name__, forward.__qualname__, forward.__signature__ = py, py, fsig
     forward.__doc__ = _doc(info, False)
     backward.__name__ = backward.__qualname__ = py + "_backward"
     backward.__signature__, backward.__doc__ = bsig, _doc(info, True)
     return forward, (backward if info["bwd_dtypes"] else None)
+
+
+def _temp(py, a, on):
+    """The options' temperature from the keywords where the op reads it (else 0: the library's default)."""
+    if not on:
+        return 0.0
+    t = float(a["temperature"])
+    if not (0.0 < t < float("inf")):
+        raise ValueError("smx.%s: temperature must be > 0 and finite, got %r" % (py, a["temperature"]))
+    return t
 
 
 def _default(p):

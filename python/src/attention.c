@@ -21,7 +21,7 @@ const char smx_py_attention_doc[] = PyDoc_STR(
   "          alibi=None, fox=None, gate=None, qk_norm=None, qk_norm_eps=1e-6, blasst=None,\n"
   "          radial_frame=None, diff_lambda=0.0, l2_distance=False, nsa_topk=0, k_scales=None,\n"
   "          jensen=False, screen_r=None, screen_window=None, screen_eps=0.0, screen_vnorm=True,\n"
-  "          screen_tanhnorm=True)\n"
+  "          screen_tanhnorm=True, math='auto', bf16=False)\n"
   "--\n\n"
   "Fused attention softmax(q k^T * scale + ...) v, never forming the Lq x Lk scores.\n"
   "q : (B, Hq, Lq, D); k : (B, Hkv, Lk, D); v : (B, Hkv, Lk, Dv); float32 or float16 (float64 is\n"
@@ -46,6 +46,11 @@ const char smx_py_attention_doc[] = PyDoc_STR(
   "Softmask, TanhNorm; scale unused) takes screen_r (acceptance width in (0, 1], a float or (Hq,)),\n"
   "screen_window (Softmask window, a float or (Hq,); None, 0 or inf: none), screen_eps, and\n"
   "screen_vnorm / screen_tanhnorm (False switches each off); masks must be bool. See docs/attention.md.\n"
+  "math : 'auto' (float32 / float16: f32 arithmetic; bfloat16: bf16 tile products where the CPU has\n"
+  "    AVX512_BF16), 'f32' (always f32), 'bf16' (float32 storage may use bf16 tile products too: Q, K, V\n"
+  "    and P rounded to bf16, as torch's allow_bf16_reduced_precision; f32 where the CPU lacks them).\n"
+  "bf16 : q, k, v are uint16 / int16 arrays of bfloat16 bits (NumPy has no bfloat16; torch:\n"
+  "    t.view(torch.int16).numpy()); the result is bfloat16 bits in q's dtype.\n"
   "A query row that sees no key gives 0 (never NaN). The GIL is released while computing.");
 
 /* a float32 C-contiguous copy of an optional per-head / per-row operand of exactly n elements */
@@ -136,12 +141,102 @@ static int same_dim(const char *an, PyArrayObject *a, int i, const char *bn, PyA
   return 0;
 }
 
-PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
-  (void)self;
+/* A C-contiguous array of `type` and exactly the given shape (the backward's O, lse and dO), or NULL with a
+ * ValueError naming it. */
+static PyArrayObject *exact(const char *what, PyObject *o, int type, int nd, const npy_intp *shape) {
+  PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(o, type, 0, 0, NPY_ARRAY_CARRAY | NPY_ARRAY_FORCECAST);
+  if (!a) return NULL;
+  int ok = PyArray_NDIM(a) == nd;
+  for (int i = 0; ok && i < nd; i++) ok = PyArray_DIM(a, i) == shape[i];
+  if (ok) return a;
+  PyErr_Format(PyExc_ValueError, "attention_backward: %s must have the forward's shape (%s)", what,
+               nd == 3 ? "B, Hq, Lq" : "B, Hq, Lq, Dv");
+  Py_DECREF(a);
+  return NULL;
+}
+
+/* Sets key to a new reference's value in dict (stealing it); 0 on failure. */
+static int put(PyObject *dict, const char *key, PyArrayObject *x) {
+  if (!x) return 0;
+  int r = PyDict_SetItemString(dict, key, (PyObject *)x);
+  Py_DECREF(x);
+  return r == 0;
+}
+
+/* The backward run of smx_py_attention_backward: d and a as the forward parsed them. */
+static PyObject *backward(smx_attention_desc *d, smx_attention_args *a, PyArrayObject *q, PyArrayObject *k,
+                          PyArrayObject *v, PyObject *bwd, int type) {
+  PyObject *oo, *lo, *doo;
+  int dmask;
+  if (!PyArg_ParseTuple(bwd, "OOOi", &oo, &lo, &doo, &dmask)) return NULL;
+  npy_intp oshape[4] = { (npy_intp)d->batch, (npy_intp)d->heads_q, (npy_intp)d->len_q, (npy_intp)d->dim_v };
+  PyArrayObject *o = exact("o", oo, type, 4, oshape), *lse = o ? exact("lse", lo, NPY_FLOAT32, 3, oshape) : NULL;
+  PyArrayObject *dO = lse ? exact("do", doo, type, 4, oshape) : NULL;
+  PyObject *res = NULL;
+  PyArrayObject *dq = NULL, *dk = NULL, *dv = NULL, *db = NULL, *ds = NULL, *df = NULL, *dg = NULL;
+  if (!dO) goto out;
+  npy_intp qs[4] = { (npy_intp)d->batch, (npy_intp)d->heads_q, (npy_intp)d->len_q, (npy_intp)d->dim_qk };
+  npy_intp ks[4] = { (npy_intp)d->batch, (npy_intp)d->heads_kv, (npy_intp)d->len_k, (npy_intp)d->dim_qk };
+  npy_intp vs[4] = { (npy_intp)d->batch, (npy_intp)d->heads_kv, (npy_intp)d->len_k, (npy_intp)d->dim_v };
+  npy_intp bs[4] = { (npy_intp)d->batch, (npy_intp)d->heads_q, (npy_intp)d->len_q, (npy_intp)d->len_k };
+  npy_intp hs[1] = { (npy_intp)d->heads_q }, fs[3] = { (npy_intp)d->batch, (npy_intp)d->heads_q, (npy_intp)d->len_k };
+  int ew = (d->gate_flags & SMX_ATTN_GATE_ELEMENTWISE) != 0;
+  if (!(dq = (PyArrayObject *)PyArray_EMPTY(4, qs, type, 0)) || !(dk = (PyArrayObject *)PyArray_EMPTY(4, ks, type, 0)) ||
+      !(dv = (PyArrayObject *)PyArray_EMPTY(4, vs, type, 0)))
+    goto out;
+  if (dmask && d->mask_kind == SMX_ATTN_MASK_BIAS && !(db = (PyArrayObject *)PyArray_EMPTY(4, bs, NPY_FLOAT32, 0))) goto out;
+  if (d->sinks && !(ds = (PyArrayObject *)PyArray_EMPTY(1, hs, NPY_FLOAT32, 0))) goto out;
+  if (d->fox && !(df = (PyArrayObject *)PyArray_EMPTY(3, fs, NPY_FLOAT32, 0))) goto out;
+  if (d->gate && !(dg = (PyArrayObject *)PyArray_EMPTY(ew ? 4 : 3, oshape, NPY_FLOAT32, 0))) goto out;
+  d->o_stride[2] = d->dim_v;
+  d->o_stride[1] = d->len_q * d->dim_v;
+  d->o_stride[0] = d->heads_q * d->o_stride[1];
+  a->q = PyArray_DATA(q);
+  a->k = PyArray_DATA(k);
+  a->v = PyArray_DATA(v);
+  a->o = PyArray_DATA(o);
+  a->lse = PyArray_DATA(lse);
+  smx_attention_grads g = { PyArray_DATA(dq), PyArray_DATA(dk), PyArray_DATA(dv), db ? PyArray_DATA(db) : NULL,
+                            ds ? PyArray_DATA(ds) : NULL, df ? PyArray_DATA(df) : NULL, dg ? PyArray_DATA(dg) : NULL };
+  smx_attention_plan *plan = NULL;
+  smx_status s = smx_attention_plan_create(d, &plan);
+  if (s == SMX_OK) {
+    const void *dop = PyArray_DATA(dO);
+    Py_BEGIN_ALLOW_THREADS
+    s = smx_attention_backward(plan, a, dop, &g, NULL, 0);
+    Py_END_ALLOW_THREADS
+    smx_attention_plan_destroy(plan);
+  }
+  if (s == SMX_E_UNSUPPORTED) {
+    PyErr_SetString(PyExc_NotImplementedError, "attention_backward: smx computes the backward of the softmax kind with "
+                    "masks, sinks, softcap, SSMax, FoX and the gate only (not of this kind or option; docs/attention.md)");
+    goto out;
+  }
+  if (s != SMX_OK) {
+    smx_py_raise_status("attention_backward", s);
+    goto out;
+  }
+  if (!(res = PyDict_New())) goto out;
+  int ok = put(res, "dq", dq) && put(res, "dk", dk) && put(res, "dv", dv);
+  dq = dk = dv = NULL;
+  if (ok && db) ok = put(res, "dmask", db), db = NULL;
+  if (ok && ds) ok = put(res, "dsink", ds), ds = NULL;
+  if (ok && df) ok = put(res, "dfox", df), df = NULL;
+  if (ok && dg) ok = put(res, "dgate", dg), dg = NULL;
+  if (!ok) Py_CLEAR(res);
+out:
+  Py_XDECREF(o); Py_XDECREF(lse); Py_XDECREF(dO); Py_XDECREF(dq); Py_XDECREF(dk); Py_XDECREF(dv);
+  Py_XDECREF(db); Py_XDECREF(ds); Py_XDECREF(df); Py_XDECREF(dg);
+  return res;
+}
+
+/* The forward (bwd NULL) or, with bwd = (o, lse, do, want_dmask), the backward on the same options. */
+static PyObject *attention_impl(PyObject *args, PyObject *kwargs, PyObject *bwd) {
   static char *kw[] = { "q", "k", "v", "causal", "scale", "window", "mask", "sink", "return_lse", "threads",
                         "softcap", "ssmax", "kind", "sigmoid_bias", "alibi", "fox", "gate", "qk_norm",
                         "qk_norm_eps", "blasst", "radial_frame", "diff_lambda", "l2_distance", "nsa_topk", "k_scales", "jensen",
-                        "screen_r", "screen_window", "screen_eps", "screen_vnorm", "screen_tanhnorm", NULL };
+                        "screen_r", "screen_window", "screen_eps", "screen_vnorm", "screen_tanhnorm", "math", "bf16",
+                        NULL };
   PyObject *qo, *ko, *vo, *causal = Py_False, *scale = Py_None, *window = Py_None, *mask = Py_None, *sink = Py_None;
   PyObject *softcap = Py_None, *ssmax = Py_None, *alibi = Py_None, *fox = Py_None, *gate = Py_None;
   PyObject *qk_norm = Py_None, *blasst = Py_None, *radial = Py_None;
@@ -153,10 +248,12 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
   PyObject *screen_r = Py_None, *screen_window = Py_None;
   double screen_eps = 0.0;
   double sigmoid_bias = 0.0, qk_eps = 1e-6, diff_lambda = 0.0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$OOOOOpiOOsdOOOOdOOdpnOpOOdpp:attention", kw, &qo, &ko, &vo, &causal,
+  const char *math = "auto";
+  int bf16 = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$OOOOOpiOOsdOOOOdOOdpnOpOOdppsp:attention", kw, &qo, &ko, &vo, &causal,
                                    &scale, &window, &mask, &sink, &return_lse, &threads, &softcap, &ssmax, &kind,
                                    &sigmoid_bias, &alibi, &fox, &gate, &qk_norm, &qk_eps, &blasst, &radial, &diff_lambda, &l2, &nsa_topk, &k_scales, &jensen,
-                                   &screen_r, &screen_window, &screen_eps, &screen_vnorm, &screen_tanhnorm))
+                                   &screen_r, &screen_window, &screen_eps, &screen_vnorm, &screen_tanhnorm, &math, &bf16))
     return NULL;
   PyObject *result = NULL;
   PyArrayObject *q = NULL, *k = NULL, *v = NULL, *o = NULL, *lse = NULL, *m = NULL, *sk = NULL, *al = NULL,
@@ -172,8 +269,31 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (tv < 0) return NULL;
   /* int8 K (a quantised KV cache): read as it is, with k_scales */
   int k8 = tk == NPY_INT8;
-  if (!float_type("q", tq, 0) || !float_type("k", tk, 1) || !float_type("v", tv, 0)) return NULL;
-  int type = tq == NPY_FLOAT16 && (k8 || tk == NPY_FLOAT16) && tv == NPY_FLOAT16 ? NPY_FLOAT16 : NPY_FLOAT32;
+  int type;
+  if (bf16) {   /* bfloat16 bits in 16-bit integers, read in place (q's type; k and v reinterpreted alike) */
+    if ((tq != NPY_UINT16 && tq != NPY_INT16) || (tk != NPY_UINT16 && tk != NPY_INT16) ||
+        (tv != NPY_UINT16 && tv != NPY_INT16)) {
+      PyErr_SetString(PyExc_TypeError, "attention: with bf16=True, q, k and v must be uint16 or int16 arrays of "
+                                       "bfloat16 bits");
+      return NULL;
+    }
+    type = tq;
+  } else {
+    if (!float_type("q", tq, 0) || !float_type("k", tk, 1) || !float_type("v", tv, 0)) return NULL;
+    type = tq == NPY_FLOAT16 && (k8 || tk == NPY_FLOAT16) && tv == NPY_FLOAT16 ? NPY_FLOAT16 : NPY_FLOAT32;
+  }
+  if (!strcmp(math, "auto")) d.math = SMX_ATTN_MATH_AUTO;
+  else if (!strcmp(math, "f32")) d.math = SMX_ATTN_MATH_F32;
+  else if (!strcmp(math, "bf16")) d.math = SMX_ATTN_MATH_BF16;
+  else {
+    PyErr_Format(PyExc_ValueError, "attention: math must be 'auto', 'f32' or 'bf16', not '%s'", math);
+    return NULL;
+  }
+  if (d.math == SMX_ATTN_MATH_BF16 && type == NPY_FLOAT16) {
+    PyErr_SetString(PyExc_ValueError, "attention: math='bf16' is for float32 or bfloat16 storage (float16 storage "
+                                      "computes in f32)");
+    return NULL;
+  }
   if (!(q = tensor("q", qo, type)) || !(k = tensor("k", ko, k8 ? NPY_INT8 : type)) || !(v = tensor("v", vo, type)))
     goto done;
   d.batch = (size_t)PyArray_DIM(q, 0);
@@ -193,7 +313,7 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
                  "head among Hq / Hkv query heads)", (Py_ssize_t)d.heads_q, (Py_ssize_t)d.heads_kv);
     goto done;
   }
-  d.dtype = type == NPY_FLOAT16 ? SMX_ATTN_F16 : SMX_ATTN_F32;
+  d.dtype = bf16 ? SMX_ATTN_BF16 : type == NPY_FLOAT16 ? SMX_ATTN_F16 : SMX_ATTN_F32;
   if (!strides_of(&q, d.q_stride) || !strides_of(&k, d.k_stride) || !strides_of(&v, d.v_stride)) goto done;
   if (threads < 0) {
     PyErr_SetString(PyExc_ValueError, "attention: threads must be >= 0");
@@ -384,6 +504,10 @@ PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
   d.o_stride[2] = d.dim_v;
   d.o_stride[1] = d.len_q * d.dim_v;
   d.o_stride[0] = d.heads_q * d.o_stride[1];
+  if (bwd) {
+    result = backward(&d, &a, q, k, v, bwd, type);
+    goto done;
+  }
   if (return_lse && !(lse = (PyArrayObject *)PyArray_EMPTY(3, oshape, NPY_FLOAT32, 0))) goto done;
   a.q = PyArray_DATA(q);
   a.k = PyArray_DATA(k);
@@ -420,4 +544,47 @@ done:
   Py_XDECREF(sk); Py_XDECREF(al); Py_XDECREF(fx); Py_XDECREF(gt); Py_XDECREF(wq); Py_XDECREF(wk); Py_XDECREF(ks);
   Py_XDECREF(sr); Py_XDECREF(sw);
   return result;
+}
+
+PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  return attention_impl(args, kwargs, NULL);
+}
+
+const char smx_py_attention_backward_doc[] = PyDoc_STR(
+  "attention_backward($module, q, k, v, o, lse, do, /, *, dmask=False, threads=0, **options)\n"
+  "--\n\n"
+  "The gradients of smx.attention (include/smx/smx_attention_backward.h): q, k, v and the options as\n"
+  "given to the forward, o and lse (return_lse=True) its results, do = dLoss/do (o's shape). Returns a\n"
+  "dict: 'dq', 'dk', 'dv' (q's / k's / v's shapes, float32, or float16 for float16 storage), and as the\n"
+  "options ask: 'dsink' (Hq,), 'dfox' (B, Hq, Lk), 'dgate' (the gate's shape), and with dmask=True and a\n"
+  "float mask 'dmask' (B, Hq, Lq, Lk): sum it over the dimensions the mask broadcasts. The softmax kind with\n"
+  "every mask, sinks, softcap, SSMax, FoX and the gate; other options raise NotImplementedError. threads as\n"
+  "smx.attention (0: every core); the gradients are the same bits for every count.");
+
+PyObject *smx_py_attention_backward(PyObject *self, PyObject *args, PyObject *kwargs) {
+  (void)self;
+  if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 6) {
+    PyErr_SetString(PyExc_TypeError, "attention_backward: takes q, k, v, o, lse, do (positional) and the forward's options");
+    return NULL;
+  }
+  int dmask = 0;
+  PyObject *kw = kwargs ? PyDict_Copy(kwargs) : PyDict_New();
+  if (!kw) return NULL;
+  PyObject *dm = PyDict_GetItemString(kw, "dmask");   /* borrowed */
+  if (dm) {
+    dmask = PyObject_IsTrue(dm);
+    if (dmask < 0 || PyDict_DelItemString(kw, "dmask") < 0) {
+      Py_DECREF(kw);
+      return NULL;
+    }
+  }
+  PyObject *fwd = PyTuple_GetSlice(args, 0, 3);
+  PyObject *bwd = Py_BuildValue("(OOOi)", PyTuple_GET_ITEM(args, 3), PyTuple_GET_ITEM(args, 4), PyTuple_GET_ITEM(args, 5),
+                                dmask);
+  PyObject *r = fwd && bwd ? attention_impl(fwd, kw, bwd) : NULL;
+  Py_XDECREF(fwd);
+  Py_XDECREF(bwd);
+  Py_DECREF(kw);
+  return r;
 }

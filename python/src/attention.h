@@ -7,5 +7,7 @@
 
 PyObject *smx_py_attention(PyObject *self, PyObject *args, PyObject *kwargs);
 extern const char smx_py_attention_doc[];
+PyObject *smx_py_attention_backward(PyObject *self, PyObject *args, PyObject *kwargs);
+extern const char smx_py_attention_backward_doc[];
 
 #endif

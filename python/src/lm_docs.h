@@ -54,14 +54,15 @@ PyDoc_STRVAR(gumbel_softmax_backward_doc,
              "(float32 result; float16/float64 inputs are converted to float32).");
 PyDoc_STRVAR(score_doc,
              "score($module, /, logits, kind='msp', temperature=None, gen_gamma=None, gen_m=None,\n"
-             "      templates=None, double=False)\n--\n\n"
+             "      templates=None, double=False, threads=0)\n--\n\n"
              "Per-sample OOD score of each row (last axis = classes), higher = more in-distribution,\n"
              "float64 of shape logits.shape[:-1]. kind: msp, max_logit (mls), energy, neg_entropy\n"
              "(entropy), margin_prob, margin_logit, gen, odin (no input perturbation), kl_matching (kl;\n"
              "needs templates=, K x K), nonuniformity. temperature: energy's (default 1) and odin's\n"
              "(default 1000). double=True: every score from double exponentials (1e-13, not f32\n"
              "rounding). The C API is float32 only:\n"
-             "float16 and float64 logits are converted to float32. Definitions and bounds:\n"
+             "float16 and float64 logits are converted to float32. threads: 0 every core, 1 the calling\n"
+             "thread (blocks of rows; the result does not depend on it). Definitions and bounds:\n"
              "include/smx/smx_scores.h.");
 PyDoc_STRVAR(ood_metrics_doc,
              "ood_metrics($module, /, id_scores, ood_scores, tpr=0.95)\n--\n\n"

@@ -87,16 +87,9 @@ PyArrayObject *smx_py_int_input(const char *fn, const char *what, PyObject *a, i
 }
 
 int smx_py_int_arg(const char *fn, const char *what, PyObject *o, long long lo, long long hi, long long *v) {
-  if (PyBool_Check(o) || !PyIndex_Check(o)) {
-    PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s", fn, what, Py_TYPE(o)->tp_name);
-    return -1;
-  }
-  PyObject *i = PyNumber_Index(o);
-  if (!i) return -1;
-  int overflow = 0;
-  long long r = PyLong_AsLongLongAndOverflow(i, &overflow);
-  Py_DECREF(i);
-  if (r == -1 && PyErr_Occurred()) return -1;
+  long long r;
+  int overflow;
+  if (smx_py_parse_int(fn, what, o, &r, &overflow) < 0) return -1;
   if (overflow || r < lo || r > hi) {
     PyErr_Format(PyExc_ValueError, "%s: %s must be in [%lld, %lld], got %R", fn, what, lo, hi, o);
     return -1;
@@ -140,4 +133,19 @@ int smx_py_real_arg(const char *fn, const char *what, PyObject *o, double *v) {
   }
   *v = r;
   return 0;
+}
+
+PyObject *smx_py_loss_result(int none, PyArrayObject *loss, PyArrayObject *grad, PyArrayObject *grad2) {
+  PyObject *l;
+  if (none) {
+    Py_INCREF(loss);
+    l = (PyObject *)loss;
+  } else {
+    l = PyFloat_FromDouble(PyArray_TYPE(loss) == NPY_DOUBLE ? *(double *)PyArray_DATA(loss)
+                                                            : *(float *)PyArray_DATA(loss));
+  }
+  if (!l || !grad) return l;
+  PyObject *r = grad2 ? PyTuple_Pack(3, l, (PyObject *)grad, (PyObject *)grad2) : PyTuple_Pack(2, l, (PyObject *)grad);
+  Py_DECREF(l);
+  return r;
 }

@@ -43,6 +43,10 @@ int smx_py_int_arg(const char *fn, const char *what, PyObject *o, long long lo, 
 /* A Python int (not bool) in [0, 2^64) into *v (seeds, steps, row offsets). */
 int smx_py_u64_arg(const char *fn, const char *what, PyObject *o, uint64_t *v);
 
+/* A fused loss's result: the loss (the per-row array for reduction 'none', else a float), alone when
+ * grad is NULL, else the tuple (loss, grad[, grad2]). New references; NULL with an exception set. */
+PyObject *smx_py_loss_result(int none, PyArrayObject *loss, PyArrayObject *grad, PyArrayObject *grad2);
+
 /* A real number (not bool); finite unless allow_inf. */
 int smx_py_real_arg(const char *fn, const char *what, PyObject *o, double *v);
 

@@ -58,6 +58,7 @@ PyDoc_STRVAR(isa_doc,
              "(SMX_MAX_ISA caps it).");
 
 #include "lm_docs.h"
+#include "feature_ops.h"
 
 static PyObject *py_isa(PyObject *self, PyObject *unused) {
   (void)self;
@@ -72,6 +73,8 @@ static PyMethodDef methods[] = {
     {"logsumexp", (PyCFunction)(void (*)(void))smx_py_logsumexp, METH_VARARGS | METH_KEYWORDS, logsumexp_doc},
     {"isa", py_isa, METH_NOARGS, isa_doc},
     {"attention", (PyCFunction)(void (*)(void))smx_py_attention, METH_VARARGS | METH_KEYWORDS, smx_py_attention_doc},
+    {"attention_backward", (PyCFunction)(void (*)(void))smx_py_attention_backward, METH_VARARGS | METH_KEYWORDS,
+     smx_py_attention_backward_doc},
 #define SMX_PY_FN(name) {#name, (PyCFunction)(void (*)(void))smx_py_##name, METH_VARARGS | METH_KEYWORDS, name##_doc}
     SMX_PY_FN(cross_entropy),
     SMX_PY_FN(softmax_topk), SMX_PY_FN(topk), SMX_PY_FN(sample), SMX_PY_FN(gumbel_softmax),
@@ -89,6 +92,13 @@ static PyMethodDef methods[] = {
     {"_op_info", smx_py_op_info, METH_O, smx_py_op_info_doc},
     {"_mixture", (PyCFunction)(void (*)(void))smx_py_mixture, METH_VARARGS | METH_KEYWORDS, smx_py_mixture_doc},
     {"_kd_loss", (PyCFunction)(void (*)(void))smx_py_kd_loss, METH_VARARGS | METH_KEYWORDS, smx_py_kd_loss_doc},
+    /* smx.FeatureOOD's private functions (feature_ops.c) */
+    {"_feature_fit", (PyCFunction)(void (*)(void))smx_py_feature_fit, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_feature_score", (PyCFunction)(void (*)(void))smx_py_feature_score, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_feature_save", smx_py_feature_save, METH_VARARGS, NULL},
+    {"_feature_load", smx_py_feature_load, METH_VARARGS, NULL},
+    {"_feature_info", smx_py_feature_info, METH_O, NULL},
+    {"_feature_requires", smx_py_feature_requires, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -320,7 +320,8 @@ static PyArrayObject *row_input(const char *fn, const char *what, PyObject *o, i
     PyErr_Format(PyExc_TypeError, "%s: %s has dtype %s, the other inputs %s", fn, what, smx_op_dtype_name(d),
                  smx_op_dtype_name(*dt));
   } else if (ref && !PyArray_SAMESHAPE(a, ref)) {
-    PyObject *got = PyObject_GetAttrString((PyObject *)a, "shape"), *want = PyObject_GetAttrString((PyObject *)ref, "shape");
+    PyObject *got = PyObject_GetAttrString((PyObject *)a, "shape");
+    PyObject *want = PyObject_GetAttrString((PyObject *)ref, "shape");
     if (got && want) PyErr_Format(PyExc_ValueError, "%s: %s has shape %R, the other inputs %R", fn, what, got, want);
     Py_XDECREF(got);
     Py_XDECREF(want);
@@ -451,8 +452,8 @@ PyObject *smx_py_op_info(PyObject *self, PyObject *arg) {
   PyObject *params = PyTuple_New((Py_ssize_t)op->nparams);
   for (size_t i = 0; params && i < op->nparams; i++) {
     const smx_op_param *p = &op->params[i];
-    PyObject *t = Py_BuildValue("(ssNdds)", p->name, smx_param_type_name(p->type),
-                                isnan(p->def) ? Py_NewRef(Py_None) : PyFloat_FromDouble(p->def), p->min, p->max, p->doc);
+    PyObject *def = isnan(p->def) ? Py_NewRef(Py_None) : PyFloat_FromDouble(p->def);
+    PyObject *t = Py_BuildValue("(ssNdds)", p->name, smx_param_type_name(p->type), def, p->min, p->max, p->doc);
     if (!t) Py_CLEAR(params);
     else PyTuple_SET_ITEM(params, (Py_ssize_t)i, t);
   }

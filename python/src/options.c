@@ -51,20 +51,25 @@ static int parse_choice(const char *fn, const char *what, PyObject *o, const cha
   return -1;
 }
 
-/* An int argument (not bool, not float). Returns 0 with *v set, or -1. */
-static int parse_int(const char *fn, const char *what, PyObject *o, long long *v) {
+int smx_py_parse_int(const char *fn, const char *what, PyObject *o, long long *v, int *overflow) {
   if (PyBool_Check(o) || !PyIndex_Check(o)) {
     PyErr_Format(PyExc_TypeError, "%s: %s must be an int, not %.100s", fn, what, Py_TYPE(o)->tp_name);
     return -1;
   }
   PyObject *i = PyNumber_Index(o);
   if (!i) return -1;
-  int overflow = 0;
-  *v = PyLong_AsLongLongAndOverflow(i, &overflow);
+  *overflow = 0;
+  *v = PyLong_AsLongLongAndOverflow(i, overflow);
   Py_DECREF(i);
   if (*v == -1 && PyErr_Occurred()) return -1;
-  if (overflow) *v = overflow > 0 ? LLONG_MAX : LLONG_MIN;
+  if (*overflow) *v = *overflow > 0 ? LLONG_MAX : LLONG_MIN;
   return 0;
+}
+
+/* An int argument, saturated to long long. Returns 0 with *v set, or -1. */
+static int parse_int(const char *fn, const char *what, PyObject *o, long long *v) {
+  int overflow;
+  return smx_py_parse_int(fn, what, o, v, &overflow);
 }
 
 int smx_py_parse_options(const char *fn, PyObject *temperature, PyObject *algo, PyObject *threads,

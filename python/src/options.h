@@ -15,6 +15,10 @@
 int smx_py_parse_options(const char *fn, PyObject *temperature, PyObject *algo, PyObject *threads,
                          PyObject *masked_row, smx_options *opt);
 
+/* An int argument (not bool, not float) into *v, saturated, *overflow nonzero where it was (PyLong's sign).
+ * Returns 0, or -1 with a TypeError naming fn and what. */
+int smx_py_parse_int(const char *fn, const char *what, PyObject *o, long long *v, int *overflow);
+
 /* The module's one threads rule: 0 (the default) is every core this process may run on (its CPU
  * affinity), as torch's default; 1 the calling thread only; n > 1 up to n threads. Results never depend
  * on it. smx_py_threads resolves a count (t < 0 is treated as 0); smx_py_parse_threads reads the keyword

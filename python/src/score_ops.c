@@ -7,6 +7,7 @@
 #include "score_ops.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "matrix.h"
 #include "options.h"
@@ -36,13 +37,44 @@ static PyArrayObject *labels_for(const char *fn, PyObject *lo, const smx_py_matr
   return l;
 }
 
+/* smx.score over row blocks of a fixed size on up to `threads` threads: every row's score is its own, so
+ * the result does not depend on the thread count. */
+#define SMX_PY_SCORE_BLOCK 1024
+typedef struct score_job {
+  smx_score_kind kind;
+  const float *x;
+  size_t ld, rows, cols;
+  const smx_score_params *p;
+  double *out;
+  smx_status *status;
+} score_job;
+
+static void score_task(void *ctx, size_t t) {
+  score_job *j = ctx;
+  size_t r0 = t * SMX_PY_SCORE_BLOCK, n = j->rows - r0 < SMX_PY_SCORE_BLOCK ? j->rows - r0 : SMX_PY_SCORE_BLOCK;
+  j->status[t] = smx_scores_rows_f32(j->kind, j->x + r0 * j->ld, j->ld, n, j->cols, j->p, j->out + r0);
+}
+
+static smx_status score_rows(score_job *j, int threads) {
+  size_t ntasks = (j->rows + SMX_PY_SCORE_BLOCK - 1) / SMX_PY_SCORE_BLOCK;
+  if (threads <= 1 || ntasks <= 1) return smx_scores_rows_f32(j->kind, j->x, j->ld, j->rows, j->cols, j->p, j->out);
+  if (!(j->status = calloc(ntasks, sizeof *j->status))) return SMX_E_NOMEM;
+  smx_status s = smx_parallel_for(threads, ntasks, score_task, j);
+  for (size_t t = 0; t < ntasks && s == SMX_OK; t++) s = j->status[t];
+  free(j->status);
+  return s;
+}
+
 PyObject *smx_py_score(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
   static const char *fn = "smx.score";
-  static char *kw[] = {"logits", "kind", "temperature", "gen_gamma", "gen_m", "templates", "double", NULL};
-  PyObject *xo, *ko = NULL, *temp = NULL, *gg = NULL, *gm = NULL, *tpl = NULL, *dbl = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOOOO:score", kw, &xo, &ko, &temp, &gg, &gm, &tpl, &dbl))
+  static char *kw[] = {"logits", "kind", "temperature", "gen_gamma", "gen_m", "templates", "double", "threads", NULL};
+  PyObject *xo, *ko = NULL, *temp = NULL, *gg = NULL, *gm = NULL, *tpl = NULL, *dbl = NULL, *thr = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOOOOO:score", kw, &xo, &ko, &temp, &gg, &gm, &tpl, &dbl,
+                                   &thr))
     return NULL;
+  int threads;
+  if (smx_py_parse_threads(fn, thr, &threads) < 0) return NULL;
   smx_score_kind kind = SMX_SCORE_MSP;
   if (ko) {
     if (!PyUnicode_Check(ko)) {
@@ -112,10 +144,9 @@ PyObject *smx_py_score(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (!(out = (PyArrayObject *)PyArray_SimpleNew(nd - 1, shape, NPY_DOUBLE))) goto done;
   smx_status s = SMX_OK;
   if (m.rows > 0) {
-    const float *xp = PyArray_DATA(m.arr);
-    double *op = PyArray_DATA(out);
+    score_job j = {kind, PyArray_DATA(m.arr), m.cols, m.rows, m.cols, &p, PyArray_DATA(out), NULL};
     Py_BEGIN_ALLOW_THREADS
-    s = smx_scores_rows_f32(kind, xp, m.cols, m.rows, m.cols, &p, op);
+    s = score_rows(&j, threads);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {

@@ -105,16 +105,7 @@ static PyObject *run_loss(const char *fn, PyObject *xo, PyObject *to, const loss
     smx_py_raise_status(fn, s);
     goto done;
   }
-  PyObject *l = a->o.reduction == SMX_REDUCTION_NONE
-                    ? (Py_INCREF(loss), (PyObject *)loss)
-                    : PyFloat_FromDouble(f64 ? *(double *)PyArray_DATA(loss) : *(float *)PyArray_DATA(loss));
-  if (!l) goto done;
-  if (!a->want_grad) {
-    res = l;
-  } else {
-    res = PyTuple_Pack(2, l, (PyObject *)grad);
-    Py_DECREF(l);
-  }
+  res = smx_py_loss_result(a->o.reduction == SMX_REDUCTION_NONE, loss, a->want_grad ? grad : NULL, NULL);
 done:
   Py_XDECREF(loss);
   Py_XDECREF(grad);
@@ -280,16 +271,7 @@ PyObject *smx_py_info_nce(PyObject *self, PyObject *args, PyObject *kwargs) {
     else smx_py_raise_status(fn, s);
     goto done;
   }
-  PyObject *l = a.o.reduction == SMX_REDUCTION_NONE
-                    ? (Py_INCREF(loss), (PyObject *)loss)
-                    : PyFloat_FromDouble(f64 ? *(double *)PyArray_DATA(loss) : *(float *)PyArray_DATA(loss));
-  if (!l) goto done;
-  if (!a.want_grad) {
-    res = l;
-  } else {
-    res = PyTuple_Pack(2, l, (PyObject *)grad);
-    Py_DECREF(l);
-  }
+  res = smx_py_loss_result(a.o.reduction == SMX_REDUCTION_NONE, loss, a.want_grad ? grad : NULL, NULL);
 done:
   Py_XDECREF(loss);
   Py_XDECREF(grad);
@@ -375,16 +357,7 @@ PyObject *smx_py_dice_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
     smx_py_raise_status(fn, s);
     goto done;
   }
-  PyObject *l = a.o.reduction == SMX_REDUCTION_NONE
-                    ? (Py_INCREF(loss), (PyObject *)loss)
-                    : PyFloat_FromDouble(f64 ? *(double *)PyArray_DATA(loss) : *(float *)PyArray_DATA(loss));
-  if (!l) goto done;
-  if (!a.want_grad) {
-    res = l;
-  } else {
-    res = PyTuple_Pack(2, l, (PyObject *)grad);
-    Py_DECREF(l);
-  }
+  res = smx_py_loss_result(a.o.reduction == SMX_REDUCTION_NONE, loss, a.want_grad ? grad : NULL, NULL);
 done:
   Py_XDECREF(loss);
   Py_XDECREF(grad);

@@ -141,16 +141,7 @@ PyObject *smx_py_noisy_softmax_loss(PyObject *self, PyObject *args, PyObject *kw
     smx_py_raise_status(fn, s);
     goto done;
   }
-  PyObject *l = o.reduction == SMX_REDUCTION_NONE
-                    ? (Py_INCREF(loss), (PyObject *)loss)
-                    : PyFloat_FromDouble(f64 ? *(double *)PyArray_DATA(loss) : *(float *)PyArray_DATA(loss));
-  if (!l) goto done;
-  if (!want) {
-    res = l;
-  } else {
-    res = PyTuple_Pack(3, l, (PyObject *)grad, (PyObject *)gnr);
-    Py_DECREF(l);
-  }
+  res = smx_py_loss_result(o.reduction == SMX_REDUCTION_NONE, loss, want ? grad : NULL, want ? gnr : NULL);
 done:
   Py_XDECREF(loss);
   Py_XDECREF(grad);

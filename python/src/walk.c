@@ -36,11 +36,6 @@ static int compute_dtype(const smx_op_info *op, smx_op_dtype dt, int backward, s
   return (dt == SMX_OP_F16 || dt == SMX_OP_BF16) && has_entry(op, SMX_OP_F32, backward);
 }
 
-int smx_py_job_supported(const smx_op_info *op, smx_op_dtype dt, int backward) {
-  smx_op_dtype c;
-  return compute_dtype(op, dt, backward, &c);
-}
-
 static int is_lse(const smx_py_job *j) { return j->op->sig == SMX_SIG_LSE; }
 
 /* Drops size-1 dims, sorts by |stride| of the first array (largest first, stable) and merges dims that are

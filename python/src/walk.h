@@ -41,9 +41,6 @@ typedef struct smx_py_job {
 /* Bytes of one element of a storage type. */
 size_t smx_py_dtype_size(smx_op_dtype dt);
 
-/* Whether the op has an entry for (dtype, backward), computing in float32 for half types without one. */
-int smx_py_job_supported(const smx_op_info *op, smx_op_dtype dt, int backward);
-
 /* Runs the job: SMX_E_NOMEM when the scratch cannot be allocated, SMX_E_UNSUPPORTED for a dtype the op has
  * no entry for, otherwise the library's status. Modifies the job's dimension lists. */
 smx_status smx_py_run(smx_py_job *job);

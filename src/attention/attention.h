@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 
 #include "core/elem.h"
+#include "kernels/bf16-attention/ukernels.h"
 #include "smx/smx_attention.h"
 
 /* Query rows per task (group heads x query indices) and keys per tile (also NSA's selection block). */
@@ -50,6 +51,8 @@ struct smx_attention_plan {
   int screen;                    /* SMX_ATTN_SCREEN (screen.c)                */
   float screen_eps;              /* unit-normalisation floor                  */
   int decode;                    /* the decode kernels (dec_qk, dec_pv) run the tiles */
+  int bf16;                      /* bf16 tile products where the kernel set has them (ukernels bf16) */
+  size_t ldvp;                   /* bf16: columns of a packed V tile (dim_v rounded up to 16)        */
 };
 
 /* The run-time context shared by the tasks of one run. */
@@ -57,6 +60,7 @@ typedef struct smx_attn_run {
   const struct smx_attention_plan *p;
   const smx_attention_args *a;
   const struct smx_attn_ukernels *uk;
+  const struct smx_attn_bf16_ukernels *uk16;   /* bf16 tile products, or NULL: f32 */
   smx_elem_io io;
   unsigned char *ws;             /* workers' slices, then the split partials  */
   float *partials;               /* n_tasks x rows_pad x (dv + 2), or NULL    */
@@ -76,6 +80,10 @@ typedef struct smx_attn_slice {
   float *sr, *sw;         /* screening: 1 / r and the Softmask window of each row (0: none) */
   float *nz;              /* screening: the keys of the tile each row kept */
   int64_t *lo, *hi;
+  /* bf16 tile products (ukernels of kernels/bf16-attention): Q by pairs of dimensions, a K tile in
+   * bf16 (f32 storage), a V tile by pairs of keys, P by pairs of keys */
+  uint32_t *qp, *vp, *pp;
+  uint16_t *kb;
 } smx_attn_slice;
 
 /* Bytes spanned by a (n0, n1, n2, dim) tensor with element strides s, or 0 past PTRDIFF_MAX. */

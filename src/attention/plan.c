@@ -7,6 +7,7 @@
 #include "attention/attention.h"
 #include "core/thread_pool.h"
 #include "kernels/f32-attention/ukernels.h"
+#include "registry/registry.h"
 
 /* a * b, or 0 (refused) past PTRDIFF_MAX / 8 */
 static size_t mul(size_t a, size_t b) {
@@ -75,6 +76,9 @@ static smx_status check(const smx_attention_desc *d) {
       d->screen_window < 0 || !finite(d->screen_eps) || d->screen_eps < 0 ||
       (d->screen_flags & ~(SMX_ATTN_SCREEN_NO_VNORM | SMX_ATTN_SCREEN_NO_TANHNORM)))
     return SMX_E_INVALID_ARG;
+  /* bf16 arithmetic is for f32 and bf16 storage (f16 has no native path here) */
+  if ((unsigned)d->math > SMX_ATTN_MATH_BF16 || (d->math == SMX_ATTN_MATH_BF16 && d->dtype == SMX_ATTN_F16))
+    return SMX_E_INVALID_ARG;
   if (d->kind == SMX_ATTN_SCREEN && (d->mask_kind == SMX_ATTN_MASK_BIAS || d->alibi || d->softcap > 0 ||
                                      d->ssmax_s != 0 || d->fox || d->qk_norm || d->l2_distance || d->nsa_topk ||
                                      d->k_int8_jensen))
@@ -131,6 +135,15 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
     p.n_split = (d->len_k + SMX_ATTN_SPLIT_K - 1) / SMX_ATTN_SPLIT_K;
   /* decoding: a task of few rows of the softmax kind (BLASST's skipped rows are the general path's) */
   p.decode = p.rows <= SMX_ATTN_DEC_ROWS && d->kind == SMX_ATTN_SOFTMAX && p.blasst == 0.0f;
+  /* bf16 tile products (where the kernel set has them): bf16 storage unless F32 is asked for, f32 storage
+   * that opted in; the general path's tasks (more rows than the few-row and decode kernels take), the
+   * kinds whose P goes through `pv`, K read as it is stored (no int8, QK-norm or L2 norms), and not NSA
+   * (its block choice scores the f32 inputs: rounded ones could choose other blocks) */
+  int want = d->dtype == SMX_ATTN_BF16 ? d->math != SMX_ATTN_MATH_F32
+                                       : d->dtype == SMX_ATTN_F32 && d->math == SMX_ATTN_MATH_BF16;
+  p.bf16 = want && p.rows > SMX_ATTN_SPLIT_ROWS && !p.screen && !p.linear && !d->k_int8 && !d->qk_norm &&
+           !d->l2_distance && !d->nsa_topk;
+  p.ldvp = (d->dim_v + 15) / 16 * 16;
   p.n_tasks = work ? mul(mul(d->batch, d->heads_kv), mul(p.n_qt, p.n_split)) : 0;
   if (work && !p.n_tasks) return SMX_E_INVALID_ARG;
   size_t t = d->threads > 1 ? (size_t)d->threads : 1;
@@ -142,8 +155,11 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
   size_t dmax = dq > dv ? dq : dv;
   size_t parts[] = { mul(dq, r), mul(dq, r), mul(SMX_ATTN_BK, r), mul(r, dv), r, r, r, mul(SMX_ATTN_BK, dq),
                      mul(SMX_ATTN_BK, dv), dmax, mul(r, dv), r, SMX_ATTN_BK, r, 4 * r, p.nsa_blocks ? mul(r, p.nsa_blocks) : 1, r,
-                     r, r, r, r };
-  /* qr qt st o m l alpha kbuf vbuf tmp o1 lse1 knorm qnorm ranges nsa qsq fac sr sw nz
+                     r, r, r, r,
+                     /* bf16 (in floats): Qp, Vp, Pp, the K tile */
+                     p.bf16 ? mul((dq + 1) / 2, r) : 1, p.bf16 ? mul(SMX_ATTN_BK / 2, p.ldvp) : 1,
+                     p.bf16 ? mul(SMX_ATTN_BK / 2, r) : 1, p.bf16 ? mul(SMX_ATTN_BK, dq + 1) / 2 + 1 : 1 };
+  /* qr qt st o m l alpha kbuf vbuf tmp o1 lse1 knorm qnorm ranges nsa qsq fac sr sw nz qp vp pp kb
    * (tile.c carves them in this order) */
   size_t ws = 0;
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
@@ -177,6 +193,12 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
 smx_status smx_attention_plan_workspace_size(const smx_attention_plan *plan, size_t *bytes) {
   if (!plan || !bytes) return SMX_E_INVALID_ARG;
   *bytes = plan->ws_total;
+  return SMX_OK;
+}
+
+smx_status smx_attention_plan_math(const smx_attention_plan *plan, smx_attn_math *math) {
+  if (!plan || !math) return SMX_E_INVALID_ARG;
+  *math = plan->bf16 && smx_registry_current()->attn_bf16 ? SMX_ATTN_MATH_BF16 : SMX_ATTN_MATH_F32;
   return SMX_OK;
 }
 

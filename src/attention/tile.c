@@ -74,11 +74,37 @@ static void decode_tile(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g
   run->uk->dec_pv[kv](nk, p->rows, dv, w->st, SMX_ATTN_BK, vp, ldv, w->o, dv, w->m, w->l, w->alpha, &pf);
 }
 
+/* bf16 tile products: K rows [j0, j0 + nk) as bf16 rows, in place for bf16 storage, else rounded into kb */
+static const uint16_t *keys_bf16(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, size_t qoff, size_t dim,
+                                 int64_t j0, size_t nk, size_t *ld) {
+  const struct smx_attention_plan *p = run->p;
+  const size_t *s = p->d.k_stride;
+  const char *at = (const char *)run->a->k + (b * s[0] + g * s[1] + (size_t)j0 * s[2] + qoff) * p->elem_size;
+  if (p->elem == SMX_ELEM_BF16) {
+    *ld = s[2];
+    return (const uint16_t *)(const void *)at;
+  }
+  for (size_t c = 0; c < nk; c++)
+    run->uk16->to_bf16(dim, (const float *)(const void *)(at + c * s[2] * p->elem_size), w->kb + c * dim);
+  *ld = dim;
+  return w->kb;
+}
+
+/* bf16 tile products: O = alpha O + bf16(P) V over the tile's V rows, packed by pairs of keys */
+static void pv_bf16(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g, int64_t j0, size_t nk) {
+  const struct smx_attention_plan *p = run->p;
+  const size_t *s = p->d.v_stride;
+  const char *at = (const char *)run->a->v + (b * s[0] + g * s[1] + (size_t)j0 * s[2]) * p->elem_size;
+  run->uk16->pack_v(nk, p->d.dim_v, at, s[2], p->elem == SMX_ELEM_F32, w->vp, p->ldvp);
+  run->uk16->pv(nk, p->rows, p->d.dim_v, w->st, p->rows_pad, w->pp, w->vp, p->ldvp, w->o, p->d.dim_v, w->alpha);
+}
+
 void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
   const struct smx_attention_plan *p = run->p;
   const smx_attention_desc *d = &p->d;
   const smx_attention_args *a = run->a;
   smx_attn_slice w = smx_attn_carve(p, at);
+  const smx_attn_bf16_ukernels *u16 = run->uk16;   /* bf16 tile products, or NULL */
   size_t rp = p->rows_pad, dq = d->dim_qk, dv = d->dim_v;
   size_t s = task % p->n_split, rest = task / p->n_split;
   size_t t = rest % p->n_qt, bg = rest / p->n_qt, g = bg % d->heads_kv, b = bg / d->heads_kv;
@@ -96,6 +122,7 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
     size_t qoff = (size_t)pass * dqe;
     /* Q rows, transposed and scaled; the rows' key ranges */
     int64_t lo_u = k1, hi_u = k0, lo_i = k0, hi_i = k1;
+    if (u16) memset(w.qp, 0, (dqe + 1) / 2 * rp * sizeof(uint32_t));   /* padding rows, an odd last half */
     for (size_t r = 0; r < rp; r++) {
       size_t h = 0, i = 0;
       w.m[r] = m0;
@@ -117,6 +144,11 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
         qs = (float)(1.0 / fmax(sqrt(sq), (double)p->screen_eps));
       }
       for (size_t x = 0; x < dqe; x++) w.qt[x * rp + r] = w.qr[r * dqe + x] = w.tmp[qoff + x] * qs;
+      if (u16) {   /* the row unscaled, in bf16 by pairs of dimensions (the scale multiplies the f32 scores) */
+        u16->to_bf16(dqe, w.tmp + qoff, w.kb);
+        uint16_t *q16 = (uint16_t *)(void *)w.qp;
+        for (size_t x = 0; x < dqe; x++) q16[((x / 2) * rp + r) * 2 + (x & 1)] = w.kb[x];
+      }
       if (p->ssmax_s != 0) w.fac[r] = smx_attn_ssmax_factor(run, b, h, i);
       if (d->k_int8) {
         double sq = 0.0;
@@ -169,41 +201,47 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
           decode_tile(run, &w, b, g, t, qoff, dqe, j0, nk, hi_u, inside);
           continue;
         }
-        const float *kp = smx_attn_load_k(run, qoff, dqe, b, g, (size_t)j0, nk, w.kbuf, &ldk);
-        if (p->screen) run->uk->rnorm(nk, dqe, kp, ldk, p->screen_eps, w.knorm);   /* s = q^ . k / max(|k|, eps) */
-        if (d->l2_distance)
-          for (size_t c = 0; c < nk; c++) {
-            double sq = 0.0;
-            for (size_t x = 0; x < dqe; x++) sq += (double)kp[c * ldk + x] * kp[c * ldk + x];
-            w.knorm[c] = (float)(sq * p->scale);
+        if (u16) {
+          const uint16_t *k16 = keys_bf16(run, &w, b, g, qoff, dqe, j0, nk, &ldk);
+          prefetch_rows(p, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, 1);   /* V, packed after the softmax */
+          u16->qk(nk, rp, dqe, w.qp, rp, k16, ldk, w.st, rp, p->scale);
+        } else {
+          const float *kp = smx_attn_load_k(run, qoff, dqe, b, g, (size_t)j0, nk, w.kbuf, &ldk);
+          if (p->screen) run->uk->rnorm(nk, dqe, kp, ldk, p->screen_eps, w.knorm);   /* s = q^ . k / max(|k|, eps) */
+          if (d->l2_distance)
+            for (size_t c = 0; c < nk; c++) {
+              double sq = 0.0;
+              for (size_t x = 0; x < dqe; x++) sq += (double)kp[c * ldk + x] * kp[c * ldk + x];
+              w.knorm[c] = (float)(sq * p->scale);
+            }
+          /* decoding streams K and V from memory: V of this tile is asked for while Q K^T runs, and K and V of
+           * the next two tiles into L2, each tile twice (measured on a shared Zen 5, 4 interleaved runs: 1.2x
+           * to 2.4x the rate without the L2 requests; one tile ahead, or only two ahead, gained little) */
+          if (few) {
+            prefetch_rows(p, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, 0);
+            for (int64_t ahead = 1; ahead <= 2; ahead++) {
+              int64_t jn = j0 + ahead * SMX_ATTN_BK;
+              if (jn >= hi_u) break;
+              size_t nn = (size_t)(hi_u - jn < SMX_ATTN_BK ? hi_u - jn : SMX_ATTN_BK);
+              prefetch_rows(p, a->v, d->v_stride, dv, b, g, (size_t)jn, nn, 1);
+              if (!d->k_int8) prefetch_rows(p, a->k, d->k_stride, dq, b, g, (size_t)jn, nn, 1);
+            }
           }
-        /* decoding streams K and V from memory: V of this tile is asked for while Q K^T runs, and K and V of
-         * the next two tiles into L2, each tile twice (measured on a shared Zen 5, 4 interleaved runs: 1.2x
-         * to 2.4x the rate without the L2 requests; one tile ahead, or only two ahead, gained little) */
-        if (few) {
-          prefetch_rows(p, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, 0);
-          for (int64_t ahead = 1; ahead <= 2; ahead++) {
-            int64_t jn = j0 + ahead * SMX_ATTN_BK;
-            if (jn >= hi_u) break;
-            size_t nn = (size_t)(hi_u - jn < SMX_ATTN_BK ? hi_u - jn : SMX_ATTN_BK);
-            prefetch_rows(p, a->v, d->v_stride, dv, b, g, (size_t)jn, nn, 1);
-            if (!d->k_int8) prefetch_rows(p, a->k, d->k_stride, dq, b, g, (size_t)jn, nn, 1);
-          }
+          if (few)
+            run->uk->qk_rows(nk, p->rows, dqe, w.qr, dqe, kp, ldk, w.st, rp);
+          else
+            run->uk->qk(nk, rp, dqe, w.qt, rp, kp, ldk, w.st, rp);
+          if (p->screen)   /* a non-finite K row: its score is NaN on every row (the masks below set -inf) */
+            for (size_t c = 0; c < nk; c++) {
+              if (w.knorm[c] > 0.0f) continue;   /* 1 / |k|: 0 for an infinite |k|, NaN for a NaN one */
+              int bad = 0;
+              for (size_t x = 0; x < dqe; x++) bad |= !isfinite(kp[c * ldk + x]);
+              /* q.k of an infinite k may be -inf, which would read as masked, or +inf; either way s = q^.k^
+               * takes inf / inf, NaN, which reaches the rows that see the key */
+              if (bad)
+                for (size_t r = 0; r < p->rows; r++) w.st[c * rp + r] = NAN;
+            }
         }
-        if (few)
-          run->uk->qk_rows(nk, p->rows, dqe, w.qr, dqe, kp, ldk, w.st, rp);
-        else
-          run->uk->qk(nk, rp, dqe, w.qt, rp, kp, ldk, w.st, rp);
-        if (p->screen)   /* a non-finite K row: its score is NaN on every row (the masks below set -inf) */
-          for (size_t c = 0; c < nk; c++) {
-            if (w.knorm[c] > 0.0f) continue;   /* 1 / |k|: 0 for an infinite |k|, NaN for a NaN one */
-            int bad = 0;
-            for (size_t x = 0; x < dqe; x++) bad |= !isfinite(kp[c * ldk + x]);
-            /* q.k of an infinite k may be -inf, which would read as masked, or +inf; either way s = q^.k^
-             * takes inf / inf, NaN, which reaches the rows that see the key */
-            if (bad)
-              for (size_t r = 0; r < p->rows; r++) w.st[c * rp + r] = NAN;
-          }
         if (p->elementwise || !inside) smx_attn_transform(run, &w, b, g, t, (size_t)j0, nk, 1, rp);
         int any;
         if (p->screen)
@@ -215,6 +253,10 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
         else
           any = run->uk->online(nk, rp, p->rows, w.st, rp, w.m, w.l, w.alpha, thr, p->blasst < 0 ? cnt : NULL);
         if (!any) continue;
+        if (u16) {
+          pv_bf16(run, &w, b, g, j0, nk);
+          continue;
+        }
         const float *vp = smx_attn_load_rows(run, a->v, d->v_stride, dv, b, g, (size_t)j0, nk, w.vbuf, 0, &ldv);
         if (p->screen && !(d->screen_flags & SMX_ATTN_SCREEN_NO_VNORM)) {   /* weights times 1 / max(|v|, eps) */
           run->uk->rnorm(nk, dv, vp, ldv, p->screen_eps, w.knorm);

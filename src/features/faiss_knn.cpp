@@ -52,9 +52,12 @@ extern "C" smx_status smx_feat_knn_build(const float *rows, size_t N, size_t F, 
         while (lists * lists < N) lists++;
       }
       if (lists > N) lists = N;
+      if (probe == 0) probe = 1;
+      if (probe > lists) probe = lists;   // more probes than lists is all of them (and FAISS sizes arrays by it)
       k->ivf.reset(new faiss::IndexIVFFlat(k->quantizer.get(), F, lists, faiss::METRIC_L2));
-      k->ivf->nprobe = probe ? probe : 1;
+      k->ivf->nprobe = probe;
       k->ivf->cp.seed = 1234;
+      k->ivf->cp.min_points_per_centroid = 1;   // any bank size: FAISS would print a warning on stderr below 39
       k->ivf->train((faiss::Index::idx_t)N, rows);
     }
     k->index()->add((faiss::Index::idx_t)N, rows);
@@ -84,3 +87,8 @@ extern "C" smx_status smx_feat_knn_search(void *h, const float *q, size_t n, siz
 }
 
 extern "C" void smx_feat_knn_free(void *h) { delete static_cast<KnnIndex *>(h); }
+
+extern "C" const float *smx_feat_knn_rows(void *h) {
+  KnnIndex *x = static_cast<KnnIndex *>(h);
+  return x && !x->ivf ? x->quantizer->get_xb() : nullptr;
+}

@@ -156,8 +156,9 @@ smx_status smx_feature_model_finish(smx_feature_model *m, const smx_options *opt
   m->ns = t.ns;
   m->alpha = t.alpha;
   m->thr = t.thr;
-  m->nbank = t.nbank;
   m->knn = t.knn;
+  m->rows = t.knn ? smx_feat_knn_adopt(t.knn, &t.nbank) : NULL;
+  m->nbank = t.nbank;
   free(m->bank);   /* what the methods needed from the raw rows is derived now */
   m->bank = NULL;
   m->bank_cap = 0;

@@ -4,6 +4,7 @@
  * faiss_knn.cpp and this file only answers smx_feature_method_requires.
  */
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "features/model.h"
 
@@ -36,4 +37,16 @@ smx_status smx_feat_knn_search(void *index, const float *q, size_t n, size_t k, 
   return SMX_E_NOT_BUILT;
 }
 void smx_feat_knn_free(void *index) { (void)index; }
+const float *smx_feat_knn_rows(void *index) {
+  (void)index;
+  return NULL;
+}
 #endif
+
+const float *smx_feat_knn_adopt(void *index, float **nbank) {
+  const float *xb = smx_feat_knn_rows(index);
+  if (!xb) return *nbank;
+  free(*nbank);   /* IndexFlatL2 keeps an exact copy of the rows it was given: one copy is enough */
+  *nbank = NULL;
+  return xb;
+}

@@ -14,7 +14,7 @@
 
 #include "features/model.h"
 
-#define SUB 256   /* rows per sub-batch of the fit (workspace SUB x F doubles, twice) */
+#define SUB 2048   /* rows per sub-batch of the fit (workspace SUB x F doubles, twice): dsyrk wants a deep K */
 
 static const char *const names[] = { NULL, "mahalanobis", "knn", "vim", "residual", "react" };
 
@@ -44,6 +44,7 @@ void smx_feature_model_destroy(smx_feature_model *m) {
   free(m->mean);
   free(m->scatter);
   free(m->bank);
+  free(m->ws);
   free(m->gmean);
   free(m->whiten);
   free(m->wmu);
@@ -221,16 +222,10 @@ static smx_status fit_batch(smx_feature_model *m, const float *xf, const double 
   double *Xc = NULL, *Dm = NULL;
   lab_row *order = NULL;
   if (m->scatter) {
-    size_t sub = n < SUB ? n : SUB;
-    Xc = malloc(sub * F * sizeof *Xc);
-    Dm = malloc(sub * F * sizeof *Dm);
-    order = malloc(sub * sizeof *order);
-    if (!Xc || !Dm || !order) {
-      free(Xc);
-      free(Dm);
-      free(order);
-      return SMX_E_NOMEM;
-    }
+    if (!m->ws && !(m->ws = malloc(2 * SUB * F * sizeof(double) + SUB * sizeof(lab_row)))) return SMX_E_NOMEM;
+    Xc = m->ws;
+    Dm = Xc + SUB * F;
+    order = (lab_row *)(void *)(Dm + SUB * F);
   }
   if (bank)
     for (size_t i = 0; i < n; i++) {
@@ -246,9 +241,6 @@ static smx_status fit_batch(smx_feature_model *m, const float *xf, const double 
   else
     for (size_t i = 0; i < n; i++) m->count[labels ? (size_t)labels[i] : 0]++;
   m->N += n;
-  free(Xc);
-  free(Dm);
-  free(order);
   return SMX_OK;
 }
 

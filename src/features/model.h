@@ -40,6 +40,8 @@ struct smx_feature_model {
   double *scatter;        /* F x F, or NULL without LAPACK methods */
   float *bank;            /* N x F raw training rows (float32), or NULL */
   size_t bank_cap;
+  double *ws;             /* fit workspace, 2 SUB x F doubles and SUB row records, kept between batches
+                             (allocating it per batch cost page faults on every call) */
 
   /* finished */
   int finished;
@@ -51,7 +53,8 @@ struct smx_feature_model {
   double *ns;             /* (F - D) x F: complement basis, one row per vector */
   double alpha;           /* ViM                                          */
   double thr;             /* ReAct                                        */
-  float *nbank;           /* N x F unit rows (kNN), owned, or NULL        */
+  float *nbank;           /* N x F unit rows (kNN), owned, or NULL once the index holds them */
+  const float *rows;      /* the unit rows: nbank, or the flat index's own storage (one copy)  */
   void *knn;              /* FAISS index (knn.c), or NULL                 */
 };
 
@@ -82,6 +85,10 @@ smx_status smx_feat_knn_build(const float *rows, size_t N, size_t F, smx_knn_ind
 /* For each of n unit queries, the labels of its k nearest (n x k, ascending distance). */
 smx_status smx_feat_knn_search(void *index, const float *q, size_t n, size_t k, int64_t *labels);
 void smx_feat_knn_free(void *index);
+/* The flat index's stored rows (N x F, FAISS's own array), or NULL (IVF, or no FAISS). */
+const float *smx_feat_knn_rows(void *index);
+/* After a build: frees *nbank when the index holds the same rows, and says where they are. */
+const float *smx_feat_knn_adopt(void *index, float **nbank);
 
 /* ---- finish.c: f / |f| (|f| in double); a zero row stays zero */
 void smx_feat_normalise_row_f32(const float *x, size_t F, float *y);

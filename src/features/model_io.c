@@ -100,7 +100,7 @@ smx_status smx_feature_model_save(const smx_feature_model *m, const char *path) 
   sink s = { fdopen(fd, "wb"), 0xcbf29ce484222325ull, 0 };
   if (!s.f) { close(fd); unlink(tmp); free(tmp); return SMX_E_IO; }
   put(&s, &h, sizeof h);
-  const void *arr[] = { m->W, m->b, m->count, m->gmean, m->whiten, m->wmu, m->u, m->ns, m->nbank };
+  const void *arr[] = { m->W, m->b, m->count, m->gmean, m->whiten, m->wmu, m->u, m->ns, m->rows };
   part p[9];
   size_t np = parts_of(&h, p);
   for (size_t i = 0; i < np; i++) put(&s, arr[i], p[i].esize * (size_t)p[i].count);
@@ -129,7 +129,10 @@ static int mul_ok(uint64_t a, uint64_t b, uint64_t *r) {
 static int header_ok(const hdr *h, uint64_t file_size, part *p, size_t *np) {
   if (memcmp(h->magic, MAGIC, 8) || h->version != VERSION) return 0;
   if (h->methods & ~(uint32_t)SMX_FEAT_ALL || !h->methods) return 0;
-  if (h->F == 0 || h->F > (1u << 20) || h->C > (1u << 24) || h->H > (1u << 24) || h->N == 0) return 0;
+  /* these bounds keep every array's element count below 2^61 (parts_of multiplies without checks) */
+  if (h->F == 0 || h->F > (1u << 20) || h->C > (1u << 24) || h->H > (1u << 24) || h->N == 0 ||
+      h->N > ((uint64_t)1 << 40) || h->rank > h->F || h->D >= h->F)
+    return 0;
   if (HAS(h->methods, SMX_FEAT_MAHALANOBIS) && (h->C == 0 || h->rank == 0 || h->rank > h->F)) return 0;
   if (HAS_VIM(h->methods) && (h->D == 0 || h->D >= h->F)) return 0;
   if ((HAS_VIM(h->methods) || HAS(h->methods, SMX_FEAT_REACT)) && h->H == 0) return 0;
@@ -179,6 +182,15 @@ smx_status smx_feature_model_load(const char *path, int drop_missing, smx_featur
   }
   uint64_t sum;
   if (fread(&sum, 8, 1, f) != 1 || sum != s.h) goto fail;
+  /* every value finite, as create and fit require of theirs (a NaN in the bank would reach FAISS's k-means) */
+  for (size_t i = 0; i < np; i++) {
+    if (i == 2) continue;   /* the counts are integers */
+    size_t cnt = (size_t)p[i].count;
+    for (size_t e = 0; e < cnt; e++) {
+      double v = p[i].esize == 4 ? (double)((const float *)*arr[i])[e] : ((const double *)*arr[i])[e];
+      if (!isfinite(v)) goto fail;
+    }
+  }
   fclose(f);
   f = NULL;
   if (HAS(m->methods, SMX_FEAT_KNN)) {
@@ -189,6 +201,8 @@ smx_status smx_feature_model_load(const char *path, int drop_missing, smx_featur
     } else if ((rc = smx_feat_knn_build(m->nbank, (size_t)m->N, m->F, m->knn_kind, m->ivf_lists, m->ivf_probe,
                                         &m->knn))) {
       goto fail;
+    } else {
+      m->rows = smx_feat_knn_adopt(m->knn, &m->nbank);
     }
   }
   m->finished = 1;

@@ -6,6 +6,7 @@
  * how many there are, so the scores are the same for every thread count.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +35,7 @@ typedef struct job {
   const double *ld;
   size_t ldl, n, blk;
   double *out;
-  smx_status status;   /* first failure (NOMEM); written under no lock: any failure value is fine */
+  atomic_int status;   /* a failure of any block (NOMEM); which one is kept does not matter */
 } job;
 
 static void load_rows(const job *j, size_t r0, size_t nr, double *X) {
@@ -174,7 +175,7 @@ static smx_status block_knn(const job *j, size_t r0, size_t nr) {
     for (size_t t = 0; t < k; t++) {
       int64_t l = lab[i * k + t];
       if (l < 0 || (uint64_t)l >= m->N) { worst = NAN; break; }   /* IVF found fewer than k */
-      const float *b = m->nbank + (size_t)l * F;
+      const float *b = m->rows + (size_t)l * F;
       double d = 0.0;
       for (size_t c = 0; c < F; c++) {
         double e = qd[c] - (double)b[c];
@@ -201,7 +202,7 @@ static void task(void *ctx, size_t t) {
     case SMX_FEAT_REACT: s = block_react(j, r0, nr); break;
     default: s = block_vim(j, r0, nr); break;
   }
-  if (s) j->status = s;
+  if (s) atomic_store(&j->status, (int)s);
 }
 
 static int finite_rows_f32(const float *x, size_t ld, size_t n, size_t w) {
@@ -247,10 +248,11 @@ static smx_status score(const smx_feature_model *m, smx_feature_method method, c
   if (logits && overlaps(out, obytes, lf ? (const void *)lf : (const void *)ld, ((n - 1) * ldl + m->H) * esize))
     return SMX_E_INVALID_ARG;
   job j = { m, method, xf, xd, ldx, lf, ld, ldl, n, method == SMX_FEAT_KNN ? KNN_BLK : BLK, out, SMX_OK };
+  atomic_init(&j.status, SMX_OK);
   size_t tasks = (n + j.blk - 1) / j.blk;
   int threads = opt ? opt->threads : 0;
   smx_status s = smx_parallel_for(threads, tasks, task, &j);
-  return s ? s : j.status;
+  return s ? s : (smx_status)atomic_load(&j.status);
 }
 
 smx_status smx_feature_score_f32(const smx_feature_model *m, smx_feature_method method, const float *x, size_t ldx,

@@ -22,7 +22,7 @@ np.save('q3.npy', np.zeros((2, 3, 4), np.float32))
 open('bad.npy', 'wb').write(b'not numpy')
 open('trunc.npy', 'wb').write(open('q.npy', 'rb').read()[:100])"
 QKV=(q.npy k.npy v.npy)
-HINT="smx: try 'smx --help'"
+HINT="smx: try 'smx attention --help'"
 
 # outputs are .npy: a CSV / TSV name is refused, not written with .npy bytes
 expect "-o o.csv" 1 "" "smx: -o o.csv: attention writes .npy only; name the file .npy

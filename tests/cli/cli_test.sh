@@ -15,35 +15,35 @@ check "help names the exit codes" grep -q "exit codes: 0 ok, 1 usage, 2 bad inpu
 expect "unknown command" 1 "" "smx: unknown command 'frobnicate'
 smx: try 'smx --help'" -- frobnicate
 expect "no input" 1 "" "smx: softmax needs an input file (.npy, .csv or .tsv; - for stdin)
-smx: try 'smx --help'" -- softmax
+smx: try 'smx softmax --help'" -- softmax
 expect "no output" 1 "" "smx: softmax needs -o OUT (.npy, .csv or .tsv; - for stdout)
-smx: try 'smx --help'" -- softmax "$x"
+smx: try 'smx softmax --help'" -- softmax "$x"
 expect "bad temperature" 1 "" "smx: --temperature must be a positive finite number, not '-1'
-smx: try 'smx --help'" -- softmax "$x" -o "$tmp/o.npy" -t -1
-expect "bad algo" 1 "" "smx: --algo must be auto, three-pass, two-pass or online
-smx: try 'smx --help'" -- log-softmax "$x" -o "$tmp/o.npy" --algo fast
+smx: try 'smx softmax --help'" -- softmax "$x" -o "$tmp/o.npy" -t -1
+expect "bad algo" 1 "" "smx: --algo must be auto, three-pass, two-pass or online, not 'fast'
+smx: try 'smx log-softmax --help'" -- log-softmax "$x" -o "$tmp/o.npy" --algo fast
 expect "unknown option" 1 "" "smx: unknown option '--frob' for logsumexp
-smx: try 'smx --help'" -- logsumexp "$x" -o "$tmp/o.npy" --frob
+smx: try 'smx logsumexp --help'" -- logsumexp "$x" -o "$tmp/o.npy" --frob
 expect "axis not a number" 1 "" "smx: --axis must be a whole number (negative counts from the end), not 'x'
-smx: try 'smx --help'" -- softmax "$x" -o "$tmp/o.npy" --axis x
+smx: try 'smx softmax --help'" -- softmax "$x" -o "$tmp/o.npy" --axis x
 expect "axis missing" 1 "" "smx: --axis must be a whole number (negative counts from the end), not ''
-smx: try 'smx --help'" -- softmax "$x" -o "$tmp/o.npy" --axis
+smx: try 'smx softmax --help'" -- softmax "$x" -o "$tmp/o.npy" --axis
 expect "axis out of range" 1 "" "smx: --axis 2 is out of range for $x, which has 2 dimensions
-smx: try 'smx --help'" -- softmax "$x" -o "$tmp/o.npy" --axis 2
+smx: try 'smx softmax --help'" -- softmax "$x" -o "$tmp/o.npy" --axis 2
 expect "negative axis out of range" 1 "" "smx: --axis -3 is out of range for $x, which has 2 dimensions
-smx: try 'smx --help'" -- logsumexp "$x" -o "$tmp/o.npy" --axis -3
+smx: try 'smx logsumexp --help'" -- logsumexp "$x" -o "$tmp/o.npy" --axis -3
 expect "axis of a 1-d array" 1 "" "smx: --axis 1 is out of range for $DATA/u8_1d.npy, which has 1 dimension
-smx: try 'smx --help'" -- softmax "$DATA/u8_1d.npy" -o "$tmp/o.npy" --axis 1
+smx: try 'smx softmax --help'" -- softmax "$DATA/u8_1d.npy" -o "$tmp/o.npy" --axis 1
 expect "bad dtype" 1 "" "smx: --dtype must be f32, f64 or f16, not 'int8'
-smx: try 'smx --help'" -- softmax "$x" -o "$tmp/o.npy" --dtype int8
+smx: try 'smx softmax --help'" -- softmax "$x" -o "$tmp/o.npy" --dtype int8
 expect "bad format" 1 "" "smx: --format must be npy, csv or tsv, not 'xls'
-smx: try 'smx --help'" -- softmax "$x" -o "$tmp/o.npy" --format xls
+smx: try 'smx softmax --help'" -- softmax "$x" -o "$tmp/o.npy" --format xls
 expect "bad input format" 1 "" "smx: --in-format must be npy, csv or tsv, not 'json'
-smx: try 'smx --help'" -- softmax - -o "$tmp/o.npy" --in-format json
+smx: try 'smx softmax --help'" -- softmax - -o "$tmp/o.npy" --in-format json
 expect "format conflicts with the output name" 1 "" "smx: --format csv conflicts with the name $tmp/o.npy
-smx: try 'smx --help'" -- softmax "$x" -o "$tmp/o.npy" --format csv
+smx: try 'smx softmax --help'" -- softmax "$x" -o "$tmp/o.npy" --format csv
 expect "input format conflicts with the input name" 1 "" "smx: --in-format npy conflicts with the name $tmp/a.csv
-smx: try 'smx --help'" -- softmax "$tmp/a.csv" -o "$tmp/o.npy" --in-format npy
+smx: try 'smx softmax --help'" -- softmax "$tmp/a.csv" -o "$tmp/o.npy" --in-format npy
 check "no output after usage errors" test ! -e "$tmp/o.npy"
 
 expect "missing input" 2 "" "*" -- softmax "$tmp/missing.npy" -o "$tmp/o.npy"

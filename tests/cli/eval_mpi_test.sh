@@ -47,8 +47,8 @@ run 2 "smx: $tmp/missing.npy: cannot open: No such file or directory" "a missing
   "$MPIEXEC" -np 2 --oversubscribe "$SMX" eval --id id_logits.npy --ood "$tmp/missing.npy"
 run 2 "smx: $tmp/missing.npy: cannot open: No such file or directory" "a missing file, 3 ranks" -- \
   "$MPIEXEC" -np 3 --oversubscribe "$SMX" eval --id id_logits.npy --ood "$tmp/missing.npy"
-run 1 "smx: --tpr must be in (0, 1]
-smx: try 'smx --help'" "a usage error, 2 ranks" -- "$MPIEXEC" -np 2 --oversubscribe "$SMX" eval --id id_logits.npy --tpr 5
+run 1 "smx: --tpr must be a number in (0, 1], not '5'
+smx: try 'smx eval --help'" "a usage error, 2 ranks" -- "$MPIEXEC" -np 2 --oversubscribe "$SMX" eval --id id_logits.npy --tpr 5
 run 2 "smx: rank 1: $tmp/missing.npy: cannot open: No such file or directory" "a file only rank 1 lacks" -- \
   "$MPIEXEC" --oversubscribe -np 1 "$SMX" eval --id id_logits.npy --ood ood_logits.npy : \
   -np 1 "$SMX" eval --id id_logits.npy --ood "$tmp/missing.npy"

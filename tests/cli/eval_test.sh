@@ -50,7 +50,7 @@ expect "report - : stdout is the page alone" 0 "*" "*" -- eval "${ALL[@]}" --sco
 check "report - : starts with the doctype" test "$(head -c 15 "$tmp/out")" = "<!DOCTYPE html>"
 check "report - : ends with the page" test "$(tail -n 1 "$tmp/out")" = "</html>"
 expect "json and report both on stdout" 1 "" "smx: --json - and --report - would both write to standard output; send one to a file
-smx: try 'smx --help'" -- eval "${ALL[@]}" --json - --report -
+smx: try 'smx eval --help'" -- eval "${ALL[@]}" --json - --report -
 
 expect "eval report" 0 "$TABLE" "smx: report written to $tmp/r.html" -- eval "${ALL[@]}" --report "$tmp/r.html"
 expect "eval report, quiet" 0 "$TABLE" "" -- eval "${ALL[@]}" --report "$tmp/r.html" -q
@@ -113,7 +113,7 @@ sys.exit(0 if abs(got - ref) < 1e-12 else 1)"
 expect "odin perturbed rows" 2 "" "smx: val_logits.npy: 180 x 5 logits, but id_logits.npy (which it perturbs) is 271 x 5" -- \
   eval --id id_logits.npy --ood ood_logits.npy --scores odin --perturbed-id val_logits.npy --perturbed-ood ood_logits.npy
 expect "odin perturbed pairs" 1 "" "smx: ODIN with perturbed inputs needs --perturbed-id and one --perturbed-ood per --ood
-smx: try 'smx --help'" -- eval --id id_logits.npy --ood ood_logits.npy --perturbed-id id_logits.npy
+smx: try 'smx eval --help'" -- eval --id id_logits.npy --ood ood_logits.npy --perturbed-id id_logits.npy
 
 # all-correct validation set: reported as no finite optimum, not a bound
 $PY -c "
@@ -129,19 +129,19 @@ check "all correct: no after-TS row" test "$(grep -c '^T = ' "$tmp/out")" = 1
 
 # errors: usage (1), input (2), each naming the file
 expect "no id" 1 "" "smx: eval needs --id ID_LOGITS.npy
-smx: try 'smx --help'" -- eval --ood ood_logits.npy
+smx: try 'smx eval --help'" -- eval --ood ood_logits.npy
 expect "no ood" 1 "" "smx: eval needs --ood OOD_LOGITS.npy (or --labels for calibration only)
-smx: try 'smx --help'" -- eval --id id_logits.npy
+smx: try 'smx eval --help'" -- eval --id id_logits.npy
 expect "bad score" 1 "" "smx: unknown score 'foo' in --scores (one of msp, max_logit, energy, neg_entropy, margin_prob, margin_logit, gen, odin, kl_matching, nonuniformity)
-smx: try 'smx --help'" -- eval --id id_logits.npy --ood ood_logits.npy --scores msp,foo
+smx: try 'smx eval --help'" -- eval --id id_logits.npy --ood ood_logits.npy --scores msp,foo
 expect "kl needs val" 1 "" "smx: kl_matching needs --val VAL.npy or --templates-from REF.npy
-smx: try 'smx --help'" -- eval --id id_logits.npy --ood ood_logits.npy --scores kl_matching
+smx: try 'smx eval --help'" -- eval --id id_logits.npy --ood ood_logits.npy --scores kl_matching
 expect "val-labels alone" 1 "" "smx: --val-labels needs --val VAL_LOGITS.npy
-smx: try 'smx --help'" -- eval --id id_logits.npy --ood ood_logits.npy --val-labels val_labels.npy
-expect "bad tpr" 1 "" "smx: --tpr must be in (0, 1]
-smx: try 'smx --help'" -- eval --id id_logits.npy --ood ood_logits.npy --tpr 1.5
+smx: try 'smx eval --help'" -- eval --id id_logits.npy --ood ood_logits.npy --val-labels val_labels.npy
+expect "bad tpr" 1 "" "smx: --tpr must be a number in (0, 1], not '1.5'
+smx: try 'smx eval --help'" -- eval --id id_logits.npy --ood ood_logits.npy --tpr 1.5
 expect "bad gamma" 1 "" "smx: --gen-gamma must be a number in (0, 1], not '2'
-smx: try 'smx --help'" -- eval --id id_logits.npy --ood ood_logits.npy --gen-gamma 2
+smx: try 'smx eval --help'" -- eval --id id_logits.npy --ood ood_logits.npy --gen-gamma 2
 expect "missing file" 2 "" "*" -- eval --id id_logits.npy --ood "$tmp/missing.npy"
 check "missing file named" grep -q "^smx: $tmp/missing.npy: " "$tmp/err"
 expect "labels count" 2 "" "smx: val_labels.npy: 180 labels for the 271 rows of id_logits.npy" -- \
@@ -213,15 +213,15 @@ for k, r in ref.items():
 sys.exit(bad)
 EOF
 expect "score needs name" 1 "" "smx: score needs a score name (msp, max_logit, energy, neg_entropy, margin_prob, margin_logit, gen, odin, kl_matching, nonuniformity)
-smx: try 'smx --help'" -- score
+smx: try 'smx score --help'" -- score
 expect "score unknown" 1 "" "smx: unknown score 'softmax' (one of msp, max_logit, energy, neg_entropy, margin_prob, margin_logit, gen, odin, kl_matching, nonuniformity)
-smx: try 'smx --help'" -- score softmax id_logits.npy -o "$tmp/x.npy"
+smx: try 'smx score --help'" -- score softmax id_logits.npy -o "$tmp/x.npy"
 expect "score no output" 1 "" "smx: score needs -o OUT.npy (or -o - for stdout)
-smx: try 'smx --help'" -- score msp id_logits.npy
+smx: try 'smx score --help'" -- score msp id_logits.npy
 expect "score kl no templates" 1 "" "smx: kl_matching needs --templates-from REF.npy (reference logits, e.g. the ID validation set)
-smx: try 'smx --help'" -- score kl_matching id_logits.npy -o "$tmp/x.npy"
+smx: try 'smx score --help'" -- score kl_matching id_logits.npy -o "$tmp/x.npy"
 expect "score bad T" 1 "" "smx: --temperature must be a positive finite number, not '0'
-smx: try 'smx --help'" -- score energy id_logits.npy --temperature 0 -o "$tmp/x.npy"
+smx: try 'smx score --help'" -- score energy id_logits.npy --temperature 0 -o "$tmp/x.npy"
 expect "score 1-d" 2 "" "smx: id_labels.npy: logits must have shape (N, K) with K >= 1 classes; this array has one axis" -- \
   score msp id_labels.npy -o "$tmp/x.npy"
 check "no output after errors" test ! -e "$tmp/x.npy"

@@ -48,7 +48,7 @@ smx: try 'smx --help'" -- frobnicate
 expect "help of a typo" 1 "" "smx: unknown command 'topp'; did you mean 'topk'?
 smx: try 'smx --help'" -- help topp
 expect "help of two" 1 "" "smx: help takes one command name; 'sample' is extra
-smx: try 'smx --help'" -- help topk sample
+smx: try 'smx help --help'" -- help topk sample
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -41,7 +41,7 @@ cp out topk_stdout.csv
 expect "topk TSV in, TSV values and CSV indices" 0 "" "" -- topk m.tsv -k 4 --log -o v.tsv --indices i.csv
 expect "topk --axis 0 of the transpose" 0 "" "" -- topk mT.npy -k 4 --log -a 0 -o vT.npy --indices iT.npy
 expect "topk axis out of range" 1 "" "smx: --axis 3 is out of range for x3.npy, which has 3 dimensions
-smx: try 'smx --help'" -- topk x3.npy -k 1 -a 3 -o no.npy
+smx: try 'smx topk --help'" -- topk x3.npy -k 1 -a 3 -o no.npy
 expect "topk k > axis" 4 "" "smx: x3.npy: -k 6 is more than the 5 entries of a row" -- topk x3.npy -k 6 -o no.npy
 check "topk errors write nothing" test ! -e no.npy
 check "topk against NumPy" $PY - <<'PY'

@@ -43,17 +43,17 @@ check "topk -k 0 shape" cmp -s "$tmp/got" "$tmp/want"
 
 # usage errors: exact messages, nothing written
 expect "topk no k" 1 "" "smx: topk needs -k K
-smx: try 'smx --help'" -- topk "$s" -o "$tmp/o.npy"
-expect "topk bad k" 1 "" "smx: -k must be a whole number >= 0
-smx: try 'smx --help'" -- topk "$s" -k -2 -o "$tmp/o.npy"
+smx: try 'smx topk --help'" -- topk "$s" -o "$tmp/o.npy"
+expect "topk bad k" 1 "" "smx: -k must be a whole number >= 0, not '-2'
+smx: try 'smx topk --help'" -- topk "$s" -k -2 -o "$tmp/o.npy"
 expect "topk no output" 1 "" "smx: topk needs -o VALUES.npy (or -o - for stdout)
-smx: try 'smx --help'" -- topk "$s" -k 2
+smx: try 'smx topk --help'" -- topk "$s" -k 2
 expect "topk log and raw" 1 "" "smx: --log and --raw exclude each other
-smx: try 'smx --help'" -- topk "$s" -k 2 -o "$tmp/o.npy" --log --raw
+smx: try 'smx topk --help'" -- topk "$s" -k 2 -o "$tmp/o.npy" --log --raw
 expect "topk unknown option" 1 "" "smx: unknown option '--fast' for topk
-smx: try 'smx --help'" -- topk "$s" -k 2 -o "$tmp/o.npy" --fast
+smx: try 'smx topk --help'" -- topk "$s" -k 2 -o "$tmp/o.npy" --fast
 expect "topk bad temperature" 1 "" "smx: --temperature must be a positive finite number, not '0'
-smx: try 'smx --help'" -- topk "$s" -k 2 -o "$tmp/o.npy" -t 0
+smx: try 'smx topk --help'" -- topk "$s" -k 2 -o "$tmp/o.npy" -t 0
 echo "precious" > "$tmp/keep.npy"
 expect "topk k > n" 4 "" "smx: $s: -k 7 is more than the 6 entries of a row" -- topk "$s" -k 7 -o "$tmp/keep.npy" --indices "$tmp/o.npy"
 check "topk k > n: output untouched" grep -q precious "$tmp/keep.npy"
@@ -114,17 +114,17 @@ expect "sample +inf row" 0 "" "" -- sample "$s" -o "$tmp/pi.npy" --seed 1
 $PY -c 'import sys, numpy as np; t = np.load(sys.argv[1]); sys.exit(0 if t[1] == -1 and t[2] == -1 and t[3] in (1, 3) else 1)' "$tmp/pi.npy"
 check "sample: +inf row draws a +inf entry" test $? = 0
 expect "sample no seed" 1 "" "smx: sample needs --seed S (or --greedy)
-smx: try 'smx --help'" -- sample "$s" -o "$tmp/o.npy"
-expect "sample bad top-p" 1 "" "smx: --top-p must be a number in (0, 1] (1: off)
-smx: try 'smx --help'" -- sample "$s" -o "$tmp/o.npy" --seed 1 --top-p 1.5
-expect "sample bad min-p" 1 "" "smx: --min-p must be a number in [0, 1] (0: off)
-smx: try 'smx --help'" -- sample "$s" -o "$tmp/o.npy" --seed 1 --min-p -1
+smx: try 'smx sample --help'" -- sample "$s" -o "$tmp/o.npy"
+expect "sample bad top-p" 1 "" "smx: --top-p must be a number in (0, 1] (1: off), not '1.5'
+smx: try 'smx sample --help'" -- sample "$s" -o "$tmp/o.npy" --seed 1 --top-p 1.5
+expect "sample bad min-p" 1 "" "smx: --min-p must be a number in [0, 1] (0: off), not '-1'
+smx: try 'smx sample --help'" -- sample "$s" -o "$tmp/o.npy" --seed 1 --min-p -1
 expect "sample bad temperature" 1 "" "smx: --temperature must be a finite number >= 0 (0: greedy), not 'x'
-smx: try 'smx --help'" -- sample "$s" -o "$tmp/o.npy" --seed 1 -t x
-expect "sample bad seed" 1 "" "smx: --seed must be a whole number from 0 to 2^64-1
-smx: try 'smx --help'" -- sample "$s" -o "$tmp/o.npy" --seed -1
+smx: try 'smx sample --help'" -- sample "$s" -o "$tmp/o.npy" --seed 1 -t x
+expect "sample bad seed" 1 "" "smx: --seed must be a whole number from 0 to 2^64-1, not '-1'
+smx: try 'smx sample --help'" -- sample "$s" -o "$tmp/o.npy" --seed -1
 expect "sample unknown option" 1 "" "smx: unknown option '--nucleus' for sample
-smx: try 'smx --help'" -- sample "$s" -o "$tmp/o.npy" --seed 1 --nucleus 0.9
+smx: try 'smx sample --help'" -- sample "$s" -o "$tmp/o.npy" --seed 1 --nucleus 0.9
 check "sample: no output after errors" test ! -e "$tmp/o.npy"
 
 echo "lm_topk_test: $pass passed, $fail failed"

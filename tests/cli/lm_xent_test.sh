@@ -35,23 +35,23 @@ expect "sum, int32, smoothing" 0 "3.71521187" "" -- xent x.npy --targets t32.npy
 expect "ignore index 0" 0 "1.40760601" "" -- xent x.npy --targets t32.npy --ignore-index 0 --reduction sum --threads 2
 expect "all ignored: mean is nan (PyTorch)" 0 "nan" "" -- xent x.npy --targets tall.npy
 expect "no targets" 1 "" "smx: xent needs --targets TARGETS.npy
-smx: try 'smx --help'" -- xent x.npy
+smx: try 'smx xent --help'" -- xent x.npy
 expect "no input" 1 "" "smx: xent needs a logits file (.npy, .csv or .tsv; - for stdin)
-smx: try 'smx --help'" -- xent
+smx: try 'smx xent --help'" -- xent
 expect "none needs -o" 1 "" "smx: --reduction none needs -o LOSS.npy
-smx: try 'smx --help'" -- xent x.npy --targets t.npy --reduction none
-expect "bad reduction" 1 "" "smx: --reduction must be none, mean or sum
-smx: try 'smx --help'" -- xent x.npy --targets t.npy --reduction avg
-expect "bad smoothing" 1 "" "smx: --label-smoothing must be a number from 0 to 1
-smx: try 'smx --help'" -- xent x.npy --targets t.npy --label-smoothing 1.5
-expect "bad z-loss" 1 "" "smx: --z-loss must be a number >= 0
-smx: try 'smx --help'" -- xent x.npy --targets t.npy --z-loss -1
-expect "bad ignore index" 1 "" "smx: --ignore-index must be a whole number
-smx: try 'smx --help'" -- xent x.npy --targets t.npy --ignore-index 1.5
+smx: try 'smx xent --help'" -- xent x.npy --targets t.npy --reduction none
+expect "bad reduction" 1 "" "smx: --reduction must be none, mean or sum, not 'avg'
+smx: try 'smx xent --help'" -- xent x.npy --targets t.npy --reduction avg
+expect "bad smoothing" 1 "" "smx: --label-smoothing must be a number in [0, 1], not '1.5'
+smx: try 'smx xent --help'" -- xent x.npy --targets t.npy --label-smoothing 1.5
+expect "bad z-loss" 1 "" "smx: --z-loss must be a number >= 0, not '-1'
+smx: try 'smx xent --help'" -- xent x.npy --targets t.npy --z-loss -1
+expect "bad ignore index" 1 "" "smx: --ignore-index must be a whole number, not '1.5'
+smx: try 'smx xent --help'" -- xent x.npy --targets t.npy --ignore-index 1.5
 expect "unknown option" 1 "" "smx: unknown option '--frob' for xent
-smx: try 'smx --help'" -- xent x.npy --targets t.npy --frob
+smx: try 'smx xent --help'" -- xent x.npy --targets t.npy --frob
 expect "same output twice" 1 "" "smx: -o and --grad name the same file
-smx: try 'smx --help'" -- xent x.npy --targets t.npy -o a.npy --grad a.npy
+smx: try 'smx xent --help'" -- xent x.npy --targets t.npy -o a.npy --grad a.npy
 expect "bad target" 2 "" "smx: tbad.npy: target 3 of row 1 is outside [0, 3) and not the ignore index (-100)" -- \
   xent x.npy --targets tbad.npy -o l.npy --grad g.npy
 check "bad target: no outputs" test ! -e l.npy -a ! -e g.npy

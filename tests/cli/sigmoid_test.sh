@@ -65,7 +65,7 @@ assert y64[0, 1] == 1.0 and y64[0, 2] == 0.0 and y64[0, 3] == 0.5
 PY
 
 expect "no output" 1 "" "smx: sigmoid needs -o OUT (.npy, .csv or .tsv; - for stdout)
-smx: try 'smx --help'" -- sigmoid "$tmp/x32.npy"
+smx: try 'smx sigmoid --help'" -- sigmoid "$tmp/x32.npy"
 expect "bad temperature" 1 "" "*" -- sigmoid "$tmp/x32.npy" -o "$tmp/bad.npy" -t -1
 check "nothing written on a refusal" test ! -e "$tmp/bad.npy"
 expect "missing input" 2 "" "*" -- sigmoid "$tmp/nope.npy" -o "$tmp/bad.npy"

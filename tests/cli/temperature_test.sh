@@ -52,15 +52,15 @@ PY
 # refused: one message for every command
 for t in 0 -1 -5e-324 inf -inf nan 1e309 1e-400 x ""; do
   msg="smx: --temperature must be a positive finite number, not '$t'
-smx: try 'smx --help'"
-  expect "softmax refuses $t" 1 "" "$msg" -- softmax "$x" -o "$tmp/no.npy" -t "$t"
-  expect "log-softmax refuses $t" 1 "" "$msg" -- log-softmax "$x" -o "$tmp/no.npy" -t "$t"
-  expect "logsumexp refuses $t" 1 "" "$msg" -- logsumexp "$x" -o "$tmp/no.npy" -t "$t"
-  expect "topk refuses $t" 1 "" "$msg" -- topk "$x" -k 1 -o "$tmp/no.npy" -t "$t"
-  expect "xent refuses $t" 1 "" "$msg" -- xent "$x" --targets "$tmp/t.npy" -t "$t"
-  expect "score refuses $t" 1 "" "$msg" -- score energy "$x" -o "$tmp/no.npy" -t "$t"
+smx: try 'smx"   # the hint names the command's help
+  expect "softmax refuses $t" 1 "" "$msg softmax --help'" -- softmax "$x" -o "$tmp/no.npy" -t "$t"
+  expect "log-softmax refuses $t" 1 "" "$msg log-softmax --help'" -- log-softmax "$x" -o "$tmp/no.npy" -t "$t"
+  expect "logsumexp refuses $t" 1 "" "$msg logsumexp --help'" -- logsumexp "$x" -o "$tmp/no.npy" -t "$t"
+  expect "topk refuses $t" 1 "" "$msg topk --help'" -- topk "$x" -k 1 -o "$tmp/no.npy" -t "$t"
+  expect "xent refuses $t" 1 "" "$msg xent --help'" -- xent "$x" --targets "$tmp/t.npy" -t "$t"
+  expect "score refuses $t" 1 "" "$msg score --help'" -- score energy "$x" -o "$tmp/no.npy" -t "$t"
   expect "score odin refuses $t" 1 "" "smx: --odin-temperature must be a positive finite number, not '$t'
-smx: try 'smx --help'" -- score odin "$x" -o "$tmp/no.npy" --odin-temperature "$t"
+smx: try 'smx score --help'" -- score odin "$x" -o "$tmp/no.npy" --odin-temperature "$t"
 done
 check "nothing written on refusal" test ! -e "$tmp/no.npy"
 

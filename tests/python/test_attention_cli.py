@@ -86,10 +86,41 @@ with tempfile.TemporaryDirectory() as tmp:
         want = np.where(nn > 0, np.tanh(nn) / np.where(nn > 0, nn, 1), 1) * hh
         o = np.load(f["o"])[0]
         check("screen values", np.abs(o - want).max() <= 1e-5 * max(np.abs(want).max(), 1e-30))
+    # --math bf16: bf16 tile products where the CPU has them (else f32 with a note), within the bf16 bound
+    # against the reference of the inputs rounded to bf16 (here exact: they are bf16 values); f32 is the default
+    def bf(x):
+        u = x.astype(np.float32).view(np.uint32)
+        return ((u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000).view(np.float32)   # nearest even
+    q = bf(rng.standard_normal((1, 2, 40, 24)))
+    k = bf(rng.standard_normal((1, 2, 70, 24)))
+    v = bf(rng.standard_normal((1, 2, 70, 20)))
+    mf = [os.path.join(tmp, "math_" + n + ".npy") for n in "qkv"]
+    for n, a in zip(mf, (q, k, v)):
+        np.save(n, a)
+    want, _ = composed(q, k, v, 24 ** -0.5, True)
+    outs = {}
+    for m, isa in (("auto", ""), ("f32", ""), ("bf16", ""), ("bf16", "avx512")):
+        env = dict(os.environ, SMX_MAX_ISA=isa) if isa else dict(os.environ)
+        r = subprocess.run([SMX, "attention", *mf, "-o", f["o"], "--causal", "--math", m], capture_output=True,
+                           text=True, env=env)
+        check(f"--math {m} {isa} exit {r.returncode}: {r.stderr}", r.returncode == 0)
+        if r.returncode == 0:
+            outs[m, isa] = np.load(f["o"])
+            note = "computed in f32" in r.stderr
+            native = subprocess.run([SMX, "info"], capture_output=True, text=True, env=env).stdout
+            native = "kernels in use: avx512bf16" in native
+            check(f"--math {m} {isa}: note {note}", note == (m == "bf16" and not native))
+            tol = (2 ** -8 * np.abs(v).max() if m == "bf16" and native else 0) + 1e-5 * np.abs(want).max()
+            check(f"--math {m} {isa}: values", np.abs(outs[m, isa] - want).max() <= tol)
+    if ("auto", "") in outs and ("f32", "") in outs:
+        check("--math auto is f32 for f32 inputs", np.array_equal(outs["auto", ""], outs["f32", ""]))
+    if ("bf16", "avx512") in outs and ("f32", "") in outs:
+        check("--math bf16 capped at avx512 is f32", np.array_equal(outs["bf16", "avx512"], outs["f32", ""]))
     # usage errors: exit 1 and a message, no output
     for args in (["attention", f["q"], f["k"]], ["attention", f["q"], f["k"], f["v"]],
                  ["attention", f["q"], f["k"], f["v"], "-o", f["o"], "--window", "x"],
                  ["attention", f["q"], f["k"], f["v"], "-o", f["o"], "--bogus"],
+                 ["attention", f["q"], f["k"], f["v"], "-o", f["o"], "--math", "fp8"],
                  ["attention", f["q"], f["k"], f["v"], "-o", f["o"], "--kind", "screen"],
                  ["attention", f["q"], f["k"], f["v"], "-o", f["o"], "--kind", "screen", "--screen-r", "2"]):
         r = subprocess.run([SMX] + args, capture_output=True, text=True)

@@ -343,10 +343,60 @@ class TestTorchSDPA(unittest.TestCase):
         self.assertEqual(o.dtype, torch.bfloat16)
         with self.assertRaises(RuntimeError):
             st.scaled_dot_product_attention(q, q, q, attn_mask=torch.ones(5, 5, dtype=torch.bool), is_causal=True)
-        with self.assertRaises(RuntimeError):
-            st.scaled_dot_product_attention(q.requires_grad_(), q, q)
+        # differentiable since the backward pass (test_attention_backward.py checks the gradients)
+        st.scaled_dot_product_attention(q.clone().requires_grad_(), q, q).sum().backward()
         with torch.no_grad():
             st.scaled_dot_product_attention(q, q, q)
+
+
+@unittest.skipIf(torch is None, "torch is not installed")
+class TestBf16(unittest.TestCase):
+    """bfloat16 storage and math='bf16' (smx_attention.h, Accuracy): within 2^-8 max|v| (plus f32's bound and
+    the rounding of a bf16 output) of the float64 form of the inputs as bf16; math='f32' and 'auto' on float32
+    are the same bits; the kernel set in use decides whether bf16 products run (smx.isa() 'avx512bf16')."""
+
+    def inputs(self, gen, shape_q=(2, 4, 40, 24), shape_kv=(2, 2, 70, 24)):
+        q = torch.randn(*shape_q, generator=gen).bfloat16()
+        k = torch.randn(*shape_kv, generator=gen).bfloat16()
+        v = (torch.randn(*shape_kv, generator=gen) * 3).bfloat16()
+        return q, k, v
+
+    def test_bf16_storage_and_math(self):
+        gen = torch.Generator().manual_seed(11)
+        for causal in (False, True):
+            q, k, v = self.inputs(gen)
+            want = composed(q.double().numpy(), k.double().numpy(), v.double().numpy(),
+                            causal="bottom_right" if causal else None)
+            tol = 2 ** -8 * v.double().abs().max().item() + 2 ** -8 * np.abs(want).max() + 1e-5 * np.abs(want).max()
+            bits = smx.attention(*(t.view(torch.int16).numpy() for t in (q, k, v)), causal=causal, bf16=True)
+            self.assertEqual(bits.dtype, np.int16)
+            got = torch.from_numpy(bits).view(torch.bfloat16).double().numpy()
+            self.assertLessEqual(np.abs(got - want).max(), tol)
+            # float32 storage: auto is f32 bitwise; bf16 within the bound of the (here exact) bf16 inputs
+            qf, kf, vf = (t.float().numpy() for t in (q, k, v))
+            a = smx.attention(qf, kf, vf, causal=causal)
+            self.assertTrue(np.array_equal(a, smx.attention(qf, kf, vf, causal=causal, math="f32")))
+            b = smx.attention(qf, kf, vf, causal=causal, math="bf16")
+            self.assertLessEqual(np.abs(b - want).max(), tol)
+            if smx.isa() != "avx512bf16":
+                self.assertTrue(np.array_equal(a, b))   # no bf16 products: f32
+            # torch: bfloat16 tensors in place, bfloat16 out; math="f32" on bfloat16 storage
+            o = st.scaled_dot_product_attention(q, k.repeat_interleave(2, 1), v.repeat_interleave(2, 1),
+                                                is_causal=False)
+            self.assertEqual(o.dtype, torch.bfloat16)
+            o32 = st.scaled_dot_product_attention(q, k.repeat_interleave(2, 1), v.repeat_interleave(2, 1), math="f32")
+            w2 = composed(q.double().numpy(), k.double().numpy(), v.double().numpy())
+            for r in (o, o32):
+                self.assertLessEqual(np.abs(r.double().numpy() - w2).max(), tol)
+
+    def test_errors(self):
+        q = np.zeros((1, 1, 20, 8), np.float32)
+        with self.assertRaisesRegex(ValueError, "math must be"):
+            smx.attention(q, q, q, math="fp8")
+        with self.assertRaisesRegex(ValueError, "float16 storage"):
+            smx.attention(q.astype(np.float16), q.astype(np.float16), q.astype(np.float16), math="bf16")
+        with self.assertRaisesRegex(TypeError, "bfloat16 bits"):
+            smx.attention(q, q, q, bf16=True)
 
 
 if __name__ == "__main__":

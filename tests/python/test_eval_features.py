@@ -122,6 +122,9 @@ for name, blob in (("truncated", m[:-9]), ("version 2", m[:8] + b"\x02" + m[9:])
     p = os.path.join(tmp, "bad.smxf")
     open(p, "wb").write(blob)
     refused(base + ["--features-model", p], 2, ["not a feature model of this version"], f"{name} model file")
+# a fitting option next to a saved model is refused, not ignored
+refused(base + ["--features-model", os.path.join(tmp, "m.smxf"), "--knn-k", "5"], 1, ["--knn-k is a fitting option"],
+        "fitting option with a saved model")
 # fit-features never leaves a half-written model
 rc, _, err = run("fit-features", *bad, "-o", os.path.join(tmp, "no.smxf"))
 check(rc == 2 and not os.path.exists(os.path.join(tmp, "no.smxf")), f"fit-features refused: {rc} {err}")

@@ -73,6 +73,30 @@ class HalfTorch(unittest.TestCase):
                 self.assertLessEqual(abs(float(got) - float(want)), 4 * u * max(1.0, abs(float(ref))))
 
 
+    def test_every_loss_half(self):
+        # the losses compute half storage in float32 (cross_entropy: f16 on smx's own rows): loss and gradient
+        # against the float64 computation on the same rounded logits
+        x = torch.from_numpy(rng_x((6, 9), 2, 1.0))
+        t = torch.tensor([0, 3, 8, 1, 1, 5])
+        teacher = torch.from_numpy(rng_x((6, 9), 3, 1.0)).to(torch.bfloat16)   # exact in every dtype below
+        losses = [("cross_entropy", lambda v: st.cross_entropy(v, t)), ("focal", lambda v: st.focal_loss(v, t)),
+                  ("dice", lambda v: st.dice_loss(v, t)), ("z", lambda v: st.spherical_z_loss(v, t)),
+                  ("info_nce", lambda v: st.info_nce(v[:, :6])), ("sparsemax", lambda v: st.sparsemax_loss(v, t)),
+                  ("entmax15", lambda v: st.entmax15_loss(v, t)), ("kd", lambda v: st.kd_loss(v, teacher.to(v.dtype))),
+                  ("noisy", lambda v: st.noisy_softmax_loss(v, t, torch.full((6,), 3.0, dtype=v.dtype)))]
+        for dt, u in U.items():
+            for name, f in losses:
+                with self.subTest(loss=name, dtype=dt):
+                    xh = x.to(dt).requires_grad_()
+                    xr = x.to(dt).double().requires_grad_()
+                    lh, lr = f(xh), f(xr)
+                    self.assertEqual(lh.dtype, dt)
+                    lh.backward()
+                    lr.backward()
+                    self.check(lh.detach(), lr.detach(), u, "loss")
+                    self.check(xh.grad, xr.grad, u, "gradient")
+
+
 class Strided(unittest.TestCase):
     def test_negative_strides_and_strided_out(self):
         base = rng_x((40, 90))
@@ -122,6 +146,8 @@ class Threads(unittest.TestCase):
         np.testing.assert_array_equal(smx.cross_entropy(x, t, threads=1), smx.cross_entropy(x, t, threads=2))
         for a, b in zip(smx.softmax_topk(x, 5, threads=1), smx.softmax_topk(x, 5, threads=2)):
             np.testing.assert_array_equal(a, b)
+        for kind in ("msp", "energy", "neg_entropy", "gen"):
+            np.testing.assert_array_equal(smx.score(x, kind, threads=1), smx.score(x, kind, threads=2))
 
     def test_torch_follows_torch_threads(self):
         x = torch.from_numpy(rng_x((3000, 64))).float()
@@ -138,7 +164,7 @@ class Threads(unittest.TestCase):
 
     def test_one_default(self):
         # every public function of the module takes threads=0 (every core), of smx.torch threads=None (torch's)
-        single = {"isa", "score", "ood_metrics", "calibration", "fit_temperature", "kl_templates",
+        single = {"isa", "ood_metrics", "calibration", "fit_temperature", "kl_templates",
                   "noisy_softmax_noise", "NoOptimumError", "__version__"}   # no threaded library entry yet
         for name in smx.__all__:
             if name in single:
@@ -169,7 +195,8 @@ class Errors(unittest.TestCase):
     def test_double_backward_raises(self):
         x = torch.from_numpy(rng_x((4, 9))).requires_grad_()
         t = torch.tensor([1, 2, 3, 4])
-        for name, f in (("softmax", lambda v: st.softmax(v)[:, 0].sum()), ("sparsemax", lambda v: st.sparsemax(v)[:, 0].sum()),
+        for name, f in (("softmax", lambda v: st.softmax(v)[:, 0].sum()),
+                        ("sparsemax", lambda v: st.sparsemax(v)[:, 0].sum()),
                         ("cross_entropy", lambda v: st.cross_entropy(v, t))):
             with self.subTest(op=name):
                 g, = torch.autograd.grad(f(x), x, create_graph=True)
@@ -184,8 +211,17 @@ class Errors(unittest.TestCase):
             smx.entmax15(x, out=np.empty((5, 3)))
         with self.assertRaisesRegex(ValueError, "n must have"):
             smx.ssmax(x, n=[1, 2])
+        with self.assertRaisesRegex(ValueError, "dy has shape"):
+            smx.mixture_log_softmax_backward(rng_x((2, 3, 5)), rng_x((2, 3)), rng_x((2, 4)))
         with self.assertRaisesRegex(ValueError, "target has shape"):
             st.cross_entropy(torch.zeros(3, 5), torch.zeros(4, dtype=torch.long))
+
+    def test_backward_names_what_it_reads(self):
+        x = rng_x((3, 5))
+        with self.assertRaisesRegex(ValueError, "x is required"):
+            smx.softpick_backward(None, smx.softpick(x), x)
+        with self.assertRaisesRegex(ValueError, "y is required"):
+            smx.sparsemax_backward(x, None, x)
 
     def test_parameter_errors_name_the_parameter(self):
         with self.assertRaisesRegex(ValueError, "k must be"):

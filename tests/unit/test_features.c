@@ -140,8 +140,10 @@ static void test_fit_checks(void) {
   CHECK(smx_feature_score_f64(m, SMX_FEAT_REACT, q, F, NULL, 0, 0, out, NULL) == SMX_OK && out[0] == 7,
         "empty set: fine, nothing written");
   CHECK(smx_feature_score_f64(m, SMX_FEAT_KNN, X, F, NULL, 0, 1, out, NULL) != SMX_OK, "method not fitted");
-  CHECK(smx_feature_score_f64(m, SMX_FEAT_REACT, (const double *)out, F, NULL, 0, 1, out, NULL) == SMX_E_INVALID_ARG,
-        "out overlaps x");
+  double both[2 * F];
+  memcpy(both, X, sizeof both);
+  CHECK(smx_feature_score_f64(m, SMX_FEAT_REACT, both, F, NULL, 0, 1, both + 3, NULL) == SMX_E_INVALID_ARG &&
+        both[3] == X[3], "out overlaps x: refused, nothing written");
   smx_feature_model_destroy(m);
 }
 

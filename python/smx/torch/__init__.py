@@ -15,4 +15,4 @@ from ._rows import (adaptive_softmax, entmax, entmax15, log_softmax, logsumexp, 
                     standardize_softmax, topk_softmax)
 from ._losses import (cross_entropy, dice_loss, entmax15_loss, entmax_loss, focal_loss, info_nce,  # noqa: E402,F401
                       kd_loss, noisy_softmax_loss, sparsemax_loss, spherical_z_loss)
-from ._attention import scaled_dot_product_attention  # noqa: E402,F401
+from ._attention import attention, scaled_dot_product_attention  # noqa: E402,F401

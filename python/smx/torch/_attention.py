@@ -1,12 +1,15 @@
 """smx.torch.scaled_dot_product_attention: torch.nn.functional.scaled_dot_product_attention
-(PyTorch 2.x semantics, forward only) on smx's fused CPU attention.
+(PyTorch 2.x semantics) on smx's fused CPU attention, and smx.torch.attention, the
+same with the options of smx.attention. Both are differentiable: the backward is
+smx's (include/smx/smx_attention_backward.h), from the saved output and
+log-sum-exp, never forming the Lq x Lk matrices.
 
-A user of PyTorch 1.13, which has no fused CPU attention, can swap it in:
-the Lq x Lk score matrix is never formed. Differences, on purpose:
-  * forward only: an input that requires grad while grad mode is on raises
-    (no silent wrong gradient);
-  * a query row whose mask hides every key gives 0 (torch's math path: NaN);
-  * dropout_p must be 0.
+A user of PyTorch 1.13, which has no fused CPU attention, can swap it in.
+Differences, on purpose:
+  * a query row whose mask hides every key gives 0 (torch's math path: NaN),
+    and gradient 0;
+  * dropout_p must be 0;
+  * the backward is not itself differentiable (double backward raises).
 """
 import math
 
@@ -15,7 +18,104 @@ import torch
 
 from .. import _smx
 
-__all__ = ["scaled_dot_product_attention"]
+from torch.autograd.function import once_differentiable
+
+__all__ = ["scaled_dot_product_attention", "attention"]
+
+# options of smx.attention whose value is a tensor that may carry a gradient, in this order
+_GRAD_OPTS = ("mask", "sink", "fox", "gate")
+
+
+class _Attention(torch.autograd.Function):
+    """o = smx.attention(q, k, v, **opts) with the tensor options mask / sink / fox / gate as inputs, so
+    that each gets its gradient. Tensors are (B, H, L, D)."""
+
+    @staticmethod
+    def forward(ctx, opts, q, k, v, mask, sink, fox, gate):
+        kw = dict(opts)
+        for name, t in zip(_GRAD_OPTS, (mask, sink, fox, gate)):
+            if t is not None:
+                kw[name] = t.detach().numpy()
+        # bfloat16 storage as its bits (NumPy has no bfloat16): read in place, results viewed back
+        bf16 = q.dtype == k.dtype == v.dtype == torch.bfloat16
+        if bf16:
+            kw["bf16"] = True
+        o, lse = _smx.attention(*_arrays(bf16, q, k, v), return_lse=True, **kw)
+        out = torch.from_numpy(o)
+        if bf16:
+            out = out.view(torch.bfloat16)
+        ctx.opts = kw
+        ctx.bf16 = bf16
+        ctx.dtypes = (q.dtype, k.dtype, v.dtype)
+        ctx.save_for_backward(q, k, v, out, torch.from_numpy(lse))
+        ctx.grad_shapes = tuple(None if t is None else t.shape for t in (mask, sink, fox, gate))
+        return out if out.dtype == q.dtype else out.to(q.dtype)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, do):
+        q, k, v, o, lse = ctx.saved_tensors
+        kw = dict(ctx.opts)
+        want_mask = ctx.needs_input_grad[4] and "mask" in kw and kw["mask"].dtype != np.bool_
+        qn, kn, vn, on, don = _arrays(ctx.bf16, q, k, v, o, do.detach().to(o.dtype).contiguous())
+        g = _smx.attention_backward(qn, kn, vn, on, lse.numpy(), don, dmask=want_mask, **kw)
+        res = [None]
+        for name, dt in zip(("dq", "dk", "dv"), ctx.dtypes):
+            t = torch.from_numpy(g[name])
+            res.append((t.view(torch.bfloat16) if ctx.bf16 else t).to(dt))
+        for need, name, shape in zip(ctx.needs_input_grad[4:], ("dmask", "dsink", "dfox", "dgate"), ctx.grad_shapes):
+            res.append(torch.from_numpy(g[name]).reshape(shape) if need and name in g else None)
+        return tuple(res)
+
+
+def _arrays(bf16, *ts):
+    """NumPy views of the tensors: bfloat16 as int16 bits (the module's bf16=True), else as _np gives them."""
+    return tuple(t.detach().view(torch.int16).numpy() if bf16 else _np(t) for t in ts)
+
+
+def _variables(*ts):
+    """The tensors among ts as float32 tensors that keep their autograd graph (None stays None)."""
+    return tuple(None if t is None else (t if t.dtype == torch.float32 else t.to(torch.float32)) for t in ts)
+
+
+def attention(q, k, v, *, mask=None, sink=None, fox=None, gate=None, threads=None, **options):
+    """smx.attention on tensors, differentiable: q (B, Hq, Lq, D), k (B, Hkv, Lk, D), v (B, Hkv, Lk, Dv).
+
+    mask (bool, or float added to the scores: its gradient is returned), sink (Hq,), fox (B, Hq, Lk) and
+    gate ((B, Hq, Lq) or (B, Hq, Lq, Dv)) are tensors that receive gradients; every other option of
+    smx.attention (causal, scale, window, softcap, ssmax, alibi, radial_frame, kind, threads, ...) is passed
+    as it is (threads=None: torch.get_num_threads()). The backward covers the softmax kind with masks, sinks, softcap, SSMax, FoX and the gate
+    (NotImplementedError otherwise, raised by backward()). Returns (B, Hq, Lq, Dv) in q's dtype.
+    """
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"smx.torch.attention: {name} must be a tensor")
+        if t.device.type != "cpu":
+            raise ValueError("smx.torch.attention: smx runs on CPU tensors only")
+        if t.dim() != 4:
+            raise ValueError(f"smx.torch.attention: {name} must be 4-d (batch, heads, length, dim)")
+    for name in ("return_lse", "k_scales"):
+        if name in options:
+            raise ValueError(f"smx.torch.attention: {name} is not an option here (use smx.attention)")
+    if "alibi" in options and isinstance(options["alibi"], torch.Tensor):
+        options["alibi"] = options["alibi"].detach().to(torch.float32).numpy()
+    m = mask
+    if m is not None:
+        if not isinstance(m, torch.Tensor):
+            m = torch.as_tensor(m)
+        if m.dtype != torch.bool:
+            m = m.to(torch.float32)
+        if m.dim() > 4 or any(a not in (1, b) for a, b in zip(reversed(m.shape), reversed(
+                (q.shape[0], q.shape[1], q.shape[2], k.shape[2])))):
+            raise ValueError(f"smx.torch.attention: mask of shape {tuple(m.shape)} does not broadcast to "
+                             "(B, Hq, Lq, Lk)")
+        # expanded (a view): autograd sums the gradient back over the broadcast dimensions
+        m = m.expand(q.shape[0], q.shape[1], q.shape[2], k.shape[2])
+    sink, fox, gate = (None if t is None else torch.as_tensor(t) for t in (sink, fox, gate))
+    sink, fox, gate = _variables(sink, fox, gate)
+    # as every smx.torch function: torch's thread count unless told
+    options["threads"] = torch.get_num_threads() if threads is None else threads
+    return _Attention.apply(options, q, k, v, m, sink, fox, gate)
 
 
 def _np(t):
@@ -38,7 +138,7 @@ def _same(name, got, other, want, what):
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 enable_gqa=False):
+                                 enable_gqa=False, *, math="auto"):
     """softmax(query key^T * scale + mask) value, as torch 2.x's function (forward, CPU).
 
     query (..., L, E), key (..., S, E), value (..., S, Ev); leading dimensions
@@ -47,14 +147,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     broadcastable to (..., L, S). is_causal: key j visible to query i iff
     j <= i (top-left), not allowed together with attn_mask. scale: default
     1 / sqrt(E). Returns (..., L, Ev) in query's dtype.
+
+    bfloat16 query, key and value are read as they are (bf16 tile products
+    where the CPU has AVX512_BF16). math (an smx extension): 'auto', 'f32'
+    (f32 arithmetic for bfloat16 too) or 'bf16' (float32 tensors may use bf16
+    tile products, as torch's allow_bf16_reduced_precision).
     """
     for t in (query, key, value):
         if not isinstance(t, torch.Tensor):
             raise TypeError("scaled_dot_product_attention: query, key and value must be tensors")
         if t.device.type != "cpu":
             raise ValueError("scaled_dot_product_attention: smx runs on CPU tensors only")
-    if torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value)):
-        raise RuntimeError("smx.torch.scaled_dot_product_attention is forward only: call it under torch.no_grad()")
     if dropout_p != 0.0:
         raise ValueError("smx.torch.scaled_dot_product_attention: dropout_p must be 0")
     if is_causal and attn_mask is not None:
@@ -110,11 +213,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                 raise ValueError(f"scaled_dot_product_attention: attn_mask of shape {tuple(m.shape)} does not "
                                  f"broadcast to {want}")
             m = torch.broadcast_to(m, want).reshape(q.shape[0], q.shape[1], L, S)
-        mask = m.detach().numpy()
-    out = _smx.attention(_np(q), _np(k), _np(v), causal="top_left" if is_causal else False,
-                         scale=None if scale is None else float(scale), mask=mask,
-                         threads=torch.get_num_threads())
-    res = torch.from_numpy(out)
-    if res.dtype != query.dtype:
-        res = res.to(query.dtype)
+        mask = m
+    opts = {"causal": "top_left" if is_causal else False, "scale": None if scale is None else float(scale),
+            "math": math, "threads": torch.get_num_threads()}
+    res = _Attention.apply(opts, q, k, v, mask, None, None, None)
     return res.reshape(lead + (L, Ev))

@@ -96,8 +96,9 @@ class Op(torch.autograd.Function):
         if torch.is_grad_enabled():   # create_graph=True: a gradient of these gradients raises, naming smx
             # as torch's once_differentiable does, but also when grad itself does not require grad
             live = [i for i, g in enumerate(grads) if g is not None]
-            err = _torch_functions.DelayedError(b"smx.torch: no second derivative (the backward is smx's C kernel, marked "
-                               b"once_differentiable); differentiate it with torch's own functions", len(live))
+            err = _torch_functions.DelayedError(b"smx.torch: no second derivative (the backward is smx's C kernel, "
+                                                b"marked once_differentiable); differentiate it with torch's own "
+                                                b"functions", len(live))
             wrapped = err(*[grads[i].detach().requires_grad_() for i in live])
             for i, g in zip(live, wrapped if isinstance(wrapped, tuple) else (wrapped,)):
                 grads[i] = g

@@ -200,7 +200,8 @@ _MULTIMAX = Spec(lambda kw, needs, x, r_t, t_t: _mm_forward(kw, x, r_t, t_t), _m
 
 
 def _mm_forward(kw, x, r_t, t_t):
-    y = rows("multimax", 0, x, dim=kw["dim"], params=kw["ranges"] + kw["ts"], temperature=kw["T"], threads=kw["threads"])
+    y = rows("multimax", 0, x, dim=kw["dim"], params=kw["ranges"] + kw["ts"], temperature=kw["T"],
+             threads=kw["threads"])
     return y, (x, y, r_t, t_t)
 
 

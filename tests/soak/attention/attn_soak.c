@@ -518,18 +518,27 @@ static void make_case(uint64_t seed, gen *g) {
   g->use_lse = chance(&r, 0.8);
   g->ws_given = chance(&r, 0.5);
   g->isa = n_isa ? (int)below(&r, (size_t)n_isa) : 0;
+  /* the tile arithmetic, from a stream of its own (the other draws, and so the cases of older seeds, stay):
+   * f32 storage sometimes opts in to bf16 products, bf16 storage sometimes asks for f32 */
+  rng rm = { seed ^ 0x9e3779b97f4a7c15ull };
+  if (d->dtype == SMX_ATTN_F32)
+    d->math = chance(&rm, 0.25) ? SMX_ATTN_MATH_BF16 : chance(&rm, 0.1) ? SMX_ATTN_MATH_F32 : SMX_ATTN_MATH_AUTO;
+  else
+    d->math = chance(&rm, 0.15) ? SMX_ATTN_MATH_F32 : SMX_ATTN_MATH_AUTO;
+  /* half of the cases that may take bf16 products run at the top kernel set, which has them where the CPU does */
+  if ((d->dtype == SMX_ATTN_BF16 || d->math == SMX_ATTN_MATH_BF16) && n_isa && chance(&rm, 0.5)) g->isa = n_isa - 1;
 
   snprintf(cur_desc, sizeof cur_desc,
            "%s %s B=%zu Hq=%zu Hkv=%zu Lq=%zu Lk=%zu Dqk=%zu Dv=%zu causal=%d window=%d(%" PRId64 ",%" PRId64 ") mask=%d"
            " alibi=%d radial=%zu softcap=%g ssmax=%g sinks=%d fox=%d gate=%d/%u qknorm=%d(eps %g) blasst=%g diff=%g l2=%d"
            " nsa=%zu int8=%d/%d scale=%g sigbias=%g screen(r %g w %g eps %g flags %u arrays %d/%d)"
-           " layouts q=%s k=%s v=%s o=%s lse=%d ws=%d isa=%d special=%d big=%d edge=%d",
+           " layouts q=%s k=%s v=%s o=%s lse=%d ws=%d isa=%d special=%d big=%d edge=%d math=%d",
            kind_name(kind), dt_name(d->dtype), B, Hq, Hkv, Lq, Lk, Dq, Dv, (int)d->causal, d->window, d->window_left,
            d->window_right, (int)d->mask_kind, d->alibi, d->radial_frame, d->softcap, d->ssmax_s, d->sinks, d->fox,
            d->gate, d->gate_flags, d->qk_norm, d->qk_norm_eps, d->blasst_log_threshold, d->diff_lambda, d->l2_distance,
            d->nsa_topk, d->k_int8, d->k_int8_jensen, d->scale, d->sigmoid_bias, d->screen_r, d->screen_window,
            d->screen_eps, d->screen_flags, g->sr != NULL, g->sw != NULL, g->tq.layout, g->tk.layout, g->tv.layout,
-           g->to.layout, g->use_lse, g->ws_given, g->isa, g->special, g->big, g->edge);
+           g->to.layout, g->use_lse, g->ws_given, g->isa, g->special, g->big, g->edge, (int)d->math);
 }
 
 static void free_case(gen *g) {
@@ -607,7 +616,28 @@ static smx_status run_at(gen *g, int threads, void *o, float *lse, smx_attention
 }
 
 #define O_FILL 0xa5
-static long n_cases, n_fail, n_known, n_refused, n_bad, n_special, n_edge_ok;
+static long n_cases, n_fail, n_known, n_refused, n_bad, n_special, n_edge_ok, n_bf16;
+
+/* Whether a run of d under the kernel set in use has bf16 tile products (smx_attention_plan_math). */
+static int bf16_math(const smx_attention_desc *d) {
+  smx_attention_plan *p;
+  smx_attn_math m = SMX_ATTN_MATH_F32;
+  if (smx_attention_plan_create(d, &p) != SMX_OK) return 0;
+  smx_attention_plan_math(p, &m);
+  smx_attention_plan_destroy(p);
+  return m == SMX_ATTN_MATH_BF16;
+}
+
+/* The inputs as bf16 products see them (smx_attention.h, Accuracy): f32 storage rounded to bf16 (nearest
+ * even), and subnormals 0, as vdpbf16ps reads them. */
+static ld *as_bf16(const ld *x, size_t n) {
+  ld *y = xmalloc((n + 1) * sizeof *y);
+  for (size_t i = 0; i < n; i++) {
+    float f = smx_bf16_to_f32(smx_f32_to_bf16((float)x[i]));
+    y[i] = fabsf(f) < FLT_MIN ? (ld)copysignf(0.0f, f) : (ld)f;
+  }
+  return y;
+}
 
 static void check_results(gen *g, const unsigned char *ob, const float *lse, const smx_attention_stats *st) {
   const smx_attention_desc *d = &g->c.d;
@@ -619,7 +649,17 @@ static void check_results(gen *g, const unsigned char *ob, const float *lse, con
   e.l_cls = xmalloc(rows + 1);
   e.o_extra = xmalloc((rows + 1) * sizeof(ld));
   e.l_extra = xmalloc((rows + 1) * sizeof(ld));
-  attn_reference(&g->c, &e);
+  /* bf16 tile products: the reference of the inputs they read, and the rounding of P added below */
+  int bfm = bf16_math(d);
+  n_bf16 += bfm;
+  attn_case cb = g->c;
+  if (bfm) {
+    cb.q = as_bf16(g->c.q, B * Hq * Lq * d->dim_qk);
+    cb.k = as_bf16(g->c.k, B * d->heads_kv * d->len_k * d->dim_qk);
+    cb.v = as_bf16(g->c.v, B * d->heads_kv * d->len_k * Dv);
+  }
+  attn_reference(&cb, &e);
+  if (bfm) { free(cb.q); free(cb.k); free(cb.v); }
   g->min_rowmax = e.min_rowmax;
   g->max_rowmax = e.max_rowmax;
   g->min_score = e.min_score;
@@ -658,6 +698,10 @@ static void check_results(gen *g, const unsigned char *ob, const float *lse, con
             case EXP_ANY: ok = 1; break;
             default: {
               ld ta = tol_abs + e.o_extra[row];
+              if (bfm) {   /* P rounded to bf16: 2^-8 of sum_j w_ij |v_j| (sigmoid: weights sum to e^lse) */
+                ld wsum = d->kind == SMX_ATTN_SIGMOID && isfinite(e.lse[row]) ? expl(e.lse[row]) : 1;
+                ta += 0x1p-8L * vmax * wsum * (1 + fabsl((ld)d->diff_lambda)) + (ld)d->len_k * 0x1p-126L;
+              }
               ld tol = ta + (ld)dt_unit(d->dtype) * (fabsl(ref) + ta) + (ld)dt_half_sub(d->dtype);
               ld err = fabsl((ld)y - ref);
               ok = err <= tol;   /* NaN fails */
@@ -748,7 +792,13 @@ static void bad_case(gen *g, rng *r) {
     case 7: d.window = 1; d.window_left = -2 - (int64_t)below(r, 100); what = "window_left < -1"; break;
     case 8: d.kind = (smx_attn_kind)(7 + below(r, 100)); what = "unknown kind"; break;
     case 9: d.mask_kind = (smx_attn_mask_kind)(3 + below(r, 5)); what = "unknown mask kind"; break;
-    case 10: d.dtype = (smx_attn_dtype)(3 + below(r, 5)); what = "unknown dtype"; break;
+    case 10:
+      if (below(r, 2)) { d.dtype = (smx_attn_dtype)(3 + below(r, 5)); what = "unknown dtype"; break; }
+      if (below(r, 2)) { d.math = (smx_attn_math)(3 + below(r, 5)); what = "unknown math"; break; }
+      d.dtype = SMX_ATTN_F16;
+      d.math = SMX_ATTN_MATH_BF16;
+      what = "bf16 math on f16 storage";
+      break;
     case 11:
       d.q_stride[0] = 1;
       d.q_stride[1] = 1;
@@ -933,7 +983,7 @@ int main(int argc, char **argv) {
     if (known_list[i].what)
       printf("known: %s: %s\n", known_list[i].what, known_seen[i] ? "seen" : "not seen in this run");
   printf("attn_soak: %ld cases (%ld with special values, %ld bad arguments, %ld edge options accepted and checked,"
-         " %ld refused), %ld failed, %ld known\n",
-         n_cases, n_special, n_bad, n_edge_ok, n_refused, n_fail, n_known);
+         " %ld refused, %ld with bf16 tile products), %ld failed, %ld known\n",
+         n_cases, n_special, n_bad, n_edge_ok, n_refused, n_bf16, n_fail, n_known);
   return n_fail ? 1 : 0;
 }
