@@ -19,7 +19,7 @@ const cli_opt smx_score_opts[6] = {
   CLI_NUM("--gen-m", NULL, "M", CLI_OPT_UINT, SCORE(top_m), 1, 0x1p64, NULL, "GEN's top-M classes (default 100)"),
   CLI_PATH("--templates-from", NULL, "REF.npy", CLI_OPT_FILE, SCORE(templates_from), NULL, 0,
            "kl_matching templates from reference logits (eval: or --val)"),
-  CLI_FLAG("--double", NULL, SCORE(dbl), "msp and energy in double instead of the f32 kernels"),
+  CLI_FLAG("--double", NULL, SCORE(dbl), "every score from double exponentials (1e-13) instead of f32"),
 };
 
 typedef struct scores_job {

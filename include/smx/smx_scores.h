@@ -56,8 +56,9 @@ extern "C" {
  *                          your framework and pass the logits f(x~) here (on the
  *                          command line: smx score odin PERTURBED.npy, or smx eval
  *                          --perturbed-id F --perturbed-ood F).
- *                          Computed in double: the scores cluster near 1/K with a
- *                          spread of about 1/(K T), where float would create ties.
+ *                          The scores cluster near 1/K with a spread of about 1/(K T):
+ *                          exponentials near 1 are summed as 1 + (e - 1) (see below),
+ *                          where rounding e to float would create ties.
  *  SMX_SCORE_KL_MATCHING   -min_k KL(p || d_k), d_k = template k (a K x K row-major
  *                          matrix of probabilities, rows summing to 1, see
  *                          smx_kl_templates_fit_f32); KL = sum_j p_j log(p_j / d_kj),
@@ -66,21 +67,24 @@ extern "C" {
  *                          Wasserstein-1 distance with the 0/1 metric is half of it;
  *                          range [0, 2 (1 - 1/K)])                   (Ji et al. 2023)
  *
- * Accuracy (|score - exact| for the exact score of the float logits):
- *  - MSP, ENERGY, MAX_LOGIT read each row once with the library's f32 softmax
- *    kernels (max, then the sum of exponentials in double partial sums while the
- *    row is in L1): relative error <= 16 * 2^-24 for MSP, absolute error <=
- *    16 * 2^-24 * max(1, T) for ENERGY; MAX_LOGIT is exact.
- *    With SMX_SCORE_FLAG_DOUBLE they are computed like the others.
- *  - All others (and the flag above): the logit-score kernels
- *    (src/kernels/f32-scores, vectorised per ISA): exponentials in double
- *    (1.07 ulp), compensated sums, so |score - exact| <= 1e-13 (1 + |score|)
- *    for every row length (tested against long double at every ISA on wide
- *    adversarial rows); MARGIN_LOGIT is exact up to one rounding; KL_MATCHING
- *    (libm log) within 1e-12 relative. Probabilities below 2^-1021 relative
- *    to the top class count as 0. GEN forms 1 - p of the top class from the
- *    other classes, so confident rows keep their (1 - p)^gamma term (naive
- *    1 - p would round it to 0).
+ * Accuracy (|score - exact| for the exact score of the float logits). Each row
+ * is read from memory once; every score of a call shares one exponential pass
+ * per temperature (vectorised per ISA, results independent of the row count).
+ *  - MAX_LOGIT exact; MARGIN_LOGIT one rounding.
+ *  - MSP, ENERGY: the f32 softmax kernels (sum of f32 exponentials in double
+ *    partial sums): relative error <= 16 * 2^-24 for MSP, absolute error <=
+ *    16 * 2^-24 * max(1, T) for ENERGY.
+ *  - The others by default: f32 exponentials (1.18 ulp) summed in double, with
+ *    the entries near 1 summed as 1 + (e - 1), so that a high temperature
+ *    creates no ties: |score - exact| <= 16 * 2^-24 (1 + |score|). GEN's top-M
+ *    terms and 1 - p are in double (1 - p re-formed in double when below 2^-64).
+ *  - SMX_SCORE_FLAG_DOUBLE, any kind: exponentials in double (1.07 ulp) and
+ *    compensated sums: |score - exact| <= 1e-13 (1 + |score|) at any row length;
+ *    KL_MATCHING (libm log) 1e-12 relative.
+ * Tested against long double at every ISA on wide adversarial rows. Probabilities
+ * below 2^-1021 (double) or 2^-149 (f32) relative to the top class count as 0.
+ * GEN forms 1 - p of the top class from the other classes, so confident rows
+ * keep their (1 - p)^gamma term (naive 1 - p would round it to 0).
  */
 typedef enum smx_score_kind {
   SMX_SCORE_MSP = 1,
@@ -95,7 +99,7 @@ typedef enum smx_score_kind {
   SMX_SCORE_NONUNIFORMITY = 10
 } smx_score_kind;
 
-/* MSP, ENERGY: compute in double (libm exp) instead of the f32 kernels. */
+/* Every kind: double exponentials and compensated sums instead of the f32 ones (bounds above). */
 #define SMX_SCORE_FLAG_DOUBLE 0x1u
 
 typedef struct smx_score_params {  /* all-zero, or a NULL pointer, means the defaults */

@@ -59,7 +59,8 @@ PyDoc_STRVAR(score_doc,
              "float64 of shape logits.shape[:-1]. kind: msp, max_logit (mls), energy, neg_entropy\n"
              "(entropy), margin_prob, margin_logit, gen, odin (no input perturbation), kl_matching (kl;\n"
              "needs templates=, K x K), nonuniformity. temperature: energy's (default 1) and odin's\n"
-             "(default 1000). double=True: msp and energy in double. The C API is float32 only:\n"
+             "(default 1000). double=True: every score from double exponentials (1e-13, not f32\n"
+             "rounding). The C API is float32 only:\n"
              "float16 and float64 logits are converted to float32. threads: 0 every core, 1 the calling\n"
              "thread (blocks of rows; the result does not depend on it). Definitions and bounds:\n"
              "include/smx/smx_scores.h.");

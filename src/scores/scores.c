@@ -275,7 +275,9 @@ static int needs_exps(smx_score_kind kind) { return kind != SMX_SCORE_MAX_LOGIT 
  */
 typedef struct slot {
   double T;
+  int dbl;                        /* SMX_SCORE_FLAG_DOUBLE: double exponentials (expsum), else f32 (expsum32) */
   smx_expcd c;
+  smx_expc c32;
   const smx_scores_ukernels *k;   /* the current table, or the scalar one at an extreme T */
   int want_w, want_e;
   double *e;                      /* K doubles when want_e */
@@ -292,7 +294,7 @@ typedef struct plan {
   const smx_f32_ukernels *fk;
   double *buf;                    /* every scratch row, one allocation */
   double *spec_e, *spec_sorted;   /* rows with specials: the double reference path */
-  float *vals, *vals2;            /* GEN: candidates */
+  float *vals, *vals2, *vals3;    /* GEN: candidates, and two buffers for the selection */
   uint32_t *pos;
   double gen_gap;                 /* GEN: the last row's max minus its M-th value (a guess only) */
 } plan;
@@ -318,12 +320,22 @@ static smx_status plan_init(plan *pl, size_t nk, const smx_score_kind *kinds, co
     }
     if (!needs_exps(kinds[k])) continue;
     any_exps = 1;
+    int dbl = (p[k].flags & SMX_SCORE_FLAG_DOUBLE) != 0;
     size_t s = 0;
-    while (s < pl->nslots && pl->sl[s].T != pl->c[k].T) s++;
+    while (s < pl->nslots && (pl->sl[s].T != pl->c[k].T || pl->sl[s].dbl != dbl)) s++;
     if (s == pl->nslots) {
-      pl->sl[s].T = pl->c[k].T;
-      smx_f64_expc(&pl->sl[s].c, pl->c[k].T);
-      pl->sl[s].k = pl->sl[s].c.div ? &smx_scores_ukernels_scalar : pl->sk;
+      slot *sl = &pl->sl[s];
+      sl->T = pl->c[k].T;
+      sl->dbl = dbl;
+      smx_f64_expc(&sl->c, sl->T);
+      if (dbl) {
+        sl->k = sl->c.div ? &smx_scores_ukernels_scalar : pl->sk;
+      } else {
+        double t32 = smx_f32_temperature(sl->T);
+        smx_f32_expc(&sl->c32, t32);
+        sl->k = smx_f32_registry_for(t32)->scores;
+        if (sl->c.div) sl->k = &smx_scores_ukernels_scalar;
+      }
       pl->nslots++;
     }
     pl->slot_of[k] = (int)s;
@@ -333,10 +345,10 @@ static smx_status plan_init(plan *pl, size_t nk, const smx_score_kind *kinds, co
   }
   if (!any_exps) return SMX_OK;
   /* doubles: 2 rows for the reference path, one per slot that keeps its
-   * exponentials; then GEN's candidates (2 rows of floats, 1 of positions) */
+   * exponentials; then GEN's candidates (3 rows of floats, 1 of positions) */
   size_t nd = 2;
   for (size_t s = 0; s < pl->nslots; s++) nd += (size_t)pl->sl[s].want_e;
-  size_t bytes = nd * n * sizeof(double) + (any_gen_sel ? n * (2 * sizeof(float) + sizeof(uint32_t)) : 0);
+  size_t bytes = nd * n * sizeof(double) + (any_gen_sel ? n * (3 * sizeof(float) + sizeof(uint32_t)) : 0);
   pl->buf = malloc(bytes);
   if (!pl->buf) return SMX_E_NOMEM;
   double *d = pl->buf;
@@ -348,50 +360,70 @@ static smx_status plan_init(plan *pl, size_t nk, const smx_score_kind *kinds, co
   if (any_gen_sel) {
     pl->vals = (float *)(void *)d;
     pl->vals2 = pl->vals + n;
-    pl->pos = (uint32_t *)(void *)(pl->vals2 + n);
+    pl->vals3 = pl->vals2 + n;
+    pl->pos = (uint32_t *)(void *)(pl->vals3 + n);
   }
   return SMX_OK;
 }
 
-/* The m-th largest of a[0..n) (1 <= m <= n), a reordered: quickselect with a
- * three-way partition, as select_top. */
-static float kth_largest(float *a, size_t n, size_t m) {
-  size_t lo = 0, hi = n;
-  for (;;) {
-    if (hi - lo == 1) return a[lo];
-    float x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi - 1];
+/* The m-th largest of a[0..n) (1 <= m <= n; a and tmp, n floats each, are
+ * overwritten): quickselect with a median-of-three pivot and a three-way
+ * partition written without branches on the data (each value is stored at
+ * both ends of the other buffer and the side it belongs to advances), so
+ * random candidates cost no mispredictions; the last few by insertion. */
+static float kth_largest(float *a, float *tmp, size_t n, size_t m) {
+  while (n > 16) {
+    float x = a[0], y = a[n / 2], z = a[n - 1];
     float piv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
-    size_t lt = lo, i = lo, gt = hi;   /* [lo, lt) > piv, [lt, gt) == piv, [gt, hi) < piv */
-    while (i < gt) {
+    size_t ng = 0, nl = 0;
+    for (size_t i = 0; i < n; i++) {
       float v = a[i];
-      if (v > piv) { a[i++] = a[lt]; a[lt++] = v; }
-      else if (v < piv) { a[i] = a[--gt]; a[gt] = v; }
-      else i++;
+      tmp[ng] = v;
+      tmp[n - 1 - nl] = v;
+      ng += v > piv;
+      nl += v < piv;
     }
-    if (m <= lt) hi = lt;
-    else if (m <= gt) return piv;
-    else lo = gt;
+    float *was = a;
+    if (m <= ng) {
+      a = tmp;
+      n = ng;
+    } else if (m <= n - nl) {
+      return piv;
+    } else {
+      m -= n - nl;
+      a = tmp + (n - nl);
+      n = nl;
+    }
+    tmp = was;
   }
+  for (size_t i = 1; i < n; i++) {   /* descending */
+    float v = a[i];
+    size_t j = i;
+    for (; j > 0 && a[j - 1] < v; j--) a[j] = a[j - 1];
+    a[j] = v;
+  }
+  return a[m - 1];
 }
 
 /*
- * GEN of a row with a finite max m (n_eq entries equal to it), sums s_lt
- * (over the others) and S = s_lt + n_eq. The top-M entries are those above
- * v, the M-th largest, plus copies of v to make M; the entries at m take
- * 1 - p from the sum of the others (rest), not from 1 - p. The terms are
- * summed in index order over a set that does not depend on how v was found,
- * so the result does not depend on the guess below (nor on earlier rows).
+ * GEN of a row with a finite max m and rest = the sum of the exponentials of
+ * every entry but one maximum (so S = rest + 1). The top-M entries are those
+ * above v, the M-th largest, plus copies of v to make M; the entries at m
+ * take 1 - p from rest, not from 1 - p. The terms are summed in index order
+ * over a set that does not depend on how v was found, so the result does not
+ * depend on the guess below (nor on earlier rows, nor on the thread count).
  */
-static double gen_row(plan *pl, const score_ctx *c, const float *z, size_t n, double m, smx_dd s_lt, double n_eq) {
+static double gen_row(plan *pl, const score_ctx *c, const float *z, size_t n, double m, smx_dd rest) {
   const smx_scores_ukernels *sk = pl->sk;
-  smx_dd S = smx_dd_add(s_lt, (smx_dd){ n_eq, 0.0 });
-  smx_dd rest = smx_dd_add(s_lt, (smx_dd){ n_eq - 1.0, 0.0 });
+  smx_dd S = smx_dd_add(rest, (smx_dd){ 1.0, 0.0 });
   double s = smx_dd_value(S), log_s = log(S.hi) + S.lo / S.hi, r = smx_dd_value(rest);
   double g = c->gamma;
   double t_max = r > 0.0 ? exp(g * (log(r) - 2.0 * log_s)) : 0.0;   /* (p (1 - p))^g at the max */
-  size_t M = c->m;
-  if (M >= n) return -(n_eq * t_max + sk->gen_sum(n, z, m, s, log_s, g));
-  if (n_eq >= (double)M) return -((double)M * t_max);
+  size_t M = c->m, n_eq = 0;
+  if (M >= n) {
+    for (size_t j = 0; j < n; j++) n_eq += z[j] == (float)m;
+    return -((double)n_eq * t_max + sk->gen_sum(n, z, m, s, log_s, g));
+  }
   /* candidates above a guessed threshold (the last row's gap), widened until there are M */
   size_t cnt;
   float thr;
@@ -400,21 +432,29 @@ static double gen_row(plan *pl, const score_ctx *c, const float *z, size_t n, do
     int nan = 0;
     cnt = pl->tk->filter_gt(n, z, thr, pl->pos, &nan);
     if (cnt >= M || thr == -INFINITY) break;
-    pl->gen_gap = pl->gen_gap * 4.0 + 1.0;
+    pl->gen_gap = pl->gen_gap > 0.0 ? pl->gen_gap * 2.0 : 1.0;
   }
-  for (size_t i = 0; i < cnt; i++) pl->vals[i] = z[pl->pos[i]];
+  for (size_t i = 0; i < cnt; i++) {
+    pl->vals[i] = z[pl->pos[i]];
+    n_eq += pl->vals[i] == (float)m;   /* every entry at m is a candidate */
+  }
+  if (n_eq > M) n_eq = M;
   if (cnt < M) {   /* thr = -inf: the entries left out are -inf, whose terms are 0 */
     pl->gen_gap = INFINITY;
-    return -(n_eq * t_max + sk->gen_sum(cnt, pl->vals, m, s, log_s, g));
+    return -((double)n_eq * t_max + sk->gen_sum(cnt, pl->vals, m, s, log_s, g));
   }
   memcpy(pl->vals2, pl->vals, cnt * sizeof(float));
-  float v = kth_largest(pl->vals2, cnt, M);
-  pl->gen_gap = v == -INFINITY ? INFINITY : 1.25 * (m - (double)v);
+  float v = kth_largest(pl->vals2, pl->vals3, cnt, M);
+  pl->gen_gap = v == -INFINITY ? INFINITY : 1.5 * (m - (double)v);
   size_t above = 0;
-  for (size_t i = 0; i < cnt; i++)
-    if (pl->vals[i] > v) pl->vals[above++] = pl->vals[i];   /* index order */
+  for (size_t i = 0; i < cnt; i++) {   /* index order */
+    float u = pl->vals[i];
+    pl->vals[above] = u;
+    above += u > v;
+  }
+  /* gen_sum leaves out the entries at m: they are the n_eq terms t_max (v = m: all M of them) */
   double acc = sk->gen_sum(above, pl->vals, m, s, log_s, g) + (double)(M - above) * sk->gen_sum(1, &v, m, s, log_s, g);
-  return -(n_eq * t_max + acc);
+  return -((double)n_eq * t_max + acc);
 }
 
 /* One row into out[k][r] for every kind of the plan. */
@@ -439,7 +479,8 @@ static void plan_row(plan *pl, const float *z, size_t n, double *const *out, siz
   double S[SMX_SCORES_MULTI_MAX], logS[SMX_SCORES_MULTI_MAX];
   for (size_t s = 0; s < pl->nslots; s++) {
     const slot *sl = &pl->sl[s];
-    sl->k->expsum(n, z, m, &sl->c, sl->e, sl->want_w, &sums[s]);
+    if (sl->dbl) sl->k->expsum(n, z, m, &sl->c, sl->e, sl->want_w, &sums[s]);
+    else sl->k->expsum32(n, z, t2.m1, &sl->c32, &sl->c, sl->e, sl->want_w, &sums[s]);
     smx_dd tot = smx_dd_add(sums[s].s, (smx_dd){ sums[s].n_eq, 0.0 });
     S[s] = smx_dd_value(tot);
     /* log of the double-double: log(hi) + lo / hi */
@@ -475,7 +516,21 @@ static void plan_row(plan *pl, const float *z, size_t n, double *const *out, siz
       case SMX_SCORE_MARGIN_PROB:   /* (1 - e^(m2 - m)) / S, the difference by expm1 */
         v = n == 1 ? 1.0 : -expm1(((double)t2.m2 - m) / c->T) / S[si];
         break;
-      case SMX_SCORE_GEN: v = gen_row(pl, c, z, n, m, sums[si].s, sums[si].n_eq); break;
+      case SMX_SCORE_GEN: {
+        /* 1 - p of the top class is the sum of the others, which GEN raises to a small power: where
+         * it is below 2^-64 the f32 exponentials, 0 below 2^-149, may have lost most of it, and the
+         * double kernel forms it again */
+        smx_score_sums gs = sums[si];
+        smx_dd rest = smx_dd_add(gs.s, (smx_dd){ gs.n_eq - 1.0, 0.0 });
+        if (!pl->sl[si].dbl && smx_dd_value(rest) < 0x1p-64) {
+          smx_expcd c1;
+          smx_f64_expc(&c1, 1.0);
+          pl->sk->expsum(n, z, m, &c1, NULL, 0, &gs);
+          rest = smx_dd_add(gs.s, (smx_dd){ gs.n_eq - 1.0, 0.0 });
+        }
+        v = gen_row(pl, c, z, n, m, rest);
+        break;
+      }
       case SMX_SCORE_NONUNIFORMITY:   /* sum |p - 1/K| = 2 sum (p - 1/K)^+ (the parts above and below are equal) */
         v = 2.0 * pl->sl[si].k->excess(n, pl->sl[si].e, S[si] / (double)n) / S[si];
         break;

@@ -176,10 +176,14 @@ check "json error names the file" grep -q "^smx: $tmp/no/dir/e.json: not written
 # smx score: values against SciPy, shape, errors
 for s in msp max_logit energy neg_entropy margin_prob margin_logit gen odin nonuniformity; do
   expect "score $s" 0 "" "" -- score $s id_logits.npy -o "$tmp/$s.npy"
+  expect "score $s --double" 0 "" "" -- score $s id_logits.npy --double -o "$tmp/${s}_d.npy"
 done
 expect "score kl" 0 "" "" -- score kl_matching ood_logits.npy --templates-from val_logits.npy -o "$tmp/kl.npy"
+expect "score kl --double" 0 "" "" -- score kl_matching ood_logits.npy --templates-from val_logits.npy --double -o "$tmp/kl_d.npy"
 expect "score energy T" 0 "" "" -- score energy id_logits.npy -t 2.5 -o "$tmp/energy_t.npy"
+expect "score energy T --double" 0 "" "" -- score energy id_logits.npy -t 2.5 --double -o "$tmp/energy_t_d.npy"
 expect "score odin T" 0 "" "" -- score odin id_logits.npy -t 10 -o "$tmp/odin_t.npy"
+expect "score odin T --double" 0 "" "" -- score odin id_logits.npy -t 10 --double -o "$tmp/odin_t_d.npy"
 check "score values against SciPy" $PY - "$tmp" <<'EOF'
 import sys, numpy as np
 from scipy.special import softmax, log_softmax, logsumexp
@@ -197,10 +201,15 @@ ref = {"msp": P.max(1), "max_logit": L.max(1), "energy": logsumexp(L, 1), "neg_e
        "kl": -(PO[:, None, :] * (log_softmax(O, 1)[:, None, :] - np.log(tm)[None])).sum(-1).min(1)}
 bad = 0
 for k, r in ref.items():
-    g = np.load(f"{t}/{k}.npy")
-    tol = 1e-6 if k in ("msp", "energy", "energy_t") else 1e-12   # f32 kernels vs double
-    if g.dtype != np.float64 or g.shape != r.shape or np.abs(g - r).max() > tol:
-        print(k, g.dtype, g.shape, np.abs(g - r).max()); bad = 1
+    # smx_scores.h: exact (max_logit, margin_logit); f32 exponentials (the default): msp, energy 1e-6,
+    # the others 16 2^-24 (1 + |score|); --double: every score 1e-12
+    for suffix, tol in (("", 1e-6 if k in ("msp", "energy", "energy_t") else 16 * 2.0**-24 * (1 + np.abs(r))),
+                        ("_d", 1e-12)):
+        if k in ("max_logit", "margin_logit"):
+            tol = 1e-12
+        g = np.load(f"{t}/{k}{suffix}.npy")
+        if g.dtype != np.float64 or g.shape != r.shape or np.any(np.abs(g - r) > tol):
+            print(k + suffix, g.dtype, g.shape, np.abs(g - r).max()); bad = 1
 sys.exit(bad)
 EOF
 expect "score needs name" 1 "" "smx: score needs a score name (msp, max_logit, energy, neg_entropy, margin_prob, margin_logit, gen, odin, kl_matching, nonuniformity)

@@ -100,8 +100,11 @@ static void test_score_values(void) {
             long double ref = ref_score(ALL[c], x + r * K, K, T, 0.1, p.gen_m ? p.gen_m : 100, tmpl);
             long double err = fabsl((long double)out[r] - ref);
             /* documented: f32 kernels 16 * 2^-24 (relative for MSP, absolute x max(1, T) for energy) */
+            /* the other kinds: f32 exponentials 16 * 2^-24 (1 + |score|); the double flag (and the
+             * logit-only kinds) 1e-12 (1 + |score|) */
+            int f32 = !dbl && !fast && ALL[c] != SMX_SCORE_MAX_LOGIT && ALL[c] != SMX_SCORE_MARGIN_LOGIT;
             long double tol = fast ? (ALL[c] == SMX_SCORE_MSP ? 16 * 0x1p-24L * ref : 16 * 0x1p-24L * T)
-                                   : 1e-12L * (1 + fabsl(ref)) + (ALL[c] == SMX_SCORE_MARGIN_LOGIT ? 0 : 0);
+                                   : (f32 ? 16 * 0x1p-24L : 1e-12L) * (1 + fabsl(ref));
             if (K == 1 && ALL[c] == SMX_SCORE_MARGIN_LOGIT) { CHECK(out[r] == INFINITY, "K=1 margin"); continue; }
             CHECK(err <= tol, "isa %d K %zu kind %s dbl %d row %zu: %.17g vs %.17Lg", isa, K, smx_score_name(ALL[c]),
                   dbl, r, out[r], ref);

@@ -89,6 +89,8 @@ static void fill_row(float *z, size_t n, int r, tu_rng *rng) {
   }
 }
 
+#define D SMX_SCORE_FLAG_DOUBLE
+
 typedef struct variant { smx_score_kind kind; double T; double g; size_t M; uint32_t flags; } variant;
 
 static void test_wide(void) {
@@ -102,6 +104,10 @@ static void test_wide(void) {
     { SMX_SCORE_GEN, 0, 1.0, 5000, 0 }, { SMX_SCORE_GEN, 0, 0.1, 1000, 0 }, { SMX_SCORE_ODIN, 0, 0, 0, 0 },
     { SMX_SCORE_ODIN, 1.0, 0, 0, 0 }, { SMX_SCORE_ODIN, 1e300, 0, 0, 0 }, { SMX_SCORE_ODIN, 1e-300, 0, 0, 0 },
     { SMX_SCORE_NONUNIFORMITY, 0, 0, 0, 0 },
+    /* the double kernels */
+    { SMX_SCORE_NEG_ENTROPY, 0, 0, 0, D }, { SMX_SCORE_MARGIN_PROB, 0, 0, 0, D }, { SMX_SCORE_GEN, 0, 0, 0, D },
+    { SMX_SCORE_GEN, 0, 0.5, 3, D }, { SMX_SCORE_GEN, 0, 1.0, 5000, D }, { SMX_SCORE_ODIN, 0, 0, 0, D },
+    { SMX_SCORE_ODIN, 1e300, 0, 0, D }, { SMX_SCORE_NONUNIFORMITY, 0, 0, 0, D },
   };
   enum { NV = sizeof vs / sizeof vs[0] };
   tu_rng rng = { 2024 };
@@ -148,9 +154,10 @@ static void test_wide(void) {
           }
           long double want = ref(kinds[v], x + (size_t)r * K, K, T, g, M);
           /* smx_scores.h: the f32 kernels 16 * 2^-24 (relative for MSP, absolute x max(1, T) for
-           * energy); the double path 1e-13 (1 + |score|) */
+           * energy, and (1 + |score|) for the others); the double flag 1e-13 (1 + |score|) */
+          int f32 = !fast && !vs[v].flags && kinds[v] != SMX_SCORE_MAX_LOGIT && kinds[v] != SMX_SCORE_MARGIN_LOGIT;
           long double tol = fast ? (kinds[v] == SMX_SCORE_MSP ? 16 * 0x1p-24L * want : 16 * 0x1p-24L * (T > 1 ? T : 1))
-                                 : 1e-13L * (1 + fabsl(want));
+                                 : (f32 ? 16 * 0x1p-24L : 1e-13L) * (1 + fabsl(want));
           if (kinds[v] == SMX_SCORE_ENERGY) tol *= 1 + fabsl(want) / (T > 1 ? T : 1);   /* relative at |m| >> T */
           CHECK(fabsl((long double)got - want) <= tol || (isinf(got) && (long double)got == want),
                 "isa %d K %zu %s (T %g g %g M %zu) row %d: %.17g vs %.17Lg (err %.3Lg, tol %.3Lg)", isa, K, name, T, g,

@@ -14,6 +14,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "math/vexp_f32.h"
 #include "math/vexp_f64.h"
 #include "math/reduce_state_f64.h"
 
@@ -167,6 +168,120 @@ static void expsum_k(size_t n, const float *z, double m, const smx_expcd *c, dou
   }
 }
 
+/* -------------------------------------------------------------- expsum32 */
+/*
+ * The same sums from f32 exponentials (math/vexp_f32.h's split and degree-6
+ * polynomial, 1.18 ulp). An entry with |a c| < 1/2 (n = 0) adds 1 + u with
+ * u = r q(r) = 2^r - 1 kept apart: 1 is counted and u summed, so
+ * exponentials near 1 (a high temperature) keep their own bits instead of
+ * rounding to the few floats near 1, where distinct rows would tie. Sums and
+ * counts are kept in float lanes for SC_FLUSH vectors (counts exact, sums of
+ * at most SC_FLUSH terms) and then added into double lanes, as the f32
+ * softmax kernels do, so the error does not grow with the row length.
+ */
+#if SMX_VF_SCALE2_SATURATES
+#define SC_AMIN(c) ((c)->amin_s)
+#else
+#define SC_AMIN(c) ((c)->amin)
+#endif
+#define SC_FLUSH 16
+
+typedef struct sc32 {
+  vf_t v, w, c0;       /* float partial sums: terms, e a, entries with n = 0 */
+  vd_t vd, wd, c0d;    /* their double totals (lo and hi halves added)     */
+} sc32;
+
+SMX_INLINE vf_t sc32_step(vf_t x, vf_t vm, vexpf_c cv, vf_t amin, vf_t one, vf_t zero, int want_w, sc32 *a) {
+  vf_t t = vf_max(amin, vf_sub(x, vm));   /* -inf and huge negatives: 2^(amin c) = +0, t finite */
+  vf_t nf;
+  vf_t r = vexpf_split(t, cv, &nf);
+  vf_t q = vf_set1(SMX_EXP2_C6);
+  q = vf_fmadd(q, r, vf_set1(SMX_EXP2_C5));
+  q = vf_fmadd(q, r, vf_set1(SMX_EXP2_C4));
+  q = vf_fmadd(q, r, vf_set1(SMX_EXP2_C3));
+  q = vf_fmadd(q, r, vf_set1(SMX_EXP2_C2));
+  q = vf_fmadd(q, r, vf_set1(SMX_EXP2_C1));
+  vf_t u = vf_mul(q, r);
+  vf_t e = vf_scale2(vf_add(u, one), nf);
+  mf_t n0 = vf_eq(nf, zero);
+  a->v = vf_add(a->v, vf_sel(n0, u, e));
+  a->c0 = vf_add(a->c0, vf_sel(n0, one, zero));
+  if (want_w) a->w = vf_fmadd(e, t, a->w);   /* e = 0 where t was clamped, so 0 there */
+  return e;
+}
+
+SMX_INLINE void sc32_flush(sc32 *a, vf_t zero, int want_w) {
+  a->vd = vd_add(a->vd, vd_add(vf_lo_pd(a->v), vf_hi_pd(a->v)));
+  a->c0d = vd_add(a->c0d, vd_add(vf_lo_pd(a->c0), vf_hi_pd(a->c0)));
+  if (want_w) a->wd = vd_add(a->wd, vd_add(vf_lo_pd(a->w), vf_hi_pd(a->w)));
+  a->v = zero;
+  a->c0 = zero;
+  a->w = zero;
+}
+
+/* e (as doubles) at i: k <= VF_W entries */
+SMX_INLINE void sc32_store(double *e, size_t k, vf_t v) {
+  vd_t lo = vf_lo_pd(v), hi = vf_hi_pd(v);
+  if (k == VF_W) {
+    vd_st(e, lo);
+    vd_st(e + VD_W, hi);
+  } else if (k > VD_W) {
+    vd_st(e, lo);
+    vd_st_part(e + VD_W, k - VD_W, hi);
+  } else if (k == VD_W) {
+    vd_st(e, lo);
+  } else {
+    vd_st_part(e, k, lo);
+  }
+}
+
+SMX_INLINE void expsum32_impl(size_t n, const float *z, float m, const smx_expc *c, double *e, int want_w,
+                              smx_score_sums *out, int store) {
+  const vexpf_c cv = vexpf_c_set(c->hi, c->lo);
+  const vf_t vm = vf_set1(m), amin = vf_set1(SC_AMIN(c)), one = vf_set1(1.0f), zero = vf_zero(),
+             ninf = vf_set1(-INFINITY);
+  const vd_t dz = vd_set1(0.0);
+  sc32 a = { zero, zero, zero, dz, dz, dz }, b = a;
+  size_t i = 0, f = 0;
+  for (; i + 2 * VF_W <= n; i += 2 * VF_W) {
+    vf_t e0 = sc32_step(vf_ld(z + i), vm, cv, amin, one, zero, want_w, &a);
+    vf_t e1 = sc32_step(vf_ld(z + i + VF_W), vm, cv, amin, one, zero, want_w, &b);
+    if (store) {
+      sc32_store(e + i, VF_W, e0);
+      sc32_store(e + i + VF_W, VF_W, e1);
+    }
+    if (++f == SC_FLUSH) { sc32_flush(&a, zero, want_w); sc32_flush(&b, zero, want_w); f = 0; }
+  }
+  for (; i < n; i += VF_W) {
+    size_t k = n - i >= VF_W ? VF_W : n - i;
+    vf_t e0 = sc32_step(vf_ld_k(z + i, k == VF_W ? kf_full() : kf_tail(k), ninf), vm, cv, amin, one, zero, want_w, &a);
+    if (store) sc32_store(e + i, k, e0);
+  }
+  sc32_flush(&a, zero, want_w);
+  sc32_flush(&b, zero, want_w);
+  /* tails read -inf: e = 0 and never n = 0, so they count nowhere. The
+   * maximum is among the n = 0 entries (u = 0): leaving one of them out
+   * leaves the sum of all the others. */
+  double c0 = sc_lane_sum(vd_add(a.c0d, b.c0d)), v = sc_lane_sum(vd_add(a.vd, b.vd));
+  out->s.hi = (c0 - 1.0) + v;
+  out->s.lo = 0.0;
+  out->w.hi = want_w ? sc_lane_sum(vd_add(a.wd, b.wd)) : 0.0;
+  out->w.lo = 0.0;
+  out->n_eq = 1.0;
+}
+
+static void expsum32_k(size_t n, const float *z, float m, const smx_expc *c, const smx_expcd *cd, double *e,
+                       int want_w, smx_score_sums *out) {
+  (void)cd;
+  if (e) {
+    if (want_w) expsum32_impl(n, z, m, c, e, 1, out, 1);
+    else expsum32_impl(n, z, m, c, e, 0, out, 1);
+  } else {
+    if (want_w) expsum32_impl(n, z, m, c, NULL, 1, out, 0);
+    else expsum32_impl(n, z, m, c, NULL, 0, out, 0);
+  }
+}
+
 /* ---------------------------------------------------------------- excess */
 static double excess_k(size_t n, const double *e, double u) {
   const vd_t vu = vd_set1(u), zero = vd_set1(0.0), bs = vd_set1(SC_BIAS_S);
@@ -236,4 +351,4 @@ static double gen_sum_k(size_t n, const float *z, double m, double s, double log
   return smx_dd_value(sc_lanes(acc, err, 2, SC_BIAS_S));
 }
 
-const smx_scores_ukernels SMX_SCORES_TABLE = { SMX_SIMD_ISA, top2_k, expsum_k, excess_k, gen_sum_k };
+const smx_scores_ukernels SMX_SCORES_TABLE = { SMX_SIMD_ISA, top2_k, expsum_k, expsum32_k, excess_k, gen_sum_k };

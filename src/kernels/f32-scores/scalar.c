@@ -46,6 +46,13 @@ static void expsum_scalar(size_t n, const float *z, double m, const smx_expcd *c
   out->n_eq = cnt;
 }
 
+/* the portable table computes the f32 entry in double */
+static void expsum32_scalar(size_t n, const float *z, float m, const smx_expc *c, const smx_expcd *cd, double *e,
+                            int want_w, smx_score_sums *out) {
+  (void)c;
+  expsum_scalar(n, z, m, cd, e, want_w, out);
+}
+
 static double excess_scalar(size_t n, const double *e, double u) {
   smx_dd s = { 0.0, 0.0 };
   for (size_t j = 0; j < n; j++)
@@ -66,5 +73,5 @@ static double gen_sum_scalar(size_t n, const float *z, double m, double s, doubl
   return smx_dd_value(acc);
 }
 
-const smx_scores_ukernels smx_scores_ukernels_scalar = { "scalar", top2_scalar, expsum_scalar, excess_scalar,
+const smx_scores_ukernels smx_scores_ukernels_scalar = { "scalar", top2_scalar, expsum_scalar, expsum32_scalar, excess_scalar,
                                                          gen_sum_scalar };

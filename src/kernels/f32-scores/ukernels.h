@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 
+#include "kernels/f32-softmax/ukernels.h"   /* smx_expc */
 #include "kernels/f64-softmax/ukernels.h"   /* smx_expcd, smx_dd */
 
 /* The row's two largest entries, repeats counted (m2 = m1 when the maximum
@@ -42,6 +43,15 @@ typedef struct smx_scores_ukernels {
   /* the sums above; e_j stored to e unless e is NULL; w formed when want_w. */
   void (*expsum)(size_t n, const float *z, double m, const smx_expcd *c, double *e, int want_w,
                  smx_score_sums *out);
+  /* the same sums from f32 exponentials (1.18 ulp, a = z_j - m rounded to
+   * float), kept in float lanes for a few vectors, then in double: s the sum
+   * over every entry but one maximum (the others at m included), n_eq = 1
+   * (the ties at m are not counted); relative error of s + 1 below
+   * 16 * 2^-24. c: the f32 constants of T (core/temperature.h), cd its f64
+   * constants (the scalar table computes in double with them, and returns
+   * expsum's sums). e_j is stored as a double. s.lo and w.lo are 0. */
+  void (*expsum32)(size_t n, const float *z, float m, const smx_expc *c, const smx_expcd *cd, double *e,
+                   int want_w, smx_score_sums *out);
   /* sum_j max(e_j - u, 0), compensated (u >= 0; nonuniformity). */
   double (*excess)(size_t n, const double *e, double u);
   /* GEN's terms at T = 1 over the entries z_j < m (the others add 0):
