@@ -237,13 +237,13 @@ int main(int argc, char **argv) {
          "ratio", "check");
   for (int ti = 0; ti < nthreads; ti++) {
     int T = threads[ti];
-    smx_options o = { SMX_ALGO_AUTO, 0.0, 0, T };
+    smx_options o = { SMX_ALGO_AUTO, 0.0, 0, T, NULL };
     for (int q = 0; q < nks; q++) {
       size_t k = (size_t)ks[q];
       double tf[64], tb[64], ts[64];
       for (int r = 0; r < reps; r++) {
         double t0 = now_s();
-        smx_softmax_topk_rows_f32(x, cols, rows, cols, k, v1, i1, &o);
+        smx_softmax_topk_rows_f32(x, cols, v1, i1, rows, cols, k, &o);
         tf[r] = now_s() - t0;
         t0 = now_s();
         smx_softmax_rows_f32(x, cols, y, cols, rows, cols, &o);
@@ -252,7 +252,7 @@ int main(int argc, char **argv) {
         tb[r] = now_s() - t0;
         t0 = now_s();
         smx_softmax_rows_f32(x, cols, y, cols, rows, cols, &o);
-        smx_topk_rows_f32(y, cols, rows, cols, k, v2, i2, &o);
+        smx_topk_rows_f32(y, cols, v2, i2, rows, cols, k, &o);
         ts[r] = now_s() - t0;
       }
       /* the fused indices against the unfused ones (equal probabilities from
@@ -277,12 +277,12 @@ int main(int argc, char **argv) {
   printf("%-3s %11s %13s %7s\n", "thr", "smx ms", "sort-ref ms", "ratio");
   for (int ti = 0; ti < nthreads; ti++) {
     int T = threads[ti];
-    smx_options o = { SMX_ALGO_AUTO, 0.0, 0, T };
+    smx_options o = { SMX_ALGO_AUTO, 0.0, 0, T, NULL };
     smx_sample_params p = { 1.0, 0, top_p, 0.0, 0, SMX_SAMPLE_MULTINOMIAL, 0 };
     double ta[64], tb[64];
     for (int r = 0; r < reps; r++) {
       double t0 = now_s();
-      smx_sample_rows_f32(sx, scols, srows, scols, &p, 1234, (uint64_t)r, tok, &o);
+      smx_sample_rows_f32(sx, scols, tok, srows, scols, &p, 1234, (uint64_t)r, &o);
       ta[r] = now_s() - t0;
       t0 = now_s();
       samp_ctx s = { sx, scols, top_p, prob, work, (srows + (size_t)T - 1) / (size_t)T, tok2 };

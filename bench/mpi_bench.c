@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
       t = MPI_Wtime();
       smx_logsumexp_rows_f32(full, cols, ref, rows, cols, NULL);
       t_single = fmin(t_single, MPI_Wtime() - t);
-      smx_options po = { SMX_ALGO_AUTO, 0.0, 0, size_ };
+      smx_options po = { SMX_ALGO_AUTO, 0.0, 0, size_, NULL };
       t = MPI_Wtime();
       smx_logsumexp_rows_f32(full, cols, out, rows, cols, &po);
       t_pool = fmin(t_pool, MPI_Wtime() - t);

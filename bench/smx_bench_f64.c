@@ -82,7 +82,7 @@ static int run(const ctx *c, int m) {
   size_t R = c->rows, C = c->cols;
   if (m == M_PLAIN) { plain_softmax_rows(c->x, c->y, R, C); return 0; }
   if (m == M_PLAIN_LSE) { plain_logsumexp_rows(c->x, c->lse, R, C); return 0; }
-  smx_options o = { (smx_algo)(m % N_ALGO), 0, 0, c->threads };
+  smx_options o = { (smx_algo)(m % N_ALGO), 0, 0, c->threads, NULL };
   switch (m / N_ALGO) {
     case 0: return smx_softmax_rows_f64(c->x, C, c->y, C, R, C, &o) != SMX_OK;
     case 1: return smx_log_softmax_rows_f64(c->x, C, c->y, C, R, C, &o) != SMX_OK;

@@ -41,7 +41,7 @@ static int demo_rows(void) {
     float y[5], z[5], lse;
     smx_status s1 = smx_softmax_f32(rows[r].x, y, rows[r].n, NULL);
     smx_status s2 = smx_log_softmax_f32(rows[r].x, z, rows[r].n, NULL);
-    smx_status s3 = smx_logsumexp_f32(rows[r].x, rows[r].n, &lse, NULL);
+    smx_status s3 = smx_logsumexp_f32(rows[r].x, &lse, rows[r].n, NULL);
     if (s1 || s2 || s3) {
       fprintf(stderr, "smx: %s\n", smx_status_string(s1 ? s1 : s2 ? s2 : s3));
       return 2;
@@ -53,7 +53,7 @@ static int demo_rows(void) {
     printf("  %-12s %.9g\n", "logsumexp", lse);
   }
   float t[3] = { 1.0f, 2.0f, 3.0f }, y[3];
-  smx_options o = { SMX_ALGO_AUTO, 0.5f, 0, 0 };
+  smx_options o = { SMX_ALGO_AUTO, 0.5f, 0, 0, NULL };
   smx_softmax_f32(t, y, 3, &o);
   printf("temperature 0.5:\n");
   print_row("x", t, 3);
@@ -122,7 +122,7 @@ static int demo_speed(void) {
     int reps = 9;
     double t[7];
     for (int a = 0; a < 4; a++) {
-      smx_options o = { (smx_algo)a, 0, 0, 1 };
+      smx_options o = { (smx_algo)a, 0, 0, 1, NULL };
       time_call(0, x, y, rows, cols, &o, 1);
       t[a] = time_call(0, x, y, rows, cols, &o, reps);
     }

@@ -130,7 +130,7 @@ static int run_rows(const cli_spec *s, int argc, char **argv) {
    * float32 input written as float64 is computed with the float64 kernels. */
   smx_dtype idt = j.src.dtype;
   smx_dtype odt = a.dtype ? (smx_dtype)a.dtype : idt == SMX_DTYPE_F16 || idt == SMX_DTYPE_F64 ? idt : SMX_DTYPE_F32;
-  smx_options o = { (smx_algo)a.algo, a.temperature, CLI_MASK_FLAGS(a.run), a.run.threads };
+  smx_options o = { (smx_algo)a.algo, a.temperature, CLI_MASK_FLAGS(a.run), a.run.threads, NULL };
   cli_op_ctx ctx = { CLI_F32, o, s->name, a.p.v, NULL, 0 };
   ctx.t = idt == SMX_DTYPE_F64 || odt == SMX_DTYPE_F64 ? CLI_F64
         : idt == SMX_DTYPE_F16 && odt == SMX_DTYPE_F16 ? CLI_F16 : CLI_F32;

@@ -35,11 +35,11 @@ static smx_status sample_rows(void *ctx, const void *x, void *const *y, size_t r
    * whatever the block or the input's order */
   if (!cli_rows_permuted(&c->ro)) {
     p.row_offset = row0;
-    s = smx_sample_rows_f32(x, n, rows, n, &p, c->seed, c->step, (int64_t *)y[0], &c->o);
+    s = smx_sample_rows_f32(x, n, (int64_t *)y[0], rows, n, &p, c->seed, c->step, &c->o);
   } else {
     for (size_t i = 0; i < rows && s == SMX_OK; i++) {
       p.row_offset = cli_row_c_index(&c->ro, row0 + i);
-      s = smx_sample_rows_f32((const float *)x + i * n, n, 1, n, &p, c->seed, c->step, (int64_t *)y[0] + i, &c->o);
+      s = smx_sample_rows_f32((const float *)x + i * n, n, (int64_t *)y[0] + i, 1, n, &p, c->seed, c->step, &c->o);
     }
   }
   if (s == SMX_OK) cli_widen_i64(y[0], rows);
@@ -69,7 +69,7 @@ static int run_sample(const cli_spec *s, int argc, char **argv) {
   const char *out = a.run.out;
   smx_sample_params p = { .temperature = a.temperature, .top_k = (size_t)a.top_k, .top_p = a.top_p, .min_p = a.min_p,
                           .greedy = a.greedy, .method = a.gumbel ? SMX_SAMPLE_GUMBEL_MAX : SMX_SAMPLE_MULTINOMIAL };
-  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, a.run.threads };
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, a.run.threads, NULL };
   if (!in) return smx_cli_usage_error("sample needs an input file (.npy, .csv or .tsv; - for stdin)");
   if (!out) return smx_cli_usage_error("sample needs -o TOKENS.npy (or -o - for stdout)");
   if (!a.have_seed && !p.greedy && p.temperature != 0.0) return smx_cli_usage_error("sample needs --seed S (or --greedy)");

@@ -29,9 +29,9 @@ enum { TOPK_PROBS, TOPK_LOG, TOPK_RAW };
 static smx_status topk_rows(void *ctx, const void *x, void *const *y, size_t rows, size_t n, uint64_t row0) {
   const topk_ctx *c = ctx;
   (void)row0;
-  smx_status s = c->mode == TOPK_RAW ? smx_topk_rows_f32(x, n, rows, n, c->k, y[0], (int64_t *)y[1], &c->o)
-               : c->mode == TOPK_LOG ? smx_log_softmax_topk_rows_f32(x, n, rows, n, c->k, y[0], (int64_t *)y[1], &c->o)
-                                     : smx_softmax_topk_rows_f32(x, n, rows, n, c->k, y[0], (int64_t *)y[1], &c->o);
+  smx_status s = c->mode == TOPK_RAW ? smx_topk_rows_f32(x, n, y[0], (int64_t *)y[1], rows, n, c->k, &c->o)
+               : c->mode == TOPK_LOG ? smx_log_softmax_topk_rows_f32(x, n, y[0], (int64_t *)y[1], rows, n, c->k, &c->o)
+                                     : smx_softmax_topk_rows_f32(x, n, y[0], (int64_t *)y[1], rows, n, c->k, &c->o);
   if (s == SMX_OK) cli_widen_i64(y[1], rows * c->k);
   return s;
 }
@@ -57,7 +57,7 @@ static int run_topk(const cli_spec *s, int argc, char **argv) {
   if (!out) return smx_cli_usage_error("topk needs -o VALUES.npy (or -o - for stdout)");
   if (a.log && a.raw) return smx_cli_usage_error("--log and --raw exclude each other");
   if (idx_out && !strcmp(idx_out, "-") && !strcmp(out, "-")) return smx_cli_usage_error("only one output can be stdout");
-  smx_options o = { SMX_ALGO_AUTO, a.temperature, CLI_MASK_FLAGS(a.run), a.run.threads };
+  smx_options o = { SMX_ALGO_AUTO, a.temperature, CLI_MASK_FLAGS(a.run), a.run.threads, NULL };
   uint64_t k = a.k;
 
   cli_job j;

@@ -29,7 +29,8 @@
 typedef struct xent_ctx {
   const int64_t *t;        /* the targets, by C-order row number */
   cli_row_order ro;
-  smx_xent_options bo;
+  smx_options bo;          /* the options of each block's call, with be as their loss extension */
+  smx_loss_ext be;
   int grad;
   double total;            /* the sum of the row losses, in row order */
   int64_t *scratch;        /* the targets of one block, when rows are permuted */
@@ -50,7 +51,8 @@ static smx_status xent_rows(void *ctx, const void *x, void *const *y, size_t row
     t = c->scratch;
   }
   float *loss = y[0];
-  smx_status s = smx_cross_entropy_f32(x, n, rows, n, t, SMX_INDEX_I64, &c->bo, loss, c->grad ? y[1] : NULL, n, NULL);
+  c->bo.loss = &c->be;
+  smx_status s = smx_cross_entropy_f32(x, n, t, loss, c->grad ? y[1] : NULL, n, NULL, rows, n, &c->bo);
   for (size_t i = 0; s == SMX_OK && i < rows; i++) c->total += loss[i];
   return s;
 }
@@ -73,11 +75,12 @@ static int run_xent(const cli_spec *s, int argc, char **argv) {
   int rc = cli_parse(s, argc, argv, &a, &in);
   if (rc) return rc;
   static const smx_reduction reductions[] = { SMX_REDUCTION_NONE, SMX_REDUCTION_MEAN, SMX_REDUCTION_SUM };
-  smx_xent_options o = SMX_XENT_OPTIONS_INIT;
-  o.reduction = reductions[a.reduction];
-  o.ignore_index = a.ignore_index;
-  o.label_smoothing = a.label_smoothing;
-  o.z_loss = a.z_loss;
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0u, 0, NULL };
+  smx_loss_ext oe = SMX_LOSS_EXT_INIT;
+  oe.reduction = reductions[a.reduction];
+  oe.ignore_index = a.ignore_index;
+  oe.label_smoothing = a.label_smoothing;
+  oe.z_loss = a.z_loss;
   o.temperature = a.temperature;
   o.threads = a.run.threads;
   o.flags |= CLI_MASK_FLAGS(a.run);
@@ -85,7 +88,7 @@ static int run_xent(const cli_spec *s, int argc, char **argv) {
   const char *tpath = a.targets, *out = a.run.out, *gpath = a.grad;
   if (!in) return smx_cli_usage_error("xent needs a logits file (.npy, .csv or .tsv; - for stdin)");
   if (!tpath) return smx_cli_usage_error("xent needs --targets TARGETS.npy");
-  if (!out && o.reduction == SMX_REDUCTION_NONE) return smx_cli_usage_error("--reduction none needs -o LOSS.npy");
+  if (!out && oe.reduction == SMX_REDUCTION_NONE) return smx_cli_usage_error("--reduction none needs -o LOSS.npy");
   if (out && gpath && !strcmp(out, gpath)) return smx_cli_usage_error("-o and --grad name the same file");
   if (!strcmp(tpath, "-") && !strcmp(in, "-")) return smx_cli_usage_error("only one of the inputs can be stdin");
 
@@ -109,11 +112,11 @@ static int run_xent(const cli_spec *s, int argc, char **argv) {
   if ((rc = smx_xent_read_targets(tpath, ftin, rows, &t)) != 0) return cli_job_end(&j, rc);
   uint64_t count = 0;
   for (uint64_t i = 0; i < rows; i++) {
-    if (t[i] == o.ignore_index) continue;
+    if (t[i] == oe.ignore_index) continue;
     if (t[i] < 0 || (uint64_t)t[i] >= cols) {
       rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: target %lld of row %llu is outside [0, %llu) and not the ignore index (%lld)",
                         tpath, (long long)t[i], (unsigned long long)i, (unsigned long long)cols,
-                        (long long)o.ignore_index);
+                        (long long)oe.ignore_index);
       free(t);
       return cli_job_end(&j, rc);
     }
@@ -125,13 +128,14 @@ static int run_xent(const cli_spec *s, int argc, char **argv) {
   memset(&ctx, 0, sizeof ctx);
   ctx.t = t;
   ctx.bo = o;
-  ctx.bo.reduction = SMX_REDUCTION_NONE;
-  if (o.reduction == SMX_REDUCTION_MEAN && count) ctx.bo.grad_scale = 1.0 / (double)count;
+  ctx.be = oe;
+  ctx.be.reduction = SMX_REDUCTION_NONE;
+  if (oe.reduction == SMX_REDUCTION_MEAN && count) ctx.be.grad_scale = 1.0 / (double)count;
   ctx.grad = gpath != NULL;
   cli_job_row_order(&j, &ctx.ro);
   cli_kernel kn = { CLI_F32, 2, { 1, cols }, { CLI_F32, CLI_F32 }, 0, 0, xent_rows, &ctx };
   smx_dtype gdt = a.dtype ? (smx_dtype)a.dtype : idt == SMX_DTYPE_F16 || idt == SMX_DTYPE_F64 ? idt : SMX_DTYPE_F32;
-  int per_row = o.reduction == SMX_REDUCTION_NONE;
+  int per_row = oe.reduction == SMX_REDUCTION_NONE;
   cli_output outs[2] = { { per_row ? out : NULL, fl, SMX_DTYPE_F32, CLI_AXIS_REMOVE },
                          { gpath, fg, gdt, CLI_AXIS_KEEP } };
   /* the reduced loss is one value, written after the run */
@@ -145,7 +149,7 @@ static int run_xent(const cli_spec *s, int argc, char **argv) {
     else scalar_open = 1;
   }
   if (!rc) rc = cli_job_run(&j, &kn, quiet);
-  float value = o.reduction == SMX_REDUCTION_SUM ? (float)ctx.total : count ? (float)(ctx.total / (double)count) : NAN;
+  float value = oe.reduction == SMX_REDUCTION_SUM ? (float)ctx.total : count ? (float)(ctx.total / (double)count) : NAN;
   if (scalar_open) {
     if (!rc && cli_sink_write(&scalar, CLI_F32, 0, &value, 1, err, sizeof err) != SMX_OK)
       rc = smx_cli_fail(SMX_CLI_EXIT_OUTPUT, "%s", err);

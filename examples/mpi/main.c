@@ -41,9 +41,9 @@ int main(int argc, char **argv) {
   int64_t indices[ROWS * K], tokens[ROWS], targets[ROWS] = { 7, 123, 49999, 25000 };
   smx_sample_params sp = { 0.8, 50, 0.0, 0.0, 0, SMX_SAMPLE_GUMBEL_MAX, 0 };   /* T 0.8, top-50, Gumbel-max */
   smx_status st = smx_mpi_logsumexp_rows_f32(MPI_COMM_WORLD, x, n, lse, ROWS, n, NULL);
-  if (!st) st = smx_mpi_softmax_topk_rows_f32(MPI_COMM_WORLD, x, n, ROWS, n, K, values, indices, NULL);
-  if (!st) st = smx_mpi_sample_rows_f32(MPI_COMM_WORLD, x, n, ROWS, n, &sp, 2024, 0, tokens, NULL);
-  if (!st) st = smx_mpi_cross_entropy_f32(MPI_COMM_WORLD, x, n, ROWS, n, targets, NULL, &loss, grad, n, NULL);
+  if (!st) st = smx_mpi_softmax_topk_rows_f32(MPI_COMM_WORLD, x, n, values, indices, ROWS, n, K, NULL);
+  if (!st) st = smx_mpi_sample_rows_f32(MPI_COMM_WORLD, x, n, tokens, ROWS, n, &sp, 2024, 0, NULL);
+  if (!st) st = smx_mpi_cross_entropy_f32(MPI_COMM_WORLD, x, n, targets, &loss, grad, n, NULL, ROWS, n, NULL);
   int bad = st != SMX_OK;
   if (rank == 0 && !bad) {
     /* one process over the whole rows */
@@ -52,9 +52,9 @@ int main(int argc, char **argv) {
     for (size_t r = 0; r < ROWS; r++)
       for (size_t j = 0; j < VOCAB; j++) full[r * VOCAB + j] = logit(r, j);
     smx_logsumexp_rows_f32(full, VOCAB, lse1, ROWS, VOCAB, NULL);
-    smx_softmax_topk_rows_f32(full, VOCAB, ROWS, VOCAB, K, v1, i1, NULL);
-    smx_sample_rows_f32(full, VOCAB, ROWS, VOCAB, &sp, 2024, 0, t1, NULL);
-    smx_cross_entropy_f32(full, VOCAB, ROWS, VOCAB, targets, SMX_INDEX_I64, NULL, &loss1, NULL, 0, NULL);
+    smx_softmax_topk_rows_f32(full, VOCAB, v1, i1, ROWS, VOCAB, K, NULL);
+    smx_sample_rows_f32(full, VOCAB, t1, ROWS, VOCAB, &sp, 2024, 0, NULL);
+    smx_cross_entropy_f32(full, VOCAB, targets, &loss1, NULL, 0, NULL, ROWS, VOCAB, NULL);
     for (size_t r = 0; r < ROWS; r++) {
       bad |= fabsf(lse[r] - lse1[r]) > 1e-5f * fmaxf(1.0f, fabsf(lse1[r]));
       bad |= tokens[r] != t1[r];

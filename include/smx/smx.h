@@ -6,6 +6,22 @@
  * caller's buffers. Pointers need no alignment beyond their element type's.
  *
  * ---------------------------------------------------------------------------
+ * The API convention (every header follows it; docs/architecture.md)
+ * ---------------------------------------------------------------------------
+ *  - Argument order: the inputs, each pointer followed by its leading
+ *    dimension; the outputs, the same way; the shape (n, or rows and cols);
+ *    the operation's own parameters; then const smx_options *opt, last.
+ *  - One options struct, smx_options (NULL: the defaults): algorithm,
+ *    temperature (the only one: no function takes a second), flags, threads,
+ *    and one extension per family, opt->loss for the losses (reduction,
+ *    ignore_index, grad_scale, label_smoothing, z_loss).
+ *  - One target type: class indices are const int64_t *.
+ *  - Every storage type (f64, f32, f16 / bf16 as uint16_t bit patterns) unless
+ *    the op table says why not (smx_ops.h, docs/ops.md); half precision
+ *    computes in f32 and rounds each output once.
+ *  - One header per family, of at most about 300 lines, all included here.
+ *
+ * ---------------------------------------------------------------------------
  * Special values: the written policy (the same for every algorithm, ISA and
  * thread count; enforced in one place, the operation's policy entry)
  * ---------------------------------------------------------------------------
@@ -121,11 +137,29 @@ typedef enum smx_algo {
 #define SMX_FLAG_STREAM_STORES 0x2u
 #define SMX_FLAG_CACHED_STORES 0x4u
 
+/* The losses' part of the options (smx_losses.h, smx_sparse.h, smx_noisy.h, smx_grad.h's cross-entropy). */
+typedef enum smx_reduction {
+  SMX_REDUCTION_MEAN = 0,  /* sum of row losses / number of rows not ignored (PyTorch's default) */
+  SMX_REDUCTION_SUM = 1,   /* sum of row losses                                                  */
+  SMX_REDUCTION_NONE = 2   /* one loss per row                                                   */
+} smx_reduction;
+typedef struct smx_loss_ext {
+  smx_reduction reduction;
+  int64_t ignore_index;     /* rows whose target equals it: loss 0, gradient 0, left out of the mean */
+  double grad_scale;        /* 0 means 1: multiplies the gradient (an upstream dL/dloss), finite        */
+  double label_smoothing;   /* cross-entropy: eps in [0, 1]; the other losses refuse nonzero          */
+  double z_loss;            /* cross-entropy: z >= 0 of z * lse^2 (PaLM); the other losses refuse nonzero */
+} smx_loss_ext;
+/* PyTorch's defaults, also what a NULL opt->loss means. An all-zero struct has ignore_index 0 (class 0
+ * ignored): start from this. */
+#define SMX_LOSS_EXT_INIT { SMX_REDUCTION_MEAN, -100, 0.0, 0.0, 0.0 }
+
 typedef struct smx_options { /* all-zero, or a NULL pointer, means the defaults */
   smx_algo algo;             /* AUTO picks by row length and ISA                  */
   double temperature;        /* 0 means 1; computes softmax(x / T), T > 0, finite */
   uint32_t flags;            /* SMX_FLAG_MASKED_ROW_NAN, ...                      */
   int threads;               /* 0 or 1: the calling thread only; > 1 uses a pool  */
+  const smx_loss_ext *loss;  /* the losses' extension (NULL: SMX_LOSS_EXT_INIT); other operations ignore it */
 } smx_options;
 
 /* ---------------------------------------------------------------- row ops */
@@ -137,7 +171,7 @@ typedef struct smx_options { /* all-zero, or a NULL pointer, means the defaults 
 SMX_API smx_status smx_softmax_f32(const float *x, float *y, size_t n, const smx_options *opt);
 SMX_API smx_status smx_log_softmax_f32(const float *x, float *y, size_t n, const smx_options *opt);
 /** *out = log(sum_i exp(x_i / T)), so that log_softmax = x / T - out. Empty row: -inf. */
-SMX_API smx_status smx_logsumexp_f32(const float *x, size_t n, float *out, const smx_options *opt);
+SMX_API smx_status smx_logsumexp_f32(const float *x, float *out, size_t n, const smx_options *opt);
 
 /*
  * rows x cols matrices, row-major with leading dimensions ldx, ldy counted in
@@ -164,7 +198,7 @@ SMX_API smx_status smx_logsumexp_rows_f32(const float *x, size_t ldx, float *out
  */
 SMX_API smx_status smx_softmax_f16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt);
 SMX_API smx_status smx_log_softmax_f16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt);
-SMX_API smx_status smx_logsumexp_f16(const uint16_t *x, size_t n, float *out, const smx_options *opt);
+SMX_API smx_status smx_logsumexp_f16(const uint16_t *x, float *out, size_t n, const smx_options *opt);
 SMX_API smx_status smx_softmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
                                         size_t cols, const smx_options *opt);
 SMX_API smx_status smx_log_softmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
@@ -173,7 +207,7 @@ SMX_API smx_status smx_logsumexp_rows_f16(const uint16_t *x, size_t ldx, float *
                                           const smx_options *opt);
 SMX_API smx_status smx_softmax_bf16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt);
 SMX_API smx_status smx_log_softmax_bf16(const uint16_t *x, uint16_t *y, size_t n, const smx_options *opt);
-SMX_API smx_status smx_logsumexp_bf16(const uint16_t *x, size_t n, float *out, const smx_options *opt);
+SMX_API smx_status smx_logsumexp_bf16(const uint16_t *x, float *out, size_t n, const smx_options *opt);
 SMX_API smx_status smx_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
                                          size_t cols, const smx_options *opt);
 SMX_API smx_status smx_log_softmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,
@@ -218,7 +252,7 @@ SMX_API smx_status smx_logsumexp_rows_bf16(const uint16_t *x, size_t ldx, float 
  */
 SMX_API smx_status smx_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt);
 SMX_API smx_status smx_log_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt);
-SMX_API smx_status smx_logsumexp_f64(const double *x, size_t n, double *out, const smx_options *opt);
+SMX_API smx_status smx_logsumexp_f64(const double *x, double *out, size_t n, const smx_options *opt);
 SMX_API smx_status smx_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
                                         size_t cols, const smx_options *opt);
 SMX_API smx_status smx_log_softmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows,
@@ -226,76 +260,19 @@ SMX_API smx_status smx_log_softmax_rows_f64(const double *x, size_t ldx, double 
 SMX_API smx_status smx_logsumexp_rows_f64(const double *x, size_t ldx, double *out, size_t rows, size_t cols,
                                           const smx_options *opt);
 
-/* ------------------------------------------------------------ CPU and ISA */
-typedef enum smx_isa_level {
-  SMX_ISA_SCALAR = 0,
-  SMX_ISA_AVX2 = 1,     /* AVX2 + FMA                    */
-  SMX_ISA_AVX512 = 2,   /* AVX-512F (+DQ, VL, BW)        */
-  SMX_ISA_NEON = 3,     /* AArch64 Advanced SIMD + FMA   */
-  SMX_ISA_AVX512BF16 = 4 /* AVX-512 + AVX512_BF16 (vdpbf16ps): above AVX512 */
-} smx_isa_level;
-
-/*
- * The x86 levels in order: scalar < avx2 < avx512 < avx512bf16 (the numbers
- * are stable, not an order: NEON sits between). avx512bf16 runs the avx512
- * kernels except where a family has bf16 ones (attention's tile products).
- */
-/** @return the kernel set in use: "scalar", "avx2", "avx512", "avx512bf16" or "neon". */
-SMX_API const char *smx_isa(void);
-/** @return the best level this CPU supports (ignoring caps). */
-SMX_API smx_isa_level smx_cpu_isa(void);
-/*
- * Caps the kernel set at `level` (never above what the CPU has), like the
- * environment variable SMX_MAX_ISA=scalar|avx2|avx512|avx512bf16|neon, which
- * is read once at first use; on AArch64 every level above scalar is NEON, on
- * x86 a cap of NEON is no cap.
- * SMX_E_INVALID_ARG for an unknown level. Safe to call at any time;
- * calls already running finish with the kernels they started with.
- */
-SMX_API smx_status smx_set_max_isa(smx_isa_level level);
-/*
- * What SMX_ALGO_AUTO uses here, for the kernel set in use: the CPU's caches, the
- * wisdom setting and file, and the crossovers, as a few lines of text (what
- * `smx info` prints). snprintf-style: writes at most size bytes, NUL included,
- * and returns the length of the whole text. buf may be NULL when size is 0.
- */
-SMX_API size_t smx_auto_describe(char *buf, size_t size);
-
-/* ------------------------------------------------------ f16 / bf16 conversion */
-/*
- * n IEEE binary16 (f16) or bfloat16 (bf16) bit patterns to and from float, by the
- * kernels of the f16 / bf16 entry points: widening is exact; narrowing rounds to
- * nearest even, overflows to infinity and keeps NaN a NaN (quieted); the same bits
- * on every ISA. smx_f64_to_f16_n rounds once (not twice through float).
- * SMX_E_INVALID_ARG, nothing written, for a NULL pointer when n > 0 or for x and y
- * overlapping.
- */
-SMX_API smx_status smx_f16_to_f32_n(const uint16_t *x, float *y, size_t n);
-SMX_API smx_status smx_f32_to_f16_n(const float *x, uint16_t *y, size_t n);
-SMX_API smx_status smx_bf16_to_f32_n(const uint16_t *x, float *y, size_t n);
-SMX_API smx_status smx_f32_to_bf16_n(const float *x, uint16_t *y, size_t n);
-SMX_API smx_status smx_f64_to_f16_n(const double *x, uint16_t *y, size_t n);
-
-/* -------------------------------------------------------------- thread pool */
-/*
- * Runs fn(ctx, i) for every i in [0, ntasks) on up to `threads` threads of the
- * library's reused pool (the caller is one of them; 0 or 1: the calling thread
- * only; above 256: 256) and returns when all are done. When the pool is busy
- * with another caller's tasks or cannot grow, the tasks run on the calling
- * thread, so a result must not depend on which thread ran a task. For callers
- * with per-row work of their own around the library's (the Python module's
- * strided gathers). SMX_E_INVALID_ARG for a NULL fn when ntasks > 0.
- */
-typedef void (*smx_task_fn)(void *ctx, size_t task);
-SMX_API smx_status smx_parallel_for(int threads, size_t ntasks, smx_task_fn fn, void *ctx);
-
 #ifdef __cplusplus
 }
 #endif
+#include "smx/smx_runtime.h" /* CPU and ISA, f16 / bf16 conversion, thread pool */
 #include "smx/smx_grad.h" /* backward passes and fused cross-entropy */
 #include "smx/smx_topk.h" /* language-model logits: fused softmax + top-k, sampling, Gumbel-softmax */
 #include "smx/smx_scores.h"  /* scores, OOD metrics, calibration */
-#include "smx/smx_variants.h" /* sigmoid and the softmax variants */
+#include "smx/smx_elem.h"   /* sigmoid, sigmoid with a bias */
+#include "smx/smx_norm.h"   /* softpick, SSMax, standardised and self-adjust softmax, softplus-l1 */
+#include "smx/smx_multi.h"  /* MultiMax, mixture of softmaxes, adaptive temperature, top-k softmax */
+#include "smx/smx_sparse.h" /* sparsemax, entmax and their Fenchel-Young losses */
+#include "smx/smx_losses.h" /* focal, spherical Z, InfoNCE, Dice, distillation */
+#include "smx/smx_noisy.h"  /* Noisy Softmax */
 #include "smx/smx_attention.h" /* fused attention (FlashAttention-2 style) */
 #include "smx/smx_ops.h" /* the op table: descriptors and the generic row entry */
 #endif /* SMX_SMX_H */

@@ -63,6 +63,8 @@
 #ifndef SMX_SMX_ATTENTION_BACKWARD_H
 #define SMX_SMX_ATTENTION_BACKWARD_H
 
+#include "smx/smx_attention.h" /* its plan and argument types (a header compiles on its own: check-install) */
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -92,34 +92,15 @@ SMX_API smx_status smx_log_softmax_backward_rows_bf16(const uint16_t *y, size_t 
                                                       const smx_options *opt);
 
 /* ------------------------------------------------------- cross-entropy */
-typedef enum smx_reduction {
-  SMX_REDUCTION_MEAN = 0,  /* sum of row losses / number of rows not ignored (PyTorch's default) */
-  SMX_REDUCTION_SUM = 1,   /* sum of row losses                                                  */
-  SMX_REDUCTION_NONE = 2   /* one loss per row                                                   */
-} smx_reduction;
-
-typedef enum smx_index_type { SMX_INDEX_I32 = 0, SMX_INDEX_I64 = 1 } smx_index_type;
-
-typedef struct smx_xent_options {
-  smx_reduction reduction;
-  int64_t ignore_index;     /* rows whose target equals it: loss 0, gradient 0, left out of the mean */
-  double label_smoothing;   /* eps in [0, 1]                                                          */
-  double z_loss;            /* coefficient z >= 0 of z * lse^2 (PaLM's auxiliary loss); 0 = none      */
-  double temperature;       /* 0 means 1: the loss of softmax(x / T)                                   */
-  double grad_scale;        /* 0 means 1: multiplies the gradient (an upstream dL/dloss), finite        */
-  uint32_t flags;           /* SMX_FLAG_MASKED_ROW_NAN: an all -inf row gives NaN (PyTorch)             */
-  int threads;              /* 0 or 1: the calling thread only                                          */
-} smx_xent_options;
-
-/* PyTorch's defaults, also what a NULL options pointer means. Note that an
- * all-zero struct has ignore_index 0 (class 0 ignored): start from this. */
-#define SMX_XENT_OPTIONS_INIT { SMX_REDUCTION_MEAN, -100, 0.0, 0.0, 0.0, 0.0, 0u, 1 }
-
 /*
  * Cross-entropy of rows x cols logits (row r, class j at logits[r*ld + j])
- * against integer targets (rows values of type ttype), as
+ * against rows int64 class targets, as
  * torch.nn.functional.cross_entropy(x / T, t, reduction, ignore_index,
- * label_smoothing), plus an optional z-loss. Per row, with lse = log sum_j
+ * label_smoothing), plus an optional z-loss. T = opt->temperature (0 means
+ * 1); reduction, ignore_index, label_smoothing (e), z_loss (z) and
+ * grad_scale are opt->loss's (NULL opt or opt->loss: SMX_LOSS_EXT_INIT,
+ * PyTorch's defaults); SMX_FLAG_MASKED_ROW_NAN and threads are used, algo
+ * is ignored. Per row, with lse = log sum_j
  * exp(x_j / T), V = cols, e = label_smoothing:
  *   loss_r = (1 - e) * (lse - x_t / T) + e * (lse - mean_j x_j / T) + z * lse^2
  * and, with s = grad_scale (SUM, NONE) or grad_scale / (rows not ignored) (MEAN),
@@ -145,7 +126,8 @@ typedef struct smx_xent_options {
  * that is not ignore_index (all targets are checked first); a NULL logits,
  * targets or loss when rows > 0; ld or ldg < cols; cols == 0 with rows > 0;
  * label_smoothing outside [0, 1], z_loss < 0 or either NaN/inf; grad_scale
- * NaN or infinite; a bad temperature, reduction, index type or flag;
+ * NaN or infinite; a bad temperature, reduction or flag (the store flags
+ * are accepted);
  * threads < 0; grad overlapping logits other than exactly; loss or lse
  * overlapping logits, grad or each other; targets overlapping an output.
  * rows == 0: SMX_OK; loss gets 0 for SUM and NaN for MEAN (PyTorch), nothing
@@ -175,19 +157,30 @@ typedef struct smx_xent_options {
  *     as for softmax, a p_j below FLT_MIN may come out as 0). Gradients
  *     beyond the float range (s/T above about 1e38) saturate at +-FLT_MAX.
  */
-SMX_API smx_status smx_cross_entropy_f32(const float *logits, size_t ld, size_t rows, size_t cols,
-                                         const void *targets, smx_index_type ttype, const smx_xent_options *opt,
-                                         float *loss, float *grad, size_t ldg, float *lse);
+SMX_API smx_status smx_cross_entropy_f32(const float *logits, size_t ld, const int64_t *targets, float *loss,
+                                         float *grad, size_t ldg, float *lse, size_t rows, size_t cols,
+                                         const smx_options *opt);
+/* f64 logits, gradient, loss and lse: each row from the f64 normalisations of
+ * smx.h (smx_log_softmax_f64 into a per-thread scratch row of cols doubles,
+ * smx_logsumexp_f64, smx_softmax_f64 into the gradient), so every row the
+ * double range holds is covered (spans beyond DBL_MAX, any temperature); the
+ * smoothing mean and the reduction are compensated. The bounds above with
+ * eps = 2^-52 and DBL_MIN for FLT_MIN, the loss's 8 eps max(1, |ref|) (the
+ * smoothing mean is of log-softmax values, each within its 4 eps); gradients
+ * beyond the range saturate at +-DBL_MAX. SMX_E_NOMEM if the scratch cannot be had. */
+SMX_API smx_status smx_cross_entropy_f64(const double *logits, size_t ld, const int64_t *targets, double *loss,
+                                         double *grad, size_t ldg, double *lse, size_t rows, size_t cols,
+                                         const smx_options *opt);
 /* f16 / bf16 logits (and gradient, same storage type), f32 arithmetic, f32
  * loss and lse: the f32 bounds on the widened logits; the gradient is rounded
  * once more, + u * |ref|, u = 2^-11 (f16) or 2^-8 (bf16), and within half the
  * smallest subnormal of the storage type below its normal range. */
-SMX_API smx_status smx_cross_entropy_f16(const uint16_t *logits, size_t ld, size_t rows, size_t cols,
-                                         const void *targets, smx_index_type ttype, const smx_xent_options *opt,
-                                         float *loss, uint16_t *grad, size_t ldg, float *lse);
-SMX_API smx_status smx_cross_entropy_bf16(const uint16_t *logits, size_t ld, size_t rows, size_t cols,
-                                          const void *targets, smx_index_type ttype, const smx_xent_options *opt,
-                                          float *loss, uint16_t *grad, size_t ldg, float *lse);
+SMX_API smx_status smx_cross_entropy_f16(const uint16_t *logits, size_t ld, const int64_t *targets, float *loss,
+                                         uint16_t *grad, size_t ldg, float *lse, size_t rows, size_t cols,
+                                         const smx_options *opt);
+SMX_API smx_status smx_cross_entropy_bf16(const uint16_t *logits, size_t ld, const int64_t *targets, float *loss,
+                                          uint16_t *grad, size_t ldg, float *lse, size_t rows, size_t cols,
+                                          const smx_options *opt);
 
 #ifdef __cplusplus
 }

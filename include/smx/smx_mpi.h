@@ -118,26 +118,25 @@ SMX_API smx_status smx_mpi_log_softmax_rows_f32(MPI_Comm comm, const float *x, s
 /* The k largest probabilities of each whole row, as smx_softmax_topk_rows_f32:
  * values[r*k + j] and global indices[r*k + j], on every rank. k > the total
  * number of columns: SMX_E_INVALID_ARG. */
-SMX_API smx_status smx_mpi_softmax_topk_rows_f32(MPI_Comm comm, const float *x, size_t ldx, size_t rows,
-                                                 size_t local_cols, size_t k, float *values, int64_t *indices,
+SMX_API smx_status smx_mpi_softmax_topk_rows_f32(MPI_Comm comm, const float *x, size_t ldx, float *values,
+                                                 int64_t *indices, size_t rows, size_t local_cols, size_t k,
                                                  const smx_options *opt);
 /* One token (a global index) per row, as smx_sample_rows_f32 with the same
  * parameters on the whole rows; tokens[rows] on every rank. */
-SMX_API smx_status smx_mpi_sample_rows_f32(MPI_Comm comm, const float *x, size_t ldx, size_t rows,
+SMX_API smx_status smx_mpi_sample_rows_f32(MPI_Comm comm, const float *x, size_t ldx, int64_t *tokens, size_t rows,
                                            size_t local_cols, const smx_sample_params *params, uint64_t seed,
-                                           uint64_t step, int64_t *tokens, const smx_options *opt);
+                                           uint64_t step, const smx_options *opt);
 /* Cross-entropy of the whole rows against global targets (int64, the same on
- * every rank), as smx_cross_entropy_f32 with opt (NULL: SMX_XENT_OPTIONS_INIT):
- * reduction, ignore_index, label smoothing, z-loss, temperature, grad_scale,
- * SMX_FLAG_MASKED_ROW_NAN. loss (1 value, or rows for SMX_REDUCTION_NONE)
+ * every rank), as smx_cross_entropy_f32 with opt (NULL: the defaults): the
+ * temperature, SMX_FLAG_MASKED_ROW_NAN, threads, and opt->loss's reduction,
+ * ignore_index, label smoothing, z-loss and grad_scale. loss (1 value, or rows for SMX_REDUCTION_NONE)
  * and lse (NULL or rows values) on every rank; grad (NULL for the loss only)
  * is the gradient of the rank's slice, rows x local_cols with leading
  * dimension ldg (grad == logits, ldg == ld: in place). Only the rank that owns
  * a target reads its logit. */
-SMX_API smx_status smx_mpi_cross_entropy_f32(MPI_Comm comm, const float *logits, size_t ld, size_t rows,
-                                             size_t local_cols, const int64_t *targets,
-                                             const smx_xent_options *opt, float *loss, float *grad, size_t ldg,
-                                             float *lse);
+SMX_API smx_status smx_mpi_cross_entropy_f32(MPI_Comm comm, const float *logits, size_t ld, const int64_t *targets,
+                                             float *loss, float *grad, size_t ldg, float *lse, size_t rows,
+                                             size_t local_cols, const smx_options *opt);
 
 #ifdef __cplusplus
 }

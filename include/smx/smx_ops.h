@@ -37,12 +37,12 @@ typedef enum smx_op_sig {
   SMX_SIG_RNG_ROWS,   /* as ROWS with seeded noise; backward (y, ldy, dy, lddy, dx, lddx, rows, cols,
                          P0, opt)                                                                      */
   SMX_SIG_HARD,       /* (x, ldx, y_hard, ldh, y_soft, lds, rows, cols, P..., opt)                     */
-  SMX_SIG_TOPK,       /* (x, ldx, rows, cols, P..., values, indices, opt): k per row                   */
-  SMX_SIG_SAMPLE,     /* (x, ldx, rows, cols, &params, seed, step, tokens, opt): one token per row     */
-  SMX_SIG_XENT,       /* (logits, ld, rows, cols, targets, ttype, xopt, loss, grad, ldg, lse)          */
-  SMX_SIG_LOSS,       /* (logits, ld, rows, cols, targets, [inputs], P..., lossopt, loss, grad, ldg[, ...]):
+  SMX_SIG_TOPK,       /* (x, ldx, values, indices, rows, cols, P..., opt): k per row                   */
+  SMX_SIG_SAMPLE,     /* (x, ldx, tokens, rows, cols, &params, seed, step, opt): one token per row     */
+  SMX_SIG_XENT,       /* (logits, ld, targets, loss, grad, ldg, lse, rows, cols, opt)                  */
+  SMX_SIG_LOSS,       /* (logits, ld, targets, [inputs], loss, grad, ldg[, outputs], rows, cols, P..., opt):
                          int64 class targets; loss per row or reduced; gradient in the same call       */
-  SMX_SIG_KD,         /* (student, lds, teacher, ldt, rows, cols, P..., loss, grad, ldg, opt)           */
+  SMX_SIG_KD,         /* (student, lds, teacher, ldt, loss, grad, ldg, rows, cols, P..., opt)           */
   SMX_SIG_SCORE,      /* (P0, x, ldx, rows, cols, &score_params, out): one double per row              */
   SMX_SIG_TEMPLATES,  /* (x, ldx, rows, cols, templates, used): a cols x cols matrix                   */
   SMX_SIG_CALIB,      /* (x, ldx, rows, cols, labels, P..., results): figures over all rows            */

@@ -61,47 +61,64 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------- top-k f32 */
-SMX_API smx_status smx_softmax_topk_f32(const float *x, size_t n, size_t k, float *values, int64_t *indices,
-                                        const smx_options *opt);
-SMX_API smx_status smx_softmax_topk_rows_f32(const float *x, size_t ldx, size_t rows, size_t cols, size_t k,
-                                             float *values, int64_t *indices, const smx_options *opt);
-SMX_API smx_status smx_log_softmax_topk_f32(const float *x, size_t n, size_t k, float *values, int64_t *indices,
-                                            const smx_options *opt);
-SMX_API smx_status smx_log_softmax_topk_rows_f32(const float *x, size_t ldx, size_t rows, size_t cols, size_t k,
-                                                 float *values, int64_t *indices, const smx_options *opt);
+SMX_API smx_status smx_softmax_topk_f32(const float *x, float *values, int64_t *indices, size_t n, size_t k,
+                                   const smx_options *opt);
+SMX_API smx_status smx_softmax_topk_rows_f32(const float *x, size_t ldx, float *values, int64_t *indices,
+                                        size_t rows, size_t cols, size_t k, const smx_options *opt);
+SMX_API smx_status smx_log_softmax_topk_f32(const float *x, float *values, int64_t *indices, size_t n, size_t k,
+                                       const smx_options *opt);
+SMX_API smx_status smx_log_softmax_topk_rows_f32(const float *x, size_t ldx, float *values, int64_t *indices,
+                                            size_t rows, size_t cols, size_t k, const smx_options *opt);
 /* The k largest x themselves (no normalisation; the temperature is ignored). */
-SMX_API smx_status smx_topk_f32(const float *x, size_t n, size_t k, float *values, int64_t *indices,
-                                const smx_options *opt);
-SMX_API smx_status smx_topk_rows_f32(const float *x, size_t ldx, size_t rows, size_t cols, size_t k,
-                                     float *values, int64_t *indices, const smx_options *opt);
+SMX_API smx_status smx_topk_f32(const float *x, float *values, int64_t *indices, size_t n, size_t k,
+                           const smx_options *opt);
+SMX_API smx_status smx_topk_rows_f32(const float *x, size_t ldx, float *values, int64_t *indices,
+                                size_t rows, size_t cols, size_t k, const smx_options *opt);
 
 /* ------------------------------------------------------- top-k f16 / bf16 */
-SMX_API smx_status smx_softmax_topk_f16(const uint16_t *x, size_t n, size_t k, float *values, int64_t *indices,
+SMX_API smx_status smx_softmax_topk_f16(const uint16_t *x, float *values, int64_t *indices, size_t n, size_t k,
+                                   const smx_options *opt);
+SMX_API smx_status smx_softmax_topk_rows_f16(const uint16_t *x, size_t ldx, float *values, int64_t *indices,
+                                        size_t rows, size_t cols, size_t k, const smx_options *opt);
+SMX_API smx_status smx_log_softmax_topk_f16(const uint16_t *x, float *values, int64_t *indices, size_t n, size_t k,
+                                       const smx_options *opt);
+SMX_API smx_status smx_log_softmax_topk_rows_f16(const uint16_t *x, size_t ldx, float *values, int64_t *indices,
+                                            size_t rows, size_t cols, size_t k, const smx_options *opt);
+SMX_API smx_status smx_topk_f16(const uint16_t *x, float *values, int64_t *indices, size_t n, size_t k,
+                           const smx_options *opt);
+SMX_API smx_status smx_topk_rows_f16(const uint16_t *x, size_t ldx, float *values, int64_t *indices,
+                                size_t rows, size_t cols, size_t k, const smx_options *opt);
+SMX_API smx_status smx_softmax_topk_bf16(const uint16_t *x, float *values, int64_t *indices, size_t n, size_t k,
+                                    const smx_options *opt);
+SMX_API smx_status smx_softmax_topk_rows_bf16(const uint16_t *x, size_t ldx, float *values, int64_t *indices,
+                                         size_t rows, size_t cols, size_t k, const smx_options *opt);
+SMX_API smx_status smx_log_softmax_topk_bf16(const uint16_t *x, float *values, int64_t *indices, size_t n, size_t k,
                                         const smx_options *opt);
-SMX_API smx_status smx_softmax_topk_rows_f16(const uint16_t *x, size_t ldx, size_t rows, size_t cols, size_t k,
-                                             float *values, int64_t *indices, const smx_options *opt);
-SMX_API smx_status smx_log_softmax_topk_f16(const uint16_t *x, size_t n, size_t k, float *values,
-                                            int64_t *indices, const smx_options *opt);
-SMX_API smx_status smx_log_softmax_topk_rows_f16(const uint16_t *x, size_t ldx, size_t rows, size_t cols,
-                                                 size_t k, float *values, int64_t *indices,
-                                                 const smx_options *opt);
-SMX_API smx_status smx_topk_f16(const uint16_t *x, size_t n, size_t k, float *values, int64_t *indices,
+SMX_API smx_status smx_log_softmax_topk_rows_bf16(const uint16_t *x, size_t ldx, float *values, int64_t *indices,
+                                             size_t rows, size_t cols, size_t k, const smx_options *opt);
+SMX_API smx_status smx_topk_bf16(const uint16_t *x, float *values, int64_t *indices, size_t n, size_t k,
+                            const smx_options *opt);
+SMX_API smx_status smx_topk_rows_bf16(const uint16_t *x, size_t ldx, float *values, int64_t *indices,
+                                 size_t rows, size_t cols, size_t k, const smx_options *opt);
+
+/* --------------------------------------------------------------- top-k f64 */
+/* double rows, double values: the same selection, order and special values;
+ * the values are read from smx_softmax_f64 / smx_log_softmax_f64 of the row
+ * (their bounds, eps = 2^-52) in a per-thread scratch row of cols doubles
+ * (SMX_E_NOMEM if it cannot be had): not fused, the f64 form is for
+ * accuracy. Rows are spread over threads, never split. */
+SMX_API smx_status smx_softmax_topk_f64(const double *x, double *values, int64_t *indices, size_t n, size_t k,
+                                        const smx_options *opt);
+SMX_API smx_status smx_softmax_topk_rows_f64(const double *x, size_t ldx, double *values, int64_t *indices,
+                                             size_t rows, size_t cols, size_t k, const smx_options *opt);
+SMX_API smx_status smx_log_softmax_topk_f64(const double *x, double *values, int64_t *indices, size_t n, size_t k,
+                                            const smx_options *opt);
+SMX_API smx_status smx_log_softmax_topk_rows_f64(const double *x, size_t ldx, double *values, int64_t *indices,
+                                                 size_t rows, size_t cols, size_t k, const smx_options *opt);
+SMX_API smx_status smx_topk_f64(const double *x, double *values, int64_t *indices, size_t n, size_t k,
                                 const smx_options *opt);
-SMX_API smx_status smx_topk_rows_f16(const uint16_t *x, size_t ldx, size_t rows, size_t cols, size_t k,
-                                     float *values, int64_t *indices, const smx_options *opt);
-SMX_API smx_status smx_softmax_topk_bf16(const uint16_t *x, size_t n, size_t k, float *values, int64_t *indices,
-                                         const smx_options *opt);
-SMX_API smx_status smx_softmax_topk_rows_bf16(const uint16_t *x, size_t ldx, size_t rows, size_t cols, size_t k,
-                                              float *values, int64_t *indices, const smx_options *opt);
-SMX_API smx_status smx_log_softmax_topk_bf16(const uint16_t *x, size_t n, size_t k, float *values,
-                                             int64_t *indices, const smx_options *opt);
-SMX_API smx_status smx_log_softmax_topk_rows_bf16(const uint16_t *x, size_t ldx, size_t rows, size_t cols,
-                                                  size_t k, float *values, int64_t *indices,
-                                                  const smx_options *opt);
-SMX_API smx_status smx_topk_bf16(const uint16_t *x, size_t n, size_t k, float *values, int64_t *indices,
-                                 const smx_options *opt);
-SMX_API smx_status smx_topk_rows_bf16(const uint16_t *x, size_t ldx, size_t rows, size_t cols, size_t k,
-                                      float *values, int64_t *indices, const smx_options *opt);
+SMX_API smx_status smx_topk_rows_f64(const double *x, size_t ldx, double *values, int64_t *indices, size_t rows,
+                                     size_t cols, size_t k, const smx_options *opt);
 
 /* ---------------------------------------------------------------- sampling */
 /*
@@ -165,15 +182,15 @@ typedef struct smx_sample_params { /* all-zero: greedy; {1.0} is plain sampling 
                                 batch processed in pieces draws as if whole      */
 } smx_sample_params;
 
-SMX_API smx_status smx_sample_rows_f32(const float *x, size_t ldx, size_t rows, size_t cols,
-                                       const smx_sample_params *params, uint64_t seed, uint64_t step,
-                                       int64_t *tokens, const smx_options *opt);
-SMX_API smx_status smx_sample_rows_f16(const uint16_t *x, size_t ldx, size_t rows, size_t cols,
-                                       const smx_sample_params *params, uint64_t seed, uint64_t step,
-                                       int64_t *tokens, const smx_options *opt);
-SMX_API smx_status smx_sample_rows_bf16(const uint16_t *x, size_t ldx, size_t rows, size_t cols,
-                                        const smx_sample_params *params, uint64_t seed, uint64_t step,
-                                        int64_t *tokens, const smx_options *opt);
+SMX_API smx_status smx_sample_rows_f32(const float *x, size_t ldx, int64_t *tokens, size_t rows, size_t cols,
+                                  const smx_sample_params *params, uint64_t seed, uint64_t step,
+                                  const smx_options *opt);
+SMX_API smx_status smx_sample_rows_f16(const uint16_t *x, size_t ldx, int64_t *tokens, size_t rows, size_t cols,
+                                  const smx_sample_params *params, uint64_t seed, uint64_t step,
+                                  const smx_options *opt);
+SMX_API smx_status smx_sample_rows_bf16(const uint16_t *x, size_t ldx, int64_t *tokens, size_t rows, size_t cols,
+                                   const smx_sample_params *params, uint64_t seed, uint64_t step,
+                                   const smx_options *opt);
 
 /* ----------------------------------------------------------- Gumbel-softmax */
 /*

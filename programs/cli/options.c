@@ -173,7 +173,7 @@ static size_t param_opts(const cli_spec *s, const smx_op_info **row_out, cli_opt
 }
 
 /* Every option of s: the op table's parameters first; a shared option of the same name gives way to the
- * parameter, which takes its short form (standardize-softmax's -t is its own temperature). */
+ * parameter, which takes its short form. */
 static size_t collect(const cli_spec *s, entry *list, const smx_op_info **row) {
   static cli_opt pbuf[MAX_PARAMS];
   static char alias_buf[MAX_PARAMS][8];

@@ -48,7 +48,7 @@ __all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "isa", "__version__
            "softmax_topk", "topk", "sample", "gumbel_softmax", "gumbel_softmax_backward",
            "score", "ood_metrics", "calibration", "fit_temperature", "kl_templates", "NoOptimumError"]
 
-# losses on softmax outputs (include/smx/smx_variants.h)
+# losses on softmax outputs (include/smx/smx_losses.h)
 from ._smx import dice_loss, focal_loss, info_nce, spherical_z_loss  # noqa: E402
 
 __all__ += ["focal_loss", "dice_loss", "spherical_z_loss", "info_nce"]

@@ -3,7 +3,7 @@ items 3-10): softpick, ssmax, sa_softmax, adaptive_softmax, topk_softmax,
 sigmoid (with a bias), softplus_l1, standardize_softmax, and for each
 `<name>_backward(x, y, dy, ...)`, the vector-Jacobian product.
 
-The arithmetic is the C library's (include/smx/smx_variants.h: definitions,
+The arithmetic is the C library's (include/smx/smx_norm.h: definitions,
 papers, special values and accuracy bounds). The row maps are made from the
 op table by smx._rows (one walker call on the caller's strides and dtype);
 kd_loss and the mixture of softmaxes resolve dtypes here (float16 computed
@@ -36,7 +36,7 @@ sa_softmax, sa_softmax_backward = _rows.make("sa_softmax")
 adaptive_softmax, adaptive_softmax_backward = _rows.make("adaptive_softmax")
 topk_softmax, topk_softmax_backward = _rows.make("topk_softmax")
 softplus_l1, softplus_l1_backward = _rows.make("softplus_l1")
-standardize_softmax, standardize_softmax_backward = _rows.make("standardize_softmax")
+standardize_softmax, standardize_softmax_backward = _rows.make("standardize_softmax", temperature=True)   # the options' T
 
 
 def sigmoid(x, temperature=1.0, bias=0.0, out=None, threads=0):

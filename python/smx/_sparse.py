@@ -1,7 +1,7 @@
 """sparsemax, entmax-1.5 and alpha-entmax (sparse probability maps), their
 vector-Jacobian products and their Fenchel-Young losses, over NumPy arrays.
 
-The C library does the work (include/smx/smx_variants.h). The maps and their
+The C library does the work (include/smx/smx_sparse.h). The maps and their
 VJPs are made from the op table by smx._rows (one walker call on the caller's
 strides and dtype); the losses take the classes on the last axis.
 """

@@ -59,10 +59,8 @@ PyObject *smx_py_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs)
     return NULL;
   smx_options o;
   if (smx_py_parse_options(fn, temp, NULL, thr, mask, &o) < 0) return NULL;
-  smx_xent_options x = SMX_XENT_OPTIONS_INIT;
-  x.temperature = o.temperature;
-  x.threads = o.threads;
-  x.flags = o.flags;
+  smx_loss_ext x = SMX_LOSS_EXT_INIT;   /* o's loss extension */
+  o.loss = &x;
   if (red) {
     const char *r = PyUnicode_Check(red) ? PyUnicode_AsUTF8(red) : NULL;
     if (!PyUnicode_Check(red)) {
@@ -106,7 +104,7 @@ PyObject *smx_py_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs)
   smx_py_matrix m;
   if (smx_py_matrix_in(fn, "logits", xo, NULL, 0, &m) < 0) return NULL;
   PyObject *res = NULL;
-  PyArrayObject *t = smx_py_int_input(fn, "targets", to, -1), *loss = NULL, *grad = NULL;
+  PyArrayObject *t = smx_py_int_input(fn, "targets", to, NPY_INT64), *loss = NULL, *grad = NULL;
   if (!t) goto done;
   int nd = PyArray_NDIM(m.arr);
   int same = PyArray_NDIM(t) == nd - 1;
@@ -116,9 +114,8 @@ PyObject *smx_py_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs)
     goto done;
   }
   /* the library refuses a bad target too; here the message names it */
-  int i32 = PyArray_TYPE(t) == NPY_INT32;
   for (size_t r = 0; r < m.rows; r++) {
-    int64_t v = i32 ? ((const int32_t *)PyArray_DATA(t))[r] : ((const int64_t *)PyArray_DATA(t))[r];
+    int64_t v = ((const int64_t *)PyArray_DATA(t))[r];
     if (v != x.ignore_index && (v < 0 || (uint64_t)v >= m.cols)) {
       PyErr_Format(PyExc_ValueError, "%s: target %lld (row %zu) is outside [0, %zu) and is not ignore_index", fn,
                    (long long)v, r, m.cols);
@@ -139,10 +136,9 @@ PyObject *smx_py_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs)
     float *lp = PyArray_DATA(loss);
     void *gp = grad ? PyArray_DATA(grad) : NULL;
     size_t ld = m.cols ? m.cols : 1;
-    smx_index_type tt = i32 ? SMX_INDEX_I32 : SMX_INDEX_I64;
     Py_BEGIN_ALLOW_THREADS
-    if (m.dtype == SMX_OP_F16) s = smx_cross_entropy_f16(xp, ld, m.rows, m.cols, tp, tt, &x, lp, gp, ld, NULL);
-    else s = smx_cross_entropy_f32(xp, ld, m.rows, m.cols, tp, tt, &x, lp, gp, ld, NULL);
+    if (m.dtype == SMX_OP_F16) s = smx_cross_entropy_f16(xp, ld, tp, lp, gp, ld, NULL, m.rows, m.cols, &o);
+    else s = smx_cross_entropy_f32(xp, ld, tp, lp, gp, ld, NULL, m.rows, m.cols, &o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
@@ -182,13 +178,13 @@ typedef enum { TOPK_SOFTMAX, TOPK_LOG, TOPK_RAW } topk_kind;
 static smx_status topk_call(topk_kind k, smx_op_dtype dt, const void *x, size_t rows, size_t cols, size_t kk,
                             float *v, int64_t *ix, const smx_options *o) {
   if (dt == SMX_OP_F16) {
-    if (k == TOPK_SOFTMAX) return smx_softmax_topk_rows_f16(x, cols, rows, cols, kk, v, ix, o);
-    if (k == TOPK_LOG) return smx_log_softmax_topk_rows_f16(x, cols, rows, cols, kk, v, ix, o);
-    return smx_topk_rows_f16(x, cols, rows, cols, kk, v, ix, o);
+    if (k == TOPK_SOFTMAX) return smx_softmax_topk_rows_f16(x, cols, v, ix, rows, cols, kk, o);
+    if (k == TOPK_LOG) return smx_log_softmax_topk_rows_f16(x, cols, v, ix, rows, cols, kk, o);
+    return smx_topk_rows_f16(x, cols, v, ix, rows, cols, kk, o);
   }
-  if (k == TOPK_SOFTMAX) return smx_softmax_topk_rows_f32(x, cols, rows, cols, kk, v, ix, o);
-  if (k == TOPK_LOG) return smx_log_softmax_topk_rows_f32(x, cols, rows, cols, kk, v, ix, o);
-  return smx_topk_rows_f32(x, cols, rows, cols, kk, v, ix, o);
+  if (k == TOPK_SOFTMAX) return smx_softmax_topk_rows_f32(x, cols, v, ix, rows, cols, kk, o);
+  if (k == TOPK_LOG) return smx_log_softmax_topk_rows_f32(x, cols, v, ix, rows, cols, kk, o);
+  return smx_topk_rows_f32(x, cols, v, ix, rows, cols, kk, o);
 }
 
 static PyObject *run_topk(const char *fn, int raw, PyObject *args, PyObject *kwargs, const char *fmt) {
@@ -315,8 +311,8 @@ PyObject *smx_py_sample(PyObject *self, PyObject *args, PyObject *kwargs) {
     const void *xp = PyArray_DATA(m.arr);
     int64_t *out = PyArray_DATA(tok);
     Py_BEGIN_ALLOW_THREADS
-    s = m.dtype == SMX_OP_F16 ? smx_sample_rows_f16(xp, m.cols, m.rows, m.cols, &p, seed, step, out, &o)
-                              : smx_sample_rows_f32(xp, m.cols, m.rows, m.cols, &p, seed, step, out, &o);
+    s = m.dtype == SMX_OP_F16 ? smx_sample_rows_f16(xp, m.cols, out, m.rows, m.cols, &p, seed, step, &o)
+                              : smx_sample_rows_f32(xp, m.cols, out, m.rows, m.cols, &p, seed, step, &o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {

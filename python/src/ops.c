@@ -231,26 +231,18 @@ static int parse(const char *fmt, PyObject *args, PyObject *kwargs, call_args *c
                                      &c->threads, &c->masked_row);
 }
 
-PyObject *smx_py_softmax(PyObject *self, PyObject *args, PyObject *kwargs) {
-  (void)self;
-  call_args c;
-  if (!parse("O|OOOOOO:softmax", args, kwargs, &c, 0)) return NULL;
-  return run_op("smx.softmax", "softmax", &c);
-}
-
-PyObject *smx_py_log_softmax(PyObject *self, PyObject *args, PyObject *kwargs) {
-  (void)self;
-  call_args c;
-  if (!parse("O|OOOOOO:log_softmax", args, kwargs, &c, 0)) return NULL;
-  return run_op("smx.log_softmax", "log_softmax", &c);
-}
-
-PyObject *smx_py_logsumexp(PyObject *self, PyObject *args, PyObject *kwargs) {
-  (void)self;
-  call_args c;
-  if (!parse("O|OOOOOOO:logsumexp", args, kwargs, &c, 1)) return NULL;
-  return run_op("smx.logsumexp", "logsumexp", &c);
-}
+/* smx.softmax, log_softmax, logsumexp: one entry each, the op's C stem as its name. */
+#define SMX_PY_NORM_ENTRY(name, nopt, keep)                                                                  \
+  PyObject *smx_py_##name(PyObject *self, PyObject *args, PyObject *kwargs) {                                \
+    (void)self;                                                                                              \
+    call_args c;                                                                                             \
+    if (!parse("O|" nopt ":" #name, args, kwargs, &c, keep)) return NULL;                                   \
+    return run_op("smx." #name, #name, &c);                                                                 \
+  }
+SMX_PY_NORM_ENTRY(softmax, "OOOOOO", 0)
+SMX_PY_NORM_ENTRY(log_softmax, "OOOOOO", 0)
+SMX_PY_NORM_ENTRY(logsumexp, "OOOOOOO", 1)
+#undef SMX_PY_NORM_ENTRY
 
 /* Elementwise: the last axis is walked whatever the shape (the result does not depend on it). */
 PyObject *smx_py_sigmoid(PyObject *self, PyObject *args, PyObject *kwargs) {

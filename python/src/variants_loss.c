@@ -1,5 +1,5 @@
 /*
- * The losses of include/smx/smx_variants.h from NumPy: argument checks, the
+ * The losses of include/smx/smx_losses.h from NumPy: argument checks, the
  * logits as a C-contiguous float32 / float64 matrix with the classes last
  * (matrix.h), int64 targets, one library call with the GIL released.
  */
@@ -15,7 +15,8 @@
 
 /* The keywords every target loss shares. */
 typedef struct loss_args {
-  smx_loss_options o;
+  smx_options o;     /* o.loss = &e (set by parse_common; a loss_args is never copied) */
+  smx_loss_ext e;
   int want_grad;
 } loss_args;
 
@@ -39,13 +40,15 @@ static int parse_reduction(const char *fn, PyObject *red, smx_reduction *r) {
 
 static int parse_common(const char *fn, PyObject *red, PyObject *ign, PyObject *rg, PyObject *gs, PyObject *thr,
                         loss_args *a) {
-  smx_loss_options d = SMX_LOSS_OPTIONS_INIT;
-  a->o = d;
+  smx_loss_ext d = SMX_LOSS_EXT_INIT;
+  memset(&a->o, 0, sizeof a->o);
+  a->e = d;
+  a->o.loss = &a->e;
   a->want_grad = 0;
-  if (parse_reduction(fn, red, &a->o.reduction) < 0) return -1;
+  if (parse_reduction(fn, red, &a->e.reduction) < 0) return -1;
   long long ii = -100;
   if (ign && smx_py_int_arg(fn, "ignore_index", ign, INT64_MIN, INT64_MAX, &ii) < 0) return -1;
-  a->o.ignore_index = ii;
+  a->e.ignore_index = ii;
   if (smx_py_parse_threads(fn, thr, &a->o.threads) < 0) return -1;
   double scale = 1.0;
   if (gs && smx_py_real_arg(fn, "grad_scale", gs, &scale) < 0) return -1;
@@ -53,14 +56,14 @@ static int parse_common(const char *fn, PyObject *red, PyObject *ign, PyObject *
     PyErr_Format(PyExc_ValueError, "%s: grad_scale must be finite and nonzero, got %R", fn, gs);
     return -1;
   }
-  a->o.grad_scale = scale;
+  a->e.grad_scale = scale;
   if (rg && (a->want_grad = PyObject_IsTrue(rg)) < 0) return -1;
   return 0;
 }
 
 /* One library call: f64 says which form; x, loss and grad are of that type. */
 typedef smx_status (*loss_call)(const void *ctx, int f64, const void *x, size_t rows, size_t cols, const int64_t *t,
-                                const smx_loss_options *o, void *loss, void *grad);
+                                const smx_options *o, void *loss, void *grad);
 
 static PyObject *run_loss(const char *fn, PyObject *xo, PyObject *to, const loss_args *a, loss_call call,
                           const void *ctx, int (*check)(const char *fn, const void *ctx, size_t cols)) {
@@ -78,7 +81,7 @@ static PyObject *run_loss(const char *fn, PyObject *xo, PyObject *to, const loss
   }
   const int64_t *tp = PyArray_DATA(t);
   for (size_t r = 0; r < m.rows; r++) {
-    if (tp[r] != a->o.ignore_index && (tp[r] < 0 || (uint64_t)tp[r] >= m.cols)) {
+    if (tp[r] != a->e.ignore_index && (tp[r] < 0 || (uint64_t)tp[r] >= m.cols)) {
       PyErr_Format(PyExc_ValueError, "%s: target %lld (row %zu) is outside [0, %zu) and is not ignore_index", fn,
                    (long long)tp[r], r, m.cols);
       goto done;
@@ -89,7 +92,7 @@ static PyObject *run_loss(const char *fn, PyObject *xo, PyObject *to, const loss
     goto done;
   }
   if (check && check(fn, ctx, m.cols) < 0) goto done;
-  loss = a->o.reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(nd - 1, PyArray_DIMS(m.arr), type)
+  loss = a->e.reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(nd - 1, PyArray_DIMS(m.arr), type)
                                               : (PyArrayObject *)PyArray_SimpleNew(0, NULL, type);
   if (!loss) goto done;
   if (a->want_grad && !(grad = (PyArrayObject *)PyArray_SimpleNew(nd, PyArray_DIMS(m.arr), type))) goto done;
@@ -105,7 +108,7 @@ static PyObject *run_loss(const char *fn, PyObject *xo, PyObject *to, const loss
     smx_py_raise_status(fn, s);
     goto done;
   }
-  res = smx_py_loss_result(a->o.reduction == SMX_REDUCTION_NONE, loss, a->want_grad ? grad : NULL, NULL);
+  res = smx_py_loss_result(a->e.reduction == SMX_REDUCTION_NONE, loss, a->want_grad ? grad : NULL, NULL);
 done:
   Py_XDECREF(loss);
   Py_XDECREF(grad);
@@ -123,11 +126,11 @@ typedef struct focal_py {
 } focal_py;
 
 static smx_status focal_call(const void *ctx, int f64, const void *x, size_t rows, size_t cols, const int64_t *t,
-                             const smx_loss_options *o, void *loss, void *grad) {
+                             const smx_options *o, void *loss, void *grad) {
   const focal_py *c = ctx;
   const void *al = c->alpha ? PyArray_DATA(c->alpha) : NULL;
-  return f64 ? smx_focal_loss_f64(x, cols, rows, cols, t, c->gamma, al, o, loss, grad, cols)
-             : smx_focal_loss_f32(x, cols, rows, cols, t, c->gamma, al, o, loss, grad, cols);
+  return f64 ? smx_focal_loss_f64(x, cols, t, al, loss, grad, cols, rows, cols, c->gamma, o)
+             : smx_focal_loss_f32(x, cols, t, al, loss, grad, cols, rows, cols, c->gamma, o);
 }
 
 static int focal_check(const char *fn, const void *ctx, size_t cols) {
@@ -177,10 +180,10 @@ PyObject *smx_py_focal_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
 typedef struct zl_py { double a, b; } zl_py;
 
 static smx_status zl_call(const void *ctx, int f64, const void *x, size_t rows, size_t cols, const int64_t *t,
-                          const smx_loss_options *o, void *loss, void *grad) {
+                          const smx_options *o, void *loss, void *grad) {
   const zl_py *c = ctx;
-  return f64 ? smx_spherical_z_loss_f64(x, cols, rows, cols, t, c->a, c->b, o, loss, grad, cols)
-             : smx_spherical_z_loss_f32(x, cols, rows, cols, t, c->a, c->b, o, loss, grad, cols);
+  return f64 ? smx_spherical_z_loss_f64(x, cols, t, loss, grad, cols, rows, cols, c->a, c->b, o)
+             : smx_spherical_z_loss_f32(x, cols, t, loss, grad, cols, rows, cols, c->a, c->b, o);
 }
 
 PyObject *smx_py_spherical_z_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -223,6 +226,7 @@ PyObject *smx_py_info_nce(PyObject *self, PyObject *args, PyObject *kwargs) {
     PyErr_Format(PyExc_ValueError, "%s: temperature must be > 0 and finite, got %R", fn, tpo);
     return NULL;
   }
+  a.o.temperature = temp;   /* InfoNCE's temperature is the options' */
   int sym = 1;
   if (sy && (sym = PyObject_IsTrue(sy)) < 0) return NULL;
   smx_py_matrix m;
@@ -249,7 +253,7 @@ PyObject *smx_py_info_nce(PyObject *self, PyObject *args, PyObject *kwargs) {
   }
   int f64 = m.dtype == SMX_OP_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT;
   npy_intp nr = (npy_intp)m.rows;
-  loss = a.o.reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(1, &nr, type)
+  loss = a.e.reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(1, &nr, type)
                                              : (PyArrayObject *)PyArray_SimpleNew(0, NULL, type);
   if (!loss) goto done;
   if (a.want_grad && !(grad = (PyArrayObject *)PyArray_SimpleNew(2, PyArray_DIMS(m.arr), type))) goto done;
@@ -260,8 +264,8 @@ PyObject *smx_py_info_nce(PyObject *self, PyObject *args, PyObject *kwargs) {
     void *lp = PyArray_DATA(loss), *gp = grad ? PyArray_DATA(grad) : NULL;
     size_t ld = m.cols ? m.cols : 1;
     Py_BEGIN_ALLOW_THREADS
-    s = f64 ? smx_info_nce_f64(xp, ld, m.rows, m.cols, tp, temp, sym, &a.o, lp, gp, ld)
-            : smx_info_nce_f32(xp, ld, m.rows, m.cols, tp, temp, sym, &a.o, lp, gp, ld);
+    s = f64 ? smx_info_nce_f64(xp, ld, tp, lp, gp, ld, m.rows, m.cols, sym, &a.o)
+            : smx_info_nce_f32(xp, ld, tp, lp, gp, ld, m.rows, m.cols, sym, &a.o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
@@ -271,7 +275,7 @@ PyObject *smx_py_info_nce(PyObject *self, PyObject *args, PyObject *kwargs) {
     else smx_py_raise_status(fn, s);
     goto done;
   }
-  res = smx_py_loss_result(a.o.reduction == SMX_REDUCTION_NONE, loss, a.want_grad ? grad : NULL, NULL);
+  res = smx_py_loss_result(a.e.reduction == SMX_REDUCTION_NONE, loss, a.want_grad ? grad : NULL, NULL);
 done:
   Py_XDECREF(loss);
   Py_XDECREF(grad);
@@ -326,7 +330,7 @@ PyObject *smx_py_dice_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
     }
     const int64_t *tp = PyArray_DATA(t);
     for (size_t r = 0; r < m.rows; r++) {
-      if (tp[r] != a.o.ignore_index && (tp[r] < 0 || (uint64_t)tp[r] >= m.cols)) {
+      if (tp[r] != a.e.ignore_index && (tp[r] < 0 || (uint64_t)tp[r] >= m.cols)) {
         PyErr_Format(PyExc_ValueError, "%s: target %lld (row %zu) is outside [0, %zu) and is not ignore_index", fn,
                      (long long)tp[r], r, m.cols);
         goto done;
@@ -338,7 +342,7 @@ PyObject *smx_py_dice_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
     goto done;
   }
   npy_intp nc = (npy_intp)m.cols;
-  loss = a.o.reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(1, &nc, type)
+  loss = a.e.reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(1, &nc, type)
                                              : (PyArrayObject *)PyArray_SimpleNew(0, NULL, type);
   if (!loss) goto done;
   if (a.want_grad && !(grad = (PyArrayObject *)PyArray_SimpleNew(nd, PyArray_DIMS(m.arr), type))) goto done;
@@ -349,15 +353,15 @@ PyObject *smx_py_dice_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
     void *lp = PyArray_DATA(loss), *gp = grad ? PyArray_DATA(grad) : NULL;
     size_t ld = m.cols;
     Py_BEGIN_ALLOW_THREADS
-    s = f64 ? smx_dice_loss_f64(xp, ld, m.rows, m.cols, tp, sp, ld, smooth, &a.o, lp, gp, ld)
-            : smx_dice_loss_f32(xp, ld, m.rows, m.cols, tp, sp, ld, smooth, &a.o, lp, gp, ld);
+    s = f64 ? smx_dice_loss_f64(xp, ld, tp, sp, ld, lp, gp, ld, m.rows, m.cols, smooth, &a.o)
+            : smx_dice_loss_f32(xp, ld, tp, sp, ld, lp, gp, ld, m.rows, m.cols, smooth, &a.o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
     smx_py_raise_status(fn, s);
     goto done;
   }
-  res = smx_py_loss_result(a.o.reduction == SMX_REDUCTION_NONE, loss, a.want_grad ? grad : NULL, NULL);
+  res = smx_py_loss_result(a.e.reduction == SMX_REDUCTION_NONE, loss, a.want_grad ? grad : NULL, NULL);
 done:
   Py_XDECREF(loss);
   Py_XDECREF(grad);

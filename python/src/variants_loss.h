@@ -15,7 +15,7 @@ PyObject *smx_py_dice_loss(PyObject *self, PyObject *args, PyObject *kwargs);
   "reduction 'mean' (over the rows not ignored), 'sum' (a float) or 'none' (an array, ignored rows 0);\n" \
   "return_grad=True returns (loss, grad), grad_scale times the gradient of the returned loss (of the\n"   \
   "sum of the row losses for 'none') in the computing dtype. threads >= 0: results do not depend on it.\n" \
-  "The GIL is released. Definitions, special values and bounds: include/smx/smx_variants.h.\n"
+  "The GIL is released. Definitions, special values and bounds: include/smx/smx_losses.h.\n"
 
 PyDoc_STRVAR(focal_loss_doc,
              "focal_loss($module, /, logits, targets, gamma=2.0, alpha=None, reduction='mean', ignore_index=-100,\n"
@@ -38,7 +38,7 @@ PyDoc_STRVAR(info_nce_doc,
              "symmetric=True (CLIP) averages it with the cross-entropy of that column (down the rows).\n"
              "Symmetric targets must be distinct. reduction 'mean' / 'sum' give a float, 'none' one\n"
              "value per row; return_grad=True returns (loss, grad wrt sim). float32 or float64.\n"
-             "Definition and bounds: include/smx/smx_variants.h. The GIL is released.");
+             "Definition and bounds: include/smx/smx_losses.h. The GIL is released.");
 PyDoc_STRVAR(dice_loss_doc,
              "dice_loss($module, /, logits, targets, smooth=1.0, reduction='mean', ignore_index=-100,\n"
              "          return_grad=False, grad_scale=1.0, threads=0)\n--\n\n"
@@ -47,6 +47,6 @@ PyDoc_STRVAR(dice_loss_doc,
              "1 - mean_c Dice_c, 'sum' sum_c (1 - Dice_c), 'none' the C values 1 - Dice_c. targets: integer\n"
              "classes of shape logits.shape[:-1] (one-hot; ignore_index rows left out) or a float array of\n"
              "the logits' shape (soft targets). return_grad=True returns (loss, grad). float32 or float64.\n"
-             "Definition and bounds: include/smx/smx_variants.h. The GIL is released.");
+             "Definition and bounds: include/smx/smx_losses.h. The GIL is released.");
 
 #endif

@@ -13,7 +13,7 @@ PyDoc_STRVAR(multimax_doc,
              "MultiMax (Zhou, Fritz and Keuper 2024): softmax(s(x) / T) along axis with the modulator\n"
              "s(x) = x + t0 (r0 - x)_+ + t1 (x - r1)_+ + t2 (r2 - x)_+^2 + t3 (x - r3)_+^2 (r = ranges,\n"
              "t = ts, four finite numbers each; zeros give softmax). float32 or float64 (float16 is\n"
-             "computed as float32). Definition, special values and bound: include/smx/smx_variants.h.");
+             "computed as float32). Definition, special values and bound: include/smx/smx_multi.h.");
 PyDoc_STRVAR(multimax_backward_doc,
              "multimax_backward($module, /, x, y, dy, ranges=(0, 0, 0, 0), ts=(0, 0, 0, 0), axis=-1,\n"
              "                  temperature=1.0, threads=0, params_grad=False)\n--\n\n"

@@ -1,5 +1,5 @@
 /*
- * Noisy Softmax from NumPy (include/smx/smx_variants.h): the logits as a
+ * Noisy Softmax from NumPy (include/smx/smx_noisy.h): the logits as a
  * C-contiguous float32 / float64 matrix with the classes last (matrix.h),
  * int64 targets and the norms of the rows in the logits' type, one library
  * call with the GIL released.
@@ -50,10 +50,11 @@ PyObject *smx_py_noisy_softmax_loss(PyObject *self, PyObject *args, PyObject *kw
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|OOOOOOOOOO:noisy_softmax_loss", kw, &xo, &to, &no, &ao, &so,
                                    &sto, &mo, &roo, &red, &ign, &rg, &gs, &thr))
     return NULL;
-  smx_loss_options o = SMX_LOSS_OPTIONS_INIT;
+  smx_loss_ext e = SMX_LOSS_EXT_INIT;
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0u, 0, &e };
   double alpha = 0.1, scale = 1.0;
   uint64_t seed = 0, step = 0, row_offset = 0;
-  int mode = 0, r = (int)o.reduction, want = 0;
+  int mode = 0, r = (int)e.reduction, want = 0;
   long long ii = -100;
   if ((ao && smx_py_real_arg(fn, "alpha", ao, &alpha) < 0) || (so && smx_py_u64_arg(fn, "seed", so, &seed) < 0) ||
       (sto && smx_py_u64_arg(fn, "step", sto, &step) < 0) || parse_choice(fn, "mode", mo, modes, 3, &mode) < 0 ||
@@ -71,9 +72,9 @@ PyObject *smx_py_noisy_softmax_loss(PyObject *self, PyObject *args, PyObject *kw
     PyErr_Format(PyExc_ValueError, "%s: grad_scale must be finite and nonzero, got %R", fn, gs);
     return NULL;
   }
-  o.reduction = (smx_reduction)r;
-  o.ignore_index = ii;
-  o.grad_scale = scale;
+  e.reduction = (smx_reduction)r;
+  e.ignore_index = ii;
+  e.grad_scale = scale;
   smx_py_matrix m;
   if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_F32_F64, &m) < 0) return NULL;
   PyObject *res = NULL;
@@ -118,7 +119,7 @@ PyObject *smx_py_noisy_softmax_loss(PyObject *self, PyObject *args, PyObject *kw
     PyErr_Format(PyExc_ValueError, "%s: logits have no classes (last axis of length 0)", fn);
     goto done;
   }
-  loss = o.reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(nd - 1, PyArray_DIMS(m.arr), type)
+  loss = e.reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(nd - 1, PyArray_DIMS(m.arr), type)
                                            : (PyArrayObject *)PyArray_SimpleNew(0, NULL, type);
   if (!loss) goto done;
   if (want && (!(grad = (PyArrayObject *)PyArray_SimpleNew(nd, PyArray_DIMS(m.arr), type)) ||
@@ -131,17 +132,17 @@ PyObject *smx_py_noisy_softmax_loss(PyObject *self, PyObject *args, PyObject *kw
     size_t ld = m.cols ? m.cols : 1;
     smx_noisy_mode md = (smx_noisy_mode)mode;
     Py_BEGIN_ALLOW_THREADS
-    s = f64 ? smx_noisy_softmax_loss_f64(xp, ld, m.rows, m.cols, tp, (const double *)np, alpha, seed, step,
-                                         row_offset, md, &o, lp, gp, ld, grp)
-            : smx_noisy_softmax_loss_f32(xp, ld, m.rows, m.cols, tp, (const float *)np, alpha, seed, step,
-                                         row_offset, md, &o, lp, gp, ld, grp);
+    s = f64 ? smx_noisy_softmax_loss_f64(xp, ld, tp, (const double *)np, lp, gp, ld, grp, m.rows, m.cols, alpha, seed,
+                                         step, row_offset, md, &o)
+            : smx_noisy_softmax_loss_f32(xp, ld, tp, (const float *)np, lp, gp, ld, grp, m.rows, m.cols, alpha, seed,
+                                         step, row_offset, md, &o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
     smx_py_raise_status(fn, s);
     goto done;
   }
-  res = smx_py_loss_result(o.reduction == SMX_REDUCTION_NONE, loss, want ? grad : NULL, want ? gnr : NULL);
+  res = smx_py_loss_result(e.reduction == SMX_REDUCTION_NONE, loss, want ? grad : NULL, want ? gnr : NULL);
 done:
   Py_XDECREF(loss);
   Py_XDECREF(grad);

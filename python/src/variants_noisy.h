@@ -25,11 +25,11 @@ PyDoc_STRVAR(noisy_softmax_loss_doc,
              "(loss, grad, grad_norms): grad_scale times the gradients of the returned loss (of the sum of the\n"
              "row losses for 'none') with respect to the logits and the norms, xi held fixed. threads >= 0:\n"
              "results do not depend on it. The GIL is released. Definition, special values and bounds:\n"
-             "include/smx/smx_variants.h.");
+             "include/smx/smx_noisy.h.");
 PyDoc_STRVAR(noisy_softmax_noise_doc,
              "noisy_softmax_noise($module, /, rows, seed=0, step=0, row0=0)\n--\n\n"
              "The noise xi of smx.noisy_softmax_loss for rows row0 .. row0 + rows - 1 (float64): Box-Muller\n"
              "on the Philox4x32-10 block of key seed and counter (0xFFFFFFFF, row, step low, step high);\n"
-             "the recipe is in include/smx/smx_variants.h.");
+             "the recipe is in include/smx/smx_noisy.h.");
 
 #endif

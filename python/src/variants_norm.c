@@ -63,16 +63,16 @@ PyObject *smx_py_kd_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   }
   void *lp = PyArray_DATA((PyArrayObject *)loss);
-  smx_options o = {SMX_ALGO_AUTO, 0.0, 0, smx_py_threads(threads)};
+  smx_loss_ext e = SMX_LOSS_EXT_INIT;   /* the options' temperature and reduction are KD's */
+  e.reduction = (smx_reduction)reduction;
+  smx_options o = {SMX_ALGO_AUTO, temperature, 0, smx_py_threads(threads), &e};
   size_t rows = (size_t)shape[0], cols = (size_t)shape[1];
   smx_status st;
   Py_BEGIN_ALLOW_THREADS
   if (type == NPY_FLOAT64)
-    st = smx_kd_loss_f64(sp, cols, tp, cols, rows, cols, temperature, standardize, (smx_reduction)reduction, lp,
-                         (double *)gp, cols, &o);
+    st = smx_kd_loss_f64(sp, cols, tp, cols, lp, (double *)gp, cols, rows, cols, standardize, &o);
   else
-    st = smx_kd_loss_f32(sp, cols, tp, cols, rows, cols, temperature, standardize, (smx_reduction)reduction, lp,
-                         (float *)gp, cols, &o);
+    st = smx_kd_loss_f32(sp, cols, tp, cols, lp, (float *)gp, cols, rows, cols, standardize, &o);
   Py_END_ALLOW_THREADS
   if (st != SMX_OK) return smx_py_raise_status("smx.kd_loss", st);
   Py_RETURN_NONE;
@@ -108,7 +108,7 @@ PyObject *smx_py_mixture(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (!c_array(out, type, back ? 3 : 2) || PyArray_SIZE((PyArrayObject *)out) != (back ? rows * k * n : rows * n))
     goto bad;
   if (dw != Py_None && (!back || !c_array(dw, type, 2) || PyArray_SIZE((PyArrayObject *)dw) != rows * k)) goto bad;
-  smx_options o = {SMX_ALGO_AUTO, 0.0, 0, smx_py_threads(threads)};
+  smx_options o = {SMX_ALGO_AUTO, 0.0, 0, smx_py_threads(threads), NULL };
   void *xp = PyArray_DATA((PyArrayObject *)x), *wp = PyArray_DATA((PyArrayObject *)w),
        *op = PyArray_DATA((PyArrayObject *)out);
   void *gp = back ? PyArray_DATA((PyArrayObject *)dy) : NULL, *dwp = dw != Py_None ? PyArray_DATA((PyArrayObject *)dw) : NULL;

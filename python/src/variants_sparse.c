@@ -49,11 +49,11 @@ PyObject *smx_py_sparse_loss_rows(PyObject *self, PyObject *args) {
     PyErr_SetString(PyExc_ValueError, "targets, loss or grad do not match the logits");
     return NULL;
   }
-  smx_xent_options o = SMX_XENT_OPTIONS_INIT;
-  o.reduction = (smx_reduction)reduction;
-  o.ignore_index = ignore;
-  o.grad_scale = grad_scale;
-  o.threads = smx_py_threads(threads);
+  smx_loss_ext e = SMX_LOSS_EXT_INIT;
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0u, smx_py_threads(threads), &e };
+  e.reduction = (smx_reduction)reduction;
+  e.ignore_index = ignore;
+  e.grad_scale = grad_scale;
   o.flags = masked_nan ? SMX_FLAG_MASKED_ROW_NAN : 0u;
   const void *xp = PyArray_DATA(x);
   const int64_t *tp = PyArray_DATA(tg);
@@ -61,13 +61,13 @@ PyObject *smx_py_sparse_loss_rows(PyObject *self, PyObject *args) {
   smx_status s = SMX_E_INVALID_ARG;
   Py_BEGIN_ALLOW_THREADS
   if (t == NPY_FLOAT32) {
-    if (op == 0) s = smx_sparsemax_loss_f32(xp, cols, rows, cols, tp, &o, lp, gp, cols);
-    else if (op == 1) s = smx_entmax15_loss_f32(xp, cols, rows, cols, tp, &o, lp, gp, cols);
-    else s = smx_entmax_loss_f32(xp, cols, rows, cols, tp, alpha, &o, lp, gp, cols);
+    if (op == 0) s = smx_sparsemax_loss_f32(xp, cols, tp, lp, gp, cols, rows, cols, &o);
+    else if (op == 1) s = smx_entmax15_loss_f32(xp, cols, tp, lp, gp, cols, rows, cols, &o);
+    else s = smx_entmax_loss_f32(xp, cols, tp, lp, gp, cols, rows, cols, alpha, &o);
   } else if (t == NPY_FLOAT64) {
-    if (op == 0) s = smx_sparsemax_loss_f64(xp, cols, rows, cols, tp, &o, lp, gp, cols);
-    else if (op == 1) s = smx_entmax15_loss_f64(xp, cols, rows, cols, tp, &o, lp, gp, cols);
-    else s = smx_entmax_loss_f64(xp, cols, rows, cols, tp, alpha, &o, lp, gp, cols);
+    if (op == 0) s = smx_sparsemax_loss_f64(xp, cols, tp, lp, gp, cols, rows, cols, &o);
+    else if (op == 1) s = smx_entmax15_loss_f64(xp, cols, tp, lp, gp, cols, rows, cols, &o);
+    else s = smx_entmax_loss_f64(xp, cols, tp, lp, gp, cols, rows, cols, alpha, &o);
   }
   Py_END_ALLOW_THREADS
   if (s != SMX_OK) return status_error(s);

@@ -120,7 +120,6 @@ smx_status smx_attention_backward(const smx_attention_plan *plan, const smx_atte
   size_t es = p->elem_size, dq = d->dim_qk, dv = d->dim_v;
   size_t rows = mul(mul(d->batch, d->heads_q), d->len_q), keys = mul(mul(d->batch, d->heads_kv), d->len_k);
   if (rows == SIZE_MAX || keys == SIZE_MAX) return SMX_E_INVALID_ARG;
-  if (!rows && !keys) return SMX_OK;
   /* every operand the forward read, its output and lse, dO, and the gradients the plan asks for */
   if (rows && (!a->q || !a->o || !a->lse || !d_o || !gr->dq)) return SMX_E_INVALID_ARG;
   if (keys && (!gr->dk || !gr->dv)) return SMX_E_INVALID_ARG;
@@ -170,6 +169,11 @@ smx_status smx_attention_backward(const smx_attention_plan *plan, const smx_atte
       if (out[o2].bytes && smx_overlap(out[o].at, out[o].bytes, out[o2].at, out[o2].bytes)) return SMX_E_INVALID_ARG;
   }
 
+  if (!rows && !keys) {   /* nothing to compute; the sinks' gradient is 0 (Hq entries, whatever B) */
+    if (d->sinks && gr->dsinks)
+      for (size_t h = 0; h < d->heads_q; h++) gr->dsinks[h] = 0.0f;
+    return SMX_OK;
+  }
   void *owned = NULL;
   if (!workspace) {
     owned = malloc(gm.total);

@@ -181,10 +181,11 @@ static void load_block(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t
     if (d->gate) {   /* O = sigmoid(g) O_in: dO_in = sigmoid(g) dO, dg = dO O_in sig (1 - sig) = dO O (1 - sig) */
       const float *gt = a->gate + row * (ew ? dv : 1);
       float *dg = pass2 && bw->g->dgate ? bw->g->dgate + row * (ew ? dv : 1) : NULL;
-      if (dg && !ew) *dg = w->dvec[r] * (1.0f - sigmoid(gt[0]));
+      /* 1 - sigmoid(g) as sigmoid(-g): the subtraction loses its relative accuracy where sigmoid(g) is near 1 */
+      if (dg && !ew) *dg = w->dvec[r] * sigmoid(-gt[0]);
       for (size_t x = 0; x < dv; x++) {
         float sg = sigmoid(gt[ew ? x : 0]);
-        if (dg && ew) dg[x] = dor[x] * w->f.tmp[x] * (1.0f - sg);
+        if (dg && ew) dg[x] = dor[x] * w->f.tmp[x] * sigmoid(-gt[x]);
         dor[x] *= sg;
       }
     }

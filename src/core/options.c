@@ -25,6 +25,26 @@ smx_status smx_resolve_options(const smx_options *opt, smx_resolved_options *r) 
   return SMX_OK;
 }
 
+smx_status smx_resolve_loss_options(const smx_options *opt, unsigned uses, smx_loss_resolved *r) {
+  static const smx_loss_ext defaults = SMX_LOSS_EXT_INIT;
+  smx_status st = smx_resolve_options(opt, &r->base);
+  if (st != SMX_OK) return st;
+  const smx_loss_ext *e = opt && opt->loss ? opt->loss : &defaults;
+  if ((unsigned)e->reduction > (unsigned)SMX_REDUCTION_NONE) return SMX_E_INVALID_ARG;
+  if (!isfinite(e->grad_scale)) return SMX_E_INVALID_ARG;
+  if (!(e->label_smoothing >= 0.0 && e->label_smoothing <= 1.0)) return SMX_E_INVALID_ARG;
+  if (!(e->z_loss >= 0.0 && isfinite(e->z_loss))) return SMX_E_INVALID_ARG;
+  if (!(uses & SMX_LOSS_USES_TEMPERATURE) && r->base.temperature != 1.0) return SMX_E_INVALID_ARG;
+  if (!(uses & SMX_LOSS_USES_SMOOTHING) && (e->label_smoothing != 0.0 || e->z_loss != 0.0)) return SMX_E_INVALID_ARG;
+  if (!(uses & SMX_LOSS_USES_MASKED_FLAG) && (r->base.flags & SMX_FLAG_MASKED_ROW_NAN)) return SMX_E_INVALID_ARG;
+  r->reduction = e->reduction;
+  r->ignore_index = e->ignore_index;
+  r->grad_scale = e->grad_scale == 0.0 ? 1.0 : e->grad_scale;
+  r->label_smoothing = e->label_smoothing;
+  r->z_loss = e->z_loss;
+  return SMX_OK;
+}
+
 double smx_resolve_temperature(double t) {
   if (t != t || t < 0.0 || t == INFINITY) return -1.0;
   return t == 0.0 ? 1.0 : t;

@@ -138,7 +138,7 @@ smx_status smx_mpi_local_pairs(const float *x, size_t ldx, size_t rows, size_t c
   }
   float *v = malloc(rows * sizeof *v);
   int64_t *idx = malloc(rows * sizeof *idx);
-  smx_status st = v && idx ? smx_softmax_topk_rows_f32(x, ldx, rows, cols, 1, v, idx, opt) : SMX_E_NOMEM;
+  smx_status st = v && idx ? smx_softmax_topk_rows_f32(x, ldx, v, idx, rows, cols, 1, opt) : SMX_E_NOMEM;
   for (size_t r = 0; r < rows && st == SMX_OK; r++) {
     const float *row = x + r * ldx;
     if (idx[r] < 0) {

@@ -65,7 +65,7 @@ static smx_status local_records(const float *x, size_t ldx, size_t rows, size_t 
   size_t want = kk > 1 ? kk : 1, kl = want < cols ? want : cols;
   float *v = malloc(rows * kl * sizeof *v);
   int64_t *idx = malloc(rows * kl * sizeof *idx);
-  smx_status st = v && idx ? smx_topk_rows_f32(x, ldx, rows, cols, kl, v, idx, local) : SMX_E_NOMEM;
+  smx_status st = v && idx ? smx_topk_rows_f32(x, ldx, v, idx, rows, cols, kl, local) : SMX_E_NOMEM;
   for (size_t r = 0; r < rows && st == SMX_OK; r++) {
     double *d = rec + r * w;
     const int64_t *ir = idx + r * kl;
@@ -214,8 +214,8 @@ out:
   return st;
 }
 
-smx_status smx_mpi_sample_rows_f32(MPI_Comm comm, const float *x, size_t ldx, size_t rows, size_t local_cols,
-                                   const smx_sample_params *params, uint64_t seed, uint64_t step, int64_t *tokens,
+smx_status smx_mpi_sample_rows_f32(MPI_Comm comm, const float *x, size_t ldx, int64_t *tokens, size_t rows,
+                                   size_t local_cols, const smx_sample_params *params, uint64_t seed, uint64_t step,
                                    const smx_options *opt) {
   smx_status st = check_local(x, ldx, rows, local_cols, params, tokens, opt);
   smx_sample_params p;

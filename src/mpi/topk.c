@@ -31,7 +31,7 @@ static smx_status local_records(const float *x, size_t ldx, size_t rows, size_t 
   size_t kl = k < cols ? k : cols;
   float *v = malloc(rows * kl * sizeof *v), *xv = malloc(kl * sizeof *xv);
   int64_t *idx = malloc(rows * kl * sizeof *idx);
-  smx_status st = v && idx && xv ? smx_softmax_topk_rows_f32(x, ldx, rows, cols, kl, v, idx, local) : SMX_E_NOMEM;
+  smx_status st = v && idx && xv ? smx_softmax_topk_rows_f32(x, ldx, v, idx, rows, cols, kl, local) : SMX_E_NOMEM;
   for (size_t r = 0; r < rows && st == SMX_OK; r++) {
     const float *row = x + r * ldx;
     const int64_t *ir = idx + r * kl;
@@ -63,9 +63,8 @@ static smx_status local_records(const float *x, size_t ldx, size_t rows, size_t 
   return st;
 }
 
-smx_status smx_mpi_softmax_topk_rows_f32(MPI_Comm comm, const float *x, size_t ldx, size_t rows,
-                                         size_t local_cols, size_t k, float *values, int64_t *indices,
-                                         const smx_options *opt) {
+smx_status smx_mpi_softmax_topk_rows_f32(MPI_Comm comm, const float *x, size_t ldx, float *values, int64_t *indices,
+                                         size_t rows, size_t local_cols, size_t k, const smx_options *opt) {
   smx_options local;
   double inv_t;
   smx_status st = smx_mpi_local_options(opt, &local, &inv_t);

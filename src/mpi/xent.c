@@ -20,20 +20,23 @@ typedef struct xent_ctx {
   const float *x;
   size_t ld, rows, cols, ldg;
   const int64_t *t;
-  smx_xent_options o;
+  smx_loss_ext o;     /* opt->loss, or SMX_LOSS_EXT_INIT */
+  double temperature; /* opt->temperature as given (0 means 1) */
+  uint32_t flags;
+  int threads;
   float *loss, *grad, *lse;
   double inv_t, e, z;
 } xent_ctx;
 
 static smx_status check_local(const xent_ctx *a) {
-  const smx_xent_options *o = &a->o;
+  const smx_loss_ext *o = &a->o;
   if ((unsigned)o->reduction > (unsigned)SMX_REDUCTION_NONE) return SMX_E_INVALID_ARG;
   if (!(o->label_smoothing >= 0.0 && o->label_smoothing <= 1.0)) return SMX_E_INVALID_ARG;
   if (!(o->z_loss >= 0.0 && o->z_loss <= DBL_MAX)) return SMX_E_INVALID_ARG;
   if (!(o->grad_scale >= -DBL_MAX && o->grad_scale <= DBL_MAX)) return SMX_E_INVALID_ARG;
-  if (o->flags & ~(uint32_t)SMX_FLAG_MASKED_ROW_NAN) return SMX_E_INVALID_ARG;
-  if (o->threads < 0) return SMX_E_INVALID_ARG;
-  double t = o->temperature == 0.0 ? 1.0 : o->temperature;
+  if (a->flags & ~(uint32_t)SMX_FLAG_MASKED_ROW_NAN) return SMX_E_INVALID_ARG;
+  if (a->threads < 0) return SMX_E_INVALID_ARG;
+  double t = a->temperature == 0.0 ? 1.0 : a->temperature;
   if (!(t > 0.0 && t <= DBL_MAX)) return SMX_E_INVALID_ARG;
   if (a->ld < a->cols || (a->grad && a->ldg < a->cols)) return SMX_E_INVALID_ARG;
   if (!a->loss) return a->rows == 0 ? SMX_OK : SMX_E_INVALID_ARG;
@@ -56,9 +59,9 @@ static smx_status check_local(const xent_ctx *a) {
 /* What every rank must agree on. Not whether grad is given: each rank's gradient is its own slice's, computed
  * after the last collective, and an empty slice may pass NULL while the others pass theirs. */
 static uint64_t hash_call(const xent_ctx *a) {
-  const smx_xent_options *o = &a->o;
+  const smx_loss_ext *o = &a->o;
   uint64_t v[6] = { (uint64_t)o->reduction, (uint64_t)o->ignore_index, smx_mpi_bits(o->label_smoothing),
-                    smx_mpi_bits(o->z_loss), smx_mpi_bits(o->grad_scale), o->flags };
+                    smx_mpi_bits(o->z_loss), smx_mpi_bits(o->grad_scale), a->flags };
   uint64_t h = 0x243f6a8885a308d3ull;
   for (int i = 0; i < 6; i++) h = (h ^ v[i]) * 0x100000001b3ull;
   /* the targets must be the same everywhere: a rank reads only its own */
@@ -69,7 +72,7 @@ static uint64_t hash_call(const xent_ctx *a) {
 /* loss of one row (not ignored) from the whole row's (M, S, target, sum of x) */
 static double row_loss(const xent_ctx *a, const double *d, double V, int64_t t, double *lse_out) {
   double M = d[0], S = d[1], xt = d[2] * a->inv_t, mean = a->e > 0.0 ? d[3] * a->inv_t / V : 0.0;
-  int masked = (a->o.flags & SMX_FLAG_MASKED_ROW_NAN) != 0;
+  int masked = (a->flags & SMX_FLAG_MASKED_ROW_NAN) != 0;
   (void)t;
   if (M != M) return *lse_out = NAN;
   if (M == -INFINITY) {
@@ -104,7 +107,7 @@ static void grad_row(const xent_ctx *a, float *g, const double *d, smx_mpi_pair 
     for (size_t j = 0; j < n; j++) g[j] = 0.0f;
     return;
   }
-  if (M != M || (M == -INFINITY && (a->o.flags & SMX_FLAG_MASKED_ROW_NAN))) {
+  if (M != M || (M == -INFINITY && (a->flags & SMX_FLAG_MASKED_ROW_NAN))) {
     for (size_t j = 0; j < n; j++) g[j] = NAN;
     return;
   }
@@ -120,18 +123,21 @@ static void grad_row(const xent_ctx *a, float *g, const double *d, smx_mpi_pair 
   }
 }
 
-smx_status smx_mpi_cross_entropy_f32(MPI_Comm comm, const float *logits, size_t ld, size_t rows,
-                                     size_t local_cols, const int64_t *targets, const smx_xent_options *opt,
-                                     float *loss, float *grad, size_t ldg, float *lse) {
-  static const smx_xent_options defaults = SMX_XENT_OPTIONS_INIT;
-  xent_ctx a = { logits, ld, rows, local_cols, ldg, targets, opt ? *opt : defaults, loss, grad, lse, 1.0, 0.0, 0.0 };
+smx_status smx_mpi_cross_entropy_f32(MPI_Comm comm, const float *logits, size_t ld, const int64_t *targets,
+                                     float *loss, float *grad, size_t ldg, float *lse, size_t rows,
+                                     size_t local_cols, const smx_options *opt) {
+  static const smx_loss_ext defaults = SMX_LOSS_EXT_INIT;
+  xent_ctx a = { logits, ld, rows, local_cols, ldg, targets, opt && opt->loss ? *opt->loss : defaults,
+                 opt ? opt->temperature : 0.0, opt ? opt->flags : 0u, opt ? opt->threads : 0,
+                 loss, grad, lse, 1.0, 0.0, 0.0 };
   smx_status st = check_local(&a);
-  double t = a.o.temperature == 0.0 ? 1.0 : a.o.temperature;
+  if (st == SMX_OK && opt && (unsigned)opt->algo > (unsigned)SMX_ALGO_ONLINE) st = SMX_E_INVALID_ARG;
+  double t = a.temperature == 0.0 ? 1.0 : a.temperature;
   a.inv_t = st == SMX_OK ? 1.0 / (t < 0x1p-600 ? 0x1p-600 : t) : 1.0;
   a.e = st == SMX_OK ? a.o.label_smoothing : 0.0;
   a.z = st == SMX_OK ? a.o.z_loss : 0.0;
   smx_mpi_call c;
-  smx_status bs = smx_mpi_begin(&c, comm, SMX_MPI_FN_XENT, rows, local_cols, smx_mpi_bits(a.o.temperature),
+  smx_status bs = smx_mpi_begin(&c, comm, SMX_MPI_FN_XENT, rows, local_cols, smx_mpi_bits(a.temperature),
                                 hash_call(&a), a.o.label_smoothing > 0.0);
   if (bs != SMX_OK) return bs;
   if (st == SMX_OK && c.mismatch) st = SMX_E_INVALID_ARG;
@@ -148,7 +154,7 @@ smx_status smx_mpi_cross_entropy_f32(MPI_Comm comm, const float *logits, size_t 
   smx_options lo;
   memset(&lo, 0, sizeof lo);
   lo.temperature = t;
-  lo.threads = a.o.threads;
+  lo.threads = a.threads;
   if (st == SMX_OK && local_cols > 0) st = smx_mpi_local_pairs(logits, ld, n, local_cols, a.inv_t, &lo, loc);
   memset(rec, 0, (n + 2) * w * sizeof *rec);
   for (size_t r = 0; r < n && st == SMX_OK; r++) {

@@ -1,6 +1,6 @@
 /*
  * Adaptive temperature (Velickovic et al. 2024, "softmax is not enough (for
- * sharp out-of-distribution)", arXiv 2410.01104), include/smx/smx_variants.h:
+ * sharp out-of-distribution)", arXiv 2410.01104), include/smx/smx_multi.h:
  *   p = softmax(x), H = -sum p_i log(p_i + 1e-9)   (the paper's code, natural log)
  *   beta = H > 0.5 ? max(poly(H), 1) : 1,
  *   poly(H) = -0.037 H^4 + 0.481 H^3 - 2.3 H^2 + 4.917 H - 1.791
@@ -153,16 +153,20 @@ smx_status smx_adaptive_softmax_f64(const double *x, double *y, size_t n, const 
   return smx_adaptive_softmax_rows_f64(x, n, y, n, 1, n, opt);
 }
 
-#define BWD(sfx, T, E)                                                                                        \
+#define BWD_ROWS(sfx, T, E)                                                                                        \
   smx_status smx_adaptive_softmax_backward_rows_##sfx(const T *x, size_t ldx, const T *y, size_t ldy,         \
                                                       const T *dy, size_t lddy, T *dx, size_t lddx,           \
                                                       size_t rows, size_t cols, const smx_options *opt) {     \
     (void)y; (void)ldy;                                                                                       \
     return run(E, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, opt);                                            \
-  }                                                                                                            \
+  }
+#define BWD(sfx, T, E)                                                                                        \
+  BWD_ROWS(sfx, T, E)                                                                                          \
   smx_status smx_adaptive_softmax_backward_##sfx(const T *x, const T *y, const T *dy, T *dx, size_t n,        \
                                                  const smx_options *opt) {                                    \
     return smx_adaptive_softmax_backward_rows_##sfx(x, n, y, n, dy, n, dx, n, 1, n, opt);                     \
   }
 BWD(f32, float, SMX_ELEM_F32)
 BWD(f64, double, SMX_ELEM_F64)
+BWD_ROWS(f16, uint16_t, SMX_ELEM_F16)
+BWD_ROWS(bf16, uint16_t, SMX_ELEM_BF16)

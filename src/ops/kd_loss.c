@@ -1,7 +1,7 @@
 /*
  * The distillation loss of logit standardisation (Sun et al., CVPR 2024;
  * sunshangquan/logit-standardization-KD, mdistiller/distillers/KD.py),
- * include/smx/smx_variants.h: per row
+ * include/smx/smx_losses.h: per row
  *   L_r = T^2 KL(softmax(Z(t)/T) || softmax(Z(s)/T)),
  * Z the z-score of vnorm_std.h (or the identity without standardisation),
  * and its gradient in the student logits, T (p_s - p_t) through Z's VJP.
@@ -78,14 +78,13 @@ static void kd_rows(void *ctx, size_t r0, size_t r1, void *scratch) {
   }
 }
 
-static smx_status run(int f64, const void *s, size_t lds, const void *t, size_t ldt, size_t rows, size_t cols,
-                      double temperature, int standardize, smx_reduction red, void *loss, void *grad, size_t ldg,
-                      const smx_options *opt) {
-  smx_resolved_options o;
-  smx_status st = smx_resolve_options(opt, &o);
+static smx_status run(int f64, const void *s, size_t lds, const void *t, size_t ldt, void *loss, void *grad, size_t ldg,
+                      size_t rows, size_t cols, int standardize, const smx_options *opt) {
+  smx_loss_resolved o;
+  smx_status st = smx_resolve_loss_options(opt, SMX_LOSS_USES_TEMPERATURE, &o);
   if (st != SMX_OK) return st;
-  if (!(temperature > 0.0) || !isfinite(temperature)) return SMX_E_INVALID_ARG;
-  if (red != SMX_REDUCTION_MEAN && red != SMX_REDUCTION_SUM && red != SMX_REDUCTION_NONE) return SMX_E_INVALID_ARG;
+  double temperature = o.base.temperature;
+  smx_reduction red = o.reduction;
   if (lds < cols || ldt < cols || (grad && ldg < cols)) return SMX_E_INVALID_ARG;
   if (rows == 0) {
     if (red != SMX_REDUCTION_NONE && loss) {
@@ -104,8 +103,8 @@ static smx_status run(int f64, const void *s, size_t lds, const void *t, size_t 
   size_t scratch = smx_mul(3 * sizeof(double), cols, (size_t)-1 / 2);
   if (!rl || !scratch) { free(rl); return SMX_E_NOMEM; }
   kd_job j = { f64, standardize != 0, s, t, lds, ldt, ldg, cols, temperature,
-               red == SMX_REDUCTION_MEAN ? 1.0 / (double)rows : 1.0, rl, grad };
-  smx_plan plan = smx_plan_rows(o.threads, rows, cols, 0);
+               (red == SMX_REDUCTION_MEAN ? 1.0 / (double)rows : 1.0) * o.grad_scale, rl, grad };
+  smx_plan plan = smx_plan_rows(o.base.threads, rows, cols, 0);
   st = smx_grid_rows(plan.row_threads, rows, scratch, kd_rows, &j);
   if (st == SMX_OK) {
     double sum = 0.0, sc = 0.0;
@@ -127,14 +126,13 @@ static smx_status run(int f64, const void *s, size_t lds, const void *t, size_t 
   return st;
 }
 
-smx_status smx_kd_loss_f32(const float *student, size_t lds, const float *teacher, size_t ldt, size_t rows,
-                           size_t cols, double temperature, int standardize, smx_reduction reduction, float *loss,
-                           float *grad, size_t ldg, const smx_options *opt) {
-  return run(0, student, lds, teacher, ldt, rows, cols, temperature, standardize, reduction, loss, grad, ldg, opt);
+smx_status smx_kd_loss_f32(const float *student, size_t lds, const float *teacher, size_t ldt, float *loss,
+                           float *grad, size_t ldg, size_t rows, size_t cols, int standardize, const smx_options *opt) {
+  return run(0, student, lds, teacher, ldt, loss, grad, ldg, rows, cols, standardize, opt);
 }
 
-smx_status smx_kd_loss_f64(const double *student, size_t lds, const double *teacher, size_t ldt, size_t rows,
-                           size_t cols, double temperature, int standardize, smx_reduction reduction, double *loss,
-                           double *grad, size_t ldg, const smx_options *opt) {
-  return run(1, student, lds, teacher, ldt, rows, cols, temperature, standardize, reduction, loss, grad, ldg, opt);
+smx_status smx_kd_loss_f64(const double *student, size_t lds, const double *teacher, size_t ldt, double *loss,
+                           double *grad, size_t ldg, size_t rows, size_t cols, int standardize,
+                           const smx_options *opt) {
+  return run(1, student, lds, teacher, ldt, loss, grad, ldg, rows, cols, standardize, opt);
 }

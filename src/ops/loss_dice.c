@@ -1,6 +1,6 @@
 /*
  * Soft Dice loss over softmax probabilities (definition and policy in
- * include/smx/smx_variants.h). The class sums run over rows, so the loss
+ * include/smx/smx_losses.h). The class sums run over rows, so the loss
  * needs every row before any gradient: pass A (fixed row blocks on the task
  * grid) forms each row's softmax statistics (loss_row.h), writes the row's
  * probabilities into a per-task scratch row and adds them into the block's
@@ -156,12 +156,12 @@ static void put(int f64, void *loss, size_t i, double v) {
   else ((float *)loss)[i] = (float)v;
 }
 
-static smx_status run_dice(smx_elem elem, const void *logits, size_t ld, size_t rows, size_t cols,
-                           const int64_t *targets, const void *soft, size_t ldt, double smooth,
-                           const smx_loss_options *opt, void *loss, void *grad, size_t ldg) {
-  static const smx_loss_options defaults = SMX_LOSS_OPTIONS_INIT;
-  const smx_loss_options *o = opt ? opt : &defaults;
-  smx_status st = smx_loss_check_options(o);
+static smx_status run_dice(smx_elem elem, const void *logits, size_t ld, const int64_t *targets, const void *soft,
+                           size_t ldt, void *loss, void *grad, size_t ldg, size_t rows, size_t cols, double smooth,
+                           const smx_options *opt) {
+  smx_loss_resolved ro;
+  const smx_loss_resolved *o = &ro;
+  smx_status st = smx_resolve_loss_options(opt, 0, &ro);
   if (st != SMX_OK) return st;
   if (!(smooth >= 0.0 && smooth <= 1.7976931348623157e308)) return SMX_E_INVALID_ARG;
   if ((targets != NULL) == (soft != NULL) && rows > 0) return SMX_E_INVALID_ARG;   /* exactly one kind */
@@ -207,12 +207,12 @@ static smx_status run_dice(smx_elem elem, const void *logits, size_t ld, size_t 
   j.es = es;
   j.t = targets;
   j.ignore = o->ignore_index;
-  int threads = smx_resolve_threads(o->threads);
+  int threads = o->base.threads;
   smx_plan bp = smx_plan_rows(threads, nb, cols * j.block, 0);
   if ((st = smx_grid_rows(bp.row_threads, nb, cols * es, sums_task, &j)) != SMX_OK) goto out;
   /* fold the partials in block order; per-class Dice, the loss and the weights */
   double kappa = o->reduction == SMX_REDUCTION_MEAN ? 1.0 / (double)cols : 1.0;
-  double up = o->grad_scale == 0.0 ? 1.0 : o->grad_scale, total = 0.0;
+  double up = o->grad_scale, total = 0.0;
   for (size_t c = 0; c < cols; c++) {
     double S = 0.0, I = 0.0, U = 0.0;
     for (size_t b = 0; b < nb; b++) {
@@ -245,14 +245,14 @@ out:
   return st;
 }
 
-smx_status smx_dice_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols, const int64_t *targets,
-                             const float *target_probs, size_t ldt, double smooth, const smx_loss_options *opt,
-                             float *loss, float *grad, size_t ldg) {
-  return run_dice(SMX_ELEM_F32, logits, ld, rows, cols, targets, target_probs, ldt, smooth, opt, loss, grad, ldg);
+smx_status smx_dice_loss_f32(const float *logits, size_t ld, const int64_t *targets, const float *target_probs,
+                             size_t ldt, float *loss, float *grad, size_t ldg, size_t rows, size_t cols, double smooth,
+                             const smx_options *opt) {
+  return run_dice(SMX_ELEM_F32, logits, ld, targets, target_probs, ldt, loss, grad, ldg, rows, cols, smooth, opt);
 }
 
-smx_status smx_dice_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols, const int64_t *targets,
-                             const double *target_probs, size_t ldt, double smooth, const smx_loss_options *opt,
-                             double *loss, double *grad, size_t ldg) {
-  return run_dice(SMX_ELEM_F64, logits, ld, rows, cols, targets, target_probs, ldt, smooth, opt, loss, grad, ldg);
+smx_status smx_dice_loss_f64(const double *logits, size_t ld, const int64_t *targets, const double *target_probs,
+                             size_t ldt, double *loss, double *grad, size_t ldg, size_t rows, size_t cols,
+                             double smooth, const smx_options *opt) {
+  return run_dice(SMX_ELEM_F64, logits, ld, targets, target_probs, ldt, loss, grad, ldg, rows, cols, smooth, opt);
 }

@@ -1,6 +1,6 @@
 /*
  * Focal loss on softmax (Lin et al. 2017, eq. 5; definition and policy in
- * include/smx/smx_variants.h). The gradient is K (p - onehot), so a row is
+ * include/smx/smx_losses.h). The gradient is K (p - onehot), so a row is
  * the fused cross-entropy's two passes (loss_row.h) with another scale, and
  * the target's element rewritten from double.
  */
@@ -60,10 +60,12 @@ static void focal_row(const void *ctx, size_t r, const void *x, size_t n, size_t
   }
 }
 
-static smx_status run_focal(smx_elem elem, const void *logits, size_t ld, size_t rows, size_t cols,
-                            const int64_t *targets, double gamma, const void *alpha, const smx_loss_options *opt,
-                            void *loss, void *grad, size_t ldg) {
-  static const smx_loss_options defaults = SMX_LOSS_OPTIONS_INIT;
+static smx_status run_focal(smx_elem elem, const void *logits, size_t ld, const int64_t *targets, const void *alpha,
+                            void *loss, void *grad, size_t ldg, size_t rows, size_t cols, double gamma,
+                            const smx_options *opt) {
+  smx_loss_resolved o;
+  smx_status st = smx_resolve_loss_options(opt, 0, &o);
+  if (st != SMX_OK) return st;
   if (!(gamma >= 0.0 && gamma <= 1.7976931348623157e308)) return SMX_E_INVALID_ARG;
   if (alpha && rows > 0) {
     for (size_t j = 0; j < cols; j++) {
@@ -76,19 +78,18 @@ static smx_status run_focal(smx_elem elem, const void *logits, size_t ld, size_t
   c.gamma = gamma;
   c.alpha = alpha;
   c.f64 = elem == SMX_ELEM_F64;
-  smx_loss_call call = { elem, logits, ld, rows, cols, targets, opt ? opt : &defaults, loss, grad, ldg,
-                         focal_row, &c };
+  smx_loss_call call = { elem, logits, ld, rows, cols, targets, &o, loss, grad, ldg, focal_row, &c };
   return smx_loss_rows(&call);
 }
 
-smx_status smx_focal_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols, const int64_t *targets,
-                              double gamma, const float *alpha, const smx_loss_options *opt, float *loss, float *grad,
-                              size_t ldg) {
-  return run_focal(SMX_ELEM_F32, logits, ld, rows, cols, targets, gamma, alpha, opt, loss, grad, ldg);
+smx_status smx_focal_loss_f32(const float *logits, size_t ld, const int64_t *targets, const float *alpha, float *loss,
+                              float *grad, size_t ldg, size_t rows, size_t cols, double gamma,
+                              const smx_options *opt) {
+  return run_focal(SMX_ELEM_F32, logits, ld, targets, alpha, loss, grad, ldg, rows, cols, gamma, opt);
 }
 
-smx_status smx_focal_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols, const int64_t *targets,
-                              double gamma, const double *alpha, const smx_loss_options *opt, double *loss,
-                              double *grad, size_t ldg) {
-  return run_focal(SMX_ELEM_F64, logits, ld, rows, cols, targets, gamma, alpha, opt, loss, grad, ldg);
+smx_status smx_focal_loss_f64(const double *logits, size_t ld, const int64_t *targets, const double *alpha,
+                              double *loss, double *grad, size_t ldg, size_t rows, size_t cols, double gamma,
+                              const smx_options *opt) {
+  return run_focal(SMX_ELEM_F64, logits, ld, targets, alpha, loss, grad, ldg, rows, cols, gamma, opt);
 }

@@ -1,6 +1,6 @@
 /*
  * InfoNCE / CLIP contrastive loss over a similarity matrix (definition and
- * policy in include/smx/smx_variants.h). The row term is a cross-entropy of
+ * policy in include/smx/smx_losses.h). The row term is a cross-entropy of
  * each row of sim / T (loss_row.h: one online pass, one gradient pass). The
  * column term (symmetric) needs softmax down the columns: the columns are
  * gathered a block at a time into a small row-major buffer (one cache line
@@ -119,14 +119,13 @@ static void put(int f64, void *loss, size_t i, double v) {
   else ((float *)loss)[i] = (float)v;
 }
 
-static smx_status run_nce(smx_elem elem, const void *sim, size_t ld, size_t rows, size_t cols,
-                          const int64_t *targets, double temperature, int symmetric, const smx_loss_options *opt,
-                          void *loss, void *grad, size_t ldg) {
-  static const smx_loss_options defaults = SMX_LOSS_OPTIONS_INIT;
-  const smx_loss_options *o = opt ? opt : &defaults;
-  smx_status st = smx_loss_check_options(o);
+static smx_status run_nce(smx_elem elem, const void *sim, size_t ld, const int64_t *targets, void *loss, void *grad,
+                          size_t ldg, size_t rows, size_t cols, int symmetric, const smx_options *opt) {
+  smx_loss_resolved ro;
+  const smx_loss_resolved *o = &ro;
+  smx_status st = smx_resolve_loss_options(opt, SMX_LOSS_USES_TEMPERATURE, &ro);
   if (st != SMX_OK) return st;
-  if (!(temperature > 0.0 && temperature <= 1.7976931348623157e308)) return SMX_E_INVALID_ARG;
+  double temperature = o->base.temperature;
   if (symmetric != 0 && symmetric != 1) return SMX_E_INVALID_ARG;
   if (ld < cols || (grad && ldg < cols)) return SMX_E_INVALID_ARG;
   int f64 = elem == SMX_ELEM_F64;
@@ -179,10 +178,10 @@ static smx_status run_nce(smx_elem elem, const void *sim, size_t ld, size_t rows
   j.cols = cols;
   j.es = es;
   j.owner = owner;
-  double up = o->grad_scale == 0.0 ? 1.0 : o->grad_scale;
+  double up = o->grad_scale;
   double s = o->reduction == SMX_REDUCTION_MEAN ? (count ? up / (double)count : 0.0) : up;
   j.sr = j.sc = symmetric ? 0.5 * s : s;
-  int threads = smx_resolve_threads(o->threads);
+  int threads = o->base.threads;
   smx_plan plan = smx_plan_rows(threads, rows, cols, 0);
   smx_grid_rows(plan.row_threads, rows, 0, row_task, &j);
   if (symmetric) {
@@ -207,14 +206,12 @@ static smx_status run_nce(smx_elem elem, const void *sim, size_t ld, size_t rows
   return st;
 }
 
-smx_status smx_info_nce_f32(const float *sim, size_t ld, size_t rows, size_t cols, const int64_t *targets,
-                            double temperature, int symmetric, const smx_loss_options *opt, float *loss, float *grad,
-                            size_t ldg) {
-  return run_nce(SMX_ELEM_F32, sim, ld, rows, cols, targets, temperature, symmetric, opt, loss, grad, ldg);
+smx_status smx_info_nce_f32(const float *sim, size_t ld, const int64_t *targets, float *loss, float *grad, size_t ldg,
+                            size_t rows, size_t cols, int symmetric, const smx_options *opt) {
+  return run_nce(SMX_ELEM_F32, sim, ld, targets, loss, grad, ldg, rows, cols, symmetric, opt);
 }
 
-smx_status smx_info_nce_f64(const double *sim, size_t ld, size_t rows, size_t cols, const int64_t *targets,
-                            double temperature, int symmetric, const smx_loss_options *opt, double *loss,
-                            double *grad, size_t ldg) {
-  return run_nce(SMX_ELEM_F64, sim, ld, rows, cols, targets, temperature, symmetric, opt, loss, grad, ldg);
+smx_status smx_info_nce_f64(const double *sim, size_t ld, const int64_t *targets, double *loss, double *grad,
+                            size_t ldg, size_t rows, size_t cols, int symmetric, const smx_options *opt) {
+  return run_nce(SMX_ELEM_F64, sim, ld, targets, loss, grad, ldg, rows, cols, symmetric, opt);
 }

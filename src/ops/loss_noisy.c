@@ -1,6 +1,6 @@
 /*
  * Noisy Softmax (Chen, Deng and Du, CVPR 2017, arXiv 1708.03769, eq. 5-6;
- * definition and policy in include/smx/smx_variants.h): cross-entropy with the
+ * definition and policy in include/smx/smx_noisy.h): cross-entropy with the
  * target logit lowered by |xi|-scaled noise, xi from the sampler's Philox.
  *
  * A row is the fused cross-entropy's two passes with the target left out of
@@ -124,12 +124,14 @@ static void noisy_row(const void *ctx, size_t row, const void *x, size_t n, size
   put(c, g, t, gt);
 }
 
-static smx_status run_noisy(smx_elem elem, const void *logits, size_t ld, size_t rows, size_t cols,
-                            const int64_t *targets, const void *norms, double alpha, uint64_t seed, uint64_t step,
-                            uint64_t row_offset, smx_noisy_mode mode, const smx_loss_options *opt, void *loss,
-                            void *grad, size_t ldg, void *grad_norms) {
-  static const smx_loss_options defaults = SMX_LOSS_OPTIONS_INIT;
-  const smx_loss_options *o = opt ? opt : &defaults;
+static smx_status run_noisy(smx_elem elem, const void *logits, size_t ld, const int64_t *targets, const void *norms,
+                            void *loss, void *grad, size_t ldg, void *grad_norms, size_t rows, size_t cols,
+                            double alpha, uint64_t seed, uint64_t step, uint64_t row_offset, smx_noisy_mode mode,
+                            const smx_options *opt) {
+  smx_loss_resolved ro;
+  const smx_loss_resolved *o = &ro;
+  smx_status st = smx_resolve_loss_options(opt, 0, &ro);
+  if (st != SMX_OK) return st;
   if (!(alpha >= 0.0 && alpha <= 1.7976931348623157e308)) return SMX_E_INVALID_ARG;
   if ((unsigned)mode > (unsigned)SMX_NOISY_AMPLITUDE) return SMX_E_INVALID_ARG;
   size_t es = smx_elem_size(elem);
@@ -137,8 +139,6 @@ static smx_status run_noisy(smx_elem elem, const void *logits, size_t ld, size_t
   if (rows > 0) {
     /* what smx_loss_rows checks too, needed here first: the norms are read
      * and grad_norms' overlaps checked before anything is written */
-    smx_status st = smx_loss_check_options(o);
-    if (st != SMX_OK) return st;
     if (cols == 0 || ld < cols || (grad && ldg < cols) || !logits || !targets || !loss) return SMX_E_INVALID_ARG;
     if (!norms && mode != SMX_NOISY_FREE) return SMX_E_INVALID_ARG;
     size_t nloss = o->reduction == SMX_REDUCTION_NONE ? rows : 1;
@@ -163,7 +163,7 @@ static smx_status run_noisy(smx_elem elem, const void *logits, size_t ld, size_t
   c.mode = mode;
   c.f64 = f64;
   smx_loss_call call = { elem, logits, ld, rows, cols, targets, o, loss, grad, ldg, noisy_row, &c };
-  smx_status st = smx_loss_rows(&call);
+  st = smx_loss_rows(&call);
   if (st == SMX_OK && grad_norms) {
     for (size_t r = 0; r < rows; r++) {
       if (targets[r] != o->ignore_index) continue;
@@ -174,22 +174,20 @@ static smx_status run_noisy(smx_elem elem, const void *logits, size_t ld, size_t
   return st;
 }
 
-smx_status smx_noisy_softmax_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols,
-                                      const int64_t *targets, const float *norms, double alpha, uint64_t seed,
-                                      uint64_t step, uint64_t row_offset, smx_noisy_mode mode,
-                                      const smx_loss_options *opt, float *loss, float *grad, size_t ldg,
-                                      float *grad_norms) {
-  return run_noisy(SMX_ELEM_F32, logits, ld, rows, cols, targets, norms, alpha, seed, step, row_offset, mode, opt,
-                   loss, grad, ldg, grad_norms);
+smx_status smx_noisy_softmax_loss_f32(const float *logits, size_t ld, const int64_t *targets, const float *norms,
+                                      float *loss, float *grad, size_t ldg, float *grad_norms, size_t rows, size_t cols,
+                                      double alpha, uint64_t seed, uint64_t step, uint64_t row_offset,
+                                      smx_noisy_mode mode, const smx_options *opt) {
+  return run_noisy(SMX_ELEM_F32, logits, ld, targets, norms, loss, grad, ldg, grad_norms, rows, cols, alpha, seed,
+                   step, row_offset, mode, opt);
 }
 
-smx_status smx_noisy_softmax_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols,
-                                      const int64_t *targets, const double *norms, double alpha, uint64_t seed,
-                                      uint64_t step, uint64_t row_offset, smx_noisy_mode mode,
-                                      const smx_loss_options *opt, double *loss, double *grad, size_t ldg,
-                                      double *grad_norms) {
-  return run_noisy(SMX_ELEM_F64, logits, ld, rows, cols, targets, norms, alpha, seed, step, row_offset, mode, opt,
-                   loss, grad, ldg, grad_norms);
+smx_status smx_noisy_softmax_loss_f64(const double *logits, size_t ld, const int64_t *targets, const double *norms,
+                                      double *loss, double *grad, size_t ldg, double *grad_norms, size_t rows,
+                                      size_t cols, double alpha, uint64_t seed, uint64_t step, uint64_t row_offset,
+                                      smx_noisy_mode mode, const smx_options *opt) {
+  return run_noisy(SMX_ELEM_F64, logits, ld, targets, norms, loss, grad, ldg, grad_norms, rows, cols, alpha, seed,
+                   step, row_offset, mode, opt);
 }
 
 smx_status smx_noisy_softmax_noise(uint64_t seed, uint64_t step, size_t row0, size_t rows, double *xi) {

@@ -34,22 +34,14 @@ static void rows_task(void *ctx, size_t r0, size_t r1, void *scratch) {
   }
 }
 
-smx_status smx_loss_check_options(const smx_loss_options *o) {
-  if ((unsigned)o->reduction > (unsigned)SMX_REDUCTION_NONE) return SMX_E_INVALID_ARG;
-  if (!(o->grad_scale >= -1.7976931348623157e308 && o->grad_scale <= 1.7976931348623157e308)) return SMX_E_INVALID_ARG;
-  if (o->threads < 0) return SMX_E_INVALID_ARG;
-  return SMX_OK;
-}
-
 static void put(const smx_loss_call *c, size_t i, double v) {
   if (c->elem == SMX_ELEM_F64) ((double *)c->loss)[i] = v;
   else ((float *)c->loss)[i] = (float)v;
 }
 
 smx_status smx_loss_rows(const smx_loss_call *c) {
-  const smx_loss_options *o = c->opt;
-  smx_status st = smx_loss_check_options(o);
-  if (st != SMX_OK) return st;
+  const smx_loss_resolved *o = c->opt;
+  smx_status st;
   if (c->ld < c->cols || (c->grad && c->ldg < c->cols)) return SMX_E_INVALID_ARG;
   size_t rows = c->rows, cols = c->cols, es = smx_elem_size(c->elem);
   size_t nloss = o->reduction == SMX_REDUCTION_NONE ? rows : 1;
@@ -70,9 +62,9 @@ smx_status smx_loss_rows(const smx_loss_call *c) {
   }
   rows_job j = { c, es, 0.0, malloc(rows * sizeof(double)) };
   if (!j.row_loss) return SMX_E_NOMEM;
-  double up = o->grad_scale == 0.0 ? 1.0 : o->grad_scale;
+  double up = o->grad_scale;
   j.s = o->reduction == SMX_REDUCTION_MEAN ? (count ? up / (double)count : 0.0) : up;
-  smx_plan plan = smx_plan_rows(smx_resolve_threads(o->threads), rows, cols, 0);
+  smx_plan plan = smx_plan_rows(o->base.threads, rows, cols, 0);
   smx_grid_rows(plan.row_threads, rows, 0, rows_task, &j);   /* no scratch: cannot fail */
   if (o->reduction == SMX_REDUCTION_NONE) {
     for (size_t r = 0; r < rows; r++) put(c, r, j.row_loss[r]);

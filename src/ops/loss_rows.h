@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/elem.h"
+#include "core/options.h"
 #include "smx/smx.h"
 
 /* One row: its number r in the call, x (n >= 1 elements of the call's type),
@@ -25,7 +26,7 @@ typedef struct smx_loss_call {
   const void *logits;
   size_t ld, rows, cols;
   const int64_t *targets;
-  const smx_loss_options *opt;
+  const smx_loss_resolved *opt; /* smx_resolve_loss_options, by the loss (it knows what it uses) */
   void *loss;                 /* rows values for NONE, else one */
   void *grad;                 /* NULL, or rows x cols with ldg; may be logits exactly */
   size_t ldg;
@@ -35,7 +36,5 @@ typedef struct smx_loss_call {
 
 smx_status smx_loss_rows(const smx_loss_call *c);
 
-/* The options' checks shared by every loss: reduction, grad_scale, threads. */
-smx_status smx_loss_check_options(const smx_loss_options *o);
 
 #endif

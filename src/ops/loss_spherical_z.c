@@ -1,7 +1,7 @@
 /*
  * The spherical Z-loss of de Brebisson and Vincent 2016 (arXiv 1604.08859,
  * section 3: the Z-normalised target score through a scaled softplus;
- * definition and policy in include/smx/smx_variants.h). A row needs only
+ * definition and policy in include/smx/smx_losses.h). A row needs only
  * the first two moments and x_t: for f32 rows one pass for sum x and sum x^2
  * (the registry's double-lane sum and dot kernels), for f64 rows two (the
  * mean, then the centred squares), and one affine pass for the gradient,
@@ -91,25 +91,26 @@ static void zl_row(const void *ctx, size_t r, const void *x, size_t n, size_t t,
   }
 }
 
-static smx_status run_zl(smx_elem elem, const void *logits, size_t ld, size_t rows, size_t cols,
-                         const int64_t *targets, double a, double b, const smx_loss_options *opt, void *loss,
-                         void *grad, size_t ldg) {
-  static const smx_loss_options defaults = SMX_LOSS_OPTIONS_INIT;
+static smx_status run_zl(smx_elem elem, const void *logits, size_t ld, const int64_t *targets, void *loss, void *grad,
+                         size_t ldg, size_t rows, size_t cols, double a, double b, const smx_options *opt) {
+  smx_loss_resolved o;
+  smx_status st = smx_resolve_loss_options(opt, 0, &o);
+  if (st != SMX_OK) return st;
   if (!(a > 0.0 && a <= 1.7976931348623157e308) || !(b >= -1.7976931348623157e308 && b <= 1.7976931348623157e308))
     return SMX_E_INVALID_ARG;
   zl_ctx c = { smx_registry_current()->xent, a, b, elem == SMX_ELEM_F64 };
-  smx_loss_call call = { elem, logits, ld, rows, cols, targets, opt ? opt : &defaults, loss, grad, ldg, zl_row, &c };
+  smx_loss_call call = { elem, logits, ld, rows, cols, targets, &o, loss, grad, ldg, zl_row, &c };
   return smx_loss_rows(&call);
 }
 
-smx_status smx_spherical_z_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols,
-                                    const int64_t *targets, double a, double b, const smx_loss_options *opt,
-                                    float *loss, float *grad, size_t ldg) {
-  return run_zl(SMX_ELEM_F32, logits, ld, rows, cols, targets, a, b, opt, loss, grad, ldg);
+smx_status smx_spherical_z_loss_f32(const float *logits, size_t ld, const int64_t *targets, float *loss, float *grad,
+                                    size_t ldg, size_t rows, size_t cols, double a, double b,
+                                    const smx_options *opt) {
+  return run_zl(SMX_ELEM_F32, logits, ld, targets, loss, grad, ldg, rows, cols, a, b, opt);
 }
 
-smx_status smx_spherical_z_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols,
-                                    const int64_t *targets, double a, double b, const smx_loss_options *opt,
-                                    double *loss, double *grad, size_t ldg) {
-  return run_zl(SMX_ELEM_F64, logits, ld, rows, cols, targets, a, b, opt, loss, grad, ldg);
+smx_status smx_spherical_z_loss_f64(const double *logits, size_t ld, const int64_t *targets, double *loss,
+                                    double *grad, size_t ldg, size_t rows, size_t cols, double a, double b,
+                                    const smx_options *opt) {
+  return run_zl(SMX_ELEM_F64, logits, ld, targets, loss, grad, ldg, rows, cols, a, b, opt);
 }

@@ -1,6 +1,6 @@
 /*
  * Mixture of softmaxes (Yang et al. 2018, "Breaking the Softmax Bottleneck"),
- * include/smx/smx_variants.h: per row r, with K component logit rows
+ * include/smx/smx_multi.h: per row r, with K component logit rows
  * x_r1 .. x_rK and mixture logits w_r (pi = softmax(w_r)),
  *   y_ri = log sum_k pi_k softmax(x_rk)_i
  *        = LSE_k (w_k - LSE(w) + x_rk,i - LSE(x_rk)),

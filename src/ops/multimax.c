@@ -3,7 +3,7 @@
  * Attention Learning", ICML, arXiv 2406.01189, eq. 6 with its second-order
  * terms, as the authors' code applies it): softmax of the modulated scores
  *   s(x) = x + t0 (r0 - x)_+ + t1 (x - r1)_+ + t2 (r2 - x)_+^2 + t3 (x - r3)_+^2
- * (definition, policy and bound in include/smx/smx_variants.h). Each row is
+ * (definition, policy and bound in include/smx/smx_multi.h). Each row is
  * one elementwise modulation pass into y and the engine's softmax of y in
  * place. The VJP of an f32 row is two vector passes (<y, dy>, then the
  * vnorm kernels' mm_bwd: the softmax VJP times s'(x) and the eight parameter

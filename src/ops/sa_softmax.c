@@ -1,6 +1,6 @@
 /*
  * Self-Adjust Softmax (Zheng et al. 2025, arXiv 2502.18277, EMNLP 2025),
- * include/smx/smx_variants.h: y = x * softmax(x), and the normalised variant
+ * include/smx/smx_norm.h: y = x * softmax(x), and the normalised variant
  * y = (x - min(x_min, 0)) / (max(0, x_max) - min(x_min, 0)) * softmax(x)
  * (the paper's two forms, as its abstract states them). softmax(x) comes
  * from the softmax engine's row drivers (vnorm_softmax.c), the product from
@@ -274,16 +274,20 @@ smx_status smx_sa_softmax_f64(const double *x, double *y, size_t n, int normaliz
   return smx_sa_softmax_rows_f64(x, n, y, n, 1, n, normalized, opt);
 }
 
-#define BWD(sfx, T, E)                                                                                        \
+#define BWD_ROWS(sfx, T, E)                                                                                        \
   smx_status smx_sa_softmax_backward_rows_##sfx(const T *x, size_t ldx, const T *y, size_t ldy, const T *dy,  \
                                                 size_t lddy, T *dx, size_t lddx, size_t rows, size_t cols,     \
                                                 int normalized, const smx_options *opt) {                     \
     (void)y; (void)ldy;                                                                                       \
     return run(E, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, normalized, opt);                                \
-  }                                                                                                            \
+  }
+#define BWD(sfx, T, E)                                                                                        \
+  BWD_ROWS(sfx, T, E)                                                                                          \
   smx_status smx_sa_softmax_backward_##sfx(const T *x, const T *y, const T *dy, T *dx, size_t n, int normalized, \
                                            const smx_options *opt) {                                          \
     return smx_sa_softmax_backward_rows_##sfx(x, n, y, n, dy, n, dx, n, 1, n, normalized, opt);               \
   }
 BWD(f32, float, SMX_ELEM_F32)
 BWD(f64, double, SMX_ELEM_F64)
+BWD_ROWS(f16, uint16_t, SMX_ELEM_F16)
+BWD_ROWS(bf16, uint16_t, SMX_ELEM_BF16)

@@ -82,19 +82,17 @@ static smx_status run_sample(smx_elem elem, const void *x, size_t ldx, size_t ro
   return smx_grid_rows(plan.row_threads, rows, scratch, sample_task, &j);
 }
 
-smx_status smx_sample_rows_f32(const float *x, size_t ldx, size_t rows, size_t cols, const smx_sample_params *params,
-                               uint64_t seed, uint64_t step, int64_t *tokens, const smx_options *opt) {
+smx_status smx_sample_rows_f32(const float *x, size_t ldx, int64_t *tokens, size_t rows, size_t cols,
+                               const smx_sample_params *params, uint64_t seed, uint64_t step, const smx_options *opt) {
   return run_sample(SMX_ELEM_F32, x, ldx, rows, cols, params, seed, step, tokens, opt);
 }
 
-smx_status smx_sample_rows_f16(const uint16_t *x, size_t ldx, size_t rows, size_t cols,
-                               const smx_sample_params *params, uint64_t seed, uint64_t step, int64_t *tokens,
-                               const smx_options *opt) {
+smx_status smx_sample_rows_f16(const uint16_t *x, size_t ldx, int64_t *tokens, size_t rows, size_t cols,
+                               const smx_sample_params *params, uint64_t seed, uint64_t step, const smx_options *opt) {
   return run_sample(SMX_ELEM_F16, x, ldx, rows, cols, params, seed, step, tokens, opt);
 }
 
-smx_status smx_sample_rows_bf16(const uint16_t *x, size_t ldx, size_t rows, size_t cols,
-                                const smx_sample_params *params, uint64_t seed, uint64_t step, int64_t *tokens,
-                                const smx_options *opt) {
+smx_status smx_sample_rows_bf16(const uint16_t *x, size_t ldx, int64_t *tokens, size_t rows, size_t cols,
+                               const smx_sample_params *params, uint64_t seed, uint64_t step, const smx_options *opt) {
   return run_sample(SMX_ELEM_BF16, x, ldx, rows, cols, params, seed, step, tokens, opt);
 }

@@ -1,5 +1,5 @@
 /*
- * Sigmoid, sigma(x / T) elementwise (include/smx/smx_variants.h): the
+ * Sigmoid, sigma(x / T) elementwise (include/smx/smx_elem.h): the
  * smallest row operation of the engine, and the worked example of
  * docs/adding-an-op.md. The engine checks the options and arguments and runs
  * the rows; each row is one call of the registry's sigmoid kernel (f16 and

@@ -1,5 +1,5 @@
 /*
- * The sigmoid's VJP, include/smx/smx_variants.h: for y = sigma(x/T + b),
+ * The sigmoid's VJP, include/smx/smx_elem.h: for y = sigma(x/T + b),
  * dx = y (1 - y) dy / T, from y alone (the vnorm sig_bwd kernel).
  */
 #include <math.h>
@@ -60,6 +60,18 @@ smx_status smx_sigmoid_backward_rows_f64(const double *x, size_t ldx, const doub
                                          const smx_options *opt) {
   (void)x; (void)ldx;
   return run(SMX_ELEM_F64, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+}
+smx_status smx_sigmoid_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+                                         const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
+                                         size_t cols, const smx_options *opt) {
+  (void)x; (void)ldx;
+  return run(SMX_ELEM_F16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+}
+smx_status smx_sigmoid_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+                                          const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
+                                          size_t cols, const smx_options *opt) {
+  (void)x; (void)ldx;
+  return run(SMX_ELEM_BF16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
 }
 smx_status smx_sigmoid_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
                                     const smx_options *opt) {

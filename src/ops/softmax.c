@@ -126,7 +126,7 @@ static smx_status run_rows(smx_op op, smx_elem elem, const void *x, size_t ldx, 
   smx_status smx_log_softmax_##sfx(const T *x, T *y, size_t n, const smx_options *opt) {                      \
     return run_rows(SMX_OP_LOG_SOFTMAX, elem, x, n, y, n, NULL, 1, n, opt);                                   \
   }                                                                                                            \
-  smx_status smx_logsumexp_##sfx(const T *x, size_t n, LT *out, const smx_options *opt) {                     \
+  smx_status smx_logsumexp_##sfx(const T *x, LT *out, size_t n, const smx_options *opt) {                     \
     return run_rows(SMX_OP_LOGSUMEXP, elem, x, n, NULL, 0, out, 1, n, opt);                                   \
   }
 

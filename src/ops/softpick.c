@@ -1,5 +1,5 @@
 /*
- * Softpick (Zuhri et al. 2025, arXiv 2504.20966), include/smx/smx_variants.h:
+ * Softpick (Zuhri et al. 2025, arXiv 2504.20966), include/smx/smx_norm.h:
  * y_i = ReLU(e^(x_i - m) - e^(-m)) / (sum_{x_j > -inf} |e^(x_j - m) - e^(-m)| + eps),
  * m the max over the finite entries: the stable form of the reference code
  * (zaydzuhri/softpick-attention, naive_softpick_attn.py), eps applied after
@@ -165,6 +165,18 @@ smx_status smx_softpick_backward_rows_f64(const double *x, size_t ldx, const dou
                                           const smx_options *opt) {
   (void)y; (void)ldy;
   return run(SMX_ELEM_F64, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, eps, opt);
+}
+smx_status smx_softpick_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+                                          const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
+                                          size_t cols, double eps, const smx_options *opt) {
+  (void)y; (void)ldy;
+  return run(SMX_ELEM_F16, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, eps, opt);
+}
+smx_status smx_softpick_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+                                           const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
+                                           size_t cols, double eps, const smx_options *opt) {
+  (void)y; (void)ldy;
+  return run(SMX_ELEM_BF16, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, eps, opt);
 }
 smx_status smx_softpick_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n, double eps,
                                      const smx_options *opt) {

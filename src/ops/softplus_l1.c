@@ -1,5 +1,5 @@
 /*
- * Softplus with l1 normalisation, include/smx/smx_variants.h: the
+ * Softplus with l1 normalisation, include/smx/smx_norm.h: the
  * positivity-map-plus-l1 decomposition of softmax with softplus for exp
  * (the LSSA family of Gao, Spratling et al. 2025, arXiv 2501.13428, without
  * its length-dependent scale and re-weighting, which are not implemented):
@@ -230,16 +230,20 @@ smx_status smx_softplus_l1_f64(const double *x, double *y, size_t n, const smx_o
   return smx_softplus_l1_rows_f64(x, n, y, n, 1, n, opt);
 }
 
-#define BWD(sfx, T, E)                                                                                        \
+#define BWD_ROWS(sfx, T, E)                                                                                        \
   smx_status smx_softplus_l1_backward_rows_##sfx(const T *x, size_t ldx, const T *y, size_t ldy, const T *dy, \
                                                  size_t lddy, T *dx, size_t lddx, size_t rows, size_t cols,    \
                                                  const smx_options *opt) {                                    \
     (void)y; (void)ldy;                                                                                       \
     return run(E, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, opt);                                            \
-  }                                                                                                            \
+  }
+#define BWD(sfx, T, E)                                                                                        \
+  BWD_ROWS(sfx, T, E)                                                                                          \
   smx_status smx_softplus_l1_backward_##sfx(const T *x, const T *y, const T *dy, T *dx, size_t n,             \
                                             const smx_options *opt) {                                         \
     return smx_softplus_l1_backward_rows_##sfx(x, n, y, n, dy, n, dx, n, 1, n, opt);                          \
   }
 BWD(f32, float, SMX_ELEM_F32)
 BWD(f64, double, SMX_ELEM_F64)
+BWD_ROWS(f16, uint16_t, SMX_ELEM_F16)
+BWD_ROWS(bf16, uint16_t, SMX_ELEM_BF16)

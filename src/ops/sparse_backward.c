@@ -1,6 +1,6 @@
 /*
  * The vector-Jacobian products of sparsemax, entmax-1.5 and alpha-entmax
- * (include/smx/smx_variants.h), from the outputs y alone. With g_i = y_i^(2-alpha)
+ * (include/smx/smx_sparse.h), from the outputs y alone. With g_i = y_i^(2-alpha)
  * on the support (y_i > 0) and 0 elsewhere (Peters et al. 2019, Prop. 5),
  *   dx_i = g_i (dy_i - sum_j g_j dy_j / sum_j g_j);
  * for sparsemax g is the support's indicator (Martins & Astudillo 2016, eq. 14):

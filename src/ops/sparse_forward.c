@@ -1,6 +1,6 @@
 /*
  * The entry points of sparsemax, its sort-based oracle, entmax-1.5 and
- * bisection entmax (include/smx/smx_variants.h): the engine checks the options
+ * bisection entmax (include/smx/smx_sparse.h): the engine checks the options
  * and arguments and runs the rows, each row with its own scratch for the
  * candidates (sparse_row.c). Half rows are widened into a float row in the
  * scratch, computed there and narrowed back.

@@ -1,6 +1,6 @@
 /*
  * The Fenchel-Young losses of sparsemax, entmax-1.5 and alpha-entmax
- * (include/smx/smx_variants.h; Blondel, Martins & Niculae 2020, "Learning with
+ * (include/smx/smx_sparse.h; Blondel, Martins & Niculae 2020, "Learning with
  * Fenchel-Young losses"; sparsemax's is Martins & Astudillo 2016, eq. 18):
  *   L(x; t) = Omega(p) + <p, x> - x_t,  Omega(p) = (1 - sum_i p_i^alpha) / (alpha (alpha - 1)),
  * p the operation's output, with gradient p - e_t. Each row's p is formed in the
@@ -85,17 +85,13 @@ static void loss_task(void *ctx, size_t r0, size_t r1, void *scratch) {
   }
 }
 
-static smx_status run_loss(smx_sparse_kind kind, double alpha, int f64, const void *logits, size_t ld, size_t rows,
-                           size_t cols, const int64_t *targets, const smx_xent_options *opt, void *loss, void *grad,
-                           size_t ldg) {
-  static const smx_xent_options defaults = SMX_XENT_OPTIONS_INIT;
-  const smx_xent_options *o = opt ? opt : &defaults;
-  if ((unsigned)o->reduction > (unsigned)SMX_REDUCTION_NONE) return SMX_E_INVALID_ARG;
-  if (o->label_smoothing != 0.0 || o->z_loss != 0.0) return SMX_E_INVALID_ARG;
-  if (!(o->grad_scale >= -1.7976931348623157e308 && o->grad_scale <= 1.7976931348623157e308)) return SMX_E_INVALID_ARG;
-  if (o->flags & ~(uint32_t)SMX_FLAG_MASKED_ROW_NAN) return SMX_E_INVALID_ARG;
-  if (o->threads < 0) return SMX_E_INVALID_ARG;
-  if (o->temperature != 0.0 && o->temperature != 1.0) return SMX_E_INVALID_ARG;
+static smx_status run_loss(smx_sparse_kind kind, double alpha, int f64, const void *logits, size_t ld,
+                           const int64_t *targets, void *loss, void *grad, size_t ldg, size_t rows, size_t cols,
+                           const smx_options *opt) {
+  smx_loss_resolved ro;
+  const smx_loss_resolved *o = &ro;
+  smx_status st = smx_resolve_loss_options(opt, SMX_LOSS_USES_MASKED_FLAG, &ro);
+  if (st != SMX_OK) return st;
   if (!(alpha > 1.0 && alpha < INFINITY)) return SMX_E_INVALID_ARG;
   if (ld < cols || (grad && ldg < cols)) return SMX_E_INVALID_ARG;
   size_t es = f64 ? sizeof(double) : sizeof(float);
@@ -111,7 +107,7 @@ static smx_status run_loss(smx_sparse_kind kind, double alpha, int f64, const vo
   if (cols == 0 || !logits || !targets || !loss) return SMX_E_INVALID_ARG;
   smx_arg args[4] = { SMX_ARG_IN(logits, rows, cols, ld, es), SMX_ARG_IN(targets, 1, rows, rows, sizeof(int64_t)),
                       SMX_ARG_OUT(grad, rows, cols, ldg, es, 1), SMX_ARG_OUT(loss, 1, nloss, nloss, es, 0) };
-  smx_status st = smx_check_args(args, 4);
+  st = smx_check_args(args, 4);
   if (st != SMX_OK) return st;
   size_t count = 0;
   for (size_t r = 0; r < rows; r++) {
@@ -123,15 +119,15 @@ static smx_status run_loss(smx_sparse_kind kind, double alpha, int f64, const vo
   size_t per = smx_sparse_scratch(1) + es;
   if (cols > SIZE_MAX / 2 / per) return SMX_E_NOMEM;
   loss_job j = { .kind = kind, .alpha = alpha, .f64 = f64, .x = logits, .g = grad, .ld = ld, .ldg = ldg,
-                 .cols = cols, .es = es, .targets = targets, .ignore = o->ignore_index, .flags = o->flags,
+                 .cols = cols, .es = es, .targets = targets, .ignore = o->ignore_index, .flags = o->base.flags & SMX_FLAG_MASKED_ROW_NAN,
                  .loss = loss, .row_loss = NULL };
-  double up = o->grad_scale == 0.0 ? 1.0 : o->grad_scale;
+  double up = o->grad_scale;
   j.s = o->reduction == SMX_REDUCTION_MEAN ? (count ? up / (double)count : 0.0) : up;
   if (o->reduction != SMX_REDUCTION_NONE) {
     j.row_loss = malloc(rows * sizeof(double));
     if (!j.row_loss) return SMX_E_NOMEM;
   }
-  smx_plan plan = smx_plan_rows(smx_resolve_threads(o->threads), rows, cols, 0);
+  smx_plan plan = smx_plan_rows(o->base.threads, rows, cols, 0);
   st = smx_grid_rows(plan.row_threads, rows, cols * per, loss_task, &j);
   if (j.row_loss) {
     if (st == SMX_OK) {
@@ -146,27 +142,27 @@ static smx_status run_loss(smx_sparse_kind kind, double alpha, int f64, const vo
   return st;
 }
 
-smx_status smx_sparsemax_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols, const int64_t *targets,
-                                  const smx_xent_options *opt, float *loss, float *grad, size_t ldg) {
-  return run_loss(SMX_SPARSE_SPARSEMAX, 2.0, 0, logits, ld, rows, cols, targets, opt, loss, grad, ldg);
+smx_status smx_sparsemax_loss_f32(const float *logits, size_t ld, const int64_t *targets, float *loss, float *grad,
+                       size_t ldg, size_t rows, size_t cols, const smx_options *opt) {
+  return run_loss(SMX_SPARSE_SPARSEMAX, 2.0, 0, logits, ld, targets, loss, grad, ldg, rows, cols, opt);
 }
-smx_status smx_sparsemax_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols, const int64_t *targets,
-                                  const smx_xent_options *opt, double *loss, double *grad, size_t ldg) {
-  return run_loss(SMX_SPARSE_SPARSEMAX, 2.0, 1, logits, ld, rows, cols, targets, opt, loss, grad, ldg);
+smx_status smx_sparsemax_loss_f64(const double *logits, size_t ld, const int64_t *targets, double *loss, double *grad,
+                       size_t ldg, size_t rows, size_t cols, const smx_options *opt) {
+  return run_loss(SMX_SPARSE_SPARSEMAX, 2.0, 1, logits, ld, targets, loss, grad, ldg, rows, cols, opt);
 }
-smx_status smx_entmax15_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols, const int64_t *targets,
-                                 const smx_xent_options *opt, float *loss, float *grad, size_t ldg) {
-  return run_loss(SMX_SPARSE_ENTMAX15, 1.5, 0, logits, ld, rows, cols, targets, opt, loss, grad, ldg);
+smx_status smx_entmax15_loss_f32(const float *logits, size_t ld, const int64_t *targets, float *loss, float *grad,
+                       size_t ldg, size_t rows, size_t cols, const smx_options *opt) {
+  return run_loss(SMX_SPARSE_ENTMAX15, 1.5, 0, logits, ld, targets, loss, grad, ldg, rows, cols, opt);
 }
-smx_status smx_entmax15_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols, const int64_t *targets,
-                                 const smx_xent_options *opt, double *loss, double *grad, size_t ldg) {
-  return run_loss(SMX_SPARSE_ENTMAX15, 1.5, 1, logits, ld, rows, cols, targets, opt, loss, grad, ldg);
+smx_status smx_entmax15_loss_f64(const double *logits, size_t ld, const int64_t *targets, double *loss, double *grad,
+                       size_t ldg, size_t rows, size_t cols, const smx_options *opt) {
+  return run_loss(SMX_SPARSE_ENTMAX15, 1.5, 1, logits, ld, targets, loss, grad, ldg, rows, cols, opt);
 }
-smx_status smx_entmax_loss_f32(const float *logits, size_t ld, size_t rows, size_t cols, const int64_t *targets,
-                               double alpha, const smx_xent_options *opt, float *loss, float *grad, size_t ldg) {
-  return run_loss(SMX_SPARSE_ENTMAX_BISECT, alpha, 0, logits, ld, rows, cols, targets, opt, loss, grad, ldg);
+smx_status smx_entmax_loss_f32(const float *logits, size_t ld, const int64_t *targets, float *loss, float *grad,
+                       size_t ldg, size_t rows, size_t cols, double alpha, const smx_options *opt) {
+  return run_loss(SMX_SPARSE_ENTMAX_BISECT, alpha, 0, logits, ld, targets, loss, grad, ldg, rows, cols, opt);
 }
-smx_status smx_entmax_loss_f64(const double *logits, size_t ld, size_t rows, size_t cols, const int64_t *targets,
-                               double alpha, const smx_xent_options *opt, double *loss, double *grad, size_t ldg) {
-  return run_loss(SMX_SPARSE_ENTMAX_BISECT, alpha, 1, logits, ld, rows, cols, targets, opt, loss, grad, ldg);
+smx_status smx_entmax_loss_f64(const double *logits, size_t ld, const int64_t *targets, double *loss, double *grad,
+                       size_t ldg, size_t rows, size_t cols, double alpha, const smx_options *opt) {
+  return run_loss(SMX_SPARSE_ENTMAX_BISECT, alpha, 1, logits, ld, targets, loss, grad, ldg, rows, cols, opt);
 }

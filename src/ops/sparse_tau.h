@@ -1,6 +1,6 @@
 /*
  * The thresholds of sparsemax and entmax on a row's candidate entries
- * (include/smx/smx_variants.h). The callers pass z_j = a (x_j - max) for the
+ * (include/smx/smx_sparse.h). The callers pass z_j = a (x_j - max) for the
  * entries that can be in the support (x_j >= max - 1/a, a = alpha - 1), in
  * index order, so that every z_j lies in [-1 - slack, 0] and the row's max has
  * z = 0; the threshold comes back relative to max in the same units. Each

@@ -1,6 +1,6 @@
 /*
  * Scalable-Softmax, SSMax (Nakanishi 2025, arXiv 2501.19399),
- * include/smx/smx_variants.h: y = softmax((s log n) x), n the row length or
+ * include/smx/smx_norm.h: y = softmax((s log n) x), n the row length or
  * given per row (prefix / causal use: the keys a query sees). It is softmax
  * at temperature 1 / (s log n), run by the softmax engine's row drivers
  * (vnorm_softmax.c); the backward pass is the softmax VJP scaled by s log n.
@@ -77,16 +77,20 @@ smx_status smx_ssmax_f64(const double *x, double *y, size_t n, double s, const i
   return smx_ssmax_rows_f64(x, n, y, n, 1, n, s, len, opt);
 }
 
-#define BWD(sfx, T, E)                                                                                        \
+#define BWD_ROWS(sfx, T, E)                                                                                        \
   smx_status smx_ssmax_backward_rows_##sfx(const T *x, size_t ldx, const T *y, size_t ldy, const T *dy,       \
                                            size_t lddy, T *dx, size_t lddx, size_t rows, size_t cols,          \
                                            double s, const int64_t *n, const smx_options *opt) {              \
     (void)x; (void)ldx;                                                                                       \
     return run(E, 1, NULL, 0, y, ldy, dy, lddy, dx, lddx, rows, cols, s, n, opt);                             \
-  }                                                                                                            \
+  }
+#define BWD(sfx, T, E)                                                                                        \
+  BWD_ROWS(sfx, T, E)                                                                                          \
   smx_status smx_ssmax_backward_##sfx(const T *x, const T *y, const T *dy, T *dx, size_t n, double s,         \
                                       const int64_t *len, const smx_options *opt) {                           \
     return smx_ssmax_backward_rows_##sfx(x, n, y, n, dy, n, dx, n, 1, n, s, len, opt);                        \
   }
 BWD(f32, float, SMX_ELEM_F32)
 BWD(f64, double, SMX_ELEM_F64)
+BWD_ROWS(f16, uint16_t, SMX_ELEM_F16)
+BWD_ROWS(bf16, uint16_t, SMX_ELEM_BF16)

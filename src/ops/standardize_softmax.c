@@ -1,7 +1,7 @@
 /*
  * Logit standardisation for distillation (Sun et al., CVPR 2024, "Logit
  * Standardization in Knowledge Distillation"; sunshangquan/logit-
- * standardization-KD, mdistiller/distillers/KD.py), include/smx/smx_variants.h:
+ * standardization-KD, mdistiller/distillers/KD.py), include/smx/smx_norm.h:
  *   z = (x - mean(x)) / (std(x) + 1e-7),  std unbiased (n - 1), eps on the std;
  *   y = softmax(z / T).
  * Softmax is shift-invariant, so y = softmax(a x) with a = 1 / (T (std + 1e-7)):
@@ -11,6 +11,7 @@
  */
 #include <math.h>
 
+#include "core/options.h"
 #include "ops/vnorm_run.h"
 #include "ops/vnorm_softmax.h"
 #include "ops/vnorm_std.h"
@@ -68,8 +69,9 @@ static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx
 }
 
 static smx_status run(smx_elem e, int grad, const void *x, size_t ldx, const void *g, size_t ldg, void *out,
-                      size_t ldo, size_t rows, size_t cols, double t, const smx_options *opt) {
-  if (!(t > 0.0) || !isfinite(t)) return SMX_E_INVALID_ARG;
+                      size_t ldo, size_t rows, size_t cols, const smx_options *opt) {
+  double t = opt ? smx_resolve_temperature(opt->temperature) : 1.0;   /* T of softmax(z / T); 0 means 1 */
+  if (t < 0.0) return SMX_E_INVALID_ARG;
   if (rows && cols && (!x || (grad && !g))) return SMX_E_INVALID_ARG;
   std_ctx c = { .t = t };
   smx_vn_sm_init(&c.sm, rows, cols);
@@ -82,34 +84,35 @@ static smx_status run(smx_elem e, int grad, const void *x, size_t ldx, const voi
 
 #define FWD(sfx, T, E)                                                                                        \
   smx_status smx_standardize_softmax_rows_##sfx(const T *x, size_t ldx, T *y, size_t ldy, size_t rows,        \
-                                                size_t cols, double temperature, const smx_options *opt) {    \
-    return run(E, 0, x, ldx, NULL, 0, y, ldy, rows, cols, temperature, opt);                                  \
+                                                size_t cols, const smx_options *opt) {    \
+    return run(E, 0, x, ldx, NULL, 0, y, ldy, rows, cols, opt);                                  \
   }
 FWD(f32, float, SMX_ELEM_F32)
 FWD(f64, double, SMX_ELEM_F64)
 FWD(f16, uint16_t, SMX_ELEM_F16)
 FWD(bf16, uint16_t, SMX_ELEM_BF16)
 
-smx_status smx_standardize_softmax_f32(const float *x, float *y, size_t n, double temperature,
-                                       const smx_options *opt) {
-  return smx_standardize_softmax_rows_f32(x, n, y, n, 1, n, temperature, opt);
+smx_status smx_standardize_softmax_f32(const float *x, float *y, size_t n, const smx_options *opt) {
+  return smx_standardize_softmax_rows_f32(x, n, y, n, 1, n, opt);
 }
-smx_status smx_standardize_softmax_f64(const double *x, double *y, size_t n, double temperature,
-                                       const smx_options *opt) {
-  return smx_standardize_softmax_rows_f64(x, n, y, n, 1, n, temperature, opt);
+smx_status smx_standardize_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt) {
+  return smx_standardize_softmax_rows_f64(x, n, y, n, 1, n, opt);
 }
 
-#define BWD(sfx, T, E)                                                                                        \
+#define BWD_ROWS(sfx, T, E)                                                                                        \
   smx_status smx_standardize_softmax_backward_rows_##sfx(const T *x, size_t ldx, const T *y, size_t ldy,      \
                                                          const T *dy, size_t lddy, T *dx, size_t lddx,        \
-                                                         size_t rows, size_t cols, double temperature,        \
-                                                         const smx_options *opt) {                            \
+                                                         size_t rows, size_t cols, const smx_options *opt) {                      \
     (void)y; (void)ldy;                                                                                       \
-    return run(E, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, temperature, opt);                               \
-  }                                                                                                            \
+    return run(E, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, opt);                               \
+  }
+#define BWD(sfx, T, E)                                                                                        \
+  BWD_ROWS(sfx, T, E)                                                                                          \
   smx_status smx_standardize_softmax_backward_##sfx(const T *x, const T *y, const T *dy, T *dx, size_t n,     \
-                                                    double temperature, const smx_options *opt) {             \
-    return smx_standardize_softmax_backward_rows_##sfx(x, n, y, n, dy, n, dx, n, 1, n, temperature, opt);     \
+                                                    const smx_options *opt) {                                 \
+    return smx_standardize_softmax_backward_rows_##sfx(x, n, y, n, dy, n, dx, n, 1, n, opt);     \
   }
 BWD(f32, float, SMX_ELEM_F32)
 BWD(f64, double, SMX_ELEM_F64)
+BWD_ROWS(f16, uint16_t, SMX_ELEM_F16)
+BWD_ROWS(bf16, uint16_t, SMX_ELEM_BF16)

@@ -117,12 +117,12 @@ static smx_status run_topk(smx_topk_op op, smx_elem elem, const void *x, size_t 
 
 /* ---- public forms: (op) x (f32, f16, bf16) x (row, rows) */
 #define SMX_TOPK_FORMS(name, op, sfx, T, elem)                                                                  \
-  smx_status smx_##name##_##sfx(const T *x, size_t n, size_t k, float *values, int64_t *indices,             \
+  smx_status smx_##name##_##sfx(const T *x, float *values, int64_t *indices, size_t n, size_t k,             \
                                 const smx_options *opt) {                                                   \
     return run_topk(op, elem, x, n, 1, n, k, values, indices, opt);                                        \
   }                                                                                                         \
-  smx_status smx_##name##_rows_##sfx(const T *x, size_t ldx, size_t rows, size_t cols, size_t k, float *values, \
-                                     int64_t *indices, const smx_options *opt) {                            \
+  smx_status smx_##name##_rows_##sfx(const T *x, size_t ldx, float *values, int64_t *indices, size_t rows,     \
+                                     size_t cols, size_t k, const smx_options *opt) {                       \
     return run_topk(op, elem, x, ldx, rows, cols, k, values, indices, opt);                                \
   }
 

@@ -1,6 +1,6 @@
 /*
  * Top-k softmax ("sparse softmax", Sun et al. 2021, arXiv 2112.12433),
- * include/smx/smx_variants.h: softmax over the k largest entries, 0
+ * include/smx/smx_multi.h: softmax over the k largest entries, 0
  * elsewhere; equal entries go to the lowest index. f32 (and half) rows
  * select with the fused top-k of smx_topk_f32 (src/ops/topk*.c: one read of
  * the row, the same tie and special-value rules); f64 rows sort (value,
@@ -44,7 +44,7 @@ static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, s
   float *v = scr;
   int64_t *idx = (int64_t *)(void *)(scr + n + (n & 1));   /* 8-byte aligned, within the 3 rows */
   (void)r;
-  if (smx_topk_f32(x, n, k, v, idx, NULL) != SMX_OK || idx[0] < 0) {   /* NaN in the row */
+  if (smx_topk_f32(x, v, idx, n, k, NULL) != SMX_OK || idx[0] < 0) {   /* NaN in the row */
     for (size_t i = 0; i < n; i++) y[i] = NAN;
     return;
   }
@@ -123,16 +123,20 @@ smx_status smx_topk_softmax_f64(const double *x, double *y, size_t n, size_t k, 
   return smx_topk_softmax_rows_f64(x, n, y, n, 1, n, k, opt);
 }
 
-#define BWD(sfx, T, E)                                                                                        \
+#define BWD_ROWS(sfx, T, E)                                                                                        \
   smx_status smx_topk_softmax_backward_rows_##sfx(const T *x, size_t ldx, const T *y, size_t ldy, const T *dy, \
                                                   size_t lddy, T *dx, size_t lddx, size_t rows, size_t cols,   \
                                                   size_t k, const smx_options *opt) {                         \
     (void)x; (void)ldx;                                                                                       \
     return run(E, 1, NULL, 0, y, ldy, dy, lddy, dx, lddx, rows, cols, k, opt);                                \
-  }                                                                                                            \
+  }
+#define BWD(sfx, T, E)                                                                                        \
+  BWD_ROWS(sfx, T, E)                                                                                          \
   smx_status smx_topk_softmax_backward_##sfx(const T *x, const T *y, const T *dy, T *dx, size_t n, size_t k,  \
                                              const smx_options *opt) {                                        \
     return smx_topk_softmax_backward_rows_##sfx(x, n, y, n, dy, n, dx, n, 1, n, k, opt);                      \
   }
 BWD(f32, float, SMX_ELEM_F32)
 BWD(f64, double, SMX_ELEM_F64)
+BWD_ROWS(f16, uint16_t, SMX_ELEM_F16)
+BWD_ROWS(bf16, uint16_t, SMX_ELEM_BF16)

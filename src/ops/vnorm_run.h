@@ -1,5 +1,5 @@
 /*
- * The engine call shared by the row variants of include/smx/smx_variants.h
+ * The engine call shared by the row variants of include/smx/smx_norm.h
  * (softpick, SSMax, self-adjust softmax, adaptive temperature, top-k
  * softmax, softplus-l1, standardised softmax and their backward passes):
  * options, argument checks, the row grid and half storage, written once.

@@ -3,7 +3,7 @@
  * softmax engine's row drivers (softmax_row_f32.c / _f64.c: the same
  * kernels, algorithms and special-value policy as smx_softmax), and its VJP
  * through the backward kernels: the shared step of SSMax, adaptive
- * temperature and the standardised softmax (include/smx/smx_variants.h).
+ * temperature and the standardised softmax (include/smx/smx_norm.h).
  */
 #ifndef SMX_OPS_VNORM_SOFTMAX_H
 #define SMX_OPS_VNORM_SOFTMAX_H

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "core/grid.h"
+#include "core/ksum.h"
 #include "core/operands.h"
 #include "core/options.h"
 #include "core/temperature.h"
@@ -18,78 +19,77 @@
 
 typedef struct xent_job {
   smx_xent_params p;
+  smx_xent_row64 p64;   /* f64 rows */
   smx_elem elem;
   const void *x;
   void *g;
   size_t ld, ldg, cols;
-  const void *targets;
-  smx_index_type ttype;
+  const int64_t *targets;
   int64_t ignore;
   double *row_loss;   /* MEAN / SUM: one double per row, summed in order afterwards */
-  float *loss;        /* NONE: written directly                                    */
-  float *lse;         /* may be NULL                                               */
+  void *loss;         /* NONE: written directly (double for f64 logits, else float) */
+  void *lse;          /* may be NULL; the loss's type                               */
 } xent_job;
 
-static int64_t target_at(const void *t, smx_index_type ty, size_t r) {
-  return ty == SMX_INDEX_I32 ? (int64_t)((const int32_t *)t)[r] : ((const int64_t *)t)[r];
+static void put(smx_elem e, void *a, size_t i, double v) {
+  if (e == SMX_ELEM_F64) ((double *)a)[i] = v;
+  else ((float *)a)[i] = (float)v;
 }
 
 static void xent_task(void *ctx, size_t r0, size_t r1, void *scratch) {
   const xent_job *j = ctx;
-  (void)scratch;
   size_t es = smx_elem_size(j->elem);
   for (size_t r = r0; r < r1; r++) {
-    int64_t t = target_at(j->targets, j->ttype, r);
-    double l;
-    float lse;
+    int64_t t = j->targets[r];
+    double l, lse;
+    float lse32;
     const char *x = (const char *)j->x + r * j->ld * es;
     void *g = j->g ? (char *)j->g + r * j->ldg * es : NULL;
-    smx_xent_row(&j->p, j->elem, x, j->cols, t, t == j->ignore, &l, j->lse ? &lse : NULL, g);
+    if (j->elem == SMX_ELEM_F64) {
+      smx_xent_row_f64(&j->p64, (const double *)(const void *)x, j->cols, t, t == j->ignore, &l,
+                       j->lse ? &lse : NULL, g, scratch);
+    } else {
+      smx_xent_row(&j->p, j->elem, x, j->cols, t, t == j->ignore, &l, j->lse ? &lse32 : NULL, g);
+      lse = lse32;
+    }
     if (j->row_loss) j->row_loss[r] = l;
-    else j->loss[r] = (float)l;
-    if (j->lse) j->lse[r] = lse;
+    else put(j->elem, j->loss, r, l);
+    if (j->lse) put(j->elem, j->lse, r, lse);
   }
 }
 
-static smx_status run_xent(smx_elem elem, const void *logits, size_t ld, size_t rows, size_t cols,
-                           const void *targets, smx_index_type ttype, const smx_xent_options *opt, float *loss,
-                           void *grad, size_t ldg, float *lse) {
-  static const smx_xent_options defaults = SMX_XENT_OPTIONS_INIT;
-  const smx_xent_options *o = opt ? opt : &defaults;
-  if ((unsigned)o->reduction > (unsigned)SMX_REDUCTION_NONE) return SMX_E_INVALID_ARG;
-  if (ttype != SMX_INDEX_I32 && ttype != SMX_INDEX_I64) return SMX_E_INVALID_ARG;
-  if (!(o->label_smoothing >= 0.0 && o->label_smoothing <= 1.0)) return SMX_E_INVALID_ARG;
-  if (!(o->z_loss >= 0.0 && o->z_loss <= 1.7976931348623157e308)) return SMX_E_INVALID_ARG;
-  if (!(o->grad_scale >= -1.7976931348623157e308 && o->grad_scale <= 1.7976931348623157e308)) return SMX_E_INVALID_ARG;
-  if (o->flags & ~(uint32_t)SMX_FLAG_MASKED_ROW_NAN) return SMX_E_INVALID_ARG;
-  if (o->threads < 0) return SMX_E_INVALID_ARG;
-  double temp = smx_resolve_temperature(o->temperature);
-  if (temp < 0.0) return SMX_E_INVALID_ARG;
+static smx_status run_xent(smx_elem elem, const void *logits, size_t ld, const int64_t *targets, void *loss,
+                           void *grad, size_t ldg, void *lse, size_t rows, size_t cols, const smx_options *opt) {
+  smx_loss_resolved o;
+  smx_status st = smx_resolve_loss_options(
+      opt, SMX_LOSS_USES_TEMPERATURE | SMX_LOSS_USES_SMOOTHING | SMX_LOSS_USES_MASKED_FLAG, &o);
+  if (st != SMX_OK) return st;
+  double temp = o.base.temperature;
   if (ld < cols || (grad && ldg < cols)) return SMX_E_INVALID_ARG;
-  size_t nloss = o->reduction == SMX_REDUCTION_NONE ? rows : 1;
+  size_t nloss = o.reduction == SMX_REDUCTION_NONE ? rows : 1;
   if (rows == 0) {
-    if (o->reduction != SMX_REDUCTION_NONE && loss) *loss = o->reduction == SMX_REDUCTION_SUM ? 0.0f : NAN;
+    if (o.reduction != SMX_REDUCTION_NONE && loss) put(elem, loss, 0, o.reduction == SMX_REDUCTION_SUM ? 0.0 : NAN);
     return SMX_OK;
   }
   if (cols == 0 || !logits || !targets || !loss) return SMX_E_INVALID_ARG;
-  size_t es = smx_elem_size(elem), ts = ttype == SMX_INDEX_I32 ? 4 : 8;
+  size_t es = smx_elem_size(elem), ls = elem == SMX_ELEM_F64 ? sizeof(double) : sizeof(float);
   /* the gradient may be the logits exactly (in place); nothing else may overlap */
-  smx_arg args[5] = { SMX_ARG_IN(logits, rows, cols, ld, es), SMX_ARG_IN(targets, 1, rows, rows, ts),
-                      SMX_ARG_OUT(grad, rows, cols, ldg, es, 1), SMX_ARG_OUT(loss, 1, nloss, nloss, sizeof(float), 0),
-                      SMX_ARG_OUT(lse, 1, rows, rows, sizeof(float), 0) };
-  smx_status st = smx_check_args(args, 5);
+  smx_arg args[5] = { SMX_ARG_IN(logits, rows, cols, ld, es), SMX_ARG_IN(targets, 1, rows, rows, sizeof(int64_t)),
+                      SMX_ARG_OUT(grad, rows, cols, ldg, es, 1), SMX_ARG_OUT(loss, 1, nloss, nloss, ls, 0),
+                      SMX_ARG_OUT(lse, 1, rows, rows, ls, 0) };
+  st = smx_check_args(args, 5);
   if (st != SMX_OK) return st;
   /* every target, before anything is written */
   size_t count = 0;
   for (size_t r = 0; r < rows; r++) {
-    int64_t t = target_at(targets, ttype, r);
-    if (t == o->ignore_index) continue;
+    int64_t t = targets[r];
+    if (t == o.ignore_index) continue;
     if (t < 0 || (uint64_t)t >= (uint64_t)cols) return SMX_E_INVALID_ARG;
     count++;
   }
   xent_job j;
   j.row_loss = NULL;
-  if (o->reduction != SMX_REDUCTION_NONE) {
+  if (o.reduction != SMX_REDUCTION_NONE) {
     j.row_loss = malloc(rows * sizeof(double));
     if (!j.row_loss) return SMX_E_NOMEM;
   }
@@ -101,11 +101,18 @@ static smx_status run_xent(smx_elem elem, const void *logits, size_t ld, size_t 
   j.p.g = reg->xent;   /* the backward kernels of the same configuration */
   j.p.c = rp.c;
   j.p.inv_t = rp.inv_t_d;
-  j.p.eps = o->label_smoothing;
-  j.p.z = o->z_loss;
-  double up = o->grad_scale == 0.0 ? 1.0 : o->grad_scale;
-  j.p.s = o->reduction == SMX_REDUCTION_MEAN ? (count ? up / (double)count : 0.0) : up;
-  j.p.flags = o->flags;
+  j.p.eps = o.label_smoothing;
+  j.p.z = o.z_loss;
+  double up = o.grad_scale;
+  j.p.s = o.reduction == SMX_REDUCTION_MEAN ? (count ? up / (double)count : 0.0) : up;
+  j.p.flags = o.base.flags & SMX_FLAG_MASKED_ROW_NAN;
+  if (elem == SMX_ELEM_F64) {
+    j.p64.t = temp;
+    j.p64.eps = j.p.eps;
+    j.p64.z = j.p.z;
+    j.p64.s = j.p.s;
+    j.p64.flags = j.p.flags;
+  }
   j.elem = elem;
   j.x = logits;
   j.g = grad;
@@ -113,36 +120,50 @@ static smx_status run_xent(smx_elem elem, const void *logits, size_t ld, size_t 
   j.ldg = ldg;
   j.cols = cols;
   j.targets = targets;
-  j.ttype = ttype;
-  j.ignore = o->ignore_index;
+  j.ignore = o.ignore_index;
   j.loss = loss;
   j.lse = lse;
-  smx_plan plan = smx_plan_rows(smx_resolve_threads(o->threads), rows, cols, 0);
-  smx_grid_rows(plan.row_threads, rows, 0, xent_task, &j);   /* no scratch: cannot fail */
+  smx_plan plan = smx_plan_rows(o.base.threads, rows, cols, 0);
+  /* f64 rows take a scratch row of log-probabilities (the only way this fails: SMX_E_NOMEM) */
+  size_t scratch = elem == SMX_ELEM_F64 ? smx_mul(cols, sizeof(double), (size_t)-1 / 2) : 0;
+  if (elem == SMX_ELEM_F64 && !scratch) st = SMX_E_NOMEM;
+  else st = smx_grid_rows(plan.row_threads, rows, scratch, xent_task, &j);
+  if (st != SMX_OK) {
+    free(j.row_loss);
+    return st;
+  }
   if (j.row_loss) {
-    double sum = 0.0;
-    for (size_t r = 0; r < rows; r++) sum += j.row_loss[r];
-    if (o->reduction == SMX_REDUCTION_MEAN) *loss = count ? (float)(sum / (double)count) : NAN;
-    else *loss = (float)sum;
+    double sum = 0.0, c = 0.0;
+    if (elem == SMX_ELEM_F64) {   /* compensated: the f64 bound may not grow with the rows */
+      for (size_t r = 0; r < rows; r++) smx_kadd(&sum, &c, j.row_loss[r]);
+      if (isfinite(sum)) sum += c;
+    } else {
+      for (size_t r = 0; r < rows; r++) sum += j.row_loss[r];
+    }
+    put(elem, loss, 0, o.reduction == SMX_REDUCTION_MEAN ? (count ? sum / (double)count : NAN) : sum);
     free(j.row_loss);
   }
   return SMX_OK;
 }
 
-smx_status smx_cross_entropy_f32(const float *logits, size_t ld, size_t rows, size_t cols, const void *targets,
-                                 smx_index_type ttype, const smx_xent_options *opt, float *loss, float *grad,
-                                 size_t ldg, float *lse) {
-  return run_xent(SMX_ELEM_F32, logits, ld, rows, cols, targets, ttype, opt, loss, grad, ldg, lse);
+smx_status smx_cross_entropy_f32(const float *logits, size_t ld, const int64_t *targets, float *loss, float *grad,
+                                 size_t ldg, float *lse, size_t rows, size_t cols, const smx_options *opt) {
+  return run_xent(SMX_ELEM_F32, logits, ld, targets, loss, grad, ldg, lse, rows, cols, opt);
 }
 
-smx_status smx_cross_entropy_f16(const uint16_t *logits, size_t ld, size_t rows, size_t cols, const void *targets,
-                                 smx_index_type ttype, const smx_xent_options *opt, float *loss, uint16_t *grad,
-                                 size_t ldg, float *lse) {
-  return run_xent(SMX_ELEM_F16, logits, ld, rows, cols, targets, ttype, opt, loss, grad, ldg, lse);
+smx_status smx_cross_entropy_f64(const double *logits, size_t ld, const int64_t *targets, double *loss, double *grad,
+                                 size_t ldg, double *lse, size_t rows, size_t cols, const smx_options *opt) {
+  return run_xent(SMX_ELEM_F64, logits, ld, targets, loss, grad, ldg, lse, rows, cols, opt);
 }
 
-smx_status smx_cross_entropy_bf16(const uint16_t *logits, size_t ld, size_t rows, size_t cols, const void *targets,
-                                  smx_index_type ttype, const smx_xent_options *opt, float *loss, uint16_t *grad,
-                                  size_t ldg, float *lse) {
-  return run_xent(SMX_ELEM_BF16, logits, ld, rows, cols, targets, ttype, opt, loss, grad, ldg, lse);
+smx_status smx_cross_entropy_f16(const uint16_t *logits, size_t ld, const int64_t *targets, float *loss,
+                                 uint16_t *grad, size_t ldg, float *lse, size_t rows, size_t cols,
+                                 const smx_options *opt) {
+  return run_xent(SMX_ELEM_F16, logits, ld, targets, loss, grad, ldg, lse, rows, cols, opt);
+}
+
+smx_status smx_cross_entropy_bf16(const uint16_t *logits, size_t ld, const int64_t *targets, float *loss,
+                                  uint16_t *grad, size_t ldg, float *lse, size_t rows, size_t cols,
+                                  const smx_options *opt) {
+  return run_xent(SMX_ELEM_BF16, logits, ld, targets, loss, grad, ldg, lse, rows, cols, opt);
 }

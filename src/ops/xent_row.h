@@ -7,6 +7,7 @@
 #include "ops/softmax_row_half.h"
 #include "core/elem.h"
 #include "kernels/f32-xent/ukernels.h"
+#include "smx/smx.h"
 
 /* What every row of one call shares. */
 typedef struct smx_xent_params {
@@ -28,5 +29,16 @@ typedef struct smx_xent_params {
  */
 void smx_xent_row(const smx_xent_params *p, smx_elem elem, const void *x, size_t n, int64_t t, int ignored,
                   double *loss, float *lse, void *g);
+
+/* What every f64 row of one call shares (xent_row_f64.c). */
+typedef struct smx_xent_row64 {
+  double t;            /* T (resolved: > 0, finite)                              */
+  double eps, z, s;    /* label smoothing, z-loss, gradient scale                */
+  uint32_t flags;      /* SMX_FLAG_MASKED_ROW_NAN                                */
+} smx_xent_row64;
+
+/* The f64 row: as smx_xent_row, with a double lse and gradient; logp: a scratch row of n doubles. */
+void smx_xent_row_f64(const smx_xent_row64 *p, const double *x, size_t n, int64_t t, int ignored, double *loss,
+                      double *lse, double *g, double *logp);
 
 #endif

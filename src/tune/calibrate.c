@@ -43,7 +43,7 @@ static int run(bufs *b, int lse, smx_algo algo, size_t cols) {
   memset(&o, 0, sizeof o);
   o.algo = algo;
   o.threads = 1;
-  smx_status st = lse ? smx_logsumexp_f32(b->x, cols, &b->lse, &o) : smx_softmax_f32(b->x, b->y, cols, &o);
+  smx_status st = lse ? smx_logsumexp_f32(b->x, &b->lse, cols, &o) : smx_softmax_f32(b->x, b->y, cols, &o);
   return st == SMX_OK ? 0 : -1;
 }
 

@@ -17,6 +17,15 @@
 
 static long tu_pass, tu_fail;
 
+/* The options of a loss call, smx_options with its loss extension beside it, copyable by value:
+ * tu_lo() points the extension at the copy's own e just before the call. */
+typedef struct tu_loss_opts { smx_options o; smx_loss_ext e; } tu_loss_opts;
+#define TU_LOSS_OPTS_INIT { { SMX_ALGO_AUTO, 0.0, 0u, 0, NULL }, SMX_LOSS_EXT_INIT }
+static inline const smx_options *tu_lo(tu_loss_opts *t) {
+  t->o.loss = &t->e;
+  return &t->o;
+}
+
 #define CHECK(cond, ...)                                                        \
   do {                                                                          \
     if (cond) tu_pass++;                                                        \

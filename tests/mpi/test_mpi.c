@@ -71,7 +71,7 @@ static void test_norm(size_t R, size_t V, int s, double T, uint32_t flags) {
   float *x = malloc(R * V * 4), *y = malloc(R * V * 4 + 4), *yl = malloc(R * (lc + 1) * 4), *o = malloc(R * 4),
         *oe = malloc(R * 4);
   fill(x, R, V, 1000 + V);
-  smx_options opt = { SMX_ALGO_AUTO, T, flags, 1 };
+  smx_options opt = { SMX_ALGO_AUTO, T, flags, 1, NULL };
   /* log-sum-exp */
   CHECK(smx_mpi_logsumexp_rows_f32(MPI_COMM_WORLD, x + c0, V, o, R, lc, &opt) == SMX_OK, "lse");
   smx_logsumexp_rows_f32(x, V, oe, R, V, &opt);
@@ -123,9 +123,9 @@ static void test_topk(size_t R, size_t V, int s, size_t k, double T, uint32_t fl
   float *x = malloc(R * V * 4), *v = malloc(R * k * 4), *ve = malloc(R * k * 4);
   int64_t *i = malloc(R * k * 8), *ie = malloc(R * k * 8);
   fill(x, R, V, 7 + V);
-  smx_options opt = { SMX_ALGO_AUTO, T, flags, 1 };
-  CHECK(smx_mpi_softmax_topk_rows_f32(MPI_COMM_WORLD, x + c0, V, R, lc, k, v, i, &opt) == SMX_OK, "topk");
-  smx_softmax_topk_rows_f32(x, V, R, V, k, ve, ie, &opt);
+  smx_options opt = { SMX_ALGO_AUTO, T, flags, 1, NULL };
+  CHECK(smx_mpi_softmax_topk_rows_f32(MPI_COMM_WORLD, x + c0, V, v, i, R, lc, k, &opt) == SMX_OK, "topk");
+  smx_softmax_topk_rows_f32(x, V, ve, ie, R, V, k, &opt);
   for (size_t q = 0; q < R * k; q++) {
     CHECK(i[q] == ie[q], "topk V=%zu s=%d k=%zu index %zu: %lld vs %lld", V, s, k, q, (long long)i[q], (long long)ie[q]);
     if (!isfinite(ve[q]) || ve[q] == 0.0f) {
@@ -148,11 +148,11 @@ static void test_sample(size_t R, size_t V, int s, smx_sample_params p, smx_stat
   int64_t *t = malloc(R * 8), *te = malloc(R * 8);
   fill(x, R, V, 99 + V);
   for (uint64_t step = 0; step < 3; step++) {
-    smx_status st = smx_mpi_sample_rows_f32(MPI_COMM_WORLD, x + c0, V, R, lc, &p, 42 + step, step, t, NULL);
+    smx_status st = smx_mpi_sample_rows_f32(MPI_COMM_WORLD, x + c0, V, t, R, lc, &p, 42 + step, step, NULL);
     CHECK(st == want, "sample status %d, want %d (T=%g k=%zu p=%g minp=%g m=%d)", st, want, p.temperature, p.top_k,
           p.top_p, p.min_p, p.method);
     if (st != SMX_OK) break;
-    smx_sample_rows_f32(x, V, R, V, &p, 42 + step, step, te, NULL);
+    smx_sample_rows_f32(x, V, te, R, V, &p, 42 + step, step, NULL);
     for (size_t r = 0; r < R; r++)
       CHECK(t[r] == te[r], "sample V=%zu s=%d T=%g k=%zu p=%g minp=%g greedy=%d row %zu: %lld vs %lld", V, s,
             p.temperature, p.top_k, p.top_p, p.min_p, p.greedy, r, (long long)t[r], (long long)te[r]);
@@ -162,47 +162,47 @@ static void test_sample(size_t R, size_t V, int s, smx_sample_params p, smx_stat
 
 /* in_place: the gradient over the logits; null_empty: a rank with an empty slice passes grad = NULL (allowed
  * there; the other ranks pass theirs) */
-static void test_xent(size_t R, size_t V, int s, smx_xent_options o, int in_place, int null_empty) {
+static void test_xent(size_t R, size_t V, int s, tu_loss_opts o, int in_place, int null_empty) {
   size_t off[9];
   split(V, s, off);
-  size_t c0 = off[rank_], lc = off[rank_ + 1] - c0, nl = o.reduction == SMX_REDUCTION_NONE ? R : 1;
+  size_t c0 = off[rank_], lc = off[rank_ + 1] - c0, nl = o.e.reduction == SMX_REDUCTION_NONE ? R : 1;
   float *x = malloc(R * V * 4), *xs = malloc(R * (lc + 1) * 4 + 4), *g = malloc(R * V * 4), *gl = malloc(R * (lc + 1) * 4 + 4);
   float *l = malloc(R * 4), *le = malloc(R * 4), *z = malloc(R * 4), *ze = malloc(R * 4);
   int64_t *tg = malloc(R * 8);
   fill(x, R, V, 5 + V);
   tu_rng rg = { 3 };
   for (size_t r = 0; r < R; r++) tg[r] = (int64_t)(tu_next(&rg) % V);
-  tg[0] = o.ignore_index;
-  if (R > 3) tg[3] = o.ignore_index;
+  tg[0] = o.e.ignore_index;
+  if (R > 3) tg[3] = o.e.ignore_index;
   for (size_t r = 0; r < R; r++) memcpy(xs + r * (lc + 1), x + r * V + c0, lc * 4);
   float *gp = in_place ? xs : null_empty && lc == 0 ? NULL : gl;
-  smx_status xs_st = smx_mpi_cross_entropy_f32(MPI_COMM_WORLD, xs, lc + 1, R, lc, tg, &o, l, gp, lc + 1, z);
+  smx_status xs_st = smx_mpi_cross_entropy_f32(MPI_COMM_WORLD, xs, lc + 1, tg, l, gp, lc + 1, z, R, lc, tu_lo(&o));
   CHECK(xs_st == SMX_OK, "xent V=%zu s=%d (%zu columns here, grad %s): status %d", V, s, lc, gp ? "given" : "NULL",
         (int)xs_st);
-  CHECK(smx_cross_entropy_f32(x, V, R, V, tg, SMX_INDEX_I64, &o, le, g, V, ze) == SMX_OK, "xent engine");
+  CHECK(smx_cross_entropy_f32(x, V, tg, le, g, V, ze, R, V, tu_lo(&o)) == SMX_OK, "xent engine");
   for (size_t r = 0; r < nl; r++) {
     if (!isfinite(le[r])) { CHECK((l[r] != l[r]) == (le[r] != le[r]) && (le[r] != le[r] || l[r] == le[r]), "loss special %zu: %g vs %g", r, l[r], le[r]); continue; }
     CHECK(fabs((double)l[r] - le[r]) <= 10 * EPS * fmax(1, fabs(le[r])), "loss V=%zu s=%d red=%d r%zu: %.9g vs %.9g", V, s,
-          o.reduction, r, l[r], le[r]);
+          o.e.reduction, r, l[r], le[r]);
   }
   size_t kept = 0;
-  for (size_t r = 0; r < R; r++) kept += tg[r] != o.ignore_index;
-  double T0 = o.temperature == 0 ? 1 : o.temperature, gs = o.grad_scale == 0 ? 1 : o.grad_scale;
-  double st = gs / T0 / (o.reduction == SMX_REDUCTION_MEAN ? (double)kept : 1.0);
+  for (size_t r = 0; r < R; r++) kept += tg[r] != o.e.ignore_index;
+  double T0 = o.o.temperature == 0 ? 1 : o.o.temperature, gs = o.e.grad_scale == 0 ? 1 : o.e.grad_scale;
+  double st = gs / T0 / (o.e.reduction == SMX_REDUCTION_MEAN ? (double)kept : 1.0);
   for (size_t r = 0; r < R; r++) {
     if (!isfinite(ze[r])) { CHECK((z[r] != z[r]) == (ze[r] != ze[r]) && (ze[r] != ze[r] || z[r] == ze[r]), "lse special %zu", r); continue; }
     CHECK(fabs((double)z[r] - ze[r]) <= 10 * EPS * fmax(1, fabs(ze[r])), "xent lse r%zu: %.9g vs %.9g", r, z[r], ze[r]);
     long double m = -INFINITY;
     for (size_t j = 0; j < V; j++) if (x[r * V + j] > m) m = x[r * V + j];
-    double T = o.temperature == 0 ? 1 : o.temperature;
+    double T = o.o.temperature == 0 ? 1 : o.o.temperature;
     for (size_t j = 0; j < lc; j++) {
       float a = gp[r * (lc + 1) + j], e = g[r * V + c0 + j];
       if (!isfinite(e)) { CHECK((a != a) == (e != e) && (e != e || a == e), "grad special r%zu j%zu: %g vs %g", r, j, a, e); continue; }
       if (a == e) { CHECK(1, " "); continue; }
       double t = fabs(((double)x[r * V + c0 + j] - (double)m) / T);
       /* relative to the terms, which cancel with label smoothing */
-      double p = exp((double)x[r * V + c0 + j] / T - (double)ze[r]), zf = 1 + 2 * o.z_loss * ze[r];
-      double comp = fabs(st) * (p * fabs(zf) + o.label_smoothing / (double)V);
+      double p = exp((double)x[r * V + c0 + j] / T - (double)ze[r]), zf = 1 + 2 * o.e.z_loss * ze[r];
+      double comp = fabs(st) * (p * fabs(zf) + o.e.label_smoothing / (double)V);
       double tol = (16 + t) * EPS * (fabs(e) + comp) + 1e-37;
       CHECK(fabs((double)a - e) <= tol, "grad V=%zu s=%d r%zu j%zu: %.9g vs %.9g", V, s, r, j, a, e);
     }
@@ -224,24 +224,24 @@ static void test_errors(void) {
   st = smx_mpi_softmax_rows_f32(MPI_COMM_WORLD, x + c0, V, rank_ == 0 ? NULL : x + c0, V, R, lc, NULL);
   CHECK(st == SMX_E_INVALID_ARG, "NULL y on rank 0 (which has columns): %d", st);
   size_t k = rank_ == size_ - 1 && size_ > 1 ? 3 : 2;
-  st = smx_mpi_softmax_topk_rows_f32(MPI_COMM_WORLD, x + c0, V, R, lc, k, v, i, NULL);
+  st = smx_mpi_softmax_topk_rows_f32(MPI_COMM_WORLD, x + c0, V, v, i, R, lc, k, NULL);
   CHECK(st == (size_ > 1 ? SMX_E_INVALID_ARG : SMX_OK), "k mismatch: %d", st);
-  st = smx_mpi_softmax_topk_rows_f32(MPI_COMM_WORLD, x + c0, V, R, lc, V + 1, v, i, NULL);
+  st = smx_mpi_softmax_topk_rows_f32(MPI_COMM_WORLD, x + c0, V, v, i, R, lc, V + 1, NULL);
   CHECK(st == SMX_E_INVALID_ARG, "k above the row: %d", st);
   smx_sample_params p = { 1.0, 0, 0.9, 0, 0, SMX_SAMPLE_GUMBEL_MAX, 0 };
   int64_t t[4];
-  CHECK(smx_mpi_sample_rows_f32(MPI_COMM_WORLD, x + c0, V, R, lc, &p, 1, 0, t, NULL) == SMX_OK, "top-p alone");
+  CHECK(smx_mpi_sample_rows_f32(MPI_COMM_WORLD, x + c0, V, t, R, lc, &p, 1, 0, NULL) == SMX_OK, "top-p alone");
   p.top_p = 0;
   p.method = SMX_SAMPLE_MULTINOMIAL;
-  CHECK(smx_mpi_sample_rows_f32(MPI_COMM_WORLD, x + c0, V, R, lc, &p, 1, 0, t, NULL) == SMX_E_UNSUPPORTED, "multinomial");
+  CHECK(smx_mpi_sample_rows_f32(MPI_COMM_WORLD, x + c0, V, t, R, lc, &p, 1, 0, NULL) == SMX_E_UNSUPPORTED, "multinomial");
   p.greedy = 1;
-  CHECK(smx_mpi_sample_rows_f32(MPI_COMM_WORLD, x + c0, V, R, lc, &p, 1, 0, t, NULL) == SMX_OK, "greedy multinomial");
+  CHECK(smx_mpi_sample_rows_f32(MPI_COMM_WORLD, x + c0, V, t, R, lc, &p, 1, 0, NULL) == SMX_OK, "greedy multinomial");
   int64_t tg[4] = { 0, 1, 2, rank_ == 0 && size_ > 1 ? 3 : 4 };   /* targets differ on rank 0 */
   float loss;
-  st = smx_mpi_cross_entropy_f32(MPI_COMM_WORLD, x + c0, V, R, lc, tg, NULL, &loss, NULL, 0, NULL);
+  st = smx_mpi_cross_entropy_f32(MPI_COMM_WORLD, x + c0, V, tg, &loss, NULL, 0, NULL, R, lc, NULL);
   CHECK(st == (size_ > 1 ? SMX_E_INVALID_ARG : SMX_OK), "targets mismatch: %d", st);
   tg[3] = (int64_t)V;
-  st = smx_mpi_cross_entropy_f32(MPI_COMM_WORLD, x + c0, V, R, lc, tg, NULL, &loss, NULL, 0, NULL);
+  st = smx_mpi_cross_entropy_f32(MPI_COMM_WORLD, x + c0, V, tg, &loss, NULL, 0, NULL, R, lc, NULL);
   CHECK(st == SMX_E_INVALID_ARG, "target out of range: %d", st);
 }
 
@@ -273,12 +273,12 @@ int main(int argc, char **argv) {
         test_sample(R, V, s, p, SMX_OK);
         p.greedy = 1; p.method = SMX_SAMPLE_MULTINOMIAL;
         test_sample(R, V, s, p, SMX_OK);
-        smx_xent_options xo = SMX_XENT_OPTIONS_INIT;
+        tu_loss_opts xo = TU_LOSS_OPTS_INIT;
         test_xent(R, V, s, xo, 0, 0);
         test_xent(R, V, s, xo, 0, 1);
-        xo.reduction = SMX_REDUCTION_NONE; xo.label_smoothing = 0.1; xo.z_loss = 1e-3; xo.temperature = 2.0;
+        xo.e.reduction = SMX_REDUCTION_NONE; xo.e.label_smoothing = 0.1; xo.e.z_loss = 1e-3; xo.o.temperature = 2.0;
         test_xent(R, V, s, xo, 1, 0);
-        xo.reduction = SMX_REDUCTION_SUM; xo.grad_scale = 0.5; xo.flags = SMX_FLAG_MASKED_ROW_NAN; xo.ignore_index = 2;
+        xo.e.reduction = SMX_REDUCTION_SUM; xo.e.grad_scale = 0.5; xo.o.flags = SMX_FLAG_MASKED_ROW_NAN; xo.e.ignore_index = 2;
         test_xent(R, V, s, xo, 0, 1);
       }
     }

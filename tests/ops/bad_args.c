@@ -100,7 +100,7 @@ void bad_args_run(size_t op) {
   a.out = guard_alloc(BUF * 8, 0);
   a.idx = guard_alloc(BUF * 8, 0);
   arm(&a, r);
-  smx_options o = { SMX_ALGO_AUTO, 0, 0, 1 };
+  smx_options o = { SMX_ALGO_AUTO, 0, 0, 1, NULL };
   size_t es = dt_size(r->in_dt);
   op_call c;
 
@@ -121,7 +121,7 @@ void bad_args_run(size_t op) {
     expect_refused(op, &a, c, one, "output overlapping the input");
     static const double temps[3] = { -1.0, NAN, INFINITY };
     for (int t = 0; t < 3; t++) {
-      smx_options bt = { SMX_ALGO_AUTO, temps[t], 0, 1 };
+      smx_options bt = { SMX_ALGO_AUTO, temps[t], 0, 1, NULL };
       c = base(r, &a, rows, 8, &bt);
       expect_refused(op, &a, c, one, t == 0 ? "temperature -1" : t == 1 ? "temperature NaN" : "temperature inf");
     }

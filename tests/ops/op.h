@@ -133,6 +133,7 @@ double bound_backward(const ref_ctx *c, dtype od, size_t i, long double ref, lon
 double bound_log_backward(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 
 long double ref_xent_loss_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_xent_loss(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 long double ref_xent_grad_at(const ref_ctx *c, size_t i, long double *aux);
 long double ref_xent_ls_loss_at(const ref_ctx *c, size_t i, long double *aux);
 long double ref_xent_ls_grad_at(const ref_ctx *c, size_t i, long double *aux);

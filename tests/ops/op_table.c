@@ -4,7 +4,9 @@
  * the documented ones (ref_*.c). Rows forms without a one-row twin leave .row
  * NULL and the driver calls .rows with one row.
  */
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "op.h"
 
@@ -21,7 +23,7 @@ int64_t op_target(size_t n) { return n ? (int64_t)((n * 5 + 3) / 7 % n) : 0; }
     return fn((const T *)c->in[0], c->ld_in[0], (T *)c->out, c->ld_out, c->rows, c->cols, c->opt); \
   }
 #define LSE(fn, T, O)                                                                        \
-  static smx_status a_##fn(const op_call *c) { return fn((const T *)c->in[0], c->cols, (O *)c->out, c->opt); }
+  static smx_status a_##fn(const op_call *c) { return fn((const T *)c->in[0], (O *)c->out, c->cols, c->opt); }
 #define LSE_ROWS(fn, T, O)                                                                   \
   static smx_status a_##fn(const op_call *c) {                                               \
     return fn((const T *)c->in[0], c->ld_in[0], (O *)c->out, c->rows, c->cols, c->opt);      \
@@ -37,11 +39,11 @@ int64_t op_target(size_t n) { return n ? (int64_t)((n * 5 + 3) / 7 % n) : 0; }
   }
 #define TOPK(fn, T)                                                                          \
   static smx_status a_##fn(const op_call *c) {                                               \
-    return fn((const T *)c->in[0], c->cols, c->k, (float *)c->out, c->idx, c->opt);          \
+    return fn((const T *)c->in[0], (float *)c->out, c->idx, c->cols, c->k, c->opt);          \
   }
 #define TOPK_ROWS(fn, T)                                                                     \
   static smx_status a_##fn(const op_call *c) {                                               \
-    return fn((const T *)c->in[0], c->ld_in[0], c->rows, c->cols, c->k, (float *)c->out, c->idx, c->opt); \
+    return fn((const T *)c->in[0], c->ld_in[0], (float *)c->out, c->idx, c->rows, c->cols, c->k, c->opt); \
   }
 
 #define FORWARD(sfx, T, O)                                                                   \
@@ -68,6 +70,17 @@ BACKWARD(bf16, uint16_t)
   TOPK_ROWS(smx_softmax_topk_rows_##sfx, T) TOPK_ROWS(smx_log_softmax_topk_rows_##sfx, T)
 TOPK(smx_topk_f32, float) TOPK(smx_topk_f16, uint16_t) TOPK(smx_topk_bf16, uint16_t)
 TOPK_ROWS(smx_topk_rows_f32, float) TOPK_ROWS(smx_topk_rows_f16, uint16_t) TOPK_ROWS(smx_topk_rows_bf16, uint16_t)
+/* f64 rows write double values */
+#define TOPK64(fn)                                                                           \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const double *)c->in[0], (double *)c->out, c->idx, c->cols, c->k, c->opt);    \
+  }
+#define TOPK64_ROWS(fn)                                                                      \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const double *)c->in[0], c->ld_in[0], (double *)c->out, c->idx, c->rows, c->cols, c->k, c->opt); \
+  }
+TOPK64(smx_softmax_topk_f64) TOPK64(smx_log_softmax_topk_f64) TOPK64(smx_topk_f64)
+TOPK64_ROWS(smx_softmax_topk_rows_f64) TOPK64_ROWS(smx_log_softmax_topk_rows_f64) TOPK64_ROWS(smx_topk_rows_f64)
 TOPKS(f32, float)
 TOPKS(f16, uint16_t)
 TOPKS(bf16, uint16_t)
@@ -98,6 +111,8 @@ VN_ROWS(smx_softpick_rows_f16, uint16_t, (double)VN_SOFTPICK_EPS)
 VN_ROWS(smx_softpick_rows_bf16, uint16_t, (double)VN_SOFTPICK_EPS)
 VN_BWD_ROWS(smx_softpick_backward_rows_f32, float, (double)VN_SOFTPICK_EPS)
 VN_BWD_ROWS(smx_softpick_backward_rows_f64, double, (double)VN_SOFTPICK_EPS)
+VN_BWD_ROWS(smx_softpick_backward_rows_f16, uint16_t, (double)VN_SOFTPICK_EPS)
+VN_BWD_ROWS(smx_softpick_backward_rows_bf16, uint16_t, (double)VN_SOFTPICK_EPS)
 #define VN_SS (double)VN_SSMAX_S, (const int64_t *)NULL
 VN_ELEM(smx_ssmax_f32, float, VN_SS) VN_ELEM(smx_ssmax_f64, double, VN_SS)
 VN_ROWS(smx_ssmax_rows_f32, float, VN_SS) VN_ROWS(smx_ssmax_rows_f64, double, VN_SS)
@@ -109,6 +124,8 @@ VN_ROWS(smx_ssmax_rows_f32, float, VN_SS) VN_ROWS(smx_ssmax_rows_f64, double, VN
   }
 VN_BWD_Y_ROWS(smx_ssmax_backward_rows_f32, float, VN_SS, c->opt)
 VN_BWD_Y_ROWS(smx_ssmax_backward_rows_f64, double, VN_SS, c->opt)
+VN_BWD_Y_ROWS(smx_ssmax_backward_rows_f16, uint16_t, VN_SS, c->opt)
+VN_BWD_Y_ROWS(smx_ssmax_backward_rows_bf16, uint16_t, VN_SS, c->opt)
 static smx_status a_smx_adaptive_softmax_f32(const op_call *c) {
   return smx_adaptive_softmax_f32((const float *)c->in[0], (float *)c->out, c->cols, c->opt);
 }
@@ -116,10 +133,26 @@ static smx_status a_smx_adaptive_softmax_f64(const op_call *c) {
   return smx_adaptive_softmax_f64((const double *)c->in[0], (double *)c->out, c->cols, c->opt);
 }
 ELEM_ROWS(smx_adaptive_softmax_rows_f32, float) ELEM_ROWS(smx_adaptive_softmax_rows_f64, double)
-VN_ELEM(smx_standardize_softmax_f32, float, (double)VN_STD_T)
-VN_ELEM(smx_standardize_softmax_f64, double, (double)VN_STD_T)
-VN_ROWS(smx_standardize_softmax_rows_f32, float, (double)VN_STD_T)
-VN_ROWS(smx_standardize_softmax_rows_f64, double, (double)VN_STD_T)
+/* standardize_softmax: its T (VN_STD_T) is the options' temperature; the driver's bad temperatures (negative,
+ * NaN, inf) are passed on, to be refused */
+static smx_options std_opt(const op_call *c) {
+  smx_options o;
+  if (c->opt) o = *c->opt;
+  else memset(&o, 0, sizeof o);
+  if (o.temperature >= 0.0 && o.temperature < INFINITY) o.temperature = (double)VN_STD_T;
+  return o;
+}
+#define STD_FORMS(sfx, T)                                                                    \
+  static smx_status a_smx_standardize_softmax_##sfx(const op_call *c) {                      \
+    smx_options o = std_opt(c);                                                              \
+    return smx_standardize_softmax_##sfx((const T *)c->in[0], (T *)c->out, c->cols, &o);     \
+  }                                                                                          \
+  static smx_status a_smx_standardize_softmax_rows_##sfx(const op_call *c) {                 \
+    smx_options o = std_opt(c);                                                              \
+    return smx_standardize_softmax_rows_##sfx((const T *)c->in[0], c->ld_in[0], (T *)c->out, c->ld_out, c->rows, \
+                                              c->cols, &o);                                  \
+  }
+STD_FORMS(f32, float) STD_FORMS(f64, double)
 VN_ELEM(smx_sa_softmax_f32, float, 0) VN_ELEM(smx_sa_softmax_f64, double, 0)
 VN_ROWS(smx_sa_softmax_rows_f32, float, 0) VN_ROWS(smx_sa_softmax_rows_f64, double, 0)
 static smx_status a_sa_norm_f32(const op_call *c) {
@@ -150,6 +183,8 @@ VN_ROWS(smx_topk_softmax_rows_f64, double, (size_t)VN_TOPK_K)
 VN_ROWS(smx_topk_softmax_rows_f16, uint16_t, (size_t)VN_TOPK_K)
 VN_BWD_Y_ROWS(smx_topk_softmax_backward_rows_f32, float, (size_t)VN_TOPK_K, c->opt)
 VN_BWD_Y_ROWS(smx_topk_softmax_backward_rows_f64, double, (size_t)VN_TOPK_K, c->opt)
+VN_BWD_Y_ROWS(smx_topk_softmax_backward_rows_f16, uint16_t, (size_t)VN_TOPK_K, c->opt)
+VN_BWD_Y_ROWS(smx_topk_softmax_backward_rows_bf16, uint16_t, (size_t)VN_TOPK_K, c->opt)
 VN_ELEM(smx_sigmoid_bias_f32, float, (double)VN_SIGMOID_BIAS) VN_ELEM(smx_sigmoid_bias_f64, double, (double)VN_SIGMOID_BIAS)
 VN_ROWS(smx_sigmoid_bias_rows_f32, float, (double)VN_SIGMOID_BIAS)
 VN_ROWS(smx_sigmoid_bias_rows_f64, double, (double)VN_SIGMOID_BIAS)
@@ -157,6 +192,8 @@ VN_ROWS(smx_sigmoid_bias_rows_f16, uint16_t, (double)VN_SIGMOID_BIAS)
 VN_ROWS(smx_sigmoid_bias_rows_bf16, uint16_t, (double)VN_SIGMOID_BIAS)
 VN_BWD_Y_ROWS(smx_sigmoid_backward_rows_f32, float, c->opt)
 VN_BWD_Y_ROWS(smx_sigmoid_backward_rows_f64, double, c->opt)
+VN_BWD_Y_ROWS(smx_sigmoid_backward_rows_f16, uint16_t, c->opt)
+VN_BWD_Y_ROWS(smx_sigmoid_backward_rows_bf16, uint16_t, c->opt)
 static smx_status a_smx_softplus_l1_f32(const op_call *c) {
   return smx_softplus_l1_f32((const float *)c->in[0], (float *)c->out, c->cols, c->opt);
 }
@@ -165,55 +202,61 @@ static smx_status a_smx_softplus_l1_f64(const op_call *c) {
 }
 ELEM_ROWS(smx_softplus_l1_rows_f32, float) ELEM_ROWS(smx_softplus_l1_rows_f64, double)
 ELEM_ROWS(smx_softplus_l1_rows_f16, uint16_t) ELEM_ROWS(smx_softplus_l1_rows_bf16, uint16_t)
-static smx_status a_smx_softplus_l1_backward_rows_f32(const op_call *c) {
-  return smx_softplus_l1_backward_rows_f32(c->in[0], c->ld_in[0], NULL, 0, c->in[1], c->ld_in[1], c->out, c->ld_out,
-                                           c->rows, c->cols, c->opt);
-}
-static smx_status a_smx_softplus_l1_backward_rows_f64(const op_call *c) {
-  return smx_softplus_l1_backward_rows_f64(c->in[0], c->ld_in[0], NULL, 0, c->in[1], c->ld_in[1], c->out, c->ld_out,
-                                           c->rows, c->cols, c->opt);
-}
+/* backward rows without a parameter: x = in[0], y absent, dy = in[1] */
+#define VN_BWD_ROWS0(fn, T)                                                                  \
+  static smx_status a_##fn(const op_call *c) {                                               \
+    return fn((const T *)c->in[0], c->ld_in[0], NULL, 0, (const T *)c->in[1], c->ld_in[1], (T *)c->out, c->ld_out, \
+              c->rows, c->cols, c->opt);                                                     \
+  }
+VN_BWD_ROWS0(smx_softplus_l1_backward_rows_f32, float) VN_BWD_ROWS0(smx_softplus_l1_backward_rows_f64, double)
+VN_BWD_ROWS0(smx_softplus_l1_backward_rows_f16, uint16_t) VN_BWD_ROWS0(smx_softplus_l1_backward_rows_bf16, uint16_t)
+/* self-adjust softmax backward, basic (0) and normalised (1) */
+#define SA_BWD(tag, sfx, T, norm)                                                            \
+  static smx_status a_sa##tag##_bwd_##sfx(const op_call *c) {                                \
+    return smx_sa_softmax_backward_rows_##sfx((const T *)c->in[0], c->ld_in[0], NULL, 0, (const T *)c->in[1],   \
+                                              c->ld_in[1], (T *)c->out, c->ld_out, c->rows, c->cols, norm, c->opt); \
+  }
+SA_BWD(, f16, uint16_t, 0) SA_BWD(, bf16, uint16_t, 0) SA_BWD(_norm, f16, uint16_t, 1) SA_BWD(_norm, bf16, uint16_t, 1)
 
 /* Cross-entropy with reduction NONE, so that each row's loss is checked; the
  * options that matter here are carried over from smx_options. */
-static float loss_scratch[64];
+static double loss_scratch[64];   /* float or double losses */
 
-/* smoothing: the xent_ls rows, with label smoothing and int32 targets (the other index type) */
+/* smoothing: the xent_ls rows, with label smoothing */
 static smx_status xent(const op_call *c, dtype dt, int want_grad, int smoothing) {
-  smx_xent_options xo = SMX_XENT_OPTIONS_INIT;
-  int32_t t32[64];
-  const void *targets = c->targets;
-  smx_index_type tt = SMX_INDEX_I64;
-  xo.reduction = SMX_REDUCTION_NONE;
-  if (smoothing) {
-    xo.label_smoothing = (double)OPS_SMOOTHING;
-    tt = SMX_INDEX_I32;
-    if (c->targets && c->rows <= 64) {
-      for (size_t r = 0; r < c->rows; r++) t32[r] = (int32_t)c->targets[r];
-      targets = t32;
-    }
-  }
+  smx_loss_ext ext = SMX_LOSS_EXT_INIT;
+  smx_options xo = { SMX_ALGO_AUTO, 0.0, 0u, 0, &ext };
+  const int64_t *targets = c->targets;
+  ext.reduction = SMX_REDUCTION_NONE;
+  if (smoothing) ext.label_smoothing = (double)OPS_SMOOTHING;
   if (c->opt) {
     xo.temperature = c->opt->temperature;
     xo.flags = c->opt->flags & SMX_FLAG_MASKED_ROW_NAN;
     xo.threads = c->opt->threads;
   }
   /* the gradient rows keep their loss somewhere; a refused huge count never writes it */
-  float *loss = want_grad ? (c->rows <= 64 || c->rows > ((size_t)1 << 24) ? loss_scratch : malloc(c->rows * sizeof(float)))
-                          : (float *)c->out;
+  size_t ls = dt == DT_F64 ? sizeof(double) : sizeof(float);
+  void *loss = want_grad ? (c->rows <= 64 || c->rows > ((size_t)1 << 24) ? (void *)loss_scratch : malloc(c->rows * ls))
+                         : c->out;
   void *grad = want_grad ? c->out : NULL;
   size_t ldg = want_grad ? c->ld_out : 0;
   smx_status s;
   if (!loss) return SMX_E_NOMEM;
-  if (dt == DT_F32)
-    s = smx_cross_entropy_f32(c->in[0], c->ld_in[0], c->rows, c->cols, targets, tt, &xo, loss, grad, ldg, NULL);
+  if (dt == DT_F64)
+    s = smx_cross_entropy_f64(c->in[0], c->ld_in[0], targets, loss, grad, ldg, NULL, c->rows, c->cols, &xo);
+  else if (dt == DT_F32)
+    s = smx_cross_entropy_f32(c->in[0], c->ld_in[0], targets, loss, grad, ldg, NULL, c->rows, c->cols, &xo);
   else if (dt == DT_F16)
-    s = smx_cross_entropy_f16(c->in[0], c->ld_in[0], c->rows, c->cols, targets, tt, &xo, loss, grad, ldg, NULL);
+    s = smx_cross_entropy_f16(c->in[0], c->ld_in[0], targets, loss, grad, ldg, NULL, c->rows, c->cols, &xo);
   else
-    s = smx_cross_entropy_bf16(c->in[0], c->ld_in[0], c->rows, c->cols, targets, tt, &xo, loss, grad, ldg, NULL);
-  if (want_grad && loss != loss_scratch) free(loss);
+    s = smx_cross_entropy_bf16(c->in[0], c->ld_in[0], targets, loss, grad, ldg, NULL, c->rows, c->cols, &xo);
+  if (want_grad && loss != (void *)loss_scratch) free(loss);
   return s;
 }
+static smx_status a_xent_loss_f64(const op_call *c) { return xent(c, DT_F64, 0, 0); }
+static smx_status a_xent_ls_loss_f64(const op_call *c) { return xent(c, DT_F64, 0, 1); }
+static smx_status a_xent_grad_f64(const op_call *c) { return xent(c, DT_F64, 1, 0); }
+static smx_status a_xent_ls_grad_f64(const op_call *c) { return xent(c, DT_F64, 1, 1); }
 static smx_status a_xent_loss_f32(const op_call *c) { return xent(c, DT_F32, 0, 0); }
 static smx_status a_xent_ls_loss_f32(const op_call *c) { return xent(c, DT_F32, 0, 1); }
 static smx_status a_xent_loss_f16(const op_call *c) { return xent(c, DT_F16, 0, 0); }
@@ -286,21 +329,22 @@ ENTMAX_BWD(_a17, 1.7, f32, float) ENTMAX_BWD(_a17, 1.7, f64, double)
     prep_softmax_backward, ref_backward_row, ref_softmax_backward_at, bound_backward },                      \
   { "log_softmax_backward", D, D, OUT_ELEM, 2, 1, 0, logone, a_smx_log_softmax_backward_rows_##sfx,           \
     prep_log_softmax_backward, ref_backward_row, ref_log_softmax_backward_at, bound_log_backward }
-#define XE(sfx, D)                                                                                            \
-  { "xent_loss", D, DT_F32, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID, NULL, a_xent_loss_##sfx, NULL, ref_sm_row,   \
-    ref_xent_loss_at, bound_log },                                                                            \
+#define XE(sfx, D, L)                                                                                         \
+  { "xent_loss", D, L, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID, NULL, a_xent_loss_##sfx, NULL, ref_sm_row,   \
+    ref_xent_loss_at, bound_xent_loss },                                                                      \
   { "xent_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_OPTIONAL_OUT | OP_SATURATES, NULL, a_xent_grad_##sfx, NULL, ref_sm_row,           \
     ref_xent_grad_at, bound_xent_grad },                                                                      \
-  { "xent_ls_loss", D, DT_F32, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID, NULL, a_xent_ls_loss_##sfx, NULL,         \
-    ref_sm_row, ref_xent_ls_loss_at, bound_log },                                                             \
+  { "xent_ls_loss", D, L, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID, NULL, a_xent_ls_loss_##sfx, NULL,              \
+    ref_sm_row, ref_xent_ls_loss_at, bound_xent_loss },                                                       \
   { "xent_ls_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_OPTIONAL_OUT | OP_SATURATES, NULL,            \
     a_xent_ls_grad_##sfx, NULL, ref_sm_row, ref_xent_ls_grad_at, bound_xent_ls_grad }
-#define TK(sfx, D)                                                                                            \
-  { "softmax_topk", D, DT_F32, OUT_TOPK, 1, -1, OP_SIGNED_ZERO | OP_NONNEG, a_smx_softmax_topk_##sfx,                     \
+#define TK(sfx, D) TKV(sfx, D, DT_F32)
+#define TKV(sfx, D, V)                                                                                        \
+  { "softmax_topk", D, V, OUT_TOPK, 1, -1, OP_SIGNED_ZERO | OP_NONNEG, a_smx_softmax_topk_##sfx,                     \
     a_smx_softmax_topk_rows_##sfx, NULL, ref_topk_row, ref_softmax_topk_at, bound_topk },                     \
-  { "log_softmax_topk", D, DT_F32, OUT_TOPK, 1, -1, 0, a_smx_log_softmax_topk_##sfx,                          \
+  { "log_softmax_topk", D, V, OUT_TOPK, 1, -1, 0, a_smx_log_softmax_topk_##sfx,                               \
     a_smx_log_softmax_topk_rows_##sfx, NULL, ref_topk_row, ref_log_softmax_topk_at, bound_log_topk },         \
-  { "topk", D, DT_F32, OUT_TOPK, 1, -1, 0, a_smx_topk_##sfx, a_smx_topk_rows_##sfx, NULL, ref_topk_row,        \
+  { "topk", D, V, OUT_TOPK, 1, -1, 0, a_smx_topk_##sfx, a_smx_topk_rows_##sfx, NULL, ref_topk_row,             \
     ref_topk_at, bound_exact }
 
 #define SG(sfx, D, one)                                                                                       \
@@ -374,8 +418,8 @@ const op_row op_table[] = {
   BW(f32, DT_F32, a_smx_softmax_backward_f32, a_smx_log_softmax_backward_f32),
   BW(f16, DT_F16, NULL, NULL), BW(bf16, DT_BF16, NULL, NULL),
   BW(f64, DT_F64, a_smx_softmax_backward_f64, a_smx_log_softmax_backward_f64),
-  XE(f32, DT_F32), XE(f16, DT_F16), XE(bf16, DT_BF16),
-  TK(f32, DT_F32), TK(f16, DT_F16), TK(bf16, DT_BF16),
+  XE(f32, DT_F32, DT_F32), XE(f16, DT_F16, DT_F32), XE(bf16, DT_BF16, DT_F32), XE(f64, DT_F64, DT_F64),
+  TK(f32, DT_F32), TK(f16, DT_F16), TK(bf16, DT_BF16), TKV(f64, DT_F64, DT_F64),
   SG(f32, DT_F32, a_smx_sigmoid_f32), SG(f64, DT_F64, a_smx_sigmoid_f64), SG(f16, DT_F16, NULL),
   SG(bf16, DT_BF16, NULL),
   SPX(f32, DT_F32, a_smx_sparsemax_f32, a_smx_entmax15_f32), SPX(f64, DT_F64, a_smx_sparsemax_f64, a_smx_entmax15_f64),
@@ -395,12 +439,16 @@ const op_row op_table[] = {
   VN_FWD(softpick, bf16, DT_BF16, OP_NONNEG, NULL, ref_softpick_row, ref_softpick_at, bound_vn_8),
   VN_BWD(softpick, f32, DT_F32, ref_softpick_row, ref_softpick_backward_at, bound_vn_8),
   VN_BWD(softpick, f64, DT_F64, ref_softpick_row, ref_softpick_backward_at, bound_vn_8),
+  VN_BWD(softpick, f16, DT_F16, ref_softpick_row, ref_softpick_backward_at, bound_vn_8),
+  VN_BWD(softpick, bf16, DT_BF16, ref_softpick_row, ref_softpick_backward_at, bound_vn_8),
 #define VN_BWDY(name, sfx, D, prep, ref_row, ref_at, bound) \
   { #name "_backward", D, D, OUT_ELEM, 2, 1, 0, NULL, a_smx_##name##_backward_rows_##sfx, prep, ref_row, ref_at, bound }
   VN_FWD(ssmax, f32, DT_F32, OP_NONNEG, a_smx_ssmax_f32, ref_ssmax_row, ref_ssmax_at, bound_softmax),
   VN_FWD(ssmax, f64, DT_F64, OP_NONNEG, a_smx_ssmax_f64, ref_ssmax_row, ref_ssmax_at, bound_softmax),
   VN_BWDY(ssmax, f32, DT_F32, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
   VN_BWDY(ssmax, f64, DT_F64, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
+  VN_BWDY(ssmax, f16, DT_F16, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
+  VN_BWDY(ssmax, bf16, DT_BF16, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
   VN_FWD(adaptive_softmax, f32, DT_F32, OP_NONNEG, a_smx_adaptive_softmax_f32, ref_adaptive_row, ref_softmax_at, bound_vn_beta),
   VN_FWD(adaptive_softmax, f64, DT_F64, OP_NONNEG, a_smx_adaptive_softmax_f64, ref_adaptive_row, ref_softmax_at, bound_vn_beta),
   VN_FWD(standardize_softmax, f32, DT_F32, OP_NONNEG, a_smx_standardize_softmax_f32, ref_std_row, ref_softmax_at, bound_vn_beta),
@@ -414,18 +462,24 @@ const op_row op_table[] = {
   VN_FWD(topk_softmax, f16, DT_F16, OP_NONNEG, NULL, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_topk),
   VN_BWDY(topk_softmax, f32, DT_F32, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
   VN_BWDY(topk_softmax, f64, DT_F64, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
+  VN_BWDY(topk_softmax, f16, DT_F16, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
+  VN_BWDY(topk_softmax, bf16, DT_BF16, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
   VN_FWD(sigmoid_bias, f32, DT_F32, OP_NONNEG, a_smx_sigmoid_bias_f32, ref_vn_none_row, ref_sigmoid_bias_at, bound_vn_sigmoid),
   VN_FWD(sigmoid_bias, f64, DT_F64, OP_NONNEG, a_smx_sigmoid_bias_f64, ref_vn_none_row, ref_sigmoid_bias_at, bound_vn_sigmoid),
   VN_FWD(sigmoid_bias, f16, DT_F16, OP_NONNEG, NULL, ref_vn_none_row, ref_sigmoid_bias_at, bound_vn_sigmoid),
   VN_FWD(sigmoid_bias, bf16, DT_BF16, OP_NONNEG, NULL, ref_vn_none_row, ref_sigmoid_bias_at, bound_vn_sigmoid),
   VN_BWDY(sigmoid, f32, DT_F32, prep_sigmoid_backward, ref_vn_none_row, ref_sigmoid_backward_at, bound_vn_abs4),
   VN_BWDY(sigmoid, f64, DT_F64, prep_sigmoid_backward, ref_vn_none_row, ref_sigmoid_backward_at, bound_vn_abs4),
+  VN_BWDY(sigmoid, f16, DT_F16, prep_sigmoid_backward, ref_vn_none_row, ref_sigmoid_backward_at, bound_vn_abs4),
+  VN_BWDY(sigmoid, bf16, DT_BF16, prep_sigmoid_backward, ref_vn_none_row, ref_sigmoid_backward_at, bound_vn_abs4),
   VN_FWD(softplus_l1, f32, DT_F32, OP_NONNEG, a_smx_softplus_l1_f32, ref_softplus_l1_row, ref_softplus_l1_at, bound_vn_8),
   VN_FWD(softplus_l1, f64, DT_F64, OP_NONNEG, a_smx_softplus_l1_f64, ref_softplus_l1_row, ref_softplus_l1_at, bound_vn_8),
   VN_FWD(softplus_l1, f16, DT_F16, OP_NONNEG, NULL, ref_softplus_l1_row, ref_softplus_l1_at, bound_vn_8),
   VN_FWD(softplus_l1, bf16, DT_BF16, OP_NONNEG, NULL, ref_softplus_l1_row, ref_softplus_l1_at, bound_vn_8),
   VN_BWD(softplus_l1, f32, DT_F32, ref_softplus_l1_row, ref_softplus_l1_backward_at, bound_vn_8),
   VN_BWD(softplus_l1, f64, DT_F64, ref_softplus_l1_row, ref_softplus_l1_backward_at, bound_vn_8),
+  VN_BWD(softplus_l1, f16, DT_F16, ref_softplus_l1_row, ref_softplus_l1_backward_at, bound_vn_8),
+  VN_BWD(softplus_l1, bf16, DT_BF16, ref_softplus_l1_row, ref_softplus_l1_backward_at, bound_vn_8),
   { "sa_softmax_backward", DT_F32, DT_F32, OUT_ELEM, 2, 1, 0, NULL, a_sa_bwd_f32, prep_vn_backward,
     ref_sa_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
   { "sa_softmax_backward", DT_F64, DT_F64, OUT_ELEM, 2, 1, 0, NULL, a_sa_bwd_f64, prep_vn_backward,
@@ -433,6 +487,14 @@ const op_row op_table[] = {
   { "sa_softmax_norm_backward", DT_F32, DT_F32, OUT_ELEM, 2, 1, 0, NULL, a_sa_norm_bwd_f32, prep_vn_backward,
     ref_sa_norm_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
   { "sa_softmax_norm_backward", DT_F64, DT_F64, OUT_ELEM, 2, 1, 0, NULL, a_sa_norm_bwd_f64, prep_vn_backward,
+    ref_sa_norm_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
+  { "sa_softmax_backward", DT_F16, DT_F16, OUT_ELEM, 2, 1, 0, NULL, a_sa_bwd_f16, prep_vn_backward,
+    ref_sa_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
+  { "sa_softmax_backward", DT_BF16, DT_BF16, OUT_ELEM, 2, 1, 0, NULL, a_sa_bwd_bf16, prep_vn_backward,
+    ref_sa_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
+  { "sa_softmax_norm_backward", DT_F16, DT_F16, OUT_ELEM, 2, 1, 0, NULL, a_sa_norm_bwd_f16, prep_vn_backward,
+    ref_sa_norm_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
+  { "sa_softmax_norm_backward", DT_BF16, DT_BF16, OUT_ELEM, 2, 1, 0, NULL, a_sa_norm_bwd_bf16, prep_vn_backward,
     ref_sa_norm_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
   /* MultiMax */
   { "multimax", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG, a_multimax_32, a_multimax_rows_32, NULL,

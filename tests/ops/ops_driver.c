@@ -74,7 +74,7 @@ static double now(void) {
     if (profiling) prof[b] += now() - t0_;         \
   } while (0)
 
-static size_t out_elem_size(const op_row *r) { return r->shape == OUT_TOPK ? sizeof(float) : dt_size(r->out_dt); }
+static size_t out_elem_size(const op_row *r) { return dt_size(r->out_dt); }   /* OUT_TOPK: its values' type */
 static size_t out_count(const op_row *r, size_t n) {
   return r->shape == OUT_ELEM ? n : r->shape == OUT_SCALAR ? 1 : op_k(n);
 }
@@ -84,7 +84,7 @@ static size_t check_count(const op_row *r, size_t n) {
 
 /* output i as the check reads it (f32 and f64 read here: the checks' inner loop) */
 static inline long double actual(const op_row *r, const void *out, const int64_t *idx, size_t k, size_t i) {
-  if (r->shape == OUT_TOPK) return i < k ? dt_get(DT_F32, out, i) : (long double)idx[i - k];
+  if (r->shape == OUT_TOPK) return i < k ? dt_get(r->out_dt, out, i) : (long double)idx[i - k];
   if (r->out_dt == DT_F32) { float v; memcpy(&v, (const char *)out + 4 * i, 4); return v; }
   if (r->out_dt == DT_F64) { double v; memcpy(&v, (const char *)out + 8 * i, 8); return v; }
   return dt_get(r->out_dt, out, i);
@@ -132,7 +132,7 @@ typedef struct expect {
 } expect;
 
 static void expect_of(const op_row *r, const ref_ctx *c, size_t i, expect *e) {
-  dtype od = r->shape == OUT_TOPK ? DT_F32 : r->out_dt;
+  dtype od = r->out_dt;
   dtype arith = od == DT_F64 ? DT_F64 : DT_F32;
   long double aux, ref = r->ref_at(c, i, &aux);
   double b = r->bound(c, od, i, ref, aux);
@@ -228,7 +228,7 @@ static void refs_free(refs *v) { free(v->e); }
 static void check_rows(size_t op, const ref_ctx *c, const refs *cache, const void *const *out,
                        const int64_t *const *idx, int m, size_t *bad, double *worst, int sparse) {
   const op_row *r = &op_table[op];
-  dtype od = r->shape == OUT_TOPK ? DT_F32 : r->out_dt;
+  dtype od = r->out_dt;
   size_t nc = check_count(r, c->n);
   if (cache && cache->e && cache->sparse != sparse) {
     fprintf(stderr, "check_rows: a %s cache for a %s check\n", cache->sparse ? "sparse" : "dense", sparse ? "sparse" : "dense");
@@ -335,7 +335,7 @@ static void rows_form(size_t op, const family *f, const ref_ctx *c, const refs *
   unsigned char *first = malloc(ocount * oes + 1);
   int top = R * n >= ROWS_SPLIT_MIN ? 3 : 1;
   for (int threads = 1; threads <= top; threads += 2) {
-    smx_options o = { SMX_ALGO_AUTO, f->T, f->flags, threads };
+    smx_options o = { SMX_ALGO_AUTO, f->T, f->flags, threads, NULL };
     op_call cl;
     memset(&cl, 0, sizeof cl);
     for (int j = 0; j < r->n_in; j++) { cl.in[j] = in[j].p; cl.ld_in[j] = ldi; }
@@ -387,7 +387,7 @@ static void in_place(size_t op, const family *f, const bufs *b, const void *want
   guard_free(w.out);
   w.out = alias;   /* the output is the input */
   memset(w.idx.p, 0xa5, op_k(n) * sizeof(int64_t));
-  smx_options o = { algo, f->T, f->flags, 1 };
+  smx_options o = { algo, f->T, f->flags, 1, NULL };
   smx_status s = call(r, &w, n, target, &o);
   rep_check(op, s == SMX_OK && memcmp(alias.p, want, n * es) == 0, "%s %s %s in place%s: status %d or result differs",
             smx_isa(), f->name, algo_name(algo), at_start ? " (leading guard)" : "", (int)s);
@@ -447,7 +447,7 @@ static void run_case(size_t op, const family *f, const double *x) {
   size_t n = f->n, k = op_k(n);
   size_t obytes = out_count(r, n) * out_elem_size(r), ibytes = k * sizeof(int64_t);
   int64_t target = op_target(n);
-  smx_options o = { SMX_ALGO_AUTO, f->T, f->flags, 1 };
+  smx_options o = { SMX_ALGO_AUTO, f->T, f->flags, 1, NULL };
   bufs b;
   PROF(P_ALLOC, b = bufs_alloc(r, n, 0));
   PROF(P_INPUT, if (r->prepare) r->prepare(x, n, &o, r->in_dt, b.in[0].p, r->n_in > 1 ? b.in[1].p : NULL);

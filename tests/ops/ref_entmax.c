@@ -1,5 +1,5 @@
 /*
- * The bisection entmax rows (include/smx/smx_variants.h) at alpha = 1.5 and
+ * The bisection entmax rows (include/smx/smx_sparse.h) at alpha = 1.5 and
  * 1.7: the exact threshold of ref_sparsemax.c, and the bound of a threshold
  * known to the bisection's tolerance d (2^-30 for f32 and half rows, 2^-50
  * for f64): dy/dtau = y^(2-alpha)/(alpha-1) per entry, and the division by the

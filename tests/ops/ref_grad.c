@@ -121,6 +121,13 @@ long double ref_xent_grad_at(const ref_ctx *c, size_t i, long double *aux) {
   return (p - onehot) / c->T;
 }
 
+/* The loss: log-softmax's 4 eps max(1, |ref|); f64 rows 8 eps (smx_grad.h: the smoothing mean is of n
+ * log-softmax values, each within the log-softmax bound, f64 having no wider type to carry them in) */
+double bound_xent_loss(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux) {
+  double b = bound_log(c, od, i, ref, aux);
+  return od == DT_F64 ? 2.0 * b : b;
+}
+
 /* (6 + |t_j|/2) eps |q_j| + 2 eps |r_j| + FLT_MIN / T, q_j = p_j / T, r_j the one-hot term */
 double bound_xent_grad(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux) {
   long double onehot = (int64_t)i == c->target ? 1.0L : 0.0L;

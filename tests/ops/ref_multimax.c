@@ -1,5 +1,5 @@
 /*
- * Reference and bounds of MultiMax (include/smx/smx_variants.h) at the op
+ * Reference and bounds of MultiMax (include/smx/smx_multi.h) at the op
  * table's fixed parameters (MM_R*, MM_T* in op.h, exact in float): the
  * modulation s(x) in long double from the stored x, then softmax(s / T)
  * with the softmax policy, and the VJP s'(x_i) y_i (dy_i - <dy, y>) / T.

@@ -1,4 +1,4 @@
-/* The sigmoid rows' reference and bound (include/smx/smx_variants.h). */
+/* The sigmoid rows' reference and bound (include/smx/smx_elem.h). */
 #include <math.h>
 
 #include "op.h"

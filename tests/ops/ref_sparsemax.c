@@ -1,6 +1,6 @@
 /*
  * References and bounds of sparsemax, entmax-1.5 and bisection entmax and of
- * their VJPs (include/smx/smx_variants.h), in long double. The row state:
+ * their VJPs (include/smx/smx_sparse.h), in long double. The row state:
  * the special-value summary (the softmax policy), the max m, and the exact
  * threshold tau of z = a (x - m), a = alpha - 1, found on the candidates
  * (z > -1 - slack): by a sort for alpha 2 and 1.5 (Martins & Astudillo 2016,

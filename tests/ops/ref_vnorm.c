@@ -1,5 +1,5 @@
 /*
- * References and bounds of the row variants of include/smx/smx_variants.h
+ * References and bounds of the row variants of include/smx/smx_norm.h
  * (softpick, SSMax, self-adjust softmax, adaptive temperature, top-k
  * softmax, sigmoid with a bias, softplus-l1, standardised softmax) and their
  * backward passes, in long double from the stored inputs. The backward rows

@@ -112,7 +112,7 @@ static const char *gen_row(srng *r, dtype dt, double *x, size_t n) {
   return kind;
 }
 
-static size_t out_elem(const op_row *r) { return r->shape == OUT_TOPK ? sizeof(float) : dt_size(r->out_dt); }
+static size_t out_elem(const op_row *r) { return dt_size(r->out_dt); }   /* OUT_TOPK: its values' type */
 /* outputs of one row, in elements (OUT_ELEM: the row; SCALAR: 1; TOPK: k) */
 static size_t out_per_row(const op_row *r, size_t n) { return r->shape == OUT_ELEM ? n : r->shape == OUT_SCALAR ? 1 : op_k(n); }
 
@@ -163,7 +163,7 @@ static void soak_case(uint64_t seed, const int *run_dt) {
   ref_ctx *ctx = calloc(R, sizeof *ctx);
   unsigned char **copies = calloc(R * 2, sizeof *copies);
   if (!x || !rowbuf[0] || !rowbuf[1] || !ctx || !copies) { perror("malloc"); exit(2); }
-  smx_options o = { algo, T, flags, 1 };
+  smx_options o = { algo, T, flags, 1, NULL };
   for (size_t q = 0; q < R; q++) {
     const char *kd = gen_row(&r, row->in_dt, x, n);
     size_t l = strlen(kinds);

@@ -33,7 +33,7 @@ def philox4x32_10(seed, ctr):
 
 
 def xi_ref(seed, row, step):
-    """the recipe of include/smx/smx_variants.h"""
+    """the recipe of include/smx/smx_noisy.h"""
     seed, row, step = int(seed), int(row), int(step)
     w = philox4x32_10(seed, (0xFFFFFFFF, row & M32, step & M32, step >> 32))
     u1 = ((w[0] | (w[1] & 0x1FFFFF) << 32) + 0.5) * 2.0 ** -53

@@ -53,7 +53,7 @@ static void test_bad_arguments(void) {
     CHECK(smx_softmax_f32(x, y, 8, &o) == SMX_E_INVALID_ARG && untouched(y, 64), "temperature %g", bad_t[i].t);
     CHECK(smx_log_softmax_f32(x, y, 8, &o) == SMX_E_INVALID_ARG && untouched(y, 64), "temperature %g", bad_t[i].t);
     fill(out, 4, SENT);
-    CHECK(smx_logsumexp_f32(x, 8, out, &o) == SMX_E_INVALID_ARG && untouched(out, 4), "temperature %g", bad_t[i].t);
+    CHECK(smx_logsumexp_f32(x, out, 8, &o) == SMX_E_INVALID_ARG && untouched(out, 4), "temperature %g", bad_t[i].t);
   }
   o.temperature = 0;
   o.algo = (smx_algo)9;
@@ -72,8 +72,8 @@ static void test_bad_arguments(void) {
   CHECK(smx_softmax_f32(NULL, y, 8, NULL) == SMX_E_INVALID_ARG, "null x");
   CHECK(smx_softmax_f32(x, NULL, 8, NULL) == SMX_E_INVALID_ARG, "null y");
   CHECK(smx_log_softmax_f32(NULL, y, 8, NULL) == SMX_E_INVALID_ARG, "null x");
-  CHECK(smx_logsumexp_f32(NULL, 8, out, NULL) == SMX_E_INVALID_ARG, "null x");
-  CHECK(smx_logsumexp_f32(x, 8, NULL, NULL) == SMX_E_INVALID_ARG, "null out");
+  CHECK(smx_logsumexp_f32(NULL, out, 8, NULL) == SMX_E_INVALID_ARG, "null x");
+  CHECK(smx_logsumexp_f32(x, NULL, 8, NULL) == SMX_E_INVALID_ARG, "null out");
   CHECK(smx_softmax_rows_f32(NULL, 8, y, 8, 2, 8, NULL) == SMX_E_INVALID_ARG, "null rows x");
   CHECK(smx_logsumexp_rows_f32(x, 8, NULL, 2, 8, NULL) == SMX_E_INVALID_ARG, "null rows out");
   CHECK(smx_logsumexp_rows_f32(x, 0, NULL, 2, 0, NULL) == SMX_E_INVALID_ARG, "empty rows still need out");
@@ -114,12 +114,12 @@ static void test_empty(void) {
   CHECK(smx_softmax_rows_f32(NULL, 5, NULL, 5, 0, 5, NULL) == SMX_OK, "rows=0");
   CHECK(smx_softmax_rows_f32(NULL, 0, y, 0, 3, 0, NULL) == SMX_OK && untouched(y, 4), "cols=0");
   out[0] = SENT;
-  CHECK(smx_logsumexp_f32(NULL, 0, out, NULL) == SMX_OK && out[0] == -INFINITY, "lse of empty row is -inf");
+  CHECK(smx_logsumexp_f32(NULL, out, 0, NULL) == SMX_OK && out[0] == -INFINITY, "lse of empty row is -inf");
   fill(out, 3, SENT);
   CHECK(smx_logsumexp_rows_f32(NULL, 0, out, 3, 0, NULL) == SMX_OK && out[0] == -INFINITY && out[1] == -INFINITY &&
             out[2] == -INFINITY, "lse of empty rows");
-  smx_options nanflag = { 0, 0, SMX_FLAG_MASKED_ROW_NAN, 0 };
-  CHECK(smx_logsumexp_f32(NULL, 0, out, &nanflag) == SMX_OK && out[0] == -INFINITY, "empty row is not masked");
+  smx_options nanflag = { 0, 0, SMX_FLAG_MASKED_ROW_NAN, 0, NULL };
+  CHECK(smx_logsumexp_f32(NULL, out, 0, &nanflag) == SMX_OK && out[0] == -INFINITY, "empty row is not masked");
 }
 
 /* Runs all three ops on a row with every ISA and algorithm and checks expected outputs exactly. */
@@ -129,10 +129,10 @@ static void expect_row(const char *what, const float *x, size_t n, uint32_t flag
   for (int isa = 0; isa <= tu_isa_top(); isa++) {
     smx_set_max_isa(tu_isas[isa]);
     for (int a = 0; a < 3; a++) {
-      smx_options o = { tu_algos[a], 0, flags, 1 };
+      smx_options o = { tu_algos[a], 0, flags, 1, NULL };
       CHECK(smx_softmax_f32(x, y, n, &o) == SMX_OK, "status");
       CHECK(smx_log_softmax_f32(x, z, n, &o) == SMX_OK, "status");
-      CHECK(smx_logsumexp_f32(x, n, &l, &o) == SMX_OK, "status");
+      CHECK(smx_logsumexp_f32(x, &l, n, &o) == SMX_OK, "status");
       for (size_t i = 0; i < n; i++) {
         CHECK(tu_same(y[i], sm[i]), "%s [%s %s] softmax[%zu] = %g, want %g", what, tu_isa_names[isa],
               tu_algo_names[tu_algos[a]], i, y[i], sm[i]);
@@ -212,7 +212,7 @@ static void test_masked_equals_removed(void) {
     for (int isa = 0; isa <= tu_isa_top(); isa++) {
       smx_set_max_isa(tu_isas[isa]);
       for (int a = 0; a < 3; a++) {
-        smx_options o = { tu_algos[a], 0, 0, 1 };
+        smx_options o = { tu_algos[a], 0, 0, 1, NULL };
         smx_softmax_f32(x, y, n, &o);
         smx_softmax_f32(live, yl, nl, &o);
         size_t j = 0, bad = 0;
@@ -235,7 +235,7 @@ static void test_inplace_and_strides(void) {
   for (int op = 0; op < 2; op++)
     for (int a = 0; a < 3; a++) {
       for (size_t i = 0; i < R * LD; i++) x[i] = tu_uniform_f(&rng, -8, 8);
-      smx_options o = { tu_algos[a], 0.7f, 0, 1 };
+      smx_options o = { tu_algos[a], 0.7f, 0, 1, NULL };
       fill(y, R * LD, SENT);
       smx_status s = op ? smx_log_softmax_rows_f32(x, LD, y, LD, R, C, &o) : smx_softmax_rows_f32(x, LD, y, LD, R, C, &o);
       CHECK(s == SMX_OK, "strided status");
@@ -257,7 +257,7 @@ static void test_inplace_and_strides(void) {
       }
       CHECK(s == SMX_OK && same, "in-place equals out-of-place (%s)", tu_algo_names[tu_algos[a]]);
       smx_logsumexp_rows_f32(x, LD, out, R, C, &o);
-      for (size_t r = 0; r < R; r++) smx_logsumexp_f32(x + r * LD, C, out1 + r, &o);
+      for (size_t r = 0; r < R; r++) smx_logsumexp_f32(x + r * LD, out1 + r, C, &o);
       CHECK(memcmp(out, out1, sizeof out) == 0, "logsumexp rows");
     }
 }
@@ -269,7 +269,7 @@ static void test_stream_identical(void) {
   for (size_t i = 0; i < n; i++) x[i] = tu_uniform_f(&rng, -10, 10);
   for (int al = 0; al < 3; al++)
     for (int op = 0; op < 2; op++) {
-      smx_options oc = { tu_algos[al], 0, SMX_FLAG_CACHED_STORES, 1 }, os = { tu_algos[al], 0, SMX_FLAG_STREAM_STORES, 1 };
+      smx_options oc = { tu_algos[al], 0, SMX_FLAG_CACHED_STORES, 1, NULL }, os = { tu_algos[al], 0, SMX_FLAG_STREAM_STORES, 1, NULL };
       if (op) { smx_log_softmax_f32(x, a, n - 1, &oc); smx_log_softmax_f32(x + 1, b, n - 1, &os); smx_log_softmax_f32(x, b, n - 1, &os); }
       else { smx_softmax_f32(x, a, n - 1, &oc); smx_softmax_f32(x, b + 1, n - 1, &os); smx_softmax_f32(x, b, n - 1, &os); }
       CHECK(memcmp(a, b, (n - 1) * sizeof(float)) == 0, "streaming stores change results (%s)", tu_algo_names[tu_algos[al]]);
@@ -283,7 +283,7 @@ static void test_threads_identical(void) {
   float *x = malloc(R * C * sizeof(float)), *y1 = malloc(R * C * sizeof(float)), *y = malloc(R * C * sizeof(float));
   for (size_t i = 0; i < R * C; i++) x[i] = tu_uniform_f(&rng, -10, 10);
   for (int a = 0; a < 3; a++) {
-    smx_options o = { tu_algos[a], 0, 0, 1 };
+    smx_options o = { tu_algos[a], 0, 0, 1, NULL };
     smx_softmax_rows_f32(x, C, y1, C, R, C, &o);
     for (int t = 2; t <= 5; t++) {
       o.threads = t;
@@ -301,15 +301,15 @@ static void test_threads_identical(void) {
   for (int a = 0; a < 3; a++)
     for (int op = 0; op < 3; op++) {
       float l1 = 0, l = 0;
-      smx_options o = { tu_algos[a], 0, 0, 1 };
+      smx_options o = { tu_algos[a], 0, 0, 1, NULL };
       if (op == 0) smx_softmax_f32(x, y1, n, &o);
       else if (op == 1) smx_log_softmax_f32(x, y1, n, &o);
-      else smx_logsumexp_f32(x, n, &l1, &o);
+      else smx_logsumexp_f32(x, &l1, n, &o);
       for (int t = 2; t <= 3; t++) {
         o.threads = t;
         if (op == 0) smx_softmax_f32(x, y, n, &o);
         else if (op == 1) smx_log_softmax_f32(x, y, n, &o);
-        else smx_logsumexp_f32(x, n, &l, &o);
+        else smx_logsumexp_f32(x, &l, n, &o);
         CHECK(op == 2 ? tu_same(l, l1) : memcmp(y, y1, n * sizeof(float)) == 0, "long row, op %d, threads=%d differs (%s)",
               op, t, tu_algo_names[tu_algos[a]]);
       }
@@ -327,7 +327,7 @@ static void test_temperature_beyond_float(void) {
     o.temperature = 1e300;
     CHECK(smx_softmax_f32(x, y, 5, &o) == SMX_OK, "T=1e300");
     for (int i = 0; i < 5; i++) CHECK(fabsf(y[i] - 0.2f) <= 1e-7f, "T=1e300 uniform: y[%d]=%g", i, y[i]);
-    CHECK(smx_logsumexp_f32(x, 5, &lse, &o) == SMX_OK && fabsf(lse - logf(5.0f)) <= 1e-6f, "T=1e300 lse %g", lse);
+    CHECK(smx_logsumexp_f32(x, &lse, 5, &o) == SMX_OK && fabsf(lse - logf(5.0f)) <= 1e-6f, "T=1e300 lse %g", lse);
     o.temperature = 1e-300;
     CHECK(smx_softmax_f32(x, y, 5, &o) == SMX_OK, "T=1e-300");
     CHECK(y[0] == 0.0f && y[1] == 0.5f && y[2] == 0.0f && y[3] == 0.5f && y[4] == 0.0f, "T=1e-300 one-hot ties");

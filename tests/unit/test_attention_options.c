@@ -8,7 +8,7 @@
  */
 #include "../common/test_util.h"
 #include "smx/smx_attention.h"
-#include "smx/smx_variants.h"
+#include "smx/smx_norm.h"
 
 #define DESC(B, HQ, HKV, LQ, LK, DQ, DV) \
   .batch = B, .heads_q = HQ, .heads_kv = HKV, .len_q = LQ, .len_k = LK, .dim_qk = DQ, .dim_v = DV

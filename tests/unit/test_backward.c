@@ -67,7 +67,7 @@ static void test_values(void) {
           for (int ti = 0; ti < 2; ti++) {
             double t = ti ? 0.6 : 1.0;
             forward(x, y, n, t, logsm);
-            smx_options o = { SMX_ALGO_AUTO, ti ? t : 0.0, 0, 1 };
+            smx_options o = { SMX_ALGO_AUTO, ti ? t : 0.0, 0, 1, NULL };
             CHECK(fns[logsm](y, n, dy, n, dx, n, 1, n, &o) == SMX_OK, "status");
             long bad = check_row(y, dy, dx, n, t, logsm, 0);
             CHECK(bad == 0, "%s %s n %zu fam %d T %g: %ld beyond the bound", tu_isa_names[isa],
@@ -120,7 +120,7 @@ static void test_finite_differences(void) {
     double t = v >= 2 ? 0.7 : 1.0;
     for (int i = 0; i < N; i++) { x[i] = tu_normal(&rng) * 2.0f; dy[i] = tu_normal(&rng); xd[i] = x[i]; w[i] = dy[i]; }
     forward(x, y, N, t, logsm);
-    smx_options o = { SMX_ALGO_AUTO, t, 0, 1 };
+    smx_options o = { SMX_ALGO_AUTO, t, 0, 1, NULL };
     CHECK((logsm ? smx_log_softmax_backward_f32(y, dy, dx, N, &o) : smx_softmax_backward_f32(y, dy, dx, N, &o)) ==
               SMX_OK,
           "fd status");
@@ -150,7 +150,7 @@ static void test_threads_and_specials(void) {
     for (int j = 0; j < C; j++) { a[j] = tu_normal(&rng); dy[r * C + j] = tu_normal(&rng); }
     forward(a, y + r * C, C, 1.0, 0);
   }
-  smx_options o1 = { SMX_ALGO_AUTO, 0.0, 0, 1 }, o2 = { SMX_ALGO_AUTO, 0.0, 0, 2 };
+  smx_options o1 = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL }, o2 = { SMX_ALGO_AUTO, 0.0, 0, 2, NULL };
   for (int logsm = 0; logsm < 2; logsm++) {
     bwd_rows_fn f = logsm ? smx_log_softmax_backward_rows_f32 : smx_softmax_backward_rows_f32;
     CHECK(f(y, C, dy, C, a, C, R, C, &o1) == SMX_OK && f(y, C, dy, C, b, C, R, C, &o2) == SMX_OK, "threads status");
@@ -228,7 +228,7 @@ static void test_bad_args(void) {
 #define RESET() for (int i = 0; i < 8; i++) dx[i] = -7.0f
 #define UNTOUCHED() (dx[0] == -7.0f && dx[7] == -7.0f)
 #define BAD(w, call) do { RESET(); smx_status s_ = (call); CHECK(s_ == SMX_E_INVALID_ARG && UNTOUCHED(), "%s: status %d", w, s_); } while (0)
-  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
   for (int logsm = 0; logsm < 2; logsm++) {
     bwd_rows_fn f = logsm ? smx_log_softmax_backward_rows_f32 : smx_softmax_backward_rows_f32;
     BAD("NULL y", f(NULL, 4, dy, 4, dx, 4, 2, 4, &o));

@@ -28,7 +28,7 @@ static void test_bad_arguments(void) {
     CHECK(smx_softmax_rows_f64(x, 8, y, 8, 2, 8, &o) == SMX_E_INVALID_ARG && untouched(y, 64), "rows T %g",
           bad_t[i]);
     fill(out, 4, SENT);
-    CHECK(smx_logsumexp_f64(x, 8, out, &o) == SMX_E_INVALID_ARG && untouched(out, 4), "temperature %g", bad_t[i]);
+    CHECK(smx_logsumexp_f64(x, out, 8, &o) == SMX_E_INVALID_ARG && untouched(out, 4), "temperature %g", bad_t[i]);
     CHECK(smx_logsumexp_rows_f64(x, 8, out, 2, 8, &o) == SMX_E_INVALID_ARG && untouched(out, 4), "rows T %g",
           bad_t[i]);
   }
@@ -49,8 +49,8 @@ static void test_bad_arguments(void) {
   CHECK(smx_softmax_f64(NULL, y, 8, NULL) == SMX_E_INVALID_ARG && untouched(y, 64), "null x");
   CHECK(smx_softmax_f64(x, NULL, 8, NULL) == SMX_E_INVALID_ARG, "null y");
   CHECK(smx_log_softmax_f64(NULL, y, 8, NULL) == SMX_E_INVALID_ARG && untouched(y, 64), "null x");
-  CHECK(smx_logsumexp_f64(x, 8, NULL, NULL) == SMX_E_INVALID_ARG, "null out");
-  CHECK(smx_logsumexp_f64(NULL, 8, out, NULL) == SMX_E_INVALID_ARG && untouched(out, 4), "null x lse");
+  CHECK(smx_logsumexp_f64(x, NULL, 8, NULL) == SMX_E_INVALID_ARG, "null out");
+  CHECK(smx_logsumexp_f64(NULL, out, 8, NULL) == SMX_E_INVALID_ARG && untouched(out, 4), "null x lse");
   CHECK(smx_logsumexp_rows_f64(NULL, 8, out, 2, 8, NULL) == SMX_E_INVALID_ARG && untouched(out, 4), "null x rows");
   /* ld < cols */
   CHECK(smx_softmax_rows_f64(x, 4, y, 8, 2, 8, NULL) == SMX_E_INVALID_ARG && untouched(y, 64), "ldx < cols");
@@ -62,7 +62,7 @@ static void test_bad_arguments(void) {
   CHECK(smx_softmax_f64(buf, buf + 1, 8, NULL) == SMX_E_INVALID_ARG && buf[8] == 1.0, "overlap");
   CHECK(smx_softmax_rows_f64(buf, 8, buf, 9, 2, 8, NULL) == SMX_E_INVALID_ARG && buf[0] == 1.0,
         "in place with other ld");
-  CHECK(smx_logsumexp_f64(buf, 8, buf + 7, NULL) == SMX_E_INVALID_ARG && buf[7] == 1.0, "lse out overlaps x");
+  CHECK(smx_logsumexp_f64(buf, buf + 7, 8, NULL) == SMX_E_INVALID_ARG && buf[7] == 1.0, "lse out overlaps x");
   /* size products that overflow */
   CHECK(smx_softmax_rows_f64(x, SIZE_MAX / 4, y, SIZE_MAX / 4, 3, 8, NULL) == SMX_E_INVALID_ARG, "span overflow");
   CHECK(smx_softmax_f64(x, y, SIZE_MAX / 8 + 1, NULL) == SMX_E_INVALID_ARG, "n * 8 overflows");
@@ -77,7 +77,7 @@ static void test_empty(void) {
   CHECK(smx_softmax_rows_f64(NULL, 0, NULL, 0, 5, 0, NULL) == SMX_OK, "cols=0");
   CHECK(smx_softmax_rows_f64(NULL, 3, NULL, 3, 0, 3, NULL) == SMX_OK, "rows=0");
   fill(out, 3, SENT);
-  CHECK(smx_logsumexp_f64(NULL, 0, out, NULL) == SMX_OK && out[0] == -INFINITY && same_d(out[1], SENT), "lse n=0");
+  CHECK(smx_logsumexp_f64(NULL, out, 0, NULL) == SMX_OK && out[0] == -INFINITY && same_d(out[1], SENT), "lse n=0");
   fill(out, 3, SENT);
   CHECK(smx_logsumexp_rows_f64(NULL, 0, out, 3, 0, NULL) == SMX_OK && out[0] == -INFINITY && out[2] == -INFINITY,
         "lse rows of 0 cols");
@@ -90,7 +90,7 @@ static void test_policy(void) {
     for (int a = 0; a < 3; a++) {
       for (size_t n = 1; n <= 40; n += 13) {
         double x[64], y[64], lse;
-        smx_options o = { tu_algos[a], 0, 0, 1 };
+        smx_options o = { tu_algos[a], 0, 0, 1, NULL };
         /* NaN anywhere: all NaN */
         for (size_t i = 0; i < n; i++) x[i] = (double)i;
         x[n / 2] = NAN;
@@ -102,7 +102,7 @@ static void test_policy(void) {
         ok = 1;
         for (size_t i = 0; i < n; i++) ok &= y[i] != y[i];
         CHECK(ok, "NaN row log-softmax");
-        smx_logsumexp_f64(x, n, &lse, &o);
+        smx_logsumexp_f64(x, &lse, n, &o);
         CHECK(lse != lse, "NaN row lse");
         /* +inf entries: 1/k and 0, lse +inf, log-softmax -log k and -inf */
         for (size_t i = 0; i < n; i++) x[i] = (i % 3 == 0) ? INFINITY : -(double)i;
@@ -115,7 +115,7 @@ static void test_policy(void) {
         ok = 1;
         for (size_t i = 0; i < n; i++) ok &= (i % 3 == 0) ? y[i] == -log((double)k) : y[i] == -INFINITY;
         CHECK(ok, "+inf log-softmax");
-        smx_logsumexp_f64(x, n, &lse, &o);
+        smx_logsumexp_f64(x, &lse, n, &o);
         CHECK(lse == INFINITY, "+inf lse");
         /* all -inf: 0 / -inf / -inf, or NaN with the flag */
         for (size_t i = 0; i < n; i++) x[i] = -INFINITY;
@@ -127,14 +127,14 @@ static void test_policy(void) {
         ok = 1;
         for (size_t i = 0; i < n; i++) ok &= y[i] == -INFINITY;
         CHECK(ok, "masked log-softmax");
-        smx_logsumexp_f64(x, n, &lse, &o);
+        smx_logsumexp_f64(x, &lse, n, &o);
         CHECK(lse == -INFINITY, "masked lse");
         o.flags = SMX_FLAG_MASKED_ROW_NAN;
         smx_softmax_f64(x, y, n, &o);
         ok = 1;
         for (size_t i = 0; i < n; i++) ok &= y[i] != y[i];
         CHECK(ok, "masked NaN flag softmax");
-        smx_logsumexp_f64(x, n, &lse, &o);
+        smx_logsumexp_f64(x, &lse, n, &o);
         CHECK(lse != lse, "masked NaN flag lse");
         /* one -inf entry: exactly +0, the rest as if absent */
         for (size_t i = 0; i < n; i++) x[i] = 0.0;
@@ -159,7 +159,7 @@ static void test_inplace_strides(void) {
   for (int isa = 0; isa <= tu_isa_top(); isa++) {
     smx_set_max_isa(tu_isas[isa]);
     for (int a = 0; a < 3; a++) {
-      smx_options o = { tu_algos[a], 0.7, 0, 1 };
+      smx_options o = { tu_algos[a], 0.7, 0, 1, NULL };
       fill(y, R * LD, SENT);
       CHECK(smx_softmax_rows_f64(x, LD, y, LD, R, C, &o) == SMX_OK, "rows");
       int ok = 1;
@@ -179,7 +179,7 @@ static void test_inplace_strides(void) {
         double l;
         smx_log_softmax_f64(x + r * LD, ref, C, &o);
         for (size_t i = 0; i < C; i++) ok &= same_d(ref[i], y[r * LD + i]);
-        smx_logsumexp_f64(x + r * LD, C, &l, &o);
+        smx_logsumexp_f64(x + r * LD, &l, C, &o);
         ok &= same_d(l, out[r]);
         memcpy(row, x + r * LD, sizeof row);
         smx_log_softmax_f64(row, row, C, &o);
@@ -203,11 +203,11 @@ static void test_threads(void) {
       for (int op = 0; op < 2; op++) {
         double l1 = 0, l;
         for (int t = 1; t <= 4; t++) {
-          smx_options o = { tu_algos[a], 0, 0, t };
+          smx_options o = { tu_algos[a], 0, 0, t, NULL };
           double *dst = t == 1 ? y1 : y;
           if (op == 0) smx_softmax_f64(x, dst, n, &o);
           else smx_log_softmax_f64(x, dst, n, &o);
-          smx_logsumexp_f64(x, n, t == 1 ? &l1 : &l, &o);
+          smx_logsumexp_f64(x, t == 1 ? &l1 : &l, n, &o);
           if (t > 1)
             CHECK(memcmp(y, y1, n * sizeof(double)) == 0 && same_d(l, l1), "threads=%d %s %s op %d", t,
                   tu_isa_names[isa], tu_algo_names[tu_algos[a]], op);
@@ -215,7 +215,7 @@ static void test_threads(void) {
       }
       /* batch: 300 rows of 1000 */
       for (int t = 1; t <= 3; t++) {
-        smx_options o = { tu_algos[a], 0, 0, t };
+        smx_options o = { tu_algos[a], 0, 0, t, NULL };
         smx_softmax_rows_f64(x, 1000, t == 1 ? y1 : y, 1000, 300, 1000, &o);
         if (t > 1) CHECK(memcmp(y, y1, 300000 * sizeof(double)) == 0, "batch threads=%d", t);
       }

@@ -85,7 +85,7 @@ static void test_conversions(void) {
 }
 
 typedef smx_status (*sm_fn)(const uint16_t *, uint16_t *, size_t, const smx_options *);
-typedef smx_status (*lse_fn)(const uint16_t *, size_t, float *, const smx_options *);
+typedef smx_status (*lse_fn)(const uint16_t *, float *, size_t, const smx_options *);
 
 static void check_half_row(const char *what, int bf, const uint16_t *x, size_t n, float T) {
   sm_fn sm = bf ? smx_softmax_bf16 : smx_softmax_f16, ls = bf ? smx_log_softmax_bf16 : smx_log_softmax_f16;
@@ -99,9 +99,9 @@ static void check_half_row(const char *what, int bf, const uint16_t *x, size_t n
   long double logd = tu_ref_logd(xf, n, T, &m), TT = T == 0.0f ? 1.0L : T;
   for (int isa = 0; isa <= tu_isa_top(); isa++) {
     smx_set_max_isa(tu_isas[isa]);
-    smx_options o = { 0, T, 0, 1 };
+    smx_options o = { 0, T, 0, 1, NULL };
     float l;
-    CHECK(sm(x, y, n, &o) == SMX_OK && ls(x, z, n, &o) == SMX_OK && lf(x, n, &l, &o) == SMX_OK, "%s status", what);
+    CHECK(sm(x, y, n, &o) == SMX_OK && ls(x, z, n, &o) == SMX_OK && lf(x, &l, n, &o) == SMX_OK, "%s status", what);
     long bad = 0, badl = 0;
     for (size_t i = 0; i < n; i++) {
       if (xf[i] == -INFINITY) {   /* masked: exactly +0 and -inf */
@@ -157,15 +157,15 @@ static void test_special(void) {
   x[1] = F16_PINF;
   smx_softmax_f16(x, y, 5, NULL);
   CHECK(y[0] == 0 && y[1] == 0x3800 && y[2] == 0 && y[3] == 0x3800 && y[4] == 0, "two +inf: 0.5 each (%04x %04x)", y[1], y[3]);
-  smx_logsumexp_f16(x, 5, &l, NULL);
+  smx_logsumexp_f16(x, &l, 5, NULL);
   CHECK(l == INFINITY, "+inf lse");
   for (int i = 0; i < 5; i++) x[i] = F16_NINF;
   smx_softmax_f16(x, y, 5, NULL);
   CHECK(y[0] == 0 && y[4] == 0, "masked row is 0");
   smx_log_softmax_f16(x, y, 5, NULL);
   CHECK(y[0] == F16_NINF, "masked row log-softmax -inf");
-  smx_options o = { 0, 0, SMX_FLAG_MASKED_ROW_NAN, 0 };
-  smx_logsumexp_f16(x, 5, &l, &o);
+  smx_options o = { 0, 0, SMX_FLAG_MASKED_ROW_NAN, 0, NULL };
+  smx_logsumexp_f16(x, &l, 5, &o);
   CHECK(l != l, "masked row NaN with the flag");
   /* bf16 -inf entries give exactly +0 */
   uint16_t b[4] = { 0x3f80, 0xff80, 0x4000, 0xff80 }, by[4];
@@ -182,8 +182,8 @@ static void test_special(void) {
   CHECK(smx_softmax_f16(six, six + 1, 3, NULL) == SMX_E_INVALID_ARG, "overlap");
   CHECK(smx_softmax_f16(six, six + 3, 3, NULL) == SMX_OK, "adjacent");
   CHECK(smx_softmax_rows_bf16(b, 1, by, 2, 2, 2, NULL) == SMX_E_INVALID_ARG, "ld < cols");
-  CHECK(smx_logsumexp_bf16(NULL, 0, &l, NULL) == SMX_OK && l == -INFINITY, "empty");
-  smx_options bad = { 0, -1.0f, 0, 0 };
+  CHECK(smx_logsumexp_bf16(NULL, &l, 0, NULL) == SMX_OK && l == -INFINITY, "empty");
+  smx_options bad = { 0, -1.0f, 0, 0, NULL };
   CHECK(smx_softmax_bf16(b, by, 4, &bad) == SMX_E_INVALID_ARG, "bad temperature");
 }
 

@@ -38,10 +38,10 @@ int main(void) {
           size_t at = (n * 7 + (size_t)b) % n;
           for (size_t i = 0; i < n; i++) x[i] = (float)((int)(i % 5) - 2) * (spread ? 1.0e33f : 1.0f);
           x[at] = big;
-          smx_options o = { (smx_algo)algo, t, 0, 1 };
+          smx_options o = { (smx_algo)algo, t, 0, 1, NULL };
           float lse = 0.0f;
           smx_status s1 = smx_softmax_f32(x, y, n, &o), s2 = smx_log_softmax_f32(x, z, n, &o);
-          smx_status s3 = smx_logsumexp_f32(x, n, &lse, &o);
+          smx_status s3 = smx_logsumexp_f32(x, &lse, n, &o);
           expect(s1 == SMX_OK && s2 == SMX_OK && s3 == SMX_OK, "status", n, algo, t, big);
           int one_hot = 1, log_ok = 1;
           for (size_t i = 0; i < n; i++) {

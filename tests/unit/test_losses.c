@@ -1,5 +1,5 @@
 /*
- * The losses on softmax outputs (include/smx/smx_variants.h: focal, spherical
+ * The losses on softmax outputs (include/smx/smx_losses.h: focal, spherical
  * Z-loss, InfoNCE / CLIP, soft Dice): f32 and f64 losses and gradients
  * against long-double references at every ISA, every reduction and a few
  * parameters; the f64 gradients against central finite differences of the
@@ -145,25 +145,33 @@ static double X[MAXR * MAXC], SOFT[MAXR * MAXC], ALPHA[MAXC];
 static float XF[MAXR * MAXC], SOFTF[MAXR * MAXC], ALPHAF[MAXC];
 static int64_t TG[MAXR];
 
-static smx_status call_f64(const lcase *c, const double *x, smx_loss_options *o, double *loss, double *grad) {
+static smx_status call_f64(const lcase *c, const double *x, const smx_options *o, double *loss, double *grad) {
   size_t R = c->rows, C = c->cols;
   switch (c->kind) {
-  case L_FOCAL: return smx_focal_loss_f64(x, C, R, C, TG, c->p1, c->use_alpha ? ALPHA : NULL, o, loss, grad, C);
-  case L_ZL: return smx_spherical_z_loss_f64(x, C, R, C, TG, c->p1, c->p2, o, loss, grad, C);
-  case L_NCE: return smx_info_nce_f64(x, C, R, C, c->use_alpha ? TG : NULL, c->p1, (int)c->p2, o, loss, grad, C);
-  case L_DICE_HARD: return smx_dice_loss_f64(x, C, R, C, TG, NULL, 0, c->p1, o, loss, grad, C);
-  default: return smx_dice_loss_f64(x, C, R, C, NULL, SOFT, C, c->p1, o, loss, grad, C);
+  case L_FOCAL: return smx_focal_loss_f64(x, C, TG, c->use_alpha ? ALPHA : NULL, loss, grad, C, R, C, c->p1, o);
+  case L_ZL: return smx_spherical_z_loss_f64(x, C, TG, loss, grad, C, R, C, c->p1, c->p2, o);
+  case L_NCE: {
+    smx_options on = *o;   /* InfoNCE's temperature is the options' */
+    on.temperature = c->p1;
+    return smx_info_nce_f64(x, C, c->use_alpha ? TG : NULL, loss, grad, C, R, C, (int)c->p2, &on);
+  }
+  case L_DICE_HARD: return smx_dice_loss_f64(x, C, TG, NULL, 0, loss, grad, C, R, C, c->p1, o);
+  default: return smx_dice_loss_f64(x, C, NULL, SOFT, C, loss, grad, C, R, C, c->p1, o);
   }
 }
 
-static smx_status call_f32(const lcase *c, const float *x, smx_loss_options *o, float *loss, float *grad) {
+static smx_status call_f32(const lcase *c, const float *x, const smx_options *o, float *loss, float *grad) {
   size_t R = c->rows, C = c->cols;
   switch (c->kind) {
-  case L_FOCAL: return smx_focal_loss_f32(x, C, R, C, TG, c->p1, c->use_alpha ? ALPHAF : NULL, o, loss, grad, C);
-  case L_ZL: return smx_spherical_z_loss_f32(x, C, R, C, TG, c->p1, c->p2, o, loss, grad, C);
-  case L_NCE: return smx_info_nce_f32(x, C, R, C, c->use_alpha ? TG : NULL, c->p1, (int)c->p2, o, loss, grad, C);
-  case L_DICE_HARD: return smx_dice_loss_f32(x, C, R, C, TG, NULL, 0, c->p1, o, loss, grad, C);
-  default: return smx_dice_loss_f32(x, C, R, C, NULL, SOFTF, C, c->p1, o, loss, grad, C);
+  case L_FOCAL: return smx_focal_loss_f32(x, C, TG, c->use_alpha ? ALPHAF : NULL, loss, grad, C, R, C, c->p1, o);
+  case L_ZL: return smx_spherical_z_loss_f32(x, C, TG, loss, grad, C, R, C, c->p1, c->p2, o);
+  case L_NCE: {
+    smx_options on = *o;   /* InfoNCE's temperature is the options' */
+    on.temperature = c->p1;
+    return smx_info_nce_f32(x, C, c->use_alpha ? TG : NULL, loss, grad, C, R, C, (int)c->p2, &on);
+  }
+  case L_DICE_HARD: return smx_dice_loss_f32(x, C, TG, NULL, 0, loss, grad, C, R, C, c->p1, o);
+  default: return smx_dice_loss_f32(x, C, NULL, SOFTF, C, loss, grad, C, R, C, c->p1, o);
   }
 }
 
@@ -216,11 +224,11 @@ static void check_case(const lcase *c, const char *isa) {
   double l64[MAXC];
   float l32[MAXC];
   size_t R = c->rows, C = c->cols, nl = nloss(c);
-  smx_loss_options o = SMX_LOSS_OPTIONS_INIT;
-  o.reduction = c->red;
+  tu_loss_opts o = TU_LOSS_OPTS_INIT;
+  o.e.reduction = c->red;
   /* f64 against the reference on the same inputs */
   ld_t tot = reference(c, X, SOFT, out, gref);
-  CHECK(call_f64(c, X, &o, l64, g64) == SMX_OK, "%s f64 status", names[c->kind]);
+  CHECK(call_f64(c, X, tu_lo(&o), l64, g64) == SMX_OK, "%s f64 status", names[c->kind]);
   ld_t gmax = 0;
   for (size_t i = 0; i < R * C; i++) if (fabsl(gref[i]) > gmax) gmax = fabsl(gref[i]);
   if (c->kind == L_DICE_HARD || c->kind == L_DICE_SOFT) gmax += dice_wmax;   /* the header's dice bound */
@@ -233,7 +241,7 @@ static void check_case(const lcase *c, const char *isa) {
     CHECK(fabsl(g64[i] - gref[i]) <= 64 * EPS_D * (fabsl(gref[i]) + gmax) + 1e-300,
           "%s %s f64 grad %zu: %.17g vs %.17Lg", names[c->kind], isa, i, g64[i], gref[i]);
   /* f32 against the reference on the float inputs (widened exactly) */
-  CHECK(call_f32(c, XF, &o, l32, g32) == SMX_OK, "%s f32 status", names[c->kind]);
+  CHECK(call_f32(c, XF, tu_lo(&o), l32, g32) == SMX_OK, "%s f32 status", names[c->kind]);
   tot = reference(c, X, SOFT, out32, gr32);
   for (size_t i = 0; i < nl; i++) {
     ld_t want = c->red == SMX_REDUCTION_NONE ? out32[i] : tot;
@@ -246,20 +254,20 @@ static void check_case(const lcase *c, const char *isa) {
   /* threads: bitwise the same */
   static float g32b[MAXR * MAXC];
   float l32b[MAXC];
-  o.threads = 4;
-  CHECK(call_f32(c, XF, &o, l32b, g32b) == SMX_OK, "threads status");
+  o.o.threads = 4;
+  CHECK(call_f32(c, XF, tu_lo(&o), l32b, g32b) == SMX_OK, "threads status");
   CHECK(!memcmp(l32, l32b, nl * sizeof(float)) && !memcmp(g32, g32b, R * C * sizeof(float)),
         "%s %s: 4 threads differ", names[c->kind], isa);
-  o.threads = 1;
+  o.o.threads = 1;
   /* finite differences of the f64 loss (reduced: SUM/MEAN; NONE: summed) */
   if (C * R > 64) return;
   memcpy(xp, X, R * C * sizeof(double));
   for (size_t i = 0; i < R * C; i++) {
     double h = 1e-6 * fmax(1.0, fabs(X[i])), lp[MAXC], lm[MAXC], sp = 0, sm = 0;
     xp[i] = X[i] + h;
-    call_f64(c, xp, &o, lp, NULL);
+    call_f64(c, xp, tu_lo(&o), lp, NULL);
     xp[i] = X[i] - h;
-    call_f64(c, xp, &o, lm, NULL);
+    call_f64(c, xp, tu_lo(&o), lm, NULL);
     xp[i] = X[i];
     for (size_t k = 0; k < nl; k++) { sp += lp[k]; sm += lm[k]; }
     double fd = (sp - sm) / (2 * h);
@@ -295,24 +303,34 @@ static void cases(tu_rng *rng, const char *isa) {
 static void errors(void) {
   float x[12] = { 0 }, g[12], l[3] = { 7, 7, 7 };
   int64_t t[3] = { 0, 4, 1 };   /* 4 is out of range for 4 columns */
-  smx_loss_options o = SMX_LOSS_OPTIONS_INIT;
+  tu_loss_opts o = TU_LOSS_OPTS_INIT;
   g[0] = 5.0f;
-  CHECK(smx_focal_loss_f32(x, 4, 3, 4, t, 2.0, NULL, &o, l, g, 4) == SMX_E_INVALID_ARG, "bad target");
-  CHECK(smx_spherical_z_loss_f32(x, 4, 3, 4, t, 1.0, 0.0, &o, l, g, 4) == SMX_E_INVALID_ARG, "bad target");
-  CHECK(smx_dice_loss_f32(x, 4, 3, 4, t, NULL, 0, 1.0, &o, l, g, 4) == SMX_E_INVALID_ARG, "bad target");
+  CHECK(smx_focal_loss_f32(x, 4, t, NULL, l, g, 4, 3, 4, 2.0, tu_lo(&o)) == SMX_E_INVALID_ARG, "bad target");
+  CHECK(smx_spherical_z_loss_f32(x, 4, t, l, g, 4, 3, 4, 1.0, 0.0, tu_lo(&o)) == SMX_E_INVALID_ARG, "bad target");
+  CHECK(smx_dice_loss_f32(x, 4, t, NULL, 0, l, g, 4, 3, 4, 1.0, tu_lo(&o)) == SMX_E_INVALID_ARG, "bad target");
   CHECK(l[0] == 7 && g[0] == 5.0f, "nothing written");
   t[1] = 2;
-  CHECK(smx_focal_loss_f32(x, 4, 3, 4, t, -1.0, NULL, &o, l, g, 4) == SMX_E_INVALID_ARG, "gamma < 0");
-  CHECK(smx_spherical_z_loss_f32(x, 4, 3, 4, t, 0.0, 0.0, &o, l, g, 4) == SMX_E_INVALID_ARG, "a = 0");
-  CHECK(smx_dice_loss_f32(x, 4, 3, 4, t, x, 4, 1.0, &o, l, g, 4) == SMX_E_INVALID_ARG, "both target kinds");
-  CHECK(smx_info_nce_f32(x, 4, 3, 4, NULL, 0.0, 1, &o, l, g, 4) == SMX_E_INVALID_ARG, "T = 0");
+  CHECK(smx_focal_loss_f32(x, 4, t, NULL, l, g, 4, 3, 4, -1.0, tu_lo(&o)) == SMX_E_INVALID_ARG, "gamma < 0");
+  CHECK(smx_spherical_z_loss_f32(x, 4, t, l, g, 4, 3, 4, 0.0, 0.0, tu_lo(&o)) == SMX_E_INVALID_ARG, "a = 0");
+  CHECK(smx_dice_loss_f32(x, 4, t, x, 4, l, g, 4, 3, 4, 1.0, tu_lo(&o)) == SMX_E_INVALID_ARG, "both target kinds");
+  o.o.temperature = -1.0;
+  CHECK(smx_info_nce_f32(x, 4, NULL, l, g, 4, 3, 4, 1, tu_lo(&o)) == SMX_E_INVALID_ARG, "T < 0");
+  o.o.temperature = 2.0;   /* the losses without a temperature refuse one */
+  CHECK(smx_focal_loss_f32(x, 4, t, NULL, l, g, 4, 3, 4, 2.0, tu_lo(&o)) == SMX_E_INVALID_ARG, "focal T = 2");
+  o.o.temperature = 0.0;
+  o.e.label_smoothing = 0.1;   /* cross-entropy's alone */
+  CHECK(smx_dice_loss_f32(x, 4, t, NULL, 0, l, g, 4, 3, 4, 1.0, tu_lo(&o)) == SMX_E_INVALID_ARG, "dice smoothing");
+  o.e.label_smoothing = 0.0;
+  o.o.flags = SMX_FLAG_MASKED_ROW_NAN;
+  CHECK(smx_spherical_z_loss_f32(x, 4, t, l, g, 4, 3, 4, 1.0, 0.0, tu_lo(&o)) == SMX_E_INVALID_ARG, "masked flag");
+  o.o.flags = 0;
   int64_t dup[3] = { 1, 1, 0 };
-  CHECK(smx_info_nce_f32(x, 4, 3, 4, dup, 1.0, 1, &o, l, g, 4) == SMX_E_INVALID_ARG, "shared positive");
-  CHECK(smx_info_nce_f32(x, 4, 3, 4, NULL, 1.0, 1, &o, l, x, 4) == SMX_E_INVALID_ARG, "symmetric in place");
-  CHECK(smx_focal_loss_f32(x, 3, 3, 4, t, 2.0, NULL, &o, l, g, 4) == SMX_E_INVALID_ARG, "ld < cols");
-  CHECK(smx_focal_loss_f32(x, 4, 3, 4, t, 2.0, NULL, &o, NULL, g, 4) == SMX_E_INVALID_ARG, "NULL loss");
-  o.reduction = (smx_reduction)7;
-  CHECK(smx_focal_loss_f32(x, 4, 3, 4, t, 2.0, NULL, &o, l, g, 4) == SMX_E_INVALID_ARG, "bad reduction");
+  CHECK(smx_info_nce_f32(x, 4, dup, l, g, 4, 3, 4, 1, tu_lo(&o)) == SMX_E_INVALID_ARG, "shared positive");
+  CHECK(smx_info_nce_f32(x, 4, NULL, l, x, 4, 3, 4, 1, tu_lo(&o)) == SMX_E_INVALID_ARG, "symmetric in place");
+  CHECK(smx_focal_loss_f32(x, 3, t, NULL, l, g, 4, 3, 4, 2.0, tu_lo(&o)) == SMX_E_INVALID_ARG, "ld < cols");
+  CHECK(smx_focal_loss_f32(x, 4, t, NULL, NULL, g, 4, 3, 4, 2.0, tu_lo(&o)) == SMX_E_INVALID_ARG, "NULL loss");
+  o.e.reduction = (smx_reduction)7;
+  CHECK(smx_focal_loss_f32(x, 4, t, NULL, l, g, 4, 3, 4, 2.0, tu_lo(&o)) == SMX_E_INVALID_ARG, "bad reduction");
   CHECK(l[0] == 7 && g[0] == 5.0f, "nothing written");
 }
 
@@ -325,16 +343,16 @@ static void threaded(tu_rng *rng) {
   float l1[C], l4[C];
   for (size_t i = 0; i < (size_t)R * C; i++) x[i] = 2.0f * tu_normal(rng), soft[i] = (float)tu_uniform(rng);
   for (size_t r = 0; r < R; r++) t[r] = (int64_t)((r * 7 + 3) % C);
-  smx_loss_options o = SMX_LOSS_OPTIONS_INIT;
+  tu_loss_opts o = TU_LOSS_OPTS_INIT;
   for (int k = 0; k < 5; k++) {
     for (int th = 1; th <= 4; th += 3) {
       float *g = th == 1 ? g1 : g4, *l = th == 1 ? l1 : l4;
-      o.threads = th;
-      smx_status s = k == 0   ? smx_focal_loss_f32(x, C, R, C, t, 2.0, NULL, &o, l, g, C)
-                     : k == 1 ? smx_spherical_z_loss_f32(x, C, R, C, t, 1.0, 0.5, &o, l, g, C)
-                     : k == 2 ? smx_info_nce_f32(x, C, R, C, t, 0.1, 1, &o, l, g, C)
-                     : k == 3 ? smx_dice_loss_f32(x, C, R, C, t, NULL, 0, 1.0, &o, l, g, C)
-                              : smx_dice_loss_f32(x, C, R, C, NULL, soft, C, 1.0, &o, l, g, C);
+      o.o.threads = th;
+      smx_status s = k == 0   ? smx_focal_loss_f32(x, C, t, NULL, l, g, C, R, C, 2.0, tu_lo(&o))
+                     : k == 1 ? smx_spherical_z_loss_f32(x, C, t, l, g, C, R, C, 1.0, 0.5, tu_lo(&o))
+                     : k == 2 ? smx_info_nce_f32(x, C, t, l, g, C, R, C, 1, tu_lo(&o))
+                     : k == 3 ? smx_dice_loss_f32(x, C, t, NULL, 0, l, g, C, R, C, 1.0, tu_lo(&o))
+                              : smx_dice_loss_f32(x, C, NULL, soft, C, l, g, C, R, C, 1.0, tu_lo(&o));
       CHECK(s == SMX_OK, "threaded %d status", k);
     }
     CHECK(l1[0] == l4[0] && !memcmp(g1, g4, sizeof g1), "loss %d: 4 threads differ", k);
@@ -345,8 +363,8 @@ static void in_place(tu_rng *rng) {
   float x[40], g[40], l, l2;
   int64_t t[4] = { 1, 9, 0, 5 };
   for (int i = 0; i < 40; i++) x[i] = 2.0f * tu_normal(rng);
-  CHECK(smx_focal_loss_f32(x, 10, 4, 10, t, 2.0, NULL, NULL, &l, g, 10) == SMX_OK, "focal");
-  CHECK(smx_focal_loss_f32(x, 10, 4, 10, t, 2.0, NULL, NULL, &l2, x, 10) == SMX_OK, "focal in place");
+  CHECK(smx_focal_loss_f32(x, 10, t, NULL, &l, g, 10, 4, 10, 2.0, NULL) == SMX_OK, "focal");
+  CHECK(smx_focal_loss_f32(x, 10, t, NULL, &l2, x, 10, 4, 10, 2.0, NULL) == SMX_OK, "focal in place");
   CHECK(l == l2 && !memcmp(g, x, sizeof g), "in-place focal differs");
 }
 

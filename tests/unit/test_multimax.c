@@ -1,5 +1,5 @@
 /*
- * MultiMax (include/smx/smx_variants.h): f32 and f64 forward and backward
+ * MultiMax (include/smx/smx_multi.h): f32 and f64 forward and backward
  * (with the parameter gradients) against long-double references at every
  * ISA and a few thread counts (bitwise equal), the f64 VJP against central
  * differences, f16 / bf16 storage against the f32 results, the special
@@ -37,7 +37,7 @@ static void ref_row(const double *x, size_t n, long double T, long double *y) {
 
 static double loss64(const double *x, const double *dy, double T) {
   double y[ROWS * N], l = 0;
-  smx_options o = { SMX_ALGO_AUTO, T, 0, 1 };
+  smx_options o = { SMX_ALGO_AUTO, T, 0, 1, NULL };
   smx_multimax_rows_f64(x, N, y, N, ROWS, N, R, TS, &o);
   for (size_t i = 0; i < ROWS * N; i++) l += y[i] * dy[i];
   return l;
@@ -58,7 +58,7 @@ int main(void) {
     smx_set_max_isa(tu_isas[isa]);
     for (int k = 0; k < 2; k++) {
       double T = temps[k];
-      smx_options o = { SMX_ALGO_AUTO, T, 0, 1 };
+      smx_options o = { SMX_ALGO_AUTO, T, 0, 1, NULL };
       CHECK(smx_multimax_rows_f64(x, N, y64, N, ROWS, N, R, TS, &o) == SMX_OK, "f64");
       CHECK(smx_multimax_rows_f32(xf, N, y32, N, ROWS, N, R, TS, &o) == SMX_OK, "f32");
       for (size_t r = 0; r < ROWS; r++) {
@@ -105,7 +105,7 @@ int main(void) {
     static float bx[BR * BC], by1[BR * BC], by4[BR * BC], bdx1[BR * BC], bdx4[BR * BC];
     double p1[8], p4[8];
     for (size_t i = 0; i < (size_t)BR * BC; i++) bx[i] = 2.0f * tu_normal(&rng);
-    smx_options o1 = { SMX_ALGO_AUTO, 0, 0, 1 }, o4 = { SMX_ALGO_AUTO, 0, 0, 4 };
+    smx_options o1 = { SMX_ALGO_AUTO, 0, 0, 1, NULL }, o4 = { SMX_ALGO_AUTO, 0, 0, 4, NULL };
     CHECK(smx_multimax_rows_f32(bx, BC, by1, BC, BR, BC, R, TS, &o1) == SMX_OK, "big 1");
     CHECK(smx_multimax_rows_f32(bx, BC, by4, BC, BR, BC, R, TS, &o4) == SMX_OK, "big 4");
     CHECK(!memcmp(by1, by4, sizeof by1), "forward: 4 threads differ");

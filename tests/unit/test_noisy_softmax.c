@@ -1,5 +1,5 @@
 /*
- * Noisy Softmax (include/smx/smx_variants.h): the noise rebuilt here from the
+ * Noisy Softmax (include/smx/smx_noisy.h): the noise rebuilt here from the
  * documented Philox counter (smx_philox4x32 and Box-Muller in long double),
  * distinct across rows and steps and standard normal over 200k rows; f32 and
  * f64 losses, logit gradients and norm gradients against long-double
@@ -130,16 +130,16 @@ static ld_t reference(const ncase *c, const double *x, const double *nr, ld_t *o
   return sum * sc;
 }
 
-static smx_status call_f64(const ncase *c, const double *x, const double *nr, smx_loss_options *o, double *l,
+static smx_status call_f64(const ncase *c, const double *x, const double *nr, const smx_options *o, double *l,
                            double *g, double *gr) {
-  return smx_noisy_softmax_loss_f64(x, c->cols, c->rows, c->cols, TG, nr, c->alpha, SEED, STEP, 0,
-                                    (smx_noisy_mode)c->mode, o, l, g, c->cols, gr);
+  return smx_noisy_softmax_loss_f64(x, c->cols, TG, nr, l, g, c->cols, gr, c->rows, c->cols, c->alpha, SEED, STEP, 0,
+                                    (smx_noisy_mode)c->mode, o);
 }
 
-static smx_status call_f32(const ncase *c, const float *x, const float *nr, smx_loss_options *o, float *l, float *g,
+static smx_status call_f32(const ncase *c, const float *x, const float *nr, const smx_options *o, float *l, float *g,
                            float *gr) {
-  return smx_noisy_softmax_loss_f32(x, c->cols, c->rows, c->cols, TG, nr, c->alpha, SEED, STEP, 0,
-                                    (smx_noisy_mode)c->mode, o, l, g, c->cols, gr);
+  return smx_noisy_softmax_loss_f32(x, c->cols, TG, nr, l, g, c->cols, gr, c->rows, c->cols, c->alpha, SEED, STEP, 0,
+                                    (smx_noisy_mode)c->mode, o);
 }
 
 /* logits of scale 3; norms r = |x_t| + 0.5 + 3u (the noise active, by a margin
@@ -163,13 +163,13 @@ static void check_case(const ncase *c, const char *isa) {
   float l32[MAXR], gr32[MAXR], l32b[MAXR], gr32b[MAXR];
   size_t R = c->rows, C = c->cols, nl = c->red == SMX_REDUCTION_NONE ? R : 1;
   const char *mn = mode_names[c->mode];
-  smx_loss_options o = SMX_LOSS_OPTIONS_INIT;
-  o.reduction = c->red;
+  tu_loss_opts o = TU_LOSS_OPTS_INIT;
+  o.e.reduction = c->red;
   ld_t tot = reference(c, X, NR, out, gref, grref), gmax = 0;
   for (size_t i = 0; i < R * C; i++) if (fabsl(gref[i]) > gmax) gmax = fabsl(gref[i]);
   for (size_t r = 0; r < R; r++) if (fabsl(grref[r]) > gmax) gmax = fabsl(grref[r]);
   /* f64 */
-  CHECK(call_f64(c, X, NR, &o, l64, g64, gr64) == SMX_OK, "f64 status");
+  CHECK(call_f64(c, X, NR, tu_lo(&o), l64, g64, gr64) == SMX_OK, "f64 status");
   for (size_t i = 0; i < nl; i++) {
     ld_t want = nl == 1 ? tot : out[i];
     CHECK(fabsl(l64[i] - want) <= 64 * EPS_D * fmaxl(1, fabsl(want)), "%s %s f64 loss %zu: %.17g vs %.17Lg", mn, isa,
@@ -182,7 +182,7 @@ static void check_case(const ncase *c, const char *isa) {
     CHECK(fabsl(gr64[r] - grref[r]) <= 64 * EPS_D * (fabsl(grref[r]) + gmax) + 1e-300,
           "%s %s f64 grad_norms %zu: %.17g vs %.17Lg", mn, isa, r, gr64[r], grref[r]);
   /* f32 (the reference on the same widened inputs) */
-  CHECK(call_f32(c, XF, NRF, &o, l32, g32, gr32) == SMX_OK, "f32 status");
+  CHECK(call_f32(c, XF, NRF, tu_lo(&o), l32, g32, gr32) == SMX_OK, "f32 status");
   for (size_t i = 0; i < nl; i++) {
     ld_t want = nl == 1 ? tot : out[i];
     CHECK(fabsl(l32[i] - want) <= 16 * EPS_F * fmaxl(1, fabsl(want)), "%s %s f32 loss %zu: %.9g vs %.12Lg", mn, isa,
@@ -196,21 +196,21 @@ static void check_case(const ncase *c, const char *isa) {
           "%s %s f32 grad_norms %zu: %.9g vs %.12Lg", mn, isa, r, (double)gr32[r], grref[r]);
   if (R > 2) CHECK(g32[C] == 0 && g32[2 * C - 1] == 0 && gr32[1] == 0 && (nl == 1 || l32[1] == 0), "ignored row");
   /* 4 threads: bitwise */
-  o.threads = 4;
-  CHECK(call_f32(c, XF, NRF, &o, l32b, g32b, gr32b) == SMX_OK, "threads status");
+  o.o.threads = 4;
+  CHECK(call_f32(c, XF, NRF, tu_lo(&o), l32b, g32b, gr32b) == SMX_OK, "threads status");
   CHECK(!memcmp(l32, l32b, nl * sizeof(float)) && !memcmp(g32, g32b, R * C * sizeof(float)) &&
             !memcmp(gr32, gr32b, R * sizeof(float)),
         "%s %s: 4 threads differ", mn, isa);
-  o.threads = 1;
+  o.o.threads = 1;
   /* central differences of the f64 loss, in the logits and in the norms */
   if (R * C > 64) return;
   memcpy(xp, X, R * C * sizeof(double));
   for (size_t i = 0; i < R * C; i++) {
     double h = 1e-6 * fmax(1.0, fabs(X[i])), lp[MAXR], lm[MAXR], sp = 0, sm = 0;
     xp[i] = X[i] + h;
-    call_f64(c, xp, NR, &o, lp, NULL, NULL);
+    call_f64(c, xp, NR, tu_lo(&o), lp, NULL, NULL);
     xp[i] = X[i] - h;
-    call_f64(c, xp, NR, &o, lm, NULL, NULL);
+    call_f64(c, xp, NR, tu_lo(&o), lm, NULL, NULL);
     xp[i] = X[i];
     for (size_t k = 0; k < nl; k++) sp += lp[k], sm += lm[k];
     double fd = (sp - sm) / (2 * h);
@@ -222,9 +222,9 @@ static void check_case(const ncase *c, const char *isa) {
     if (TG[r] == -100) continue;
     double h = 1e-6 * fmax(1.0, NR[r]), lp[MAXR], lm[MAXR], sp = 0, sm = 0;
     np[r] = NR[r] + h;
-    call_f64(c, X, np, &o, lp, NULL, NULL);
+    call_f64(c, X, np, tu_lo(&o), lp, NULL, NULL);
     np[r] = NR[r] - h;
-    call_f64(c, X, np, &o, lm, NULL, NULL);
+    call_f64(c, X, np, tu_lo(&o), lm, NULL, NULL);
     np[r] = NR[r];
     for (size_t k = 0; k < nl; k++) sp += lp[k], sm += lm[k];
     double fd = (sp - sm) / (2 * h);
@@ -257,15 +257,15 @@ static void alpha_zero(tu_rng *rng) {
   for (size_t i = 0; i < R * C; i++) x[i] = 4.0f * tu_normal(rng), xd[i] = x[i];
   for (size_t r = 0; r < R; r++) t[r] = (int64_t)(tu_next(rng) % C), nr[r] = 50.0f * (float)r, nrd[r] = nr[r];
   t[3] = -100;
-  smx_loss_options o = SMX_LOSS_OPTIONS_INIT;
-  smx_xent_options xo = SMX_XENT_OPTIONS_INIT;
+  tu_loss_opts o = TU_LOSS_OPTS_INIT;
+  tu_loss_opts xo = TU_LOSS_OPTS_INIT;
   for (int red = 0; red < 3; red++) {
-    o.reduction = xo.reduction = (smx_reduction)red;
+    o.e.reduction = xo.e.reduction = (smx_reduction)red;
     size_t nl = red == SMX_REDUCTION_NONE ? R : 1;
     for (int mode = 0; mode < 3; mode++) {
-      CHECK(smx_noisy_softmax_loss_f32(x, C, R, C, t, nr, 0.0, 1, 2, 0, (smx_noisy_mode)mode, &o, l, g, C, NULL) ==
+      CHECK(smx_noisy_softmax_loss_f32(x, C, t, nr, l, g, C, NULL, R, C, 0.0, 1, 2, 0, (smx_noisy_mode)mode, tu_lo(&o)) ==
                 SMX_OK, "alpha 0 f32");
-      CHECK(smx_cross_entropy_f32(x, C, R, C, t, SMX_INDEX_I64, &xo, lx, gx, C, NULL) == SMX_OK, "xent f32");
+      CHECK(smx_cross_entropy_f32(x, C, t, lx, gx, C, NULL, R, C, tu_lo(&xo)) == SMX_OK, "xent f32");
       for (size_t i = 0; i < nl; i++)
         CHECK(fabsf(l[i] - lx[i]) <= 16 * EPS_F * fmaxf(1, fabsf(lx[i])), "alpha 0 f32 loss %zu: %.9g vs %.9g", i,
               (double)l[i], (double)lx[i]);
@@ -276,8 +276,8 @@ static void alpha_zero(tu_rng *rng) {
               i, (double)g[i], (double)gx[i]);
     }
   }
-  o.reduction = SMX_REDUCTION_NONE;
-  CHECK(smx_noisy_softmax_loss_f64(xd, C, R, C, t, nrd, 0.0, 1, 2, 0, SMX_NOISY_ANNEALED, &o, ld, gd, C, NULL) == SMX_OK,
+  o.e.reduction = SMX_REDUCTION_NONE;
+  CHECK(smx_noisy_softmax_loss_f64(xd, C, t, nrd, ld, gd, C, NULL, R, C, 0.0, 1, 2, 0, SMX_NOISY_ANNEALED, tu_lo(&o)) == SMX_OK,
         "alpha 0 f64");
   for (size_t r = 0; r < R; r++) {
     if (t[r] == -100) continue;
@@ -305,9 +305,9 @@ static void specials(void) {
                      3, 0, 1, -1 };                   /* r below f_t: clamped    */
   int64_t t[6] = { 0, 0, 0, 0, 1, 0 };
   float nr[6] = { 5, 5, 5, 5, 2, 2.9f }, l[6], g[6 * C], gr[6];
-  smx_loss_options o = SMX_LOSS_OPTIONS_INIT;
-  o.reduction = SMX_REDUCTION_NONE;
-  CHECK(smx_noisy_softmax_loss_f32(x, C, 6, C, t, nr, 0.3, 9, 1, 0, SMX_NOISY_ANNEALED, &o, l, g, C, gr) == SMX_OK,
+  tu_loss_opts o = TU_LOSS_OPTS_INIT;
+  o.e.reduction = SMX_REDUCTION_NONE;
+  CHECK(smx_noisy_softmax_loss_f32(x, C, t, nr, l, g, C, gr, 6, C, 0.3, 9, 1, 0, SMX_NOISY_ANNEALED, tu_lo(&o)) == SMX_OK,
         "specials");
   for (int r = 0; r < 3; r++) {
     int all = isnan(l[r]) && isnan(gr[r]);
@@ -335,20 +335,20 @@ static void specials(void) {
   /* p~_t near 1: the loss (about 3 e^-40) to full relative precision, which
    * taking exp(f_t) out of the whole row's sum would lose */
   double xs[C] = { 40, 0, 0, 0 }, ns = 40.5, ls, gs[C], grs, xi0;
-  o.reduction = SMX_REDUCTION_SUM;
+  o.e.reduction = SMX_REDUCTION_SUM;
   smx_noisy_softmax_noise(9, 1, 0, 1, &xi0);
   ld_t gw[C], grw, lw = ref_row(xs, C, 0, ns, 0.1, xi0, SMX_NOISY_ANNEALED, gw, &grw);
-  CHECK(smx_noisy_softmax_loss_f64(xs, C, 1, C, t, &ns, 0.1, 9, 1, 0, SMX_NOISY_ANNEALED, &o, &ls, gs, C, &grs) ==
+  CHECK(smx_noisy_softmax_loss_f64(xs, C, t, &ns, &ls, gs, C, &grs, 1, C, 0.1, 9, 1, 0, SMX_NOISY_ANNEALED, tu_lo(&o)) ==
                 SMX_OK && fabsl(ls - lw) <= 1e-13L * lw && fabsl(gs[0] - gw[0]) <= 1e-13L * fabsl(gw[0]) &&
             fabsl(grs - grw) <= 1e-13L * fabsl(grw),
         "p_t near 1: %.17g vs %.17Lg", ls, lw);
   float xsf[C] = { 40, 0, 0, 0 }, nsf = 40.5f, lsf, gsf[C], grsf;
-  CHECK(smx_noisy_softmax_loss_f32(xsf, C, 1, C, t, &nsf, 0.1, 9, 1, 0, SMX_NOISY_ANNEALED, &o, &lsf, gsf, C, &grsf) ==
+  CHECK(smx_noisy_softmax_loss_f32(xsf, C, t, &nsf, &lsf, gsf, C, &grsf, 1, C, 0.1, 9, 1, 0, SMX_NOISY_ANNEALED, tu_lo(&o)) ==
                 SMX_OK && fabsl(lsf - lw) <= 1e-6L * lw && fabsl(grsf - grw) <= 1e-6L * fabsl(grw),
         "f32 p_t near 1: %.9g vs %.17Lg", (double)lsf, lw);
-  o.reduction = SMX_REDUCTION_NONE;
+  o.e.reduction = SMX_REDUCTION_NONE;
   /* a -inf target under FREE noise and the other modes: finite gradients */
-  CHECK(smx_noisy_softmax_loss_f32(x + 12, C, 1, C, t, nr, 0.3, 9, 1, 0, SMX_NOISY_AMPLITUDE, &o, l, g, C, gr) ==
+  CHECK(smx_noisy_softmax_loss_f32(x + 12, C, t, nr, l, g, C, gr, 1, C, 0.3, 9, 1, 0, SMX_NOISY_AMPLITUDE, tu_lo(&o)) ==
                 SMX_OK && l[0] == INFINITY && g[0] == -1.0f && isfinite(gr[0]),
         "-inf target, amplitude");
 }
@@ -356,10 +356,11 @@ static void specials(void) {
 static void errors(void) {
   float x[12] = { 0 }, g[12], l[3] = { 7, 7, 7 }, nr[3] = { 1, 1, 1 }, gr[3] = { 6, 6, 6 };
   int64_t t[3] = { 0, 2, 1 };
-  smx_loss_options o = SMX_LOSS_OPTIONS_INIT;
+  tu_loss_opts o = TU_LOSS_OPTS_INIT;
   const smx_noisy_mode A = SMX_NOISY_ANNEALED;
   g[0] = 5.0f;
-#define NS(x_, t_, nr_, al_, mode_, l_, g_, gr_) smx_noisy_softmax_loss_f32(x_, 4, 3, 4, t_, nr_, al_, 1, 2, 0, mode_, &o, l_, g_, 4, gr_)
+#define NS(x_, t_, nr_, al_, mode_, l_, g_, gr_) \
+  smx_noisy_softmax_loss_f32(x_, 4, t_, nr_, l_, g_, 4, gr_, 3, 4, al_, 1, 2, 0, mode_, tu_lo(&o))
   CHECK(NS(NULL, t, nr, 0.1, A, l, g, gr) == SMX_E_INVALID_ARG, "NULL logits");
   CHECK(NS(x, NULL, nr, 0.1, A, l, g, gr) == SMX_E_INVALID_ARG, "NULL targets");
   CHECK(NS(x, t, NULL, 0.1, A, l, g, gr) == SMX_E_INVALID_ARG, "NULL norms");
@@ -379,18 +380,18 @@ static void errors(void) {
   t[1] = 4;
   nr[1] = 1;
   CHECK(NS(x, t, nr, 0.1, A, l, g, gr) == SMX_E_INVALID_ARG, "target out of range");
-  o.reduction = (smx_reduction)7;
+  o.e.reduction = (smx_reduction)7;
   t[1] = 2;
   CHECK(NS(x, t, nr, 0.1, A, l, g, gr) == SMX_E_INVALID_ARG, "bad reduction");
   CHECK(l[0] == 7 && g[0] == 5.0f && gr[0] == 6, "nothing written");
-  o.reduction = SMX_REDUCTION_MEAN;
+  o.e.reduction = SMX_REDUCTION_MEAN;
   /* FREE reads no norms; an ignored row's norm is not read */
   CHECK(NS(x, t, NULL, 0.1, SMX_NOISY_FREE, l, g, gr) == SMX_OK, "free without norms");
   nr[1] = NAN;
   t[1] = -100;
   CHECK(NS(x, t, nr, 0.1, A, l, g, gr) == SMX_OK && gr[1] == 0, "ignored row's norm");
 #undef NS
-  CHECK(smx_noisy_softmax_loss_f32(x, 4, 0, 4, NULL, NULL, 0.1, 1, 2, 0, A, &o, l, NULL, 4, NULL) == SMX_OK &&
+  CHECK(smx_noisy_softmax_loss_f32(x, 4, NULL, NULL, l, NULL, 4, NULL, 0, 4, 0.1, 1, 2, 0, A, tu_lo(&o)) == SMX_OK &&
             isnan(l[0]),
         "rows = 0, MEAN: NaN");
 }
@@ -403,14 +404,14 @@ static void threaded(tu_rng *rng) {
   float nr[R], l1[R], l4[R], r1[R], r4[R];
   for (size_t i = 0; i < (size_t)R * C; i++) x[i] = 2.0f * tu_normal(rng);
   for (size_t r = 0; r < R; r++) t[r] = (int64_t)((r * 7 + 3) % C), nr[r] = 10.0f;
-  smx_loss_options o = SMX_LOSS_OPTIONS_INIT;
-  o.reduction = SMX_REDUCTION_NONE;
+  tu_loss_opts o = TU_LOSS_OPTS_INIT;
+  o.e.reduction = SMX_REDUCTION_NONE;
   for (int mode = 0; mode < 3; mode++) {
-    o.threads = 1;
-    CHECK(smx_noisy_softmax_loss_f32(x, C, R, C, t, nr, 0.2, 5, 6, 0, (smx_noisy_mode)mode, &o, l1, g1, C, r1) ==
+    o.o.threads = 1;
+    CHECK(smx_noisy_softmax_loss_f32(x, C, t, nr, l1, g1, C, r1, R, C, 0.2, 5, 6, 0, (smx_noisy_mode)mode, tu_lo(&o)) ==
               SMX_OK, "threaded 1");
-    o.threads = 4;
-    CHECK(smx_noisy_softmax_loss_f32(x, C, R, C, t, nr, 0.2, 5, 6, 0, (smx_noisy_mode)mode, &o, l4, g4, C, r4) ==
+    o.o.threads = 4;
+    CHECK(smx_noisy_softmax_loss_f32(x, C, t, nr, l4, g4, C, r4, R, C, 0.2, 5, 6, 0, (smx_noisy_mode)mode, tu_lo(&o)) ==
               SMX_OK, "threaded 4");
     CHECK(!memcmp(l1, l4, sizeof l1) && !memcmp(g1, g4, sizeof g1) && !memcmp(r1, r4, sizeof r1),
           "mode %d: 4 threads differ", mode);
@@ -418,21 +419,21 @@ static void threaded(tu_rng *rng) {
   /* in pieces: rows 20.. with row_offset 20 draw the whole call's noise (bitwise) */
   static float gp[R * C];
   float lp[R], rp[R];
-  o.threads = 1;
-  CHECK(smx_noisy_softmax_loss_f32(x + 20 * C, C, R - 20, C, t + 20, nr + 20, 0.2, 5, 6, 20, SMX_NOISY_AMPLITUDE,
-                                   &o, lp, gp, C, rp) == SMX_OK &&
+  o.o.threads = 1;
+  CHECK(smx_noisy_softmax_loss_f32(x + 20 * C, C, t + 20, nr + 20, lp, gp, C, rp, R - 20, C, 0.2, 5, 6, 20,
+                                   SMX_NOISY_AMPLITUDE, tu_lo(&o)) == SMX_OK &&
             !memcmp(lp, l1 + 20, (R - 20) * sizeof(float)) && !memcmp(gp, g1 + 20 * C, (R - 20) * C * sizeof(float)) &&
             !memcmp(rp, r1 + 20, (R - 20) * sizeof(float)),
         "row_offset: the pieces differ from the whole");
-  CHECK(smx_noisy_softmax_loss_f32(x + 20 * C, C, R - 20, C, t + 20, nr + 20, 0.2, 5, 6, 0, SMX_NOISY_AMPLITUDE, &o,
-                                   lp, NULL, C, NULL) == SMX_OK &&
+  CHECK(smx_noisy_softmax_loss_f32(x + 20 * C, C, t + 20, nr + 20, lp, NULL, C, NULL, R - 20, C, 0.2, 5, 6, 0,
+                                   SMX_NOISY_AMPLITUDE, tu_lo(&o)) == SMX_OK &&
             memcmp(lp, l1 + 20, (R - 20) * sizeof(float)),
         "row_offset 0 on the piece: other noise");
   /* in place over the logits */
   static float xc[R * C];
   memcpy(xc, x, sizeof x);
-  o.threads = 1;
-  CHECK(smx_noisy_softmax_loss_f32(xc, C, R, C, t, nr, 0.2, 5, 6, 0, SMX_NOISY_AMPLITUDE, &o, l4, xc, C, r4) == SMX_OK &&
+  o.o.threads = 1;
+  CHECK(smx_noisy_softmax_loss_f32(xc, C, t, nr, l4, xc, C, r4, R, C, 0.2, 5, 6, 0, SMX_NOISY_AMPLITUDE, tu_lo(&o)) == SMX_OK &&
             !memcmp(l1, l4, sizeof l1) && !memcmp(g1, xc, sizeof g1),
         "in place differs");
 }

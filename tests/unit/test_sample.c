@@ -71,8 +71,8 @@ static void chi_square(const float *row, size_t n, const smx_sample_params *p, u
   float *x = malloc(NDRAW * n * sizeof(float));
   int64_t *tok = malloc(NDRAW * sizeof(int64_t));
   for (size_t r = 0; r < NDRAW; r++) memcpy(x + r * n, row, n * sizeof(float));
-  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 2 };
-  CHECK(smx_sample_rows_f32(x, n, NDRAW, n, p, seed, 0, tok, &o) == SMX_OK, "%s", what);
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 2, NULL };
+  CHECK(smx_sample_rows_f32(x, n, tok, NDRAW, n, p, seed, 0, &o) == SMX_OK, "%s", what);
   long double e[64];
   expected(row, n, p, e);
   long cnt[64] = { 0 };
@@ -129,7 +129,7 @@ static void test_statistics(void) {
   for (int m = 0; m < 2; m++) {
     for (size_t r = 0; r < 4000; r++) memcpy(x + r * n, big, n * sizeof(float));
     smx_sample_params p = { 1.0, 0, 1.0, 0.0, 0, (smx_sample_method)m, 0 };
-    CHECK(smx_sample_rows_f32(x, n, 4000, n, &p, 77, 3, tok, NULL) == SMX_OK, "long rows");
+    CHECK(smx_sample_rows_f32(x, n, tok, 4000, n, &p, 77, 3, NULL) == SMX_OK, "long rows");
     long cnt[NTOK] = { 0 };
     int other = 0;
     for (int r = 0; r < 4000; r++) {
@@ -206,7 +206,7 @@ static void test_top_p_prefix(void) {
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
     for (int m = 0; m < 2; m++) {
       smx_sample_params p = { 1.0, 0, cases[c].p, 0.0, 0, (smx_sample_method)m, 0 };
-      CHECK(smx_sample_rows_f32(x, 6, rows, 6, &p, 5, 0, tok, NULL) == SMX_OK, "top-p api");
+      CHECK(smx_sample_rows_f32(x, 6, tok, rows, 6, &p, 5, 0, NULL) == SMX_OK, "top-p api");
       int seen[6] = { 0 }, bad = 0;
       for (size_t q = 0; q < rows; q++) {
         if (tok[q] < 0 || tok[q] > 5) { bad = 1; continue; }
@@ -229,13 +229,13 @@ static void test_greedy_and_specials(void) {
     g.method = (smx_sample_method)m;
     g.greedy = 0;
     g.temperature = 0.0;
-    CHECK(smx_sample_rows_f32(&x[0][0], 6, 3, 6, &g, 1, 2, t, NULL) == SMX_OK, "greedy");
+    CHECK(smx_sample_rows_f32(&x[0][0], 6, t, 3, 6, &g, 1, 2, NULL) == SMX_OK, "greedy");
     CHECK(t[0] == 1 && t[1] == -1 && t[2] == -1, "T=0 greedy: %lld %lld %lld", (long long)t[0], (long long)t[1], (long long)t[2]);
     g.greedy = 1;
     g.temperature = 1.0;
-    CHECK(smx_sample_rows_f32(&x[0][0], 6, 3, 6, &g, 1, 2, t, NULL) == SMX_OK && t[0] == 1, "greedy flag");
+    CHECK(smx_sample_rows_f32(&x[0][0], 6, t, 3, 6, &g, 1, 2, NULL) == SMX_OK && t[0] == 1, "greedy flag");
     g.greedy = 0;
-    CHECK(smx_sample_rows_f32(&x[0][0], 6, 3, 6, &g, 1, 2, t, NULL) == SMX_OK, "specials");
+    CHECK(smx_sample_rows_f32(&x[0][0], 6, t, 3, 6, &g, 1, 2, NULL) == SMX_OK, "specials");
     CHECK(t[0] >= 0 && t[0] != 4 && t[1] == -1 && t[2] == -1, "NaN / all -inf rows give -1: %lld %lld", (long long)t[1],
           (long long)t[2]);
   }
@@ -249,7 +249,7 @@ static void test_greedy_and_specials(void) {
   }
   for (int m = 0; m < 2; m++) {
     smx_sample_params p = { 1.0, 2, 0.5, 0.0, 0, (smx_sample_method)m, 0 };
-    CHECK(smx_sample_rows_f32(xi, 5, rows, 5, &p, 9, 0, tok, NULL) == SMX_OK, "+inf");
+    CHECK(smx_sample_rows_f32(xi, 5, tok, rows, 5, &p, 9, 0, NULL) == SMX_OK, "+inf");
     long c1 = 0, c3 = 0, other = 0;
     for (size_t r = 0; r < rows; r++) { c1 += tok[r] == 1; c3 += tok[r] == 3; other += tok[r] != 1 && tok[r] != 3; }
     double chi = (double)(c1 - c3) * (double)(c1 - c3) / (double)rows;
@@ -273,21 +273,21 @@ static void test_reproducible(void) {
     { 1.0, 0, 1.0, 0.0, 0, SMX_SAMPLE_GUMBEL_MAX, 0 },
   };
   for (size_t c = 0; c < sizeof ps / sizeof ps[0]; c++) {
-    smx_options o1 = { SMX_ALGO_AUTO, 0.0, 0, 1 };
-    CHECK(smx_sample_rows_f32(x, cols, rows, cols, &ps[c], 42, 7, t1, &o1) == SMX_OK, "repro");
+    smx_options o1 = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
+    CHECK(smx_sample_rows_f32(x, cols, t1, rows, cols, &ps[c], 42, 7, &o1) == SMX_OK, "repro");
     static const int th[] = { 1, 2, 3, 7 };
     for (int q = 0; q < 4; q++) {
-      smx_options o = { SMX_ALGO_AUTO, 0.0, 0, th[q] };
-      CHECK(smx_sample_rows_f32(x, cols, rows, cols, &ps[c], 42, 7, t2, &o) == SMX_OK, "repro threads");
+      smx_options o = { SMX_ALGO_AUTO, 0.0, 0, th[q], NULL };
+      CHECK(smx_sample_rows_f32(x, cols, t2, rows, cols, &ps[c], 42, 7, &o) == SMX_OK, "repro threads");
       CHECK(!memcmp(t1, t2, sizeof t1), "config %zu: threads=%d changes tokens", c, th[q]);
     }
     /* a batch in two pieces, the second with row_offset, draws as if whole */
     smx_sample_params second = ps[c];
     second.row_offset = 40;
-    CHECK(smx_sample_rows_f32(x, cols, 40, cols, &ps[c], 42, 7, t2, &o1) == SMX_OK &&
-              smx_sample_rows_f32(x + 40 * cols, cols, rows - 40, cols, &second, 42, 7, t2 + 40, &o1) == SMX_OK &&
+    CHECK(smx_sample_rows_f32(x, cols, t2, 40, cols, &ps[c], 42, 7, &o1) == SMX_OK &&
+              smx_sample_rows_f32(x + 40 * cols, cols, t2 + 40, rows - 40, cols, &second, 42, 7, &o1) == SMX_OK &&
               !memcmp(t1, t2, sizeof t1), "config %zu: row_offset pieces differ from the whole batch", c);
-    CHECK(smx_sample_rows_f32(x, cols, rows, cols, &ps[c], 42, 8, t2, &o1) == SMX_OK, "step");
+    CHECK(smx_sample_rows_f32(x, cols, t2, rows, cols, &ps[c], 42, 8, &o1) == SMX_OK, "step");
     int differ = 0;
     for (size_t q = 0; q < rows; q++) differ += t1[q] != t2[q];
     CHECK(differ > (int)rows / 2, "config %zu: another step gives the same tokens (%d differ)", c, differ);
@@ -296,10 +296,10 @@ static void test_reproducible(void) {
         if (fmt == 0) { h[i] = smx_f32_to_f16(x[i]); xh[i] = smx_f16_to_f32(h[i]); }
         else { b[i] = smx_f32_to_bf16(x[i]); xh[i] = smx_bf16_to_f32(b[i]); }
       }
-      CHECK(smx_sample_rows_f32(xh, cols, rows, cols, &ps[c], 3, 1, t1, &o1) == SMX_OK, "half ref");
-      smx_options o2 = { SMX_ALGO_AUTO, 0.0, 0, 2 };
-      smx_status s = fmt == 0 ? smx_sample_rows_f16(h, cols, rows, cols, &ps[c], 3, 1, t2, &o2)
-                              : smx_sample_rows_bf16(b, cols, rows, cols, &ps[c], 3, 1, t2, &o2);
+      CHECK(smx_sample_rows_f32(xh, cols, t1, rows, cols, &ps[c], 3, 1, &o1) == SMX_OK, "half ref");
+      smx_options o2 = { SMX_ALGO_AUTO, 0.0, 0, 2, NULL };
+      smx_status s = fmt == 0 ? smx_sample_rows_f16(h, cols, t2, rows, cols, &ps[c], 3, 1, &o2)
+                              : smx_sample_rows_bf16(b, cols, t2, rows, cols, &ps[c], 3, 1, &o2);
       CHECK(s == SMX_OK && !memcmp(t1, t2, sizeof t1), "config %zu: %s tokens differ from f32", c, fmt ? "bf16" : "f16");
     }
   }
@@ -320,24 +320,24 @@ static void test_bad_args(void) {
   bp2.top_p = NAN;
   bm.min_p = -0.1;
   bmeth.method = (smx_sample_method)7;
-  smx_options ot = { SMX_ALGO_AUTO, 2.0, 0, 1 }, oth = { SMX_ALGO_AUTO, 0.0, 0, -2 };
-  CHECK(smx_sample_rows_f32(x, 4, 2, 4, &bt, 0, 0, t, NULL) == SMX_E_INVALID_ARG, "T < 0");
-  CHECK(smx_sample_rows_f32(x, 4, 2, 4, &bn, 0, 0, t, NULL) == SMX_E_INVALID_ARG, "T NaN");
-  CHECK(smx_sample_rows_f32(x, 4, 2, 4, &bp, 0, 0, t, NULL) == SMX_E_INVALID_ARG, "top_p > 1");
-  CHECK(smx_sample_rows_f32(x, 4, 2, 4, &bp2, 0, 0, t, NULL) == SMX_E_INVALID_ARG, "top_p NaN");
-  CHECK(smx_sample_rows_f32(x, 4, 2, 4, &bm, 0, 0, t, NULL) == SMX_E_INVALID_ARG, "min_p < 0");
-  CHECK(smx_sample_rows_f32(x, 4, 2, 4, &bmeth, 0, 0, t, NULL) == SMX_E_INVALID_ARG, "method");
-  CHECK(smx_sample_rows_f32(x, 4, 2, 4, NULL, 0, 0, t, NULL) == SMX_E_INVALID_ARG, "params NULL");
-  CHECK(smx_sample_rows_f32(NULL, 4, 2, 4, &ok, 0, 0, t, NULL) == SMX_E_INVALID_ARG, "x NULL");
-  CHECK(smx_sample_rows_f32(x, 4, 2, 4, &ok, 0, 0, NULL, NULL) == SMX_E_INVALID_ARG, "tokens NULL");
-  CHECK(smx_sample_rows_f32(x, 3, 2, 4, &ok, 0, 0, t, NULL) == SMX_E_INVALID_ARG, "ldx < cols");
-  CHECK(smx_sample_rows_f32(x, 4, 2, 0, &ok, 0, 0, t, NULL) == SMX_E_INVALID_ARG, "cols = 0");
-  CHECK(smx_sample_rows_f32(x, 4, 2, 4, &ok, 0, 0, t, &ot) == SMX_E_INVALID_ARG, "opt temperature");
-  CHECK(smx_sample_rows_f32(x, 4, 2, 4, &ok, 0, 0, t, &oth) == SMX_E_INVALID_ARG, "threads < 0");
-  CHECK(smx_sample_rows_f32(x, 4, 2, 4, &ok, 0, 0, (int64_t *)(void *)(x + 2), NULL) == SMX_E_INVALID_ARG, "overlap");
-  CHECK(smx_sample_rows_f16(NULL, 4, 2, 4, &ok, 0, 0, t, NULL) == SMX_E_INVALID_ARG, "f16 NULL");
-  CHECK(smx_sample_rows_bf16((const uint16_t *)(const void *)x, 4, 2, 4, &bp, 0, 0, t, NULL) == SMX_E_INVALID_ARG, "bf16 top_p");
-  CHECK(smx_sample_rows_f32(x, 4, 0, 4, &ok, 0, 0, t, NULL) == SMX_OK, "rows = 0");
+  smx_options ot = { SMX_ALGO_AUTO, 2.0, 0, 1, NULL }, oth = { SMX_ALGO_AUTO, 0.0, 0, -2, NULL };
+  CHECK(smx_sample_rows_f32(x, 4, t, 2, 4, &bt, 0, 0, NULL) == SMX_E_INVALID_ARG, "T < 0");
+  CHECK(smx_sample_rows_f32(x, 4, t, 2, 4, &bn, 0, 0, NULL) == SMX_E_INVALID_ARG, "T NaN");
+  CHECK(smx_sample_rows_f32(x, 4, t, 2, 4, &bp, 0, 0, NULL) == SMX_E_INVALID_ARG, "top_p > 1");
+  CHECK(smx_sample_rows_f32(x, 4, t, 2, 4, &bp2, 0, 0, NULL) == SMX_E_INVALID_ARG, "top_p NaN");
+  CHECK(smx_sample_rows_f32(x, 4, t, 2, 4, &bm, 0, 0, NULL) == SMX_E_INVALID_ARG, "min_p < 0");
+  CHECK(smx_sample_rows_f32(x, 4, t, 2, 4, &bmeth, 0, 0, NULL) == SMX_E_INVALID_ARG, "method");
+  CHECK(smx_sample_rows_f32(x, 4, t, 2, 4, NULL, 0, 0, NULL) == SMX_E_INVALID_ARG, "params NULL");
+  CHECK(smx_sample_rows_f32(NULL, 4, t, 2, 4, &ok, 0, 0, NULL) == SMX_E_INVALID_ARG, "x NULL");
+  CHECK(smx_sample_rows_f32(x, 4, NULL, 2, 4, &ok, 0, 0, NULL) == SMX_E_INVALID_ARG, "tokens NULL");
+  CHECK(smx_sample_rows_f32(x, 3, t, 2, 4, &ok, 0, 0, NULL) == SMX_E_INVALID_ARG, "ldx < cols");
+  CHECK(smx_sample_rows_f32(x, 4, t, 2, 0, &ok, 0, 0, NULL) == SMX_E_INVALID_ARG, "cols = 0");
+  CHECK(smx_sample_rows_f32(x, 4, t, 2, 4, &ok, 0, 0, &ot) == SMX_E_INVALID_ARG, "opt temperature");
+  CHECK(smx_sample_rows_f32(x, 4, t, 2, 4, &ok, 0, 0, &oth) == SMX_E_INVALID_ARG, "threads < 0");
+  CHECK(smx_sample_rows_f32(x, 4, (int64_t *)(void *)(x + 2), 2, 4, &ok, 0, 0, NULL) == SMX_E_INVALID_ARG, "overlap");
+  CHECK(smx_sample_rows_f16(NULL, 4, t, 2, 4, &ok, 0, 0, NULL) == SMX_E_INVALID_ARG, "f16 NULL");
+  CHECK(smx_sample_rows_bf16((const uint16_t *)(const void *)x, 4, t, 2, 4, &bp, 0, 0, NULL) == SMX_E_INVALID_ARG, "bf16 top_p");
+  CHECK(smx_sample_rows_f32(x, 4, t, 0, 4, &ok, 0, 0, NULL) == SMX_OK, "rows = 0");
   CHECK(t[0] == -7 && t[1] == -7 && t[2] == -7 && t[3] == -7, "a refused call wrote tokens");
   uint32_t c[4] = { 0, 0, 0, 0 };
   CHECK(smx_philox4x32(0, NULL, c) == SMX_E_INVALID_ARG && smx_philox4x32(0, c, NULL) == SMX_E_INVALID_ARG, "philox NULL");
@@ -376,7 +376,7 @@ static void test_gumbel_softmax(void) {
   double taus[3] = { 1.0, 0.3, 5.0 };
   for (int q = 0; q < 3; q++) {
     double tau = taus[q];
-    smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 2 };
+    smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 2, NULL };
     CHECK(smx_gumbel_softmax_rows_f32(x, ld, y, ld, rows, cols, tau, 17, 4, &o) == SMX_OK, "gumbel soft");
     CHECK(smx_gumbel_softmax_hard_rows_f32(x, ld, h, ld, s, ld, rows, cols, tau, 17, 4, NULL) == SMX_OK, "gumbel hard");
     for (size_t rr = 0; rr < rows; rr++) {
@@ -445,7 +445,7 @@ static void test_gumbel_softmax(void) {
         xh[i] = fmt ? smx_f32_to_bf16(f) : smx_f32_to_f16(f);
         xw[i] = fmt ? smx_bf16_to_f32(xh[i]) : smx_f16_to_f32(xh[i]);
       }
-      smx_options o2 = { SMX_ALGO_AUTO, 0.0, 0, 2 };
+      smx_options o2 = { SMX_ALGO_AUTO, 0.0, 0, 2, NULL };
       smx_status s1 = fmt ? smx_gumbel_softmax_hard_rows_bf16(xh, hc, yh1, hc, yh2, hc, hr, hc, 0.6, 4, 9, &o2)
                           : smx_gumbel_softmax_hard_rows_f16(xh, hc, yh1, hc, yh2, hc, hr, hc, 0.6, 4, 9, &o2);
       CHECK(s1 == SMX_OK && smx_gumbel_softmax_hard_rows_f32(xw, hc, yw, hc, yw2, hc, hr, hc, 0.6, 4, 9, NULL) == SMX_OK,
@@ -471,7 +471,7 @@ static void test_gumbel_softmax(void) {
   }
   /* special rows and bad arguments */
   float sp[2][3] = { { 1.0f, NAN, 2.0f }, { -INFINITY, -INFINITY, -INFINITY } }, yh[6], ys[6];
-  smx_options on = { SMX_ALGO_AUTO, 0.0, SMX_FLAG_MASKED_ROW_NAN, 1 };
+  smx_options on = { SMX_ALGO_AUTO, 0.0, SMX_FLAG_MASKED_ROW_NAN, 1, NULL };
   CHECK(smx_gumbel_softmax_hard_rows_f32(&sp[0][0], 3, yh, 3, ys, 3, 2, 3, 1.0, 1, 1, NULL) == SMX_OK, "special");
   CHECK(yh[0] != yh[0] && ys[0] != ys[0] && yh[3] == 0.0f && ys[3] == 0.0f, "NaN row / masked row");
   CHECK(smx_gumbel_softmax_hard_rows_f32(&sp[0][0], 3, yh, 3, ys, 3, 2, 3, 1.0, 1, 1, &on) == SMX_OK && yh[3] != yh[3] &&

@@ -1,5 +1,5 @@
 /*
- * sparsemax, entmax-1.5 and bisection entmax (include/smx/smx_variants.h)
+ * sparsemax, entmax-1.5 and bisection entmax (include/smx/smx_sparse.h)
  * beyond the op driver's accuracy rows: outputs on the simplex, supports equal
  * to a sort-based long-double oracle's (ties included), the pivot search bitwise
  * equal to the sort oracle, bisection entmax at alpha = 1.5 against the exact
@@ -238,17 +238,17 @@ static void check_vjp_fd(void) {
   }
 }
 
-typedef smx_status (*loss64)(const double *, size_t, size_t, size_t, const int64_t *, double,
-                             const smx_xent_options *, double *, double *, size_t);
-static smx_status l_sp(const double *x, size_t ld, size_t r, size_t c, const int64_t *t, double a,
-                       const smx_xent_options *o, double *l, double *g, size_t ldg) {
+typedef smx_status (*loss64)(const double *, size_t, const int64_t *, double *, double *, size_t, size_t, size_t,
+                             double, const smx_options *);
+static smx_status l_sp(const double *x, size_t ld, const int64_t *t, double *l, double *g, size_t ldg, size_t r,
+                       size_t c, double a, const smx_options *o) {
   (void)a;
-  return smx_sparsemax_loss_f64(x, ld, r, c, t, o, l, g, ldg);
+  return smx_sparsemax_loss_f64(x, ld, t, l, g, ldg, r, c, o);
 }
-static smx_status l_15(const double *x, size_t ld, size_t r, size_t c, const int64_t *t, double a,
-                       const smx_xent_options *o, double *l, double *g, size_t ldg) {
+static smx_status l_15(const double *x, size_t ld, const int64_t *t, double *l, double *g, size_t ldg, size_t r,
+                       size_t c, double a, const smx_options *o) {
   (void)a;
-  return smx_entmax15_loss_f64(x, ld, r, c, t, o, l, g, ldg);
+  return smx_entmax15_loss_f64(x, ld, t, l, g, ldg, r, c, o);
 }
 
 static void check_losses(void) {
@@ -260,9 +260,9 @@ static void check_losses(void) {
   double alphas[3] = { 2.0, 1.5, 1.6 };
   for (int i = 0; i < R * C; i++) x[i] = tu_normal(&r);
   for (int f = 0; f < 3; f++) {
-    smx_xent_options o = SMX_XENT_OPTIONS_INIT;
-    o.reduction = SMX_REDUCTION_NONE;
-    CHECK(fns[f](x, C, R, C, t, alphas[f], &o, l, g, C) == SMX_OK, "status");
+    tu_loss_opts o = TU_LOSS_OPTS_INIT;
+    o.e.reduction = SMX_REDUCTION_NONE;
+    CHECK(fns[f](x, C, t, l, g, C, R, C, alphas[f], tu_lo(&o)) == SMX_OK, "status");
     CHECK(l[2] == 0.0, "ignored row");
     for (int rr = 0; rr < R; rr++) CHECK(l[rr] >= -1e-12, "loss %d negative: %g", f, l[rr]);
     /* the gradient: finite differences of the row losses */
@@ -272,9 +272,9 @@ static void check_losses(void) {
       double lpp[R];
       memcpy(xp, x, sizeof x);
       xp[i] += h;
-      fns[f](xp, C, R, C, t, alphas[f], &o, lpp, NULL, 0);
+      fns[f](xp, C, t, lpp, NULL, 0, R, C, alphas[f], tu_lo(&o));
       xp[i] -= 2 * h;
-      fns[f](xp, C, R, C, t, alphas[f], &o, lp, NULL, 0);
+      fns[f](xp, C, t, lp, NULL, 0, R, C, alphas[f], tu_lo(&o));
       worst = upmax(worst, fabs((lpp[i / C] - lp[i / C]) / (2 * h) - g[i]));
     }
     CHECK(worst < 1e-6, "loss %d: gradient off by %g", f, worst);
@@ -289,10 +289,10 @@ static void check_losses(void) {
       }
     }
     memcpy(lmn, l, sizeof l);
-    o.reduction = SMX_REDUCTION_MEAN;
-    CHECK(fns[f](x, C, R, C, t, alphas[f], &o, &lm, g, C) == SMX_OK, "mean");
-    o.reduction = SMX_REDUCTION_SUM;
-    CHECK(fns[f](x, C, R, C, t, alphas[f], &o, &ls, NULL, 0) == SMX_OK, "sum");
+    o.e.reduction = SMX_REDUCTION_MEAN;
+    CHECK(fns[f](x, C, t, &lm, g, C, R, C, alphas[f], tu_lo(&o)) == SMX_OK, "mean");
+    o.e.reduction = SMX_REDUCTION_SUM;
+    CHECK(fns[f](x, C, t, &ls, NULL, 0, R, C, alphas[f], tu_lo(&o)) == SMX_OK, "sum");
     double sum = 0;
     for (int rr = 0; rr < R; rr++) sum += lmn[rr];
     CHECK(fabs(ls - sum) <= 1e-14 * fabs(sum) && fabs(lm - sum / 4) <= 1e-14 * fabs(sum), "reductions");
@@ -301,20 +301,20 @@ static void check_losses(void) {
     CHECK(gs == 0, "ignored row's gradient");
     /* in place over the logits */
     memcpy(xp, x, sizeof x);
-    o.reduction = SMX_REDUCTION_NONE;
-    CHECK(fns[f](xp, C, R, C, t, alphas[f], &o, lp, xp, C) == SMX_OK, "in place");
-    fns[f](x, C, R, C, t, alphas[f], &o, l, g, C);
+    o.e.reduction = SMX_REDUCTION_NONE;
+    CHECK(fns[f](xp, C, t, lp, xp, C, R, C, alphas[f], tu_lo(&o)) == SMX_OK, "in place");
+    fns[f](x, C, t, l, g, C, R, C, alphas[f], tu_lo(&o));
     CHECK(memcmp(xp, g, sizeof g) == 0 && memcmp(lp, l, sizeof l) == 0, "in place differs");
   }
   int64_t bad[R] = { 0, 9, 0, 0, 0 };
-  smx_xent_options o = SMX_XENT_OPTIONS_INIT;
-  CHECK(smx_sparsemax_loss_f64(x, C, R, C, bad, &o, &lm, NULL, 0) == SMX_E_INVALID_ARG, "target out of range");
-  o.label_smoothing = 0.1;
-  CHECK(smx_sparsemax_loss_f64(x, C, R, C, t, &o, &lm, NULL, 0) == SMX_E_INVALID_ARG, "label smoothing");
+  tu_loss_opts o = TU_LOSS_OPTS_INIT;
+  CHECK(smx_sparsemax_loss_f64(x, C, bad, &lm, NULL, 0, R, C, tu_lo(&o)) == SMX_E_INVALID_ARG, "target out of range");
+  o.e.label_smoothing = 0.1;
+  CHECK(smx_sparsemax_loss_f64(x, C, t, &lm, NULL, 0, R, C, tu_lo(&o)) == SMX_E_INVALID_ARG, "label smoothing");
   float xf[C], gf[C], lf;
   for (int j = 0; j < C; j++) xf[j] = (float)x[j];
-  o.label_smoothing = 0;
-  CHECK(smx_entmax_loss_f32(xf, C, 1, C, t, 1.5, &o, &lf, gf, C) == SMX_OK && lf >= 0, "f32 loss");
+  o.e.label_smoothing = 0;
+  CHECK(smx_entmax_loss_f32(xf, C, t, &lf, gf, C, 1, C, 1.5, tu_lo(&o)) == SMX_OK && lf >= 0, "f32 loss");
 }
 
 int main(void) {

@@ -42,7 +42,7 @@ static size_t ties(const float *x, size_t n, float *m) {
 
 /* f64 first: its softmax must be the limit, its log-softmax / lse the oracle */
 static void check_row(const float *xf, size_t n, double t, smx_algo algo) {
-  smx_options o = { algo, t, 0, 1 };
+  smx_options o = { algo, t, 0, 1, NULL };
   double xd[64], yd[64], ld[64], lsed;
   float y[64], l[64], lse;
   uint16_t h[64], hy[64];
@@ -51,13 +51,13 @@ static void check_row(const float *xf, size_t n, double t, smx_algo algo) {
   for (size_t i = 0; i < n; i++) xd[i] = xf[i];
   CHECK(smx_softmax_f64(xd, yd, n, &o) == SMX_OK, "f64 softmax status");
   CHECK(smx_log_softmax_f64(xd, ld, n, &o) == SMX_OK, "f64 log-softmax status");
-  CHECK(smx_logsumexp_f64(xd, n, &lsed, &o) == SMX_OK, "f64 lse status");
+  CHECK(smx_logsumexp_f64(xd, &lsed, n, &o) == SMX_OK, "f64 lse status");
   for (size_t i = 0; i < n; i++)
     CHECK(yd[i] == (xf[i] == m ? 1.0 / (double)k : 0.0), "f64 T=%g algo %d softmax[%zu] = %g", t, algo, i, yd[i]);
 
   CHECK(smx_softmax_f32(xf, y, n, &o) == SMX_OK, "f32 softmax status");
   CHECK(smx_log_softmax_f32(xf, l, n, &o) == SMX_OK, "f32 log-softmax status");
-  CHECK(smx_logsumexp_f32(xf, n, &lse, &o) == SMX_OK, "f32 lse status");
+  CHECK(smx_logsumexp_f32(xf, &lse, n, &o) == SMX_OK, "f32 lse status");
   for (size_t i = 0; i < n; i++) {
     CHECK(same(y[i], (float)yd[i], 1e-6), "f32 T=%g algo %d softmax[%zu] = %g, f64 %g", t, algo, i, y[i], yd[i]);
     CHECK(same(l[i], (float)ld[i], 4e-7), "f32 T=%g algo %d log-softmax[%zu] = %g, f64 %g", t, algo, i, l[i], ld[i]);
@@ -82,7 +82,7 @@ static void check_row(const float *xf, size_t n, double t, smx_algo algo) {
       CHECK(same(v, want, bf ? 8e-3 : 1e-3), "%s T=%g algo %d log-softmax[%zu] = %g, want %g", nm, t, algo, i, v, want);
     }
     float hl;
-    s1 = bf ? smx_logsumexp_bf16(h, n, &hl, &o) : smx_logsumexp_f16(h, n, &hl, &o);
+    s1 = bf ? smx_logsumexp_bf16(h, &hl, n, &o) : smx_logsumexp_f16(h, &hl, n, &o);
     CHECK(s1 == SMX_OK && same(hl, (float)lsed, 4e-7), "%s T=%g algo %d lse = %g, f64 %g", nm, t, algo, hl, lsed);
   }
 }
@@ -93,7 +93,7 @@ static void test_rows(void) {
       for (size_t r = 0; r < NR; r++) check_row(rows_in[r], NC, temps[ti], (smx_algo)a);
       /* f32 only: a near-tie one ulp below the max, and a long row through the chunked kernels */
       float near[3] = { 3.0f, nextafterf(3.0f, 0.0f), -1.0f };
-      smx_options o = { (smx_algo)a, temps[ti], 0, 1 };
+      smx_options o = { (smx_algo)a, temps[ti], 0, 1, NULL };
       float y[3];
       CHECK(smx_softmax_f32(near, y, 3, &o) == SMX_OK && y[0] == 1.0f && y[1] == 0.0f && y[2] == 0.0f,
             "near tie T=%g algo %d: %g %g %g", temps[ti], a, y[0], y[1], y[2]);
@@ -116,30 +116,30 @@ static void test_lm_paths(void) {
   const float x[6] = { 1, 3, 3, -2, -INFINITY, 2.75f };
   for (size_t ti = 0; ti < NT; ti++) {
     double t = temps[ti];
-    smx_options o = { SMX_ALGO_AUTO, t, 0, 1 };
+    smx_options o = { SMX_ALGO_AUTO, t, 0, 1, NULL };
     float v[2];
     int64_t idx[2];
-    CHECK(smx_softmax_topk_f32(x, 6, 2, v, idx, &o) == SMX_OK && v[0] == 0.5f && v[1] == 0.5f,
+    CHECK(smx_softmax_topk_f32(x, v, idx, 6, 2, &o) == SMX_OK && v[0] == 0.5f && v[1] == 0.5f,
           "softmax_topk T=%g: %g %g", t, v[0], v[1]);
-    CHECK(smx_log_softmax_topk_f32(x, 6, 2, v, idx, &o) == SMX_OK && same(v[0], -0.6931472f, 1e-6) &&
+    CHECK(smx_log_softmax_topk_f32(x, v, idx, 6, 2, &o) == SMX_OK && same(v[0], -0.6931472f, 1e-6) &&
               same(v[1], -0.6931472f, 1e-6), "log_softmax_topk T=%g: %g %g", t, v[0], v[1]);
 
     smx_sample_params sp = { 0 };
     sp.temperature = t;
     sp.method = SMX_SAMPLE_MULTINOMIAL;
     int64_t tok = -1;
-    CHECK(smx_sample_rows_f32(x, 6, 1, 6, &sp, 1, 0, &tok, NULL) == SMX_OK && (tok == 1 || tok == 2),
+    CHECK(smx_sample_rows_f32(x, 6, &tok, 1, 6, &sp, 1, 0, NULL) == SMX_OK && (tok == 1 || tok == 2),
           "sample T=%g: token %lld", t, (long long)tok);
 
-    smx_xent_options xo = SMX_XENT_OPTIONS_INIT;
-    xo.temperature = t;
+    tu_loss_opts xo = TU_LOSS_OPTS_INIT;
+    xo.o.temperature = t;
     int64_t tg[2] = { 1, 0 };
     float loss[2], grad[12], lse[2];
     float x2[12];
     memcpy(x2, x, sizeof x);
     memcpy(x2 + 6, x, sizeof x);
-    xo.reduction = SMX_REDUCTION_NONE;
-    CHECK(smx_cross_entropy_f32(x2, 6, 2, 6, tg, SMX_INDEX_I64, &xo, loss, grad, 6, lse) == SMX_OK,
+    xo.e.reduction = SMX_REDUCTION_NONE;
+    CHECK(smx_cross_entropy_f32(x2, 6, tg, loss, grad, 6, lse, 2, 6, tu_lo(&xo)) == SMX_OK,
           "xent status T=%g", t);
     /* target at one of the two maxima: p = 1/2, loss log 2; off the max: 2/T, beyond the float range */
     CHECK(same(loss[0], 0.6931472f, 1e-6) && loss[1] == INFINITY, "xent T=%g: %g %g", t, loss[0], loss[1]);

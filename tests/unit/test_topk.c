@@ -14,7 +14,7 @@
 enum { OP_SOFT, OP_LOG, OP_RAW };
 static const char *const op_names[3] = { "softmax_topk", "log_softmax_topk", "topk" };
 
-typedef smx_status (*rows_fn)(const float *, size_t, size_t, size_t, size_t, float *, int64_t *,
+typedef smx_status (*rows_fn)(const float *, size_t, float *, int64_t *, size_t, size_t, size_t,
                               const smx_options *);
 static const rows_fn rows_fns[3] = { smx_softmax_topk_rows_f32, smx_log_softmax_topk_rows_f32, smx_topk_rows_f32 };
 
@@ -113,10 +113,10 @@ static void test_values(void) {
           int64_t *idx = malloc(k * sizeof(int64_t));
           for (int op = 0; op < 3; op++) {
             float t = temps[(fam + q + op) % 3];
-            smx_options o = { SMX_ALGO_AUTO, t, 0, 1 };
+            smx_options o = { SMX_ALGO_AUTO, t, 0, 1, NULL };
             char what[96];
             snprintf(what, sizeof what, "%s %s fam=%d T=%g", op_names[op], tu_isa_names[isa], fam, t);
-            CHECK(rows_fns[op](x, n, 1, n, k, v, idx, &o) == SMX_OK, "%s", what);
+            CHECK(rows_fns[op](x, n, v, idx, 1, n, k, &o) == SMX_OK, "%s", what);
             check_row(op, x, n, k, t, v, idx, what);
           }
           free(v);
@@ -138,13 +138,13 @@ static void test_rows_threads(void) {
   float *v1 = malloc(rows * k * sizeof(float)), *v2 = malloc(rows * k * sizeof(float));
   int64_t *i1 = malloc(rows * k * sizeof(int64_t)), *i2 = malloc(rows * k * sizeof(int64_t));
   for (int op = 0; op < 3; op++) {
-    smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
-    CHECK(rows_fns[op](x, ldx, rows, cols, k, v1, i1, &o) == SMX_OK, "rows");
+    smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
+    CHECK(rows_fns[op](x, ldx, v1, i1, rows, cols, k, &o) == SMX_OK, "rows");
     for (size_t rr = 0; rr < rows; rr++) check_row(op, x + rr * ldx, cols, k, 0.0f, v1 + rr * k, i1 + rr * k, "rows");
     static const int th[] = { 2, 3, 8 };
     for (int q = 0; q < 3; q++) {
       o.threads = th[q];
-      CHECK(rows_fns[op](x, ldx, rows, cols, k, v2, i2, &o) == SMX_OK, "rows threads");
+      CHECK(rows_fns[op](x, ldx, v2, i2, rows, cols, k, &o) == SMX_OK, "rows threads");
       int same = 1;
       for (size_t j = 0; j < rows * k; j++) same &= tu_same(v1[j], v2[j]) && i1[j] == i2[j];
       CHECK(same, "%s: threads=%d differs from 1 thread", op_names[op], th[q]);
@@ -168,9 +168,9 @@ static void test_split_row(void) {
   float v[2][50];
   int64_t idx[2][50];
   for (int op = 0; op < 2; op++) {
-    smx_options o1 = { SMX_ALGO_AUTO, 0.0, 0, 1 }, o3 = { SMX_ALGO_AUTO, 0.0, 0, 3 };
-    CHECK(rows_fns[op](x, n, 1, n, k, v[0], idx[0], &o1) == SMX_OK, "split 1");
-    CHECK(rows_fns[op](x, n, 1, n, k, v[1], idx[1], &o3) == SMX_OK, "split 3");
+    smx_options o1 = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL }, o3 = { SMX_ALGO_AUTO, 0.0, 0, 3, NULL };
+    CHECK(rows_fns[op](x, n, v[0], idx[0], 1, n, k, &o1) == SMX_OK, "split 1");
+    CHECK(rows_fns[op](x, n, v[1], idx[1], 1, n, k, &o3) == SMX_OK, "split 3");
     int same = 1;
     for (size_t j = 0; j < k; j++) same &= tu_same(v[0][j], v[1][j]) && idx[0][j] == idx[1][j];
     CHECK(same, "%s: split row differs across thread counts", op_names[op]);
@@ -184,39 +184,39 @@ static void test_split_row(void) {
 static void test_specials(void) {
   float v[4];
   int64_t idx[4];
-  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
   /* NaN row: NaN values, -1 indices, every op */
   float xn[5] = { 1.0f, NAN, 3.0f, -INFINITY, INFINITY };
   for (int op = 0; op < 3; op++) {
-    CHECK(rows_fns[op](xn, 5, 1, 5, 4, v, idx, &o) == SMX_OK, "nan");
+    CHECK(rows_fns[op](xn, 5, v, idx, 1, 5, 4, &o) == SMX_OK, "nan");
     for (int j = 0; j < 4; j++) CHECK(v[j] != v[j] && idx[j] == -1, "%s NaN row j=%d: %g %lld", op_names[op], j, v[j], (long long)idx[j]);
   }
   /* +inf entries: 1/c each, first, lowest index first; then by x with value 0 */
   float xp[6] = { 1.0f, INFINITY, 5.0f, INFINITY, -INFINITY, 2.0f };
-  CHECK(smx_softmax_topk_f32(xp, 6, 4, v, idx, &o) == SMX_OK, "+inf");
+  CHECK(smx_softmax_topk_f32(xp, v, idx, 6, 4, &o) == SMX_OK, "+inf");
   CHECK(idx[0] == 1 && idx[1] == 3 && idx[2] == 2 && idx[3] == 5, "+inf order %lld %lld %lld %lld",
         (long long)idx[0], (long long)idx[1], (long long)idx[2], (long long)idx[3]);
   CHECK(v[0] == 0.5f && v[1] == 0.5f && v[2] == 0.0f && v[3] == 0.0f, "+inf values %g %g %g %g", v[0], v[1], v[2], v[3]);
-  CHECK(smx_log_softmax_topk_f32(xp, 6, 3, v, idx, &o) == SMX_OK, "+inf log");
+  CHECK(smx_log_softmax_topk_f32(xp, v, idx, 6, 3, &o) == SMX_OK, "+inf log");
   CHECK(v[0] == (float)-log(2.0) && v[1] == (float)-log(2.0) && v[2] == -INFINITY, "+inf log values %g %g", v[0], v[2]);
-  CHECK(smx_topk_f32(xp, 6, 4, v, idx, &o) == SMX_OK && v[0] == INFINITY && v[2] == 5.0f && idx[3] == 5, "+inf raw");
+  CHECK(smx_topk_f32(xp, v, idx, 6, 4, &o) == SMX_OK && v[0] == INFINITY && v[2] == 5.0f && idx[3] == 5, "+inf raw");
   /* -inf entries are taken only when needed, lowest index first */
   float xm[5] = { -INFINITY, 2.0f, -INFINITY, -INFINITY, 1.0f };
-  CHECK(smx_softmax_topk_f32(xm, 5, 4, v, idx, &o) == SMX_OK, "-inf");
+  CHECK(smx_softmax_topk_f32(xm, v, idx, 5, 4, &o) == SMX_OK, "-inf");
   CHECK(idx[0] == 1 && idx[1] == 4 && idx[2] == 0 && idx[3] == 2, "-inf order");
   CHECK(v[2] == 0.0f && v[3] == 0.0f && fabsf(v[0] + v[1] - 1.0f) < 1e-6f, "-inf values");
-  CHECK(smx_log_softmax_topk_f32(xm, 5, 3, v, idx, &o) == SMX_OK && v[2] == -INFINITY, "-inf log");
+  CHECK(smx_log_softmax_topk_f32(xm, v, idx, 5, 3, &o) == SMX_OK && v[2] == -INFINITY, "-inf log");
   /* all -inf: indices 0..k-1, values 0 / -inf, or NaN with the flag */
   float xa[4] = { -INFINITY, -INFINITY, -INFINITY, -INFINITY };
-  CHECK(smx_softmax_topk_f32(xa, 4, 3, v, idx, &o) == SMX_OK, "all -inf");
+  CHECK(smx_softmax_topk_f32(xa, v, idx, 4, 3, &o) == SMX_OK, "all -inf");
   CHECK(idx[0] == 0 && idx[1] == 1 && idx[2] == 2 && v[0] == 0.0f && v[2] == 0.0f, "all -inf values");
-  CHECK(smx_log_softmax_topk_f32(xa, 4, 3, v, idx, &o) == SMX_OK && v[1] == -INFINITY, "all -inf log");
-  smx_options on = { SMX_ALGO_AUTO, 0.0, SMX_FLAG_MASKED_ROW_NAN, 1 };
-  CHECK(smx_softmax_topk_f32(xa, 4, 3, v, idx, &on) == SMX_OK && v[0] != v[0] && idx[0] == 0, "masked NaN flag");
-  CHECK(smx_topk_f32(xa, 4, 2, v, idx, &on) == SMX_OK && v[0] == -INFINITY && idx[1] == 1, "raw all -inf");
+  CHECK(smx_log_softmax_topk_f32(xa, v, idx, 4, 3, &o) == SMX_OK && v[1] == -INFINITY, "all -inf log");
+  smx_options on = { SMX_ALGO_AUTO, 0.0, SMX_FLAG_MASKED_ROW_NAN, 1, NULL };
+  CHECK(smx_softmax_topk_f32(xa, v, idx, 4, 3, &on) == SMX_OK && v[0] != v[0] && idx[0] == 0, "masked NaN flag");
+  CHECK(smx_topk_f32(xa, v, idx, 4, 2, &on) == SMX_OK && v[0] == -INFINITY && idx[1] == 1, "raw all -inf");
   /* a NaN alone among -inf: still a NaN row */
   float xq[3] = { -INFINITY, NAN, -INFINITY };
-  CHECK(smx_softmax_topk_f32(xq, 3, 1, v, idx, &o) == SMX_OK && v[0] != v[0] && idx[0] == -1, "NaN among -inf");
+  CHECK(smx_softmax_topk_f32(xq, v, idx, 3, 1, &o) == SMX_OK && v[0] != v[0] && idx[0] == -1, "NaN among -inf");
   /* a NaN after the first k entries, found by the vector filter (every ISA) */
   float *xl = malloc(5000 * sizeof(float));
   for (int isa = 0; isa < 3; isa++) {
@@ -224,7 +224,7 @@ static void test_specials(void) {
     for (size_t at = 4990; at < 5000; at += 3) {
       for (size_t i = 0; i < 5000; i++) xl[i] = (float)(i % 100);
       xl[at] = NAN;
-      CHECK(smx_topk_f32(xl, 5000, 2, v, idx, &o) == SMX_OK && v[0] != v[0] && idx[1] == -1, "%s late NaN at %zu",
+      CHECK(smx_topk_f32(xl, v, idx, 5000, 2, &o) == SMX_OK && v[0] != v[0] && idx[1] == -1, "%s late NaN at %zu",
             tu_isa_names[isa], at);
     }
   }
@@ -238,30 +238,30 @@ static void test_bad_args(void) {
   float v[16];
   int64_t idx[16];
   for (int i = 0; i < 16; i++) { v[i] = -7.0f; idx[i] = -7; }
-  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1 };
-  smx_options bad_t = { SMX_ALGO_AUTO, -1.0, 0, 1 }, bad_f = { SMX_ALGO_AUTO, 0.0, 0x100, 1 };
-  smx_options bad_th = { SMX_ALGO_AUTO, 0.0, 0, -1 }, bad_tn = { SMX_ALGO_AUTO, NAN, 0, 1 };
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
+  smx_options bad_t = { SMX_ALGO_AUTO, -1.0, 0, 1, NULL }, bad_f = { SMX_ALGO_AUTO, 0.0, 0x100, 1, NULL };
+  smx_options bad_th = { SMX_ALGO_AUTO, 0.0, 0, -1, NULL }, bad_tn = { SMX_ALGO_AUTO, NAN, 0, 1, NULL };
   for (int op = 0; op < 3; op++) {
     rows_fn f = rows_fns[op];
-    CHECK(f(x, 8, 1, 8, 9, v, idx, &o) == SMX_E_INVALID_ARG, "k > n");
-    CHECK(f(NULL, 8, 1, 8, 2, v, idx, &o) == SMX_E_INVALID_ARG, "x NULL");
-    CHECK(f(x, 8, 1, 8, 2, NULL, idx, &o) == SMX_E_INVALID_ARG, "values NULL");
-    CHECK(f(x, 8, 1, 8, 2, v, NULL, &o) == SMX_E_INVALID_ARG, "indices NULL");
-    CHECK(f(x, 3, 2, 4, 2, v, idx, &o) == SMX_E_INVALID_ARG, "ldx < cols");
-    CHECK(f(x, 8, 1, 8, 2, v, idx, &bad_t) == SMX_E_INVALID_ARG, "T < 0");
-    CHECK(f(x, 8, 1, 8, 2, v, idx, &bad_tn) == SMX_E_INVALID_ARG, "T NaN");
-    CHECK(f(x, 8, 1, 8, 2, v, idx, &bad_f) == SMX_E_INVALID_ARG, "flag");
-    CHECK(f(x, 8, 1, 8, 2, v, idx, &bad_th) == SMX_E_INVALID_ARG, "threads");
-    CHECK(f(x, 8, 1, 8, 2, x + 2, idx, &o) == SMX_E_INVALID_ARG, "values overlap x");
-    CHECK(f(x, 8, 1, 8, 2, v, (int64_t *)(void *)(v + 1), &o) == SMX_E_INVALID_ARG, "values overlap indices");
-    CHECK(f(x, 8, SIZE_MAX / 2, 8, 2, v, idx, &o) == SMX_E_INVALID_ARG, "size overflow");
-    CHECK(f(x, 8, 1, 8, 0, v, idx, &o) == SMX_OK, "k = 0");
-    CHECK(f(x, 8, 0, 8, 2, v, idx, &o) == SMX_OK, "rows = 0");
-    CHECK(f(NULL, 8, 0, 8, 2, NULL, NULL, &o) == SMX_OK, "rows = 0, NULL");
+    CHECK(f(x, 8, v, idx, 1, 8, 9, &o) == SMX_E_INVALID_ARG, "k > n");
+    CHECK(f(NULL, 8, v, idx, 1, 8, 2, &o) == SMX_E_INVALID_ARG, "x NULL");
+    CHECK(f(x, 8, NULL, idx, 1, 8, 2, &o) == SMX_E_INVALID_ARG, "values NULL");
+    CHECK(f(x, 8, v, NULL, 1, 8, 2, &o) == SMX_E_INVALID_ARG, "indices NULL");
+    CHECK(f(x, 3, v, idx, 2, 4, 2, &o) == SMX_E_INVALID_ARG, "ldx < cols");
+    CHECK(f(x, 8, v, idx, 1, 8, 2, &bad_t) == SMX_E_INVALID_ARG, "T < 0");
+    CHECK(f(x, 8, v, idx, 1, 8, 2, &bad_tn) == SMX_E_INVALID_ARG, "T NaN");
+    CHECK(f(x, 8, v, idx, 1, 8, 2, &bad_f) == SMX_E_INVALID_ARG, "flag");
+    CHECK(f(x, 8, v, idx, 1, 8, 2, &bad_th) == SMX_E_INVALID_ARG, "threads");
+    CHECK(f(x, 8, x + 2, idx, 1, 8, 2, &o) == SMX_E_INVALID_ARG, "values overlap x");
+    CHECK(f(x, 8, v, (int64_t *)(void *)(v + 1), 1, 8, 2, &o) == SMX_E_INVALID_ARG, "values overlap indices");
+    CHECK(f(x, 8, v, idx, SIZE_MAX / 2, 8, 2, &o) == SMX_E_INVALID_ARG, "size overflow");
+    CHECK(f(x, 8, v, idx, 1, 8, 0, &o) == SMX_OK, "k = 0");
+    CHECK(f(x, 8, v, idx, 0, 8, 2, &o) == SMX_OK, "rows = 0");
+    CHECK(f(NULL, 8, NULL, NULL, 0, 8, 2, &o) == SMX_OK, "rows = 0, NULL");
   }
-  CHECK(smx_softmax_topk_f32(x, 8, 9, v, idx, &o) == SMX_E_INVALID_ARG, "k > n, row form");
-  CHECK(smx_softmax_topk_f16(NULL, 8, 2, v, idx, &o) == SMX_E_INVALID_ARG, "f16 NULL");
-  CHECK(smx_topk_bf16((const uint16_t *)(const void *)x, 8, 9, v, idx, &o) == SMX_E_INVALID_ARG, "bf16 k > n");
+  CHECK(smx_softmax_topk_f32(x, v, idx, 8, 9, &o) == SMX_E_INVALID_ARG, "k > n, row form");
+  CHECK(smx_softmax_topk_f16(NULL, v, idx, 8, 2, &o) == SMX_E_INVALID_ARG, "f16 NULL");
+  CHECK(smx_topk_bf16((const uint16_t *)(const void *)x, v, idx, 8, 9, &o) == SMX_E_INVALID_ARG, "bf16 k > n");
   int untouched = 1;
   for (int i = 0; i < 16; i++) untouched &= v[i] == -7.0f && idx[i] == -7;
   CHECK(untouched, "an output was written by a refused call");
@@ -286,28 +286,28 @@ static void test_half(void) {
   xb[2 * cols] = -INFINITY;
   float v1[35], v2[35];
   int64_t i1[35], i2[35];
-  typedef smx_status (*hfn)(const uint16_t *, size_t, size_t, size_t, size_t, float *, int64_t *, const smx_options *);
+  typedef smx_status (*hfn)(const uint16_t *, size_t, float *, int64_t *, size_t, size_t, size_t, const smx_options *);
   const hfn f16s[3] = { smx_softmax_topk_rows_f16, smx_log_softmax_topk_rows_f16, smx_topk_rows_f16 };
   const hfn bf16s[3] = { smx_softmax_topk_rows_bf16, smx_log_softmax_topk_rows_bf16, smx_topk_rows_bf16 };
   for (int isa = 0; isa < 3; isa++) {
     smx_set_max_isa(tu_isas[isa]);
     for (int op = 0; op < 3; op++) {
-      smx_options o = { SMX_ALGO_AUTO, 0.7, 0, 2 };
-      CHECK(f16s[op](h, cols, rows, cols, k, v1, i1, &o) == SMX_OK, "f16");
-      CHECK(rows_fns[op](xh, cols, rows, cols, k, v2, i2, &o) == SMX_OK, "f16 ref");
+      smx_options o = { SMX_ALGO_AUTO, 0.7, 0, 2, NULL };
+      CHECK(f16s[op](h, cols, v1, i1, rows, cols, k, &o) == SMX_OK, "f16");
+      CHECK(rows_fns[op](xh, cols, v2, i2, rows, cols, k, &o) == SMX_OK, "f16 ref");
       int same = 1;
       for (size_t j = 0; j < rows * k; j++) same &= tu_same(v1[j], v2[j]) && i1[j] == i2[j];
       CHECK(same, "%s %s f16 differs from f32 on the same values", op_names[op], tu_isa_names[isa]);
       CHECK(i1[k] == -1, "f16 NaN row");
-      CHECK(bf16s[op](b, cols, rows, cols, k, v1, i1, &o) == SMX_OK, "bf16");
-      CHECK(rows_fns[op](xb, cols, rows, cols, k, v2, i2, &o) == SMX_OK, "bf16 ref");
+      CHECK(bf16s[op](b, cols, v1, i1, rows, cols, k, &o) == SMX_OK, "bf16");
+      CHECK(rows_fns[op](xb, cols, v2, i2, rows, cols, k, &o) == SMX_OK, "bf16 ref");
       same = 1;
       for (size_t j = 0; j < rows * k; j++) same &= tu_same(v1[j], v2[j]) && i1[j] == i2[j];
       CHECK(same, "%s %s bf16 differs from f32 on the same values", op_names[op], tu_isa_names[isa]);
       check_row(op, xb, cols, k, 0.7f, v1, i1, "bf16 row 0");
     }
-    smx_options o1 = { SMX_ALGO_AUTO, 0.0, 0, 1 };
-    CHECK(smx_softmax_topk_f16(h, cols, 3, v1, i1, &o1) == SMX_OK && smx_softmax_topk_bf16(b, cols, 3, v2, i2, &o1) == SMX_OK,
+    smx_options o1 = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
+    CHECK(smx_softmax_topk_f16(h, v1, i1, cols, 3, &o1) == SMX_OK && smx_softmax_topk_bf16(b, v2, i2, cols, 3, &o1) == SMX_OK,
           "half row forms");
   }
   smx_set_max_isa(SMX_ISA_AVX512);

@@ -41,33 +41,30 @@ static long double ref_row(const float *x, size_t n, size_t t, const xopt *o, lo
   return l;
 }
 
-static int64_t tgt(const void *tg, int i64, size_t r) { return i64 ? ((const int64_t *)tg)[r] : ((const int32_t *)tg)[r]; }
-
 /* Checks smx_cross_entropy_f32 on rows x cols logits against the reference. */
-static void check_case(const char *what, const float *x, size_t rows, size_t cols, const void *tg, int i64,
-                       const xopt *xo, int threads) {
-  smx_xent_options o = SMX_XENT_OPTIONS_INIT;
-  o.reduction = xo->red;
-  o.ignore_index = xo->ignore;
-  o.label_smoothing = xo->eps;
-  o.z_loss = xo->z;
-  o.temperature = xo->t;
-  o.threads = threads;
+static void check_case(const char *what, const float *x, size_t rows, size_t cols, const int64_t *tg, const xopt *xo,
+                       int threads) {
+  tu_loss_opts o = TU_LOSS_OPTS_INIT;
+  o.e.reduction = xo->red;
+  o.e.ignore_index = xo->ignore;
+  o.e.label_smoothing = xo->eps;
+  o.e.z_loss = xo->z;
+  o.o.temperature = xo->t;
+  o.o.threads = threads;
   size_t nl = xo->red == SMX_REDUCTION_NONE ? rows : 1;
   float *loss = malloc(nl * sizeof(float)), *lse = malloc(rows * sizeof(float));
   float *g = malloc(rows * cols * sizeof(float)), *g2 = malloc(rows * cols * sizeof(float));
   long double *rg = malloc(cols * sizeof(long double));
-  smx_status st = smx_cross_entropy_f32(x, cols, rows, cols, tg, i64 ? SMX_INDEX_I64 : SMX_INDEX_I32, &o, loss, g,
-                                        cols, lse);
+  smx_status st = smx_cross_entropy_f32(x, cols, tg, loss, g, cols, lse, rows, cols, tu_lo(&o));
   CHECK(st == SMX_OK, "%s: status %d", what, st);
   size_t count = 0;
-  for (size_t r = 0; r < rows; r++) count += tgt(tg, i64, r) != xo->ignore;
+  for (size_t r = 0; r < rows; r++) count += tg[r] != xo->ignore;
   long double s = xo->red == SMX_REDUCTION_MEAN ? (count ? 1.0L / count : 0.0L) : 1.0L;
   long double total = 0.0L;
   long double T = xo->t == 0.0 ? 1.0L : (long double)xo->t;
   long worst_g = 0, worst_l = 0;
   for (size_t r = 0; r < rows; r++) {
-    int64_t t = tgt(tg, i64, r);
+    int64_t t = tg[r];
     int ign = t == xo->ignore;
     long double rlse;
     long double l = ref_row(x + r * cols, cols, ign ? 0 : (size_t)t, xo, rg, &rlse);
@@ -112,13 +109,13 @@ static void check_case(const char *what, const float *x, size_t rows, size_t col
 
   /* the same call without a gradient, and in place, and on 1 vs 3 threads: identical bits */
   float *loss2 = malloc(nl * sizeof(float));
-  st = smx_cross_entropy_f32(x, cols, rows, cols, tg, i64 ? SMX_INDEX_I64 : SMX_INDEX_I32, &o, loss2, NULL, 0, NULL);
+  st = smx_cross_entropy_f32(x, cols, tg, loss2, NULL, 0, NULL, rows, cols, tu_lo(&o));
   int same = st == SMX_OK;
   for (size_t i = 0; i < nl; i++) same &= tu_same(loss[i], loss2[i]);
   CHECK(same, "%s: loss without gradient differs", what);
   memcpy(g2, x, rows * cols * sizeof(float));
-  o.threads = threads == 1 ? 3 : 1;
-  st = smx_cross_entropy_f32(g2, cols, rows, cols, tg, i64 ? SMX_INDEX_I64 : SMX_INDEX_I32, &o, loss2, g2, cols, NULL);
+  o.o.threads = threads == 1 ? 3 : 1;
+  st = smx_cross_entropy_f32(g2, cols, tg, loss2, g2, cols, NULL, rows, cols, tu_lo(&o));
   same = st == SMX_OK;
   for (size_t i = 0; i < nl; i++) same &= tu_same(loss[i], loss2[i]);
   for (size_t i = 0; i < rows * cols; i++) same &= tu_same(g[i], g2[i]);
@@ -146,7 +143,6 @@ static void test_values(void) {
     for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
       size_t rows = shapes[sh][0], cols = shapes[sh][1];
       float *x = malloc(rows * cols * sizeof(float));
-      int32_t *t32 = malloc(rows * 4);
       int64_t *t64 = malloc(rows * 8);
       for (int fam = 0; fam < 4; fam++) {
         fill(&rng, x, rows * cols, fam);
@@ -156,7 +152,6 @@ static void test_values(void) {
             x[r * cols + (size_t)t] = tu_normal(&rng);
           }
           if (r % 4 == 3) t = -100;   /* some rows ignored */
-          t32[r] = (int32_t)t;
           t64[r] = t;
         }
         for (int v = 0; v < 6; v++) {
@@ -171,11 +166,10 @@ static void test_values(void) {
           char what[160];
           snprintf(what, sizeof what, "%s %zux%zu fam %d red %d eps %g z %g T %g", tu_isa_names[isa], rows, cols, fam,
                    (int)o.red, o.eps, o.z, o.t);
-          check_case(what, x, rows, cols, (v & 1) ? (const void *)t64 : (const void *)t32, v & 1, &o,
-                     1 + (int)(sh & 1));
+          check_case(what, x, rows, cols, t64, &o, 1 + (int)(sh & 1));
         }
       }
-      free(x); free(t32); free(t64);
+      free(x); free(t64);
     }
   }
   smx_set_max_isa(SMX_ISA_AVX512);
@@ -208,9 +202,9 @@ static void test_finite_differences(void) {
     xopt o = { v == 1 ? SMX_REDUCTION_SUM : SMX_REDUCTION_MEAN, -100, v >= 2 ? 0.2 : 0.0, v == 3 ? 0.05 : 0.0,
                v == 2 ? 0.6 : 1.0 };
     for (int i = 0; i < R * C; i++) x[i] = tu_normal(&rng) * 2.0f;
-    smx_xent_options so = { o.red, o.ignore, o.eps, o.z, o.t, 0.0, 0, 1 };
+    tu_loss_opts so = { { SMX_ALGO_AUTO, o.t, 0u, 1, NULL }, { o.red, o.ignore, 0.0, o.eps, o.z } };
     float loss;
-    CHECK(smx_cross_entropy_f32(x, C, R, C, t, SMX_INDEX_I64, &so, &loss, g, C, NULL) == SMX_OK, "fd call");
+    CHECK(smx_cross_entropy_f32(x, C, t, &loss, g, C, NULL, R, C, tu_lo(&so)) == SMX_OK, "fd call");
     long bad = 0;
     for (int i = 0; i < R * C; i++) xd[i] = x[i];
     CHECK(fabs(loss - loss_d(xd, R, C, t, &o)) <= 1e-6 * fmax(1.0, fabs(loss)), "fd %d: loss %.9g vs %.12g", v, loss,
@@ -235,69 +229,69 @@ static void test_finite_differences(void) {
 static void test_torch_semantics(void) {
   /* mean over the rows not ignored; all ignored: NaN loss, zero gradient */
   float x[6] = { 1, 2, 3, 4, 5, 6 }, g[6], loss;
-  int32_t t[2] = { -100, -100 };
-  smx_xent_options o = SMX_XENT_OPTIONS_INIT;
-  CHECK(smx_cross_entropy_f32(x, 3, 2, 3, t, SMX_INDEX_I32, &o, &loss, g, 3, NULL) == SMX_OK, "all ignored");
+  int64_t t[2] = { -100, -100 };
+  tu_loss_opts o = TU_LOSS_OPTS_INIT;
+  CHECK(smx_cross_entropy_f32(x, 3, t, &loss, g, 3, NULL, 2, 3, tu_lo(&o)) == SMX_OK, "all ignored");
   int zero = 1;
   for (int i = 0; i < 6; i++) zero &= g[i] == 0.0f && !signbit(g[i]);
   CHECK(isnan(loss) && zero, "all ignored: loss %g (want NaN), gradient zero %d", loss, zero);
-  o.reduction = SMX_REDUCTION_SUM;
-  CHECK(smx_cross_entropy_f32(x, 3, 2, 3, t, SMX_INDEX_I32, &o, &loss, NULL, 0, NULL) == SMX_OK && loss == 0.0f,
+  o.e.reduction = SMX_REDUCTION_SUM;
+  CHECK(smx_cross_entropy_f32(x, 3, t, &loss, NULL, 0, NULL, 2, 3, tu_lo(&o)) == SMX_OK && loss == 0.0f,
         "all ignored, sum: %g", loss);
   /* NULL options are PyTorch's defaults: mean, ignore_index -100 */
   int64_t t2[2] = { 2, -100 };
-  CHECK(smx_cross_entropy_f32(x, 3, 2, 3, t2, SMX_INDEX_I64, NULL, &loss, NULL, 0, NULL) == SMX_OK, "defaults");
+  CHECK(smx_cross_entropy_f32(x, 3, t2, &loss, NULL, 0, NULL, 2, 3, NULL) == SMX_OK, "defaults");
   double want = log(exp(-2.0) + exp(-1.0) + 1.0);
   CHECK(fabs(loss - want) < 1e-6, "defaults: %.9g vs %.9g", loss, want);
   /* a real ignore index inside the class range */
-  o.reduction = SMX_REDUCTION_MEAN;
-  o.ignore_index = 0;
-  int32_t t3[2] = { 0, 2 };
-  CHECK(smx_cross_entropy_f32(x, 3, 2, 3, t3, SMX_INDEX_I32, &o, &loss, NULL, 0, NULL) == SMX_OK &&
+  o.e.reduction = SMX_REDUCTION_MEAN;
+  o.e.ignore_index = 0;
+  int64_t t3[2] = { 0, 2 };
+  CHECK(smx_cross_entropy_f32(x, 3, t3, &loss, NULL, 0, NULL, 2, 3, tu_lo(&o)) == SMX_OK &&
             fabs(loss - want) < 1e-6,
         "ignore_index 0: %g", loss);
   /* grad_scale multiplies the gradient only */
   {
     float gs1[6] = { 0 }, gs2[6] = { 0 }, l1 = 0.0f, l2 = 1.0f;
-    int32_t tt[2] = { 1, 2 };
-    smx_xent_options a = SMX_XENT_OPTIONS_INIT, b2 = SMX_XENT_OPTIONS_INIT;
-    b2.grad_scale = -0.5;
-    CHECK(smx_cross_entropy_f32(x, 3, 2, 3, tt, SMX_INDEX_I32, &a, &l1, gs1, 3, NULL) == SMX_OK &&
-              smx_cross_entropy_f32(x, 3, 2, 3, tt, SMX_INDEX_I32, &b2, &l2, gs2, 3, NULL) == SMX_OK, "grad_scale");
+    int64_t tt[2] = { 1, 2 };
+    tu_loss_opts a = TU_LOSS_OPTS_INIT, b2 = TU_LOSS_OPTS_INIT;
+    b2.e.grad_scale = -0.5;
+    CHECK(smx_cross_entropy_f32(x, 3, tt, &l1, gs1, 3, NULL, 2, 3, tu_lo(&a)) == SMX_OK &&
+              smx_cross_entropy_f32(x, 3, tt, &l2, gs2, 3, NULL, 2, 3, tu_lo(&b2)) == SMX_OK, "grad_scale");
     int ok = l1 == l2;
     for (int i = 0; i < 6; i++) ok &= fabsf(gs2[i] + 0.5f * gs1[i]) <= 1e-7f;
     CHECK(ok, "grad_scale -0.5");
-    b2.grad_scale = NAN;
-    CHECK(smx_cross_entropy_f32(x, 3, 2, 3, tt, SMX_INDEX_I32, &b2, &l2, gs2, 3, NULL) == SMX_E_INVALID_ARG,
+    b2.e.grad_scale = NAN;
+    CHECK(smx_cross_entropy_f32(x, 3, tt, &l2, gs2, 3, NULL, 2, 3, tu_lo(&b2)) == SMX_E_INVALID_ARG,
           "grad_scale NaN");
   }
   /* rows == 0 */
-  o = (smx_xent_options)SMX_XENT_OPTIONS_INIT;
+  o = (tu_loss_opts)TU_LOSS_OPTS_INIT;
   loss = 5;
-  CHECK(smx_cross_entropy_f32(NULL, 3, 0, 3, NULL, SMX_INDEX_I32, &o, &loss, NULL, 0, NULL) == SMX_OK && isnan(loss),
+  CHECK(smx_cross_entropy_f32(NULL, 3, NULL, &loss, NULL, 0, NULL, 0, 3, tu_lo(&o)) == SMX_OK && isnan(loss),
         "no rows, mean: NaN");
-  o.reduction = SMX_REDUCTION_SUM;
-  CHECK(smx_cross_entropy_f32(NULL, 3, 0, 3, NULL, SMX_INDEX_I32, &o, &loss, NULL, 0, NULL) == SMX_OK && loss == 0.0f,
+  o.e.reduction = SMX_REDUCTION_SUM;
+  CHECK(smx_cross_entropy_f32(NULL, 3, NULL, &loss, NULL, 0, NULL, 0, 3, tu_lo(&o)) == SMX_OK && loss == 0.0f,
         "no rows, sum: 0");
   /* one class: loss 0, gradient 0 */
   float one = 3.5f, g1;
-  int32_t t0 = 0;
-  o.reduction = SMX_REDUCTION_NONE;
-  CHECK(smx_cross_entropy_f32(&one, 1, 1, 1, &t0, SMX_INDEX_I32, &o, &loss, &g1, 1, NULL) == SMX_OK && loss == 0.0f &&
+  int64_t t0 = 0;
+  o.e.reduction = SMX_REDUCTION_NONE;
+  CHECK(smx_cross_entropy_f32(&one, 1, &t0, &loss, &g1, 1, NULL, 1, 1, tu_lo(&o)) == SMX_OK && loss == 0.0f &&
             g1 == 0.0f,
         "V = 1: loss %g grad %g", loss, g1);
 }
 
 static void test_specials(void) {
   const float I = INFINITY;
-  smx_xent_options o = SMX_XENT_OPTIONS_INIT;
-  o.reduction = SMX_REDUCTION_NONE;
+  tu_loss_opts o = TU_LOSS_OPTS_INIT;
+  o.e.reduction = SMX_REDUCTION_NONE;
   float x[5][4] = { { 1, NAN, 2, 3 }, { 1, -I, 2, 3 }, { -I, -I, -I, -I }, { 1, I, 2, I }, { 1, I, 2, 3 } };
-  int32_t t[5] = { 0, 1, 2, 1, 0 };
+  int64_t t[5] = { 0, 1, 2, 1, 0 };
   float loss[5], lse[5], g[20];
   for (int isa = 0; isa <= tu_isa_top(); isa++) {
     smx_set_max_isa(tu_isas[isa]);
-    CHECK(smx_cross_entropy_f32(&x[0][0], 4, 5, 4, t, SMX_INDEX_I32, &o, loss, g, 4, lse) == SMX_OK, "specials");
+    CHECK(smx_cross_entropy_f32(&x[0][0], 4, t, loss, g, 4, lse, 5, 4, tu_lo(&o)) == SMX_OK, "specials");
     int nanrow = isnan(loss[0]) && isnan(lse[0]);
     for (int j = 0; j < 4; j++) nanrow &= isnan(g[j]);
     CHECK(nanrow, "%s: NaN row: loss %g", tu_isa_names[isa], loss[0]);
@@ -312,30 +306,30 @@ static void test_specials(void) {
   }
   smx_set_max_isa(SMX_ISA_AVX512);
   /* PyTorch's masked-row NaN on request; label smoothing over a -inf entry is +inf, gradient finite */
-  o.flags = SMX_FLAG_MASKED_ROW_NAN;
-  CHECK(smx_cross_entropy_f32(&x[2][0], 4, 1, 4, &t[2], SMX_INDEX_I32, &o, loss, g, 4, lse) == SMX_OK &&
+  o.o.flags = SMX_FLAG_MASKED_ROW_NAN;
+  CHECK(smx_cross_entropy_f32(&x[2][0], 4, &t[2], loss, g, 4, lse, 1, 4, tu_lo(&o)) == SMX_OK &&
             isnan(loss[0]) && isnan(lse[0]) && isnan(g[0]),
         "masked row NaN flag: %g", loss[0]);
-  o.flags = 0;
-  o.label_smoothing = 0.1;
-  int32_t t0 = 0;
-  CHECK(smx_cross_entropy_f32(&x[1][0], 4, 1, 4, &t0, SMX_INDEX_I32, &o, loss, g, 4, NULL) == SMX_OK &&
+  o.o.flags = 0;
+  o.e.label_smoothing = 0.1;
+  int64_t t0 = 0;
+  CHECK(smx_cross_entropy_f32(&x[1][0], 4, &t0, loss, g, 4, NULL, 1, 4, tu_lo(&o)) == SMX_OK &&
             loss[0] == I && fabsf(g[1] + 0.025f) < 1e-7f,
         "smoothing over -inf: loss %g g %g", loss[0], g[1]);
   /* a temperature so small that the gradient leaves the float range: saturated, never NaN */
   {
     float xt[4] = { 1, 2, 3, -INFINITY }, gt[4], lt;
-    int32_t t1 = 1;
-    smx_xent_options ot = SMX_XENT_OPTIONS_INIT;
-    ot.temperature = 1e-40;
-    CHECK(smx_cross_entropy_f32(xt, 4, 1, 4, &t1, SMX_INDEX_I32, &ot, &lt, gt, 4, NULL) == SMX_OK && lt == I &&
+    int64_t t1 = 1;
+    tu_loss_opts ot = TU_LOSS_OPTS_INIT;
+    ot.o.temperature = 1e-40;
+    CHECK(smx_cross_entropy_f32(xt, 4, &t1, &lt, gt, 4, NULL, 1, 4, tu_lo(&ot)) == SMX_OK && lt == I &&
               gt[0] == 0.0f && gt[1] == -FLT_MAX && gt[2] == FLT_MAX && gt[3] == 0.0f,
           "T = 1e-40: loss %g grads %g %g %g %g", lt, gt[0], gt[1], gt[2], gt[3]);
   }
   /* an ignored NaN row: loss 0 and gradient 0 */
-  int32_t tig = -100;
-  o.label_smoothing = 0.0;
-  CHECK(smx_cross_entropy_f32(&x[0][0], 4, 1, 4, &tig, SMX_INDEX_I32, &o, loss, g, 4, NULL) == SMX_OK &&
+  int64_t tig = -100;
+  o.e.label_smoothing = 0.0;
+  CHECK(smx_cross_entropy_f32(&x[0][0], 4, &tig, loss, g, 4, NULL, 1, 4, tu_lo(&o)) == SMX_OK &&
             loss[0] == 0.0f && g[1] == 0.0f,
         "ignored NaN row");
 }
@@ -343,10 +337,10 @@ static void test_specials(void) {
 static void test_bad_args(void) {
   float x[12] = { 0 }, g[12], loss[3], lse[3];
   for (int i = 0; i < 12; i++) x[i] = (float)i;
-  int32_t t[3] = { 0, 3, 1 };
+  int64_t t[3] = { 0, 3, 1 };
   int64_t t64[3] = { 0, 1, 2 };
-  smx_xent_options o = SMX_XENT_OPTIONS_INIT;
-  o.reduction = SMX_REDUCTION_NONE;
+  tu_loss_opts o = TU_LOSS_OPTS_INIT;
+  o.e.reduction = SMX_REDUCTION_NONE;
 #define SENTINEL()                                                  \
   do {                                                              \
     for (int i = 0; i < 12; i++) g[i] = -7.0f;                      \
@@ -357,10 +351,10 @@ static void test_bad_args(void) {
   for (int b = 0; b < 4; b++) {
     for (int isa = 0; isa < 2; isa++) {
       SENTINEL();
-      int32_t tt[3] = { 0, 1, (int32_t)bad_t[b] };
+      int64_t tt[3] = { 0, 1, (int64_t)bad_t[b] };
       int64_t tl[3] = { 0, 1, bad_t[b] };
-      smx_status s = isa ? smx_cross_entropy_f32(x, 4, 3, 4, tl, SMX_INDEX_I64, &o, loss, g, 4, lse)
-                         : smx_cross_entropy_f32(x, 4, 3, 4, tt, SMX_INDEX_I32, &o, loss, g, 4, lse);
+      smx_status s = isa ? smx_cross_entropy_f32(x, 4, tl, loss, g, 4, lse, 3, 4, tu_lo(&o))
+                         : smx_cross_entropy_f32(x, 4, tt, loss, g, 4, lse, 3, 4, tu_lo(&o));
       CHECK(s == SMX_E_INVALID_ARG && UNTOUCHED(), "bad target %lld (i%d): status %d", (long long)bad_t[b],
             isa ? 64 : 32, s);
     }
@@ -368,62 +362,61 @@ static void test_bad_args(void) {
   /* a bad target in place: the logits stay untouched */
   float xi[12];
   memcpy(xi, x, sizeof xi);
-  int32_t tb[3] = { 0, 1, 9 };
-  CHECK(smx_cross_entropy_f32(xi, 4, 3, 4, tb, SMX_INDEX_I32, &o, loss, xi, 4, NULL) == SMX_E_INVALID_ARG &&
+  int64_t tb[3] = { 0, 1, 9 };
+  CHECK(smx_cross_entropy_f32(xi, 4, tb, loss, xi, 4, NULL, 3, 4, tu_lo(&o)) == SMX_E_INVALID_ARG &&
             !memcmp(xi, x, sizeof xi),
         "bad target in place");
   /* a target of 2^32 + 1 must not wrap around in int64 */
   int64_t big[3] = { 0, 1, ((int64_t)1 << 32) + 1 };
   SENTINEL();
-  CHECK(smx_cross_entropy_f32(x, 4, 3, 4, big, SMX_INDEX_I64, &o, loss, g, 4, lse) == SMX_E_INVALID_ARG && UNTOUCHED(),
+  CHECK(smx_cross_entropy_f32(x, 4, big, loss, g, 4, lse, 3, 4, tu_lo(&o)) == SMX_E_INVALID_ARG && UNTOUCHED(),
         "2^32 + 1");
 
   struct { const char *what; smx_status s; } cases[32];
   int nc = 0;
 #define BAD(w, call) do { SENTINEL(); cases[nc].what = w; cases[nc].s = (call); CHECK(cases[nc].s == SMX_E_INVALID_ARG && UNTOUCHED(), "%s: status %d", w, cases[nc].s); nc++; } while (0)
-  BAD("NULL logits", smx_cross_entropy_f32(NULL, 4, 3, 4, t, SMX_INDEX_I32, &o, loss, g, 4, lse));
-  BAD("NULL targets", smx_cross_entropy_f32(x, 4, 3, 4, NULL, SMX_INDEX_I32, &o, loss, g, 4, lse));
-  BAD("NULL loss", smx_cross_entropy_f32(x, 4, 3, 4, t, SMX_INDEX_I32, &o, NULL, g, 4, lse));
-  BAD("ld < cols", smx_cross_entropy_f32(x, 3, 3, 4, t, SMX_INDEX_I32, &o, loss, g, 4, lse));
-  BAD("ldg < cols", smx_cross_entropy_f32(x, 4, 3, 4, t, SMX_INDEX_I32, &o, loss, g, 3, lse));
-  BAD("cols 0", smx_cross_entropy_f32(x, 4, 3, 0, t, SMX_INDEX_I32, &o, loss, g, 4, lse));
-  BAD("bad index type", smx_cross_entropy_f32(x, 4, 3, 4, t, (smx_index_type)7, &o, loss, g, 4, lse));
-  BAD("grad overlaps logits", smx_cross_entropy_f32(x, 4, 2, 4, t, SMX_INDEX_I32, &o, loss, x + 1, 4, lse));
-  BAD("grad in place, other ld", smx_cross_entropy_f32(x, 4, 2, 4, t, SMX_INDEX_I32, &o, loss, x, 5, lse));
-  BAD("loss overlaps logits", smx_cross_entropy_f32(x, 4, 2, 4, t, SMX_INDEX_I32, &o, x + 2, g, 4, lse));
-  BAD("lse overlaps grad", smx_cross_entropy_f32(x, 4, 2, 4, t, SMX_INDEX_I32, &o, loss, g, 4, g + 3));
-  BAD("loss overlaps lse", smx_cross_entropy_f32(x, 4, 3, 4, t, SMX_INDEX_I32, &o, loss, g, 4, loss + 1));
-  BAD("loss overlaps targets", smx_cross_entropy_f32(x, 4, 3, 4, t64, SMX_INDEX_I64, &o, (float *)t64, g, 4, lse));
-  smx_xent_options b = o;
-  b.label_smoothing = -0.1;
-  BAD("smoothing < 0", smx_cross_entropy_f32(x, 4, 3, 4, t, SMX_INDEX_I32, &b, loss, g, 4, lse));
-  b.label_smoothing = 1.5;
-  BAD("smoothing > 1", smx_cross_entropy_f32(x, 4, 3, 4, t, SMX_INDEX_I32, &b, loss, g, 4, lse));
-  b.label_smoothing = NAN;
-  BAD("smoothing NaN", smx_cross_entropy_f32(x, 4, 3, 4, t, SMX_INDEX_I32, &b, loss, g, 4, lse));
+  BAD("NULL logits", smx_cross_entropy_f32(NULL, 4, t, loss, g, 4, lse, 3, 4, tu_lo(&o)));
+  BAD("NULL targets", smx_cross_entropy_f32(x, 4, NULL, loss, g, 4, lse, 3, 4, tu_lo(&o)));
+  BAD("NULL loss", smx_cross_entropy_f32(x, 4, t, NULL, g, 4, lse, 3, 4, tu_lo(&o)));
+  BAD("ld < cols", smx_cross_entropy_f32(x, 3, t, loss, g, 4, lse, 3, 4, tu_lo(&o)));
+  BAD("ldg < cols", smx_cross_entropy_f32(x, 4, t, loss, g, 3, lse, 3, 4, tu_lo(&o)));
+  BAD("cols 0", smx_cross_entropy_f32(x, 4, t, loss, g, 4, lse, 3, 0, tu_lo(&o)));
+  BAD("grad overlaps logits", smx_cross_entropy_f32(x, 4, t, loss, x + 1, 4, lse, 2, 4, tu_lo(&o)));
+  BAD("grad in place, other ld", smx_cross_entropy_f32(x, 4, t, loss, x, 5, lse, 2, 4, tu_lo(&o)));
+  BAD("loss overlaps logits", smx_cross_entropy_f32(x, 4, t, x + 2, g, 4, lse, 2, 4, tu_lo(&o)));
+  BAD("lse overlaps grad", smx_cross_entropy_f32(x, 4, t, loss, g, 4, g + 3, 2, 4, tu_lo(&o)));
+  BAD("loss overlaps lse", smx_cross_entropy_f32(x, 4, t, loss, g, 4, loss + 1, 3, 4, tu_lo(&o)));
+  BAD("loss overlaps targets", smx_cross_entropy_f32(x, 4, t64, (float *)t64, g, 4, lse, 3, 4, tu_lo(&o)));
+  tu_loss_opts b = o;
+  b.e.label_smoothing = -0.1;
+  BAD("smoothing < 0", smx_cross_entropy_f32(x, 4, t, loss, g, 4, lse, 3, 4, tu_lo(&b)));
+  b.e.label_smoothing = 1.5;
+  BAD("smoothing > 1", smx_cross_entropy_f32(x, 4, t, loss, g, 4, lse, 3, 4, tu_lo(&b)));
+  b.e.label_smoothing = NAN;
+  BAD("smoothing NaN", smx_cross_entropy_f32(x, 4, t, loss, g, 4, lse, 3, 4, tu_lo(&b)));
   b = o;
-  b.z_loss = -1;
-  BAD("z < 0", smx_cross_entropy_f32(x, 4, 3, 4, t, SMX_INDEX_I32, &b, loss, g, 4, lse));
-  b.z_loss = INFINITY;
-  BAD("z inf", smx_cross_entropy_f32(x, 4, 3, 4, t, SMX_INDEX_I32, &b, loss, g, 4, lse));
+  b.e.z_loss = -1;
+  BAD("z < 0", smx_cross_entropy_f32(x, 4, t, loss, g, 4, lse, 3, 4, tu_lo(&b)));
+  b.e.z_loss = INFINITY;
+  BAD("z inf", smx_cross_entropy_f32(x, 4, t, loss, g, 4, lse, 3, 4, tu_lo(&b)));
   b = o;
-  b.temperature = -1;
-  BAD("T < 0", smx_cross_entropy_f32(x, 4, 3, 4, t, SMX_INDEX_I32, &b, loss, g, 4, lse));
+  b.o.temperature = -1;
+  BAD("T < 0", smx_cross_entropy_f32(x, 4, t, loss, g, 4, lse, 3, 4, tu_lo(&b)));
   b = o;
-  b.reduction = (smx_reduction)3;
-  BAD("reduction", smx_cross_entropy_f32(x, 4, 3, 4, t, SMX_INDEX_I32, &b, loss, g, 4, lse));
+  b.e.reduction = (smx_reduction)3;
+  BAD("reduction", smx_cross_entropy_f32(x, 4, t, loss, g, 4, lse, 3, 4, tu_lo(&b)));
   b = o;
-  b.threads = -1;
-  BAD("threads < 0", smx_cross_entropy_f32(x, 4, 3, 4, t, SMX_INDEX_I32, &b, loss, g, 4, lse));
+  b.o.threads = -1;
+  BAD("threads < 0", smx_cross_entropy_f32(x, 4, t, loss, g, 4, lse, 3, 4, tu_lo(&b)));
   b = o;
-  b.flags = 0x100;
-  BAD("unknown flag", smx_cross_entropy_f32(x, 4, 3, 4, t, SMX_INDEX_I32, &b, loss, g, 4, lse));
-  BAD("f16 NULL", smx_cross_entropy_f16(NULL, 4, 3, 4, t, SMX_INDEX_I32, &o, loss, NULL, 4, lse));
+  b.o.flags = 0x100;
+  BAD("unknown flag", smx_cross_entropy_f32(x, 4, t, loss, g, 4, lse, 3, 4, tu_lo(&b)));
+  BAD("f16 NULL", smx_cross_entropy_f16(NULL, 4, t, loss, NULL, 4, lse, 3, 4, tu_lo(&o)));
   uint16_t h[12] = { 0 };
-  int32_t tbad[3] = { 0, 1, 4 };
-  BAD("bf16 bad target", smx_cross_entropy_bf16(h, 4, 3, 4, tbad, SMX_INDEX_I32, &o, loss, NULL, 4, lse));
+  int64_t tbad[3] = { 0, 1, 4 };
+  BAD("bf16 bad target", smx_cross_entropy_bf16(h, 4, tbad, loss, NULL, 4, lse, 3, 4, tu_lo(&o)));
   /* a wrong ld with rows = 0 is still wrong; rows = 0 otherwise fine */
-  CHECK(smx_cross_entropy_f32(x, 3, 0, 4, t, SMX_INDEX_I32, &o, loss, NULL, 0, NULL) == SMX_E_INVALID_ARG, "ld, rows 0");
+  CHECK(smx_cross_entropy_f32(x, 3, t, loss, NULL, 0, NULL, 0, 4, tu_lo(&o)) == SMX_E_INVALID_ARG, "ld, rows 0");
   (void)cases;
 }
 
@@ -447,9 +440,9 @@ static void test_half(void) {
       smx_set_max_isa(tu_isas[isa]);
       for (int v = 0; v < 3; v++) {
         xopt xo = { SMX_REDUCTION_NONE, -100, v == 1 ? 0.1 : 0.0, v == 2 ? 1e-3 : 0.0, v == 2 ? 0.8 : 0.0 };
-        smx_xent_options o = { xo.red, xo.ignore, xo.eps, xo.z, xo.t, 0.0, 0, 2 };
-        smx_status s = kind == 0 ? smx_cross_entropy_f16(h, C, R, C, t, SMX_INDEX_I64, &o, lossn, gh, C, lse)
-                                 : smx_cross_entropy_bf16(h, C, R, C, t, SMX_INDEX_I64, &o, lossn, gh, C, lse);
+        tu_loss_opts o = { { SMX_ALGO_AUTO, xo.t, 0u, 2, NULL }, { xo.red, xo.ignore, 0.0, xo.eps, xo.z } };
+        smx_status s = kind == 0 ? smx_cross_entropy_f16(h, C, t, lossn, gh, C, lse, R, C, tu_lo(&o))
+                                 : smx_cross_entropy_bf16(h, C, t, lossn, gh, C, lse, R, C, tu_lo(&o));
         CHECK(s == SMX_OK, "half status");
         long bad = 0;
         long double T = xo.t == 0.0 ? 1.0L : xo.t;
@@ -477,8 +470,8 @@ static void test_half(void) {
         CHECK(bad == 0, "%s %s v %d: %ld values beyond the bound", kind ? "bf16" : "f16", tu_isa_names[isa], v, bad);
         /* in place gives the same bits */
         memcpy(gi, h, R * C * 2);
-        s = kind == 0 ? smx_cross_entropy_f16(gi, C, R, C, t, SMX_INDEX_I64, &o, loss2, gi, C, NULL)
-                      : smx_cross_entropy_bf16(gi, C, R, C, t, SMX_INDEX_I64, &o, loss2, gi, C, NULL);
+        s = kind == 0 ? smx_cross_entropy_f16(gi, C, t, loss2, gi, C, NULL, R, C, tu_lo(&o))
+                      : smx_cross_entropy_bf16(gi, C, t, loss2, gi, C, NULL, R, C, tu_lo(&o));
         CHECK(s == SMX_OK && !memcmp(gi, gh, R * C * 2) && !memcmp(loss2, lossn, sizeof lossn), "half in place");
       }
     }

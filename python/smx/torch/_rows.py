@@ -115,8 +115,16 @@ sa_softmax = _map("sa_softmax", "Self-Adjust Softmax (smx.sa_softmax) on a tenso
                   normalized=False)
 adaptive_softmax = _map("adaptive_softmax", "Adaptive-temperature softmax (smx.adaptive_softmax) on a tensor.")
 softplus_l1 = _map("softplus_l1", "softplus(t) / sum softplus(t) along dim (smx.softplus_l1).")
-standardize_softmax = _map("standardize_softmax", "Logit standardisation (smx.standardize_softmax).",
-                           _p("temperature"), temperature=1.0)
+_standardize = _map("standardize_softmax", "Logit standardisation (smx.standardize_softmax).", T=1.0)
+
+
+def standardize_softmax(t, dim=-1, temperature=1.0, threads=None):
+    """Logit standardisation (smx.standardize_softmax): softmax(z / temperature), z the z-score along dim; the
+    temperature is the library options' (no op-table parameter)."""
+    temperature = float(temperature)
+    if not (0.0 < temperature < float("inf")):
+        raise ValueError("smx.torch.standardize_softmax: temperature must be > 0 and finite, got %r" % (temperature,))
+    return _standardize(t, dim, threads, T=temperature)
 sparsemax = _map("sparsemax", "sparsemax along dim (smx.sparsemax), differentiable.", masked_row="zero")
 entmax15 = _map("entmax15", "Exact 1.5-entmax along dim (smx.entmax15), differentiable.", masked_row="zero")
 _entmax = _map("entmax", "alpha-entmax by bisection along dim (smx.entmax).", _p("alpha"), alpha=1.5,

@@ -1,7 +1,7 @@
 /*
  * The elementwise-plus-normalise kernel family (softpick, softplus-l1,
  * self-adjust softmax, sigmoid backward, MultiMax backward): the passes of
- * include/smx/smx_variants.h's row variants that are not a softmax. One f32
+ * include/smx/smx_norm.h's row variants that are not a softmax. One f32
  * body over the vector layer (body.h, instantiated by avx2.c, avx512.c and
  * neon.c) and a portable table (scalar.c) that computes in double; the f64
  * entries are the portable ones in every table (f64 rows are not the hot path).

@@ -40,10 +40,14 @@ void attn_reference_backward(const attn_case *c, const long double *dO, attn_gra
   if (g->dbias) memset(g->dbias, 0, B * Hq * Lq * Lk * sizeof(ld)), memset(g->mbias, 0, B * Hq * Lq * Lk * sizeof(ld));
   if (g->dsinks) memset(g->dsinks, 0, Hq * sizeof(ld)), memset(g->msinks, 0, Hq * sizeof(ld));
   if (g->dfox) memset(g->dfox, 0, B * Hq * Lk * sizeof(ld)), memset(g->mfox, 0, B * Hq * Lk * sizeof(ld));
+  /* a row that sees no key (and no sink) has O = 0: its dgate is 0 */
+  size_t ng = B * Hq * Lq * ((d->gate_flags & SMX_ATTN_GATE_ELEMENTWISE) ? Dv : 1);
+  if (g->dgate) memset(g->dgate, 0, ng * sizeof(ld)), memset(g->mgate, 0, ng * sizeof(ld));
   ld *x = calloc(Lk + 1, sizeof(ld)), *z = calloc(Lk + 1, sizeof(ld)), *w = calloc(Lk + 1, sizeof(ld));
   ld *dp = calloc(Lk + 1, sizeof(ld)), *adp = calloc(Lk + 1, sizeof(ld)), *zmag = calloc(Lk + 1, sizeof(ld));
   ld *oin = calloc(Dv + 1, sizeof(ld)), *doin = calloc(Dv + 1, sizeof(ld)), *sg = calloc(Dv + 1, sizeof(ld));
   unsigned char *vis = calloc(Lk + 1, 1);
+  ld gomax = 0;
   for (size_t b = 0; b < B; b++)
     for (size_t h = 0; h < Hq; h++)
       for (size_t i = 0; i < Lq; i++) {
@@ -110,9 +114,11 @@ void attn_reference_backward(const attn_case *c, const long double *dO, attn_gra
         g->zmax[row] = zmax;
         const ld *dor = dO + row * Dv;
         ld dd = 0, add = 0, dgs = 0, adgs = 0;
-        /* dgate is formed from the stored O, whose error is relative to the row's largest |O| */
-        ld omax = 0;
-        for (size_t t = 0; t < Dv; t++) omax = fabsl(oin[t]) > omax ? fabsl(oin[t]) : omax;
+        /* dgate is formed from the stored O, whose error is relative to the largest |O| of the tensor (the
+         * forward's bound; mgate is multiplied by it at the end), plus what the logits' rounding adds (the
+         * forward's 2^-21 Z term: 2^-16 (Z / 32)) */
+        ld omax = 1 + zmax / 32;
+        for (size_t t = 0; t < Dv; t++) gomax = fabsl(oin[t]) > gomax ? fabsl(oin[t]) : gomax;
         for (size_t t = 0; t < Dv; t++) {
           sg[t] = d->gate ? sig(c->gate[row * (ew ? Dv : 1) + (ew ? t : 0)]) : 1;
           doin[t] = dor[t] * sg[t];
@@ -177,5 +183,7 @@ void attn_reference_backward(const attn_case *c, const long double *dO, attn_gra
           g->mfox[(b * Hq + h) * Lk + (size_t)pos] += afr;
         }
       }
+  if (g->dgate)
+    for (size_t e = 0; e < ng; e++) g->mgate[e] *= gomax;
   free(x), free(z), free(w), free(dp), free(adp), free(zmag), free(oin), free(doin), free(sg), free(vis);
 }

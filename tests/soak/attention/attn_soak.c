@@ -882,6 +882,111 @@ static void bad_case(gen *g, rng *r) {
   n_bad++;
 }
 
+
+/* ------------------------------------------------------------ backward */
+static long n_bwd;
+
+/* One gradient tensor against the reference: |g - ref| <= eps M + u |ref| (the stored rounding). */
+static void bwd_cmp(const char *what, smx_attn_dtype dt, const void *got, int f32out, const ld *ref, const ld *mag,
+                    size_t n, double eps) {
+  double u = f32out ? 0.0 : dt_unit(dt), sub = f32out ? 0.0 : dt_half_sub(dt);
+  for (size_t i = 0; i < n; i++) {
+    ld y = f32out ? (ld)((const float *)got)[i] : (ld)get(dt, got, i);
+    /* the stored gradient's rounding: relative, or half the smallest subnormal of a 16-bit type */
+    ld tol = (ld)eps * mag[i] + (ld)u * fabsl(ref[i]) + (ld)sub + 1e-30L;
+    if (!(fabsl(y - ref[i]) <= tol)) {
+      cur_fk |= y != y ? FK_NAN_EXTRA : FK_BOUND;
+      fail("backward %s[%zu] = %.9Lg, reference %.9Lg (M %.3Lg, bound %.3Lg)", what, i, y, ref[i], mag[i], tol);
+      return;
+    }
+  }
+}
+
+/* The backward pass (smx_attention_backward.h) of a case whose forward passed, for the descriptors it
+ * supports, finite inputs and ordinary logits: a random dO in O's layout, the gradients against the
+ * long-double reference within the header's bound, and 1, 2 and 7 threads bitwise equal. */
+static void check_backward(gen *g, const unsigned char *ob, const float *lse, uint64_t seed) {
+  const smx_attention_desc *d = &g->c.d;
+  if (!lse || g->special || g->big || g->edge || !attn_bwd_case_ok(d) || bf16_math(d)) return;
+  size_t B = d->batch, Hq = d->heads_q, Hkv = d->heads_kv, Lq = d->len_q, Lk = d->len_k, D = d->dim_qk, Dv = d->dim_v;
+  size_t rows = B * Hq * Lq, nq = rows * D, nk = B * Hkv * Lk * D, nv = B * Hkv * Lk * Dv, nm = rows * Lk;
+  size_t nf = B * Hq * Lk, ng = rows * ((d->gate_flags & SMX_ATTN_GATE_ELEMENTWISE) ? Dv : 1);
+  if (nm > ((size_t)1 << 22)) return;   /* dbias is Lq x Lk per head: keep the soak's memory small */
+  rng r = { seed ^ 0xb4c4u };
+  smx_attn_dtype dt = d->dtype;
+  size_t es = (size_t)g->es;
+  unsigned char *dob = xmalloc(g->to.span * es + 1);
+  ld *dol = xmalloc((rows * Dv + 1) * sizeof(ld));
+  for (size_t b = 0; b < B; b++)
+    for (size_t h = 0; h < Hq; h++)
+      for (size_t i = 0; i < Lq; i++)
+        for (size_t x = 0; x < Dv; x++) {
+          size_t at = off(&g->to, b, h, i, x);
+          put(dt, dob, at, (float)normal(&r));
+          dol[((b * Hq + h) * Lq + i) * Dv + x] = get(dt, dob, at);
+        }
+  size_t sz[7] = { nq, nk, nv, nm, Hq, nf, ng };
+  void *got[3][7];
+  for (int t = 0; t < 3; t++)
+    for (int w = 0; w < 7; w++) got[t][w] = xmalloc((sz[w] + 1) * (w < 3 ? es : sizeof(float)));
+  static const int th[3] = { 1, 2, 7 };
+  for (int t = 0; t < 3; t++) {
+    smx_attention_desc dd = *d;
+    dd.threads = th[t];
+    smx_attention_plan *p;
+    if (smx_attention_plan_create(&dd, &p) != SMX_OK) {
+      cur_fk |= FK_OTHER;
+      fail("backward: plan_create refused a descriptor the forward took");
+      goto out;
+    }
+    smx_attention_args a = args_of(g, (void *)ob, (float *)lse);
+    smx_attention_grads gr = { got[t][0], got[t][1], got[t][2], d->mask_kind == SMX_ATTN_MASK_BIAS ? got[t][3] : NULL,
+                               d->sinks ? got[t][4] : NULL, d->fox ? got[t][5] : NULL, d->gate ? got[t][6] : NULL };
+    smx_status s = smx_attention_backward(p, &a, dob, &gr, NULL, 0);
+    smx_attention_plan_destroy(p);
+    if (s != SMX_OK) {
+      cur_fk |= FK_OTHER;
+      fail("backward threads=%d: status %d (%s)", th[t], (int)s, smx_status_string(s));
+      goto out;
+    }
+    if (t)
+      for (int w = 0; w < 7; w++)
+        if (memcmp(got[t][w], got[0][w], sz[w] * (w < 3 ? es : sizeof(float))) != 0 &&
+            (w < 3 || (w == 3 && d->mask_kind == SMX_ATTN_MASK_BIAS) || (w == 4 && d->sinks) || (w == 5 && d->fox) ||
+             (w == 6 && d->gate))) {
+          cur_fk |= FK_OTHER;
+          fail("backward threads=%d: gradient %d differs bitwise from 1 thread", th[t], w);
+        }
+  }
+  {
+    n_bwd++;
+    ld *buf[14];
+    size_t bs[14] = { nq, nq, nk, nk, nv, nv, nm, nm, Hq, Hq, nf, nf, rows * Dv, rows * Dv };
+    for (int i = 0; i < 14; i++) buf[i] = xmalloc((bs[i] + 1) * sizeof(ld));
+    attn_grad_ref gr = { buf[0], buf[1], buf[2], buf[3], buf[4], buf[5],
+                         d->mask_kind == SMX_ATTN_MASK_BIAS ? buf[6] : NULL, buf[7], buf[8], buf[9], buf[10], buf[11],
+                         buf[12], buf[13], xmalloc(rows + 1), xmalloc((rows + 1) * sizeof(ld)) };
+    attn_reference_backward(&g->c, dol, &gr);
+    size_t L = Lq > Lk ? Lq : Lk;
+    double eps = 0x1p-16 + 0x1p-23 * (double)L / 8.0 + dt_unit(dt);   /* smx_attention_backward.h */
+    bwd_cmp("dq", dt, got[0][0], 0, gr.dq, gr.mq, nq, eps);
+    bwd_cmp("dk", dt, got[0][1], 0, gr.dk, gr.mk, nk, eps);
+    bwd_cmp("dv", dt, got[0][2], 0, gr.dv, gr.mv, nv, eps);
+    if (d->mask_kind == SMX_ATTN_MASK_BIAS) bwd_cmp("dbias", dt, got[0][3], 1, gr.dbias, gr.mbias, nm, eps);
+    if (d->sinks) bwd_cmp("dsinks", dt, got[0][4], 1, gr.dsinks, gr.msinks, Hq, eps);
+    if (d->fox) bwd_cmp("dfox", dt, got[0][5], 1, gr.dfox, gr.mfox, nf, eps);
+    if (d->gate) bwd_cmp("dgate", dt, got[0][6], 1, gr.dgate, gr.mgate, ng, eps);
+    for (int i = 0; i < 14; i++) free(buf[i]);
+    free(gr.rowz);
+    free(gr.zmax);
+  }
+out:
+  for (int t = 0; t < 3; t++)
+    for (int w = 0; w < 7; w++) free(got[t][w]);
+  free(dob);
+  free(dol);
+}
+
 static void run_case(uint64_t seed) {
   gen g;
   cur_seed = seed;
@@ -915,6 +1020,7 @@ static void run_case(uint64_t seed) {
       }
       if (t == 0) {
         check_results(&g, o1, l1, &st1);
+        if (!cur_failed) check_backward(&g, o1, l1, seed);
         if (g.edge) n_edge_ok++;
         continue;
       }
@@ -983,7 +1089,7 @@ int main(int argc, char **argv) {
     if (known_list[i].what)
       printf("known: %s: %s\n", known_list[i].what, known_seen[i] ? "seen" : "not seen in this run");
   printf("attn_soak: %ld cases (%ld with special values, %ld bad arguments, %ld edge options accepted and checked,"
-         " %ld refused, %ld with bf16 tile products), %ld failed, %ld known\n",
-         n_cases, n_special, n_bad, n_edge_ok, n_refused, n_bf16, n_fail, n_known);
+         " %ld refused, %ld with bf16 tile products, %ld backward passes checked), %ld failed, %ld known\n",
+         n_cases, n_special, n_bad, n_edge_ok, n_refused, n_bf16, n_bwd, n_fail, n_known);
   return n_fail ? 1 : 0;
 }

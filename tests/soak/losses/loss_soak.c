@@ -1,5 +1,5 @@
 /*
- * loss_soak: random calls of the losses of include/smx/smx_variants.h (focal,
+ * loss_soak: random calls of the losses of include/smx/smx_losses.h (focal,
  * spherical Z, InfoNCE / CLIP, soft Dice, knowledge distillation, and the
  * Fenchel-Young losses of sparsemax / entmax15 / entmax) for a bounded time.
  *
@@ -35,6 +35,15 @@
 #include <time.h>
 
 #include "smx/smx.h"
+
+/* The options of a loss call, smx_options with its loss extension beside it (as tests/common/test_util.h):
+ * tu_lo() points the extension at the copy's own e just before the call. */
+typedef struct tu_loss_opts { smx_options o; smx_loss_ext e; } tu_loss_opts;
+#define TU_LOSS_OPTS_INIT { { SMX_ALGO_AUTO, 0.0, 0u, 0, NULL }, SMX_LOSS_EXT_INIT }
+static const smx_options *tu_lo(tu_loss_opts *t) {
+  t->o.loss = &t->e;
+  return &t->o;
+}
 
 typedef long double ld;
 
@@ -266,33 +275,37 @@ static void nce_all(const lcase *c, expect *e, ld *rowloss, unsigned char *rowcl
 
 /* ---------------------------------------------------------------- calls */
 static smx_status call(const lcase *c, int threads, const void *x, void *loss, void *grad, size_t ldg, int64_t *tgt,
-                       const void *x2, const smx_loss_options *lopt_in, int red_override) {
-  smx_loss_options lo = lopt_in ? *lopt_in : (smx_loss_options)SMX_LOSS_OPTIONS_INIT;
+                       const void *x2, const tu_loss_opts *lopt_in, int red_override) {
+  tu_loss_opts lo = lopt_in ? *lopt_in : (tu_loss_opts)TU_LOSS_OPTS_INIT;
   if (!lopt_in) {
-    lo.reduction = (smx_reduction)c->red;
-    lo.ignore_index = c->ignore;
-    lo.grad_scale = c->grad_scale;
+    lo.e.reduction = (smx_reduction)c->red;
+    lo.e.ignore_index = c->ignore;
+    lo.e.grad_scale = c->grad_scale;
   }
-  if (!lopt_in || lopt_in->threads >= 0) lo.threads = threads;   /* (a bad-argument case's threads stay) */
-  if (red_override >= 0) lo.reduction = (smx_reduction)red_override;
-  smx_xent_options xo = SMX_XENT_OPTIONS_INIT;
-  xo.reduction = lo.reduction;
-  xo.ignore_index = lo.ignore_index;
-  xo.grad_scale = lo.grad_scale;
-  xo.threads = lo.threads;
-  smx_options so = { SMX_ALGO_AUTO, 0, 0, lo.threads };
+  if (!lopt_in || lopt_in->o.threads >= 0) lo.o.threads = threads;   /* (a bad-argument case's threads stay) */
+  if (red_override >= 0) lo.e.reduction = (smx_reduction)red_override;
+  tu_loss_opts xo = TU_LOSS_OPTS_INIT;
+  xo.e.reduction = lo.e.reduction;
+  xo.e.ignore_index = lo.e.ignore_index;
+  xo.e.grad_scale = lo.e.grad_scale;
+  xo.o.threads = lo.o.threads;
+  tu_loss_opts to = lo;   /* InfoNCE and KD: their temperature is the options' (KD: no grad_scale in its reference) */
+  to.o.temperature = c->temp;
+  if (c->kind == L_KD) to.e.grad_scale = 0.0;
   const int64_t *t = c->null_targets ? NULL : tgt;
   if (c->f64) {
     const double *xd = x;
     switch (c->kind) {
-      case L_FOCAL: return smx_focal_loss_f64(xd, c->ld, c->rows, c->cols, t, c->gamma, c->has_alpha ? c->alpha : NULL, &lo, loss, grad, ldg);
-      case L_ZLOSS: return smx_spherical_z_loss_f64(xd, c->ld, c->rows, c->cols, t, c->za, c->zb, &lo, loss, grad, ldg);
-      case L_NCE: return smx_info_nce_f64(xd, c->ld, c->rows, c->cols, t, c->temp, c->sym, &lo, loss, grad, ldg);
-      case L_DICE: return smx_dice_loss_f64(xd, c->ld, c->rows, c->cols, c->soft ? NULL : t, c->soft ? x2 : NULL, c->ldt, c->smooth, &lo, loss, grad, ldg);
-      case L_KD: return smx_kd_loss_f64(xd, c->ld, x2, c->ldt, c->rows, c->cols, c->temp, c->standardize, lo.reduction, loss, grad, ldg, &so);
-      case L_SPARSEMAX: return smx_sparsemax_loss_f64(xd, c->ld, c->rows, c->cols, t, &xo, loss, grad, ldg);
-      case L_ENTMAX15: return smx_entmax15_loss_f64(xd, c->ld, c->rows, c->cols, t, &xo, loss, grad, ldg);
-      default: return smx_entmax_loss_f64(xd, c->ld, c->rows, c->cols, t, c->alpha_ent, &xo, loss, grad, ldg);
+      case L_FOCAL: return smx_focal_loss_f64(xd, c->ld, t, c->has_alpha ? c->alpha : NULL, loss, grad, ldg, c->rows,
+                                              c->cols, c->gamma, tu_lo(&lo));
+      case L_ZLOSS: return smx_spherical_z_loss_f64(xd, c->ld, t, loss, grad, ldg, c->rows, c->cols, c->za, c->zb, tu_lo(&lo));
+      case L_NCE: return smx_info_nce_f64(xd, c->ld, t, loss, grad, ldg, c->rows, c->cols, c->sym, tu_lo(&to));
+      case L_DICE: return smx_dice_loss_f64(xd, c->ld, c->soft ? NULL : t, c->soft ? x2 : NULL, c->ldt, loss, grad, ldg,
+                                            c->rows, c->cols, c->smooth, tu_lo(&lo));
+      case L_KD: return smx_kd_loss_f64(xd, c->ld, x2, c->ldt, loss, grad, ldg, c->rows, c->cols, c->standardize, tu_lo(&to));
+      case L_SPARSEMAX: return smx_sparsemax_loss_f64(xd, c->ld, t, loss, grad, ldg, c->rows, c->cols, tu_lo(&xo));
+      case L_ENTMAX15: return smx_entmax15_loss_f64(xd, c->ld, t, loss, grad, ldg, c->rows, c->cols, tu_lo(&xo));
+      default: return smx_entmax_loss_f64(xd, c->ld, t, loss, grad, ldg, c->rows, c->cols, c->alpha_ent, tu_lo(&xo));
     }
   }
   const float *xf = x;
@@ -303,14 +316,15 @@ static smx_status call(const lcase *c, int threads, const void *x, void *loss, v
   }
   smx_status s;
   switch (c->kind) {
-    case L_FOCAL: s = smx_focal_loss_f32(xf, c->ld, c->rows, c->cols, t, c->gamma, al, &lo, loss, grad, ldg); break;
-    case L_ZLOSS: s = smx_spherical_z_loss_f32(xf, c->ld, c->rows, c->cols, t, c->za, c->zb, &lo, loss, grad, ldg); break;
-    case L_NCE: s = smx_info_nce_f32(xf, c->ld, c->rows, c->cols, t, c->temp, c->sym, &lo, loss, grad, ldg); break;
-    case L_DICE: s = smx_dice_loss_f32(xf, c->ld, c->rows, c->cols, c->soft ? NULL : t, c->soft ? x2 : NULL, c->ldt, c->smooth, &lo, loss, grad, ldg); break;
-    case L_KD: s = smx_kd_loss_f32(xf, c->ld, x2, c->ldt, c->rows, c->cols, c->temp, c->standardize, lo.reduction, loss, grad, ldg, &so); break;
-    case L_SPARSEMAX: s = smx_sparsemax_loss_f32(xf, c->ld, c->rows, c->cols, t, &xo, loss, grad, ldg); break;
-    case L_ENTMAX15: s = smx_entmax15_loss_f32(xf, c->ld, c->rows, c->cols, t, &xo, loss, grad, ldg); break;
-    default: s = smx_entmax_loss_f32(xf, c->ld, c->rows, c->cols, t, c->alpha_ent, &xo, loss, grad, ldg); break;
+    case L_FOCAL: s = smx_focal_loss_f32(xf, c->ld, t, al, loss, grad, ldg, c->rows, c->cols, c->gamma, tu_lo(&lo)); break;
+    case L_ZLOSS: s = smx_spherical_z_loss_f32(xf, c->ld, t, loss, grad, ldg, c->rows, c->cols, c->za, c->zb, tu_lo(&lo)); break;
+    case L_NCE: s = smx_info_nce_f32(xf, c->ld, t, loss, grad, ldg, c->rows, c->cols, c->sym, tu_lo(&to)); break;
+    case L_DICE: s = smx_dice_loss_f32(xf, c->ld, c->soft ? NULL : t, c->soft ? x2 : NULL, c->ldt, loss, grad, ldg,
+                                       c->rows, c->cols, c->smooth, tu_lo(&lo)); break;
+    case L_KD: s = smx_kd_loss_f32(xf, c->ld, x2, c->ldt, loss, grad, ldg, c->rows, c->cols, c->standardize, tu_lo(&to)); break;
+    case L_SPARSEMAX: s = smx_sparsemax_loss_f32(xf, c->ld, t, loss, grad, ldg, c->rows, c->cols, tu_lo(&xo)); break;
+    case L_ENTMAX15: s = smx_entmax15_loss_f32(xf, c->ld, t, loss, grad, ldg, c->rows, c->cols, tu_lo(&xo)); break;
+    default: s = smx_entmax_loss_f32(xf, c->ld, t, loss, grad, ldg, c->rows, c->cols, c->alpha_ent, tu_lo(&xo)); break;
   }
   free(al);
   return s;
@@ -741,11 +755,11 @@ static void bad_case(lcase *c, rng *r, const void *x, const void *x2) {
   memcpy(t, c->t, R * sizeof *t);
   void *xx = (void *)x;
   unsigned char *xcopy = NULL;
-  smx_loss_options lo = SMX_LOSS_OPTIONS_INIT;
-  lo.reduction = (smx_reduction)c->red;
-  lo.ignore_index = c->ignore;
-  lo.grad_scale = c->grad_scale;
-  const smx_loss_options *lop = NULL;
+  tu_loss_opts lo = TU_LOSS_OPTS_INIT;
+  lo.e.reduction = (smx_reduction)c->red;
+  lo.e.ignore_index = c->ignore;
+  lo.e.grad_scale = c->grad_scale;
+  const tu_loss_opts *lop = NULL;
   void *g = grad;
   size_t ldg = c->ldg;
   const char *what = NULL;
@@ -763,8 +777,8 @@ static void bad_case(lcase *c, rng *r, const void *x, const void *x2) {
       }
       break;
     case 3: xx = NULL; what = "NULL logits"; break;
-    case 4: if (!kd) { lo.reduction = (smx_reduction)(3 + pick(r, 5)); lop = &lo; what = "bad reduction"; } break;
-    case 5: if (!kd && !fy) { lo.grad_scale = coin(r, 0.5) ? NAN : INFINITY; lop = &lo; what = "grad_scale NaN / inf"; } break;
+    case 4: if (!kd) { lo.e.reduction = (smx_reduction)(3 + pick(r, 5)); lop = &lo; what = "bad reduction"; } break;
+    case 5: if (!kd && !fy) { lo.e.grad_scale = coin(r, 0.5) ? NAN : INFINITY; lop = &lo; what = "grad_scale NaN / inf"; } break;
     case 6:   /* the gradient one element into the logits: an overlap other than exactly */
       xcopy = xmalloc((R * c->ld + 2) * es);
       memcpy(xcopy, x, R * c->ld * es);
@@ -773,14 +787,14 @@ static void bad_case(lcase *c, rng *r, const void *x, const void *x2) {
       ldg = c->ld;
       what = "gradient overlapping the logits";
       break;
-    case 7: if (!kd && !fy) { lo.threads = -1; lop = &lo; what = "threads -1"; } break;
+    case 7: if (!kd && !fy) { lo.o.threads = -1; lop = &lo; what = "threads -1"; } break;
     default:
       switch (c->kind) {
         case L_FOCAL: b.gamma = coin(r, 0.5) ? -1 : NAN; what = "gamma < 0 or NaN"; break;
         case L_ZLOSS: if (coin(r, 0.5)) b.za = coin(r, 0.5) ? 0 : -1; else b.zb = NAN; what = "a <= 0 or b NaN"; break;
-        case L_NCE: b.temp = coin(r, 0.5) ? 0 : NAN; what = "temperature <= 0 or NaN"; break;
+        case L_NCE: b.temp = coin(r, 0.5) ? -1 : NAN; what = "temperature < 0 or NaN"; break;
         case L_DICE: b.smooth = coin(r, 0.5) ? -1 : NAN; what = "smooth < 0 or NaN"; break;
-        case L_KD: b.temp = coin(r, 0.5) ? 0 : -2; what = "temperature <= 0"; break;
+        case L_KD: b.temp = coin(r, 0.5) ? NAN : -2; what = "temperature < 0 or NaN"; break;
         case L_ENTMAX: b.alpha_ent = coin(r, 0.5) ? 1 : NAN; what = "alpha <= 1 or NaN"; break;
         default: break;
       }
