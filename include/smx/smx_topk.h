@@ -246,6 +246,13 @@ SMX_API smx_status smx_gumbel_softmax_hard_rows_bf16(const uint16_t *x, size_t l
 SMX_API smx_status smx_gumbel_softmax_backward_rows_f32(const float *y, size_t ldy, const float *dy, size_t lddy,
                                                         float *dx, size_t lddx, size_t rows, size_t cols,
                                                         double tau, const smx_options *opt);
+/* f16 / bf16 y, dy and dx: f32 arithmetic on the widened rows, dx rounded once (one row of buffers). */
+SMX_API smx_status smx_gumbel_softmax_backward_rows_f16(const uint16_t *y, size_t ldy, const uint16_t *dy,
+                                                        size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
+                                                        size_t cols, double tau, const smx_options *opt);
+SMX_API smx_status smx_gumbel_softmax_backward_rows_bf16(const uint16_t *y, size_t ldy, const uint16_t *dy,
+                                                         size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
+                                                         size_t cols, double tau, const smx_options *opt);
 
 /* ------------------------------------------------------------- Philox */
 /*

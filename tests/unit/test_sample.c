@@ -541,7 +541,35 @@ static void test_f64_rows(void) {
         hits[2]);
 }
 
+/* f16 / bf16 gumbel backward: the f32 backward of the widened rows, rounded once (the same bits). */
+static void test_gumbel_backward_half(void) {
+  enum { R = 3, C = 257 };
+  uint16_t yh[R * C], gh[R * C], dh[R * C];
+  float yf[R * C], gf[R * C], df[R * C];
+  tu_rng rng = { 8 };
+  for (int kind = 0; kind < 2; kind++) {
+    for (int i = 0; i < R * C; i++) {
+      float a = (float)tu_uniform(&rng) / 64.0f, b = tu_normal(&rng);
+      yh[i] = kind ? smx_f32_to_bf16(a) : smx_f32_to_f16(a);
+      gh[i] = kind ? smx_f32_to_bf16(b) : smx_f32_to_f16(b);
+      yf[i] = kind ? smx_bf16_to_f32(yh[i]) : smx_f16_to_f32(yh[i]);
+      gf[i] = kind ? smx_bf16_to_f32(gh[i]) : smx_f16_to_f32(gh[i]);
+    }
+    smx_status s = kind ? smx_gumbel_softmax_backward_rows_bf16(yh, C, gh, C, dh, C, R, C, 0.7, NULL)
+                        : smx_gumbel_softmax_backward_rows_f16(yh, C, gh, C, dh, C, R, C, 0.7, NULL);
+    CHECK(s == SMX_OK && smx_gumbel_softmax_backward_rows_f32(yf, C, gf, C, df, C, R, C, 0.7, NULL) == SMX_OK,
+          "half gumbel backward status");
+    int same = 1;
+    for (int i = 0; i < R * C; i++) same &= dh[i] == (kind ? smx_f32_to_bf16(df[i]) : smx_f32_to_f16(df[i]));
+    CHECK(same, "%s gumbel backward is not the f32 one rounded once", kind ? "bf16" : "f16");
+    CHECK((kind ? smx_gumbel_softmax_backward_rows_bf16(yh, C, gh, C, dh, C, R, C, 0.0, NULL)
+                : smx_gumbel_softmax_backward_rows_f16(yh, C, gh, C, dh, C, R, C, 0.0, NULL)) == SMX_E_INVALID_ARG,
+          "tau 0");
+  }
+}
+
 int main(void) {
+  test_gumbel_backward_half();
   test_f64_rows();
   test_philox();
   test_bad_args();
