@@ -73,11 +73,13 @@ cases=(
   "eval (all scores)|\"\$SMX\" eval --id \"\$IN\" --ood \"\$OOD\" > /dev/null"
 )
 [ $eval_all = 1 ] || unset 'cases[${#cases[@]}-1]'
+# eval of all scores on every core (--threads $(nproc)); not run for --before, whose smx may lack --threads
+[ $eval_all = 1 ] && cases+=("eval (all, $(nproc) threads)|\"\$SMX\" eval --id \"\$IN\" --ood \"\$OOD\" --threads $(nproc) > /dev/null")
 if [ -n "$before" ]; then
   [ -x "$before" ] || { echo "io_vs_dd.sh: no smx at $before" >&2; exit 1; }
   for c in "${cases[@]}"; do
     case $c in
-      dd*) ;;
+      dd*|*threads*) ;;
       *) name=${c%%|*}; cmd=${c#*|}; cases+=("$name (before)|${cmd//\$SMX/\$SMX_BEFORE}") ;;
     esac
   done
@@ -109,6 +111,7 @@ for line in open(log):
     rss[name] = max(rss.get(name, 0), int(kb))
 floors = {"softmax": "dd copy", "log-softmax": "dd copy", "score energy": "dd read",
           "eval (msp)": "dd read", "eval (all scores)": "dd read"}
+floors.update({k: "dd read" for k in t if k.startswith("eval (all, ")})
 floors.update({k + " (before)": v for k, v in list(floors.items())})
 print(f"{gib} GiB float32, {cols} columns, median of {runs} interleaved runs, warm page cache")
 print(f"{'command':<27} {'median s':>9} {'MiB/s':>7} {'max RSS MiB':>11}  {'floor':<9} {'ratio':>6} {'vs dd+fsync':>11}")

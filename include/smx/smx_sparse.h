@@ -158,6 +158,24 @@ SMX_API smx_status smx_entmax_backward_rows_f64(const double *x, size_t ldx, con
                                                 const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows,
                                                 size_t cols, double alpha, const smx_options *opt);
 
+/* f16 / bf16 storage: f32 arithmetic on the widened y and dy, dx rounded once
+ * (the f32 bound plus u |ref|, u = 2^-11 or 2^-8; below the storage type's
+ * normal range, within half its smallest subnormal). */
+SMX_API smx_status smx_sparsemax_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+    const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_sparsemax_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+    const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_entmax15_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+    const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_entmax15_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+    const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt);
+SMX_API smx_status smx_entmax_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+    const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows, size_t cols, double alpha,
+    const smx_options *opt);
+SMX_API smx_status smx_entmax_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+    const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows, size_t cols, double alpha,
+    const smx_options *opt);
+
 /*
  * The Fenchel-Young losses of these maps (Blondel, Martins & Niculae 2020;
  * sparsemax's is the sparsemax loss of Martins & Astudillo 2016, eq. 18): per

@@ -185,6 +185,13 @@ typedef struct smx_sample_params { /* all-zero: greedy; {1.0} is plain sampling 
 SMX_API smx_status smx_sample_rows_f32(const float *x, size_t ldx, int64_t *tokens, size_t rows, size_t cols,
                                   const smx_sample_params *params, uint64_t seed, uint64_t step,
                                   const smx_options *opt);
+/* f64 rows: (x - max) / T is formed in double (max: the largest finite entry)
+ * and rounded to float once, then drawn as an f32 row at T = 1 (the same
+ * noise, filters and rules; a tie that this rounding creates goes to the
+ * lowest index, as every tie). Greedy is the exact argmax in double. */
+SMX_API smx_status smx_sample_rows_f64(const double *x, size_t ldx, int64_t *tokens, size_t rows, size_t cols,
+                                       const smx_sample_params *params, uint64_t seed, uint64_t step,
+                                       const smx_options *opt);
 SMX_API smx_status smx_sample_rows_f16(const uint16_t *x, size_t ldx, int64_t *tokens, size_t rows, size_t cols,
                                   const smx_sample_params *params, uint64_t seed, uint64_t step,
                                   const smx_options *opt);
@@ -239,6 +246,13 @@ SMX_API smx_status smx_gumbel_softmax_hard_rows_bf16(const uint16_t *x, size_t l
 SMX_API smx_status smx_gumbel_softmax_backward_rows_f32(const float *y, size_t ldy, const float *dy, size_t lddy,
                                                         float *dx, size_t lddx, size_t rows, size_t cols,
                                                         double tau, const smx_options *opt);
+/* f16 / bf16 y, dy and dx: f32 arithmetic on the widened rows, dx rounded once (one row of buffers). */
+SMX_API smx_status smx_gumbel_softmax_backward_rows_f16(const uint16_t *y, size_t ldy, const uint16_t *dy,
+                                                        size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
+                                                        size_t cols, double tau, const smx_options *opt);
+SMX_API smx_status smx_gumbel_softmax_backward_rows_bf16(const uint16_t *y, size_t ldy, const uint16_t *dy,
+                                                         size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
+                                                         size_t cols, double tau, const smx_options *opt);
 
 /* ------------------------------------------------------------- Philox */
 /*

@@ -5,6 +5,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "core/elem.h"
 #include "core/grid.h"
@@ -130,9 +131,10 @@ smx_status smx_gumbel_softmax_hard_rows_f32(const float *x, size_t ldx, float *y
 SMX_GUMBEL_HALF(f16, SMX_ELEM_F16)
 SMX_GUMBEL_HALF(bf16, SMX_ELEM_BF16)
 
-smx_status smx_gumbel_softmax_backward_rows_f32(const float *y, size_t ldy, const float *dy, size_t lddy, float *dx,
-                                                size_t lddx, size_t rows, size_t cols, double tau,
-                                                const smx_options *opt) {
+/* The VJP of the soft sample, per row in double; f16 / bf16 rows are widened into f32 buffers of one row first
+ * and dx is rounded once to the storage type. */
+static smx_status run_bwd(smx_elem elem, const void *y, size_t ldy, const void *dy, size_t lddy, void *dx, size_t lddx,
+                          size_t rows, size_t cols, double tau, const smx_options *opt) {
   smx_resolved_options o;
   smx_status st = smx_resolve_options(opt, &o);
   if (st != SMX_OK) return st;
@@ -140,14 +142,27 @@ smx_status smx_gumbel_softmax_backward_rows_f32(const float *y, size_t ldy, cons
   if (ldy < cols || lddy < cols || lddx < cols) return SMX_E_INVALID_ARG;
   if (rows == 0 || cols == 0) return SMX_OK;
   if (!y || !dy || !dx) return SMX_E_INVALID_ARG;
+  size_t es = smx_elem_size(elem);
   /* dx may be dy exactly (in place); it may not overlap y */
-  smx_arg args[3] = { SMX_ARG_IN(y, rows, cols, ldy, 4), SMX_ARG_IN(dy, rows, cols, lddy, 4),
-                      SMX_ARG_OUT(dx, rows, cols, lddx, 4, 2) };
+  smx_arg args[3] = { SMX_ARG_IN(y, rows, cols, ldy, es), SMX_ARG_IN(dy, rows, cols, lddy, es),
+                      SMX_ARG_OUT(dx, rows, cols, lddx, es, 2) };
   if ((st = smx_check_args(args, 3)) != SMX_OK) return st;
+  int half = elem != SMX_ELEM_F32;
+  smx_elem_io io = smx_elem_io_for(elem);
+  float *buf = NULL;
+  if (half) {
+    size_t bytes = smx_mul(3 * sizeof(float), cols, (size_t)-1 / 2);
+    if (!bytes || !(buf = malloc(bytes))) return SMX_E_NOMEM;
+  }
   double inv_tau = 1.0 / tau;
   for (size_t r = 0; r < rows; r++) {
-    const float *yr = y + r * ldy, *gr = dy + r * lddy;
-    float *xr = dx + r * lddx;
+    const float *yr = (const float *)y + r * ldy, *gr = (const float *)dy + r * lddy;
+    float *xr = (float *)dx + r * lddx;
+    if (half) {
+      io.load(cols, (const uint16_t *)y + r * ldy, buf);
+      io.load(cols, (const uint16_t *)dy + r * lddy, buf + cols);
+      yr = buf, gr = buf + cols, xr = buf + 2 * cols;
+    }
     double dot = 0.0;
     for (size_t i = 0; i < cols; i++) dot += (double)gr[i] * (double)yr[i];
     for (size_t i = 0; i < cols; i++) {
@@ -155,6 +170,24 @@ smx_status smx_gumbel_softmax_backward_rows_f32(const float *y, size_t ldy, cons
       /* a subnormal tau makes 1/tau infinite: divide instead, so that 0 stays 0 */
       xr[i] = to_float(inv_tau < INFINITY ? v * inv_tau : v / tau);
     }
+    if (half) io.store(cols, xr, (uint16_t *)dx + r * lddx);
   }
+  free(buf);
   return SMX_OK;
+}
+
+smx_status smx_gumbel_softmax_backward_rows_f32(const float *y, size_t ldy, const float *dy, size_t lddy, float *dx,
+                                                size_t lddx, size_t rows, size_t cols, double tau,
+                                                const smx_options *opt) {
+  return run_bwd(SMX_ELEM_F32, y, ldy, dy, lddy, dx, lddx, rows, cols, tau, opt);
+}
+smx_status smx_gumbel_softmax_backward_rows_f16(const uint16_t *y, size_t ldy, const uint16_t *dy, size_t lddy,
+                                                uint16_t *dx, size_t lddx, size_t rows, size_t cols, double tau,
+                                                const smx_options *opt) {
+  return run_bwd(SMX_ELEM_F16, y, ldy, dy, lddy, dx, lddx, rows, cols, tau, opt);
+}
+smx_status smx_gumbel_softmax_backward_rows_bf16(const uint16_t *y, size_t ldy, const uint16_t *dy, size_t lddy,
+                                                 uint16_t *dx, size_t lddx, size_t rows, size_t cols, double tau,
+                                                 const smx_options *opt) {
+  return run_bwd(SMX_ELEM_BF16, y, ldy, dy, lddy, dx, lddx, rows, cols, tau, opt);
 }

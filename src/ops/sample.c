@@ -18,12 +18,41 @@
 
 typedef struct sample_job {
   smx_sample_cfg cfg;
+  double t64;          /* f64 rows: the temperature folded into the row (the sampler then runs at T = 1) */
   smx_elem elem;
   const char *x;
   size_t ldx, cols, es;
   int64_t *tokens;
   uint64_t row0;
 } sample_job;
+
+/* An f64 row for the f32 sampler: (x - m) / T in double, m the largest finite entry, rounded to float once
+ * (no overflow, whatever the row's scale: every value is <= 0); +-inf and NaN stay themselves. */
+static void load_f64(const double *x, size_t n, double t, float *row) {
+  double m = -INFINITY;
+  for (size_t i = 0; i < n; i++)
+    if (x[i] > m && x[i] < INFINITY) m = x[i];
+  for (size_t i = 0; i < n; i++) {
+    if (!(x[i] > -INFINITY && x[i] < INFINITY)) {
+      row[i] = (float)x[i];
+      continue;
+    }
+    double d = x[i] - m;   /* beyond -DBL_MAX on a row spanning it: in halves */
+    double v = d > -INFINITY ? d / t : (0.5 * x[i] - 0.5 * m) / t * 2.0;
+    row[i] = v < -3.4028234663852886e38 ? -INFINITY : (float)v;
+  }
+}
+
+/* Greedy on an f64 row, exactly: the first entry equal to the max; -1 for a NaN or no entry above -inf. */
+static int64_t greedy_f64(const double *x, size_t n) {
+  int64_t best = -1;
+  double bv = -INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    if (x[i] != x[i]) return -1;
+    if (x[i] > bv) bv = x[i], best = (int64_t)i;
+  }
+  return best;
+}
 
 static void sample_task(void *ctx, size_t r0, size_t r1, void *scratch) {
   const sample_job *j = ctx;
@@ -33,7 +62,14 @@ static void sample_task(void *ctx, size_t r0, size_t r1, void *scratch) {
   for (size_t r = r0; r < r1; r++) {
     const void *xr = j->x + r * j->ldx * j->es;
     const float *row = xr;
-    if (j->elem != SMX_ELEM_F32) {
+    if (j->elem == SMX_ELEM_F64) {
+      if (j->cfg.greedy) {
+        j->tokens[r] = greedy_f64(xr, j->cols);
+        continue;
+      }
+      load_f64(xr, j->cols, j->t64, s.row);
+      row = s.row;
+    } else if (j->elem != SMX_ELEM_F32) {
       io.load(j->cols, xr, s.row);
       row = s.row;
     }
@@ -63,8 +99,9 @@ static smx_status run_sample(smx_elem elem, const void *x, size_t ldx, size_t ro
   if (!scratch) return SMX_E_INVALID_ARG;
 
   int greedy = sp->greedy || t == 0.0;
-  double tt = greedy ? 1.0 : t;
-  sample_job j = { .elem = elem, .x = x, .ldx = ldx, .cols = cols, .es = es, .tokens = tokens,
+  double tt = greedy ? 1.0 : t, t64 = tt;
+  if (elem == SMX_ELEM_F64) tt = 1.0;   /* folded into the rows (load_f64) */
+  sample_job j = { .t64 = t64, .elem = elem, .x = x, .ldx = ldx, .cols = cols, .es = es, .tokens = tokens,
                    .row0 = sp->row_offset };
   j.cfg.k = smx_f32_kernels_for(tt);
   j.cfg.tk = smx_registry_current()->topk;
@@ -85,6 +122,11 @@ static smx_status run_sample(smx_elem elem, const void *x, size_t ldx, size_t ro
 smx_status smx_sample_rows_f32(const float *x, size_t ldx, int64_t *tokens, size_t rows, size_t cols,
                                const smx_sample_params *params, uint64_t seed, uint64_t step, const smx_options *opt) {
   return run_sample(SMX_ELEM_F32, x, ldx, rows, cols, params, seed, step, tokens, opt);
+}
+
+smx_status smx_sample_rows_f64(const double *x, size_t ldx, int64_t *tokens, size_t rows, size_t cols,
+                               const smx_sample_params *params, uint64_t seed, uint64_t step, const smx_options *opt) {
+  return run_sample(SMX_ELEM_F64, x, ldx, rows, cols, params, seed, step, tokens, opt);
 }
 
 smx_status smx_sample_rows_f16(const uint16_t *x, size_t ldx, int64_t *tokens, size_t rows, size_t cols,

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/elem.h"
 #include "core/grid.h"
 #include "core/operands.h"
 #include "core/options.h"
@@ -22,6 +23,7 @@ smx_status smx_sparse_options(const smx_options *opt, smx_resolved_options *o);
 
 typedef struct bwd_job {
   int f64;
+  smx_elem elem;  /* F16 / BF16: rows widened into f32 scratch (after the f32 row's own scratch) */
   double alpha;   /* 2: sparsemax */
   const char *y, *dy;
   char *dx;
@@ -63,39 +65,58 @@ static double weight(double y, double alpha) { return alpha == 1.5 ? sqrt(y) : p
 ENTMAX_ROW(float, vselect, FLT_TRUE_MIN)
 ENTMAX_ROW(double, vselect_f64, DBL_TRUE_MIN)
 
+/* One f32 row (y, dy, dx of cols floats). */
+static void row_f32(const bwd_job *j, const float *yy, const float *dd, float *out, void *scratch) {
+  const smx_sparse_ukernels *k = smx_registry_current()->sparse;
+  if (j->alpha != 2.0) {
+    entmax_row_float(j, yy, dd, out, scratch);
+    return;
+  }
+  size_t cnt = 0;
+  int nan = 0;
+  double s = k->rsupsum(j->cols, yy, dd, &cnt, &nan);
+  if (nan) for (size_t i = 0; i < j->cols; i++) out[i] = NAN;
+  else k->vsupsub(j->cols, yy, dd, out, (float)(cnt ? s / (double)cnt : 0.0));
+}
+
 static void bwd_rows(void *ctx, size_t r0, size_t r1, void *scratch) {
   const bwd_job *j = ctx;
   const smx_sparse_ukernels *k = smx_registry_current()->sparse;
+  smx_elem_io io = smx_elem_io_for(j->elem);
+  size_t own = j->alpha == 2.0 ? 0 : j->cols * (sizeof(size_t) + 2 * sizeof(double));
+  float *hy = (float *)(void *)((char *)scratch + own), *hd = hy + j->cols, *hx = hd + j->cols;
   for (size_t r = r0; r < r1; r++) {
     const char *y = j->y + r * j->ldy * j->es, *dy = j->dy + r * j->lddy * j->es;
     char *dx = j->dx + r * j->lddx * j->es;
+    if (j->elem == SMX_ELEM_F16 || j->elem == SMX_ELEM_BF16) {   /* f32 arithmetic, dx rounded once */
+      io.load(j->cols, (const uint16_t *)(const void *)y, hy);
+      io.load(j->cols, (const uint16_t *)(const void *)dy, hd);
+      row_f32(j, hy, hd, hx, scratch);
+      io.store(j->cols, hx, (uint16_t *)(void *)dx);
+      continue;
+    }
+    if (!j->f64) {
+      row_f32(j, (const float *)(const void *)y, (const float *)(const void *)dy, (float *)(void *)dx, scratch);
+      continue;
+    }
     if (j->alpha != 2.0) {
-      if (j->f64) entmax_row_double(j, (const double *)(const void *)y, (const double *)(const void *)dy,
-                                    (double *)(void *)dx, scratch);
-      else entmax_row_float(j, (const float *)(const void *)y, (const float *)(const void *)dy, (float *)(void *)dx,
-                            scratch);
+      entmax_row_double(j, (const double *)(const void *)y, (const double *)(const void *)dy, (double *)(void *)dx,
+                        scratch);
       continue;
     }
     size_t cnt = 0;
     int nan = 0;
-    if (j->f64) {
-      const double *yy = (const double *)(const void *)y, *dd = (const double *)(const void *)dy;
-      double s = k->rsupsum_f64(j->cols, yy, dd, &cnt, &nan);
-      double *out = (double *)(void *)dx;
-      if (nan) for (size_t i = 0; i < j->cols; i++) out[i] = NAN;
-      else k->vsupsub_f64(j->cols, yy, dd, out, cnt ? s / (double)cnt : 0.0);
-    } else {
-      const float *yy = (const float *)(const void *)y, *dd = (const float *)(const void *)dy;
-      double s = k->rsupsum(j->cols, yy, dd, &cnt, &nan);
-      float *out = (float *)(void *)dx;
-      if (nan) for (size_t i = 0; i < j->cols; i++) out[i] = NAN;
-      else k->vsupsub(j->cols, yy, dd, out, (float)(cnt ? s / (double)cnt : 0.0));
-    }
+    const double *yy = (const double *)(const void *)y, *dd = (const double *)(const void *)dy;
+    double s = k->rsupsum_f64(j->cols, yy, dd, &cnt, &nan);
+    double *out = (double *)(void *)dx;
+    if (nan) for (size_t i = 0; i < j->cols; i++) out[i] = NAN;
+    else k->vsupsub_f64(j->cols, yy, dd, out, cnt ? s / (double)cnt : 0.0);
   }
 }
 
-static smx_status run_bwd(double alpha, int f64, const void *y, size_t ldy, const void *dy, size_t lddy, void *dx,
-                          size_t lddx, size_t rows, size_t cols, const smx_options *opt) {
+static smx_status run_bwd(double alpha, smx_elem elem, const void *y, size_t ldy, const void *dy, size_t lddy,
+                          void *dx, size_t lddx, size_t rows, size_t cols, const smx_options *opt) {
+  int f64 = elem == SMX_ELEM_F64, half = elem == SMX_ELEM_F16 || elem == SMX_ELEM_BF16;
   smx_resolved_options o;
   smx_status st = smx_sparse_options(opt, &o);
   if (st != SMX_OK) return st;
@@ -103,18 +124,18 @@ static smx_status run_bwd(double alpha, int f64, const void *y, size_t ldy, cons
   if (ldy < cols || lddy < cols || lddx < cols) return SMX_E_INVALID_ARG;
   if (rows == 0 || cols == 0) return SMX_OK;
   if (!y || !dy || !dx) return SMX_E_INVALID_ARG;
-  size_t es = f64 ? sizeof(double) : sizeof(float);
+  size_t es = smx_elem_size(elem);
   int as_y = dx == y && lddx == ldy, as_dy = dx == dy && lddx == lddy;
   smx_arg args[3] = { SMX_ARG_IN(y, rows, cols, ldy, es), SMX_ARG_IN(dy, rows, cols, lddy, es),
                       SMX_ARG_OUT(dx, rows, cols, lddx, es, as_y ? 1 : 2) };
   if (as_y && as_dy) args[2].out = 0;
   if ((st = smx_check_args(args, 3)) != SMX_OK) return st;
-  size_t per = sizeof(size_t) + 2 * sizeof(double);
-  if (cols > SIZE_MAX / 2 / per) return SMX_E_NOMEM;
-  bwd_job j = { .f64 = f64, .alpha = alpha, .y = y, .dy = dy, .dx = dx, .ldy = ldy, .lddy = lddy, .lddx = lddx,
+  size_t per = (alpha == 2.0 ? 0 : sizeof(size_t) + 2 * sizeof(double)) + (half ? 3 * sizeof(float) : 0);
+  if (per && cols > SIZE_MAX / 2 / per) return SMX_E_NOMEM;
+  bwd_job j = { .f64 = f64, .elem = elem, .alpha = alpha, .y = y, .dy = dy, .dx = dx, .ldy = ldy, .lddy = lddy, .lddx = lddx,
                 .cols = cols, .es = es };
   smx_plan plan = smx_plan_rows(o.threads, rows, cols, 0);
-  return smx_grid_rows(plan.row_threads, rows, alpha == 2.0 ? 0 : cols * per, bwd_rows, &j);
+  return smx_grid_rows(plan.row_threads, rows, cols * per, bwd_rows, &j);
 }
 
 /* x is not needed (the products depend on y only) and is not read. */
@@ -122,65 +143,103 @@ smx_status smx_sparsemax_backward_rows_f32(const float *x, size_t ldx, const flo
                                            size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols,
                                            const smx_options *opt) {
   (void)x; (void)ldx;
-  return run_bwd(2.0, 0, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+  return run_bwd(2.0, SMX_ELEM_F32, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
 }
 smx_status smx_sparsemax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
                                            const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows,
                                            size_t cols, const smx_options *opt) {
   (void)x; (void)ldx;
-  return run_bwd(2.0, 1, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+  return run_bwd(2.0, SMX_ELEM_F64, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
 }
 smx_status smx_sparsemax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
                                       const smx_options *opt) {
   (void)x;
-  return run_bwd(2.0, 0, y, n, dy, n, dx, n, 1, n, opt);
+  return run_bwd(2.0, SMX_ELEM_F32, y, n, dy, n, dx, n, 1, n, opt);
 }
 smx_status smx_sparsemax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
                                       const smx_options *opt) {
   (void)x;
-  return run_bwd(2.0, 1, y, n, dy, n, dx, n, 1, n, opt);
+  return run_bwd(2.0, SMX_ELEM_F64, y, n, dy, n, dx, n, 1, n, opt);
 }
 smx_status smx_entmax15_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy, const float *dy,
                                           size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols,
                                           const smx_options *opt) {
   (void)x; (void)ldx;
-  return run_bwd(1.5, 0, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+  return run_bwd(1.5, SMX_ELEM_F32, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
 }
 smx_status smx_entmax15_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
                                           const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows,
                                           size_t cols, const smx_options *opt) {
   (void)x; (void)ldx;
-  return run_bwd(1.5, 1, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+  return run_bwd(1.5, SMX_ELEM_F64, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
 }
 smx_status smx_entmax15_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
                                      const smx_options *opt) {
   (void)x;
-  return run_bwd(1.5, 0, y, n, dy, n, dx, n, 1, n, opt);
+  return run_bwd(1.5, SMX_ELEM_F32, y, n, dy, n, dx, n, 1, n, opt);
 }
 smx_status smx_entmax15_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
                                      const smx_options *opt) {
   (void)x;
-  return run_bwd(1.5, 1, y, n, dy, n, dx, n, 1, n, opt);
+  return run_bwd(1.5, SMX_ELEM_F64, y, n, dy, n, dx, n, 1, n, opt);
 }
 smx_status smx_entmax_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy, const float *dy,
                                         size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols, double alpha,
                                         const smx_options *opt) {
   (void)x; (void)ldx;
-  return run_bwd(alpha, 0, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+  return run_bwd(alpha, SMX_ELEM_F32, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
 }
 smx_status smx_entmax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy, const double *dy,
                                         size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, double alpha,
                                         const smx_options *opt) {
   (void)x; (void)ldx;
-  return run_bwd(alpha, 1, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+  return run_bwd(alpha, SMX_ELEM_F64, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
 }
 smx_status smx_entmax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n, double alpha,
                                    const smx_options *opt) {
   (void)x;
-  return run_bwd(alpha, 0, y, n, dy, n, dx, n, 1, n, opt);
+  return run_bwd(alpha, SMX_ELEM_F32, y, n, dy, n, dx, n, 1, n, opt);
 }
 smx_status smx_entmax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
                                    double alpha, const smx_options *opt) {
   (void)x;
-  return run_bwd(alpha, 1, y, n, dy, n, dx, n, 1, n, opt);
+  return run_bwd(alpha, SMX_ELEM_F64, y, n, dy, n, dx, n, 1, n, opt);
+}
+
+/* f16 / bf16: f32 arithmetic on the widened rows, dx rounded once */
+smx_status smx_sparsemax_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+                                      const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
+                                      size_t cols, const smx_options *opt) {
+  (void)x; (void)ldx;
+  return run_bwd(2.0, SMX_ELEM_F16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+}
+smx_status smx_sparsemax_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+                                      const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
+                                      size_t cols, const smx_options *opt) {
+  (void)x; (void)ldx;
+  return run_bwd(2.0, SMX_ELEM_BF16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+}
+smx_status smx_entmax15_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+                                      const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
+                                      size_t cols, const smx_options *opt) {
+  (void)x; (void)ldx;
+  return run_bwd(1.5, SMX_ELEM_F16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+}
+smx_status smx_entmax15_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+                                      const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
+                                      size_t cols, const smx_options *opt) {
+  (void)x; (void)ldx;
+  return run_bwd(1.5, SMX_ELEM_BF16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+}
+smx_status smx_entmax_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+                                      const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
+                                      size_t cols, double alpha, const smx_options *opt) {
+  (void)x; (void)ldx;
+  return run_bwd(alpha, SMX_ELEM_F16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
+}
+smx_status smx_entmax_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
+                                      const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
+                                      size_t cols, double alpha, const smx_options *opt) {
+  (void)x; (void)ldx;
+  return run_bwd(alpha, SMX_ELEM_BF16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
 }

@@ -297,6 +297,7 @@ typedef struct plan {
   float *vals, *vals2, *vals3;    /* GEN: candidates, and two buffers for the selection */
   uint32_t *pos;
   double gen_gap;                 /* GEN: the last row's max minus its M-th value (a guess only) */
+  int light;                      /* only the f32-kernel kinds: the row's max by rmax, no top-2 */
 } plan;
 
 static smx_status plan_init(plan *pl, size_t nk, const smx_score_kind *kinds, const smx_score_params *p, size_t n) {
@@ -343,6 +344,8 @@ static smx_status plan_init(plan *pl, size_t nk, const smx_score_kind *kinds, co
     if (kinds[k] == SMX_SCORE_NONUNIFORMITY || kinds[k] == SMX_SCORE_KL_MATCHING) pl->sl[s].want_e = 1;
     if (kinds[k] == SMX_SCORE_GEN && pl->c[k].m < n) any_gen_sel = 1;
   }
+  pl->light = 1;
+  for (size_t k = 0; k < nk; k++) pl->light &= pl->fast[k];
   if (!any_exps) return SMX_OK;
   /* doubles: 2 rows for the reference path, one per slot that keeps its
    * exponentials; then GEN's candidates (3 rows of floats, 1 of positions) */
@@ -460,7 +463,18 @@ static double gen_row(plan *pl, const score_ctx *c, const float *z, size_t n, do
 /* One row into out[k][r] for every kind of the plan. */
 static void plan_row(plan *pl, const float *z, size_t n, double *const *out, size_t r) {
   smx_score_top2 t2;
-  pl->sk->top2(n, z, &t2);
+  if (pl->light) {
+    /* msp, energy and max-logit on the f32 kernels only: the max alone, as before (a NaN, which rmax
+     * skips, makes the f32 sum NaN and max-logit's scan finds it; both then give NaN below) */
+    t2.m1 = pl->fk->rmax(n, z);
+    t2.m2 = -INFINITY;
+    t2.nan = t2.m1 != t2.m1;
+    for (size_t k = 0; k < pl->nk && !t2.nan; k++)
+      if (pl->c[k].kind == SMX_SCORE_MAX_LOGIT)
+        for (size_t j = 0; j < n; j++) t2.nan |= z[j] != z[j];
+  } else {
+    pl->sk->top2(n, z, &t2);
+  }
   if (t2.nan) {
     for (size_t k = 0; k < pl->nk; k++) out[k][r] = NAN;
     return;

@@ -305,6 +305,29 @@ ENTMAX_AT_ONE(_a17, 1.7, f32, float) ENTMAX_AT_ONE(_a17, 1.7, f64, double)
   }
 SPARSE_BWD(sparsemax, f32, float) SPARSE_BWD(sparsemax, f64, double)
 SPARSE_BWD(entmax15, f32, float) SPARSE_BWD(entmax15, f64, double)
+/* f16 / bf16: rows forms only */
+#define SPARSE_BWD_ROWS(name, sfx)                                                                              \
+  static smx_status a_##name##_backward_rows_##sfx(const op_call *c) {                                          \
+    return smx_##name##_backward_rows_##sfx(NULL, 0, (const uint16_t *)c->in[0], c->ld_in[0],                   \
+                                            (const uint16_t *)c->in[1], c->ld_in[1], (uint16_t *)c->out,        \
+                                            c->ld_out, c->rows, c->cols, c->opt);                               \
+  }
+SPARSE_BWD_ROWS(sparsemax, f16) SPARSE_BWD_ROWS(sparsemax, bf16) SPARSE_BWD_ROWS(entmax15, f16)
+SPARSE_BWD_ROWS(entmax15, bf16)
+static smx_status a_entmax_a17_backward_rows_f16(const op_call *c) {
+  return smx_entmax_backward_rows_f16(NULL, 0, (const uint16_t *)c->in[0], c->ld_in[0], (const uint16_t *)c->in[1],
+                                      c->ld_in[1], (uint16_t *)c->out, c->ld_out, c->rows, c->cols, 1.7, c->opt);
+}
+static smx_status a_entmax_a17_backward_rows_bf16(const op_call *c) {
+  return smx_entmax_backward_rows_bf16(NULL, 0, (const uint16_t *)c->in[0], c->ld_in[0], (const uint16_t *)c->in[1],
+                                       c->ld_in[1], (uint16_t *)c->out, c->ld_out, c->rows, c->cols, 1.7, c->opt);
+}
+#define a_sparsemax_backward_f16 NULL
+#define a_sparsemax_backward_bf16 NULL
+#define a_entmax15_backward_f16 NULL
+#define a_entmax15_backward_bf16 NULL
+#define a_entmax_a17_backward_f16 NULL
+#define a_entmax_a17_backward_bf16 NULL
 #define ENTMAX_BWD(tag, alpha, sfx, T)                                                                          \
   static smx_status a_entmax##tag##_backward_rows_##sfx(const op_call *c) {                                     \
     return smx_entmax_backward_rows_##sfx(NULL, 0, (const T *)c->in[0], c->ld_in[0], (const T *)c->in[1],       \
@@ -427,7 +450,7 @@ const op_row op_table[] = {
   ENT(f32, DT_F32, _a15, a_entmax_a15_f32), ENT(f64, DT_F64, _a15, a_entmax_a15_f64), ENT(f16, DT_F16, _a15, NULL),
   ENT(bf16, DT_BF16, _a15, NULL), ENT(f32, DT_F32, _a17, a_entmax_a17_f32), ENT(f64, DT_F64, _a17, a_entmax_a17_f64),
   ENT(f16, DT_F16, _a17, NULL), ENT(bf16, DT_BF16, _a17, NULL),
-  SPXB(f32, DT_F32), SPXB(f64, DT_F64),
+  SPXB(f32, DT_F32), SPXB(f64, DT_F64), SPXB(f16, DT_F16), SPXB(bf16, DT_BF16),
   /* row variants (vnorm) */
 #define VN_FWD(name, sfx, D, caps, one, ref_row, ref_at, bound) \
   { #name, D, D, OUT_ELEM, 1, 0, caps, one, a_smx_##name##_rows_##sfx, NULL, ref_row, ref_at, bound }

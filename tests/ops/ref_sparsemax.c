@@ -189,7 +189,9 @@ long double ref_sparse_backward_at(const ref_ctx *c, size_t i, long double *aux,
 
 double bound_sparse_backward(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux) {
   (void)c; (void)i;
-  return 4.0 * dt_eps(od) * (double)aux + dt_unit(od) * (double)fabsl(ref) + dt_arith_tiny(od);
+  double a = (double)fabsl(ref), b = 4.0 * dt_eps(od) * (double)aux + dt_unit(od) * a + dt_arith_tiny(od);
+  /* half storage below its normal range: within half its smallest subnormal (smx_sparse.h) */
+  return a < dt_tiny(od) ? b + dt_half_sub(od) : b;
 }
 
 void prep_sparsemax_backward(const double *x, size_t n, const smx_options *o, dtype dt, void *in0, void *in1) {

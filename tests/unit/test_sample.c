@@ -493,7 +493,84 @@ static void test_gumbel_softmax(void) {
   free(s);
 }
 
+/* f64 rows: at T = 1 (and greedy) the tokens of the f32 rows for the same (float-valued) logits, with every
+ * filter and both methods: x - max is exact in double and rounds to the float difference; the specials; a
+ * row spanning more than DBL_MAX, which only a double holds. */
+static void test_f64_rows(void) {
+  enum { R = 6, C = 3000 };
+  static float xf[R * C];
+  static double xd[R * C];
+  tu_rng rng = { 42 };
+  for (size_t i = 0; i < (size_t)R * C; i++) xd[i] = xf[i] = 3.0f * tu_normal(&rng);
+  xd[C + 5] = xf[C + 5] = NAN;                                   /* row 1: NaN */
+  xd[2 * C + 7] = xf[2 * C + 7] = INFINITY;                      /* row 2: two +inf */
+  xd[2 * C + 900] = xf[2 * C + 900] = INFINITY;
+  for (size_t j = 0; j < C; j++) xd[3 * C + j] = xf[3 * C + j] = -INFINITY;   /* row 3: no entry */
+  int64_t t32[R], t64[R];
+  const smx_sample_params ps[5] = { { 1.0, 0, 0.0, 0.0, 0, SMX_SAMPLE_MULTINOMIAL, 0 },
+                                    { 1.0, 40, 0.9, 0.0, 0, SMX_SAMPLE_MULTINOMIAL, 3 },
+                                    { 1.0, 0, 0.5, 0.01, 0, SMX_SAMPLE_GUMBEL_MAX, 0 },
+                                    { 1.0, 7, 0.0, 0.0, 0, SMX_SAMPLE_GUMBEL_MAX, 0 },
+                                    { 0.0, 0, 0.0, 0.0, 1, SMX_SAMPLE_MULTINOMIAL, 0 } };
+  smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 2, NULL };
+  for (int q = 0; q < 5; q++)
+    for (uint64_t step = 0; step < 20; step++) {
+      CHECK(smx_sample_rows_f32(xf, C, t32, R, C, &ps[q], 99, step, &o) == SMX_OK &&
+                smx_sample_rows_f64(xd, C, t64, R, C, &ps[q], 99, step, &o) == SMX_OK,
+            "f64 status");
+      int same = 1;
+      for (int r = 0; r < R; r++) same &= t32[r] == t64[r];
+      CHECK(same, "f64 params %d step %llu: tokens differ from f32's", q, (unsigned long long)step);
+    }
+  CHECK(t64[1] == -1 && t64[3] == -1 && (t64[2] == 7 || t64[2] == 900), "f64 specials: %lld %lld %lld",
+        (long long)t64[1], (long long)t64[3], (long long)t64[2]);
+  /* beyond float and beyond DBL_MAX apart: the top entry (and only it) carries the mass at T = 1; at T = 1e308
+   * the two ends, 3.4e308 apart, are e^-3.4 apart and both are drawn */
+  double wide[3] = { -1.7e308, 1.7e308, -1.0e308 };
+  smx_sample_params p1 = { 1.0, 0, 0.0, 0.0, 0, SMX_SAMPLE_MULTINOMIAL, 0 }, pw = p1;
+  pw.temperature = 1e308;
+  int64_t tok;
+  size_t hits[3] = { 0, 0, 0 };
+  for (uint64_t step = 0; step < 400; step++) {
+    CHECK(smx_sample_rows_f64(wide, 3, &tok, 1, 3, &p1, 5, step, &o) == SMX_OK && tok == 1, "wide, T = 1");
+    CHECK(smx_sample_rows_f64(wide, 3, &tok, 1, 3, &pw, 5, step, &o) == SMX_OK && tok >= 0 && tok < 3,
+          "wide, T = 1e308");
+    if (tok >= 0 && tok < 3) hits[tok]++;
+  }
+  CHECK(hits[0] > 0 && hits[1] > hits[0] && hits[2] > 0, "wide rows at T = 1e308: %zu %zu %zu", hits[0], hits[1],
+        hits[2]);
+}
+
+/* f16 / bf16 gumbel backward: the f32 backward of the widened rows, rounded once (the same bits). */
+static void test_gumbel_backward_half(void) {
+  enum { R = 3, C = 257 };
+  uint16_t yh[R * C], gh[R * C], dh[R * C];
+  float yf[R * C], gf[R * C], df[R * C];
+  tu_rng rng = { 8 };
+  for (int kind = 0; kind < 2; kind++) {
+    for (int i = 0; i < R * C; i++) {
+      float a = (float)tu_uniform(&rng) / 64.0f, b = tu_normal(&rng);
+      yh[i] = kind ? smx_f32_to_bf16(a) : smx_f32_to_f16(a);
+      gh[i] = kind ? smx_f32_to_bf16(b) : smx_f32_to_f16(b);
+      yf[i] = kind ? smx_bf16_to_f32(yh[i]) : smx_f16_to_f32(yh[i]);
+      gf[i] = kind ? smx_bf16_to_f32(gh[i]) : smx_f16_to_f32(gh[i]);
+    }
+    smx_status s = kind ? smx_gumbel_softmax_backward_rows_bf16(yh, C, gh, C, dh, C, R, C, 0.7, NULL)
+                        : smx_gumbel_softmax_backward_rows_f16(yh, C, gh, C, dh, C, R, C, 0.7, NULL);
+    CHECK(s == SMX_OK && smx_gumbel_softmax_backward_rows_f32(yf, C, gf, C, df, C, R, C, 0.7, NULL) == SMX_OK,
+          "half gumbel backward status");
+    int same = 1;
+    for (int i = 0; i < R * C; i++) same &= dh[i] == (kind ? smx_f32_to_bf16(df[i]) : smx_f32_to_f16(df[i]));
+    CHECK(same, "%s gumbel backward is not the f32 one rounded once", kind ? "bf16" : "f16");
+    CHECK((kind ? smx_gumbel_softmax_backward_rows_bf16(yh, C, gh, C, dh, C, R, C, 0.0, NULL)
+                : smx_gumbel_softmax_backward_rows_f16(yh, C, gh, C, dh, C, R, C, 0.0, NULL)) == SMX_E_INVALID_ARG,
+          "tau 0");
+  }
+}
+
 int main(void) {
+  test_gumbel_backward_half();
+  test_f64_rows();
   test_philox();
   test_bad_args();
   test_greedy_and_specials();
