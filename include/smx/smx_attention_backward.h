@@ -22,9 +22,10 @@
  *
  * Supported: the softmax kind with every mask (causal in both alignments,
  * window, radial, a bool mask, an additive bias, ALiBi), MHA / GQA / MQA,
- * sinks, softcap, SSMax, FoX and the output gate, f32 / f16 / bf16 storage.
+ * sinks, softcap, SSMax, FoX and the output gate, f32 / f16 / bf16 storage;
+ * the sigmoid kind (dS = w (1 - w) dP, no D) with the same options.
  * SMX_E_UNSUPPORTED (nothing written) for the plans whose backward smx does
- * not compute: the other kinds, QK-norm, differential attention, L2
+ * not compute: the other kinds (softpick, linear, screening), QK-norm, differential attention, L2
  * distance, NSA, int8 K, BLASST (a dropped tile has no gradient the forward
  * agrees with); docs/attention.md says why for each.
  *
@@ -50,7 +51,8 @@
  * form, tests/unit/test_attention_backward.c and attn_soak):
  *   |dX - ref| <= (2^-16 + 2^-23 L / 8) * M_X
  * per element, L = max(Lq, Lk), where M_X is the reference computed on
- * absolute values (|dS| from |dP| + |D|, |K|, |Q|, |dO|): the bound of a sum
+ * absolute values (|dS| from |dP| + |D|, |K|, |Q|, |dO|; each weight w, and
+ * for sigmoid also 1 - w, taken times 1 + Z / 32): the bound of a sum
  * of such terms each carrying a few roundings, plus the recomputed P's
  * 2^-24 Z per logit of magnitude Z (as in the forward's bound). Where dS
  * cancels (dP close to D) the error is relative to M_X, not to |dX|.

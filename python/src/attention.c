@@ -208,7 +208,7 @@ static PyObject *backward(smx_attention_desc *d, smx_attention_args *a, PyArrayO
     smx_attention_plan_destroy(plan);
   }
   if (s == SMX_E_UNSUPPORTED) {
-    PyErr_SetString(PyExc_NotImplementedError, "attention_backward: smx computes the backward of the softmax kind with "
+    PyErr_SetString(PyExc_NotImplementedError, "attention_backward: smx computes the backward of the softmax and sigmoid kinds with "
                     "masks, sinks, softcap, SSMax, FoX and the gate only (not of this kind or option; docs/attention.md)");
     goto out;
   }
@@ -558,7 +558,7 @@ const char smx_py_attention_backward_doc[] = PyDoc_STR(
   "given to the forward, o and lse (return_lse=True) its results, do = dLoss/do (o's shape). Returns a\n"
   "dict: 'dq', 'dk', 'dv' (q's / k's / v's shapes, float32, or float16 for float16 storage), and as the\n"
   "options ask: 'dsink' (Hq,), 'dfox' (B, Hq, Lk), 'dgate' (the gate's shape), and with dmask=True and a\n"
-  "float mask 'dmask' (B, Hq, Lq, Lk): sum it over the dimensions the mask broadcasts. The softmax kind with\n"
+  "float mask 'dmask' (B, Hq, Lq, Lk): sum it over the dimensions the mask broadcasts. The softmax and sigmoid kinds with\n"
   "every mask, sinks, softcap, SSMax, FoX and the gate; other options raise NotImplementedError. threads as\n"
   "smx.attention (0: every core); the gradients are the same bits for every count.");
 

@@ -205,6 +205,21 @@ static void tile_ds(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t, s
   if (p->softcap > 0)
     for (size_t r = 0; r < nr; r++) memcpy(w->raw + r * BK, w->f.st + r * BK, nk * sizeof(float));
   if (!inside || p->elementwise) smx_attn_transform(run, &w->f, b, g, t, j0, nk, BK, 1);
+  if (p->d.kind == SMX_ATTN_SIGMOID) {   /* w = sigmoid(z + b), no normalisation: dz = w (1 - w) dP */
+    for (size_t r = 0; r < nr; r++)
+      for (size_t c = 0; c < nk; c++) {
+        float z = w->f.st[r * BK + c];
+        w->p[r * BK + c] = z == -INFINITY ? 0.0f : sigmoid(z + p->sigmoid_bias);
+      }
+    bk->gemm(nr, nk, dv, w->f.o, dv, 1, w->vt, BK, w->dp, BK, 0);
+    for (size_t r = 0; r < nr; r++)
+      for (size_t c = 0; c < nk; c++) {
+        float z = w->f.st[r * BK + c], *ds = w->dp + r * BK + c;
+        /* 1 - w as sigmoid(-(z + b)): no cancellation where w is near 1 */
+        *ds = z == -INFINITY ? 0.0f : w->p[r * BK + c] * sigmoid(-(z + p->sigmoid_bias)) * *ds;
+      }
+    return;
+  }
   bk->probs(nr, nk, w->f.st, BK, w->lse, w->p, BK);
   bk->gemm(nr, nk, dv, w->f.o, dv, 1, w->vt, BK, w->dp, BK, 0);
   bk->dscores(nr, nk, w->f.st, BK, w->p, BK, w->dp, BK, w->dvec);

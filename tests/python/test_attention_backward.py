@@ -161,6 +161,21 @@ class AttentionBackward(unittest.TestCase):
         self.run_case(B=2, Hq=4, Hkv=2, causal=True, sink=torch.randn(4), softcap=8.0, mask=torch.randn(2, 4, 37, 53),
                       gate=torch.randn(2, 4, 37), fox=torch.cumsum(torch.nn.functional.logsigmoid(2 + torch.randn(2, 4, 53)), -1))
 
+    def test_sigmoid(self):
+        q = torch.randn(1, 2, 20, 8, dtype=torch.float64, requires_grad=True)
+        k = torch.randn(1, 2, 30, 8, dtype=torch.float64, requires_grad=True)
+        v = torch.randn(1, 2, 30, 8, dtype=torch.float64, requires_grad=True)
+        do = torch.randn(1, 2, 20, 8, dtype=torch.float64)
+        st.attention(q, k, v, kind="sigmoid", sigmoid_bias=-3.0, causal=True).backward(do)
+        got = [t.grad.clone() for t in (q, k, v)]
+        for t in (q, k, v):
+            t.grad = None
+        s = q @ k.transpose(-1, -2) / math.sqrt(8) - 3.0
+        vis = torch.arange(30)[None, :] <= torch.arange(20)[:, None] + 10
+        (torch.where(vis, torch.sigmoid(s), torch.zeros_like(s)) @ v).backward(do)
+        for a, t in zip(got, (q, k, v)):
+            self.assertLessEqual((a - t.grad).abs().max().item(), 1e-4 * (t.grad.abs().max().item() + 1))
+
     def test_sdpa(self):
         q = torch.randn(2, 3, 20, 8, dtype=torch.float64, requires_grad=True)
         k = torch.randn(2, 3, 30, 8, dtype=torch.float64, requires_grad=True)
@@ -192,7 +207,7 @@ class AttentionBackward(unittest.TestCase):
         (gq,) = torch.autograd.grad(o.sum(), q, create_graph=True)
         with self.assertRaises(RuntimeError):
             gq.sum().backward()
-        o = st.attention(q, q, q, kind="sigmoid")
+        o = st.attention(q, q, q, kind="softpick")
         with self.assertRaises(NotImplementedError):
             o.sum().backward()
         x = np.random.rand(1, 2, 5, 8).astype(np.float32)

@@ -41,6 +41,11 @@ static void run_accuracy_cases(void) {
   ADD("everything", base(2, 4, 2, 45, 77, 16, 8), c->d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT, c->d.sinks = 1,
       c->d.softcap = 8.0, c->d.mask_kind = SMX_ATTN_MASK_BIAS, c->d.alibi = 1, c->d.fox = 1, c->d.gate = 1,
       c->d.ssmax_s = 0.5, c->bias_inf = 1);
+  ADD("sigmoid", base(1, 2, 2, 40, 70, 16, 8), c->d.kind = SMX_ATTN_SIGMOID, c->d.sigmoid_bias = -2.0);
+  ADD("sigmoid-gqa", base(2, 4, 1, 33, 90, 8, 8), c->d.kind = SMX_ATTN_SIGMOID, c->d.sigmoid_bias = -4.0,
+      c->d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT, c->d.mask_kind = SMX_ATTN_MASK_BIAS, c->d.alibi = 1);
+  ADD("sigmoid-gate", base(1, 2, 2, 30, 40, 8, 8), c->d.kind = SMX_ATTN_SIGMOID, c->d.gate = 1, c->d.softcap = 4.0,
+      c->qmul = 3.0f);
   ADD("bf16", base(1, 2, 2, 40, 70, 16, 16), c->d.dtype = SMX_ATTN_BF16, c->d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT);
   ADD("bf16-strided", base(1, 4, 2, 20, 33, 8, 8), c->d.dtype = SMX_ATTN_BF16, c->bthd = 1, c->d.sinks = 1);
   ADD("empty-lq", base(1, 2, 2, 0, 40, 8, 8));
@@ -156,7 +161,7 @@ static void run_refusals(void) {
   /* plans whose backward is not computed */
   smx_attention_desc u[6];
   for (int i = 0; i < 6; i++) u[i] = base(1, 2, 2, 9, 11, 8, 8);
-  u[0].kind = SMX_ATTN_LINEAR, u[1].qk_norm = 1, u[2].diff_lambda = 0.5, u[3].l2_distance = 1;
+  u[0].kind = SMX_ATTN_SOFTPICK, u[1].qk_norm = 1, u[2].diff_lambda = 0.5, u[3].l2_distance = 1;
   u[4].blasst_log_threshold = -5.0, u[5].nsa_topk = 1;
   for (int i = 0; i < 6; i++) {
     CHECK(smx_attention_plan_create(&u[i], &p) == SMX_OK, "unsupported %d: plan", i);

@@ -17,7 +17,7 @@
 typedef long double ld;
 
 int attn_bwd_case_ok(const smx_attention_desc *d) {
-  return d->kind == SMX_ATTN_SOFTMAX && !d->qk_norm && d->diff_lambda == 0 && !d->l2_distance && !d->nsa_topk &&
+  return (d->kind == SMX_ATTN_SOFTMAX || d->kind == SMX_ATTN_SIGMOID) && !d->qk_norm && d->diff_lambda == 0 && !d->l2_distance && !d->nsa_topk &&
          !d->k_int8 && d->blasst_log_threshold == 0;
 }
 
@@ -28,7 +28,8 @@ void attn_reference_backward(const attn_case *c, const long double *dO, attn_gra
   size_t B = d->batch, Hq = d->heads_q, Hkv = d->heads_kv, Lq = d->len_q, Lk = d->len_k, D = d->dim_qk,
          Dv = d->dim_v, grp = Hkv ? Hq / Hkv : 1;
   ld scale = (ld)(float)(d->scale != 0 ? d->scale : 1.0 / sqrt((double)D));
-  ld cap = (ld)(float)d->softcap, ss = (ld)(float)d->ssmax_s;
+  ld cap = (ld)(float)d->softcap, ss = (ld)(float)d->ssmax_s, sb = (ld)(float)d->sigmoid_bias;
+  int sigk = d->kind == SMX_ATTN_SIGMOID;
   int ew = (d->gate_flags & SMX_ATTN_GATE_ELEMENTWISE) != 0;
   size_t nq = B * Hq * Lq * D, nk = B * Hkv * Lk * D, nv = B * Hkv * Lk * Dv;
   memset(g->dq, 0, nq * sizeof(ld));
@@ -106,7 +107,8 @@ void attn_reference_backward(const attn_case *c, const long double *dO, attn_gra
         ld zmax = 0;
         for (size_t j = 0; j < Lk; j++) {
           if (!vis[j]) continue;
-          w[j] = expl(z[j] - mm) / den;
+          /* sigmoid attention: w = sigmoid(z + b), not normalised */
+          w[j] = sigk ? sig(z[j] + sb) : expl(z[j] - mm) / den;
           if (zmag[j] > zmax) zmax = zmag[j];
           const ld *v = c->v + ((b * Hkv + gg) * Lk + j) * Dv;
           for (size_t t = 0; t < Dv; t++) oin[t] += w[j] * v[t];
@@ -153,6 +155,11 @@ void attn_reference_backward(const attn_case *c, const long double *dO, attn_gra
           if (!vis[j]) continue;
           /* the weight as it carries the rounding of its logit (2^-24 Z relative, a few times): w (1 + Z / 32) */
           ld wm = w[j] * (1 + zmag[j] / 32), ds = w[j] * (dp[j] - dd), ads = wm * (adp[j] + add);
+          if (sigk) {   /* dz = w (1 - w) dP, no D; 1 - w as sigmoid(-(z + b)) (1 - w rounds to 2^-64 steps) */
+            ld wn = sig(-(z[j] + sb));
+            ds = w[j] * wn * dp[j];
+            ads = wm * wn * (1 + zmag[j] / 32) * adp[j];   /* 1 - w carries the logit's rounding too */
+          }
           size_t mi = ((b * Hq + h) * Lq + i) * Lk + j;
           if (g->dbias) g->dbias[mi] = ds, g->mbias[mi] = ads;
           if (d->fox) {
