@@ -54,7 +54,9 @@ extern "C" {
  * gradient (focal: |s K|, InfoNCE: |s| / T per row): p_t - 1 on a row whose
  * p_t is within eps of 1 is formed to eps absolutely, as cross-entropy's
  * 2 eps |r_j| says. The f64 gradients also match central differences of
- * the f64 losses.
+ * the f64 losses. Gradient values beyond the range saturate at +-FLT_MAX
+ * (f32) / +-DBL_MAX (f64); a loss beyond it is +inf. The op driver
+ * (tests/ops) checks each loss row by row at every ISA and thread count.
  */
 
 /*
@@ -97,7 +99,8 @@ SMX_API smx_status smx_focal_loss_f64(const double *logits, size_t ld, const int
  * 2^-20 mean(x^2): their moments are summed in double in one pass (the
  * registry's sum and dot kernels, products exact), which loses digits below
  * that, as the paper's own formula does. f64 rows take two passes (the mean,
- * then the centred squares, compensated), with no such limit.
+ * then the centred squares, compensated) of the row scaled by a power of
+ * two, with no such limit (entries of 1e300 or subnormal ones included).
  */
 SMX_API smx_status smx_spherical_z_loss_f32(const float *logits, size_t ld, const int64_t *targets, float *loss,
                                             float *grad, size_t ldg, size_t rows, size_t cols, double a, double b,

@@ -195,7 +195,7 @@ SMX_API smx_status smx_entmax_backward_rows_bf16(const uint16_t *x, size_t ldx, 
  * with no entry above -inf gives +inf (NaN with the flag), gradient -s e_t; a
  * target at -inf gives +inf. Accuracy: the loss within 8 eps max(1, |loss|) +
  * the map's error times max|x - max| over the support; the gradient within the
- * map's bound times |s|.
+ * map's bound times |s|, plus the rounding of p_t - 1 (eps |grad_t|).
  */
 SMX_API smx_status smx_sparsemax_loss_f32(const float *logits, size_t ld, const int64_t *targets, float *loss,
                                    float *grad, size_t ldg, size_t rows, size_t cols, const smx_options *opt);

@@ -26,9 +26,9 @@ typedef struct zl_ctx {
  * (sum (x - mu))^2 / n (mu's own rounding), compensated, with each square's rounding (fma). One pass of
  * x and x^2, even compensated, leaves var = E[x^2] - mu^2 an error of eps E[x^2]: mean(x^2) / var times
  * the common bound (tests/soak/losses saw gradients 1e-11 off at mean(x^2) / var = 1e4, 2^-20 allowed). */
-static void moments_f64(const double *x, size_t n, double *mu_out, double *mu_lo, double *var_out) {
+static void moments_f64(const double *x, size_t n, double sc, double *mu_out, double *mu_lo, double *var_out) {
   double a = 0.0, ca = 0.0;
-  for (size_t i = 0; i < n; i++) smx_kadd(&a, &ca, x[i]);
+  for (size_t i = 0; i < n; i++) smx_kadd(&a, &ca, x[i] * sc);
   /* mu in two doubles (the sum's and the division's roundings in the low part): x_k - mu then keeps its
    * digits on rows far from 0 (mean 1e4, spread 0.1: one double mu costs z 1e-11 relatively) */
   double dn = (double)n, sh = a + ca, sl = ca - (sh - a), mu = sh / dn;
@@ -36,7 +36,7 @@ static void moments_f64(const double *x, size_t n, double *mu_out, double *mu_lo
   if (!(lo == lo && lo - lo == 0.0)) lo = 0.0;   /* a non-finite row: mu alone says it */
   double s = 0.0, cs = 0.0, d1 = 0.0, cd = 0.0;
   for (size_t i = 0; i < n; i++) {
-    double d = (x[i] - mu) - lo, w = d * d;
+    double d = (x[i] * sc - mu) - lo, w = d * d;
     smx_kadd(&s, &cs, w);
     if (w < INFINITY) cs += fma(d, d, -w);
     smx_kadd(&d1, &cd, d);
@@ -47,16 +47,34 @@ static void moments_f64(const double *x, size_t n, double *mu_out, double *mu_lo
   *var_out = (s + cs - e * e / dn) / dn;
 }
 
+/* f64 rows are scaled by the power of two 2^-e of their largest magnitude first (exact; z is scale-free):
+ * neither sum x^2 of a row with 1e300 in it nor that of subnormal rows leaves the range (op driver's
+ * "spike 1e300" family gave NaN for a finite row) */
+static double row_scale_f64(const double *x, size_t n) {
+  double amax = 0.0;
+  for (size_t i = 0; i < n; i++) amax = fabs(x[i]) > amax ? fabs(x[i]) : amax;
+  if (!(amax > 0.0 && amax < INFINITY)) return 1.0;
+  int e = ilogb(amax);
+  return ldexp(1.0, e < -1000 ? 1000 : -e);   /* 2^1000 at most: a subnormal row's 2^-e would overflow */
+}
+
+/* v, beyond the double range +-DBL_MAX */
+static double sat_f64(double v) {
+  return v > 1.7976931348623157e308 ? 1.7976931348623157e308 : v < -1.7976931348623157e308 ? -1.7976931348623157e308 : v;
+}
+
 static double softplus(double u) { return u > 0.0 ? u + log1p(exp(-u)) : log1p(exp(u)); }
 static double sigmoid(double u) { return u >= 0.0 ? 1.0 / (1.0 + exp(-u)) : exp(u) / (1.0 + exp(u)); }
 
 static void zl_row(const void *ctx, size_t r, const void *x, size_t n, size_t t, double s, double *loss, void *g) {
   (void)r;
   const zl_ctx *c = ctx;
-  double dn = (double)n, mu, mu_lo = 0.0, var, xt;
+  /* the moments of sc x (sc = 1 for f32 rows) */
+  double dn = (double)n, mu, mu_lo = 0.0, var, xt, sc = 1.0;
   if (c->f64) {
-    moments_f64(x, n, &mu, &mu_lo, &var);
-    xt = ((const double *)x)[t];
+    sc = row_scale_f64(x, n);
+    moments_f64(x, n, sc, &mu, &mu_lo, &var);
+    xt = ((const double *)x)[t] * sc;
   } else {
     /* f32: the moments in one pass of double sums (products exact): var within n 2^-53 mean(x^2), far
      * inside the f32 bound while var >= 2^-20 mean(x^2) (the header's condition) */
@@ -76,18 +94,20 @@ static void zl_row(const void *ctx, size_t r, const void *x, size_t n, size_t t,
   double sigma = sqrt(var), z = ((xt - mu) - mu_lo) / sigma, u = c->a * (c->b - z);
   *loss = softplus(u) / c->a;
   if (!g) return;
-  /* grad_k = s sig / (sigma D) (1 + z (x_k - mu) / sigma) - [k == t] s sig / sigma */
-  double sg = s * sigmoid(u), c0 = sg / (sigma * dn), c1 = c0 * z / sigma, gt = c0 + c1 * ((xt - mu) - mu_lo) - sg / sigma;
+  /* grad_k = F ((1 + z (x_k - mu) / sigma) / D - [k == t]) sc, F = s sig / sigma (sigma of sc x): the power
+   * of two sc last, so that only a value beyond the range overflows (subnormal f64 rows: 1 / sigma_x >
+   * DBL_MAX), and such values saturate as the f32 ones do */
+  double F = s * sigmoid(u) / sigma;
   if (c->f64) {
     double *gd = g;
     const double *xd = x;
-    for (size_t k = 0; k < n; k++) gd[k] = c0 + c1 * ((xd[k] - mu) - mu_lo);
-    gd[t] = gt;
+    for (size_t k = 0; k < n; k++) gd[k] = sat_f64(F * ((1.0 + z * (((xd[k] * sc - mu) - mu_lo) / sigma)) / dn) * sc);
+    gd[t] = sat_f64(F * ((1.0 + z * z) / dn - 1.0) * sc);
   } else {
     float *gf = g;
     const float *xf = x;
-    for (size_t k = 0; k < n; k++) gf[k] = smx_lrow_sat(c0 + c1 * ((double)xf[k] - mu));
-    gf[t] = smx_lrow_sat(gt);
+    for (size_t k = 0; k < n; k++) gf[k] = smx_lrow_sat(F * ((1.0 + z * (((double)xf[k] - mu) / sigma)) / dn));
+    gf[t] = smx_lrow_sat(F * ((1.0 + z * z) / dn - 1.0));
   }
 }
 

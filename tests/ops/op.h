@@ -75,7 +75,8 @@ typedef struct ref_ctx {
   long double m, logd;   /* max and log sum exp((x - m)/T) */
   long double d, s;      /* backward: <dy, y> and sum(dy) */
   size_t top[OPS_KMAX];  /* top-k: the selected indices, in order */
-  long double ex[4];     /* further row state of an op's reference (MultiMax, SA-softmax backward) */
+  long double ex[6];     /* further row state of an op's reference (MultiMax, SA-softmax backward, losses) */
+  int any;               /* the documented bound is silent on this row: any output passes */
 } ref_ctx;
 
 long double ref_in(const ref_ctx *c, int which, size_t i);
@@ -90,6 +91,7 @@ void ref_softmax_state(ref_ctx *c);
 #define OP_SATURATES 0x10u     /* results beyond the range come out as +-the largest finite value */
 #define OP_NONNEG 0x20u        /* every output (value) is >= 0 or NaN: probabilities */
 #define OP_UNIT_TEMP 0x40u     /* only temperature 1 (0): the families with another one are skipped */
+#define OP_NO_TEMP 0x80u       /* the call takes no temperature: the bad-temperature checks do not apply */
 
 typedef struct op_row {
   const char *name;
@@ -182,6 +184,39 @@ long double ref_entmax15_backward_at(const ref_ctx *c, size_t i, long double *au
   long double ref_entmax##tag##_backward_at(const ref_ctx *c, size_t i, long double *aux);
 ENTMAX_ALPHA_DECL(_a15)
 ENTMAX_ALPHA_DECL(_a17)
+/* the losses (ref_losses.c, adapt_losses.c): reduction NONE, one loss per row, at these parameters */
+#define OPS_FOCAL_GAMMA 2.0L
+#define OPS_ZLOSS_A 2.0L
+#define OPS_ZLOSS_B 0.5L
+#define OPS_KD_T 2.0L
+#define OPS_FY_ALPHA 1.7L   /* bisection entmax's loss (its bound is entmax_a17's) */
+long double ref_loss_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_loss(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+double bound_loss_grad(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+void ref_focal_row(ref_ctx *c);
+long double ref_focal_grad_at(const ref_ctx *c, size_t i, long double *aux);
+void ref_zloss_row(ref_ctx *c);
+long double ref_zloss_grad_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_zloss(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+void prep_kd(const double *x, size_t n, const smx_options *o, dtype dt, void *in0, void *in1);
+void ref_kd_row(ref_ctx *c);
+long double ref_kd_grad_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_fy_loss(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+#define FY_DECL(tag)                                                                                             \
+  void ref_fy##tag##_row(ref_ctx *c);                                                                            \
+  long double ref_fy##tag##_grad_at(const ref_ctx *c, size_t i, long double *aux);                              \
+  double bound_fy##tag##_grad(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+FY_DECL(_sparsemax)
+FY_DECL(_entmax15)
+FY_DECL(_entmax)
+#define LOSS_ADAPTER_DECL(name) smx_status a_##name##_loss(const op_call *c); smx_status a_##name##_grad(const op_call *c);
+LOSS_ADAPTER_DECL(focal_f32) LOSS_ADAPTER_DECL(focal_f64) LOSS_ADAPTER_DECL(zloss_f32) LOSS_ADAPTER_DECL(zloss_f64)
+LOSS_ADAPTER_DECL(kd_f32) LOSS_ADAPTER_DECL(kd_f64) LOSS_ADAPTER_DECL(sparsemax_f32) LOSS_ADAPTER_DECL(sparsemax_f64)
+LOSS_ADAPTER_DECL(entmax15_f32) LOSS_ADAPTER_DECL(entmax15_f64) LOSS_ADAPTER_DECL(entmax_f32)
+LOSS_ADAPTER_DECL(entmax_f64)
+smx_status a_sparsemax_sort_f32(const op_call *c);
+smx_status a_sparsemax_sort_f64(const op_call *c);
+
 /* the row variants (ref_vnorm.c) */
 #define VN_SOFTPICK_EPS 1e-6L
 void prep_vn_backward(const double *x, size_t n, const smx_options *o, dtype dt, void *in0, void *in1);

@@ -519,6 +519,37 @@ const op_row op_table[] = {
     ref_sa_norm_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
   { "sa_softmax_norm_backward", DT_BF16, DT_BF16, OUT_ELEM, 2, 1, 0, NULL, a_sa_norm_bwd_bf16, prep_vn_backward,
     ref_sa_norm_backward_row, ref_sa_backward_at, bound_vn_sa_backward },
+  /* the losses, reduction NONE (ref_losses.c): the row losses, then the gradient */
+/* (the gradient's NULL is the loss-only call; caps: OP_NO_TEMP where the adapter fixes the temperature (KD's T); gcaps: the
+ * gradient's own, OP_SATURATES where values beyond the range saturate) */
+#define LOSS_ROWS(name, sfx, D, n_in, caps, gcaps, prep, ref_row, loss_bound, grad_at, grad_bound)               \
+  { #name "_loss", D, D, OUT_SCALAR, n_in, -1, OP_EMPTY_INVALID | OP_UNIT_TEMP | (caps), NULL,                    \
+    a_##name##_##sfx##_loss, prep, ref_row, ref_loss_at, loss_bound },                                           \
+  { #name "_grad", D, D, OUT_ELEM, n_in, 0, OP_EMPTY_INVALID | OP_UNIT_TEMP | OP_OPTIONAL_OUT | (caps) | (gcaps),   \
+    NULL, a_##name##_##sfx##_grad, prep, ref_row, grad_at, grad_bound }
+  LOSS_ROWS(focal, f32, DT_F32, 1, 0, OP_SATURATES, NULL, ref_focal_row, bound_loss, ref_focal_grad_at, bound_loss_grad),
+  LOSS_ROWS(focal, f64, DT_F64, 1, 0, 0, NULL, ref_focal_row, bound_loss, ref_focal_grad_at, bound_loss_grad),
+  LOSS_ROWS(zloss, f32, DT_F32, 1, 0, OP_SATURATES, NULL, ref_zloss_row, bound_zloss, ref_zloss_grad_at, bound_loss_grad),
+  LOSS_ROWS(zloss, f64, DT_F64, 1, 0, OP_SATURATES, NULL, ref_zloss_row, bound_zloss, ref_zloss_grad_at, bound_loss_grad),
+  LOSS_ROWS(kd, f32, DT_F32, 2, OP_NO_TEMP, 0, prep_kd, ref_kd_row, bound_loss, ref_kd_grad_at, bound_loss_grad),
+  LOSS_ROWS(kd, f64, DT_F64, 2, OP_NO_TEMP, 0, prep_kd, ref_kd_row, bound_loss, ref_kd_grad_at, bound_loss_grad),
+  LOSS_ROWS(sparsemax, f32, DT_F32, 1, 0, 0, NULL, ref_fy_sparsemax_row, bound_fy_loss, ref_fy_sparsemax_grad_at,
+            bound_fy_sparsemax_grad),
+  LOSS_ROWS(sparsemax, f64, DT_F64, 1, 0, 0, NULL, ref_fy_sparsemax_row, bound_fy_loss, ref_fy_sparsemax_grad_at,
+            bound_fy_sparsemax_grad),
+  LOSS_ROWS(entmax15, f32, DT_F32, 1, 0, 0, NULL, ref_fy_entmax15_row, bound_fy_loss, ref_fy_entmax15_grad_at,
+            bound_fy_entmax15_grad),
+  LOSS_ROWS(entmax15, f64, DT_F64, 1, 0, 0, NULL, ref_fy_entmax15_row, bound_fy_loss, ref_fy_entmax15_grad_at,
+            bound_fy_entmax15_grad),
+  LOSS_ROWS(entmax, f32, DT_F32, 1, 0, 0, NULL, ref_fy_entmax_row, bound_fy_loss, ref_fy_entmax_grad_at,
+            bound_fy_entmax_grad),
+  LOSS_ROWS(entmax, f64, DT_F64, 1, 0, 0, NULL, ref_fy_entmax_row, bound_fy_loss, ref_fy_entmax_grad_at,
+            bound_fy_entmax_grad),
+  /* the sort-based sparsemax, the oracle: the same reference and bound */
+  { "sparsemax_sort", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG | OP_UNIT_TEMP, NULL, a_sparsemax_sort_f32, NULL,
+    ref_sparsemax_row, ref_sparsemax_at, bound_sparsemax },
+  { "sparsemax_sort", DT_F64, DT_F64, OUT_ELEM, 1, 0, OP_NONNEG | OP_UNIT_TEMP, NULL, a_sparsemax_sort_f64, NULL,
+    ref_sparsemax_row, ref_sparsemax_at, bound_sparsemax },
   /* MultiMax */
   { "multimax", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG, a_multimax_32, a_multimax_rows_32, NULL,
     ref_multimax_row, ref_multimax_at, bound_multimax },
