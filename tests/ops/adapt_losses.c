@@ -81,31 +81,24 @@ SPHERICAL(f64, double)
 KD(f32, float)
 KD(f64, double)
 
-/* the Fenchel-Young losses of sparsemax, entmax-1.5 and bisection entmax at OPS_FY_ALPHA */
-#define FY(sfx, T)                                                                                    \
-  static smx_status call_sparsemax_##sfx(const op_call *c, T *loss, T *grad, size_t ldg) {            \
+/* the Fenchel-Young losses of sparsemax, entmax-1.5 and bisection entmax at OPS_FY_ALPHA; tail: the
+ * arguments after cols (FY_TAIL, or FY_TAIL_ALPHA for bisection entmax) */
+#define FY_TAIL &o
+#define FY_TAIL_ALPHA (double)OPS_FY_ALPHA, &o
+#define FY(map, sfx, T, tail)                                                                         \
+  static smx_status call_##map##_##sfx(const op_call *c, T *loss, T *grad, size_t ldg) {              \
     smx_loss_ext e;                                                                                   \
     smx_options o = loss_opts(c, &e, SMX_FLAG_MASKED_ROW_NAN);                                        \
-    return smx_sparsemax_loss_##sfx((const T *)c->in[0], c->ld_in[0], c->targets, loss, grad, ldg, c->rows,   \
-                             c->cols, &o);                                                        \
+    return smx_##map##_loss_##sfx((const T *)c->in[0], c->ld_in[0], c->targets, loss, grad, ldg,      \
+                                  c->rows, c->cols, tail);                                            \
   }                                                                                                   \
-  LOSS_ADAPTER(sparsemax_##sfx, T)                                                                    \
-  static smx_status call_entmax15_##sfx(const op_call *c, T *loss, T *grad, size_t ldg) {             \
-    smx_loss_ext e;                                                                                   \
-    smx_options o = loss_opts(c, &e, SMX_FLAG_MASKED_ROW_NAN);                                        \
-    return smx_entmax15_loss_##sfx((const T *)c->in[0], c->ld_in[0], c->targets, loss, grad, ldg, c->rows,   \
-                             c->cols, &o);                                                        \
-  }                                                                                                   \
-  LOSS_ADAPTER(entmax15_##sfx, T)                                                                     \
-  static smx_status call_entmax_##sfx(const op_call *c, T *loss, T *grad, size_t ldg) {               \
-    smx_loss_ext e;                                                                                   \
-    smx_options o = loss_opts(c, &e, SMX_FLAG_MASKED_ROW_NAN);                                        \
-    return smx_entmax_loss_##sfx((const T *)c->in[0], c->ld_in[0], c->targets, loss, grad, ldg, c->rows,   \
-                             c->cols, (double)OPS_FY_ALPHA, &o);                                                        \
-  }                                                                                                   \
-  LOSS_ADAPTER(entmax_##sfx, T)
-FY(f32, float)
-FY(f64, double)
+  LOSS_ADAPTER(map##_##sfx, T)
+FY(sparsemax, f32, float, FY_TAIL)
+FY(sparsemax, f64, double, FY_TAIL)
+FY(entmax15, f32, float, FY_TAIL)
+FY(entmax15, f64, double, FY_TAIL)
+FY(entmax, f32, float, FY_TAIL_ALPHA)
+FY(entmax, f64, double, FY_TAIL_ALPHA)
 
 /* the sort-based sparsemax (the oracle), checked as sparsemax */
 smx_status a_sparsemax_sort_f32(const op_call *c) {
