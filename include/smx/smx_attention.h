@@ -84,7 +84,7 @@
  * but not key j (a masked key weighs 0, and 0 x NaN is NaN); never a row that
  * sees no key, which keeps O = 0 and lse = -inf. BLASST decides on a tile's
  * largest score, and a NaN among a row's scores keeps it from dropping that
- * tile. The same holds for the split keys of decoding and in
+ * tile; an infinity of V in a tile that BLASST drops reaches nothing. The same holds for the split keys of decoding and in
  * smx_attention_merge (a part with lse NaN makes the row NaN).
  *
  * ---------------------------------------------------------------------------

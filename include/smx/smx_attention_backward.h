@@ -56,7 +56,10 @@
  * of such terms each carrying a few roundings, plus the recomputed P's
  * 2^-24 Z per logit of magnitude Z (as in the forward's bound). Where dS
  * cancels (dP close to D) the error is relative to M_X, not to |dX|.
- * f16 / bf16 storage add the one rounding of each stored gradient.
+ * f16 / bf16 storage add the one rounding of each stored gradient, and the
+ * stored O's where it is below the type's normal range (half the smallest
+ * subnormal, absolute): through D_i = sum dO O into every dS, and into dgate
+ * as |dO| (1 - sigmoid(g)) times it.
  *
  * NaN: a NaN score (NaN in Q, K or the bias) makes the row's lse NaN in the
  * forward; its P, dS and dQ row are NaN and so are dK and dV of every key the

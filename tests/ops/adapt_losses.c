@@ -38,7 +38,7 @@ static smx_options loss_opts(const op_call *c, smx_loss_ext *ext, uint32_t flags
   static smx_status run_##name(const op_call *c, int want_grad) {                                     \
     unsigned char scratch[64 * sizeof(double)];                                                       \
     T *loss = want_grad ? loss_buf(c->rows, sizeof(T), scratch, sizeof scratch) : (T *)c->out;        \
-    if (!loss) return SMX_E_NOMEM;                                                                    \
+    if (want_grad && !loss) return SMX_E_NOMEM;   /* (a NULL output of the loss form: the library's) */ \
     smx_status s = call_##name(c, loss, want_grad ? (T *)c->out : NULL, want_grad ? c->ld_out : 0);   \
     if (want_grad && (void *)loss != (void *)scratch) free(loss);                                     \
     return s;                                                                                         \

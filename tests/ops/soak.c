@@ -219,13 +219,15 @@ static void soak_case(uint64_t seed, const int *run_dt) {
       case 2: cl.ld_in[0] = n ? n - 1 : 0; what = "ld < cols"; if (!n || R < 2) { bo.temperature = -1; what = "temperature -1"; } break;
       case 3: bo.temperature = coin(&r, 0.5) ? NAN : INFINITY; what = "temperature NaN / inf"; break;
       case 4: bo.temperature = -uin(&r, 0.1, 10); what = "negative temperature"; break;
+      /* (OP_NO_TEMP rows: the adapter sets the temperature itself; the two above are then not bad) */
       case 5: bo.threads = -1 - (int)pick(&r, 4); what = "negative threads"; break;
       default: bo.algo = (smx_algo)(4 + pick(&r, 10)); what = "unknown algorithm"; break;
     }
     /* rows with nothing to do may legitimately accept */
     int nothing = R == 0 || n == 0;   /* (empty rows: no pointer is read; the header's NULL rule is for work to do) */
     if (!strcmp(what, "unknown algorithm") && !(row->caps & OP_ALGOS)) nothing = 1;   /* ignored where there is no choice */
-    if (!strcmp(what, "negative threads")) nothing = 1;   /* the header does not say (0 or 1: the calling thread) */
+    if (!strcmp(what, "negative threads")) nothing = 1;
+    if ((row->caps & OP_NO_TEMP) && strstr(what, "temperature")) nothing = 1;   /* the header does not say (0 or 1: the calling thread) */
     cl.opt = &bo;
     memset(out.p, 0xa5, ocount * oes);
     smx_status s = row->rows(&cl);

@@ -25,6 +25,12 @@
 
 #include "attn_soak.h"
 
+/* BLASST (softmax) drops a tile whose largest logit is more than |threshold| below the running max (at most
+ * the row's max mm): a key with z <= mm + threshold may sit in one, one above it never does */
+static int blasst_may_drop(const smx_attention_desc *d, long double z, long double mm) {
+  return d->blasst_log_threshold < 0 && d->kind == SMX_ATTN_SOFTMAX && z <= mm + (long double)d->blasst_log_threshold;
+}
+
 #define PI_L 3.14159265358979323846264338327950288L
 
 typedef long double ld;
@@ -252,13 +258,15 @@ static void score_map(const rowctx *r, size_t qoff, size_t dqe, ld scale, ld *o,
     if (d->kind == SMX_ATTN_SIGMOID) *lse = dsig > 0 ? su + logl(dsig) : -INFINITY;
     else *lse = mm + logl(den);
     if (*lse == -INFINITY) *lcls = EXP_ZERO;
-    /* non-finite V: visible keys with a weight that is surely not 0 in float reach the column */
+    /* non-finite V: visible keys with a weight that is surely not 0 in float reach the column (unless BLASST
+     * may drop the key's tile: the soak found a V infinity in a dropped tile, which reaches nothing) */
     for (size_t j = 0; j < Lk; j++) {
       if (z[j] == -INFINITY) continue;
       ld rel = d->kind == SMX_ATTN_SIGMOID ? 1 / (1 + expl(-(z[j] + (ld)d->sigmoid_bias))) : expl(z[j] - mm);
       for (size_t x = 0; x < Dv; x++)
         if (!fin(vv(c, r->b, r->g, j, x)) && ocls[x] != EXP_NONFINITE)
-          ocls[x] = rel > 1e-30L && !(d->kind == SMX_ATTN_SOFTPICK && z[j] <= mm - 60) ? EXP_NONFINITE : EXP_ANY;
+          ocls[x] = rel > 1e-30L && !(d->kind == SMX_ATTN_SOFTPICK && z[j] <= mm - 60) && !blasst_may_drop(d, z[j], mm)
+                        ? EXP_NONFINITE : EXP_ANY;
     }
   }
   /* masked keys with non-finite V: 0 * inf in the product, no documented rule */

@@ -48,6 +48,12 @@ void attn_reference_backward(const attn_case *c, const long double *dO, attn_gra
   ld *dp = calloc(Lk + 1, sizeof(ld)), *adp = calloc(Lk + 1, sizeof(ld)), *zmag = calloc(Lk + 1, sizeof(ld));
   ld *oin = calloc(Dv + 1, sizeof(ld)), *doin = calloc(Dv + 1, sizeof(ld)), *sg = calloc(Dv + 1, sizeof(ld));
   unsigned char *vis = calloc(Lk + 1, 1);
+  /* the stored O's rounding below a 16-bit type's normal range (half its smallest subnormal, absolute):
+   * dgate = dO O_stored (1 - sigmoid(g)) carries it into (1 - sigmoid(g)) |dO| per element (kept apart and
+   * added to mgate at the end over 2^-16, the smallest relative bound it is compared with), and D into every
+   * dS (below) */
+  ld hsub = d->dtype == SMX_ATTN_F16 ? 0x1p-25L : d->dtype == SMX_ATTN_BF16 ? 0x1p-134L : 0;
+  ld *xg = g->dgate ? calloc(ng + 1, sizeof(ld)) : NULL;
   ld gomax = 0;
   for (size_t b = 0; b < B; b++)
     for (size_t h = 0; h < Hq; h++)
@@ -127,6 +133,7 @@ void attn_reference_backward(const attn_case *c, const long double *dO, attn_gra
           dd += doin[t] * oin[t];
           if (d->gate) {
             ld dg = dor[t] * oin[t] * sg[t] * (1 - sg[t]), adg = fabsl(dor[t]) * omax * sg[t] * (1 - sg[t]);
+            xg[ew ? row * Dv + t : row] += fabsl(dor[t]) * (1 - sg[t]) * hsub;
             if (ew) {
               g->dgate[row * Dv + t] = dg;
               g->mgate[row * Dv + t] = adg;
@@ -146,6 +153,10 @@ void attn_reference_backward(const attn_case *c, const long double *dO, attn_gra
           }
           add += w[j] * adp[j];
         }
+        /* D = sum dO O_stored: a stored O below the 16-bit type's normal range is off by up to hsub, absolute
+         * (the soak found dq 1.002x its bound on a gated f16 row); in |D| over 2^-16, the smallest relative
+         * bound |D| is multiplied by */
+        for (size_t t = 0; t < Dv; t++) add += fabsl(dor[t]) * hsub * 0x1p16L;
         if (d->sinks) {
           g->dsinks[h] -= wsink * dd;
           g->msinks[h] += wsink * add;
@@ -191,6 +202,7 @@ void attn_reference_backward(const attn_case *c, const long double *dO, attn_gra
         }
       }
   if (g->dgate)
-    for (size_t e = 0; e < ng; e++) g->mgate[e] *= gomax;
+    for (size_t e = 0; e < ng; e++) g->mgate[e] = g->mgate[e] * gomax + xg[e] * 0x1p16L;
+  free(xg);
   free(x), free(z), free(w), free(dp), free(adp), free(zmag), free(oin), free(doin), free(sg), free(vis);
 }
