@@ -42,7 +42,7 @@ static void xent_task(void *ctx, size_t r0, size_t r1, void *scratch) {
   for (size_t r = r0; r < r1; r++) {
     int64_t t = j->targets[r];
     double l, lse;
-    float lse32;
+    float lse32 = 0.0f; /* clang cannot see that it is written whenever it is read */
     const char *x = (const char *)j->x + r * j->ld * es;
     void *g = j->g ? (char *)j->g + r * j->ldg * es : NULL;
     if (j->elem == SMX_ELEM_F64) {
