@@ -51,7 +51,7 @@ static void dtypes(char *buf, size_t size, unsigned bits) {
 
 /* the loss classes compute the gradient in the same call */
 static int fused_grad(const smx_op_info *op) {
-  return op->sig == SMX_SIG_LOSS || op->sig == SMX_SIG_XENT || op->sig == SMX_SIG_KD;
+  return op->sig == SMX_SIG_LOSS || op->sig == SMX_SIG_TLOSS || op->sig == SMX_SIG_XENT || op->sig == SMX_SIG_KD;
 }
 
 /* The C names of one direction: smx_x_rows_{f64,f32}, or the one name of a plan API. */

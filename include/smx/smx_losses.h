@@ -1,6 +1,6 @@
 /*
- * smx — losses on softmax outputs (focal, InfoNCE / CLIP, soft Dice), the spherical
- * Z-loss on raw scores and the distillation loss, each with its gradient in the same
+ * smx — losses on softmax outputs (focal, InfoNCE / CLIP, soft Dice, S-DPO), the
+ * spherical Z-loss on raw scores and the distillation loss, each with its gradient in the same
  * call. Included by smx/smx.h. Cross-entropy is in smx_grad.h, the Fenchel-Young
  * losses of the sparse maps in smx_sparse.h, Noisy Softmax in smx_noisy.h.
  */
@@ -202,6 +202,50 @@ SMX_API smx_status smx_kd_loss_f32(const float *student, size_t lds, const float
 SMX_API smx_status smx_kd_loss_f64(const double *student, size_t lds, const double *teacher, size_t ldt,
                                    double *loss, double *grad, size_t ldg, size_t rows, size_t cols, int standardize,
                                    const smx_options *opt);
+
+/* ------------------------------------------------------ S-DPO (preferences) */
+/*
+ * The S-DPO loss (Chen, Tan, Zhang, Wang, He, Ding, Hu and Dong 2024, "On
+ * Softmax Direct Preference Optimization for Recommendation", NeurIPS 2024,
+ * eq. 8): the Plackett-Luce form of DPO over one preferred and several
+ * rejected items. Row r holds the cols log-ratio margins of its items,
+ *   m_j = log pi(y_j | x) - log pi_ref(y_j | x)   (the caller forms them),
+ * with the preferred item w = targets[r] (int64, in [0, cols), or the
+ * options' ignore_index: loss 0, gradient 0, left out of the mean) and the
+ * other columns the rejected items; with b = beta,
+ *   loss_r = -log sigmoid(-log sum_{j != w} exp(b (m_j - m_w)))
+ *          = logsumexp_j(b m_j) - b m_w     (exactly: the j = w term is 1)
+ *   grad_j = s * b * (softmax(b m)_j - [j == w]),   s = grad_scale (/ count for MEAN)
+ * so a row is the fused cross-entropy of softmax(b m) at w (smx_grad.h), in
+ * every dtype, and the sigmoid is never rounded on its own: a loss of 1e-30
+ * keeps its digits. beta in [DBL_MIN, DBL_MAX] (S-DPO's beta; 1 is the
+ * paper's default); the options' temperature must be 0 or 1 and
+ * label_smoothing and z_loss 0 (SMX_E_INVALID_ARG); reduction, ignore_index,
+ * grad_scale, threads and SMX_FLAG_MASKED_ROW_NAN as for cross-entropy.
+ * Storage: f64 margins give double losses and gradients; f32, f16 and bf16
+ * margins float losses and a gradient of the margins' type (f32 arithmetic).
+ * A rejected item padded with -inf takes no part (rows with fewer rejected
+ * items); the gradient in pi_ref's log-probabilities is minus this one.
+ * Special values, cross-entropy's: NaN in the row: NaN loss and gradient;
+ * m_w = -inf: loss +inf; k margins +inf: p = 1/k on them, loss log k or
+ * +inf; cols = 1 (nothing rejected): loss 0.
+ * Accuracy: cross-entropy's bounds (smx_grad.h) at temperature 1 / beta:
+ * loss 4 eps max(1, |ref|); gradient (6 + b |m_j - max| / 2) eps |q_j| + ...;
+ * f16 / bf16 gradients + u |ref|. The op driver checks every dtype against
+ * the -log sigmoid(-log sum) form in long double (tests/ops/ref_losses.c).
+ */
+SMX_API smx_status smx_sdpo_loss_f64(const double *margins, size_t ld, const int64_t *targets, double *loss,
+                                     double *grad, size_t ldg, size_t rows, size_t cols, double beta,
+                                     const smx_options *opt);
+SMX_API smx_status smx_sdpo_loss_f32(const float *margins, size_t ld, const int64_t *targets, float *loss,
+                                     float *grad, size_t ldg, size_t rows, size_t cols, double beta,
+                                     const smx_options *opt);
+SMX_API smx_status smx_sdpo_loss_f16(const uint16_t *margins, size_t ld, const int64_t *targets, float *loss,
+                                     uint16_t *grad, size_t ldg, size_t rows, size_t cols, double beta,
+                                     const smx_options *opt);
+SMX_API smx_status smx_sdpo_loss_bf16(const uint16_t *margins, size_t ld, const int64_t *targets, float *loss,
+                                      uint16_t *grad, size_t ldg, size_t rows, size_t cols, double beta,
+                                      const smx_options *opt);
 
 #ifdef __cplusplus
 }

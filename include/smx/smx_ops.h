@@ -49,7 +49,10 @@ typedef enum smx_op_sig {
   SMX_SIG_FIT,        /* (x, ldx, rows, cols, labels, &T, info): a fitted temperature                  */
   SMX_SIG_METRICS,    /* (id, n_id, ood, n_ood, P..., results): figures of two score arrays            */
   SMX_SIG_ATTENTION,  /* plan (smx_attention_desc, the storage type in it) + run (Q, K, V -> O, lse)     */
-  SMX_SIG_MERGE       /* (n, o[], lse[], rows, dv, ldo, out, ld_out, lse_out)                          */
+  SMX_SIG_MERGE,      /* (n, o[], lse[], rows, dv, ldo, out, ld_out, lse_out)                          */
+  SMX_SIG_TLOSS       /* (logits, ld, targets, loss, grad, ldg, rows, cols, P..., opt): a loss with int64
+                         class targets and nothing else, its gradient (NULL: none) in the same call; loss
+                         double for f64 logits, float otherwise; grad of the logits' type              */
 } smx_op_sig;
 
 typedef enum smx_param_type {
@@ -105,10 +108,11 @@ SMX_API smx_status smx_op_at(size_t i, const smx_op_info **op);
 SMX_API smx_status smx_op_find(const char *name, const smx_op_info **op);
 
 /*
- * One call of a row operation (sig ROWS, ROWS_YBWD, ROWS_LENS, ROWS_PGRAD or LSE): exactly the call of
- * smx_<name>_rows_<dtype> (backward: smx_<name>_backward_rows_<dtype>) with these arguments, so the same
- * results, bit for bit, and the same checks. The pointers are of the dtype's element type (f16 / bf16:
- * uint16_t bit patterns; LSE writes double for f64 rows, float otherwise).
+ * One call of a row operation (sig ROWS, ROWS_YBWD, ROWS_LENS, ROWS_PGRAD, LSE or TLOSS): exactly the call
+ * of smx_<name>_rows_<dtype> (backward: smx_<name>_backward_rows_<dtype>; TLOSS: smx_<name>_<dtype>, whose
+ * gradient is part of the forward call) with these arguments, so the same results, bit for bit, and the
+ * same checks. The pointers are of the dtype's element type (f16 / bf16: uint16_t bit patterns; LSE and
+ * TLOSS write double for f64 rows, float otherwise, into out).
  */
 typedef struct smx_op_call {
   smx_op_dtype dtype;
@@ -122,13 +126,15 @@ typedef struct smx_op_call {
   size_t nparams;          /* how many doubles params holds (0: all defaults; params may then be NULL)   */
   const int64_t *lens;     /* ROWS_LENS: one count per row, or NULL; must be NULL for the other classes */
   double *dparams;         /* ROWS_PGRAD backward: NULL, or nvalues doubles for the parameters' gradient */
+  const int64_t *targets;  /* TLOSS: one class index per row (or the options' ignore_index); else NULL    */
+  void *grad;     size_t ldg;   /* TLOSS: the gradient (rows x cols, the logits' type) or NULL; else NULL */
 } smx_op_call;
 
 /*
  * SMX_E_INVALID_ARG, nothing written, for: a NULL op or call; an op not from smx_op_at / smx_op_find (a
  * copy); an op of another signature class; nparams
  * above op->nvalues; a missing parameter without default; a parameter outside [min, max] or NaN, or not a
- * whole number for INT, BOOL and SIZE; lens or dparams given where the class takes none.
+ * whole number for INT, BOOL and SIZE; lens, dparams, targets or grad given where the class takes none.
  * SMX_E_UNSUPPORTED for a dtype (or backward) the op has no entry for. Then the entry's own checks.
  */
 SMX_API smx_status smx_op_rows(const smx_op_info *op, const smx_op_call *call, const smx_options *opt);

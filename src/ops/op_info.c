@@ -43,7 +43,7 @@ const char *smx_op_family_name(smx_op_family f) {
 const char *smx_op_sig_name(smx_op_sig s) {
   static const char *const n[] = { "ROWS", "ROWS_YBWD", "ROWS_LENS", "ROWS_PGRAD", "LSE", "MIXTURE",
                                    "RNG_ROWS", "HARD", "TOPK", "SAMPLE", "XENT", "LOSS", "KD", "SCORE",
-                                   "TEMPLATES", "CALIB", "FIT", "METRICS", "ATTENTION", "MERGE" };
+                                   "TEMPLATES", "CALIB", "FIT", "METRICS", "ATTENTION", "MERGE", "TLOSS" };
   return (unsigned)s < sizeof n / sizeof n[0] ? n[s] : "?";
 }
 

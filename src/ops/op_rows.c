@@ -1,5 +1,5 @@
 /*
- * smx_op_rows (include/smx/smx_ops.h): the generic entry of the row operations. The parameters are
+ * smx_op_rows (include/smx/smx_ops.h): the generic entry of the row operations and the target losses. The parameters are
  * checked against the table's ranges and defaults here; then one call of the op's own entry point, whose
  * dispatch (one function per op, one case per dtype the table lists) is expanded from op_table.def by
  * token pasting, never written per op. An SMX_DT flag of 1 for an entry point that does not exist fails
@@ -25,6 +25,10 @@
 #define OT_f32 float
 #define OT_f16 float
 #define OT_bf16 float
+#define LT_f64 double
+#define LT_f32 float
+#define LT_f16 float
+#define LT_bf16 float
 #define DT_f64 SMX_OP_F64
 #define DT_f32 SMX_OP_F32
 #define DT_f16 SMX_OP_F16
@@ -43,6 +47,8 @@
 /* The argument lists of the signature classes (smx_op_sig), before and after the parameters. */
 #define FWD_HEAD_ROWS(sfx) (const T_##sfx *)c->x, c->ldx, (T_##sfx *)c->out, c->ldo, c->rows, c->cols
 #define FWD_HEAD_LSE(sfx) (const T_##sfx *)c->x, c->ldx, (OT_##sfx *)c->out, c->rows, c->cols
+#define FWD_HEAD_TLOSS(sfx)                                                                                \
+  (const T_##sfx *)c->x, c->ldx, c->targets, (LT_##sfx *)c->out, (T_##sfx *)c->grad, c->ldg, c->rows, c->cols
 #define BWD_HEAD_ROWS(sfx)                                                                                 \
   (const T_##sfx *)c->x, c->ldx, (const T_##sfx *)c->y, c->ldy, (const T_##sfx *)c->dy, c->lddy,            \
       (T_##sfx *)c->out, c->ldo, c->rows, c->cols
@@ -57,9 +63,14 @@
 #define SIG_ROWS_LENS ROWS, LENS, ROWS, LENS
 #define SIG_ROWS_PGRAD ROWS, NONE, ROWS, PGRAD
 #define SIG_LSE LSE, NONE, NONE, NONE
+#define SIG_TLOSS TLOSS, NONE, NONE, NONE
+/* the forward entry's name: smx_<name>_rows_<dt>, or smx_<name>_<dt> for the losses */
+#define FWD_NAME_ROWS(name, sfx) smx_##name##_rows_##sfx
+#define FWD_NAME_LSE(name, sfx) smx_##name##_rows_##sfx
+#define FWD_NAME_TLOSS(name, sfx) smx_##name##_##sfx
 
 #define FWD_CASE(flag, name, sfx, fh, ft, params)                                                          \
-  SMX_OPT_IF(flag, case DT_##sfx: return smx_##name##_rows_##sfx(FWD_HEAD_##fh(sfx) params(PARG) TAIL_##ft, o);)
+  SMX_OPT_IF(flag, case DT_##sfx: return FWD_NAME_##fh(name, sfx)(FWD_HEAD_##fh(sfx) params(PARG) TAIL_##ft, o);)
 #define BWD_CASE(flag, name, sfx, bh, bt, params)                                                          \
   SMX_OPT_IF(flag, case DT_##sfx:                                                                          \
              return smx_##name##_backward_rows_##sfx(BWD_HEAD_##bh(sfx) params(PARG) TAIL_##bt, o);)
@@ -125,6 +136,7 @@
 #define ROWCLASS_METRICS 0
 #define ROWCLASS_ATTENTION 0
 #define ROWCLASS_MERGE 0
+#define ROWCLASS_TLOSS 1
 #include "ops/op_table.def"
 #undef SMX_OP
 
@@ -168,6 +180,7 @@ smx_status smx_op_rows(const smx_op_info *op, const smx_op_call *call, const smx
   if (call->nparams > op->nvalues || (call->nparams && !call->params)) return SMX_E_INVALID_ARG;
   if (call->lens && op->sig != SMX_SIG_ROWS_LENS) return SMX_E_INVALID_ARG;
   if (call->dparams && !(op->sig == SMX_SIG_ROWS_PGRAD && call->backward)) return SMX_E_INVALID_ARG;
+  if ((call->targets || call->grad) && op->sig != SMX_SIG_TLOSS) return SMX_E_INVALID_ARG;
   if ((unsigned)call->dtype > SMX_OP_BF16) return SMX_E_INVALID_ARG;
   unsigned have = call->backward ? op->bwd_dtypes : op->dtypes;
   if (!(have & SMX_OP_BIT(call->dtype))) return SMX_E_UNSUPPORTED;

@@ -222,7 +222,7 @@ static void test_generic_f32(void) {
       memset(a, 0x5a, sizeof a);
       memset(b, 0x5a, sizeof b);
       int pgrad = bwd && op->sig == SMX_SIG_ROWS_PGRAD;
-      smx_op_call c = { SMX_OP_F32, bwd, ROWS, COLS, x, LD, y, LD, dy, LD, a, LD, p, np, ln, pgrad ? da : NULL };
+      smx_op_call c = { SMX_OP_F32, bwd, ROWS, COLS, x, LD, y, LD, dy, LD, a, LD, p, np, ln, pgrad ? da : NULL, NULL, NULL, 0 };
       smx_status sg = smx_op_rows(op, &c, &o), sd = SMX_E_INTERNAL;
       int known = direct_f32(op->name, bwd, x, y, dy, b, p, ln, pgrad ? db : NULL, &o, &sd);
       CHECK(known, "%s: no direct call in this test: add it to direct_f32", op->name);
@@ -272,7 +272,7 @@ static void test_generic_dtypes(void) {
                           d == SMX_OP_F64 ? (void *)yd : d == SMX_OP_F32 ? (void *)yf : (void *)yh, LD,
                           d == SMX_OP_F64 ? (void *)dyd : d == SMX_OP_F32 ? (void *)dyf : (void *)dyh, LD,
                           d == SMX_OP_F64 ? (void *)od : d == SMX_OP_F32 || lse_half ? (void *)of : (void *)oh, LD,
-                          p, np, NULL, NULL };
+                          p, np, NULL, NULL, NULL, NULL, 0 };
         unsigned have = bwd ? op->bwd_dtypes : op->dtypes;
         smx_status s = smx_op_rows(op, &c, &o);
         if (have & SMX_OP_BIT(d))
@@ -295,7 +295,7 @@ static void test_refusals(void) {
   float x[ROWS * LD] = { 0 }, out[ROWS * LD];
   double p[9] = { 2.5 }, dp[8];
   const int64_t lens[ROWS] = { 1, 1, 1 };
-  smx_op_call c = { SMX_OP_F32, 0, ROWS, COLS, x, LD, NULL, 0, NULL, 0, out, LD, NULL, 0, NULL, NULL };
+  smx_op_call c = { SMX_OP_F32, 0, ROWS, COLS, x, LD, NULL, 0, NULL, 0, out, LD, NULL, 0, NULL, NULL, NULL, NULL, 0 };
   CHECK(smx_op_rows(topk, &c, NULL) == SMX_E_INVALID_ARG, "topk_softmax without k (no default)");
   c.params = p, c.nparams = 1;
   CHECK(smx_op_rows(topk, &c, NULL) == SMX_E_INVALID_ARG, "k = 2.5");
