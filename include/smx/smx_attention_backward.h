@@ -23,11 +23,19 @@
  * Supported: the softmax kind with every mask (causal in both alignments,
  * window, radial, a bool mask, an additive bias, ALiBi), MHA / GQA / MQA,
  * sinks, softcap, SSMax, FoX and the output gate, f32 / f16 / bf16 storage;
- * the sigmoid kind (dS = w (1 - w) dP, no D) with the same options.
+ * the sigmoid kind (dS = w (1 - w) dP, no D) and the softpick kind with the
+ * same options but sinks (which the forward refuses for them). Softpick:
+ * lse = log(sum_j |e^{z_j} - 1| + eps e^{m_i}) (m_i the row's largest score),
+ * w = relu(e^z - 1) e^{-lse}, dS = e^{z - lse} (1[z > 0] dP - sign(z) D)
+ * (0 at z = 0); the eps term's derivative through m_i, -eps e^{m_i - lse} D
+ * at the row's first maximum, is left out (at most 1e-8 of that key's
+ * e^{m_i - lse} |D|, inside the bound below).
  * SMX_E_UNSUPPORTED (nothing written) for the plans whose backward smx does
- * not compute: the other kinds (softpick, linear, screening), QK-norm, differential attention, L2
- * distance, NSA, int8 K, BLASST (a dropped tile has no gradient the forward
- * agrees with); docs/attention.md says why for each.
+ * not compute: the other kinds (linear, cosFormer, MALA, screening: other
+ * algorithms), QK-norm, differential attention, L2 distance (its derivative
+ * adds row terms), NSA (a discrete block choice), int8 K (no gradient to a
+ * quantised cache), BLASST (a dropped tile has no gradient the forward
+ * agrees with); docs/attention.md says more for each.
  *
  * Outputs: dq (B, Hq, Lq, Dqk), dk (B, Hkv, Lk, Dqk) and dv (B, Hkv, Lk, Dv),
  * packed, in the storage dtype; each written whole. Optional (NULL: not
@@ -56,6 +64,13 @@
  * of such terms each carrying a few roundings, plus the recomputed P's
  * 2^-24 Z per logit of magnitude Z (as in the forward's bound). Where dS
  * cancels (dP close to D) the error is relative to M_X, not to |dX|.
+ * Softpick: each weight enters M_X as (e^{z - lse} + e^{-lse}) kappa_i
+ * (1 + Z / 32) and each dS as e^{z - lse} kappa_i (1 + Z / 32) (|dP| + |D|),
+ * kappa_i = sum_j (e^{z_j - lse} + e^{-lse}) >= 1: the terms |e^z - 1| of
+ * the forward's denominator cancel for z near 0, and its lse carries their
+ * rounding relatively kappa_i times (docs/attention.md); a score within its
+ * rounding of 0 (|z| <= 2^-20 Z) may fall on either side of the kink, so
+ * its dS is only bounded by e^{z - lse} (|dP| + 2 |D|).
  * f16 / bf16 storage add the one rounding of each stored gradient, and the
  * stored O's where it is below the type's normal range (half the smallest
  * subnormal, absolute): through D_i = sum dO O into every dS, and into dgate

@@ -14,7 +14,8 @@
 
 int smx_attn_bwd_supported(const struct smx_attention_plan *p) {
   const smx_attention_desc *d = &p->d;
-  return (d->kind == SMX_ATTN_SOFTMAX || d->kind == SMX_ATTN_SIGMOID) && !d->qk_norm && d->diff_lambda == 0 && !d->l2_distance && !d->nsa_topk &&
+  return (d->kind == SMX_ATTN_SOFTMAX || d->kind == SMX_ATTN_SIGMOID || d->kind == SMX_ATTN_SOFTPICK) &&
+         !d->qk_norm && d->diff_lambda == 0 && !d->l2_distance && !d->nsa_topk &&
          !d->k_int8 && p->blasst == 0.0f;
 }
 

@@ -195,6 +195,31 @@ static void load_block(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t
   finite_rows(p->rows, dq, w->f.qr, dq, w->qg, &ldq, &w->qbad);   /* for dK += dS^T Q */
 }
 
+/* Softpick (the forward's lse is log(sum_j |e^{z_j} - 1| + eps e^m), so w = relu(e^z - 1) e^{-lse}): the
+ * weights into p (for dV) and dS = e^{z - lse} (1[z > 0] dP - sign(z) D) over dP in place. The eps term's
+ * own derivative through the row maximum m (-eps e^{m - lse} D at the first maximum) is left out: it is at
+ * most 1e-8 of that key's e^{m - lse} |D|, far inside the bound, and m is not saved. A masked key gives 0;
+ * a NaN lse (a NaN among the row's scores) gives NaN weights and dS on every key the row sees. */
+static void softpick_ds(size_t nr, size_t nk, const float *st, const float *lse, const float *dvec, float *p,
+                        float *dp) {
+  size_t BK = SMX_ATTN_BK;
+  for (size_t r = 0; r < nr; r++) {
+    float el = expf(-lse[r]), d = dvec[r];   /* e^{-lse} <= about 1e8: the eps term bounds e^{lse} below */
+    for (size_t c = 0; c < nk; c++) {
+      float z = st[r * BK + c], *ds = dp + r * BK + c;
+      if (z == -INFINITY) {
+        p[r * BK + c] = 0.0f;
+        *ds = 0.0f;
+        continue;
+      }
+      float e = expf(z - lse[r]);
+      /* e^z - 1 as expm1 below z = 1, where e^{z - lse} - e^{-lse} would cancel; 0 x e^{-lse} keeps a NaN lse */
+      p[r * BK + c] = z > 0.0f ? (z < 1.0f ? expm1f(z) * el : e - el) : 0.0f * el;
+      *ds = e * (z > 0.0f ? *ds - d : z < 0.0f ? d : 0.0f);
+    }
+  }
+}
+
 /* P and dS = dLoss/dz of the block's rows against the key tile in w->kt / w->vt (S kept in w->f.st). */
 static void tile_ds(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk, int inside) {
   smx_attn_run *run = &bw->run;
@@ -218,6 +243,11 @@ static void tile_ds(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t, s
         /* 1 - w as sigmoid(-(z + b)): no cancellation where w is near 1 */
         *ds = z == -INFINITY ? 0.0f : w->p[r * BK + c] * sigmoid(-(z + p->sigmoid_bias)) * *ds;
       }
+    return;
+  }
+  if (p->d.kind == SMX_ATTN_SOFTPICK) {
+    bk->gemm(nr, nk, dv, w->f.o, dv, 1, w->vt, BK, w->dp, BK, 0);
+    softpick_ds(nr, nk, w->f.st, w->lse, w->dvec, w->p, w->dp);
     return;
   }
   bk->probs(nr, nk, w->f.st, BK, w->lse, w->p, BK);

@@ -315,6 +315,7 @@ static smx_attention_desc base(size_t B, size_t Hq, size_t Hkv, size_t Lq, size_
 int main(void) {
   run_accuracy_cases();
   run_difference_cases();
+  run_ref_difference_cases();
   run_refusals();
   run_nan_cases();
   smx_set_max_isa(SMX_ISA_AVX512);

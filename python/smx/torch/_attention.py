@@ -84,8 +84,9 @@ def attention(q, k, v, *, mask=None, sink=None, fox=None, gate=None, threads=Non
     mask (bool, or float added to the scores: its gradient is returned), sink (Hq,), fox (B, Hq, Lk) and
     gate ((B, Hq, Lq) or (B, Hq, Lq, Dv)) are tensors that receive gradients; every other option of
     smx.attention (causal, scale, window, softcap, ssmax, alibi, radial_frame, kind, threads, ...) is passed
-    as it is (threads=None: torch.get_num_threads()). The backward covers the softmax kind with masks, sinks, softcap, SSMax, FoX and the gate
-    (NotImplementedError otherwise, raised by backward()). Returns (B, Hq, Lq, Dv) in q's dtype.
+    as it is (threads=None: torch.get_num_threads()). The backward covers the softmax, sigmoid and softpick
+    kinds with masks, sinks, softcap, SSMax, FoX and the gate (NotImplementedError otherwise, raised by
+    backward()). Returns (B, Hq, Lq, Dv) in q's dtype.
     """
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
