@@ -7,6 +7,7 @@ argument, the inputs untouched), smx.torch autograd against the NumPy gradient a
 S-DPO on its own: the paper's form -log sigmoid(-log sum_{j != w} exp(beta (m_j - m_w))) computed independently
 in float64 for beta in {0.1, 1, 5}, -inf padded rejected items, cols = 1, and torch's composed autograd of that
 form for the gradient. Run by ctest as python_test_tloss (and _scalar, _avx2)."""
+import inspect
 import math
 import tracemalloc
 import unittest
@@ -83,6 +84,18 @@ class TableLosses(unittest.TestCase):
             self.assertIn(py, smx.__all__)
             self.assertTrue(callable(getattr(smx, py)))
             self.assertIn("Bound:", getattr(smx, py).__doc__)
+            f, names = getattr(smx, py), [p[0] for p in OPS[py]["params"]]
+            self.assertEqual(list(inspect.signature(f).parameters), ["logits", "targets"] + names + [
+                "reduction", "ignore_index", "return_grad", "grad_scale", "threads"])
+            with self.assertRaisesRegex(TypeError, "unexpected keyword argument 'axis'"):
+                f(X, T, axis=-1)
+            with self.assertRaisesRegex(TypeError, "multiple values for argument 'logits'"):
+                f(X, T, logits=X)
+            with self.assertRaisesRegex(TypeError, "missing required argument: 'targets'"):
+                f(X)
+            # positional and keyword calls agree
+            pv = [p[2] for p in OPS[py]["params"]]
+            self.assertEqual(f(X, T, *pv, "sum"), f(logits=X, targets=T, reduction="sum"))
 
     def test_every_dtype_against_f64(self):
         for py, info in OPS.items():

@@ -238,7 +238,9 @@ target: integer class indices of the input's shape without dim 1, each in [0, C)
 reduction 'mean', 'sum' or 'none'. Differentiable in input: the forward computes the loss and its gradient
 in one C call, the backward scales that gradient by the upstream one; a second derivative raises.
 float16 and bfloat16 run the op's own half rows where its dtypes list them, else float32; the loss and
-gradient come back in the input's dtype. threads=None: torch.get_num_threads() (results never depend on it)."""
+gradient come back in the input's dtype. threads=None: torch.get_num_threads() (results never depend on it).
+Layout: an (N, C) tensor whose rows are evenly spaced with a unit-stride class dim is read in place; other
+layouts ((N, C, d1, ...), whose classes move last, transposed views) are copied once."""
 
 
 def _make_tloss(info):
@@ -246,11 +248,10 @@ def _make_tloss(info):
     name, fn = info["py"], "smx.torch." + info["py"]
     sig = _np_losses.signature(info, ("input", "target"), (("reduction", "mean"), ("ignore_index", -100),
                                                            ("threads", None)))
+    bind = _np_losses.binder(fn, sig)
 
     def loss(*args, **kwargs):
-        a = sig.bind(*args, **kwargs)
-        a.apply_defaults()
-        a = a.arguments
+        a = bind(args, kwargs)
         _reduction(name, a["reduction"])
         x, tn, sq = _class_targets(name, a["input"], a["target"])
         kw = {"name": info["name"], "targets": tn, "values": _np_losses.values(fn, info, a), "row_local": True,
