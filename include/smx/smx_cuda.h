@@ -77,11 +77,11 @@ typedef enum smx_cuda_op {
 /*
  * The workspace a call of op on rows x cols needs, in *bytes (the same for
  * every dtype and option). It is 0 for the row ops while each row fits one
- * block (cols <= 32768 forward, 16384 backward); longer rows are split across
- * blocks whose (max, sum) states wait there, about 48 bytes per 16384 entries
- * of a row. The cross-entropy always needs one: 64 bytes of status and row
- * count, 8 per row for the reductions, and the long rows' states. A workspace
- * may be reused by any later call on the same stream (the calls are ordered);
+ * block (cols <= 16384 forward, 8192 backward); longer rows are split across
+ * blocks whose (max, sum) states wait there, 40 bytes per segment of a row
+ * (16384 entries forward, 8192 backward) plus 40 per row. The cross-entropy
+ * always needs one: 64 bytes of status and row count, 8 per row for the
+ * reductions, and the long rows' states. A workspace may be reused by any later call on the same stream (the calls are ordered);
  * two streams running at once need two. SMX_E_INVALID_ARG for a NULL bytes, an
  * unknown op, cols above SMX_CUDA_MAX_COLS or a size that overflows.
  */
@@ -100,10 +100,10 @@ SMX_API const char *smx_cuda_last_error(void);
  * (with ldy == ldx). logsumexp writes rows floats to out. rows == 0 or
  * cols == 0: SMX_OK, nothing enqueued (log-sum-exp of empty rows: -inf each).
  * Accuracy: the bounds of smx.h (f16 / bf16: plus the storage rounding).
- * Work: rows up to 32768 entries are read once (a warp per row up to 1024,
- * a block per row above, the row held in registers); longer rows are read
- * twice (each block's (max, sum) state, merged per row in a fixed tree, then
- * the writes), so their workspace is needed.
+ * Work: rows up to 16384 entries are read once (a warp per row up to 1024,
+ * up to 512 lanes per row above, the row held in registers); longer rows are
+ * read twice (each block's (max, sum) state, merged per row in a fixed tree,
+ * then the writes), so their workspace is needed.
  */
 #define SMX_CUDA_DECLARE_ROWS(T, sfx)                                                                          \
   SMX_API smx_status smx_cuda_softmax_rows_##sfx(const T *x, size_t ldx, T *y, size_t ldy, size_t rows,       \
@@ -122,7 +122,7 @@ SMX_CUDA_DECLARE_ROWS(uint16_t, bf16)
  * As smx_softmax_backward_rows_f32 and smx_log_softmax_backward_rows_f32
  * (smx_grad.h): dx = (1/T) y (dy - <dy, y>) and dx = (1/T) (dy - exp(y) sum(dy)),
  * the reduction in double. dx may equal y or dy (same leading dimension).
- * Rows up to 16384 entries read y and dy once; longer rows twice (workspace).
+ * Rows up to 8192 entries read y and dy once; longer rows twice (workspace).
  */
 #define SMX_CUDA_DECLARE_BWD(T, sfx)                                                                           \
   SMX_API smx_status smx_cuda_softmax_backward_rows_##sfx(const T *y, size_t ldy, const T *dy, size_t lddy,   \

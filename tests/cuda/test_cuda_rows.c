@@ -8,7 +8,8 @@
  * outputs poisoned first (every element written, nothing past a row's end)
  * and every case run twice (the same bits).
  *
- * Usage: test_cuda_rows [--quick]   (--quick: row lengths up to 40000)
+ * Usage: test_cuda_rows [--quick | --smoke]   (--quick: row lengths up to 40000; --smoke: a few lengths that
+ * take each path, f32 and bf16, for compute-sanitizer)
  */
 #include <math.h>
 #include <stdlib.h>
@@ -289,6 +290,7 @@ static void run_case(const rcase *c) {
 
 int main(int argc, char **argv) {
   int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+  int smoke = argc > 1 && strcmp(argv[1], "--smoke") == 0;
   backend_init("test_cuda_rows");
   /* the CPU stand-in checks the harness on the short rows only (this machine's time) */
   if (!use_gpu) quick = 1;
@@ -297,10 +299,12 @@ int main(int argc, char **argv) {
   uint64_t seed = 0x5eed0001;
   for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
     size_t cols = lengths[li];
-    if (quick && cols > 40000) break;
+    if ((quick || smoke) && cols > 40000) break;
+    if (smoke && cols != 1 && cols != 33 && cols != 1025 && cols != 16385 && cols != 40000) continue;
     size_t rows = cols <= 2048 ? 19 : cols <= 40000 ? 8 : cols < (1u << 26) ? 3 : 1;
     for (int dt = DT_F32; dt <= DT_BF16; dt++) {
       if (cols == (1u << 26) && dt != DT_F32) continue;   /* one 2^26 row: f32 */
+      if (smoke && dt == DT_F16) continue;
       for (int op = OP_SOFTMAX; op <= OP_LOG_SOFTMAX_BWD; op++) {
         if (cols == (1u << 26) && op > OP_LSE) continue;
         rcase c = { dt, op, rows, cols, 0, 1.0, 0, 0, seed++ };
