@@ -18,7 +18,8 @@
  * (batch, KV head, key tile) sum dK and dV over every query row, then tasks
  * (batch, KV head, query tile) sum dQ over every key; each sum runs in a
  * fixed order, so the gradients are bitwise identical for every thread
- * count. Extra memory: O(threads x tile) (smx_attention_backward_workspace_size).
+ * count. Extra memory: O(threads x tile) (smx_attention_backward_workspace_size),
+ * plus Dqk floats per task with QK-norm (the parts of the weights' gradients).
  *
  * Supported: the softmax kind with every mask (causal in both alignments,
  * window, radial, a bool mask, an additive bias, ALiBi), MHA / GQA / MQA,
@@ -30,9 +31,14 @@
  * (0 at z = 0); the eps term's derivative through m_i, -eps e^{m_i - lse} D
  * at the row's first maximum, is left out (at most 1e-8 of that key's
  * e^{m_i - lse} |D|, inside the bound below).
+ * QK-norm (any of these kinds): the products use the normalised rows
+ * x^ = x r w, r = 1 / sqrt(mean(x^2) + eps), and dX^ goes back through the
+ * RMSNorm, dX = r (dY - Y mean(dY Y)) with Y = x r, dY = dX^ w; the weights'
+ * gradients are sum over rows of dX^ Y (smx_attention_backward_qk_norm). A
+ * key that no query row sees gets dK = 0 whatever it holds.
  * SMX_E_UNSUPPORTED (nothing written) for the plans whose backward smx does
  * not compute: the other kinds (linear, cosFormer, MALA, screening: other
- * algorithms), QK-norm, differential attention, L2 distance (its derivative
+ * algorithms), differential attention, L2 distance (its derivative
  * adds row terms), NSA (a discrete block choice), int8 K (no gradient to a
  * quantised cache), BLASST (a dropped tile has no gradient the forward
  * agrees with); docs/attention.md says more for each.
@@ -47,7 +53,11 @@
  *  - dsinks (Hq) with sinks: -sum_{b,i} e^{sink_h - lse_i} D_i;
  *  - dfox (B, Hq, Lk) with FoX: dLoss/dF (z_ij += F[p_i] - F[j]);
  *  - dgate with the output gate, the gate's shape: dO O (1 - sigmoid(g))
- *    (summed over the row for a per-row gate).
+ *    (summed over the row for a per-row gate);
+ *  - with qk_norm, smx_attention_backward_qk_norm() also writes dq_norm_w
+ *    and dk_norm_w (Dqk f32 each, either may be NULL), the gradients of the
+ *    RMSNorm weights args.q_norm_w / k_norm_w (also when those are NULL,
+ *    i.e. at weights of 1), summed over every Q (K) row in a fixed order.
  *
  * Refused with SMX_E_INVALID_ARG before anything is written: a NULL plan,
  * args, dO or gradient output asked for by the plan (dq, dk, dv; dk and dv
@@ -71,6 +81,9 @@
  * rounding relatively kappa_i times (docs/attention.md); a score within its
  * rounding of 0 (|z| <= 2^-20 Z) may fall on either side of the kink, so
  * its dS is only bounded by e^{z - lse} (|dP| + 2 |D|).
+ * QK-norm: M of dQ^ and dK^ as above on the normalised rows, carried
+ * through the norm on absolute values, r (|w| M + |Y| mean(|w| M |Y|)); of
+ * the weights' gradients sum over rows of M |Y|.
  * f16 / bf16 storage add the one rounding of each stored gradient, and the
  * stored O's where it is below the type's normal range (half the smallest
  * subnormal, absolute): through D_i = sum dO O into every dS, and into dgate
@@ -107,6 +120,12 @@ SMX_API smx_status smx_attention_backward_workspace_size(const smx_attention_pla
 SMX_API smx_status smx_attention_backward(const smx_attention_plan *plan, const smx_attention_args *args,
                                           const void *d_o, const smx_attention_grads *grads, void *workspace,
                                           size_t workspace_bytes);
+/* The same, and with qk_norm the gradients of the RMSNorm weights (Dqk floats each, or NULL); without
+ * qk_norm they must be NULL (else SMX_E_INVALID_ARG). */
+SMX_API smx_status smx_attention_backward_qk_norm(const smx_attention_plan *plan, const smx_attention_args *args,
+                                                  const void *d_o, const smx_attention_grads *grads,
+                                                  float *dq_norm_w, float *dk_norm_w, void *workspace,
+                                                  size_t workspace_bytes);
 
 #ifdef __cplusplus
 }

@@ -17,7 +17,7 @@
 typedef long double ld;
 
 int attn_bwd_case_ok(const smx_attention_desc *d) {
-  return (d->kind == SMX_ATTN_SOFTMAX || d->kind == SMX_ATTN_SIGMOID || d->kind == SMX_ATTN_SOFTPICK) && !d->qk_norm && d->diff_lambda == 0 && !d->l2_distance && !d->nsa_topk &&
+  return (d->kind == SMX_ATTN_SOFTMAX || d->kind == SMX_ATTN_SIGMOID || d->kind == SMX_ATTN_SOFTPICK) && d->diff_lambda == 0 && !d->l2_distance && !d->nsa_topk &&
          !d->k_int8 && d->blasst_log_threshold == 0;
 }
 
@@ -29,6 +29,38 @@ static ld sig(ld x) { return 1 / (1 + expl(-x)); }
 static ld spick_ds(ld z, ld m, ld den, ld dp, ld dd) {
   ld e = expl(z - m) / den;
   return e * (z > 0 ? dp - dd : z < 0 ? dd : 0);
+}
+
+/* QK-norm: rows x^ = x r w, r = 1 / sqrt(mean x^2 + eps), into xn (and r per row) */
+static ld *norm_rows(const ld *x, size_t n, size_t D, ld eps, const ld *wt, ld *r) {
+  ld *xn = malloc((n * D + 1) * sizeof(ld));
+  for (size_t i = 0; i < n; i++) {
+    ld ss = 0;
+    for (size_t t = 0; t < D; t++) ss += x[i * D + t] * x[i * D + t];
+    r[i] = 1 / sqrtl(ss / (ld)D + eps);
+    for (size_t t = 0; t < D; t++) xn[i * D + t] = x[i * D + t] * r[i] * (wt ? wt[t] : 1);
+  }
+  return xn;
+}
+
+/* QK-norm's backward: gx (the gradient of x^) in place into that of x, r (dy - y mean(dy y)) with y = x r and
+ * dy = gx w; its magnitude mx alike, r (|w| M + |y| mean(|w| M |y|)); the weights' gradient dw += gx y and its
+ * magnitude mw += M |y| (dw, mw may be NULL) */
+static void norm_back(const ld *x, size_t n, size_t D, const ld *wt, const ld *r, ld *gx, ld *mx, ld *dw, ld *mw) {
+  for (size_t i = 0; i < n; i++) {
+    ld dot = 0, adot = 0;
+    for (size_t t = 0; t < D; t++) {
+      ld y = x[i * D + t] * r[i], w = wt ? wt[t] : 1;
+      dot += gx[i * D + t] * w * y;
+      adot += mx[i * D + t] * fabsl(w * y);
+      if (dw) dw[t] += gx[i * D + t] * y, mw[t] += mx[i * D + t] * fabsl(y);
+    }
+    for (size_t t = 0; t < D; t++) {
+      ld y = x[i * D + t] * r[i], w = wt ? wt[t] : 1;
+      gx[i * D + t] = r[i] * (gx[i * D + t] * w - y * dot / (ld)D);
+      mx[i * D + t] = r[i] * (mx[i * D + t] * fabsl(w) + fabsl(y) * adot / (ld)D);
+    }
+  }
 }
 
 void attn_reference_backward(const attn_case *c, const long double *dO, attn_grad_ref *g) {
@@ -63,11 +95,23 @@ void attn_reference_backward(const attn_case *c, const long double *dO, attn_gra
   ld hsub = d->dtype == SMX_ATTN_F16 ? 0x1p-25L : d->dtype == SMX_ATTN_BF16 ? 0x1p-134L : 0;
   ld *xg = g->dgate ? calloc(ng + 1, sizeof(ld)) : NULL;
   ld gomax = 0;
+  /* QK-norm: the products see the normalised rows; their gradients go back through the norm at the end */
+  const ld *Q = c->q, *K = c->k;
+  ld *qn = NULL, *kn = NULL, *qr = NULL, *kr = NULL;
+  if (d->qk_norm) {
+    ld eps = d->qk_norm_eps != 0 ? (ld)d->qk_norm_eps : 1e-6L;
+    qr = malloc((B * Hq * Lq + 1) * sizeof(ld));
+    kr = malloc((B * Hkv * Lk + 1) * sizeof(ld));
+    Q = qn = norm_rows(c->q, B * Hq * Lq, D, eps, c->qw, qr);
+    K = kn = norm_rows(c->k, B * Hkv * Lk, D, eps, c->kw, kr);
+  }
+  if (g->dqw) memset(g->dqw, 0, D * sizeof(ld)), memset(g->mqw, 0, D * sizeof(ld));
+  if (g->dkw) memset(g->dkw, 0, D * sizeof(ld)), memset(g->mkw, 0, D * sizeof(ld));
   for (size_t b = 0; b < B; b++)
     for (size_t h = 0; h < Hq; h++)
       for (size_t i = 0; i < Lq; i++) {
         size_t gg = h / grp, row = (b * Hq + h) * Lq + i;
-        const ld *q = c->q + row * D;
+        const ld *q = Q + row * D;
         long long pos, lo, hi;
         attn_ref_range(d, i, &pos, &lo, &hi);
         size_t n = 0;
@@ -83,7 +127,7 @@ void attn_reference_backward(const attn_case *c, const long double *dO, attn_gra
         ld m = -INFINITY;
         for (size_t j = 0; j < Lk; j++) {
           if (!vis[j]) continue;
-          const ld *k = c->k + ((b * Hkv + gg) * Lk + j) * D;
+          const ld *k = K + ((b * Hkv + gg) * Lk + j) * D;
           ld dot = 0, mag = 0;
           for (size_t t = 0; t < D; t++) {
             dot += q[t] * k[t];
@@ -221,7 +265,7 @@ void attn_reference_backward(const attn_case *c, const long double *dO, attn_gra
             ch *= 1 - th * th;
           }
           ld dx = ds * ch, adx = ads * fabsl(ch);
-          const ld *k = c->k + ((b * Hkv + gg) * Lk + j) * D;
+          const ld *k = K + ((b * Hkv + gg) * Lk + j) * D;
           for (size_t t = 0; t < D; t++) {
             g->dq[row * D + t] += scale * dx * k[t];
             g->mq[row * D + t] += scale * adx * fabsl(k[t]);
@@ -240,6 +284,11 @@ void attn_reference_backward(const attn_case *c, const long double *dO, attn_gra
       }
   if (g->dgate)
     for (size_t e = 0; e < ng; e++) g->mgate[e] = g->mgate[e] * gomax + xg[e] * 0x1p16L;
+  if (d->qk_norm) {
+    norm_back(c->q, B * Hq * Lq, D, c->qw, qr, g->dq, g->mq, g->dqw, g->mqw);
+    norm_back(c->k, B * Hkv * Lk, D, c->kw, kr, g->dk, g->mk, g->dkw, g->mkw);
+  }
+  free(qn), free(kn), free(qr), free(kr);
   free(xg);
   free(x), free(z), free(w), free(dp), free(adp), free(zmag), free(oin), free(omag), free(doin), free(sg), free(vis);
 }
