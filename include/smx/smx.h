@@ -273,6 +273,7 @@ SMX_API smx_status smx_logsumexp_rows_f64(const double *x, size_t ldx, double *o
 #include "smx/smx_sparse.h" /* sparsemax, entmax and their Fenchel-Young losses */
 #include "smx/smx_losses.h" /* focal, spherical Z, InfoNCE, Dice, distillation */
 #include "smx/smx_noisy.h"  /* Noisy Softmax */
+#include "smx/smx_attention_variants.h" /* attention kinds and variants (smx_attention.h includes it too) */
 #include "smx/smx_attention.h" /* fused attention (FlashAttention-2 style) */
 #include "smx/smx_ops.h" /* the op table: descriptors and the generic row entry */
 #endif /* SMX_SMX_H */

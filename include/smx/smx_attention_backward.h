@@ -18,16 +18,30 @@
  * (batch, KV head, key tile) sum dK and dV over every query row, then tasks
  * (batch, KV head, query tile) sum dQ over every key; each sum runs in a
  * fixed order, so the gradients are bitwise identical for every thread
- * count. Extra memory: O(threads x tile) (smx_attention_backward_workspace_size).
+ * count. Extra memory: O(threads x tile) (smx_attention_backward_workspace_size),
+ * plus Dqk floats per task with QK-norm (the parts of the weights' gradients).
  *
  * Supported: the softmax kind with every mask (causal in both alignments,
  * window, radial, a bool mask, an additive bias, ALiBi), MHA / GQA / MQA,
  * sinks, softcap, SSMax, FoX and the output gate, f32 / f16 / bf16 storage;
- * the sigmoid kind (dS = w (1 - w) dP, no D) with the same options.
+ * the sigmoid kind (dS = w (1 - w) dP, no D) and the softpick kind with the
+ * same options but sinks (which the forward refuses for them). Softpick:
+ * lse = log(sum_j |e^{z_j} - 1| + eps e^{m_i}) (m_i the row's largest score),
+ * w = relu(e^z - 1) e^{-lse}, dS = e^{z - lse} (1[z > 0] dP - sign(z) D)
+ * (0 at z = 0); the eps term's derivative through m_i, -eps e^{m_i - lse} D
+ * at the row's first maximum, is left out (at most 1e-8 of that key's
+ * e^{m_i - lse} |D|, inside the bound below).
+ * QK-norm (any of these kinds): the products use the normalised rows
+ * x^ = x r w, r = 1 / sqrt(mean(x^2) + eps), and dX^ goes back through the
+ * RMSNorm, dX = r (dY - Y mean(dY Y)) with Y = x r, dY = dX^ w; the weights'
+ * gradients are sum over rows of dX^ Y (smx_attention_backward_qk_norm). A
+ * key that no query row sees gets dK = 0 whatever it holds.
  * SMX_E_UNSUPPORTED (nothing written) for the plans whose backward smx does
- * not compute: the other kinds (softpick, linear, screening), QK-norm, differential attention, L2
- * distance, NSA, int8 K, BLASST (a dropped tile has no gradient the forward
- * agrees with); docs/attention.md says why for each.
+ * not compute: the other kinds (linear, cosFormer, MALA, screening: other
+ * algorithms), differential attention, L2 distance (its derivative
+ * adds row terms), NSA (a discrete block choice), int8 K (no gradient to a
+ * quantised cache), BLASST (a dropped tile has no gradient the forward
+ * agrees with); docs/attention.md says more for each.
  *
  * Outputs: dq (B, Hq, Lq, Dqk), dk (B, Hkv, Lk, Dqk) and dv (B, Hkv, Lk, Dv),
  * packed, in the storage dtype; each written whole. Optional (NULL: not
@@ -39,7 +53,11 @@
  *  - dsinks (Hq) with sinks: -sum_{b,i} e^{sink_h - lse_i} D_i;
  *  - dfox (B, Hq, Lk) with FoX: dLoss/dF (z_ij += F[p_i] - F[j]);
  *  - dgate with the output gate, the gate's shape: dO O (1 - sigmoid(g))
- *    (summed over the row for a per-row gate).
+ *    (summed over the row for a per-row gate);
+ *  - with qk_norm, smx_attention_backward_qk_norm() also writes dq_norm_w
+ *    and dk_norm_w (Dqk f32 each, either may be NULL), the gradients of the
+ *    RMSNorm weights args.q_norm_w / k_norm_w (also when those are NULL,
+ *    i.e. at weights of 1), summed over every Q (K) row in a fixed order.
  *
  * Refused with SMX_E_INVALID_ARG before anything is written: a NULL plan,
  * args, dO or gradient output asked for by the plan (dq, dk, dv; dk and dv
@@ -56,6 +74,16 @@
  * of such terms each carrying a few roundings, plus the recomputed P's
  * 2^-24 Z per logit of magnitude Z (as in the forward's bound). Where dS
  * cancels (dP close to D) the error is relative to M_X, not to |dX|.
+ * Softpick: each weight enters M_X as (e^{z - lse} + e^{-lse}) kappa_i
+ * (1 + Z / 32) and each dS as e^{z - lse} kappa_i (1 + Z / 32) (|dP| + |D|),
+ * kappa_i = sum_j (e^{z_j - lse} + e^{-lse}) >= 1: the terms |e^z - 1| of
+ * the forward's denominator cancel for z near 0, and its lse carries their
+ * rounding relatively kappa_i times (docs/attention.md); a score within its
+ * rounding of 0 (|z| <= 2^-20 Z) may fall on either side of the kink, so
+ * its dS is only bounded by e^{z - lse} (|dP| + 2 |D|).
+ * QK-norm: M of dQ^ and dK^ as above on the normalised rows, carried
+ * through the norm on absolute values, r (|w| M + |Y| mean(|w| M |Y|)); of
+ * the weights' gradients sum over rows of M |Y|.
  * f16 / bf16 storage add the one rounding of each stored gradient, and the
  * stored O's where it is below the type's normal range (half the smallest
  * subnormal, absolute): through D_i = sum dO O into every dS, and into dgate
@@ -92,6 +120,12 @@ SMX_API smx_status smx_attention_backward_workspace_size(const smx_attention_pla
 SMX_API smx_status smx_attention_backward(const smx_attention_plan *plan, const smx_attention_args *args,
                                           const void *d_o, const smx_attention_grads *grads, void *workspace,
                                           size_t workspace_bytes);
+/* The same, and with qk_norm the gradients of the RMSNorm weights (Dqk floats each, or NULL); without
+ * qk_norm they must be NULL (else SMX_E_INVALID_ARG). */
+SMX_API smx_status smx_attention_backward_qk_norm(const smx_attention_plan *plan, const smx_attention_args *args,
+                                                  const void *d_o, const smx_attention_grads *grads,
+                                                  float *dq_norm_w, float *dk_norm_w, void *workspace,
+                                                  size_t workspace_bytes);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,8 @@ Language-model logits: softmax_backward, log_softmax_backward, cross_entropy
 softmax_topk, topk, sample (reproducible top-k / top-p / min-p sampling),
 gumbel_softmax, gumbel_softmax_backward.
 Losses on softmax outputs, fused with their gradients: focal_loss, dice_loss,
-spherical_z_loss (de Brebisson and Vincent's Z-loss), info_nce (InfoNCE / CLIP).
+info_nce (InfoNCE / CLIP), and every target loss of the op table (smx._losses):
+spherical_z_loss (de Brebisson and Vincent's Z-loss), sdpo_loss (S-DPO, Chen et al. 2024).
 MultiMax (Zhou et al. 2024): multimax, multimax_backward.
 Noisy Softmax (Chen, Deng and Du 2017): noisy_softmax_loss, noisy_softmax_noise.
 Scores: score (MSP, energy, ... per sample), ood_metrics (AUROC, AUPR,
@@ -49,9 +50,15 @@ __all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "isa", "__version__
            "score", "ood_metrics", "calibration", "fit_temperature", "kl_templates", "NoOptimumError"]
 
 # losses on softmax outputs (include/smx/smx_losses.h)
-from ._smx import dice_loss, focal_loss, info_nce, spherical_z_loss  # noqa: E402
+from ._smx import dice_loss, focal_loss, info_nce  # noqa: E402
 
-__all__ += ["focal_loss", "dice_loss", "spherical_z_loss", "info_nce"]
+__all__ += ["focal_loss", "dice_loss", "info_nce"]
+
+# the op table's target losses (class TLOSS: sdpo_loss, spherical_z_loss, ...), made from the table
+from ._losses import LOSSES as _TLOSSES  # noqa: E402
+
+globals().update(_TLOSSES)
+__all__ += list(_TLOSSES)
 
 # MultiMax (Zhou et al. 2024) and its gradient
 from ._smx import multimax, multimax_backward  # noqa: E402

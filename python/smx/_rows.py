@@ -82,7 +82,7 @@ def make(name, py=None, lens=False, temperature=False):
 
     def sig(arrays, fwd):
         ps = [P(a, P.POSITIONAL_OR_KEYWORD) for a in arrays]
-        ps += [P(p[0], P.POSITIONAL_OR_KEYWORD, **({} if p[2] is None else {"default": _default(p)}))
+        ps += [P(p[0], P.POSITIONAL_OR_KEYWORD, **({} if p[2] is None else {"default": default(p)}))
                for p in info["params"]]
         if lens:
             ps.append(P("n", P.POSITIONAL_OR_KEYWORD, default=None))
@@ -132,11 +132,11 @@ def _temp(py, a, on):
     return t
 
 
-def _default(p):
-    """The table's default as the Python type of the parameter."""
+def default(p):
+    """The table's default as the Python type of the parameter (p: an _op_info params tuple)."""
     if p[1] == "bool":
         return bool(p[2])
-    if p[1] in ("int", "size", "u64"):
+    if p[1] in ("int", "size_t", "uint64"):
         return int(p[2])
     return p[2]
 

@@ -11,6 +11,7 @@
 #include "matrix.h"
 #include "options.h"
 #include "smx/smx.h"
+#include "variants_loss.h"
 
 /* A new C array shaped like m->arr with its last axis replaced by `last` (-1: dropped). */
 static PyArrayObject *new_like(const smx_py_matrix *m, npy_intp last, int type) {
@@ -57,76 +58,34 @@ PyObject *smx_py_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs)
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOOOOOOO:cross_entropy", kw, &xo, &to, &red, &ign, &ls, &zl,
                                    &temp, &rg, &gs, &thr, &mask, &gout))
     return NULL;
-  smx_options o;
-  if (smx_py_parse_options(fn, temp, NULL, thr, mask, &o) < 0) return NULL;
-  smx_loss_ext x = SMX_LOSS_EXT_INIT;   /* o's loss extension */
-  o.loss = &x;
-  if (red) {
-    const char *r = PyUnicode_Check(red) ? PyUnicode_AsUTF8(red) : NULL;
-    if (!PyUnicode_Check(red)) {
-      PyErr_Format(PyExc_TypeError, "%s: reduction must be a str ('mean', 'sum', 'none')", fn);
-      return NULL;
-    }
-    if (!r) return NULL;
-    if (!strcmp(r, "mean")) x.reduction = SMX_REDUCTION_MEAN;
-    else if (!strcmp(r, "sum")) x.reduction = SMX_REDUCTION_SUM;
-    else if (!strcmp(r, "none")) x.reduction = SMX_REDUCTION_NONE;
-    else {
-      PyErr_Format(PyExc_ValueError, "%s: reduction must be 'mean', 'sum' or 'none', got %R", fn, red);
-      return NULL;
-    }
-  }
-  long long ii = -100;
-  if (ign && smx_py_int_arg(fn, "ignore_index", ign, INT64_MIN, INT64_MAX, &ii) < 0) return NULL;
-  x.ignore_index = ii;
-  if (ls && smx_py_real_arg(fn, "label_smoothing", ls, &x.label_smoothing) < 0) return NULL;
-  if (!(x.label_smoothing >= 0.0 && x.label_smoothing <= 1.0)) {
+  smx_py_loss_args a;
+  if (smx_py_loss_parse(fn, red, ign, rg, gs, thr, &a) < 0) return NULL;
+  /* cross-entropy also reads the options' temperature and masked-row flag */
+  if (smx_py_parse_options(fn, temp, NULL, thr, mask, &a.o) < 0) return NULL;
+  a.o.loss = &a.e;
+  smx_loss_ext *x = &a.e;
+  smx_options *o = &a.o;
+  if (ls && smx_py_real_arg(fn, "label_smoothing", ls, &x->label_smoothing) < 0) return NULL;
+  if (!(x->label_smoothing >= 0.0 && x->label_smoothing <= 1.0)) {
     PyErr_Format(PyExc_ValueError, "%s: label_smoothing must be in [0, 1], got %R", fn, ls);
     return NULL;
   }
-  if (zl && smx_py_real_arg(fn, "z_loss", zl, &x.z_loss) < 0) return NULL;
-  if (!(x.z_loss >= 0.0) || isinf(x.z_loss)) {
+  if (zl && smx_py_real_arg(fn, "z_loss", zl, &x->z_loss) < 0) return NULL;
+  if (!(x->z_loss >= 0.0) || isinf(x->z_loss)) {
     PyErr_Format(PyExc_ValueError, "%s: z_loss must be >= 0 and finite, got %R", fn, zl);
     return NULL;
   }
-  double scale = 1.0;
-  if (gs && smx_py_real_arg(fn, "grad_scale", gs, &scale) < 0) return NULL;
-  if (isinf(scale) || scale == 0.0) {
-    PyErr_Format(PyExc_ValueError, "%s: grad_scale must be finite and nonzero, got %R", fn, gs);
-    return NULL;
-  }
-  x.grad_scale = scale;
-  int want_grad = 0;
-  if (rg && (want_grad = PyObject_IsTrue(rg)) < 0) return NULL;
+  int want_grad = a.want_grad;
   if (gout == Py_None) gout = NULL;
   if (gout) want_grad = 1; /* grad_out= implies return_grad */
 
   smx_py_matrix m;
   if (smx_py_matrix_in(fn, "logits", xo, NULL, 0, &m) < 0) return NULL;
   PyObject *res = NULL;
-  PyArrayObject *t = smx_py_int_input(fn, "targets", to, NPY_INT64), *loss = NULL, *grad = NULL;
+  PyArrayObject *t = smx_py_loss_targets(fn, to, m.arr, x->ignore_index), *loss = NULL, *grad = NULL;
   if (!t) goto done;
   int nd = PyArray_NDIM(m.arr);
-  int same = PyArray_NDIM(t) == nd - 1;
-  for (int d = 0; same && d < nd - 1; d++) same = PyArray_DIM(t, d) == PyArray_DIM(m.arr, d);
-  if (!same) {
-    PyErr_Format(PyExc_ValueError, "%s: targets must have the shape of logits without its last (class) axis", fn);
-    goto done;
-  }
-  /* the library refuses a bad target too; here the message names it */
-  for (size_t r = 0; r < m.rows; r++) {
-    int64_t v = ((const int64_t *)PyArray_DATA(t))[r];
-    if (v != x.ignore_index && (v < 0 || (uint64_t)v >= m.cols)) {
-      PyErr_Format(PyExc_ValueError, "%s: target %lld (row %zu) is outside [0, %zu) and is not ignore_index", fn,
-                   (long long)v, r, m.cols);
-      goto done;
-    }
-  }
-  if (m.cols == 0 && m.rows > 0) {
-    PyErr_Format(PyExc_ValueError, "%s: logits have no classes (last axis of length 0)", fn);
-    goto done;
-  }
-  loss = x.reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(nd - 1, PyArray_DIMS(m.arr), NPY_FLOAT)
+  loss = x->reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(nd - 1, PyArray_DIMS(m.arr), NPY_FLOAT)
                                            : (PyArrayObject *)PyArray_SimpleNew(0, NULL, NPY_FLOAT);
   if (!loss) goto done;
   if (want_grad && !(grad = new_like(&m, (npy_intp)m.cols, npy_type(m.dtype)))) goto done;
@@ -137,15 +96,15 @@ PyObject *smx_py_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs)
     void *gp = grad ? PyArray_DATA(grad) : NULL;
     size_t ld = m.cols ? m.cols : 1;
     Py_BEGIN_ALLOW_THREADS
-    if (m.dtype == SMX_OP_F16) s = smx_cross_entropy_f16(xp, ld, tp, lp, gp, ld, NULL, m.rows, m.cols, &o);
-    else s = smx_cross_entropy_f32(xp, ld, tp, lp, gp, ld, NULL, m.rows, m.cols, &o);
+    if (m.dtype == SMX_OP_F16) s = smx_cross_entropy_f16(xp, ld, tp, lp, gp, ld, NULL, m.rows, m.cols, o);
+    else s = smx_cross_entropy_f32(xp, ld, tp, lp, gp, ld, NULL, m.rows, m.cols, o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
     smx_py_raise_status(fn, s);
     goto done;
   }
-  PyObject *l = x.reduction == SMX_REDUCTION_NONE ? (Py_INCREF(loss), (PyObject *)loss)
+  PyObject *l = x->reduction == SMX_REDUCTION_NONE ? (Py_INCREF(loss), (PyObject *)loss)
                                                   : PyFloat_FromDouble(*(float *)PyArray_DATA(loss));
   if (!l) goto done;
   if (!want_grad) {

@@ -81,7 +81,7 @@ static PyMethodDef methods[] = {
     SMX_PY_FN(gumbel_softmax_backward), SMX_PY_FN(score), SMX_PY_FN(ood_metrics), SMX_PY_FN(calibration),
     SMX_PY_FN(fit_temperature), SMX_PY_FN(kl_templates),
     /* losses on softmax outputs (variants_loss.c) */
-    SMX_PY_FN(focal_loss), SMX_PY_FN(spherical_z_loss), SMX_PY_FN(info_nce), SMX_PY_FN(dice_loss),
+    SMX_PY_FN(focal_loss), SMX_PY_FN(info_nce), SMX_PY_FN(dice_loss),
     /* MultiMax (variants_multi.c) */
     SMX_PY_FN(multimax), SMX_PY_FN(multimax_backward),
     /* Noisy Softmax (variants_noisy.c) */
@@ -90,6 +90,9 @@ static PyMethodDef methods[] = {
     SMX_PY_SPARSE_METHODS
     {"_rows", (PyCFunction)(void (*)(void))smx_py_rows, METH_VARARGS | METH_KEYWORDS, smx_py_rows_doc},
     {"_op_info", smx_py_op_info, METH_O, smx_py_op_info_doc},
+    {"_op_names", smx_py_op_names, METH_NOARGS, smx_py_op_names_doc},
+    /* every target loss of the op table (tloss.c; python/smx/_losses.py) */
+    {"_tloss", (PyCFunction)(void (*)(void))smx_py_tloss, METH_VARARGS | METH_KEYWORDS, smx_py_tloss_doc},
     {"_mixture", (PyCFunction)(void (*)(void))smx_py_mixture, METH_VARARGS | METH_KEYWORDS, smx_py_mixture_doc},
     {"_kd_loss", (PyCFunction)(void (*)(void))smx_py_kd_loss, METH_VARARGS | METH_KEYWORDS, smx_py_kd_loss_doc},
     /* smx.FeatureOOD's private functions (feature_ops.c) */

@@ -265,14 +265,13 @@ const char smx_py_rows_doc[] =
     "axis), or None (allocated); params: the op's parameter values or None; lens: int64, the shape without\n"
     "the axis, or None. Returns out. See python/smx/_rows.py.";
 
-/* The op's parameter values, checked against the table's ranges: a ValueError naming the parameter. */
-static int row_params(const char *fn, const smx_op_info *op, PyObject *params, double *v, size_t *nv) {
+int smx_py_op_params(const char *fn, const smx_op_info *op, PyObject *params, double *v, size_t *nv) {
   *nv = 0;
   if (params == Py_None) return 0;
   PyObject *seq = PySequence_Fast(params, "params must be a sequence");
   if (!seq) return -1;
   Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-  if ((size_t)n > op->nvalues || n > 16) {
+  if ((size_t)n > op->nvalues || n > SMX_PY_MAX_PARAMS) {
     Py_DECREF(seq);
     PyErr_Format(PyExc_TypeError, "%s: %zd parameter values given, the operation takes %zu", fn, n, op->nvalues);
     return -1;
@@ -288,10 +287,11 @@ static int row_params(const char *fn, const smx_op_info *op, PyObject *params, d
       }
       int whole = p->type != SMX_PARAM_DOUBLE && p->type != SMX_PARAM_DOUBLE4;
       if (!(x >= p->min && x <= p->max) || (whole && x != floor(x))) {
+        char range[64]; /* PyErr_Format has no %g */
+        snprintf(range, sizeof range, "[%.6g, %.6g]", p->min, p->max);
+        PyErr_Format(PyExc_ValueError, "%s: %s must be %s in %s (%s), got %R", fn, p->name,
+                     whole ? "a whole number" : "a number", range, p->doc, PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)k));
         Py_DECREF(seq);
-        PyErr_Format(PyExc_ValueError, "%s: %s must be %s in [%g, %g] (%s), got %R", fn, p->name,
-                     whole ? "a whole number" : "a number", p->min, p->max, p->doc,
-                     PySequence_Fast_GET_ITEM(params, (Py_ssize_t)k));
         return -1;
       }
       v[k] = x;
@@ -343,8 +343,8 @@ PyObject *smx_py_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (smx_op_find(name, &job.op) != SMX_OK) return smx_py_raise_status(name, SMX_E_INVALID_ARG);
   snprintf(fn, sizeof fn, "smx.%s%s", name, backward ? "_backward" : "");
   int lse = is_lse(&job);
-  double v[16];
-  if (row_params(fn, job.op, params, v, &job.nparams) < 0) return NULL;
+  double v[SMX_PY_MAX_PARAMS];
+  if (smx_py_op_params(fn, job.op, params, v, &job.nparams) < 0) return NULL;
   job.params = v;
   job.backward = backward;
   job.opt.temperature = temperature;
@@ -454,4 +454,24 @@ PyObject *smx_py_op_info(PyObject *self, PyObject *arg) {
                        "family", smx_op_family_name(op->family), "dtypes", dtype_names(op->dtypes), "bwd_dtypes",
                        dtype_names(op->bwd_dtypes), "params", params, "bound", op->bound, "special", op->special,
                        "paper", op->paper);
+}
+
+const char smx_py_op_names_doc[] =
+    "_op_names()\n--\n\n"
+    "Internal: the C stems of every operation of the op table, in its order (python/smx/_losses.py exports\n"
+    "each target loss it finds there).";
+
+PyObject *smx_py_op_names(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  size_t n = 0;
+  smx_op_count(&n);
+  PyObject *t = PyTuple_New((Py_ssize_t)n);
+  for (size_t i = 0; t && i < n; i++) {
+    const smx_op_info *op = NULL;
+    PyObject *s = smx_op_at(i, &op) == SMX_OK ? PyUnicode_FromString(op->name) : NULL;
+    if (!s) Py_CLEAR(t);
+    else PyTuple_SET_ITEM(t, (Py_ssize_t)i, s);
+  }
+  return t;
 }

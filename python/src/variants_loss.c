@@ -1,7 +1,9 @@
 /*
- * The losses of include/smx/smx_losses.h from NumPy: argument checks, the
- * logits as a C-contiguous float32 / float64 matrix with the classes last
- * (matrix.h), int64 targets, one library call with the GIL released.
+ * The losses of include/smx/smx_losses.h from NumPy whose C signature is their own (focal, InfoNCE,
+ * Dice): argument checks, the logits as a C-contiguous float32 / float64 matrix with the classes last
+ * (matrix.h), int64 targets, one library call with the GIL released. Also the keywords and target
+ * checks every target loss shares (variants_loss.h), used by cross_entropy and the op table's target
+ * losses (tloss.c) too.
  */
 #include "variants_loss.h"
 
@@ -12,13 +14,6 @@
 #include "matrix.h"
 #include "options.h"
 #include "smx/smx.h"
-
-/* The keywords every target loss shares. */
-typedef struct loss_args {
-  smx_options o;     /* o.loss = &e (set by parse_common; a loss_args is never copied) */
-  smx_loss_ext e;
-  int want_grad;
-} loss_args;
 
 static int parse_reduction(const char *fn, PyObject *red, smx_reduction *r) {
   if (!red) return 0;
@@ -38,8 +33,8 @@ static int parse_reduction(const char *fn, PyObject *red, smx_reduction *r) {
   return 0;
 }
 
-static int parse_common(const char *fn, PyObject *red, PyObject *ign, PyObject *rg, PyObject *gs, PyObject *thr,
-                        loss_args *a) {
+int smx_py_loss_parse(const char *fn, PyObject *red, PyObject *ign, PyObject *rg, PyObject *gs, PyObject *thr,
+                      smx_py_loss_args *a) {
   smx_loss_ext d = SMX_LOSS_EXT_INIT;
   memset(&a->o, 0, sizeof a->o);
   a->e = d;
@@ -61,36 +56,54 @@ static int parse_common(const char *fn, PyObject *red, PyObject *ign, PyObject *
   return 0;
 }
 
+PyArrayObject *smx_py_loss_targets(const char *fn, PyObject *to, PyArrayObject *logits, int64_t ignore_index) {
+  PyArrayObject *t = smx_py_int_input(fn, "targets", to, NPY_INT64);
+  if (!t) return NULL;
+  int nd = PyArray_NDIM(logits), same = PyArray_NDIM(t) == nd - 1;
+  size_t cols = (size_t)PyArray_DIM(logits, nd - 1), rows = (size_t)PyArray_SIZE(t);
+  for (int d = 0; same && d < nd - 1; d++) same = PyArray_DIM(t, d) == PyArray_DIM(logits, d);
+  if (!same) {
+    PyObject *got = PyObject_GetAttrString((PyObject *)t, "shape");
+    PyObject *want = PyObject_GetAttrString((PyObject *)logits, "shape");
+    if (got && want)
+      PyErr_Format(PyExc_ValueError, "%s: targets has shape %R; it must be the shape of logits %R without its last "
+                   "(class) axis", fn, got, want);
+    Py_XDECREF(got);
+    Py_XDECREF(want);
+    goto fail;
+  }
+  /* the library refuses a bad target too; here the message names it */
+  const int64_t *tp = PyArray_DATA(t);
+  for (size_t r = 0; r < rows; r++) {
+    if (tp[r] != ignore_index && (tp[r] < 0 || (uint64_t)tp[r] >= cols)) {
+      PyErr_Format(PyExc_ValueError, "%s: target %lld (row %zu) is outside [0, %zu) and is not ignore_index (%lld)",
+                   fn, (long long)tp[r], r, cols, (long long)ignore_index);
+      goto fail;
+    }
+  }
+  if (cols == 0 && rows > 0) {
+    PyErr_Format(PyExc_ValueError, "%s: logits have no classes (last axis of length 0)", fn);
+    goto fail;
+  }
+  return t;
+fail:
+  Py_DECREF(t);
+  return NULL;
+}
+
 /* One library call: f64 says which form; x, loss and grad are of that type. */
 typedef smx_status (*loss_call)(const void *ctx, int f64, const void *x, size_t rows, size_t cols, const int64_t *t,
                                 const smx_options *o, void *loss, void *grad);
 
-static PyObject *run_loss(const char *fn, PyObject *xo, PyObject *to, const loss_args *a, loss_call call,
+static PyObject *run_loss(const char *fn, PyObject *xo, PyObject *to, const smx_py_loss_args *a, loss_call call,
                           const void *ctx, int (*check)(const char *fn, const void *ctx, size_t cols)) {
   smx_py_matrix m;
   if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_F32_F64, &m) < 0) return NULL;
   PyObject *res = NULL;
-  PyArrayObject *loss = NULL, *grad = NULL, *t = smx_py_int_input(fn, "targets", to, NPY_INT64);
+  PyArrayObject *loss = NULL, *grad = NULL, *t = smx_py_loss_targets(fn, to, m.arr, a->e.ignore_index);
   if (!t) goto done;
   int nd = PyArray_NDIM(m.arr), f64 = m.dtype == SMX_OP_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT;
-  int same = PyArray_NDIM(t) == nd - 1;
-  for (int d = 0; same && d < nd - 1; d++) same = PyArray_DIM(t, d) == PyArray_DIM(m.arr, d);
-  if (!same) {
-    PyErr_Format(PyExc_ValueError, "%s: targets must have the shape of logits without its last (class) axis", fn);
-    goto done;
-  }
   const int64_t *tp = PyArray_DATA(t);
-  for (size_t r = 0; r < m.rows; r++) {
-    if (tp[r] != a->e.ignore_index && (tp[r] < 0 || (uint64_t)tp[r] >= m.cols)) {
-      PyErr_Format(PyExc_ValueError, "%s: target %lld (row %zu) is outside [0, %zu) and is not ignore_index", fn,
-                   (long long)tp[r], r, m.cols);
-      goto done;
-    }
-  }
-  if (m.cols == 0 && m.rows > 0) {
-    PyErr_Format(PyExc_ValueError, "%s: logits have no classes (last axis of length 0)", fn);
-    goto done;
-  }
   if (check && check(fn, ctx, m.cols) < 0) goto done;
   loss = a->e.reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(nd - 1, PyArray_DIMS(m.arr), type)
                                               : (PyArrayObject *)PyArray_SimpleNew(0, NULL, type);
@@ -150,8 +163,8 @@ PyObject *smx_py_focal_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOOOO:focal_loss", kw, &xo, &to, &go, &ao, &red, &ign, &rg,
                                    &gs, &thr))
     return NULL;
-  loss_args a;
-  if (parse_common(fn, red, ign, rg, gs, thr, &a) < 0) return NULL;
+  smx_py_loss_args a;
+  if (smx_py_loss_parse(fn, red, ign, rg, gs, thr, &a) < 0) return NULL;
   focal_py c = { 2.0, NULL, NULL };
   if (go && smx_py_real_arg(fn, "gamma", go, &c.gamma) < 0) return NULL;
   if (!(c.gamma >= 0.0)) {
@@ -175,38 +188,6 @@ PyObject *smx_py_focal_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
   return r;
 }
 
-/* ----------------------------------------------------- spherical Z-loss */
-
-typedef struct zl_py { double a, b; } zl_py;
-
-static smx_status zl_call(const void *ctx, int f64, const void *x, size_t rows, size_t cols, const int64_t *t,
-                          const smx_options *o, void *loss, void *grad) {
-  const zl_py *c = ctx;
-  return f64 ? smx_spherical_z_loss_f64(x, cols, t, loss, grad, cols, rows, cols, c->a, c->b, o)
-             : smx_spherical_z_loss_f32(x, cols, t, loss, grad, cols, rows, cols, c->a, c->b, o);
-}
-
-PyObject *smx_py_spherical_z_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
-  (void)self;
-  static const char *fn = "smx.spherical_z_loss";
-  static char *kw[] = {"logits", "targets", "a", "b", "reduction", "ignore_index", "return_grad",
-                       "grad_scale", "threads", NULL};
-  PyObject *xo, *to, *ao = NULL, *bo = NULL, *red = NULL, *ign = NULL, *rg = NULL, *gs = NULL, *thr = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOOOO:spherical_z_loss", kw, &xo, &to, &ao, &bo, &red, &ign,
-                                   &rg, &gs, &thr))
-    return NULL;
-  loss_args la;
-  if (parse_common(fn, red, ign, rg, gs, thr, &la) < 0) return NULL;
-  zl_py c = { 1.0, 0.0 };
-  if (ao && smx_py_real_arg(fn, "a", ao, &c.a) < 0) return NULL;
-  if (bo && smx_py_real_arg(fn, "b", bo, &c.b) < 0) return NULL;
-  if (!(c.a > 0.0)) {
-    PyErr_Format(PyExc_ValueError, "%s: a must be > 0 and finite, got %R", fn, ao);
-    return NULL;
-  }
-  return run_loss(fn, xo, to, &la, zl_call, &c, NULL);
-}
-
 /* ------------------------------------------------------- InfoNCE / CLIP */
 
 PyObject *smx_py_info_nce(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -218,8 +199,8 @@ PyObject *smx_py_info_nce(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOOOOOO:info_nce", kw, &xo, &to, &tpo, &sy, &red, &ign, &rg, &gs,
                                    &thr))
     return NULL;
-  loss_args a;
-  if (parse_common(fn, red, ign, rg, gs, thr, &a) < 0) return NULL;
+  smx_py_loss_args a;
+  if (smx_py_loss_parse(fn, red, ign, rg, gs, thr, &a) < 0) return NULL;
   double temp = 1.0;
   if (tpo && smx_py_real_arg(fn, "temperature", tpo, &temp) < 0) return NULL;
   if (!(temp > 0.0)) {
@@ -295,8 +276,8 @@ PyObject *smx_py_dice_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOOO:dice_loss", kw, &xo, &to, &so, &red, &ign, &rg, &gs,
                                    &thr))
     return NULL;
-  loss_args a;
-  if (parse_common(fn, red, ign, rg, gs, thr, &a) < 0) return NULL;
+  smx_py_loss_args a;
+  if (smx_py_loss_parse(fn, red, ign, rg, gs, thr, &a) < 0) return NULL;
   double smooth = 1.0;
   if (so && smx_py_real_arg(fn, "smooth", so, &smooth) < 0) return NULL;
   if (!(smooth >= 0.0)) {
@@ -321,21 +302,7 @@ PyObject *smx_py_dice_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
       goto done;
     }
   } else {
-    if (!(t = smx_py_int_input(fn, "targets", to, NPY_INT64))) goto done;
-    int same = PyArray_NDIM(t) == nd - 1;
-    for (int d = 0; same && d < nd - 1; d++) same = PyArray_DIM(t, d) == PyArray_DIM(m.arr, d);
-    if (!same) {
-      PyErr_Format(PyExc_ValueError, "%s: class targets must have the shape of logits without its last axis", fn);
-      goto done;
-    }
-    const int64_t *tp = PyArray_DATA(t);
-    for (size_t r = 0; r < m.rows; r++) {
-      if (tp[r] != a.e.ignore_index && (tp[r] < 0 || (uint64_t)tp[r] >= m.cols)) {
-        PyErr_Format(PyExc_ValueError, "%s: target %lld (row %zu) is outside [0, %zu) and is not ignore_index", fn,
-                     (long long)tp[r], r, m.cols);
-        goto done;
-      }
-    }
+    if (!(t = smx_py_loss_targets(fn, to, m.arr, a.e.ignore_index))) goto done;
   }
   if (m.cols == 0) {
     PyErr_Format(PyExc_ValueError, "%s: logits have no classes (last axis of length 0)", fn);

@@ -1,11 +1,32 @@
-/* smx.focal_loss, spherical_z_loss, info_nce, dice_loss (variants_loss.c). */
+/*
+ * smx.focal_loss, info_nce, dice_loss, and what every target loss shares: its keywords and its targets'
+ * checks (variants_loss.c; also used by cross_entropy and the op table's target losses, tloss.c).
+ */
 #ifndef SMX_PY_VARIANTS_LOSS_H
 #define SMX_PY_VARIANTS_LOSS_H
 
+#include <stdint.h>
+
 #include "arrays.h"
 
+/* The keywords every target loss shares: reduction, ignore_index, return_grad, grad_scale, threads. */
+typedef struct smx_py_loss_args {
+  smx_options o;     /* o.loss = &e (set by smx_py_loss_parse; a smx_py_loss_args is never copied) */
+  smx_loss_ext e;
+  int want_grad;
+} smx_py_loss_args;
+
+/* Reads the keywords (any may be NULL: the default) into *a; 0, or -1 with a TypeError / ValueError naming fn
+ * and the keyword. */
+int smx_py_loss_parse(const char *fn, PyObject *red, PyObject *ign, PyObject *rg, PyObject *gs, PyObject *thr,
+                      smx_py_loss_args *a);
+
+/* targets as a C int64 array (uint64 and floats refused) of logits' shape without the last (class) axis, each
+ * in [0, cols) or ignore_index; logits must have a class (cols > 0) unless there are no rows. A new reference,
+ * or NULL with a TypeError / ValueError naming the argument, the rule and the first bad target. */
+PyArrayObject *smx_py_loss_targets(const char *fn, PyObject *to, PyArrayObject *logits, int64_t ignore_index);
+
 PyObject *smx_py_focal_loss(PyObject *self, PyObject *args, PyObject *kwargs);
-PyObject *smx_py_spherical_z_loss(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *smx_py_info_nce(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *smx_py_dice_loss(PyObject *self, PyObject *args, PyObject *kwargs);
 
@@ -23,12 +44,6 @@ PyDoc_STRVAR(focal_loss_doc,
              "Focal loss on softmax (Lin et al. 2017): -alpha_t (1 - p_t)^gamma log p_t per row, p = softmax\n"
              "over the classes; gamma = 0 and no alpha is cross-entropy. alpha: None or C per-class weights.\n"
              SMX_PY_LOSS_COMMON_DOC);
-PyDoc_STRVAR(spherical_z_loss_doc,
-             "spherical_z_loss($module, /, logits, targets, a=1.0, b=0.0, reduction='mean', ignore_index=-100,\n"
-             "                 return_grad=False, grad_scale=1.0, threads=0)\n--\n\n"
-             "The Z-loss of de Brebisson and Vincent 2016 (arXiv 1604.08859), a member of the spherical\n"
-             "family: softplus(a (b - z_t)) / a per row, z_t = (x_t - mean(x)) / std(x) (population std).\n"
-             "Not PaLM's z-loss (smx.cross_entropy's z_loss=). a > 0, b finite.\n" SMX_PY_LOSS_COMMON_DOC);
 
 PyDoc_STRVAR(info_nce_doc,
              "info_nce($module, /, sim, targets=None, temperature=1.0, symmetric=True, reduction='mean',\n"

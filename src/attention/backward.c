@@ -14,7 +14,8 @@
 
 int smx_attn_bwd_supported(const struct smx_attention_plan *p) {
   const smx_attention_desc *d = &p->d;
-  return (d->kind == SMX_ATTN_SOFTMAX || d->kind == SMX_ATTN_SIGMOID) && !d->qk_norm && d->diff_lambda == 0 && !d->l2_distance && !d->nsa_topk &&
+  return (d->kind == SMX_ATTN_SOFTMAX || d->kind == SMX_ATTN_SIGMOID || d->kind == SMX_ATTN_SOFTPICK) &&
+         d->diff_lambda == 0 && !d->l2_distance && !d->nsa_topk &&
          !d->k_int8 && p->blasst == 0.0f;
 }
 
@@ -26,7 +27,7 @@ static size_t mul(size_t a, size_t b) {
 }
 
 typedef struct geom {
-  size_t n_kt, tasks1, tasks2, threads, slice, total;
+  size_t n_kt, tasks1, tasks2, threads, slice, parts, total;
 } geom;
 
 static geom geometry(const struct smx_attention_plan *p) {
@@ -41,7 +42,11 @@ static geom geometry(const struct smx_attention_plan *p) {
   if (t > most) t = most ? most : 1;
   q.threads = t;
   q.slice = smx_attn_bwd_slice_bytes(p);
-  q.total = mul(t, q.slice) + 64;   /* room to align the caller's pointer */
+  /* QK-norm: each task's part of the weights' gradients, summed in task order at the end (bitwise the same for
+   * every thread count) */
+  q.parts = d->qk_norm ? mul(mul(q.tasks1 + q.tasks2, d->dim_qk), sizeof(float)) : 0;
+  q.total = mul(t, q.slice) + q.parts + 64;   /* room to align the caller's pointer */
+  if (q.parts == SIZE_MAX || q.total < q.parts) q.total = SIZE_MAX;
   return q;
 }
 
@@ -49,6 +54,7 @@ smx_status smx_attention_backward_workspace_size(const smx_attention_plan *plan,
   if (!plan || !bytes) return SMX_E_INVALID_ARG;
   if (!smx_attn_bwd_supported(plan)) return SMX_E_UNSUPPORTED;
   *bytes = geometry(plan).total;
+  if (*bytes == SIZE_MAX) return SMX_E_INVALID_ARG;
   return SMX_OK;
 }
 
@@ -112,9 +118,16 @@ static void sink_grads(smx_attn_bwd *bw, float *row_o, float *row_do) {
 
 smx_status smx_attention_backward(const smx_attention_plan *plan, const smx_attention_args *a, const void *d_o,
                                   const smx_attention_grads *gr, void *workspace, size_t workspace_bytes) {
+  return smx_attention_backward_qk_norm(plan, a, d_o, gr, NULL, NULL, workspace, workspace_bytes);
+}
+
+smx_status smx_attention_backward_qk_norm(const smx_attention_plan *plan, const smx_attention_args *a,
+                                          const void *d_o, const smx_attention_grads *gr, float *dq_norm_w,
+                                          float *dk_norm_w, void *workspace, size_t workspace_bytes) {
   if (!plan || !a || !gr) return SMX_E_INVALID_ARG;
   const struct smx_attention_plan *p = plan;
   const smx_attention_desc *d = &p->d;
+  if (!d->qk_norm && (dq_norm_w || dk_norm_w)) return SMX_E_INVALID_ARG;
   if (!smx_attn_bwd_supported(p)) return SMX_E_UNSUPPORTED;
   geom gm = geometry(p);
   size_t es = p->elem_size, dq = d->dim_qk, dv = d->dim_v;
@@ -152,14 +165,18 @@ smx_status smx_attention_backward(const smx_attention_plan *plan, const smx_atte
                  { a->alibi_slopes, d->alibi ? d->heads_q * sizeof(float) : 0 },
                  { a->sinks, d->sinks ? d->heads_q * sizeof(float) : 0 },
                  { a->fox, d->fox ? lk4 : 0 },
-                 { a->gate, gate_b } };
+                 { a->gate, gate_b },
+                 { a->q_norm_w, d->qk_norm && a->q_norm_w ? dq * sizeof(float) : 0 },
+                 { a->k_norm_w, d->qk_norm && a->k_norm_w ? dq * sizeof(float) : 0 } };
   range out[] = { { gr->dq, dq_b },
                   { gr->dk, dk_b },
                   { gr->dv, dv_b },
                   { gr->dbias, dbias_b },
                   { gr->dsinks, d->sinks && gr->dsinks ? d->heads_q * sizeof(float) : 0 },
                   { gr->dfox, d->fox && gr->dfox ? lk4 : 0 },
-                  { gr->dgate, d->gate && gr->dgate ? gate_b : 0 } };
+                  { gr->dgate, d->gate && gr->dgate ? gate_b : 0 },
+                  { dq_norm_w, d->qk_norm && dq_norm_w ? dq * sizeof(float) : 0 },
+                  { dk_norm_w, d->qk_norm && dk_norm_w ? dq * sizeof(float) : 0 } };
   size_t n_in = sizeof in / sizeof in[0], n_out = sizeof out / sizeof out[0];
   for (size_t o = 0; o < n_out; o++) {
     if (!out[o].bytes) continue;
@@ -169,9 +186,14 @@ smx_status smx_attention_backward(const smx_attention_plan *plan, const smx_atte
       if (out[o2].bytes && smx_overlap(out[o].at, out[o].bytes, out[o2].at, out[o2].bytes)) return SMX_E_INVALID_ARG;
   }
 
-  if (!rows && !keys) {   /* nothing to compute; the sinks' gradient is 0 (Hq entries, whatever B) */
+  if (gm.total == SIZE_MAX) return SMX_E_INVALID_ARG;
+  if (!rows && !keys) {   /* nothing to compute; the sinks' and norm weights' gradients are 0 */
     if (d->sinks && gr->dsinks)
       for (size_t h = 0; h < d->heads_q; h++) gr->dsinks[h] = 0.0f;
+    for (size_t x = 0; d->qk_norm && x < dq; x++) {
+      if (dq_norm_w) dq_norm_w[x] = 0.0f;
+      if (dk_norm_w) dk_norm_w[x] = 0.0f;
+    }
     return SMX_OK;
   }
   void *owned = NULL;
@@ -199,11 +221,24 @@ smx_status smx_attention_backward(const smx_attention_plan *plan, const smx_atte
   bw.tasks1 = gm.tasks1;
   bw.tasks2 = gm.tasks2;
   bw.ws_worker = gm.slice;
+  bw.wpart = gm.parts ? (float *)(void *)(bw.run.ws + gm.threads * gm.slice) : NULL;
   /* pass 1 before pass 2: FoX's gradient at the queries is added to what pass 1 wrote at the keys */
   atomic_init(&bw.run.next, 0);
   if (gm.tasks1) smx_parallel_for((int)gm.threads, gm.threads, bwd_kv_worker, &bw);
   atomic_store(&bw.run.next, 0);
   if (gm.tasks2) smx_parallel_for((int)gm.threads, gm.threads, bwd_q_worker, &bw);
+  if (bw.wpart) {   /* the norm weights' gradients: the tasks' parts in task order, in double */
+    for (int which = 0; which < 2; which++) {
+      float *dw = which ? dq_norm_w : dk_norm_w;
+      const float *part = bw.wpart + (which ? gm.tasks1 : 0) * dq;
+      size_t n = which ? gm.tasks2 : gm.tasks1;
+      for (size_t x = 0; dw && x < dq; x++) {
+        double s = 0.0;
+        for (size_t t = 0; t < n; t++) s += part[t * dq + x];
+        dw[x] = (float)s;
+      }
+    }
+  }
   if (d->sinks && gr->dsinks && rows) {
     float *row = (float *)(void *)bw.run.ws;
     sink_grads(&bw, row, row + dv);

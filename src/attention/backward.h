@@ -19,6 +19,8 @@ typedef struct smx_attn_bwd {
   size_t n_kt;                         /* key tiles per (batch, KV head)                 */
   size_t tasks1, tasks2;               /* (b, g, key tile), then (b, g, query block)     */
   size_t ws_worker;                    /* bytes of a worker's slice                      */
+  float *wpart;                        /* qk_norm: per task, its part of dk_norm_w (pass 1)
+                                          then of dq_norm_w (pass 2), Dqk floats each    */
 } smx_attn_bwd;
 
 /* 0 when the plan's backward is not computed (SMX_E_UNSUPPORTED). */

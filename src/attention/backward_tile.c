@@ -147,6 +147,26 @@ static int block_ranges(const struct smx_attention_plan *p, bslice *w, size_t g,
 
 static float sigmoid(float g) { return 1.0f / (1.0f + expf(-g)); }
 
+/* QK-norm's backward on one row (RMSNorm, x^ = x r w, r = 1 / sqrt(mean x^2 + eps) as the forward forms it):
+ * g = dLoss/dx^ in place becomes dLoss/dx = r (dy - y mean(dy y)), y = x r, dy = g w; acc (the weights'
+ * gradient, or NULL) += g y. A row whose g is all 0 (no query row sees the key) keeps 0 and adds nothing,
+ * whatever x holds: a hidden key adds exactly 0, as without QK-norm. */
+static void rms_norm_vjp(float *g, const float *x, size_t n, float eps, const float *wt, float *acc) {
+  int any = 0;
+  for (size_t t = 0; t < n; t++) any |= g[t] != 0.0f;
+  if (!any) return;
+  double ss = 0.0, dot = 0.0;
+  for (size_t t = 0; t < n; t++) ss += (double)x[t] * x[t];
+  float r = (float)(1.0 / sqrt(ss / (double)n + eps));
+  for (size_t t = 0; t < n; t++) {
+    float y = x[t] * r;
+    dot += (double)(g[t] * (wt ? wt[t] : 1.0f)) * y;
+    if (acc) acc[t] += g[t] * y;
+  }
+  float c = (float)(dot / (double)n);
+  for (size_t t = 0; t < n; t++) g[t] = r * (g[t] * (wt ? wt[t] : 1.0f) - x[t] * r * c);
+}
+
 /* The rows of query block (g, t) of batch b: scale Q, dO (times the gate's sigmoid), D = dO . O (O as stored:
  * with a gate, dO_in . O_in = dO . O), lse, the SSMax factor; padding rows get zeros and lse = +inf (P = 0).
  * Pass 2 also writes dgate. */
@@ -169,6 +189,7 @@ static void load_block(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t
     }
     run->io.load(dq, (const unsigned char *)a->q + (b * d->q_stride[0] + h * d->q_stride[1] + i * d->q_stride[2]) * es,
                  w->f.tmp);
+    if (d->qk_norm) smx_attn_rms_norm(w->f.tmp, dq, p->qk_eps, a->q_norm_w);   /* as the forward packs it */
     for (size_t x = 0; x < dq; x++) qr[x] = w->f.tmp[x] * p->scale;
     size_t off = (b * d->o_stride[0] + h * d->o_stride[1] + i * d->o_stride[2]) * es;
     run->io.load(dv, (const unsigned char *)a->o + off, w->f.tmp);
@@ -195,6 +216,31 @@ static void load_block(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t
   finite_rows(p->rows, dq, w->f.qr, dq, w->qg, &ldq, &w->qbad);   /* for dK += dS^T Q */
 }
 
+/* Softpick (the forward's lse is log(sum_j |e^{z_j} - 1| + eps e^m), so w = relu(e^z - 1) e^{-lse}): the
+ * weights into p (for dV) and dS = e^{z - lse} (1[z > 0] dP - sign(z) D) over dP in place. The eps term's
+ * own derivative through the row maximum m (-eps e^{m - lse} D at the first maximum) is left out: it is at
+ * most 1e-8 of that key's e^{m - lse} |D|, far inside the bound, and m is not saved. A masked key gives 0;
+ * a NaN lse (a NaN among the row's scores) gives NaN weights and dS on every key the row sees. */
+static void softpick_ds(size_t nr, size_t nk, const float *st, const float *lse, const float *dvec, float *p,
+                        float *dp) {
+  size_t BK = SMX_ATTN_BK;
+  for (size_t r = 0; r < nr; r++) {
+    float el = expf(-lse[r]), d = dvec[r];   /* e^{-lse} <= about 1e8: the eps term bounds e^{lse} below */
+    for (size_t c = 0; c < nk; c++) {
+      float z = st[r * BK + c], *ds = dp + r * BK + c;
+      if (z == -INFINITY) {
+        p[r * BK + c] = 0.0f;
+        *ds = 0.0f;
+        continue;
+      }
+      float e = expf(z - lse[r]);
+      /* e^z - 1 as expm1 below z = 1, where e^{z - lse} - e^{-lse} would cancel; 0 x e^{-lse} keeps a NaN lse */
+      p[r * BK + c] = z > 0.0f ? (z < 1.0f ? expm1f(z) * el : e - el) : 0.0f * el;
+      *ds = e * (z > 0.0f ? *ds - d : z < 0.0f ? d : 0.0f);
+    }
+  }
+}
+
 /* P and dS = dLoss/dz of the block's rows against the key tile in w->kt / w->vt (S kept in w->f.st). */
 static void tile_ds(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk, int inside) {
   smx_attn_run *run = &bw->run;
@@ -218,6 +264,11 @@ static void tile_ds(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t, s
         /* 1 - w as sigmoid(-(z + b)): no cancellation where w is near 1 */
         *ds = z == -INFINITY ? 0.0f : w->p[r * BK + c] * sigmoid(-(z + p->sigmoid_bias)) * *ds;
       }
+    return;
+  }
+  if (p->d.kind == SMX_ATTN_SOFTPICK) {
+    bk->gemm(nr, nk, dv, w->f.o, dv, 1, w->vt, BK, w->dp, BK, 0);
+    softpick_ds(nr, nk, w->f.st, w->lse, w->dvec, w->p, w->dp);
     return;
   }
   bk->probs(nr, nk, w->f.st, BK, w->lse, w->p, BK);
@@ -278,6 +329,13 @@ void smx_attn_bwd_kv_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
     bk->gemm(nk, dq, nr, w.dp, 1, BK, w.qbad ? w.qg : w.f.qr, dq, w.dka, dq, 1);   /* dK += dS^T (scale Q) */
   }
   size_t es = p->elem_size, base = (b * d->heads_kv + g) * d->len_k + j0;
+  if (d->qk_norm) {   /* dK^ of the normalised keys into dK through the RMSNorm, and this tile's part of dk_norm_w */
+    float *acc = bw->wpart + task * dq;
+    size_t ldk;
+    const float *kraw = load_rows_kv(run, run->a->k, d->k_stride, dq, b, g, j0, nk, w.f.kbuf, &ldk);
+    memset(acc, 0, dq * sizeof(float));
+    for (size_t c = 0; c < nk; c++) rms_norm_vjp(w.dka + c * dq, kraw + c * ldk, dq, p->qk_eps, run->a->k_norm_w, acc);
+  }
   for (size_t c = 0; c < nk; c++) {
     run->io.store(dq, w.dka + c * dq, (unsigned char *)bw->g->dk + (base + c) * dq * es);
     run->io.store(dv, w.dva + c * dv, (unsigned char *)bw->g->dv + (base + c) * dv * es);
@@ -330,11 +388,18 @@ void smx_attn_bwd_q_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
       bk->gemm(nr, dq, nk, w.dp, BK, 1, kf, ldk, w.dqa, dq, 1);   /* dQ += dS K */
     }
   size_t es = p->elem_size;
+  float *acc = d->qk_norm ? bw->wpart + (bw->tasks1 + task) * dq : NULL;
+  if (acc) memset(acc, 0, dq * sizeof(float));
   for (size_t r = 0; r < nr; r++) {
     size_t h, i;
     if (!smx_attn_row_of(p, g, t, r, &h, &i)) continue;
     size_t row = (b * d->heads_q + h) * d->len_q + i;
     for (size_t x = 0; x < dq; x++) w.f.tmp[x] = w.dqa[r * dq + x] * p->scale;
+    if (acc) {   /* dQ^ of the normalised row into dQ through the RMSNorm; this block's part of dq_norm_w */
+      run->io.load(dq, (const unsigned char *)run->a->q + (b * d->q_stride[0] + h * d->q_stride[1] + i * d->q_stride[2]) * es,
+                   w.f.qt);
+      rms_norm_vjp(w.f.tmp, w.f.qt, dq, p->qk_eps, run->a->q_norm_w, acc);
+    }
     run->io.store(dq, w.f.tmp, (unsigned char *)bw->g->dq + row * dq * es);
     if (fox) bw->g->dfox[(b * d->heads_q + h) * lk + (size_t)smx_attn_pos(p, i)] += w.rsum[r];
   }

@@ -81,6 +81,16 @@ rm -f "$tmp/null" "$tmp/full" "$tmp/link"
 # ---- every terminating signal: the temporary file removed, the old output
 # kept, and the process ends by that signal (exit status 128 + N)
 $PY -c "import numpy as np; np.save('$tmp/big.npy', np.zeros((64, 4096), np.float32))"
+# until process $1 has file $2 open (at most 10 s): on a loaded machine smx may not have opened the FIFO
+# 0.3 s after its start, and a signal before that left the feeder blocked in its open for ever (CI, clang
+# stage, 2026-12-05); the feeder is killed after each case for the same reason
+wait_open() {
+  for _ in $(seq 100); do
+    for f in /proc/"$1"/fd/*; do [ "$(readlink "$f" 2>/dev/null)" = "$2" ] && return 0; done
+    sleep 0.1
+  done
+  return 1
+}
 for sig in HUP INT QUIT TERM PIPE USR1 USR2 ALRM XCPU XFSZ; do
   echo old > "$tmp/out.npy"
   mkfifo "$tmp/fifo"
@@ -88,11 +98,12 @@ for sig in HUP INT QUIT TERM PIPE USR1 USR2 ALRM XCPU XFSZ; do
   feeder=$!
   "$SMX" softmax "$tmp/fifo" -o "$tmp/out.npy" -q 2> "$tmp/err" &
   victim=$!
+  wait_open $victim "$tmp/fifo"
   sleep 0.3
   kill -$sig $victim
   wait $victim 2>/dev/null
   code=$?
-  wait $feeder
+  kill $feeder 2>/dev/null; wait $feeder 2>/dev/null
   check "SIG$sig: exit status $code is 128 + SIG$sig" test "$code" = $((128 + $(kill -l $sig)))
   check "SIG$sig: the old output is kept" test "$(cat "$tmp/out.npy")" = old
   check "SIG$sig: no temporary file" no_temp
@@ -105,6 +116,7 @@ mkfifo "$tmp/fifo"
 feeder=$!
 "$SMX" softmax "$tmp/fifo" -o "$tmp/out.npy" -q 2> "$tmp/err" &
 victim=$!
+wait_open $victim "$tmp/fifo"
 sleep 0.3
 t0=$(date +%s)
 kill -HUP $victim

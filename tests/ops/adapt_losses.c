@@ -109,3 +109,32 @@ smx_status a_sparsemax_sort_f64(const op_call *c) {
   return smx_sparsemax_sort_rows_f64((const double *)c->in[0], c->ld_in[0], (double *)c->out, c->ld_out, c->rows,
                                      c->cols, c->opt);
 }
+
+/* S-DPO (a TLOSS op) through the generic entry smx_op_rows, as the front ends call it: beta = 1 / the
+ * driver's temperature (0: 1), the library's temperature left at 0, so that every family's temperature
+ * becomes a beta (a bad temperature a bad beta: refused all the same). The loss is double for f64 rows,
+ * float otherwise. */
+static smx_status sdpo(const op_call *c, smx_op_dtype dt, int want_grad) {
+  const smx_op_info *op;
+  if (smx_op_find("sdpo_loss", &op) != SMX_OK) return SMX_E_INTERNAL;
+  smx_loss_ext e;
+  smx_options o = loss_opts(c, &e, SMX_FLAG_MASKED_ROW_NAN);
+  double beta = 1.0 / (o.temperature == 0.0 ? 1.0 : o.temperature);
+  o.temperature = 0.0;
+  unsigned char scratch[64 * sizeof(double)];
+  size_t ls = dt == SMX_OP_F64 ? sizeof(double) : sizeof(float);
+  void *loss = want_grad ? loss_buf(c->rows, ls, scratch, sizeof scratch) : c->out;
+  if (want_grad && !loss) return SMX_E_NOMEM;
+  smx_op_call a = { dt, 0, c->rows, c->cols, c->in[0], c->ld_in[0], NULL, 0, NULL, 0, loss, 0, &beta, 1, NULL, NULL,
+                    c->targets, want_grad ? c->out : NULL, want_grad ? c->ld_out : 0 };
+  smx_status s = smx_op_rows(op, &a, &o);
+  if (want_grad && loss != (void *)scratch) free(loss);
+  return s;
+}
+#define SDPO(sfx, DT)                                                                                   \
+  smx_status a_sdpo_loss_##sfx(const op_call *c) { return sdpo(c, DT, 0); }                             \
+  smx_status a_sdpo_grad_##sfx(const op_call *c) { return sdpo(c, DT, 1); }
+SDPO(f64, SMX_OP_F64)
+SDPO(f32, SMX_OP_F32)
+SDPO(f16, SMX_OP_F16)
+SDPO(bf16, SMX_OP_BF16)

@@ -92,6 +92,8 @@ void ref_softmax_state(ref_ctx *c);
 #define OP_NONNEG 0x20u        /* every output (value) is >= 0 or NaN: probabilities */
 #define OP_UNIT_TEMP 0x40u     /* only temperature 1 (0): the families with another one are skipped */
 #define OP_NO_TEMP 0x80u       /* the call takes no temperature: the bad-temperature checks do not apply */
+#define OP_INV_TEMP 0x100u     /* the adapter passes 1/T as the op's parameter (S-DPO's beta): families whose
+                                  1/T is not a finite normal double are skipped */
 
 typedef struct op_row {
   const char *name;
@@ -214,6 +216,13 @@ LOSS_ADAPTER_DECL(focal_f32) LOSS_ADAPTER_DECL(focal_f64) LOSS_ADAPTER_DECL(zlos
 LOSS_ADAPTER_DECL(kd_f32) LOSS_ADAPTER_DECL(kd_f64) LOSS_ADAPTER_DECL(sparsemax_f32) LOSS_ADAPTER_DECL(sparsemax_f64)
 LOSS_ADAPTER_DECL(entmax15_f32) LOSS_ADAPTER_DECL(entmax15_f64) LOSS_ADAPTER_DECL(entmax_f32)
 LOSS_ADAPTER_DECL(entmax_f64)
+/* S-DPO through the generic entry smx_op_rows (TLOSS), beta = 1 / the family's T: the cross-entropy's
+ * special rows and bounds (ref_grad.c) at that T, ordinary rows against -log sigmoid(-log sum) */
+void ref_sdpo_row(ref_ctx *c);
+long double ref_sdpo_loss_at(const ref_ctx *c, size_t i, long double *aux);
+long double ref_sdpo_grad_at(const ref_ctx *c, size_t i, long double *aux);
+#define SDPO_DECL(sfx) smx_status a_sdpo_loss_##sfx(const op_call *c); smx_status a_sdpo_grad_##sfx(const op_call *c);
+SDPO_DECL(f64) SDPO_DECL(f32) SDPO_DECL(f16) SDPO_DECL(bf16)
 smx_status a_sparsemax_sort_f32(const op_call *c);
 smx_status a_sparsemax_sort_f64(const op_call *c);
 

@@ -527,6 +527,14 @@ const op_row op_table[] = {
     a_##name##_##sfx##_loss, prep, ref_row, ref_loss_at, loss_bound },                                           \
   { #name "_grad", D, D, OUT_ELEM, n_in, 0, OP_EMPTY_INVALID | OP_UNIT_TEMP | OP_OPTIONAL_OUT | (caps) | (gcaps),   \
     NULL, a_##name##_##sfx##_grad, prep, ref_row, grad_at, grad_bound }
+/* S-DPO in every dtype (f16 / bf16: float losses), cross-entropy's caps and bounds */
+#define SDPO_ROWS(sfx, D, L)                                                                                        \
+  { "sdpo_loss", D, L, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID | OP_INV_TEMP, NULL, a_sdpo_loss_##sfx, NULL,          \
+    ref_sdpo_row, ref_sdpo_loss_at, bound_xent_loss },                                                           \
+  { "sdpo_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_OPTIONAL_OUT | OP_SATURATES | OP_INV_TEMP, NULL,      \
+    a_sdpo_grad_##sfx, NULL, ref_sdpo_row, ref_sdpo_grad_at, bound_xent_grad }
+  SDPO_ROWS(f64, DT_F64, DT_F64), SDPO_ROWS(f32, DT_F32, DT_F32), SDPO_ROWS(f16, DT_F16, DT_F32),
+  SDPO_ROWS(bf16, DT_BF16, DT_F32),
   LOSS_ROWS(focal, f32, DT_F32, 1, 0, OP_SATURATES, NULL, ref_focal_row, bound_loss, ref_focal_grad_at, bound_loss_grad),
   LOSS_ROWS(focal, f64, DT_F64, 1, 0, 0, NULL, ref_focal_row, bound_loss, ref_focal_grad_at, bound_loss_grad),
   LOSS_ROWS(zloss, f32, DT_F32, 1, 0, OP_SATURATES, NULL, ref_zloss_row, bound_zloss, ref_zloss_grad_at, bound_loss_grad),

@@ -258,3 +258,51 @@ double bound_fy_loss(const ref_ctx *c, dtype od, size_t i, long double ref, long
 FY_REF(_sparsemax, 2.0, bound_sparsemax)
 FY_REF(_entmax15, 1.5, bound_entmax15)
 FY_REF(_entmax, (double)OPS_FY_ALPHA, bound_entmax_a17)
+
+/* ------------------------------------------------------------------ S-DPO */
+/* The paper's form, independently of cross-entropy: with b = 1/T (the adapter's beta) and w the target,
+ *   z = log sum_{j != w} exp(b (m_j - m_w)),  loss = -log sigmoid(-z) = softplus(z),
+ *   grad_j = b exp(b (m_j - m_w) - loss) (j != w),  grad_w = b expm1(-loss).
+ * ex[0] = the loss, ex[2..3] the parts of the gradient's exponent, ex[1] = 1 on the rows of the special-value rule (NaN, +inf, no entry above -inf,
+ * m_w = -inf), which the header defines as cross-entropy's: those take ref_grad.c's cross-entropy reference.
+ * The bounds are cross-entropy's at T (bound_xent_loss, bound_xent_grad), as the header states. */
+void ref_sdpo_row(ref_ctx *c) {
+  ref_sm_row(c);
+  c->ex[0] = 0;
+  c->ex[1] = c->nan || c->masked || c->kinf || c->n == 0;
+  if (c->ex[1]) return;
+  size_t w = (size_t)c->target;
+  long double b = 1.0L / c->T, mw = ref_in(c, 0, w), mr = -INFINITY;
+  if (mw == -INFINITY) {
+    c->ex[1] = 1;
+    return;
+  }
+  for (size_t j = 0; j < c->n; j++)
+    if (j != w) mr = fmaxl(mr, ref_in(c, 0, j));
+  if (mr == -INFINITY) return;   /* nothing rejected (or all -inf): the sum is 0, the loss 0 */
+  /* the terms relative to the largest rejected margin mr: b (m_j - m_w) = b (m_j - mr) + top, so that a
+   * huge m_w never rounds away the rejected margins' differences (the library's softmax keeps them) */
+  long double top = b * (mr - mw), s = 0, k = 0;
+  for (size_t j = 0; j < c->n; j++)
+    if (j != w) ksum_l(&s, &k, expl(b * (ref_in(c, 0, j) - mr)));
+  long double z = top + logl(s);
+  c->ex[0] = z > 0 ? z + log1pl(expl(-z)) : log1pl(expl(z));
+  c->ex[2] = mr;
+  /* the gradient's exponent less b (m_j - mr): top - loss, formed from its parts when z > 0 (loss - top
+   * = log s + log1p(e^-z): top + log s can round log s away) */
+  c->ex[3] = z > 0 ? -(logl(s) + log1pl(expl(-z))) : top - c->ex[0];
+}
+
+long double ref_sdpo_loss_at(const ref_ctx *c, size_t i, long double *aux) {
+  if (c->ex[1] != 0) return ref_xent_loss_at(c, i, aux);
+  *aux = 0;
+  return c->ex[0];
+}
+
+long double ref_sdpo_grad_at(const ref_ctx *c, size_t i, long double *aux) {
+  if (c->ex[1] != 0) return ref_xent_grad_at(c, i, aux);
+  long double b = 1.0L / c->T, mi = ref_in(c, 0, i);
+  *aux = (mi - c->m) / c->T;   /* t_i of cross-entropy's bound */
+  if ((int64_t)i == c->target) return b * expm1l(-c->ex[0]);
+  return b * expl(b * (mi - c->ex[2]) + c->ex[3]);
+}

@@ -176,6 +176,94 @@ class AttentionBackward(unittest.TestCase):
         for a, t in zip(got, (q, k, v)):
             self.assertLessEqual((a - t.grad).abs().max().item(), 1e-4 * (t.grad.abs().max().item() + 1))
 
+    def check_against(self, got, refs, rtol=1e-4):
+        for a, t in zip(got, refs):
+            self.assertLessEqual((a - t.grad).abs().max().item(), rtol * (t.grad.abs().max().item() + 1))
+
+    def test_softpick(self):
+        # softpick (Zuhri et al. 2025): w = relu(e^z - 1) / (sum_visible |e^z - 1| + eps e^max), composed in float64
+        for B, Hq, Hkv, causal, bias in ((1, 2, 2, False, False), (2, 4, 2, True, False), (1, 6, 1, "top_left", True)):
+            q = torch.randn(B, Hq, 20, 8, dtype=torch.float64) * 1.5
+            k = torch.randn(B, Hkv, 30, 8, dtype=torch.float64)
+            v = torch.randn(B, Hkv, 30, 8, dtype=torch.float64)
+            q, k, v = (t.float().double().requires_grad_() for t in (q, k, v))
+            do = torch.randn(B, Hq, 20, 8, dtype=torch.float64).float().double()
+            m = None
+            if bias:
+                m = torch.randn(B, Hq, 20, 30, dtype=torch.float64).float().double()
+                m[:, :, ::4, 5:] = float("-inf")   # some rows keep few keys
+                m[:, :, 3, :] = float("-inf")      # a row with no key: O = 0, gradient 0
+                m.requires_grad_()
+            st.attention(q, k, v, kind="softpick", causal=causal, mask=m).backward(do)
+            got = [t.grad.clone() for t in (q, k, v) + ((m,) if bias else ())]
+            for t in (q, k, v) + ((m,) if bias else ()):
+                t.grad = None
+            g = Hq // Hkv
+            z = q @ k.repeat_interleave(g, 1).transpose(-1, -2) / math.sqrt(8)
+            pos = torch.arange(20)[:, None] + (0 if causal == "top_left" else 10)
+            vis = torch.ones(20, 30, dtype=torch.bool) if not causal else torch.arange(30)[None, :] <= pos
+            vis = vis.expand(B, Hq, 20, 30)
+            if bias:
+                vis = vis & (m != float("-inf"))
+                z = z + m.masked_fill(m == float("-inf"), 0.0)
+            z = z.masked_fill(~vis, float("-inf"))
+            zm = z.max(-1, keepdim=True).values.masked_fill(~vis.any(-1, keepdim=True), 0.0)
+            e = torch.where(vis, torch.exp(z - zm) - torch.exp(-zm), torch.zeros_like(z))
+            den = e.abs().sum(-1, keepdim=True) + 1e-8
+            (torch.relu(e) / den @ v.repeat_interleave(g, 1)).backward(do)
+            self.check_against(got, (q, k, v) + ((m,) if bias else ()))
+
+    def test_qk_norm(self):
+        # QK-norm: q and k rows RMS-normalised (eps, optional weights) before the product, float64 composed
+        def rms(x, eps):
+            return x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+        for wmode, kind, causal in ((None, "softmax", False), ("array", "softmax", True), ("grad", "softmax", True),
+                                    ("array", "softpick", "top_left"), ("grad", "sigmoid", False)):
+            B, Hq, Hkv, Lq, Lk, D = 1, 4, 2, 20, 30, 8
+            q = torch.randn(B, Hq, Lq, D, dtype=torch.float64) * 3
+            k = torch.randn(B, Hkv, Lk, D, dtype=torch.float64) * 0.5
+            v = torch.randn(B, Hkv, Lk, 8, dtype=torch.float64)
+            q, k, v = (t.float().double().requires_grad_() for t in (q, k, v))
+            do = torch.randn(B, Hq, Lq, 8, dtype=torch.float64).float().double()
+            wq = (1 + 0.3 * torch.randn(D, dtype=torch.float64)).float().double()
+            wk = (1 + 0.3 * torch.randn(D, dtype=torch.float64)).float().double()
+            eps = 1e-3
+            opts = dict(kind=kind, causal=causal, qk_norm_eps=eps)
+            if kind == "sigmoid":
+                opts["sigmoid_bias"] = -2.0
+            leaves = (q, k, v)
+            if wmode is None:
+                opts["qk_norm"] = True
+            elif wmode == "array":
+                opts["qk_norm"] = (wq.float().numpy(), wk.float().numpy())
+            else:
+                wq.requires_grad_(), wk.requires_grad_()
+                opts["qk_norm"] = (wq, wk)
+                leaves = (q, k, v, wq, wk)
+            st.attention(q, k, v, **opts).backward(do)
+            got = [t.grad.clone() for t in leaves]
+            for t in leaves:
+                t.grad = None
+            g = Hq // Hkv
+            qn, kn = rms(q, eps), rms(k, eps)
+            if wmode is not None:
+                qn, kn = qn * wq, kn * wk
+            z = qn @ kn.repeat_interleave(g, 1).transpose(-1, -2) / math.sqrt(D)
+            pos = torch.arange(Lq)[:, None] + (0 if causal == "top_left" else Lk - Lq)
+            vis = torch.ones(Lq, Lk, dtype=torch.bool) if not causal else torch.arange(Lk)[None, :] <= pos
+            vr = v.repeat_interleave(g, 1)
+            if kind == "softmax":
+                w = torch.softmax(z.masked_fill(~vis, float("-inf")), -1)
+            elif kind == "sigmoid":
+                w = torch.sigmoid(z - 2.0) * vis
+            else:
+                zz = z.masked_fill(~vis, float("-inf"))
+                zm = zz.max(-1, keepdim=True).values
+                e = torch.where(vis, torch.exp(zz - zm) - torch.exp(-zm), torch.zeros_like(zz))
+                w = torch.relu(e) / (e.abs().sum(-1, keepdim=True) + 1e-8)
+            (w @ vr).backward(do)
+            self.check_against(got, leaves)
+
     def test_sdpa(self):
         q = torch.randn(2, 3, 20, 8, dtype=torch.float64, requires_grad=True)
         k = torch.randn(2, 3, 30, 8, dtype=torch.float64, requires_grad=True)
@@ -207,7 +295,7 @@ class AttentionBackward(unittest.TestCase):
         (gq,) = torch.autograd.grad(o.sum(), q, create_graph=True)
         with self.assertRaises(RuntimeError):
             gq.sum().backward()
-        o = st.attention(q, q, q, kind="softpick")
+        o = st.attention(q, q, q, kind="linear")
         with self.assertRaises(NotImplementedError):
             o.sum().backward()
         x = np.random.rand(1, 2, 5, 8).astype(np.float32)

@@ -23,10 +23,12 @@ typedef struct bcase {
   int bthd;        /* Q, K, V, O, dO stored (B, L, H, D) */
   float qmul;      /* spread of the logits */
   int bias_inf;    /* some bias entries -inf, some rows fully masked */
+  int normw;       /* qk_norm with weights (else NULL: weights of 1) */
 } bcase;
 
 typedef struct bdata {
-  float *q, *k, *v, *o, *dO, *lse, *bias, *slopes, *sinks, *fox, *gate;
+  float *q, *k, *v, *o, *dO, *lse, *bias, *slopes, *sinks, *fox, *gate, *qw, *kw;
+  int normw;
   unsigned char *keep;
   void *qs, *ks, *vs, *os, *dos;   /* storage */
 } bdata;
@@ -123,6 +125,10 @@ static void make(const bcase *c, uint64_t seed, bdata *t) {
     }
   }
   t->gate = fill(&r, rows * d->dim_v + 1, 1.5f);
+  t->qw = fill(&r, d->dim_qk + 1, 0.5f);
+  t->kw = fill(&r, d->dim_qk + 1, 0.5f);
+  for (size_t x = 0; x < d->dim_qk; x++) t->qw[x] += 1.0f, t->kw[x] -= 1.0f;
+  t->normw = c->normw;
   size_t HQ = d->heads_q, HK = d->heads_kv;
   t->qs = stored(d->dtype, t->q, c->bthd, HQ, d->len_q, d->dim_qk, nq);
   t->ks = stored(d->dtype, t->k, c->bthd, HK, d->len_k, d->dim_qk, nk);
@@ -134,7 +140,7 @@ static void make(const bcase *c, uint64_t seed, bdata *t) {
 static void drop(bdata *t) {
   free(t->q), free(t->k), free(t->v), free(t->o), free(t->dO), free(t->lse), free(t->bias), free(t->slopes);
   free(t->sinks), free(t->fox), free(t->gate), free(t->keep), free(t->qs), free(t->ks), free(t->vs), free(t->os);
-  free(t->dos);
+  free(t->dos), free(t->qw), free(t->kw);
 }
 
 static smx_attention_args args_of(const smx_attention_desc *d, bdata *t) {
@@ -142,12 +148,13 @@ static smx_attention_args args_of(const smx_attention_desc *d, bdata *t) {
   a.q = t->qs, a.k = t->ks, a.v = t->vs, a.o = t->os, a.lse = t->lse;
   a.mask = d->mask_kind == SMX_ATTN_MASK_BOOL ? (const void *)t->keep : (const void *)t->bias;
   a.alibi_slopes = t->slopes, a.sinks = t->sinks, a.fox = t->fox, a.gate = t->gate;
+  if (t->normw) a.q_norm_w = t->qw, a.k_norm_w = t->kw;
   return a;
 }
 
 typedef struct grads {
   void *dq, *dk, *dv;
-  float *dbias, *dsinks, *dfox, *dgate;
+  float *dbias, *dsinks, *dfox, *dgate, *dqw, *dkw;
 } grads;
 
 static void galloc(const smx_attention_desc *d, grads *g) {
@@ -159,9 +166,11 @@ static void galloc(const smx_attention_desc *d, grads *g) {
   g->dsinks = calloc(d->heads_q + 1, 4);
   g->dfox = calloc(d->batch * d->heads_q * d->len_k + 1, 4);
   g->dgate = calloc(d->batch * d->heads_q * d->len_q * d->dim_v + 1, 4);
+  g->dqw = calloc(d->dim_qk + 1, 4);
+  g->dkw = calloc(d->dim_qk + 1, 4);
 }
 
-static void gfree(grads *g) { free(g->dq), free(g->dk), free(g->dv), free(g->dbias), free(g->dsinks), free(g->dfox), free(g->dgate); }
+static void gfree(grads *g) { free(g->dq), free(g->dk), free(g->dv), free(g->dbias), free(g->dsinks), free(g->dfox), free(g->dgate), free(g->dqw), free(g->dkw); }
 
 static smx_status backward(const smx_attention_desc *d, bdata *t, grads *g) {
   smx_attention_plan *p;
@@ -170,7 +179,11 @@ static smx_status backward(const smx_attention_desc *d, bdata *t, grads *g) {
   smx_attention_args a = args_of(d, t);
   smx_attention_grads gr = { g->dq, g->dk, g->dv, d->mask_kind == SMX_ATTN_MASK_BIAS ? g->dbias : NULL,
                              d->sinks ? g->dsinks : NULL, d->fox ? g->dfox : NULL, d->gate ? g->dgate : NULL };
-  st = smx_attention_backward(p, &a, t->dos, &gr, NULL, 0);
+  /* QK-norm: the weights' gradients too (at weights of 1 when the case passes none) */
+  if (d->qk_norm)
+    st = smx_attention_backward_qk_norm(p, &a, t->dos, &gr, g->dqw, g->dkw, NULL, 0);
+  else
+    st = smx_attention_backward(p, &a, t->dos, &gr, NULL, 0);
   smx_attention_plan_destroy(p);
   return st;
 }
@@ -245,6 +258,7 @@ static void check_case(const bcase *c0, uint64_t seed) {
   ac.sinks = to_ld(t.sinks, d->heads_q);
   ac.fox = to_ld(t.fox, d->batch * d->heads_q * d->len_k);
   ac.gate = to_ld(t.gate, rows * d->dim_v);
+  if (t.normw) ac.qw = to_ld(t.qw, d->dim_qk), ac.kw = to_ld(t.kw, d->dim_qk);
   ld *dO = to_ld(t.dO, n_of(d, 3));
   size_t nq = n_of(d, 0), nk = n_of(d, 1), nv = n_of(d, 2), ng = rows * ((d->gate_flags & 1) ? d->dim_v : 1);
   attn_grad_ref g = { 0 };
@@ -257,6 +271,8 @@ static void check_case(const bcase *c0, uint64_t seed) {
   g.dsinks = buf[8], g.msinks = buf[9], g.dfox = buf[10], g.mfox = buf[11], g.dgate = buf[12], g.mgate = buf[13];
   g.rowz = calloc(rows + 1, 1);
   g.zmax = calloc(rows + 1, sizeof(ld));
+  ld *wbuf = calloc(4 * d->dim_qk + 4, sizeof(ld));
+  if (d->qk_norm) g.dqw = wbuf, g.mqw = wbuf + d->dim_qk, g.dkw = wbuf + 2 * d->dim_qk, g.mkw = wbuf + 3 * d->dim_qk;
   attn_reference_backward(&ac, dO, &g);
   double eps = bound_eps(d);
 
@@ -275,6 +291,8 @@ static void check_case(const bcase *c0, uint64_t seed) {
     if (d->sinks) cmp("dsinks", c, d->dtype, gi.dsinks, 1, g.dsinks, g.msinks, d->heads_q, eps);
     if (d->fox) cmp("dfox", c, d->dtype, gi.dfox, 1, g.dfox, g.mfox, d->batch * d->heads_q * d->len_k, eps);
     if (d->gate) cmp("dgate", c, d->dtype, gi.dgate, 1, g.dgate, g.mgate, ng, eps);
+    if (d->qk_norm) cmp("dq_norm_w", c, d->dtype, gi.dqw, 1, g.dqw, g.mqw, d->dim_qk, eps);
+    if (d->qk_norm) cmp("dk_norm_w", c, d->dtype, gi.dkw, 1, g.dkw, g.mkw, d->dim_qk, eps);
     if (isa == tu_isa_top()) {
       gfree(&g1);
       g1 = gi;
@@ -292,14 +310,16 @@ static void check_case(const bcase *c0, uint64_t seed) {
     CHECK(backward(&c2.d, &t, &gt) == SMX_OK, "%s threads %d", c->name, th);
     int same = !memcmp(gt.dq, g1.dq, nq * es) && !memcmp(gt.dk, g1.dk, nk * es) && !memcmp(gt.dv, g1.dv, nv * es) &&
                !memcmp(gt.dbias, g1.dbias, nm * 4) && !memcmp(gt.dsinks, g1.dsinks, d->heads_q * 4) &&
-               !memcmp(gt.dfox, g1.dfox, d->batch * d->heads_q * d->len_k * 4) && !memcmp(gt.dgate, g1.dgate, ng * 4);
+               !memcmp(gt.dfox, g1.dfox, d->batch * d->heads_q * d->len_k * 4) && !memcmp(gt.dgate, g1.dgate, ng * 4) &&
+               !memcmp(gt.dqw, g1.dqw, d->dim_qk * 4) && !memcmp(gt.dkw, g1.dkw, d->dim_qk * 4);
     CHECK(same, "%s: threads %d differ from threads 1", c->name, th);
     gfree(&gt);
   }
   gfree(&g1);
   for (int i = 0; i < 14; i++) free(buf[i]);
-  free(g.rowz), free(g.zmax), free(dO);
+  free(g.rowz), free(g.zmax), free(dO), free(wbuf);
   free(ac.q), free(ac.k), free(ac.v), free(ac.bias), free(ac.slopes), free(ac.sinks), free(ac.fox), free(ac.gate);
+  free(ac.qw), free(ac.kw);
   drop(&t);
 }
 
@@ -315,6 +335,7 @@ static smx_attention_desc base(size_t B, size_t Hq, size_t Hkv, size_t Lq, size_
 int main(void) {
   run_accuracy_cases();
   run_difference_cases();
+  run_ref_difference_cases();
   run_refusals();
   run_nan_cases();
   smx_set_max_isa(SMX_ISA_AVX512);

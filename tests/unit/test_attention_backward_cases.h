@@ -1,11 +1,11 @@
 /* The cases of test_attention_backward.c (included once, after its helpers). */
 
 static void run_accuracy_cases(void) {
-  bcase cs[40];
+  bcase cs[64];
   int n = 0;
 #define ADD(nm, dd, ...) \
   do { \
-    cs[n] = (bcase){ nm, dd, 0, 1.0f, 0 }; \
+    cs[n] = (bcase){ nm, dd, 0, 1.0f, 0, 0 }; \
     bcase *c = &cs[n++]; \
     (void)c; \
     __VA_ARGS__; \
@@ -46,6 +46,36 @@ static void run_accuracy_cases(void) {
       c->d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT, c->d.mask_kind = SMX_ATTN_MASK_BIAS, c->d.alibi = 1);
   ADD("sigmoid-gate", base(1, 2, 2, 30, 40, 8, 8), c->d.kind = SMX_ATTN_SIGMOID, c->d.gate = 1, c->d.softcap = 4.0,
       c->qmul = 3.0f);
+  ADD("softpick", base(2, 2, 2, 37, 53, 16, 12), c->d.kind = SMX_ATTN_SOFTPICK);
+  ADD("softpick-causal", base(1, 4, 2, 70, 90, 8, 8), c->d.kind = SMX_ATTN_SOFTPICK,
+      c->d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT, c->qmul = 2.0f);
+  ADD("softpick-tl-win", base(1, 2, 1, 90, 70, 8, 12), c->d.kind = SMX_ATTN_SOFTPICK,
+      c->d.causal = SMX_ATTN_CAUSAL_TOP_LEFT, c->d.window = 1, c->d.window_left = 20, c->d.window_right = -1);
+  ADD("softpick-bias", base(2, 4, 2, 33, 66, 8, 8), c->d.kind = SMX_ATTN_SOFTPICK, c->d.mask_kind = SMX_ATTN_MASK_BIAS,
+      c->bias_inf = 1, c->d.alibi = 1);
+  ADD("softpick-bool", base(1, 2, 2, 30, 47, 8, 8), c->d.kind = SMX_ATTN_SOFTPICK, c->d.mask_kind = SMX_ATTN_MASK_BOOL,
+      c->d.ssmax_s = 0.4);
+  ADD("softpick-radial", base(1, 2, 2, 64, 64, 8, 8), c->d.kind = SMX_ATTN_SOFTPICK, c->d.radial_frame = 8);
+  ADD("softpick-mqa", base(1, 6, 1, 1, 300, 16, 16), c->d.kind = SMX_ATTN_SOFTPICK);
+  ADD("softpick-opts", base(2, 2, 1, 40, 70, 8, 8), c->d.kind = SMX_ATTN_SOFTPICK, c->d.softcap = 4.0, c->qmul = 3.0f,
+      c->d.fox = 1, c->d.gate = 1, c->d.gate_flags = SMX_ATTN_GATE_ELEMENTWISE, c->d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT);
+  ADD("softpick-bf16", base(1, 4, 2, 20, 33, 8, 8), c->d.kind = SMX_ATTN_SOFTPICK, c->d.dtype = SMX_ATTN_BF16, c->bthd = 1,
+      c->d.gate = 1);
+  ADD("qknorm", base(2, 2, 2, 37, 53, 16, 12), c->d.qk_norm = 1, c->normw = 1, c->qmul = 2.0f);
+  ADD("qknorm-1", base(1, 4, 2, 70, 90, 8, 8), c->d.qk_norm = 1, c->d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT);
+  ADD("qknorm-masks", base(2, 4, 1, 33, 66, 8, 8), c->d.qk_norm = 1, c->normw = 1, c->d.qk_norm_eps = 1e-3,
+      c->d.mask_kind = SMX_ATTN_MASK_BIAS, c->bias_inf = 1, c->d.alibi = 1, c->d.window = 1, c->d.window_left = 30,
+      c->d.window_right = 3);
+  ADD("qknorm-bool", base(1, 2, 2, 30, 47, 8, 8), c->d.qk_norm = 1, c->normw = 1, c->d.mask_kind = SMX_ATTN_MASK_BOOL,
+      c->d.ssmax_s = 0.4, c->d.sinks = 1);
+  ADD("qknorm-mqa", base(1, 8, 1, 1, 300, 16, 16), c->d.qk_norm = 1, c->normw = 1);
+  ADD("qknorm-opts", base(2, 2, 1, 40, 70, 8, 8), c->d.qk_norm = 1, c->normw = 1, c->d.softcap = 4.0, c->d.fox = 1,
+      c->d.gate = 1, c->d.causal = SMX_ATTN_CAUSAL_TOP_LEFT, c->d.radial_frame = 8);
+  ADD("qknorm-kinds", base(1, 2, 2, 40, 70, 16, 8), c->d.qk_norm = 1, c->normw = 1, c->d.kind = SMX_ATTN_SIGMOID,
+      c->d.sigmoid_bias = -2.0);
+  ADD("qknorm-pick", base(1, 2, 2, 40, 70, 16, 8), c->d.qk_norm = 1, c->normw = 1, c->d.kind = SMX_ATTN_SOFTPICK,
+      c->bthd = 1);
+  ADD("qknorm-bf16", base(1, 4, 2, 20, 33, 8, 8), c->d.qk_norm = 1, c->normw = 1, c->d.dtype = SMX_ATTN_BF16, c->bthd = 1);
   ADD("bf16", base(1, 2, 2, 40, 70, 16, 16), c->d.dtype = SMX_ATTN_BF16, c->d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT);
   ADD("bf16-strided", base(1, 4, 2, 20, 33, 8, 8), c->d.dtype = SMX_ATTN_BF16, c->bthd = 1, c->d.sinks = 1);
   ADD("empty-lq", base(1, 2, 2, 0, 40, 8, 8));
@@ -57,7 +87,7 @@ static void run_accuracy_cases(void) {
 /* A central difference of L = sum dO . O through the f32 forward, on a tiny case with every option:
  * independent of the reference (f32 rounding over h = 2^-6: checked loosely). */
 static void run_difference_cases(void) {
-  bcase c = { "difference", base(1, 2, 1, 5, 7, 4, 3), 0, 1.0f, 0 };
+  bcase c = { "difference", base(1, 2, 1, 5, 7, 4, 3), 0, 1.0f, 0, 0 };
   c.d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT, c.d.sinks = 1, c.d.softcap = 3.0, c.d.mask_kind = SMX_ATTN_MASK_BIAS;
   c.d.fox = 1, c.d.gate = 1, c.d.alibi = 1, c.d.ssmax_s = 0.7;
   c.d.mask_stride[3] = 1, c.d.mask_stride[2] = c.d.len_k, c.d.mask_stride[1] = c.d.len_q * c.d.len_k;
@@ -98,9 +128,124 @@ static void run_difference_cases(void) {
   drop(&t);
 }
 
+/* L = sum dO . O through the long-double reference forward (attn_ref.c), never the library */
+static ld ref_loss(const attn_case *ac, const ld *dO) {
+  const smx_attention_desc *d = &ac->d;
+  size_t rows = d->batch * d->heads_q * d->len_q, no = rows * d->dim_v;
+  attn_expect e;
+  e.o = calloc(no + 1, sizeof(ld)), e.lse = calloc(rows + 1, sizeof(ld));
+  e.o_cls = calloc(no + 1, 1), e.l_cls = calloc(rows + 1, 1);
+  e.o_extra = calloc(rows + 1, sizeof(ld)), e.l_extra = calloc(rows + 1, sizeof(ld));
+  attn_reference(ac, &e);
+  ld s = 0;
+  for (size_t x = 0; x < no; x++) s += dO[x] * e.o[x];
+  free(e.o), free(e.lse), free(e.o_cls), free(e.l_cls), free(e.o_extra), free(e.l_extra);
+  return s;
+}
+
+/* The library's gradients against central differences of the long-double reference forward (h = 2^-20: the
+ * difference is exact to about 1e-11, so this checks the derivation of the variants, not only the hand-written
+ * reference backward), within the header's bound on M (from attn_ref_bwd.c) plus 1e-9. */
+static void ref_difference(const bcase *c0, uint64_t seed) {
+  bcase c = *c0;
+  smx_attention_desc *dm = &c.d;
+  if (dm->mask_kind) {
+    dm->mask_stride[3] = 1, dm->mask_stride[2] = dm->len_k, dm->mask_stride[1] = dm->len_q * dm->len_k;
+    dm->mask_stride[0] = dm->heads_q * dm->mask_stride[1];
+  }
+  const smx_attention_desc *d = dm;
+  bdata t;
+  make(&c, seed, &t);
+  CHECK(forward(d, &t), "%s: forward", c.name);
+  grads g;
+  galloc(d, &g);
+  CHECK(backward(d, &t, &g) == SMX_OK, "%s: backward", c.name);
+  size_t rows = d->batch * d->heads_q * d->len_q, nm = rows * d->len_k, nf = d->batch * d->heads_q * d->len_k;
+  size_t ng = rows * ((d->gate_flags & SMX_ATTN_GATE_ELEMENTWISE) ? d->dim_v : 1);
+  size_t nq = n_of(d, 0), nk = n_of(d, 1), nv = n_of(d, 2);
+  attn_case ac = { 0 };
+  ac.d = *d;
+  ac.q = to_ld(t.q, nq), ac.k = to_ld(t.k, nk), ac.v = to_ld(t.v, nv);
+  if (d->mask_kind == SMX_ATTN_MASK_BOOL) ac.keep = t.keep;
+  if (d->mask_kind == SMX_ATTN_MASK_BIAS) ac.bias = to_ld(t.bias, nm);
+  ac.slopes = to_ld(t.slopes, d->heads_q), ac.sinks = to_ld(t.sinks, d->heads_q);
+  ac.fox = to_ld(t.fox, nf), ac.gate = to_ld(t.gate, rows * d->dim_v);
+  if (t.normw) ac.qw = to_ld(t.qw, d->dim_qk), ac.kw = to_ld(t.kw, d->dim_qk);
+  ld *dO = to_ld(t.dO, n_of(d, 3));
+  attn_grad_ref gr = { 0 };
+  ld *buf[14];
+  size_t sz[14] = { nq, nq, nk, nk, nv, nv, nm, nm, d->heads_q, d->heads_q, nf, nf, rows * d->dim_v, rows * d->dim_v };
+  for (int i = 0; i < 14; i++) buf[i] = calloc(sz[i] + 1, sizeof(ld));
+  gr.dq = buf[0], gr.mq = buf[1], gr.dk = buf[2], gr.mk = buf[3], gr.dv = buf[4], gr.mv = buf[5];
+  gr.dbias = d->mask_kind == SMX_ATTN_MASK_BIAS ? buf[6] : NULL, gr.mbias = buf[7];
+  gr.dsinks = buf[8], gr.msinks = buf[9], gr.dfox = buf[10], gr.mfox = buf[11], gr.dgate = buf[12], gr.mgate = buf[13];
+  gr.rowz = calloc(rows + 1, 1);
+  gr.zmax = calloc(rows + 1, sizeof(ld));
+  ld *wbuf = calloc(4 * d->dim_qk + 4, sizeof(ld));
+  if (d->qk_norm) gr.dqw = wbuf, gr.mqw = wbuf + d->dim_qk, gr.dkw = wbuf + 2 * d->dim_qk, gr.mkw = wbuf + 3 * d->dim_qk;
+  attn_reference_backward(&ac, dO, &gr);
+  double eps = bound_eps(d);
+  ld *targets[] = { ac.q, ac.k, ac.v, ac.bias, ac.fox, ac.gate, ac.qw, ac.kw };
+  const float *got[] = { g.dq, g.dk, g.dv, g.dbias, g.dfox, g.dgate, g.dqw, g.dkw };
+  const ld *mags[] = { gr.mq, gr.mk, gr.mv, gr.mbias, gr.mfox, gr.mgate, gr.mqw, gr.mkw };
+  size_t nw = d->qk_norm && t.normw ? d->dim_qk : 0;
+  size_t counts[] = { nq, nk, nv, d->mask_kind == SMX_ATTN_MASK_BIAS ? nm : 0, d->fox ? nf : 0, d->gate ? ng : 0, nw, nw };
+  const char *names[] = { "dq", "dk", "dv", "dbias", "dfox", "dgate", "dq_norm_w", "dk_norm_w" };
+  double worst = 0.0;
+  for (int w = 0; w < 8; w++)
+    for (size_t e = 0; e < counts[w]; e++) {
+      ld keep = targets[w][e], h = 0x1p-20L;
+      if (!isfinite(keep)) continue;
+      targets[w][e] = keep + h;
+      ld lp = ref_loss(&ac, dO);
+      targets[w][e] = keep - h;
+      ld lm = ref_loss(&ac, dO);
+      targets[w][e] = keep;
+      ld num = (lp - lm) / (2 * h), tol = (ld)eps * mags[w][e] + 1e-9L * (1 + fabsl(num));
+      ld err = fabsl((ld)got[w][e] - num);
+      if ((double)(err / tol) > worst) worst = (double)(err / tol);
+      CHECK(err <= tol, "%s: %s[%zu]: library %.9g, central difference of the reference %.12Lg (tol %.3Lg)", c.name,
+            names[w], e, (double)got[w][e], num, tol);
+    }
+  if (getenv("SMX_TEST_VERBOSE")) printf("  %-14s central differences: worst %.3g of the bound\n", c.name, worst);
+  for (int i = 0; i < 14; i++) free(buf[i]);
+  free(gr.rowz), free(gr.zmax), free(dO), free(wbuf);
+  free(ac.q), free(ac.k), free(ac.v), free(ac.bias), free(ac.slopes), free(ac.sinks), free(ac.fox), free(ac.gate);
+  free(ac.qw), free(ac.kw);
+  gfree(&g);
+  drop(&t);
+}
+
+static void run_ref_difference_cases(void) {
+  bcase cs[16];
+  int n = 0;
+#define ADD(nm, dd, ...) \
+  do { \
+    cs[n] = (bcase){ nm, dd, 0, 1.0f, 0, 0 }; \
+    bcase *c = &cs[n++]; \
+    (void)c; \
+    __VA_ARGS__; \
+  } while (0)
+  ADD("d-softmax", base(1, 2, 1, 5, 7, 4, 3), c->d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT, c->d.softcap = 3.0,
+      c->d.mask_kind = SMX_ATTN_MASK_BIAS, c->d.fox = 1, c->d.gate = 1, c->d.alibi = 1, c->d.ssmax_s = 0.7);
+  ADD("d-softpick", base(1, 2, 1, 5, 7, 4, 3), c->d.kind = SMX_ATTN_SOFTPICK, c->qmul = 2.0f);
+  ADD("d-softpick-all", base(1, 2, 1, 6, 7, 4, 3), c->d.kind = SMX_ATTN_SOFTPICK,
+      c->d.causal = SMX_ATTN_CAUSAL_TOP_LEFT, c->d.softcap = 3.0, c->d.mask_kind = SMX_ATTN_MASK_BIAS, c->bias_inf = 1,
+      c->d.fox = 1, c->d.gate = 1, c->d.alibi = 1, c->d.ssmax_s = 0.7);
+  ADD("d-qknorm", base(1, 2, 1, 5, 7, 4, 3), c->d.qk_norm = 1, c->normw = 1, c->d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT);
+  ADD("d-qknorm-1", base(1, 2, 2, 5, 7, 4, 3), c->d.qk_norm = 1, c->d.qk_norm_eps = 0.3, c->d.softcap = 2.0,
+      c->d.gate = 1, c->d.mask_kind = SMX_ATTN_MASK_BIAS);
+  ADD("d-qknorm-pick", base(1, 4, 2, 5, 7, 6, 3), c->d.qk_norm = 1, c->normw = 1, c->d.kind = SMX_ATTN_SOFTPICK,
+      c->d.fox = 1, c->d.causal = SMX_ATTN_CAUSAL_TOP_LEFT);
+  ADD("d-qknorm-sig", base(1, 2, 1, 5, 7, 4, 3), c->d.qk_norm = 1, c->normw = 1, c->d.kind = SMX_ATTN_SIGMOID,
+      c->d.sigmoid_bias = -1.0);
+#undef ADD
+  for (int i = 0; i < n; i++) ref_difference(&cs[i], 0xd1ffu + (uint64_t)i);
+}
+
 /* Each refusal leaves every output as it was. */
 static void run_refusals(void) {
-  bcase c = { "refusal", base(1, 2, 2, 9, 11, 8, 8), 0, 1.0f, 0 };
+  bcase c = { "refusal", base(1, 2, 2, 9, 11, 8, 8), 0, 1.0f, 0, 0 };
   c.d.mask_kind = SMX_ATTN_MASK_BIAS, c.d.sinks = 1;
   c.d.mask_stride[3] = 1, c.d.mask_stride[2] = c.d.len_k, c.d.mask_stride[1] = c.d.len_q * c.d.len_k;
   smx_attention_desc *d = &c.d;
@@ -161,7 +306,7 @@ static void run_refusals(void) {
   /* plans whose backward is not computed */
   smx_attention_desc u[6];
   for (int i = 0; i < 6; i++) u[i] = base(1, 2, 2, 9, 11, 8, 8);
-  u[0].kind = SMX_ATTN_SOFTPICK, u[1].qk_norm = 1, u[2].diff_lambda = 0.5, u[3].l2_distance = 1;
+  u[0].kind = SMX_ATTN_LINEAR, u[1].kind = SMX_ATTN_SCREEN, u[1].screen_r = 0.5, u[2].diff_lambda = 0.5, u[3].l2_distance = 1;
   u[4].blasst_log_threshold = -5.0, u[5].nsa_topk = 1;
   for (int i = 0; i < 6; i++) {
     CHECK(smx_attention_plan_create(&u[i], &p) == SMX_OK, "unsupported %d: plan", i);
@@ -187,14 +332,17 @@ static int all_finite(const float *x, size_t n) {
 
 /* A NaN in one Q row, then in one K row, under a causal mask: NaN in exactly the gradient rows that see it. */
 static void run_nan_cases(void) {
-  for (int which = 0; which < 2; which++) {
-    bcase c = { "nan", base(1, 2, 1, 70, 70, 8, 8), 0, 1.0f, 0 };
+  static const char *const names[3] = { "nan", "nan-softpick", "nan-qknorm" };
+  for (int which = 0; which < 6; which++) {
+    bcase c = { names[which / 2], base(1, 2, 1, 70, 70, 8, 8), 0, 1.0f, 0, 0 };
     c.d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT;
+    if (which / 2 == 1) c.d.kind = SMX_ATTN_SOFTPICK;
+    if (which / 2 == 2) c.d.qk_norm = 1, c.normw = 1;   /* the NaN row normalised is all NaN */
     const smx_attention_desc *d = &c.d;
     bdata t;
     make(&c, 11, &t);
     size_t D = d->dim_qk, at = 40;   /* query row 40 of head 1, or key 40 */
-    if (which == 0)
+    if (which % 2 == 0)
       ((float *)t.qs)[(1 * d->len_q + at) * D + 3] = NAN;
     else
       ((float *)t.ks)[at * D + 3] = NAN;
@@ -209,19 +357,19 @@ static void run_nan_cases(void) {
       for (size_t h = 0; h < 2; h++)
         for (size_t i = 0; i < d->len_q; i++) {
           /* which 0: row (1, 40) alone sees the NaN; which 1: every row i >= 40 of both heads sees key 40 */
-          int sees = which == 0 ? (h == 1 && i == at) : i >= at;
+          int sees = which % 2 == 0 ? (h == 1 && i == at) : i >= at;
           const float *row = dq + (h * d->len_q + i) * D;
           ok &= sees ? all_nan(row, D) : all_finite(row, D);
         }
-      CHECK(ok, "nan %s %s: dq rows", which ? "K" : "Q", tu_isa_names[isa]);
+      CHECK(ok, "%s %s %s: dq rows", c.name, which % 2 ? "K" : "Q", tu_isa_names[isa]);
       ok = 1;
       for (size_t j = 0; j < d->len_k; j++) {
         /* which 0: row 40 sees keys 0..40; which 1: rows >= 40 together see every key */
-        int hit = which == 0 ? j <= at : 1;
+        int hit = which % 2 == 0 ? j <= at : 1;
         ok &= hit ? all_nan(dk + j * D, D) && all_nan(dv + j * d->dim_v, d->dim_v)
                   : all_finite(dk + j * D, D) && all_finite(dv + j * d->dim_v, d->dim_v);
       }
-      CHECK(ok, "nan %s %s: dk / dv rows", which ? "K" : "Q", tu_isa_names[isa]);
+      CHECK(ok, "%s %s %s: dk / dv rows", c.name, which % 2 ? "K" : "Q", tu_isa_names[isa]);
     }
     gfree(&g);
     drop(&t);

@@ -284,6 +284,87 @@ static void test_generic_dtypes(void) {
   }
 }
 
+/* The target losses (TLOSS) through smx_op_rows: bitwise the direct call, loss and gradient, for every
+ * op of the class and every dtype it lists (f16 / bf16 rows from the f32 ones); the class's own refusals. */
+static smx_status direct_tloss(const char *name, smx_op_dtype d, const void *x, const int64_t *t, void *loss,
+                               void *grad, const double *p, const smx_options *o, int *known) {
+  *known = 1;
+#define TL(T, L) (const T *)x, LD, t, (L *)loss, (T *)grad, LD, ROWS, COLS
+  if (!strcmp(name, "sdpo_loss"))
+    return d == SMX_OP_F64 ? smx_sdpo_loss_f64(TL(double, double), p[0], o)
+           : d == SMX_OP_F32 ? smx_sdpo_loss_f32(TL(float, float), p[0], o)
+           : d == SMX_OP_F16 ? smx_sdpo_loss_f16(TL(uint16_t, float), p[0], o)
+                             : smx_sdpo_loss_bf16(TL(uint16_t, float), p[0], o);
+  if (!strcmp(name, "spherical_z_loss"))
+    return d == SMX_OP_F64 ? smx_spherical_z_loss_f64(TL(double, double), p[0], p[1], o)
+                           : smx_spherical_z_loss_f32(TL(float, float), p[0], p[1], o);
+#undef TL
+  *known = 0;
+  return SMX_E_INTERNAL;
+}
+
+static void test_tloss(void) {
+  size_t n = 0, covered = 0;
+  smx_op_count(&n);
+  smx_loss_ext e = SMX_LOSS_EXT_INIT;
+  e.reduction = SMX_REDUCTION_NONE;
+  const smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 2, &e };
+  const int64_t t[ROWS] = { 0, 6, -100 };
+  static float xf[ROWS * LD];
+  static double xd[ROWS * LD], gd[2][ROWS * LD];
+  static uint16_t xh[ROWS * LD];
+  fill(xf, 7u);
+  for (size_t i = 0; i < (size_t)ROWS * LD; i++) {
+    xd[i] = xf[i];
+    xh[i] = (uint16_t)(0x3c00u + (i % 512u));   /* finite in f16 and in bf16 */
+  }
+  for (size_t i = 0; i < n; i++) {
+    const smx_op_info *op;
+    smx_op_at(i, &op);
+    if (op->sig != SMX_SIG_TLOSS) continue;
+    double p[2] = { op->nparams > 0 ? op->params[0].def * 0.75 : 0, op->nparams > 1 ? op->params[1].def + 0.5 : 0 };
+    for (int d = SMX_OP_F64; d <= SMX_OP_BF16; d++) {
+      if (!(op->dtypes & SMX_OP_BIT(d))) continue;
+      const void *x = d == SMX_OP_F64 ? (const void *)xd : d == SMX_OP_F32 ? (const void *)xf : (const void *)xh;
+      double la[2][ROWS];
+      memset(gd, 0x5a, sizeof gd);
+      memset(la, 0x5a, sizeof la);
+      smx_op_call c = { (smx_op_dtype)d, 0, ROWS, COLS, x, LD, NULL, 0, NULL, 0, la[0], 0, p, op->nvalues,
+                        NULL, NULL, t, gd[0], LD };
+      smx_status sg = smx_op_rows(op, &c, &o);
+      int known;
+      smx_status sd = direct_tloss(op->name, (smx_op_dtype)d, x, t, la[1], gd[1], p, &o, &known);
+      CHECK(known, "%s: no direct call in this test: add it to direct_tloss", op->name);
+      CHECK(sg == SMX_OK && sd == SMX_OK, "%s %s: statuses %d and %d", op->name,
+            smx_op_dtype_name((smx_op_dtype)d), (int)sg, (int)sd);
+      CHECK(!memcmp(la[0], la[1], sizeof la[0]) && !memcmp(gd[0], gd[1], sizeof gd[0]),
+            "%s %s: the generic call differs from the direct one", op->name, smx_op_dtype_name((smx_op_dtype)d));
+      c.backward = 1;
+      CHECK(smx_op_rows(op, &c, &o) == SMX_E_UNSUPPORTED, "%s: a TLOSS has no backward entry", op->name);
+      covered++;
+    }
+  }
+  CHECK(covered >= 5, "TLOSS: %zu op x dtype pairs covered (sdpo_loss x 4, spherical_z_loss x 2 expected)", covered);
+  const smx_op_info *sdpo, *sm;
+  smx_op_find("sdpo_loss", &sdpo);
+  smx_op_find("softmax", &sm);
+  float out[ROWS * LD], loss[ROWS];
+  double beta = 0.0;
+  smx_op_call c = { SMX_OP_F32, 0, ROWS, COLS, xf, LD, NULL, 0, NULL, 0, out, LD, NULL, 0, NULL, NULL, t, NULL, 0 };
+  CHECK(smx_op_rows(sm, &c, &o) == SMX_E_INVALID_ARG, "targets for softmax");
+  c.targets = NULL, c.grad = out, c.ldg = LD;
+  CHECK(smx_op_rows(sm, &c, &o) == SMX_E_INVALID_ARG, "grad for softmax");
+  smx_op_call l = { SMX_OP_F32, 0, ROWS, COLS, xf, LD, NULL, 0, NULL, 0, loss, 0, &beta, 1, NULL, NULL, t, NULL, 0 };
+  memset(loss, 0x5a, sizeof loss);
+  CHECK(smx_op_rows(sdpo, &l, &o) == SMX_E_INVALID_ARG, "sdpo beta = 0");
+  CHECK(((unsigned char *)loss)[0] == 0x5a, "a refused call wrote its loss");
+  beta = 1e-310;
+  CHECK(smx_op_rows(sdpo, &l, &o) == SMX_E_INVALID_ARG, "sdpo beta = 1e-310 (1 / beta overflows)");
+  beta = 2.0;
+  l.targets = NULL;
+  CHECK(smx_op_rows(sdpo, &l, &o) == SMX_E_INVALID_ARG, "sdpo without targets");
+}
+
 static void test_refusals(void) {
   const smx_op_info *topk, *entmax, *focal, *sm, *ssmax, *mm;
   smx_op_find("topk_softmax", &topk);
@@ -338,6 +419,7 @@ int main(int argc, char **argv) {
   else CHECK(0, "usage: test_op_table LIBSMX.so");
   test_generic_f32();
   test_generic_dtypes();
+  test_tloss();
   test_refusals();
   if (failures) {
     fprintf(stderr, "test_op_table: %d failure(s)\n", failures);

@@ -14,5 +14,8 @@ from ._rows import (adaptive_softmax, entmax, entmax15, log_softmax, logsumexp, 
                     multimax, sa_softmax, sigmoid, softmax, softpick, softplus_l1, sparsemax, ssmax,
                     standardize_softmax, topk_softmax)
 from ._losses import (cross_entropy, dice_loss, entmax15_loss, entmax_loss, focal_loss, info_nce,  # noqa: E402,F401
-                      kd_loss, noisy_softmax_loss, sparsemax_loss, spherical_z_loss)
+                      kd_loss, noisy_softmax_loss, sparsemax_loss)
+from ._losses import TLOSSES as _TLOSSES  # noqa: E402
+
+globals().update(_TLOSSES)   # the op table's target losses: spherical_z_loss, sdpo_loss, ...
 from ._attention import attention, scaled_dot_product_attention  # noqa: E402,F401

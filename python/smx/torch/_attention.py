@@ -84,8 +84,11 @@ def attention(q, k, v, *, mask=None, sink=None, fox=None, gate=None, threads=Non
     mask (bool, or float added to the scores: its gradient is returned), sink (Hq,), fox (B, Hq, Lk) and
     gate ((B, Hq, Lq) or (B, Hq, Lq, Dv)) are tensors that receive gradients; every other option of
     smx.attention (causal, scale, window, softcap, ssmax, alibi, radial_frame, kind, threads, ...) is passed
-    as it is (threads=None: torch.get_num_threads()). The backward covers the softmax kind with masks, sinks, softcap, SSMax, FoX and the gate
-    (NotImplementedError otherwise, raised by backward()). Returns (B, Hq, Lq, Dv) in q's dtype.
+    as it is (threads=None: torch.get_num_threads()). qk_norm=True, or (wq, wk) weights: weights that are
+    tensors requiring grad are applied here in torch (so that they get gradients) before smx's product;
+    otherwise smx normalises and differentiates. The backward covers the softmax, sigmoid and softpick kinds
+    with masks, sinks, softcap, SSMax, FoX, the gate and QK-norm (NotImplementedError otherwise, raised by
+    backward()). Returns (B, Hq, Lq, Dv) in q's dtype.
     """
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
@@ -99,6 +102,18 @@ def attention(q, k, v, *, mask=None, sink=None, fox=None, gate=None, threads=Non
             raise ValueError(f"smx.torch.attention: {name} is not an option here (use smx.attention)")
     if "alibi" in options and isinstance(options["alibi"], torch.Tensor):
         options["alibi"] = options["alibi"].detach().to(torch.float32).numpy()
+    qkn = options.get("qk_norm")
+    if isinstance(qkn, (tuple, list)) and any(isinstance(w, torch.Tensor) and w.requires_grad for w in qkn):
+        # RMSNorm weights that want a gradient: the norm in torch (autograd gives the weights theirs), the
+        # product and its backward in smx; the NumPy module returns no weight gradients
+        eps = float(options.pop("qk_norm_eps", None) or 1e-6)
+        del options["qk_norm"]
+        wq, wk = (torch.as_tensor(w).to(torch.float32) for w in qkn)
+        q = _rms_norm(q, eps) * wq
+        k = _rms_norm(k, eps) * wk
+    elif isinstance(qkn, (tuple, list)):
+        options["qk_norm"] = tuple(w.detach().to(torch.float32).numpy() if isinstance(w, torch.Tensor) else w
+                                   for w in qkn)
     m = mask
     if m is not None:
         if not isinstance(m, torch.Tensor):
@@ -116,6 +131,13 @@ def attention(q, k, v, *, mask=None, sink=None, fox=None, gate=None, threads=Non
     # as every smx.torch function: torch's thread count unless told
     options["threads"] = torch.get_num_threads() if threads is None else threads
     return _Attention.apply(options, q, k, v, m, sink, fox, gate)
+
+
+def _rms_norm(x, eps):
+    """x / sqrt(mean(x^2) + eps) over the last axis, in float32 at least (as smx's qk_norm, which forms the
+    mean in double)."""
+    x = x if x.dtype in (torch.float32, torch.float64) else x.to(torch.float32)
+    return x * torch.rsqrt(x.double().pow(2).mean(-1, keepdim=True) + eps).to(x.dtype)
 
 
 def _np(t):

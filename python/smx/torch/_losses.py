@@ -1,23 +1,27 @@
 """smx.torch's losses, each fused with its gradient in one C call: cross_entropy, focal_loss, dice_loss,
-spherical_z_loss, info_nce, sparsemax_loss, entmax15_loss, entmax_loss, kd_loss, noisy_softmax_loss.
+info_nce, sparsemax_loss, entmax15_loss, entmax_loss, kd_loss, noisy_softmax_loss, and every target loss of
+the op table (class TLOSS: spherical_z_loss, sdpo_loss, ...), made from the table as smx._losses makes the
+NumPy ones (TLOSSES, exported by smx.torch with no code per op).
 
 One spec for the one Function (_function.Op): the forward computes the loss and, when an input requires
 it, its gradient; the backward scales that saved gradient by the upstream one. Class dimension 1 as in
 torch.nn.functional.cross_entropy ((C,), (N, C) or (N, C, d1, ...)), except for the sparse losses, kd_loss
 and info_nce (classes last, as their NumPy counterparts). Half-precision inputs: cross_entropy runs smx's
 float16 rows and computes bfloat16 in float32; the other losses (float32 / float64 rows in the library)
-compute both in float32. The loss and gradient come back in the input's dtype.
+compute both in float32; the TLOSS ops run their own float16 / bfloat16 entries where the table lists them.
+The loss and gradient come back in the input's dtype.
 """
 import numpy as np
 import torch
 
 import smx as _smx
 
+from .. import _losses as _np_losses
 from ._function import Op, from_np, threads_of, view
 from ._rows import Spec
 
-__all__ = ["cross_entropy", "focal_loss", "dice_loss", "spherical_z_loss", "info_nce", "sparsemax_loss",
-           "entmax15_loss", "entmax_loss", "kd_loss", "noisy_softmax_loss"]
+__all__ = ["cross_entropy", "focal_loss", "dice_loss", "info_nce", "sparsemax_loss", "entmax15_loss",
+           "entmax_loss", "kd_loss", "noisy_softmax_loss"]
 
 
 def _np_in(t, half_ok):
@@ -74,6 +78,18 @@ def _classes_last(x, target):
     return (x.movedim(1, -1) if x.dim() > 2 else x), target, False
 
 
+def _class_targets(name, input, target):
+    """(input with its classes last, the class-index targets as int64 NumPy, squeezed): torch's layout, checked."""
+    if not torch.is_tensor(target) or target.is_floating_point():
+        raise TypeError("smx.torch.%s: target must be a tensor of class indices (integers), got %s"
+                        % (name, target.dtype if torch.is_tensor(target) else type(target).__name__))
+    x, t, sq = _classes_last(input, target)
+    if t.shape != x.shape[:-1]:
+        raise ValueError("smx.torch.%s: target has shape %s, expected %s (the input's shape without the class "
+                         "dimension 1)" % (name, tuple(target.shape), tuple(x.shape[:-1]) if not sq else ()))
+    return x, _targets(t), sq
+
+
 def _targets(target, like=None):
     """class indices as int64 NumPy, or soft targets in like's (float) NumPy dtype"""
     if not torch.is_tensor(target):
@@ -94,12 +110,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         raise NotImplementedError("smx.torch.cross_entropy: per-class weight is not supported")
     if target.is_floating_point():
         raise NotImplementedError("smx.torch.cross_entropy: only class-index targets are supported")
-    x, t, sq = _classes_last(input, target)
-    if t.shape != x.shape[:-1]:
-        raise ValueError("smx.torch.cross_entropy: target has shape %s, expected %s (the input's shape without the "
-                         "class dimension 1)" % (tuple(target.shape), tuple(x.shape[:-1])
-                                                 if not sq else ()))
-    tn = _targets(t)
+    x, tn, sq = _class_targets("cross_entropy", input, target)
 
     def fn(xn, **kw):
         return _smx.cross_entropy(xn, tn, ignore_index=int(ignore_index), label_smoothing=float(label_smoothing),
@@ -117,17 +128,6 @@ def focal_loss(input, target, gamma=2.0, alpha=None, reduction="mean", ignore_in
     def fn(xn, **kw):
         return _smx.focal_loss(xn, tn, gamma=float(gamma), alpha=a, ignore_index=int(ignore_index), **kw)
     return _loss("focal_loss", x, fn, reduction, threads, squeeze=sq)
-
-
-def spherical_z_loss(input, target, a=1.0, b=0.0, reduction="mean", ignore_index=-100, threads=None):
-    """The Z-loss of de Brebisson and Vincent 2016 (arXiv 1604.08859) over dim 1:
-    softplus(a (b - z_t)) / a, z the row's scores standardised by their mean and (population) std."""
-    x, t, sq = _classes_last(input, target)
-    tn = _targets(t, x)
-
-    def fn(xn, **kw):
-        return _smx.spherical_z_loss(xn, tn, a=float(a), b=float(b), ignore_index=int(ignore_index), **kw)
-    return _loss("spherical_z_loss", x, fn, reduction, threads, squeeze=sq)
 
 
 def dice_loss(input, target, smooth=1.0, reduction="mean", ignore_index=-100, threads=None):
@@ -212,3 +212,57 @@ def noisy_softmax_loss(logits, target, norms, alpha=0.1, seed=0, step=0, mode="a
                                        step=int(step), mode=mode, row_offset=int(row_offset),
                                        ignore_index=int(ignore_index), **kw)
     return _loss("noisy_softmax_loss", x, fn, reduction, threads, squeeze=sq, extra=() if n is None else (n,))
+
+
+# ------------------------------------------------------------------ the op table's target losses (TLOSS)
+
+def _grad_tensor(g):
+    """A gradient from smx._smx._tloss as a tensor: bfloat16 bits (int16) viewed as bfloat16, no copy."""
+    t = torch.from_numpy(g)
+    return t.view(torch.bfloat16) if t.dtype == torch.int16 else t
+
+
+def _tloss_forward(kw, needs, x):
+    want = any(needs)
+    xn, bf16 = view(x)
+    r = _smx._smx._tloss(kw["name"], xn, kw["targets"], *kw["values"], reduction=kw["reduction"],
+                         ignore_index=kw["ignore_index"], return_grad=want, threads=kw["threads"], bf16=bf16)
+    loss, grads = (r[0], r[1:]) if want else (r, ())
+    return torch.as_tensor(np.asarray(loss)).to(x.dtype), tuple(_grad_tensor(g).to(x.dtype) for g in grads)
+
+
+_TLOSS = Spec(_tloss_forward, _backward)
+
+TORCH_DOC = """input: (C,), (N, C) or (N, C, d1, ...), the classes on dim 1 as torch.nn.functional.cross_entropy;
+target: integer class indices of the input's shape without dim 1, each in [0, C) or ignore_index.
+reduction 'mean', 'sum' or 'none'. Differentiable in input: the forward computes the loss and its gradient
+in one C call, the backward scales that gradient by the upstream one; a second derivative raises.
+float16 and bfloat16 run the op's own half rows where its dtypes list them, else float32; the loss and
+gradient come back in the input's dtype. threads=None: torch.get_num_threads() (results never depend on it).
+Layout: an (N, C) tensor whose rows are evenly spaced with a unit-stride class dim is read in place; other
+layouts ((N, C, d1, ...), whose classes move last, transposed views) are copied once."""
+
+
+def _make_tloss(info):
+    """smx.torch.<py> of one TLOSS op (info: an entry of smx._losses.ops())."""
+    name, fn = info["py"], "smx.torch." + info["py"]
+    sig = _np_losses.signature(info, ("input", "target"), (("reduction", "mean"), ("ignore_index", -100),
+                                                           ("threads", None)))
+    bind = _np_losses.binder(fn, sig)
+
+    def loss(*args, **kwargs):
+        a = bind(args, kwargs)
+        _reduction(name, a["reduction"])
+        x, tn, sq = _class_targets(name, a["input"], a["target"])
+        kw = {"name": info["name"], "targets": tn, "values": _np_losses.values(fn, info, a), "row_local": True,
+              "reduction": a["reduction"], "ignore_index": a["ignore_index"], "threads": threads_of(a["threads"])}
+        out = Op.apply(_TLOSS, kw, x)
+        return out.reshape(()) if sq and a["reduction"] == "none" and out.dim() == 1 else out
+
+    loss.__name__ = loss.__qualname__ = name
+    loss.__signature__, loss.__doc__ = sig, _np_losses.doc(info, TORCH_DOC)
+    return loss
+
+
+TLOSSES = {py: _make_tloss(info) for py, info in _np_losses.ops().items()}
+__all__ += list(TLOSSES)

@@ -884,7 +884,7 @@ static void bad_case(gen *g, rng *r) {
 
 
 /* ------------------------------------------------------------ backward */
-static long n_bwd;
+static long n_bwd, n_bwd_pick, n_bwd_qkn, n_bwd_diff;
 
 /* One gradient tensor against the reference: |g - ref| <= eps M + u |ref| (the stored rounding). */
 static void bwd_cmp(const char *what, smx_attn_dtype dt, const void *got, int f32out, const ld *ref, const ld *mag,
@@ -925,10 +925,10 @@ static void check_backward(gen *g, const unsigned char *ob, const float *lse, ui
           put(dt, dob, at, (float)normal(&r));
           dol[((b * Hq + h) * Lq + i) * Dv + x] = get(dt, dob, at);
         }
-  size_t sz[7] = { nq, nk, nv, nm, Hq, nf, ng };
-  void *got[3][7];
+  size_t sz[9] = { nq, nk, nv, nm, Hq, nf, ng, D, D };
+  void *got[3][9];
   for (int t = 0; t < 3; t++)
-    for (int w = 0; w < 7; w++) got[t][w] = xmalloc((sz[w] + 1) * (w < 3 ? es : sizeof(float)));
+    for (int w = 0; w < 9; w++) got[t][w] = xmalloc((sz[w] + 1) * (w < 3 ? es : sizeof(float)));
   static const int th[3] = { 1, 2, 7 };
   for (int t = 0; t < 3; t++) {
     smx_attention_desc dd = *d;
@@ -942,7 +942,9 @@ static void check_backward(gen *g, const unsigned char *ob, const float *lse, ui
     smx_attention_args a = args_of(g, (void *)ob, (float *)lse);
     smx_attention_grads gr = { got[t][0], got[t][1], got[t][2], d->mask_kind == SMX_ATTN_MASK_BIAS ? got[t][3] : NULL,
                                d->sinks ? got[t][4] : NULL, d->fox ? got[t][5] : NULL, d->gate ? got[t][6] : NULL };
-    smx_status s = smx_attention_backward(p, &a, dob, &gr, NULL, 0);
+    /* QK-norm: with the RMSNorm weights' gradients (at weights of 1 when the case has none) */
+    smx_status s = d->qk_norm ? smx_attention_backward_qk_norm(p, &a, dob, &gr, got[t][7], got[t][8], NULL, 0)
+                              : smx_attention_backward(p, &a, dob, &gr, NULL, 0);
     smx_attention_plan_destroy(p);
     if (s != SMX_OK) {
       cur_fk |= FK_OTHER;
@@ -950,22 +952,23 @@ static void check_backward(gen *g, const unsigned char *ob, const float *lse, ui
       goto out;
     }
     if (t)
-      for (int w = 0; w < 7; w++)
+      for (int w = 0; w < 9; w++)
         if (memcmp(got[t][w], got[0][w], sz[w] * (w < 3 ? es : sizeof(float))) != 0 &&
             (w < 3 || (w == 3 && d->mask_kind == SMX_ATTN_MASK_BIAS) || (w == 4 && d->sinks) || (w == 5 && d->fox) ||
-             (w == 6 && d->gate))) {
+             (w == 6 && d->gate) || (w >= 7 && d->qk_norm))) {
           cur_fk |= FK_OTHER;
           fail("backward threads=%d: gradient %d differs bitwise from 1 thread", th[t], w);
         }
   }
   {
     n_bwd++;
-    ld *buf[14];
-    size_t bs[14] = { nq, nq, nk, nk, nv, nv, nm, nm, Hq, Hq, nf, nf, rows * Dv, rows * Dv };
-    for (int i = 0; i < 14; i++) buf[i] = xmalloc((bs[i] + 1) * sizeof(ld));
+    ld *buf[18];
+    size_t bs[18] = { nq, nq, nk, nk, nv, nv, nm, nm, Hq, Hq, nf, nf, rows * Dv, rows * Dv, D, D, D, D };
+    for (int i = 0; i < 18; i++) buf[i] = xmalloc((bs[i] + 1) * sizeof(ld));
     attn_grad_ref gr = { buf[0], buf[1], buf[2], buf[3], buf[4], buf[5],
                          d->mask_kind == SMX_ATTN_MASK_BIAS ? buf[6] : NULL, buf[7], buf[8], buf[9], buf[10], buf[11],
-                         buf[12], buf[13], xmalloc(rows + 1), xmalloc((rows + 1) * sizeof(ld)) };
+                         buf[12], buf[13], xmalloc(rows + 1), xmalloc((rows + 1) * sizeof(ld)),
+                         d->qk_norm ? buf[14] : NULL, buf[15], d->qk_norm ? buf[16] : NULL, buf[17] };
     attn_reference_backward(&g->c, dol, &gr);
     size_t L = Lq > Lk ? Lq : Lk;
     double eps = 0x1p-16 + 0x1p-23 * (double)L / 8.0 + dt_unit(dt);   /* smx_attention_backward.h */
@@ -976,13 +979,18 @@ static void check_backward(gen *g, const unsigned char *ob, const float *lse, ui
     if (d->sinks) bwd_cmp("dsinks", dt, got[0][4], 1, gr.dsinks, gr.msinks, Hq, eps);
     if (d->fox) bwd_cmp("dfox", dt, got[0][5], 1, gr.dfox, gr.mfox, nf, eps);
     if (d->gate) bwd_cmp("dgate", dt, got[0][6], 1, gr.dgate, gr.mgate, ng, eps);
-    for (int i = 0; i < 14; i++) free(buf[i]);
+    if (d->qk_norm) bwd_cmp("dq_norm_w", dt, got[0][7], 1, gr.dqw, gr.mqw, D, eps);
+    if (d->qk_norm) bwd_cmp("dk_norm_w", dt, got[0][8], 1, gr.dkw, gr.mkw, D, eps);
+    n_bwd_qkn += d->qk_norm != 0;
+    n_bwd_pick += d->kind == SMX_ATTN_SOFTPICK;
+    n_bwd_diff += d->diff_lambda != 0;
+    for (int i = 0; i < 18; i++) free(buf[i]);
     free(gr.rowz);
     free(gr.zmax);
   }
 out:
   for (int t = 0; t < 3; t++)
-    for (int w = 0; w < 7; w++) free(got[t][w]);
+    for (int w = 0; w < 9; w++) free(got[t][w]);
   free(dob);
   free(dol);
 }
@@ -1089,7 +1097,9 @@ int main(int argc, char **argv) {
     if (known_list[i].what)
       printf("known: %s: %s\n", known_list[i].what, known_seen[i] ? "seen" : "not seen in this run");
   printf("attn_soak: %ld cases (%ld with special values, %ld bad arguments, %ld edge options accepted and checked,"
-         " %ld refused, %ld with bf16 tile products, %ld backward passes checked), %ld failed, %ld known\n",
-         n_cases, n_special, n_bad, n_edge_ok, n_refused, n_bf16, n_bwd, n_fail, n_known);
+         " %ld refused, %ld with bf16 tile products, %ld backward passes checked: %ld softpick, %ld QK-norm,"
+         " %ld differential), %ld failed, %ld known\n",
+         n_cases, n_special, n_bad, n_edge_ok, n_refused, n_bf16, n_bwd, n_bwd_pick, n_bwd_qkn, n_bwd_diff, n_fail,
+         n_known);
   return n_fail ? 1 : 0;
 }

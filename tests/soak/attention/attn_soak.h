@@ -66,6 +66,7 @@ typedef struct attn_grad_ref {
   long double *dbias, *mbias, *dsinks, *msinks, *dfox, *mfox, *dgate, *mgate;
   unsigned char *rowz;
   long double *zmax;
+  long double *dqw, *mqw, *dkw, *mkw;   /* qk_norm: the RMSNorm weights' gradients (Dqk each), or NULL */
 } attn_grad_ref;
 
 /* 1 when smx_attention_backward computes this descriptor's gradients. */
