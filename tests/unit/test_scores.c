@@ -5,7 +5,7 @@
  * figures are checked by tests/python/test_eval_expected.py and scikit-learn
  * parity by tests/python/test_metrics_sklearn.py.
  */
-#include "../common/test_util.h"
+#include "../common/test_isa.h"
 #include "smx/smx_scores.h"
 
 /* ------------------------------------------------------------ references */
@@ -76,8 +76,8 @@ static void test_score_values(void) {
   static float x[ROWS * MAXK];
   static double out[ROWS], tmpl[MAXK * MAXK];
   const size_t ks[] = { 1, 2, 3, 5, 17, 100, 200 };
-  for (int isa = 0; isa <= tu_isa_top(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
       size_t K = ks[ki];
       float scale = ki % 2 ? 30.0f : 3.0f;
@@ -113,7 +113,6 @@ static void test_score_values(void) {
       }
     }
   }
-  smx_set_max_isa(smx_cpu_isa());
 }
 
 static void test_score_specials(void) {
@@ -460,13 +459,16 @@ static void test_overlapping_outputs(void) {
 }
 
 int main(void) {
-  test_overlapping_outputs();
+  tu_isa_start(3);
   test_score_values();
-  test_score_specials();
-  test_score_args();
-  test_scores_multi();
-  test_metrics_bruteforce();
-  test_calibration();
-  test_temperature();
+  if (tu_isa_once) {
+    test_overlapping_outputs();
+    test_score_specials();
+    test_score_args();
+    test_scores_multi();
+    test_metrics_bruteforce();
+    test_calibration();
+    test_temperature();
+  }
   return tu_finish("test_scores");
 }

@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "../common/test_util.h"
+#include "../common/test_isa.h"
 #include "smx/smx_scores.h"
 
 enum { NROWS = 12 };
@@ -125,8 +125,8 @@ static void test_wide(void) {
     ps[v].gen_m = vs[v].M;
     ps[v].flags = vs[v].flags;
   }
-  for (int isa = 0; isa <= tu_isa_top(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
       size_t K = ks[ki];
       for (int r = 0; r < NROWS; r++) fill_row(x + (size_t)r * K, K, r, &rng);
@@ -166,11 +166,11 @@ static void test_wide(void) {
       }
     }
   }
-  smx_set_max_isa(smx_cpu_isa());
   free(x);
 }
 
 int main(void) {
+  tu_isa_start(3);
   test_wide();
   return tu_finish("test_scores_wide");
 }
