@@ -87,3 +87,35 @@ static void *noisy_norms(const op_call *c, dtype dt) {
   smx_status a_noisy_##sfx##_grad(const op_call *c) { return noisy_##sfx(c, 1); }
 NOISY(f32, float, DT_F32)
 NOISY(f64, double, DT_F64)
+
+/* The mixture of softmaxes (smx_multi.h) at K = 2: component 0 of a row is in[0], component 1 in[1]
+ * (prep_mixture: the row reversed), the mixture logits (OPS_MIX_W0, OPS_MIX_W1). The library reads its
+ * rows*K x cols layout from a copy the adapter makes (exact size, so ASan sees an overread); the output is
+ * the driver's. Arguments that are not readable as given (the bad-argument cases) go to the library as they
+ * are, component 0 standing for x. */
+/* whether the output overlaps input k (then the library must see that input itself, to refuse it) */
+static int mix_overlap(const op_call *c, int k, size_t es) {
+  const char *i0 = c->in[k], *i1 = i0 + ((c->rows - 1) * c->ld_in[k] + c->cols) * es;
+  const char *o0 = c->out, *o1 = o0 + ((c->rows - 1) * c->ld_out + c->cols) * es;
+  return o0 && o0 < i1 && i0 < o1;
+}
+#define MIX(sfx, T)                                                                                             \
+  smx_status a_mixture_##sfx(const op_call *c) {                                                                \
+    size_t R = c->rows, n = c->cols;                                                                            \
+    T w[2 * 64];                                                                                                \
+    int ok = c->in[0] && c->in[1] && R > 0 && R <= 64 && n > 0 && n <= ((size_t)1 << 24) && c->ld_in[0] >= n && \
+             c->ld_in[1] >= n && c->ld_in[0] <= ((size_t)1 << 26) && c->ld_in[1] <= ((size_t)1 << 26);          \
+    for (int k = 0; ok && k < 2; k++) ok = !mix_overlap(c, k, sizeof(T));                                      \
+    for (size_t q = 0; q < 64; q++) { w[2 * q] = (T)OPS_MIX_W0; w[2 * q + 1] = (T)OPS_MIX_W1; }                 \
+    if (!ok) return smx_mixture_log_softmax_rows_##sfx(c->in[1] ? (const T *)c->in[0] : NULL, c->ld_in[0], w, 2, (T *)c->out, \
+                                                       c->ld_out, R, 2, n, c->opt);                             \
+    T *x = malloc(2 * R * n * sizeof(T));                                                                       \
+    if (!x) return SMX_E_NOMEM;                                                                                 \
+    for (size_t q = 0; q < R; q++)                                                                              \
+      for (int k = 0; k < 2; k++) memcpy(x + (2 * q + (size_t)k) * n, (const T *)c->in[k] + q * c->ld_in[k], n * sizeof(T)); \
+    smx_status s = smx_mixture_log_softmax_rows_##sfx(x, n, w, 2, (T *)c->out, c->ld_out, R, 2, n, c->opt);     \
+    free(x);                                                                                                    \
+    return s;                                                                                                   \
+  }
+MIX(f32, float)
+MIX(f64, double)

@@ -286,6 +286,15 @@ long double ref_noisy_grad_at(const ref_ctx *c, size_t i, long double *aux);
   smx_status a_gumbel_backward_##sfx(const op_call *c);
 RNG_ADAPTER_DECL(f32) RNG_ADAPTER_DECL(f16) RNG_ADAPTER_DECL(bf16)
 LOSS_ADAPTER_DECL(noisy_f32) LOSS_ADAPTER_DECL(noisy_f64)
+/* the mixture of softmaxes at K = 2 (ref_rng.c, adapt_rng.c): components x and x reversed, log-weights */
+#define OPS_MIX_W0 0.25
+#define OPS_MIX_W1 (-1.5)
+void prep_mixture(const double *x, size_t n, const smx_options *o, dtype dt, void *in0, void *in1);
+void ref_mixture_row(ref_ctx *c);
+long double ref_mixture_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_mixture(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+smx_status a_mixture_f32(const op_call *c);
+smx_status a_mixture_f64(const op_call *c);
 
 /* MultiMax at fixed parameters (ref_multimax.c) */
 #define MM_R0 (-1.0L)

@@ -122,3 +122,63 @@ long double ref_noisy_grad_at(const ref_ctx *c, size_t i, long double *aux) {
   if ((int64_t)i == c->target) return gt;
   return expl((ref_in(c, 0, i) - c->m) - c->logd);
 }
+
+/* ------------------------------------------------------ mixture of softmaxes */
+/* component 1: the row reversed */
+void prep_mixture(const double *x, size_t n, const smx_options *o, dtype dt, void *in0, void *in1) {
+  (void)o;
+  for (size_t i = 0; i < n; i++) {
+    dt_put(dt, in0, i, x[i]);
+    dt_put(dt, in1, i, x[n - 1 - i]);
+  }
+}
+
+/* Per component k: ex[k] = its max m_k, ex[2 + k] = log sum exp(x - m_k) (m_k = -inf: every entry -inf);
+ * ex[4 + k] = log pi_k. c->nan: a NaN in a component (a NaN row); c->any: a +inf entry (the header leaves
+ * it undefined). */
+void ref_mixture_row(ref_ctx *c) {
+  long double w[2] = { OPS_MIX_W0, OPS_MIX_W1 }, mw = fmaxl(w[0], w[1]);
+  long double lw = mw + logl(expl(w[0] - mw) + expl(w[1] - mw));
+  c->nan = 0;
+  c->any = 0;
+  for (int k = 0; k < 2; k++) {
+    long double m = -INFINITY, s = 0.0L;
+    for (size_t i = 0; i < c->n; i++) {
+      long double v = ref_in(c, k, i);
+      if (v != v) c->nan = 1;
+      else if (v == INFINITY) c->any = 1;
+      else if (v > m) m = v;
+    }
+    if (m > -INFINITY)
+      for (size_t i = 0; i < c->n; i++) s += expl(ref_in(c, k, i) - m);
+    c->ex[k] = m;
+    c->ex[2 + k] = m > -INFINITY ? logl(s) : 0.0L;
+    c->ex[4 + k] = w[k] - lw;
+  }
+}
+
+/* y_i = log sum_k pi_k softmax(x_k)_i; aux = the size of the terms the library's double arithmetic rounds:
+ * max over the live components of |x_ki - m_k| + log s_k + |log pi_k| */
+long double ref_mixture_at(const ref_ctx *c, size_t i, long double *aux) {
+  long double t[2], m = -INFINITY, s = 0.0L;
+  *aux = 0;
+  if (c->nan) return NAN;
+  for (int k = 0; k < 2; k++) {
+    long double x = ref_in(c, k, i);
+    t[k] = c->ex[k] == -INFINITY || x == -INFINITY ? -INFINITY : c->ex[4 + k] + ((x - c->ex[k]) - c->ex[2 + k]);
+    if (t[k] > -INFINITY) *aux = fmaxl(*aux, fabsl(x - c->ex[k]) + c->ex[2 + k] + fabsl(c->ex[4 + k]));
+    m = fmaxl(m, t[k]);
+  }
+  if (m == -INFINITY) return -INFINITY;
+  for (int k = 0; k < 2; k++) s += expl(t[k] - m);
+  return m + logl(s);
+}
+
+/* the header's: 8 DBL_EPSILON (|ref| + aux + 1), plus the rounding to float (2^-24 |ref|, half the smallest
+ * subnormal) for f32 */
+double bound_mixture(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux) {
+  (void)i;
+  if (c->any) return INFINITY;
+  double b = 8.0 * 0x1p-52 * (double)(fabsl(ref) + aux + 1.0L);
+  return od == DT_F64 ? b : b + 0x1p-24 * (double)fabsl(ref) + 0x1p-150;
+}
