@@ -228,7 +228,7 @@ static void tile_ds(smx_attn_bwd *bw, smx_attn_bslice *w, size_t b, size_t g, si
   }
   if (p->d.kind == SMX_ATTN_SOFTPICK) {
     bk->gemm(nr, nk, dv, w->f.o, dv, 1, w->vt, BK, w->dp, BK, 0);
-    smx_attn_bwd_softpick_ds(nr, nk, w->f.st, w->lse, w->dvec, w->p, w->dp);
+    bk->softpick(nr, nk, w->f.st, BK, w->lse, w->dvec, w->p, BK, w->dp, BK);
     return;
   }
   bk->probs(nr, nk, w->f.st, BK, w->lse, w->p, BK);
