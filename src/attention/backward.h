@@ -63,8 +63,6 @@ const float *smx_attn_bwd_load_tile(smx_attn_bwd *bw, smx_attn_bslice *w, size_t
                                     size_t *ldk);
 /* The variants' steps (backward_variants.c), each documented there. */
 void smx_attn_bwd_rms_norm_vjp(float *g, const float *x, size_t n, float eps, const float *wt, float *acc);
-void smx_attn_bwd_softpick_ds(size_t nr, size_t nk, const float *st, const float *lse, const float *dvec, float *p,
-                              float *dp);
 void smx_attn_bwd_diff_tile(smx_attn_bwd *bw, smx_attn_bslice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk,
                             int inside, int grads);
 /* Differential attention, before pass 1: the second map's lse and both maps' D of query block `task`. */

@@ -1,6 +1,6 @@
 /*
- * The steps of the attention backward pass (backward.h) that belong to one variant: softpick's dS, the
- * RMSNorm backward of QK-norm, and differential attention's two maps per tile and its first pass (the
+ * The steps of the attention backward pass (backward.h) that belong to one variant: the RMSNorm backward of
+ * QK-norm (softpick's dS is a micro-kernel of kernels/f32-attention-bwd), and differential attention's two maps per tile and its first pass (the
  * second map's lse and each map's D). backward_tile.c calls them from its tile and task loops.
  */
 #include <math.h>
@@ -26,31 +26,6 @@ void smx_attn_bwd_rms_norm_vjp(float *g, const float *x, size_t n, float eps, co
   }
   float c = (float)(dot / (double)n);
   for (size_t t = 0; t < n; t++) g[t] = r * (g[t] * (wt ? wt[t] : 1.0f) - x[t] * r * c);
-}
-
-/* Softpick (the forward's lse is log(sum_j |e^{z_j} - 1| + eps e^m), so w = relu(e^z - 1) e^{-lse}): the
- * weights into p (for dV) and dS = e^{z - lse} (1[z > 0] dP - sign(z) D) over dP in place. The eps term's
- * own derivative through the row maximum m (-eps e^{m - lse} D at the first maximum) is left out: it is at
- * most 1e-8 of that key's e^{m - lse} |D|, far inside the bound, and m is not saved. A masked key gives 0;
- * a NaN lse (a NaN among the row's scores) gives NaN weights and dS on every key the row sees. */
-void smx_attn_bwd_softpick_ds(size_t nr, size_t nk, const float *st, const float *lse, const float *dvec, float *p,
-                        float *dp) {
-  size_t BK = SMX_ATTN_BK;
-  for (size_t r = 0; r < nr; r++) {
-    float el = expf(-lse[r]), d = dvec[r];   /* e^{-lse} <= about 1e8: the eps term bounds e^{lse} below */
-    for (size_t c = 0; c < nk; c++) {
-      float z = st[r * BK + c], *ds = dp + r * BK + c;
-      if (z == -INFINITY) {
-        p[r * BK + c] = 0.0f;
-        *ds = 0.0f;
-        continue;
-      }
-      float e = expf(z - lse[r]);
-      /* e^z - 1 as expm1 below z = 1, where e^{z - lse} - e^{-lse} would cancel; 0 x e^{-lse} keeps a NaN lse */
-      p[r * BK + c] = z > 0.0f ? (z < 1.0f ? expm1f(z) * el : e - el) : 0.0f * el;
-      *ds = e * (z > 0.0f ? *ds - d : z < 0.0f ? d : 0.0f);
-    }
-  }
 }
 
 /* Differential attention, O = softmax(z1) V - lambda softmax(z2) V (z1, z2 from the halves of the Q and K
