@@ -10,7 +10,7 @@
  * Also the refusals: a zero stride on a non-empty output, a row stride
  * below the row.
  */
-#include "../common/test_util.h"
+#include "../common/test_isa.h"
 #include "math/half_scalar.h"
 #include "smx/smx_attention.h"
 
@@ -112,8 +112,8 @@ static void one(const bcase *c, uint64_t seed) {
   unsigned char *o_ref = malloc(no * es + 1), *o = malloc(no * es + 1);
   float *lse_ref = malloc(nl * sizeof(float) + 4), *lse = malloc(nl * sizeof(float) + 4);
 
-  for (int isa = 0; isa <= tu_isa_top(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     /* the materialised run (packed strides) */
     smx_attention_desc dm = d;
     memset(dm.q_stride, 0, sizeof dm.q_stride);
@@ -143,7 +143,6 @@ static void one(const bcase *c, uint64_t seed) {
             c->name, tu_isa_names[isa], th);
     }
   }
-  smx_set_max_isa(SMX_ISA_AVX512);
   free(q); free(k); free(v); free(qf); free(kf); free(vf); free(scales); free(mask); free(bmask);
   free(o_ref); free(o); free(lse_ref); free(lse);
 }
@@ -201,6 +200,7 @@ static void refusals(void) {
 }
 
 int main(void) {
+  tu_isa_start(3);
   bcase cases[40];
   size_t n = 0;
   const smx_attn_dtype types[3] = { SMX_ATTN_F32, SMX_ATTN_F16, SMX_ATTN_BF16 };
@@ -242,6 +242,6 @@ int main(void) {
   cases[n] = (bcase){ "differential, K heads+rows broadcast", shape(2, 2, 2, 30, 50, 16, 8, SMX_ATTN_F32), 0, 6, 0, 2 };
   cases[n++].d.diff_lambda = 0.3;
   for (size_t i = 0; i < n; i++) one(&cases[i], 1000 + i);
-  refusals();
+  if (tu_isa_once) refusals();
   return tu_finish("test_attention_broadcast");
 }

@@ -8,7 +8,7 @@
  * For every kind, the tile and decode paths, split keys, masks, f32 / f16 /
  * bf16 storage, every ISA, 1 and 3 threads.
  */
-#include "../common/test_util.h"
+#include "../common/test_isa.h"
 #include "math/half_scalar.h"
 #include "smx/smx_attention.h"
 
@@ -161,8 +161,8 @@ static void check(const ncase *c, smx_attn_dtype dt, int where, uint64_t seed) {
   for (size_t i = 0; i < nv; i++) if (cv[i] != cv[i]) cv[i] = 0.25f;
   clean.q = cq; clean.k = ck; clean.v = cv;
   int mala = d->kind == SMX_ATTN_MALA, screen = d->kind == SMX_ATTN_SCREEN;
-  for (int isa = 0; isa <= tu_isa_top(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     for (int th = 1; th <= 3; th += 2) {
       smx_status s0 = run(c, dt, th, &clean, o0, l0), s1 = run(c, dt, th, &in, o1, l1);
       CHECK(s0 == SMX_OK && s1 == SMX_OK, "%s %s: status %d %d", c->name, dn[dt], (int)s0, (int)s1);
@@ -211,7 +211,6 @@ static void check(const ncase *c, smx_attn_dtype dt, int where, uint64_t seed) {
       if (screen && where == 2) CHECK(nan_rows > 0, "%s %s: no row took the NaN of V", c->name, dn[dt]);
     }
   }
-  smx_set_max_isa(SMX_ISA_AVX512);
   free(o0); free(o1); free(l0); free(l1); free(cq); free(ck); free(cv);
   free(in.q); free(in.k); free(in.v); free(in.mask);
 }
@@ -278,8 +277,11 @@ static void test_screen_inf_k(void) {
 }
 
 int main(void) {
-  test_merge_nan();
-  test_screen_inf_k();
+  tu_isa_start(3);
+  if (tu_isa_once) {
+    test_merge_nan();
+    test_screen_inf_k();
+  }
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     for (int dt = 0; dt < 3; dt++)
       for (int where = 0; where < 3; where++) check(&cases[i], (smx_attn_dtype)dt, where, 100 + i * 9 + (size_t)dt * 3 + (size_t)where);

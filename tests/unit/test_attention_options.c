@@ -6,7 +6,7 @@
  * s < 0 is refused as smx_ssmax refuses it. Also the scores far below 0 of
  * the softpick and sigmoid kinds against a long-double reference.
  */
-#include "../common/test_util.h"
+#include "../common/test_isa.h"
 #include "smx/smx_attention.h"
 #include "smx/smx_norm.h"
 
@@ -134,8 +134,8 @@ static void test_far_below(smx_attn_kind kind, size_t Lk) {
     }
   }
   smx_attention_desc d = { DESC(1, 1, 1, LQ, Lk, 2, DV), .kind = kind, .scale = 1.0 };
-  for (int isa = 0; isa <= tu_isa_top(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     for (int th = 1; th <= 3; th += 2) {
       d.threads = th;
       smx_attention_plan *p = NULL;
@@ -158,13 +158,13 @@ static void test_far_below(smx_attn_kind kind, size_t Lk) {
       }
     }
   }
-  smx_set_max_isa(SMX_ISA_AVX512);
   free(k);
   free(v);
 }
 
 int main(void) {
-  test_float_range();
+  tu_isa_start(3);
+  if (tu_isa_once) test_float_range();
   test_far_below(SMX_ATTN_SOFTPICK, 200);
   test_far_below(SMX_ATTN_SOFTPICK, 4500);
   test_far_below(SMX_ATTN_SIGMOID, 200);

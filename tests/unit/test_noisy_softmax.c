@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "../common/test_util.h"
+#include "../common/test_isa.h"
 
 #define EPS_F 0x1p-23
 #define EPS_D 0x1p-52
@@ -439,16 +439,15 @@ static void threaded(tu_rng *rng) {
 }
 
 int main(void) {
+  tu_isa_start(3);
   tu_rng rng = { 2017 };
-  noise();
-  for (int isa = 0; isa <= tu_isa_top(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
-    cases(&rng, tu_isa_names[isa]);
+  cases(&rng, tu_isa_names[tu_isa_at]);
+  if (tu_isa_once) {
+    noise();
+    alpha_zero(&rng);
+    specials();
+    errors();
+    threaded(&rng);
   }
-  smx_set_max_isa(tu_isas[tu_isa_top()]);
-  alpha_zero(&rng);
-  specials();
-  errors();
-  threaded(&rng);
   return tu_finish("test_noisy_softmax");
 }

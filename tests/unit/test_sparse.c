@@ -8,7 +8,7 @@
  * (Martins & Astudillo 2016, eq. 17; Fenchel-Young), their reductions and
  * ignore_index, and the refused arguments. Every kernel set is walked.
  */
-#include "../common/test_util.h"
+#include "../common/test_isa.h"
 
 #include "ops/sparse_tau.h"
 
@@ -318,14 +318,13 @@ static void check_losses(void) {
 }
 
 int main(void) {
-  for (int lv = 0; lv <= tu_isa_top(); lv++) {
-    smx_set_max_isa(tu_isas[lv]);
-    check_simplex_support(lv);
+  tu_isa_start(3);
+  check_simplex_support(tu_isa_at);
+  if (tu_isa_once) {
+    check_policy();
+    check_bisect_path();
+    check_vjp_fd();
+    check_losses();
   }
-  smx_set_max_isa(tu_isas[tu_isa_top()]);
-  check_policy();
-  check_bisect_path();
-  check_vjp_fd();
-  check_losses();
   return tu_finish("test_sparse");
 }
