@@ -107,6 +107,7 @@ typedef enum smx_status {
   SMX_E_INVALID_ARG = 10,          /* bad pointer, size, stride, option or aliasing  */
   SMX_E_UNSUPPORTED = 20,          /* ISA or dtype not available on this machine     */
   SMX_E_NOT_BUILT = 21,            /* needs an optional library absent at build time */
+  SMX_E_DEVICE = 22,               /* a CUDA error (smx_cuda.h: smx_cuda_last_error)  */
   SMX_E_NOMEM = 30,                /* an allocation failed                           */
   SMX_E_WORKSPACE_TOO_SMALL = 40,  /* reserved for plan-based APIs                   */
   SMX_E_PARSE = 50,                /* reserved for file readers                      */
