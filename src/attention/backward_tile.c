@@ -6,41 +6,28 @@
  * Pass 1 (a key tile) sums dV += P^T dO and dK += dS^T (scale Q) over every
  * query block of its KV head; pass 2 (a query block) sums dQ += dS K over every
  * key tile its rows see. FlashAttention-2: Dao 2023, arXiv 2307.08691, Alg. 2.
+ * The variants' own steps (softpick, QK-norm, differential) are in
+ * backward_variants.c.
  */
 #include <math.h>
 #include <string.h>
 
 #include "attention/backward.h"
 
-/* A worker's slice: the forward's (st, lo, hi and fac for the options; qr holds the scaled Q rows, o the dO
- * rows, kbuf and vbuf the K and V tiles, tmp a row), then the backward's own buffers. */
-typedef struct bslice {
-  smx_attn_slice f;
-  float *p, *dp, *raw;      /* rows x SMX_ATTN_BK: P, dP then dS, the scores before the options */
-  float *kt, *vt;           /* the key tile transposed: Dqk x SMX_ATTN_BK, Dv x SMX_ATTN_BK     */
-  float *dka, *dva, *dqa;   /* the sums: SMX_ATTN_BK x Dqk, SMX_ATTN_BK x Dv, rows x Dqk        */
-  float *dvec, *lse, *rsum; /* per row: D, lse, the row sums of dS (FoX)                         */
-  float *csum;              /* FoX: per query head of the group, the column sums of dS          */
-  /* Q rows and K tile for the gradient products, with non-finite rows set to 0: a key hidden from a row has
-   * dS = 0 there, and 0 x NaN would carry a NaN of Q or K to rows and keys that do not see it (the rows that
-   * do see it have dS NaN already, through their lse) */
-  float *qg, *kg;
-  int qbad, kbad;           /* whether qg / kg differ from the rows as loaded */
-} bslice;
-
 static size_t lines(size_t floats) { return (floats + 15) / 16 * 64; }
 
 static float *take(unsigned char **at, size_t floats) { return smx_attn_take(at, floats); }
 
 size_t smx_attn_bwd_slice_bytes(const struct smx_attention_plan *p) {
-  size_t r = p->rows_pad, dq = p->d.dim_qk, dv = p->d.dim_v, bk = SMX_ATTN_BK;
+  size_t r = p->rows_pad, dq = p->d.dim_qk, dv = p->d.dim_v, bk = SMX_ATTN_BK, diff = p->diff_lambda != 0.0f;
   return p->ws_worker + 3 * lines(r * bk) + lines(dq * bk) + lines(dv * bk) + lines(bk * dq) + lines(bk * dv) +
-         lines(r * dq) + 3 * lines(r) + lines(p->group * bk) + lines(r * dq) + lines(bk * dq);
+         lines(r * dq) + 3 * lines(r) + lines(p->group * bk) + lines(r * dq) + lines(bk * dq) +
+         (diff ? 4 * lines(r * bk) + 2 * lines(r) : 0);
 }
 
-static bslice carve(const struct smx_attention_plan *p, unsigned char *at) {
+smx_attn_bslice smx_attn_bwd_carve(const struct smx_attention_plan *p, unsigned char *at) {
   size_t r = p->rows_pad, dq = p->d.dim_qk, dv = p->d.dim_v, bk = SMX_ATTN_BK;
-  bslice w;
+  smx_attn_bslice w;
   w.f = smx_attn_carve(p, at);
   at += p->ws_worker;
   w.p = take(&at, r * bk);
@@ -58,6 +45,15 @@ static bslice carve(const struct smx_attention_plan *p, unsigned char *at) {
   w.qg = take(&at, r * dq);
   w.kg = take(&at, bk * dq);
   w.qbad = w.kbad = 0;
+  w.st2 = w.p2 = w.dp2 = w.raw2 = w.lse2 = w.dvec2 = NULL;
+  if (p->diff_lambda != 0.0f) {
+    w.st2 = take(&at, r * bk);
+    w.p2 = take(&at, r * bk);
+    w.dp2 = take(&at, r * bk);
+    w.raw2 = take(&at, r * bk);
+    w.lse2 = take(&at, r);
+    w.dvec2 = take(&at, r);
+  }
   return w;
 }
 
@@ -106,7 +102,7 @@ static const float *finite_rows(size_t n, size_t dim, const float *x, size_t ld,
   return copy;
 }
 
-static const float *load_tile(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t j0, size_t nk, size_t *ldk) {
+const float *smx_attn_bwd_load_tile(smx_attn_bwd *bw, smx_attn_bslice *w, size_t b, size_t g, size_t j0, size_t nk, size_t *ldk) {
   smx_attn_run *run = &bw->run;
   const smx_attention_desc *d = &run->p->d;
   size_t ldv;
@@ -119,7 +115,7 @@ static const float *load_tile(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, s
 
 /* The key ranges of query block (g, t) into w->f.lo / hi; their union [lo_u, hi_u) and intersection
  * [lo_i, hi_i); whether every row of the block is a real one. */
-static int block_ranges(const struct smx_attention_plan *p, bslice *w, size_t g, size_t t, int64_t *lo_u,
+int smx_attn_bwd_block_ranges(const struct smx_attention_plan *p, smx_attn_bslice *w, size_t g, size_t t, int64_t *lo_u,
                         int64_t *hi_u, int64_t *lo_i, int64_t *hi_i) {
   int full = 1;
   *lo_u = (int64_t)p->d.len_k;
@@ -147,30 +143,10 @@ static int block_ranges(const struct smx_attention_plan *p, bslice *w, size_t g,
 
 static float sigmoid(float g) { return 1.0f / (1.0f + expf(-g)); }
 
-/* QK-norm's backward on one row (RMSNorm, x^ = x r w, r = 1 / sqrt(mean x^2 + eps) as the forward forms it):
- * g = dLoss/dx^ in place becomes dLoss/dx = r (dy - y mean(dy y)), y = x r, dy = g w; acc (the weights'
- * gradient, or NULL) += g y. A row whose g is all 0 (no query row sees the key) keeps 0 and adds nothing,
- * whatever x holds: a hidden key adds exactly 0, as without QK-norm. */
-static void rms_norm_vjp(float *g, const float *x, size_t n, float eps, const float *wt, float *acc) {
-  int any = 0;
-  for (size_t t = 0; t < n; t++) any |= g[t] != 0.0f;
-  if (!any) return;
-  double ss = 0.0, dot = 0.0;
-  for (size_t t = 0; t < n; t++) ss += (double)x[t] * x[t];
-  float r = (float)(1.0 / sqrt(ss / (double)n + eps));
-  for (size_t t = 0; t < n; t++) {
-    float y = x[t] * r;
-    dot += (double)(g[t] * (wt ? wt[t] : 1.0f)) * y;
-    if (acc) acc[t] += g[t] * y;
-  }
-  float c = (float)(dot / (double)n);
-  for (size_t t = 0; t < n; t++) g[t] = r * (g[t] * (wt ? wt[t] : 1.0f) - x[t] * r * c);
-}
-
 /* The rows of query block (g, t) of batch b: scale Q, dO (times the gate's sigmoid), D = dO . O (O as stored:
  * with a gate, dO_in . O_in = dO . O), lse, the SSMax factor; padding rows get zeros and lse = +inf (P = 0).
  * Pass 2 also writes dgate. */
-static void load_block(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t, int pass2) {
+void smx_attn_bwd_load_block(smx_attn_bwd *bw, smx_attn_bslice *w, size_t b, size_t g, size_t t, int pass2) {
   smx_attn_run *run = &bw->run;
   const struct smx_attention_plan *p = run->p;
   const smx_attention_desc *d = &p->d;
@@ -185,6 +161,7 @@ static void load_block(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t
       memset(dor, 0, dv * sizeof(float));
       w->dvec[r] = 0.0f;
       w->lse[r] = INFINITY;
+      if (w->lse2) w->lse2[r] = INFINITY, w->dvec2[r] = 0.0f;
       continue;
     }
     run->io.load(dq, (const unsigned char *)a->q + (b * d->q_stride[0] + h * d->q_stride[1] + i * d->q_stride[2]) * es,
@@ -211,42 +188,25 @@ static void load_block(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t
       }
     }
     if (p->ssmax_s != 0) w->f.fac[r] = smx_attn_ssmax_factor(run, b, h, i);
+    if (w->lse2 && bw->diff_ready) {   /* differential: each map's lse and D from the first pass (diff_task) */
+      const float *dr = bw->diffrow + row * 4;
+      w->lse[r] = dr[0], w->lse2[r] = dr[1], w->dvec[r] = dr[2], w->dvec2[r] = dr[3];
+    }
   }
   size_t ldq;
   finite_rows(p->rows, dq, w->f.qr, dq, w->qg, &ldq, &w->qbad);   /* for dK += dS^T Q */
 }
 
-/* Softpick (the forward's lse is log(sum_j |e^{z_j} - 1| + eps e^m), so w = relu(e^z - 1) e^{-lse}): the
- * weights into p (for dV) and dS = e^{z - lse} (1[z > 0] dP - sign(z) D) over dP in place. The eps term's
- * own derivative through the row maximum m (-eps e^{m - lse} D at the first maximum) is left out: it is at
- * most 1e-8 of that key's e^{m - lse} |D|, far inside the bound, and m is not saved. A masked key gives 0;
- * a NaN lse (a NaN among the row's scores) gives NaN weights and dS on every key the row sees. */
-static void softpick_ds(size_t nr, size_t nk, const float *st, const float *lse, const float *dvec, float *p,
-                        float *dp) {
-  size_t BK = SMX_ATTN_BK;
-  for (size_t r = 0; r < nr; r++) {
-    float el = expf(-lse[r]), d = dvec[r];   /* e^{-lse} <= about 1e8: the eps term bounds e^{lse} below */
-    for (size_t c = 0; c < nk; c++) {
-      float z = st[r * BK + c], *ds = dp + r * BK + c;
-      if (z == -INFINITY) {
-        p[r * BK + c] = 0.0f;
-        *ds = 0.0f;
-        continue;
-      }
-      float e = expf(z - lse[r]);
-      /* e^z - 1 as expm1 below z = 1, where e^{z - lse} - e^{-lse} would cancel; 0 x e^{-lse} keeps a NaN lse */
-      p[r * BK + c] = z > 0.0f ? (z < 1.0f ? expm1f(z) * el : e - el) : 0.0f * el;
-      *ds = e * (z > 0.0f ? *ds - d : z < 0.0f ? d : 0.0f);
-    }
-  }
-}
-
 /* P and dS = dLoss/dz of the block's rows against the key tile in w->kt / w->vt (S kept in w->f.st). */
-static void tile_ds(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk, int inside) {
+static void tile_ds(smx_attn_bwd *bw, smx_attn_bslice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk, int inside) {
   smx_attn_run *run = &bw->run;
   const struct smx_attention_plan *p = run->p;
   const struct smx_attn_bwd_ukernels *bk = bw->bk;
   size_t nr = p->rows, dq = p->d.dim_qk, dv = p->d.dim_v, BK = SMX_ATTN_BK;
+  if (w->st2) {
+    smx_attn_bwd_diff_tile(bw, w, b, g, t, j0, nk, inside, 1);
+    return;
+  }
   bk->gemm(nr, nk, dq, w->f.qr, dq, 1, w->kt, BK, w->f.st, BK, 0);
   if (p->softcap > 0)
     for (size_t r = 0; r < nr; r++) memcpy(w->raw + r * BK, w->f.st + r * BK, nk * sizeof(float));
@@ -268,7 +228,7 @@ static void tile_ds(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t, s
   }
   if (p->d.kind == SMX_ATTN_SOFTPICK) {
     bk->gemm(nr, nk, dv, w->f.o, dv, 1, w->vt, BK, w->dp, BK, 0);
-    softpick_ds(nr, nk, w->f.st, w->lse, w->dvec, w->p, w->dp);
+    smx_attn_bwd_softpick_ds(nr, nk, w->f.st, w->lse, w->dvec, w->p, w->dp);
     return;
   }
   bk->probs(nr, nk, w->f.st, BK, w->lse, w->p, BK);
@@ -278,19 +238,22 @@ static void tile_ds(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t, s
 
 /* dS = dLoss/dz into dLoss/d(scale q.k): softcap's 1 - tanh^2 and SSMax's factor (the bias, ALiBi and FoX
  * are added after both). Zeros (hidden keys) stay 0 whatever the raw score was. */
-static void tile_chain(const struct smx_attention_plan *p, bslice *w, size_t nk) {
+static void tile_chain(const struct smx_attention_plan *p, smx_attn_bslice *w, size_t nk) {
   if (!(p->softcap > 0) && p->ssmax_s == 0) return;
-  for (size_t r = 0; r < p->rows; r++) {
-    float fac = p->ssmax_s != 0 ? w->f.fac[r] : 1.0f;
-    for (size_t c = 0; c < nk; c++) {
-      float *ds = w->dp + r * SMX_ATTN_BK + c;
-      if (*ds == 0.0f) continue;
-      float dz = fac;
-      if (p->softcap > 0) {
-        float th = tanhf(w->raw[r * SMX_ATTN_BK + c] / p->softcap);
-        dz *= 1.0f - th * th;
+  for (int m = 0; m < (w->st2 ? 2 : 1); m++) {   /* differential attention: each map on its own raw scores */
+    float *dsm = m ? w->dp2 : w->dp, *raw = m ? w->raw2 : w->raw;
+    for (size_t r = 0; r < p->rows; r++) {
+      float fac = p->ssmax_s != 0 ? w->f.fac[r] : 1.0f;
+      for (size_t c = 0; c < nk; c++) {
+        float *ds = dsm + r * SMX_ATTN_BK + c;
+        if (*ds == 0.0f) continue;
+        float dz = fac;
+        if (p->softcap > 0) {
+          float th = tanhf(raw[r * SMX_ATTN_BK + c] / p->softcap);
+          dz *= 1.0f - th * th;
+        }
+        *ds *= dz;
       }
-      *ds *= dz;
     }
   }
 }
@@ -300,7 +263,7 @@ void smx_attn_bwd_kv_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
   const struct smx_attention_plan *p = run->p;
   const smx_attention_desc *d = &p->d;
   const struct smx_attn_bwd_ukernels *bk = bw->bk;
-  bslice w = carve(p, slice);
+  smx_attn_bslice w = smx_attn_bwd_carve(p, slice);
   size_t kt = task % bw->n_kt, bg = task / bw->n_kt, g = bg % d->heads_kv, b = bg / d->heads_kv;
   size_t j0 = kt * SMX_ATTN_BK, nk = d->len_k - j0 < SMX_ATTN_BK ? d->len_k - j0 : SMX_ATTN_BK;
   size_t dq = d->dim_qk, dv = d->dim_v, nr = p->rows, BK = SMX_ATTN_BK;
@@ -311,22 +274,29 @@ void smx_attn_bwd_kv_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
   int loaded = 0;
   for (size_t t = 0; t < p->n_qt; t++) {
     int64_t lo_u, hi_u, lo_i, hi_i;
-    int full = block_ranges(p, &w, g, t, &lo_u, &hi_u, &lo_i, &hi_i);
+    int full = smx_attn_bwd_block_ranges(p, &w, g, t, &lo_u, &hi_u, &lo_i, &hi_i);
     if (hi_u <= (int64_t)j0 || lo_u >= (int64_t)(j0 + nk)) continue;   /* no row of the block sees the tile */
     if (!loaded) {
       size_t ldk;
-      load_tile(bw, &w, b, g, j0, nk, &ldk);
+      smx_attn_bwd_load_tile(bw, &w, b, g, j0, nk, &ldk);
       loaded = 1;
     }
-    load_block(bw, &w, b, g, t, 0);
+    smx_attn_bwd_load_block(bw, &w, b, g, t, 0);
     int inside = full && lo_i <= (int64_t)j0 && (int64_t)(j0 + nk) <= hi_i;
     tile_ds(bw, &w, b, g, t, j0, nk, inside);
     bk->gemm(nk, dv, nr, w.p, 1, BK, w.f.o, dv, w.dva, dv, 1);   /* dV += P^T dO */
     if (fox)
       for (size_t r = 0; r < nr; r++)
-        for (size_t c = 0; c < nk; c++) w.csum[(r / p->bq) * BK + c] += w.dp[r * BK + c];
+        for (size_t c = 0; c < nk; c++)
+          w.csum[(r / p->bq) * BK + c] += w.st2 ? w.dp[r * BK + c] + w.dp2[r * BK + c] : w.dp[r * BK + c];
     tile_chain(p, &w, nk);
-    bk->gemm(nk, dq, nr, w.dp, 1, BK, w.qbad ? w.qg : w.f.qr, dq, w.dka, dq, 1);   /* dK += dS^T (scale Q) */
+    const float *qs = w.qbad ? w.qg : w.f.qr;
+    if (w.st2) {   /* differential: each map's dS into its half of dK */
+      bk->gemm(nk, dq / 2, nr, w.dp, 1, BK, qs, dq, w.dka, dq, 1);
+      bk->gemm(nk, dq / 2, nr, w.dp2, 1, BK, qs + dq / 2, dq, w.dka + dq / 2, dq, 1);
+    } else {
+      bk->gemm(nk, dq, nr, w.dp, 1, BK, qs, dq, w.dka, dq, 1);   /* dK += dS^T (scale Q) */
+    }
   }
   size_t es = p->elem_size, base = (b * d->heads_kv + g) * d->len_k + j0;
   if (d->qk_norm) {   /* dK^ of the normalised keys into dK through the RMSNorm, and this tile's part of dk_norm_w */
@@ -334,7 +304,7 @@ void smx_attn_bwd_kv_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
     size_t ldk;
     const float *kraw = load_rows_kv(run, run->a->k, d->k_stride, dq, b, g, j0, nk, w.f.kbuf, &ldk);
     memset(acc, 0, dq * sizeof(float));
-    for (size_t c = 0; c < nk; c++) rms_norm_vjp(w.dka + c * dq, kraw + c * ldk, dq, p->qk_eps, run->a->k_norm_w, acc);
+    for (size_t c = 0; c < nk; c++) smx_attn_bwd_rms_norm_vjp(w.dka + c * dq, kraw + c * ldk, dq, p->qk_eps, run->a->k_norm_w, acc);
   }
   for (size_t c = 0; c < nk; c++) {
     run->io.store(dq, w.dka + c * dq, (unsigned char *)bw->g->dk + (base + c) * dq * es);
@@ -352,14 +322,14 @@ void smx_attn_bwd_q_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
   const struct smx_attention_plan *p = run->p;
   const smx_attention_desc *d = &p->d;
   const struct smx_attn_bwd_ukernels *bk = bw->bk;
-  bslice w = carve(p, slice);
+  smx_attn_bslice w = smx_attn_bwd_carve(p, slice);
   size_t t = task % p->n_qt, bg = task / p->n_qt, g = bg % d->heads_kv, b = bg / d->heads_kv;
   size_t dq = d->dim_qk, nr = p->rows, BK = SMX_ATTN_BK, lk = d->len_k;
   float *dbias = d->mask_kind == SMX_ATTN_MASK_BIAS ? bw->g->dbias : NULL;
   int fox = d->fox && bw->g->dfox;
   int64_t lo_u, hi_u, lo_i, hi_i;
-  int full = block_ranges(p, &w, g, t, &lo_u, &hi_u, &lo_i, &hi_i);
-  load_block(bw, &w, b, g, t, 1);
+  int full = smx_attn_bwd_block_ranges(p, &w, g, t, &lo_u, &hi_u, &lo_i, &hi_i);
+  smx_attn_bwd_load_block(bw, &w, b, g, t, 1);
   memset(w.dqa, 0, nr * dq * sizeof(float));
   memset(w.rsum, 0, nr * sizeof(float));
   if (dbias)   /* every entry of the rows: tiles no row sees are 0 */
@@ -370,13 +340,19 @@ void smx_attn_bwd_q_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
   if (hi_u > lo_u)
     for (size_t j0 = (size_t)lo_u / BK * BK; j0 < (size_t)hi_u; j0 += BK) {
       size_t nk = lk - j0 < BK ? lk - j0 : BK, ldk;
-      const float *kf = load_tile(bw, &w, b, g, j0, nk, &ldk);
+      const float *kf = smx_attn_bwd_load_tile(bw, &w, b, g, j0, nk, &ldk);
       int inside = full && lo_i <= (int64_t)j0 && (int64_t)(j0 + nk) <= hi_i;
       tile_ds(bw, &w, b, g, t, j0, nk, inside);
       for (size_t r = 0; r < nr; r++) {
         size_t h, i;
         if (!smx_attn_row_of(p, g, t, r, &h, &i)) continue;
         const float *ds = w.dp + r * BK;
+        if (w.st2 && (dbias || fox)) {   /* differential: the bias and FoX terms are in both maps' logits, dS1 + dS2
+                                          * (into p2, which pass 2 no longer reads) */
+          float *sum = w.p2 + r * BK;
+          for (size_t c = 0; c < nk; c++) sum[c] = w.dp[r * BK + c] + w.dp2[r * BK + c];
+          ds = sum;
+        }
         if (dbias) memcpy(dbias + ((b * d->heads_q + h) * d->len_q + i) * lk + j0, ds, nk * sizeof(float));
         if (fox) {
           float s = w.rsum[r];
@@ -385,7 +361,12 @@ void smx_attn_bwd_q_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
         }
       }
       tile_chain(p, &w, nk);
-      bk->gemm(nr, dq, nk, w.dp, BK, 1, kf, ldk, w.dqa, dq, 1);   /* dQ += dS K */
+      if (w.st2) {   /* differential: each map's dS against its half of K */
+        bk->gemm(nr, dq / 2, nk, w.dp, BK, 1, kf, ldk, w.dqa, dq, 1);
+        bk->gemm(nr, dq / 2, nk, w.dp2, BK, 1, kf + dq / 2, ldk, w.dqa + dq / 2, dq, 1);
+      } else {
+        bk->gemm(nr, dq, nk, w.dp, BK, 1, kf, ldk, w.dqa, dq, 1);   /* dQ += dS K */
+      }
     }
   size_t es = p->elem_size;
   float *acc = d->qk_norm ? bw->wpart + (bw->tasks1 + task) * dq : NULL;
@@ -398,7 +379,7 @@ void smx_attn_bwd_q_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
     if (acc) {   /* dQ^ of the normalised row into dQ through the RMSNorm; this block's part of dq_norm_w */
       run->io.load(dq, (const unsigned char *)run->a->q + (b * d->q_stride[0] + h * d->q_stride[1] + i * d->q_stride[2]) * es,
                    w.f.qt);
-      rms_norm_vjp(w.f.tmp, w.f.qt, dq, p->qk_eps, run->a->q_norm_w, acc);
+      smx_attn_bwd_rms_norm_vjp(w.f.tmp, w.f.qt, dq, p->qk_eps, run->a->q_norm_w, acc);
     }
     run->io.store(dq, w.f.tmp, (unsigned char *)bw->g->dq + row * dq * es);
     if (fox) bw->g->dfox[(b * d->heads_q + h) * lk + (size_t)smx_attn_pos(p, i)] += w.rsum[r];

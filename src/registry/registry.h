@@ -39,6 +39,28 @@ typedef struct smx_registry {
   const smx_scores_ukernels *scores;     /* logit-score passes (smx_scores.h) */
 } smx_registry;
 
+/* One configuration: every family's table for the ISA whose kernels it runs
+ * (TABLES: the suffix of the smx_<family>_ukernels_<isa> tables), under the
+ * name smx_isa() reports (NAME), plus the bf16 attention tile table or NULL.
+ * Written once here so that a new family is added to every ISA in one place
+ * and no configuration can miss it. */
+#define SMX_DEFINE_REGISTRY(NAME, TABLES, ATTN_BF16)          \
+  const smx_registry smx_registry_##NAME = {                  \
+    .isa = #NAME,                                             \
+    .f32 = &smx_f32_ukernels_##TABLES,                        \
+    .f64 = &smx_f64_ukernels_##TABLES,                        \
+    .cvt = &smx_cvt_ukernels_##TABLES,                        \
+    .xent = &smx_xent_ukernels_##TABLES,                      \
+    .topk = &smx_topk_ukernels_##TABLES,                      \
+    .sigmoid = &smx_sigmoid_ukernels_##TABLES,                \
+    .attn = &smx_attn_ukernels_##TABLES,                      \
+    .attn_bwd = &smx_attn_bwd_ukernels_##TABLES,              \
+    .attn_bf16 = ATTN_BF16,                                   \
+    .sparse = &smx_sparse_ukernels_##TABLES,                  \
+    .vnorm = &smx_vnorm_ukernels_##TABLES,                    \
+    .scores = &smx_scores_ukernels_##TABLES,                  \
+  }
+
 extern const smx_registry smx_registry_scalar;
 extern const smx_registry smx_registry_avx2;
 extern const smx_registry smx_registry_avx512;

@@ -184,6 +184,7 @@ static void soak_case(uint64_t seed, const int *run_dt) {
     c->target = op_target(n);
     c->T = T != 0 ? (long double)T : 1.0L;
     c->flags = flags;
+    c->row = q;
     row->ref_row(c);
   }
   snprintf(desc, sizeof desc, "%s %s isa=%d rows=%zu cols=%zu ldi=%zu ldo=%zu T=%g flags=%u algo=%d values=%s",
