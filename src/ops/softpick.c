@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "core/temperature.h"
+#include "ops/entry_points.h"
 #include "ops/vnorm_rowstats.h"
 #include "ops/vnorm_run.h"
 #include "registry/registry.h"
@@ -132,57 +133,7 @@ static smx_status run(smx_elem e, int grad, const void *x, size_t ldx, const voi
   return smx_vn_run(&op, opt);
 }
 
-smx_status smx_softpick_f32(const float *x, float *y, size_t n, double eps, const smx_options *opt) {
-  return run(SMX_ELEM_F32, 0, x, n, NULL, 0, y, n, 1, n, eps, opt);
-}
-smx_status smx_softpick_f64(const double *x, double *y, size_t n, double eps, const smx_options *opt) {
-  return run(SMX_ELEM_F64, 0, x, n, NULL, 0, y, n, 1, n, eps, opt);
-}
-smx_status smx_softpick_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,
-                                 double eps, const smx_options *opt) {
-  return run(SMX_ELEM_F32, 0, x, ldx, NULL, 0, y, ldy, rows, cols, eps, opt);
-}
-smx_status smx_softpick_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows, size_t cols,
-                                 double eps, const smx_options *opt) {
-  return run(SMX_ELEM_F64, 0, x, ldx, NULL, 0, y, ldy, rows, cols, eps, opt);
-}
-smx_status smx_softpick_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
-                                 double eps, const smx_options *opt) {
-  return run(SMX_ELEM_F16, 0, x, ldx, NULL, 0, y, ldy, rows, cols, eps, opt);
-}
-smx_status smx_softpick_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
-                                  double eps, const smx_options *opt) {
-  return run(SMX_ELEM_BF16, 0, x, ldx, NULL, 0, y, ldy, rows, cols, eps, opt);
-}
-smx_status smx_softpick_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy, const float *dy,
-                                          size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols, double eps,
-                                          const smx_options *opt) {
-  (void)y; (void)ldy;
-  return run(SMX_ELEM_F32, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, eps, opt);
-}
-smx_status smx_softpick_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy, const double *dy,
-                                          size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, double eps,
-                                          const smx_options *opt) {
-  (void)y; (void)ldy;
-  return run(SMX_ELEM_F64, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, eps, opt);
-}
-smx_status smx_softpick_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
-                                          const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
-                                          size_t cols, double eps, const smx_options *opt) {
-  (void)y; (void)ldy;
-  return run(SMX_ELEM_F16, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, eps, opt);
-}
-smx_status smx_softpick_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
-                                           const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
-                                           size_t cols, double eps, const smx_options *opt) {
-  (void)y; (void)ldy;
-  return run(SMX_ELEM_BF16, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, eps, opt);
-}
-smx_status smx_softpick_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n, double eps,
-                                     const smx_options *opt) {
-  return smx_softpick_backward_rows_f32(x, n, y, n, dy, n, dx, n, 1, n, eps, opt);
-}
-smx_status smx_softpick_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
-                                     double eps, const smx_options *opt) {
-  return smx_softpick_backward_rows_f64(x, n, y, n, dy, n, dx, n, 1, n, eps, opt);
-}
+/* softpick's own parameter, declared and passed on (ops/entry_points.h) */
+#define EPS_DECL() , double eps
+#define EPS_ARG() , eps
+SMX_X_DY_ENTRIES(softpick, EPS_DECL, EPS_ARG)
