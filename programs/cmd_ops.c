@@ -95,7 +95,7 @@ static void markdown(size_t count) {
        "bit patterns (`uint16_t`) computed in f32. Options (`smx_options`: temperature, flags, threads; the\n"
        "losses' option structs) are the last argument of every call and not listed as parameters. The\n"
        "signature classes are described in `smx_ops.h`; the row classes (ROWS, ROWS_YBWD, ROWS_LENS,\n"
-       "ROWS_PGRAD, LSE) can also be called through `smx_op_rows`.\n\n"
+       "ROWS_PGRAD, LSE) and the target losses (TLOSS) can also be called through `smx_op_rows`.\n\n"
        "| Operation | Family | dtypes | Backward | CLI | Python |\n"
        "|---|---|---|---|---|---|");
   for (size_t i = 0; i < count; i++) {
@@ -162,7 +162,7 @@ static void line(const smx_op_info *op) {
     if (n < 0 || (size_t)n >= sizeof ps - at) break;
     at += (size_t)n;
   }
-  printf("%-20s %-9s %-17s %-17s %-34s %-20s %s\n", op->name, smx_op_family_name(op->family), dt,
+  printf("%-20s %-9s %-17s %-17s %-34s %-28s %s\n", op->name, smx_op_family_name(op->family), dt,
          fused_grad(op) ? "(in the call)" : bdt, at ? ps : "-", op->cli ? op->cli : "-", op->py ? op->py : "-");
 }
 
@@ -220,7 +220,7 @@ static int run_ops(const cli_spec *s, int argc, char **argv) {
     markdown(count);
     return SMX_CLI_EXIT_OK;
   }
-  printf("%-20s %-9s %-17s %-17s %-34s %-20s %s\n", "NAME", "FAMILY", "DTYPES", "BACKWARD", "PARAMETERS", "CLI",
+  printf("%-20s %-9s %-17s %-17s %-34s %-28s %s\n", "NAME", "FAMILY", "DTYPES", "BACKWARD", "PARAMETERS", "CLI",
          "PYTHON");
   for (size_t i = 0; i < count; i++) {
     const smx_op_info *op;

@@ -9,8 +9,6 @@
  * existing one.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <ctype.h>
-#include <math.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -117,11 +115,7 @@ static int run_rows(const cli_spec *s, int argc, char **argv) {
   if (rc) return rc;
   if (!in) return smx_cli_usage_error("%s needs an input file (.npy, .csv or .tsv; - for stdin)", s->name);
   if (!a.run.out) return smx_cli_usage_error("%s needs -o OUT (.npy, .csv or .tsv; - for stdout)", s->name);
-  for (size_t i = 0, at = 0; a.p.row && i < a.p.row->nparams; at += a.p.row->params[i++].type == SMX_PARAM_DOUBLE4 ? 4 : 1)
-    if (isnan(a.p.v[at])) {   /* a parameter without default was not given */
-      const char *nm = a.p.row->params[i].name;
-      return smx_cli_usage_error("%s needs %s%s %c", s->name, nm[1] ? "--" : "-", nm, toupper((unsigned char)nm[0]));
-    }
+  if ((rc = cli_params_given(s, &a.p)) != 0) return rc;
   cli_job j;
   int fmt[2];
   if ((rc = cli_job_open(&j, s->name, &a.files, in, &a.run.out, 1, fmt))) return rc;

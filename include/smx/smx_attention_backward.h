@@ -36,9 +36,17 @@
  * RMSNorm, dX = r (dY - Y mean(dY Y)) with Y = x r, dY = dX^ w; the weights'
  * gradients are sum over rows of dX^ Y (smx_attention_backward_qk_norm). A
  * key that no query row sees gets dK = 0 whatever it holds.
+ * Differential attention (diff_lambda, O = O1 - lambda O2, O_m = softmax(z_m) V
+ * on the halves of Dqk): a first pass over the query blocks recomputes the
+ * second map's lse (the forward keeps the first's) and each map's D_m =
+ * dO . O_m (the stored O does not give them apart); then dS1 = P1 (dP - D1),
+ * dS2 = -lambda P2 (dP - D2), each into its half of dQ and dK, dV from
+ * P1 - lambda P2, dbias and dfox from dS1 + dS2. A NaN score in either map
+ * makes the row's gradients NaN in both halves. Extra memory: 16 bytes per
+ * query row.
  * SMX_E_UNSUPPORTED (nothing written) for the plans whose backward smx does
  * not compute: the other kinds (linear, cosFormer, MALA, screening: other
- * algorithms), differential attention, L2 distance (its derivative
+ * algorithms), L2 distance (its derivative
  * adds row terms), NSA (a discrete block choice), int8 K (no gradient to a
  * quantised cache), BLASST (a dropped tile has no gradient the forward
  * agrees with); docs/attention.md says more for each.
@@ -83,7 +91,9 @@
  * its dS is only bounded by e^{z - lse} (|dP| + 2 |D|).
  * QK-norm: M of dQ^ and dK^ as above on the normalised rows, carried
  * through the norm on absolute values, r (|w| M + |Y| mean(|w| M |Y|)); of
- * the weights' gradients sum over rows of M |Y|.
+ * the weights' gradients sum over rows of M |Y|. Differential attention:
+ * M is the sum of the two maps' (the second's with |lambda| |dO|), and
+ * dgate's is relative to the largest |O1| + |lambda| |O2| (O may cancel).
  * f16 / bf16 storage add the one rounding of each stored gradient, and the
  * stored O's where it is below the type's normal range (half the smallest
  * subnormal, absolute): through D_i = sum dO O into every dS, and into dgate

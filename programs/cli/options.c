@@ -137,34 +137,102 @@ const char *cli_nearest(const char *name, const char *const *candidates, size_t 
 }
 
 /* ------------------------------------------------------------------------- the options of one command */
-enum { MAX_OPTS = 64, MAX_PARAMS = 8 };
+enum { MAX_OPTS = 64, MAX_PARAMS = 8, MAX_ROWS = 32 };
 typedef struct entry { const cli_opt *o; size_t base; } entry;
 
-/* The options of the op table's rows named s->name: the parameters of the row with the most, as options
- * --name (underscores as dashes; a one-letter name is -n, also --n). Built into static storage. */
-static size_t param_opts(const cli_spec *s, const smx_op_info **row_out, cli_opt *opts) {
-  static char names[MAX_PARAMS][2][40], metas[MAX_PARAMS][16];
+/* The command's SELECT option, or NULL. */
+static const cli_opt *select_opt(const cli_spec *s) {
+  for (size_t k = 0; k < s->nsets; k++)
+    for (size_t i = 0; i < s->sets[k].n; i++)
+      if (s->sets[k].opts[i].type == CLI_OPT_SELECT) return &s->sets[k].opts[i];
+  return NULL;
+}
+
+/* The option of s (not a parameter) named or aliased name, or NULL. */
+static const cli_opt *shared_opt(const cli_spec *s, const char *name) {
+  for (size_t k = 0; k < s->nsets; k++)
+    for (size_t i = 0; i < s->sets[k].n; i++) {
+      const cli_opt *o = &s->sets[k].opts[i];
+      if (!strcmp(o->name, name) || (o->alias && !strcmp(o->alias, name))) return o;
+    }
+  return NULL;
+}
+
+/* The word by which s's SELECT option sel picks row r: its C name for a row of the command itself (cli
+ * "<command>"), VALUE for cli "<command> <sel> VALUE"; NULL for a row of another command. */
+static const char *row_word(const cli_spec *s, const cli_opt *sel, const smx_op_info *r) {
+  size_t n = strlen(s->name), m = sel ? strlen(sel->name) : 0;
+  if (!r->cli || strncmp(r->cli, s->name, n)) return NULL;
+  if (!r->cli[n]) return r->name;
+  if (!sel || r->cli[n] != ' ' || strncmp(r->cli + n + 1, sel->name, m) || r->cli[n + 1 + m] != ' ') return NULL;
+  return r->cli + n + 2 + m;
+}
+
+/* a and b the same word, '-' and '_' alike */
+static int same_word(const char *a, const char *b) {
+  for (; *a && *b; a++, b++)
+    if (*a != *b && !((*a == '-' || *a == '_') && (*b == '-' || *b == '_'))) return 0;
+  return *a == *b;
+}
+
+/* The row s computes: of the rows word picks (NULL: the command's own rows, cli "<command>"), the one with
+ * the most parameters; NULL: none. */
+static const smx_op_info *pick_row(const cli_spec *s, const cli_opt *sel, const char *word) {
   size_t count = 0;
   const smx_op_info *row = NULL;
   smx_op_count(&count);
   for (size_t i = 0; i < count; i++) {
     const smx_op_info *r;
-    if (smx_op_at(i, &r) == SMX_OK && r->cli && !strcmp(r->cli, s->name) && (!row || r->nparams > row->nparams))
-      row = r;
+    if (smx_op_at(i, &r) != SMX_OK) continue;
+    const char *w = row_word(s, sel, r);
+    if (!w || (word ? !same_word(w, word) : strcmp(r->cli, s->name) != 0)) continue;
+    if (!row || r->nparams > row->nparams) row = r;
   }
-  *row_out = row;
+  return row;
+}
+
+/* The rows sel can pick, one per word, in the table's order (the command's own rows first); their count. */
+static size_t choices(const cli_spec *s, const cli_opt *sel, const smx_op_info **rows) {
+  size_t count = 0, n = 0;
+  smx_op_count(&count);
+  for (int own = 1; own >= 0; own--)
+    for (size_t i = 0; i < count && n < MAX_ROWS; i++) {
+      const smx_op_info *r;
+      if (smx_op_at(i, &r) != SMX_OK || !row_word(s, sel, r) || own != !strcmp(r->cli, s->name)) continue;
+      size_t k = 0;
+      while (k < n && !same_word(row_word(s, sel, rows[k]), row_word(s, sel, r))) k++;
+      if (k == n) rows[n++] = r;
+    }
+  return n;
+}
+
+/* The option of parameter p: -k for a one-letter name (also --k), --top-k (underscores as dashes) for a
+ * longer one; a one-letter name that another option of s has as its short form (-a: --axis) is --a alone.
+ * alias: "" when none. */
+static void param_option(const cli_spec *s, const smx_op_param *p, char *name, size_t size, char *alias,
+                         size_t asize) {
+  snprintf(name, size, "-%s%s", p->name[1] ? "-" : "", p->name);
+  for (char *c = name; *c; c++) if (*c == '_') *c = '-';
+  snprintf(alias, asize, "%s", "");
+  if (p->name[1]) return;
+  const cli_opt *o = shared_opt(s, name);
+  if (o && strcmp(o->name, name)) snprintf(name, size, "--%s", p->name);
+  else snprintf(alias, asize, "--%s", p->name);
+}
+
+/* The options of row's parameters (cli_params at s->params), built into static storage. */
+static size_t param_opts(const cli_spec *s, const smx_op_info *row, cli_opt *opts) {
+  static char names[MAX_PARAMS][2][40], metas[MAX_PARAMS][16];
   if (!row || row->nvalues > CLI_MAX_PARAM_VALUES) return 0;
   size_t n = row->nparams < MAX_PARAMS ? row->nparams : MAX_PARAMS, at = 0;
   for (size_t i = 0; i < n; i++) {
     const smx_op_param *p = &row->params[i];
     char *name = names[i][0], *alias = names[i][1], *meta = metas[i];
-    snprintf(name, sizeof names[i][0], "-%s%s", p->name[1] ? "-" : "", p->name);   /* -k; --alpha, --top-k */
-    for (char *c = name; *c; c++) if (*c == '_') *c = '-';
-    snprintf(alias, sizeof names[i][1], "--%s", p->name);
+    param_option(s, p, name, sizeof names[i][0], alias, sizeof names[i][1]);
     char up = (char)toupper((unsigned char)p->name[0]);
     if (p->type == SMX_PARAM_DOUBLE4) snprintf(meta, sizeof metas[i], "%c0,%c1,%c2,%c3", up, up, up, up);
     else snprintf(meta, sizeof metas[i], "%c", up);
-    cli_opt o = { name, p->name[1] ? NULL : alias, p->type == SMX_PARAM_BOOL ? NULL : meta, CLI_OPT_PARAM,
+    cli_opt o = { name, alias[0] ? alias : NULL, p->type == SMX_PARAM_BOOL ? NULL : meta, CLI_OPT_PARAM,
                   s->params + at * sizeof(double), p->min, p->max, NULL, NULL, p->doc, NULL, p, 0 };
     opts[i] = o;
     at += p->type == SMX_PARAM_DOUBLE4 ? 4 : 1;
@@ -172,13 +240,12 @@ static size_t param_opts(const cli_spec *s, const smx_op_info **row_out, cli_opt
   return n;
 }
 
-/* Every option of s: the op table's parameters first; a shared option of the same name gives way to the
+/* Every option of s computing row: its parameters first; a shared option of the same name gives way to the
  * parameter, which takes its short form. */
-static size_t collect(const cli_spec *s, entry *list, const smx_op_info **row) {
+static size_t collect(const cli_spec *s, entry *list, const smx_op_info *row) {
   static cli_opt pbuf[MAX_PARAMS];
   static char alias_buf[MAX_PARAMS][8];
   size_t n = 0, np = 0;
-  *row = NULL;
   if (s->params) np = param_opts(s, row, pbuf);
   for (size_t i = 0; i < np; i++) list[n++] = (entry){ &pbuf[i], 0 };
   for (size_t k = 0; k < s->nsets; k++)
@@ -196,6 +263,48 @@ static size_t collect(const cli_spec *s, entry *list, const smx_op_info **row) {
       if (!replaced) list[n++] = (entry){ o, s->sets[k].base };
     }
   return n;
+}
+
+/* The value of the SELECT option sel on the line (the last given; NULL: none), read before the rest so that
+ * the parameters of the row it picks are options wherever they stand. The values of the other options are
+ * skipped ("-o --loss" names a file); the parameters' values, not known yet, are read as positionals. */
+static const char *selection(const cli_spec *s, const cli_opt *sel, int argc, char **argv) {
+  const char *word = NULL;
+  size_t m = strlen(sel->name);
+  for (int i = 0; i < argc && strcmp(argv[i], "--"); i++) {
+    const char *a = argv[i];
+    const cli_opt *o = a[0] == '-' && !strchr(a, '=') ? shared_opt(s, a) : NULL;
+    if (!strncmp(a, sel->name, m) && a[m] == '=') word = a + m + 1;
+    else if (o == sel) word = i + 1 < argc ? argv[++i] : NULL;
+    else if (o && o->type != CLI_OPT_FLAG) i++;
+  }
+  return word;
+}
+
+/* "--loss must be cross_entropy, spherical_z_loss or sdpo_loss, not 'x'", and the nearest when it is a typo */
+static int bad_selection(const cli_spec *s, const cli_opt *sel, const char *word) {
+  const smx_op_info *rows[MAX_ROWS];
+  const char *words[MAX_ROWS];
+  char list[1024] = "";
+  size_t n = choices(s, sel, rows), at = 0;
+  for (size_t i = 0; i < n; i++) {
+    words[i] = row_word(s, sel, rows[i]);
+    int w = snprintf(list + at, sizeof list - at, "%s%s", !i ? "" : i + 1 < n ? ", " : " or ", words[i]);
+    if (w > 0 && (size_t)w < sizeof list - at) at += (size_t)w;
+  }
+  const char *near = cli_nearest(word, words, n);
+  if (near) return smx_cli_usage_error("%s must be %s, not '%s'; did you mean '%s'?", sel->name, list, word, near);
+  return smx_cli_usage_error("%s must be %s, not '%s'", sel->name, list, word);
+}
+
+int cli_params_given(const cli_spec *s, const cli_params *p) {
+  for (size_t i = 0, at = 0; p->row && i < p->row->nparams; at += p->row->params[i++].type == SMX_PARAM_DOUBLE4 ? 4 : 1)
+    if (isnan(p->v[at])) {   /* a parameter without default was not given */
+      char name[40], alias[40];
+      param_option(s, &p->row->params[i], name, sizeof name, alias, sizeof alias);
+      return smx_cli_usage_error("%s needs %s %c", s->name, name, toupper((unsigned char)p->row->params[i].name[0]));
+    }
+  return 0;
 }
 
 /* ------------------------------------------------------------------------------------- rules and values */
@@ -305,8 +414,10 @@ static int take(const cli_spec *s, const cli_opt *o, const char *name, char *arg
   int ok = 1;
   switch (o->type) {
   case CLI_OPT_FLAG: *(int *)dst = 1; return 0;
-  case CLI_OPT_STRING: case CLI_OPT_FILE: case CLI_OPT_OUTPUT:
-    if (!v) return smx_cli_usage_error("%s needs %s", name, o->type == CLI_OPT_STRING ? "a value" : "a file name");
+  case CLI_OPT_STRING: case CLI_OPT_FILE: case CLI_OPT_OUTPUT: case CLI_OPT_SELECT:   /* SELECT: checked first */
+    if (!v)
+      return smx_cli_usage_error("%s needs %s", name,
+                                 o->type == CLI_OPT_FILE || o->type == CLI_OPT_OUTPUT ? "a file name" : "a value");
     if (o->type == CLI_OPT_OUTPUT && strcmp(v, "-")) {
       const char *ext = known_ext(v);
       if (ext && !listed(o->choices, !strcmp(ext, "htm") ? "html" : ext)) {   /* it would say what it is not */
@@ -360,13 +471,28 @@ static int take(const cli_spec *s, const cli_opt *o, const char *name, char *arg
   return smx_cli_usage_error("%s must be %s, not '%s'", name, rule, v ? v : "");
 }
 
-static int unknown(const cli_spec *s, const entry *list, size_t n, const char *a) {
-  const char *names[2 * MAX_OPTS];
-  size_t k = 0;
+/* An option s does not take: the nearest it takes (or that a row its SELECT option picks takes), and when it
+ * is a parameter of such a row, which value of the SELECT option takes it. */
+static int unknown(const cli_spec *s, const entry *list, size_t n, const smx_op_info *row, const char *a) {
+  static char pnames[MAX_ROWS * MAX_PARAMS][2][40];
+  const char *names[2 * MAX_OPTS + 2 * MAX_ROWS * MAX_PARAMS];
+  size_t k = 0, np = 0;
   for (size_t i = 0; i < n; i++) {
     names[k++] = list[i].o->name;
     names[k++] = list[i].o->alias;
   }
+  const cli_opt *sel = select_opt(s);
+  const smx_op_info *rows[MAX_ROWS];
+  size_t nr = sel && s->params ? choices(s, sel, rows) : 0;
+  for (size_t r = 0; r < nr; r++)
+    for (size_t i = 0; rows[r] != row && i < rows[r]->nparams && np < MAX_ROWS * MAX_PARAMS; i++, np++) {
+      param_option(s, &rows[r]->params[i], pnames[np][0], sizeof pnames[np][0], pnames[np][1], sizeof pnames[np][1]);
+      if (!strcmp(a, pnames[np][0]) || !strcmp(a, pnames[np][1]))
+        return smx_cli_usage_error("%s is an option of %s %s, not of %s", a, sel->name, row_word(s, sel, rows[r]),
+                                   row ? row_word(s, sel, row) : s->name);
+      names[k++] = pnames[np][0];
+      names[k++] = pnames[np][1];
+    }
   const char *near = cli_nearest(a, names, k);
   if (near) return smx_cli_usage_error("unknown option '%s' for %s; did you mean '%s'?", a, s->name, near);
   return smx_cli_usage_error("unknown option '%s' for %s", a, s->name);
@@ -374,11 +500,17 @@ static int unknown(const cli_spec *s, const entry *list, size_t n, const char *a
 
 int cli_parse(const cli_spec *s, int argc, char **argv, void *args, const char **pos) {
   entry list[MAX_OPTS];
-  const smx_op_info *row;
-  size_t n = collect(s, list, &row);
+  const cli_opt *sel = select_opt(s);
+  const smx_op_info *row = NULL;
+  smx_cli_set_command(s->name);
+  if (s->params) {   /* the row computed, so that its parameters are options */
+    const char *word = sel ? selection(s, sel, argc, argv) : NULL;
+    row = pick_row(s, sel, word);
+    if (word && !row) return bad_selection(s, sel, word);
+  }
+  size_t n = collect(s, list, row);
   unsigned char seen[MAX_OPTS] = { 0 };
   int npos = 0, only_pos = 0;
-  smx_cli_set_command(s->name);
   if (s->defaults) memcpy(args, s->defaults, s->size);
   for (int i = 0; i < s->maxpos; i++) pos[i] = NULL;
   if (s->params) {   /* the table's defaults; NaN: the command checks that it was given */
@@ -400,7 +532,7 @@ int cli_parse(const cli_spec *s, int argc, char **argv, void *args, const char *
     snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
     size_t k = 0;
     while (k < n && strcmp(name, list[k].o->name) && !(list[k].o->alias && !strcmp(name, list[k].o->alias))) k++;
-    if (k == n) return unknown(s, list, n, name);
+    if (k == n) return unknown(s, list, n, row, name);
     const cli_opt *o = list[k].o;
     int flag = o->type == CLI_OPT_FLAG || (o->type == CLI_OPT_PARAM && o->param->type == SMX_PARAM_BOOL);
     if (flag && eq) return smx_cli_usage_error("%s takes no value", name);
@@ -414,7 +546,9 @@ int cli_parse(const cli_spec *s, int argc, char **argv, void *args, const char *
 }
 
 /* ------------------------------------------------------------------------------------------------ help */
-static void help_line(FILE *f, const cli_opt *o) {
+/* One option: its names and value from column indent, its help from column 25; dflt: the default to say
+ * when it is no parameter (which says its own). */
+static void help_line(FILE *f, const cli_opt *o, const char *dflt, int indent) {
   char left[96], def[64] = "";
   const char *first = o->alias && strlen(o->alias) < strlen(o->name) ? o->alias : o->name;
   const char *second = first == o->name ? o->alias : o->name;
@@ -427,8 +561,11 @@ static void help_line(FILE *f, const cli_opt *o) {
     if (o->param->type == SMX_PARAM_BOOL) def[0] = '\0';
     else if (isnan(o->param->def)) snprintf(def, sizeof def, " (required)");
     else snprintf(def, sizeof def, " (default %s)", d);
-  }
-  fprintf(f, strlen(left) < 23 ? "  %-22s " : "  %s  ", left);
+  } else if (dflt) snprintf(def, sizeof def, " (default %s)", dflt);
+  int field = 24 - indent;
+  fprintf(f, "%*s", indent, "");
+  if ((int)strlen(left) <= field) fprintf(f, "%-*s ", field, left);
+  else fprintf(f, "%s  ", left);
   for (const char *h = o->help; *h; h++) {
     if (*h == '\n') { fputs(h[1] ? "\n                         " : "", f); continue; }
     fputc(*h, f);
@@ -436,10 +573,35 @@ static void help_line(FILE *f, const cli_opt *o) {
   fprintf(f, "%s\n", def);
 }
 
+/* text into buf with a newline for the space before each word that would pass column 88 (from 25) */
+static void wrap(char *buf, size_t size, const char *text) {
+  snprintf(buf, size, "%s", text);
+  for (char *line = buf, *space = NULL, *c = buf; *c; c++) {
+    if (*c == ' ') space = c;
+    if (c - line >= 63 && space) { *space = '\n'; line = space + 1; space = NULL; }
+  }
+}
+
+/* The values of s's SELECT option sel, each with where it comes from and the options of its parameters. */
+static void help_choices(const cli_spec *s, const cli_opt *sel, FILE *f) {
+  const smx_op_info *rows[MAX_ROWS];
+  size_t n = choices(s, sel, rows);
+  fprintf(f, "values of %s (rows of the op table: smx ops NAME), with the options each adds:\n", sel->name);
+  for (size_t r = 0; r < n; r++) {
+    cli_opt po[MAX_PARAMS];
+    char text[512];
+    wrap(text, sizeof text, rows[r]->paper ? rows[r]->paper : "");
+    cli_opt head = { .name = row_word(s, sel, rows[r]), .type = CLI_OPT_FLAG, .help = text };
+    help_line(f, &head, NULL, 2);
+    for (size_t i = 0, np = param_opts(s, rows[r], po); i < np; i++) help_line(f, &po[i], NULL, 4);
+  }
+}
+
 void cli_help(const cli_spec *s, FILE *f) {
   entry list[MAX_OPTS];
-  const smx_op_info *row;
-  size_t n = collect(s, list, &row);
+  const cli_opt *sel = select_opt(s);
+  const smx_op_info *row = s->params ? pick_row(s, sel, NULL) : NULL;
+  size_t n = collect(s, list, row);
   fprintf(f, "usage: smx %s%s%s", s->name, s->usage[0] ? " " : "", s->usage);
   for (size_t i = 0; s->params && i < n && list[i].o->param; i++) {
     const cli_opt *o = list[i].o;
@@ -449,6 +611,7 @@ void cli_help(const cli_spec *s, FILE *f) {
   }
   fprintf(f, "%s\n%s", s->params ? " [options]" : "", s->about);
   if (n) fputs("options:\n", f);
-  for (size_t i = 0; i < n; i++) help_line(f, list[i].o);
+  for (size_t i = 0; i < n; i++) help_line(f, list[i].o, list[i].o == sel && row ? row->name : NULL, 2);
+  if (sel && s->params) help_choices(s, sel, f);
   fputs(s->notes ? s->notes : "", f);
 }

@@ -4,7 +4,9 @@
  * read and range-checked by type, and a refusal names the option, the rule and the value given:
  * "smx: --top-p must be a number in (0, 1] (1: off), not '2'", then "smx: try 'smx sample --help'".
  * The row commands take the parameters of their op-table rows (include/smx/smx_ops.h) as options too:
- * name, type, default and range come from the table, so a parameter added there is an option here.
+ * name, type, default and range come from the table, so a parameter added there is an option here. A
+ * command that computes several rows (smx xent --loss NAME) picks one with a SELECT option, whose values
+ * are read from the rows' cli fields: a row added there is a value here, its parameters options.
  */
 #ifndef SMX_PROGRAMS_CLI_OPTIONS_H
 #define SMX_PROGRAMS_CLI_OPTIONS_H
@@ -26,7 +28,11 @@ typedef enum cli_opt_type {
   CLI_OPT_INT,     /* int64_t, any                                                              */
   CLI_OPT_CHOICE,  /* int: the index of the value in choices ("zero|nan")                       */
   CLI_OPT_CHECK,   /* check(args, dst, v): 1 taken, 0 refused by the rule, -1 refused with its own message */
-  CLI_OPT_PARAM    /* a parameter of the op table: doubles at dst (a DOUBLE4 takes four, "a,b,c,d") */
+  CLI_OPT_PARAM,   /* a parameter of the op table: doubles at dst (a DOUBLE4 takes four, "a,b,c,d") */
+  CLI_OPT_SELECT   /* const char *: which op-table row the command computes: VALUE picks the rows whose cli
+                      field is "<command> <this option> VALUE" ('-' and '_' alike); the rows whose cli is
+                      "<command>" are the default, named by their C name. Its parameters become the
+                      options (the spec's params), whatever the place of this option on the line */
 } cli_opt_type;
 
 typedef struct cli_opt {
@@ -55,6 +61,7 @@ typedef struct cli_opt {
   { name, NULL, NULL, CLI_OPT_CHOICE, off, 0, 0, choices, NULL, help, NULL, NULL, 0 }
 #define CLI_PATH(name, alias, meta, type, off, formats, once, help) \
   { name, alias, meta, type, off, 0, 0, formats, NULL, help, NULL, NULL, once }
+#define CLI_SELECT(name, meta, off, help) { name, NULL, meta, CLI_OPT_SELECT, off, 0, 0, NULL, NULL, help, NULL, NULL, 1 }
 
 /* The rows every command spells the same: -t / --temperature (positive, finite), --dtype f32|f64|f16. */
 #define CLI_TEMPERATURE(off, help) \
@@ -87,8 +94,9 @@ struct cli_spec {
   const char *notes;     /* after the options                                                   */
   int maxpos;            /* positionals taken; -1: the arguments are not parsed (smx bench)      */
   const char *pos_what;  /* for the refusal of one too many: "one input file"                   */
-  size_t params;         /* nonzero: the op table's rows named `name` add their parameters as options,
-                            stored as doubles this many bytes into the arguments (cli_params)     */
+  size_t params;         /* nonzero: the op table's rows named `name` (or the one a SELECT option picks)
+                            add their parameters as options, stored as doubles this many bytes into
+                            the arguments (cli_params)                                           */
   const void *defaults;  /* the arguments before any option (size bytes), copied first; or NULL     */
   size_t size;
 };
@@ -97,8 +105,12 @@ struct cli_spec {
 #define CLI_MAX_PARAM_VALUES 16
 typedef struct cli_params {
   double v[CLI_MAX_PARAM_VALUES];
-  const smx_op_info *row;   /* the op-table row with the most parameters named by the command     */
+  const smx_op_info *row;   /* the op-table row with the most parameters named by the command (or picked
+                               by its SELECT option)                                                */
 } cli_params;
+/* 0 when every parameter of p->row without a default was given; else the usage error's exit code after
+ * "CMD needs --name N". */
+int cli_params_given(const cli_spec *s, const cli_params *p);
 
 /* Copies s->defaults into args, then reads argv (the arguments after the command's name) into args and the
  * positionals into pos (maxpos of them, NULL when not given). Returns 0, or the usage error's exit code after

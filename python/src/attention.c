@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "arrays.h"
-#include "attention.h"
+#include "bindings.h"
 #include "options.h"
 #include "smx/smx_attention.h"
 

@@ -6,7 +6,7 @@
  * or float64 rows with any row stride) and the GIL is released while
  * fitting and scoring.
  */
-#include "feature_ops.h"
+#include "bindings.h"
 
 #include <stdint.h>
 

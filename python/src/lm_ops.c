@@ -4,7 +4,7 @@
  * conversion to a C-contiguous matrix with the class axis last (matrix.h),
  * one library call with the GIL released, results as new NumPy arrays.
  */
-#include "lm_ops.h"
+#include "bindings.h"
 
 #include <stdint.h>
 

@@ -4,15 +4,9 @@
  */
 #define SMX_PY_IMPORT_ARRAY
 #include "arrays.h"
-#include "attention.h"
-#include "lm_ops.h"
+#include "bindings.h"
 #include "ops.h"
-#include "score_ops.h"
 #include "variants_loss.h"
-#include "variants_multi.h"
-#include "variants_sparse.h"
-#include "variants_norm.h"
-#include "variants_noisy.h"
 #include "smx/smx.h"
 
 #define SMX_PY_COMMON_DOC                                                                                  \
@@ -57,8 +51,7 @@ PyDoc_STRVAR(isa_doc,
              "isa($module, /)\n--\n\nThe kernel set in use: 'scalar', 'avx2', 'avx512', 'avx512bf16' or 'neon' "
              "(SMX_MAX_ISA caps it).");
 
-#include "lm_docs.h"
-#include "feature_ops.h"
+#include "docs.h"
 
 static PyObject *py_isa(PyObject *self, PyObject *unused) {
   (void)self;
@@ -87,7 +80,7 @@ static PyMethodDef methods[] = {
     /* Noisy Softmax (variants_noisy.c) */
     SMX_PY_FN(noisy_softmax_loss), SMX_PY_FN(noisy_softmax_noise),
 #undef SMX_PY_FN
-    SMX_PY_SPARSE_METHODS
+    {"_sparse_loss_rows", smx_py_sparse_loss_rows, METH_VARARGS, smx_py_sparse_loss_rows_doc},
     {"_rows", (PyCFunction)(void (*)(void))smx_py_rows, METH_VARARGS | METH_KEYWORDS, smx_py_rows_doc},
     {"_op_info", smx_py_op_info, METH_O, smx_py_op_info_doc},
     {"_op_names", smx_py_op_names, METH_NOARGS, smx_py_op_names_doc},

@@ -4,7 +4,7 @@
  * float32 first), one call each with the GIL released, results as float64
  * NumPy arrays or dicts.
  */
-#include "score_ops.h"
+#include "bindings.h"
 
 #include <stdint.h>
 #include <stdlib.h>

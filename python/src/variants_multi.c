@@ -3,7 +3,7 @@
  * C-contiguous float32 / float64 matrix along axis (matrix.h), the eight
  * parameters as doubles, one library call with the GIL released.
  */
-#include "variants_multi.h"
+#include "bindings.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
  * int64 targets and the norms of the rows in the logits' type, one library
  * call with the GIL released.
  */
-#include "variants_noisy.h"
+#include "bindings.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
  * smx._smx._kd_loss and _mixture: the distillation loss and the mixture of softmaxes on C-contiguous
  * arrays of one float type (python/smx/_norm.py makes them), with the GIL released. No arithmetic here.
  */
-#include "variants_norm.h"
+#include "bindings.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
  * C-contiguous 2-D arrays that python/smx/_sparse.py prepares. op: 0 sparsemax, 1 entmax15, 2 entmax
  * (alpha). The GIL is released while computing.
  */
-#include "variants_sparse.h"
+#include "bindings.h"
 
 #include "arrays.h"
 #include "options.h"
@@ -24,6 +24,10 @@ static PyObject *status_error(smx_status s) {
   PyErr_Format(s == SMX_E_NOMEM ? PyExc_MemoryError : PyExc_ValueError, "smx: %s", smx_status_string(s));
   return NULL;
 }
+
+const char smx_py_sparse_loss_rows_doc[] =
+    "_sparse_loss_rows(op, logits, targets, alpha, reduction, ignore_index, grad_scale, threads, masked_nan, "
+    "loss, grad): the Fenchel-Young losses on C-contiguous arrays";
 
 PyObject *smx_py_sparse_loss_rows(PyObject *self, PyObject *args) {
   (void)self;

@@ -15,7 +15,7 @@
 int smx_attn_bwd_supported(const struct smx_attention_plan *p) {
   const smx_attention_desc *d = &p->d;
   return (d->kind == SMX_ATTN_SOFTMAX || d->kind == SMX_ATTN_SIGMOID || d->kind == SMX_ATTN_SOFTPICK) &&
-         d->diff_lambda == 0 && !d->l2_distance && !d->nsa_topk &&
+         !d->l2_distance && !d->nsa_topk &&
          !d->k_int8 && p->blasst == 0.0f;
 }
 
@@ -27,7 +27,7 @@ static size_t mul(size_t a, size_t b) {
 }
 
 typedef struct geom {
-  size_t n_kt, tasks1, tasks2, threads, slice, parts, total;
+  size_t n_kt, tasks1, tasks2, threads, slice, parts, diffrow, total;
 } geom;
 
 static geom geometry(const struct smx_attention_plan *p) {
@@ -45,8 +45,10 @@ static geom geometry(const struct smx_attention_plan *p) {
   /* QK-norm: each task's part of the weights' gradients, summed in task order at the end (bitwise the same for
    * every thread count) */
   q.parts = d->qk_norm ? mul(mul(q.tasks1 + q.tasks2, d->dim_qk), sizeof(float)) : 0;
-  q.total = mul(t, q.slice) + q.parts + 64;   /* room to align the caller's pointer */
-  if (q.parts == SIZE_MAX || q.total < q.parts) q.total = SIZE_MAX;
+  /* differential attention: per query row, the second map's lse and both maps' D (the first pass) */
+  q.diffrow = d->diff_lambda != 0 ? mul(mul(mul(d->batch, d->heads_q), d->len_q), 4 * sizeof(float)) : 0;
+  q.total = mul(t, q.slice) + q.parts + q.diffrow + 64;   /* room to align the caller's pointer */
+  if (q.parts == SIZE_MAX || q.diffrow == SIZE_MAX || q.total < q.parts + q.diffrow) q.total = SIZE_MAX;
   return q;
 }
 
@@ -82,6 +84,15 @@ static void bwd_kv_worker(void *ctx, size_t w) {
     size_t t = atomic_fetch_add_explicit(&bw->run.next, 1, memory_order_relaxed);
     if (t >= bw->tasks1) return;
     smx_attn_bwd_kv_task(bw, t, bw->run.ws + w * bw->ws_worker);
+  }
+}
+
+static void bwd_diff_worker(void *ctx, size_t w) {
+  smx_attn_bwd *bw = ctx;
+  for (;;) {
+    size_t t = atomic_fetch_add_explicit(&bw->run.next, 1, memory_order_relaxed);
+    if (t >= bw->tasks2) return;
+    smx_attn_bwd_diff_task(bw, t, bw->run.ws + w * bw->ws_worker);
   }
 }
 
@@ -222,8 +233,15 @@ smx_status smx_attention_backward_qk_norm(const smx_attention_plan *plan, const 
   bw.tasks2 = gm.tasks2;
   bw.ws_worker = gm.slice;
   bw.wpart = gm.parts ? (float *)(void *)(bw.run.ws + gm.threads * gm.slice) : NULL;
+  bw.diffrow = gm.diffrow ? (float *)(void *)(bw.run.ws + gm.threads * gm.slice + gm.parts) : NULL;
+  bw.diff_ready = 0;
   /* pass 1 before pass 2: FoX's gradient at the queries is added to what pass 1 wrote at the keys */
   atomic_init(&bw.run.next, 0);
+  if (bw.diffrow && gm.tasks2) {   /* differential: the rows' second lse and D first (both passes read them) */
+    smx_parallel_for((int)gm.threads, gm.threads, bwd_diff_worker, &bw);
+    atomic_store(&bw.run.next, 0);
+  }
+  bw.diff_ready = 1;
   if (gm.tasks1) smx_parallel_for((int)gm.threads, gm.threads, bwd_kv_worker, &bw);
   atomic_store(&bw.run.next, 0);
   if (gm.tasks2) smx_parallel_for((int)gm.threads, gm.threads, bwd_q_worker, &bw);

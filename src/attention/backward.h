@@ -19,6 +19,8 @@ typedef struct smx_attn_bwd {
   size_t n_kt;                         /* key tiles per (batch, KV head)                 */
   size_t tasks1, tasks2;               /* (b, g, key tile), then (b, g, query block)     */
   size_t ws_worker;                    /* bytes of a worker's slice                      */
+  float *diffrow;                      /* differential: per query row (lse1, lse2, D1, D2)  */
+  int diff_ready;                      /* diffrow is filled (passes 1 and 2 read it)        */
   float *wpart;                        /* qk_norm: per task, its part of dk_norm_w (pass 1)
                                           then of dq_norm_w (pass 2), Dqk floats each    */
 } smx_attn_bwd;
@@ -31,5 +33,7 @@ size_t smx_attn_bwd_slice_bytes(const struct smx_attention_plan *p);
  * queries) of query block `task`. */
 void smx_attn_bwd_kv_task(smx_attn_bwd *bw, size_t task, unsigned char *slice);
 void smx_attn_bwd_q_task(smx_attn_bwd *bw, size_t task, unsigned char *slice);
+/* Differential attention, before pass 1: the second map's lse and both maps' D of query block `task`. */
+void smx_attn_bwd_diff_task(smx_attn_bwd *bw, size_t task, unsigned char *slice);
 
 #endif

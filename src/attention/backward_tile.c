@@ -26,6 +26,8 @@ typedef struct bslice {
    * do see it have dS NaN already, through their lse) */
   float *qg, *kg;
   int qbad, kbad;           /* whether qg / kg differ from the rows as loaded */
+  /* differential attention: the second map's scores, P, dP then dS, raw scores; per row its lse and D */
+  float *st2, *p2, *dp2, *raw2, *lse2, *dvec2;
 } bslice;
 
 static size_t lines(size_t floats) { return (floats + 15) / 16 * 64; }
@@ -33,9 +35,10 @@ static size_t lines(size_t floats) { return (floats + 15) / 16 * 64; }
 static float *take(unsigned char **at, size_t floats) { return smx_attn_take(at, floats); }
 
 size_t smx_attn_bwd_slice_bytes(const struct smx_attention_plan *p) {
-  size_t r = p->rows_pad, dq = p->d.dim_qk, dv = p->d.dim_v, bk = SMX_ATTN_BK;
+  size_t r = p->rows_pad, dq = p->d.dim_qk, dv = p->d.dim_v, bk = SMX_ATTN_BK, diff = p->diff_lambda != 0.0f;
   return p->ws_worker + 3 * lines(r * bk) + lines(dq * bk) + lines(dv * bk) + lines(bk * dq) + lines(bk * dv) +
-         lines(r * dq) + 3 * lines(r) + lines(p->group * bk) + lines(r * dq) + lines(bk * dq);
+         lines(r * dq) + 3 * lines(r) + lines(p->group * bk) + lines(r * dq) + lines(bk * dq) +
+         (diff ? 4 * lines(r * bk) + 2 * lines(r) : 0);
 }
 
 static bslice carve(const struct smx_attention_plan *p, unsigned char *at) {
@@ -58,6 +61,15 @@ static bslice carve(const struct smx_attention_plan *p, unsigned char *at) {
   w.qg = take(&at, r * dq);
   w.kg = take(&at, bk * dq);
   w.qbad = w.kbad = 0;
+  w.st2 = w.p2 = w.dp2 = w.raw2 = w.lse2 = w.dvec2 = NULL;
+  if (p->diff_lambda != 0.0f) {
+    w.st2 = take(&at, r * bk);
+    w.p2 = take(&at, r * bk);
+    w.dp2 = take(&at, r * bk);
+    w.raw2 = take(&at, r * bk);
+    w.lse2 = take(&at, r);
+    w.dvec2 = take(&at, r);
+  }
   return w;
 }
 
@@ -185,6 +197,7 @@ static void load_block(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t
       memset(dor, 0, dv * sizeof(float));
       w->dvec[r] = 0.0f;
       w->lse[r] = INFINITY;
+      if (w->lse2) w->lse2[r] = INFINITY, w->dvec2[r] = 0.0f;
       continue;
     }
     run->io.load(dq, (const unsigned char *)a->q + (b * d->q_stride[0] + h * d->q_stride[1] + i * d->q_stride[2]) * es,
@@ -211,6 +224,10 @@ static void load_block(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t
       }
     }
     if (p->ssmax_s != 0) w->f.fac[r] = smx_attn_ssmax_factor(run, b, h, i);
+    if (w->lse2 && bw->diff_ready) {   /* differential: each map's lse and D from the first pass (diff_task) */
+      const float *dr = bw->diffrow + row * 4;
+      w->lse[r] = dr[0], w->lse2[r] = dr[1], w->dvec[r] = dr[2], w->dvec2[r] = dr[3];
+    }
   }
   size_t ldq;
   finite_rows(p->rows, dq, w->f.qr, dq, w->qg, &ldq, &w->qbad);   /* for dK += dS^T Q */
@@ -241,12 +258,52 @@ static void softpick_ds(size_t nr, size_t nk, const float *st, const float *lse,
   }
 }
 
+/* Differential attention, O = softmax(z1) V - lambda softmax(z2) V (z1, z2 from the halves of the Q and K
+ * dimensions, the same options on both): each map's scores S1 (w->f.st) and S2 (w->st2) with the per-score
+ * options (raw scores kept for softcap), P1 = e^{S1 - lse1} (w->p), P2 = e^{S2 - lse2} (w->p2) and dP = dO V^T
+ * (both maps share V). With grads: dS1 = P1 (dP - D1) (w->dp), dS2 = -lambda P2 (dP - D2) (w->dp2), D_m =
+ * dO . O_m, and w->p = P1 - lambda P2, the weights of dV. */
+static void diff_tile(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk, int inside,
+                      int grads) {
+  smx_attn_run *run = &bw->run;
+  const struct smx_attention_plan *p = run->p;
+  const struct smx_attn_bwd_ukernels *bk = bw->bk;
+  size_t nr = p->rows, dq = p->d.dim_qk, dv = p->d.dim_v, dqe = dq / 2, BK = SMX_ATTN_BK;
+  for (int m = 0; m < 2; m++) {
+    float *st = m ? w->st2 : w->f.st;
+    bk->gemm(nr, nk, dqe, w->f.qr + (size_t)m * dqe, dq, 1, w->kt + (size_t)m * dqe * BK, BK, st, BK, 0);
+    if (p->softcap > 0)
+      for (size_t r = 0; r < nr; r++) memcpy((m ? w->raw2 : w->raw) + r * BK, st + r * BK, nk * sizeof(float));
+    if (!inside || p->elementwise) {
+      smx_attn_slice f = w->f;
+      f.st = st;
+      smx_attn_transform(run, &f, b, g, t, j0, nk, BK, 1);
+    }
+    bk->probs(nr, nk, st, BK, m ? w->lse2 : w->lse, m ? w->p2 : w->p, BK);
+  }
+  bk->gemm(nr, nk, dv, w->f.o, dv, 1, w->vt, BK, w->dp, BK, 0);
+  if (!grads) return;
+  for (size_t r = 0; r < nr; r++) memcpy(w->dp2 + r * BK, w->dp + r * BK, nk * sizeof(float));
+  bk->dscores(nr, nk, w->f.st, BK, w->p, BK, w->dp, BK, w->dvec);
+  bk->dscores(nr, nk, w->st2, BK, w->p2, BK, w->dp2, BK, w->dvec2);
+  float lam = p->diff_lambda;
+  for (size_t r = 0; r < nr; r++)
+    for (size_t c = 0; c < nk; c++) {
+      w->dp2[r * BK + c] *= -lam;
+      w->p[r * BK + c] -= lam * w->p2[r * BK + c];
+    }
+}
+
 /* P and dS = dLoss/dz of the block's rows against the key tile in w->kt / w->vt (S kept in w->f.st). */
 static void tile_ds(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk, int inside) {
   smx_attn_run *run = &bw->run;
   const struct smx_attention_plan *p = run->p;
   const struct smx_attn_bwd_ukernels *bk = bw->bk;
   size_t nr = p->rows, dq = p->d.dim_qk, dv = p->d.dim_v, BK = SMX_ATTN_BK;
+  if (w->st2) {
+    diff_tile(bw, w, b, g, t, j0, nk, inside, 1);
+    return;
+  }
   bk->gemm(nr, nk, dq, w->f.qr, dq, 1, w->kt, BK, w->f.st, BK, 0);
   if (p->softcap > 0)
     for (size_t r = 0; r < nr; r++) memcpy(w->raw + r * BK, w->f.st + r * BK, nk * sizeof(float));
@@ -280,17 +337,20 @@ static void tile_ds(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t, s
  * are added after both). Zeros (hidden keys) stay 0 whatever the raw score was. */
 static void tile_chain(const struct smx_attention_plan *p, bslice *w, size_t nk) {
   if (!(p->softcap > 0) && p->ssmax_s == 0) return;
-  for (size_t r = 0; r < p->rows; r++) {
-    float fac = p->ssmax_s != 0 ? w->f.fac[r] : 1.0f;
-    for (size_t c = 0; c < nk; c++) {
-      float *ds = w->dp + r * SMX_ATTN_BK + c;
-      if (*ds == 0.0f) continue;
-      float dz = fac;
-      if (p->softcap > 0) {
-        float th = tanhf(w->raw[r * SMX_ATTN_BK + c] / p->softcap);
-        dz *= 1.0f - th * th;
+  for (int m = 0; m < (w->st2 ? 2 : 1); m++) {   /* differential attention: each map on its own raw scores */
+    float *dsm = m ? w->dp2 : w->dp, *raw = m ? w->raw2 : w->raw;
+    for (size_t r = 0; r < p->rows; r++) {
+      float fac = p->ssmax_s != 0 ? w->f.fac[r] : 1.0f;
+      for (size_t c = 0; c < nk; c++) {
+        float *ds = dsm + r * SMX_ATTN_BK + c;
+        if (*ds == 0.0f) continue;
+        float dz = fac;
+        if (p->softcap > 0) {
+          float th = tanhf(raw[r * SMX_ATTN_BK + c] / p->softcap);
+          dz *= 1.0f - th * th;
+        }
+        *ds *= dz;
       }
-      *ds *= dz;
     }
   }
 }
@@ -324,9 +384,16 @@ void smx_attn_bwd_kv_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
     bk->gemm(nk, dv, nr, w.p, 1, BK, w.f.o, dv, w.dva, dv, 1);   /* dV += P^T dO */
     if (fox)
       for (size_t r = 0; r < nr; r++)
-        for (size_t c = 0; c < nk; c++) w.csum[(r / p->bq) * BK + c] += w.dp[r * BK + c];
+        for (size_t c = 0; c < nk; c++)
+          w.csum[(r / p->bq) * BK + c] += w.st2 ? w.dp[r * BK + c] + w.dp2[r * BK + c] : w.dp[r * BK + c];
     tile_chain(p, &w, nk);
-    bk->gemm(nk, dq, nr, w.dp, 1, BK, w.qbad ? w.qg : w.f.qr, dq, w.dka, dq, 1);   /* dK += dS^T (scale Q) */
+    const float *qs = w.qbad ? w.qg : w.f.qr;
+    if (w.st2) {   /* differential: each map's dS into its half of dK */
+      bk->gemm(nk, dq / 2, nr, w.dp, 1, BK, qs, dq, w.dka, dq, 1);
+      bk->gemm(nk, dq / 2, nr, w.dp2, 1, BK, qs + dq / 2, dq, w.dka + dq / 2, dq, 1);
+    } else {
+      bk->gemm(nk, dq, nr, w.dp, 1, BK, qs, dq, w.dka, dq, 1);   /* dK += dS^T (scale Q) */
+    }
   }
   size_t es = p->elem_size, base = (b * d->heads_kv + g) * d->len_k + j0;
   if (d->qk_norm) {   /* dK^ of the normalised keys into dK through the RMSNorm, and this tile's part of dk_norm_w */
@@ -377,6 +444,12 @@ void smx_attn_bwd_q_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
         size_t h, i;
         if (!smx_attn_row_of(p, g, t, r, &h, &i)) continue;
         const float *ds = w.dp + r * BK;
+        if (w.st2 && (dbias || fox)) {   /* differential: the bias and FoX terms are in both maps' logits, dS1 + dS2
+                                          * (into p2, which pass 2 no longer reads) */
+          float *sum = w.p2 + r * BK;
+          for (size_t c = 0; c < nk; c++) sum[c] = w.dp[r * BK + c] + w.dp2[r * BK + c];
+          ds = sum;
+        }
         if (dbias) memcpy(dbias + ((b * d->heads_q + h) * d->len_q + i) * lk + j0, ds, nk * sizeof(float));
         if (fox) {
           float s = w.rsum[r];
@@ -385,7 +458,12 @@ void smx_attn_bwd_q_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
         }
       }
       tile_chain(p, &w, nk);
-      bk->gemm(nr, dq, nk, w.dp, BK, 1, kf, ldk, w.dqa, dq, 1);   /* dQ += dS K */
+      if (w.st2) {   /* differential: each map's dS against its half of K */
+        bk->gemm(nr, dq / 2, nk, w.dp, BK, 1, kf, ldk, w.dqa, dq, 1);
+        bk->gemm(nr, dq / 2, nk, w.dp2, BK, 1, kf + dq / 2, ldk, w.dqa + dq / 2, dq, 1);
+      } else {
+        bk->gemm(nr, dq, nk, w.dp, BK, 1, kf, ldk, w.dqa, dq, 1);   /* dQ += dS K */
+      }
     }
   size_t es = p->elem_size;
   float *acc = d->qk_norm ? bw->wpart + (bw->tasks1 + task) * dq : NULL;
@@ -402,5 +480,72 @@ void smx_attn_bwd_q_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
     }
     run->io.store(dq, w.f.tmp, (unsigned char *)bw->g->dq + row * dq * es);
     if (fox) bw->g->dfox[(b * d->heads_q + h) * lk + (size_t)smx_attn_pos(p, i)] += w.rsum[r];
+  }
+}
+
+/* Differential attention's first pass, per query block: the second map's lse (the forward keeps the first's
+ * only), by a running maximum over the key tiles the rows see, and each map's D_m = dO . O_m = sum_j P_m dP
+ * (the stored O is O1 - lambda O2, which does not give them apart), summed in double in key order. A NaN in
+ * either map makes both lse NaN: the row's gradients are NaN, as a NaN in O makes them without the split. */
+void smx_attn_bwd_diff_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
+  smx_attn_run *run = &bw->run;
+  const struct smx_attention_plan *p = run->p;
+  const smx_attention_desc *d = &p->d;
+  bslice w = carve(p, slice);
+  size_t t = task % p->n_qt, bg = task / p->n_qt, g = bg % d->heads_kv, b = bg / d->heads_kv;
+  size_t nr = p->rows, BK = SMX_ATTN_BK, lk = d->len_k;
+  int64_t lo_u, hi_u, lo_i, hi_i;
+  int full = block_ranges(p, &w, g, t, &lo_u, &hi_u, &lo_i, &hi_i);
+  load_block(bw, &w, b, g, t, 0);
+  double *acc = (double *)(void *)w.dp2;   /* per row: l2, sum e^{S2 - m2} dP, D1 (dS2 is not formed here) */
+  float *m2 = w.rsum;
+  for (size_t r = 0; r < nr; r++) {
+    acc[3 * r] = acc[3 * r + 1] = acc[3 * r + 2] = 0.0;
+    m2[r] = -INFINITY;
+    w.lse2[r] = INFINITY;   /* P2 is not formed here: probs of map 2 give 0 */
+  }
+  if (hi_u > lo_u)
+    for (size_t j0 = (size_t)lo_u / BK * BK; j0 < (size_t)hi_u; j0 += BK) {
+      size_t nk = lk - j0 < BK ? lk - j0 : BK, ldk;
+      load_tile(bw, &w, b, g, j0, nk, &ldk);
+      int inside = full && lo_i <= (int64_t)j0 && (int64_t)(j0 + nk) <= hi_i;
+      diff_tile(bw, &w, b, g, t, j0, nk, inside, 0);
+      for (size_t r = 0; r < nr; r++) {
+        const float *s2 = w.st2 + r * BK, *p1 = w.p + r * BK, *dpr = w.dp + r * BK;
+        double d1 = 0.0;
+        float mt = -INFINITY;
+        int nan = 0;
+        for (size_t c = 0; c < nk; c++) {
+          d1 += (double)p1[c] * dpr[c];
+          nan |= s2[c] != s2[c];
+          mt = s2[c] > mt ? s2[c] : mt;
+        }
+        acc[3 * r + 2] += d1;
+        if (nan) acc[3 * r] = NAN;
+        if (mt == -INFINITY) continue;   /* no key of the tile for this row */
+        float mn = mt > m2[r] ? mt : m2[r];
+        double sc = m2[r] == -INFINITY ? 0.0 : exp((double)m2[r] - mn), l = 0.0, a = 0.0;
+        for (size_t c = 0; c < nk; c++) {
+          if (s2[c] == -INFINITY) continue;
+          double e = exp((double)s2[c] - mn);
+          l += e;
+          a += e * dpr[c];
+        }
+        acc[3 * r] = acc[3 * r] * sc + l;
+        acc[3 * r + 1] = acc[3 * r + 1] * sc + a;
+        m2[r] = mn;
+      }
+    }
+  for (size_t r = 0; r < nr; r++) {
+    size_t h, i;
+    if (!smx_attn_row_of(p, g, t, r, &h, &i)) continue;
+    float *dr = bw->diffrow + ((b * d->heads_q + h) * d->len_q + i) * 4;
+    double l2 = acc[3 * r];
+    float lse1 = w.lse[r], lse2 = l2 > 0.0 ? m2[r] + (float)log(l2) : l2 == 0.0 ? -INFINITY : NAN;
+    int nan = lse1 != lse1 || lse2 != lse2;
+    dr[0] = nan ? NAN : lse1;
+    dr[1] = nan ? NAN : lse2;
+    dr[2] = nan ? NAN : (float)acc[3 * r + 2];
+    dr[3] = nan ? NAN : l2 > 0.0 ? (float)(acc[3 * r + 1] / l2) : 0.0f;
   }
 }

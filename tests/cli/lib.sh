@@ -1,6 +1,10 @@
 # The harness of the tests/cli/*.sh tests, sourced by each: a scratch folder
 # removed on exit, pass/fail counters, and expect/check. The test sets SMX
 # (the binary) and prints "$pass passed, $fail failed" at the end.
+# A test that leaves SMX and PY unset gets the binary of its first argument, made absolute (the tests cd into
+# $tmp), and the Python that has NumPy.
+SMX=${SMX:-$(cd "$(dirname "$1")" && pwd)/$(basename "$1")}
+PY=${PY:-/usr/bin/python3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0

@@ -110,7 +110,8 @@ expect "score --dtype f32" 0 "" "" -- score energy x.npy -o s32.npy --dtype f32
 check "xent and score: --dtype is the output's" $PY - <<'PY'
 import numpy as np
 g64, g32 = np.load("g64.npy"), np.load("g32.npy")
-assert g64.dtype == np.float64 and g32.dtype == np.float32 and (g64 == g32).all()
+assert g64.dtype == np.float64 and g32.dtype == np.float32 and np.allclose(g64, g32, rtol=1e-5, atol=1e-8)
+assert (g64.astype(np.float32) != g64).any()   # --dtype f64 computes with the float64 kernels
 s32, s64 = np.load("s32.npy"), np.load("s1_energy.npy")
 assert s32.dtype == np.float32 and (s32 == s64.astype(np.float32)).all()
 PY

@@ -264,6 +264,52 @@ class AttentionBackward(unittest.TestCase):
             (w @ vr).backward(do)
             self.check_against(got, leaves)
 
+    def test_differential(self):
+        # differential attention (Ye et al. 2024): O = softmax(z1) V - lambda softmax(z2) V, z1 / z2 from the
+        # halves of the Q K dimensions, scale 1 / sqrt(D / 2); float64 composed, with a gate and a bias
+        for B, Hq, Hkv, lam, causal, extra in ((1, 2, 2, 0.6, False, False), (2, 4, 2, -0.3, True, True),
+                                               (1, 6, 1, 0.8, "top_left", True)):
+            Lq, Lk, D = 20, 30, 8
+            q = torch.randn(B, Hq, Lq, D, dtype=torch.float64) * 1.5
+            k = torch.randn(B, Hkv, Lk, D, dtype=torch.float64)
+            v = torch.randn(B, Hkv, Lk, 8, dtype=torch.float64)
+            q, k, v = (t.float().double().requires_grad_() for t in (q, k, v))
+            do = torch.randn(B, Hq, Lq, 8, dtype=torch.float64).float().double()
+            leaves = [q, k, v]
+            opts = dict(diff_lambda=lam, causal=causal)
+            m = gate = None
+            if extra:
+                m = torch.randn(B, Hq, Lq, Lk, dtype=torch.float64).float().double()
+                m[:, :, ::4, 5:] = float("-inf")
+                m[:, :, 3, :] = float("-inf")   # a row with no key: O = 0, gradient 0
+                gate = torch.randn(B, Hq, Lq, dtype=torch.float64).float().double()
+                m.requires_grad_(), gate.requires_grad_()
+                leaves += [m, gate]
+                opts.update(mask=m, gate=gate)
+            st.attention(q, k, v, **opts).backward(do)
+            got = [t.grad.clone() for t in leaves]
+            for t in leaves:
+                t.grad = None
+            g, h = Hq // Hkv, D // 2
+            kr, vr = k.repeat_interleave(g, 1), v.repeat_interleave(g, 1)
+            pos = torch.arange(Lq)[:, None] + (0 if causal == "top_left" else Lk - Lq)
+            vis = torch.ones(Lq, Lk, dtype=torch.bool) if not causal else torch.arange(Lk)[None, :] <= pos
+            vis = vis.expand(B, Hq, Lq, Lk)
+            if extra:
+                vis = vis & (m != float("-inf"))
+            o = 0
+            for part, c in ((0, 1.0), (1, -lam)):
+                z = q[..., part * h:(part + 1) * h] @ kr[..., part * h:(part + 1) * h].transpose(-1, -2)
+                z = z * float(np.float32(1 / math.sqrt(h)))
+                if extra:
+                    z = z + m.masked_fill(m == float("-inf"), 0.0)
+                p = torch.softmax(z.masked_fill(~vis, float("-inf")), -1).nan_to_num(0.0)
+                o = o + c * (p @ vr)
+            if extra:
+                o = o * torch.sigmoid(gate)[..., None]
+            o.backward(do)
+            self.check_against(got, leaves)
+
     def test_sdpa(self):
         q = torch.randn(2, 3, 20, 8, dtype=torch.float64, requires_grad=True)
         k = torch.randn(2, 3, 30, 8, dtype=torch.float64, requires_grad=True)

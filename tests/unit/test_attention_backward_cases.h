@@ -1,7 +1,7 @@
 /* The cases of test_attention_backward.c (included once, after its helpers). */
 
 static void run_accuracy_cases(void) {
-  bcase cs[64];
+  bcase cs[96];
   int n = 0;
 #define ADD(nm, dd, ...) \
   do { \
@@ -76,6 +76,23 @@ static void run_accuracy_cases(void) {
   ADD("qknorm-pick", base(1, 2, 2, 40, 70, 16, 8), c->d.qk_norm = 1, c->normw = 1, c->d.kind = SMX_ATTN_SOFTPICK,
       c->bthd = 1);
   ADD("qknorm-bf16", base(1, 4, 2, 20, 33, 8, 8), c->d.qk_norm = 1, c->normw = 1, c->d.dtype = SMX_ATTN_BF16, c->bthd = 1);
+  ADD("diff", base(2, 2, 2, 37, 53, 16, 12), c->d.diff_lambda = 0.6);
+  ADD("diff-causal-gqa", base(1, 4, 2, 70, 90, 8, 8), c->d.diff_lambda = 0.3, c->d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT,
+      c->qmul = 2.0f);
+  ADD("diff-tl-window", base(1, 2, 1, 90, 70, 8, 12), c->d.diff_lambda = -0.4, c->d.causal = SMX_ATTN_CAUSAL_TOP_LEFT,
+      c->d.window = 1, c->d.window_left = 20, c->d.window_right = -1);
+  ADD("diff-bias", base(2, 4, 2, 33, 66, 8, 8), c->d.diff_lambda = 0.8, c->d.mask_kind = SMX_ATTN_MASK_BIAS,
+      c->bias_inf = 1, c->d.alibi = 1);
+  ADD("diff-bool", base(1, 2, 2, 30, 47, 8, 8), c->d.diff_lambda = 0.5, c->d.mask_kind = SMX_ATTN_MASK_BOOL,
+      c->d.ssmax_s = 0.4);
+  ADD("diff-radial", base(1, 2, 2, 64, 64, 8, 8), c->d.diff_lambda = 0.5, c->d.radial_frame = 8);
+  ADD("diff-mqa", base(1, 8, 1, 1, 300, 16, 16), c->d.diff_lambda = 0.2);
+  ADD("diff-opts", base(2, 2, 1, 40, 70, 8, 8), c->d.diff_lambda = 0.7, c->d.softcap = 4.0, c->qmul = 3.0f, c->d.fox = 1,
+      c->d.gate = 1, c->d.gate_flags = SMX_ATTN_GATE_ELEMENTWISE, c->d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT,
+      c->d.scale = 0.3);
+  ADD("diff-gate", base(1, 2, 2, 30, 40, 4, 12), c->d.diff_lambda = 0.9, c->d.gate = 1);
+  ADD("diff-bf16", base(1, 4, 2, 20, 33, 8, 8), c->d.diff_lambda = 0.5, c->d.dtype = SMX_ATTN_BF16, c->bthd = 1,
+      c->d.gate = 1);
   ADD("bf16", base(1, 2, 2, 40, 70, 16, 16), c->d.dtype = SMX_ATTN_BF16, c->d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT);
   ADD("bf16-strided", base(1, 4, 2, 20, 33, 8, 8), c->d.dtype = SMX_ATTN_BF16, c->bthd = 1, c->d.sinks = 1);
   ADD("empty-lq", base(1, 2, 2, 0, 40, 8, 8));
@@ -239,6 +256,12 @@ static void run_ref_difference_cases(void) {
       c->d.fox = 1, c->d.causal = SMX_ATTN_CAUSAL_TOP_LEFT);
   ADD("d-qknorm-sig", base(1, 2, 1, 5, 7, 4, 3), c->d.qk_norm = 1, c->normw = 1, c->d.kind = SMX_ATTN_SIGMOID,
       c->d.sigmoid_bias = -1.0);
+  ADD("d-diff", base(1, 2, 1, 5, 7, 4, 3), c->d.diff_lambda = 0.6, c->d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT);
+  ADD("d-diff-all", base(1, 4, 2, 6, 7, 6, 3), c->d.diff_lambda = -0.5, c->d.causal = SMX_ATTN_CAUSAL_TOP_LEFT,
+      c->d.softcap = 3.0, c->d.mask_kind = SMX_ATTN_MASK_BIAS, c->bias_inf = 1, c->d.fox = 1, c->d.gate = 1,
+      c->d.alibi = 1, c->d.ssmax_s = 0.7);
+  ADD("d-diff-gate-ew", base(1, 2, 2, 5, 7, 4, 3), c->d.diff_lambda = 0.8, c->d.gate = 1,
+      c->d.gate_flags = SMX_ATTN_GATE_ELEMENTWISE, c->d.mask_kind = SMX_ATTN_MASK_BOOL);
 #undef ADD
   for (int i = 0; i < n; i++) ref_difference(&cs[i], 0xd1ffu + (uint64_t)i);
 }
@@ -306,7 +329,7 @@ static void run_refusals(void) {
   /* plans whose backward is not computed */
   smx_attention_desc u[6];
   for (int i = 0; i < 6; i++) u[i] = base(1, 2, 2, 9, 11, 8, 8);
-  u[0].kind = SMX_ATTN_LINEAR, u[1].kind = SMX_ATTN_SCREEN, u[1].screen_r = 0.5, u[2].diff_lambda = 0.5, u[3].l2_distance = 1;
+  u[0].kind = SMX_ATTN_LINEAR, u[1].kind = SMX_ATTN_SCREEN, u[1].screen_r = 0.5, u[2].kind = SMX_ATTN_MALA, u[3].l2_distance = 1;
   u[4].blasst_log_threshold = -5.0, u[5].nsa_topk = 1;
   for (int i = 0; i < 6; i++) {
     CHECK(smx_attention_plan_create(&u[i], &p) == SMX_OK, "unsupported %d: plan", i);
@@ -332,12 +355,13 @@ static int all_finite(const float *x, size_t n) {
 
 /* A NaN in one Q row, then in one K row, under a causal mask: NaN in exactly the gradient rows that see it. */
 static void run_nan_cases(void) {
-  static const char *const names[3] = { "nan", "nan-softpick", "nan-qknorm" };
-  for (int which = 0; which < 6; which++) {
+  static const char *const names[4] = { "nan", "nan-softpick", "nan-qknorm", "nan-diff" };
+  for (int which = 0; which < 8; which++) {
     bcase c = { names[which / 2], base(1, 2, 1, 70, 70, 8, 8), 0, 1.0f, 0, 0 };
     c.d.causal = SMX_ATTN_CAUSAL_BOTTOM_RIGHT;
     if (which / 2 == 1) c.d.kind = SMX_ATTN_SOFTPICK;
     if (which / 2 == 2) c.d.qk_norm = 1, c.normw = 1;   /* the NaN row normalised is all NaN */
+    if (which / 2 == 3) c.d.diff_lambda = 0.5;   /* the NaN in dimension 3: the first map (Q), the second (K) */
     const smx_attention_desc *d = &c.d;
     bdata t;
     make(&c, 11, &t);
@@ -345,7 +369,7 @@ static void run_nan_cases(void) {
     if (which % 2 == 0)
       ((float *)t.qs)[(1 * d->len_q + at) * D + 3] = NAN;
     else
-      ((float *)t.ks)[at * D + 3] = NAN;
+      ((float *)t.ks)[at * D + (d->diff_lambda != 0 ? 6 : 3)] = NAN;   /* differential: the second map */
     forward(d, &t);
     grads g;
     galloc(d, &g);

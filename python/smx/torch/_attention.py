@@ -87,8 +87,8 @@ def attention(q, k, v, *, mask=None, sink=None, fox=None, gate=None, threads=Non
     as it is (threads=None: torch.get_num_threads()). qk_norm=True, or (wq, wk) weights: weights that are
     tensors requiring grad are applied here in torch (so that they get gradients) before smx's product;
     otherwise smx normalises and differentiates. The backward covers the softmax, sigmoid and softpick kinds
-    with masks, sinks, softcap, SSMax, FoX, the gate and QK-norm (NotImplementedError otherwise, raised by
-    backward()). Returns (B, Hq, Lq, Dv) in q's dtype.
+    with masks, sinks, softcap, SSMax, FoX, the gate, QK-norm and differential attention (diff_lambda)
+    (NotImplementedError otherwise, raised by backward()). Returns (B, Hq, Lq, Dv) in q's dtype.
     """
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):

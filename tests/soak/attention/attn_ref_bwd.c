@@ -17,7 +17,7 @@
 typedef long double ld;
 
 int attn_bwd_case_ok(const smx_attention_desc *d) {
-  return (d->kind == SMX_ATTN_SOFTMAX || d->kind == SMX_ATTN_SIGMOID || d->kind == SMX_ATTN_SOFTPICK) && d->diff_lambda == 0 && !d->l2_distance && !d->nsa_topk &&
+  return (d->kind == SMX_ATTN_SOFTMAX || d->kind == SMX_ATTN_SIGMOID || d->kind == SMX_ATTN_SOFTPICK) && !d->l2_distance && !d->nsa_topk &&
          !d->k_int8 && d->blasst_log_threshold == 0;
 }
 
@@ -65,6 +65,10 @@ static void norm_back(const ld *x, size_t n, size_t D, const ld *wt, const ld *r
 
 void attn_reference_backward(const attn_case *c, const long double *dO, attn_grad_ref *g) {
   const smx_attention_desc *d = &c->d;
+  if (d->diff_lambda != 0) {   /* two maps: through two one-map cases (attn_ref_bwd_diff.c) */
+    attn_reference_backward_diff(c, dO, g);
+    return;
+  }
   size_t B = d->batch, Hq = d->heads_q, Hkv = d->heads_kv, Lq = d->len_q, Lk = d->len_k, D = d->dim_qk,
          Dv = d->dim_v, grp = Hkv ? Hq / Hkv : 1;
   ld scale = (ld)(float)(d->scale != 0 ? d->scale : 1.0 / sqrt((double)D));

@@ -73,5 +73,7 @@ typedef struct attn_grad_ref {
 int attn_bwd_case_ok(const smx_attention_desc *d);
 /* dO packed (B, Hq, Lq, Dv), the values the library was given. */
 void attn_reference_backward(const attn_case *c, const long double *dO, attn_grad_ref *g);
+/* The same for differential attention (attn_ref_bwd_diff.c; attn_reference_backward calls it). */
+void attn_reference_backward_diff(const attn_case *c, const long double *dO, attn_grad_ref *g);
 
 #endif

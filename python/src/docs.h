@@ -1,6 +1,7 @@
-/* Docstrings of the language-model and scores functions (module.c's table). */
-#ifndef SMX_PY_LM_DOCS_H
-#define SMX_PY_LM_DOCS_H
+/* Docstrings of the module's hand-written functions: language model, scores, MultiMax, Noisy Softmax
+ * (module.c's table; included there only). */
+#ifndef SMX_PY_DOCS_H
+#define SMX_PY_DOCS_H
 
 #define SMX_PY_F64_NOTE "float64 is computed in float32, the C API having no float64 form, and returned as float64"
 
@@ -94,5 +95,48 @@ PyDoc_STRVAR(kl_templates_doc,
              "float64 array whose row k is the mean softmax of the rows predicted k (one-hot e_k for a\n"
              "class never predicted; rows with NaN skipped). Pass it as score(..., 'kl_matching',\n"
              "templates=...). float32 computation (float16/64 converted).");
+
+
+/* MultiMax (variants_multi.c) */
+PyDoc_STRVAR(multimax_doc,
+             "multimax($module, /, x, ranges=(0, 0, 0, 0), ts=(0, 0, 0, 0), axis=-1, temperature=1.0,\n"
+             "         threads=0, masked_row='zero')\n--\n\n"
+             "MultiMax (Zhou, Fritz and Keuper 2024): softmax(s(x) / T) along axis with the modulator\n"
+             "s(x) = x + t0 (r0 - x)_+ + t1 (x - r1)_+ + t2 (r2 - x)_+^2 + t3 (x - r3)_+^2 (r = ranges,\n"
+             "t = ts, four finite numbers each; zeros give softmax). float32 or float64 (float16 is\n"
+             "computed as float32). Definition, special values and bound: include/smx/smx_multi.h.");
+PyDoc_STRVAR(multimax_backward_doc,
+             "multimax_backward($module, /, x, y, dy, ranges=(0, 0, 0, 0), ts=(0, 0, 0, 0), axis=-1,\n"
+             "                  temperature=1.0, threads=0, params_grad=False)\n--\n\n"
+             "Vector-Jacobian product of multimax: dx = s'(x) * y * (dy - sum(dy * y)) / T, from the input\n"
+             "x, the output y and the upstream gradient dy (same shape and dtype). params_grad=True\n"
+             "returns (dx, dranges, dts), the gradients of the four ranges and four scales summed over\n"
+             "every row (float64 arrays of 4).");
+
+/* Noisy Softmax (variants_noisy.c) */
+PyDoc_STRVAR(noisy_softmax_loss_doc,
+             "noisy_softmax_loss($module, /, logits, targets, norms, alpha=0.1, seed=0, step=0, mode='annealed',\n"
+             "                   row_offset=0, reduction='mean', ignore_index=-100, return_grad=False,\n"
+             "                   grad_scale=1.0, threads=0)\n"
+             "--\n\n"
+             "Noisy Softmax (Chen, Deng and Du, CVPR 2017): cross-entropy with the target logit f_t replaced by\n"
+             "f_t - alpha * max(norms - f_t, 0) * |xi|, xi ~ N(0, 1) drawn from Philox keyed by (seed, row, step)\n"
+             "(row: row_offset + the index in the flattened leading axes, so that a batch split in pieces draws\n"
+             "as if whole; the values: smx.noisy_softmax_noise(rows, seed, step, row0)).\n"
+             "norms: ||W_t|| ||X|| per row, of shape logits.shape[:-1] (finite, >= 0).\n"
+             "mode 'annealed' (the paper's), 'free' (f_t - alpha |xi|; norms may be None) or 'amplitude'\n"
+             "(f_t - alpha norms |xi|). alpha = 0 is cross-entropy.\n"
+             "logits: [..., C], the classes on the LAST axis, float32 or float64 (float16 is computed and\n"
+             "returned as float32); targets: integers of shape logits.shape[:-1]. reduction 'mean' (over the\n"
+             "rows not ignored), 'sum' (a float) or 'none' (an array, ignored rows 0). return_grad=True returns\n"
+             "(loss, grad, grad_norms): grad_scale times the gradients of the returned loss (of the sum of the\n"
+             "row losses for 'none') with respect to the logits and the norms, xi held fixed. threads >= 0:\n"
+             "results do not depend on it. The GIL is released. Definition, special values and bounds:\n"
+             "include/smx/smx_noisy.h.");
+PyDoc_STRVAR(noisy_softmax_noise_doc,
+             "noisy_softmax_noise($module, /, rows, seed=0, step=0, row0=0)\n--\n\n"
+             "The noise xi of smx.noisy_softmax_loss for rows row0 .. row0 + rows - 1 (float64): Box-Muller\n"
+             "on the Philox4x32-10 block of key seed and counter (0xFFFFFFFF, row, step low, step high);\n"
+             "the recipe is in include/smx/smx_noisy.h.");
 
 #endif
