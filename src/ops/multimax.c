@@ -297,59 +297,33 @@ static smx_status run_bwd(smx_elem elem, const void *x, size_t ldx, const void *
   return st;
 }
 
-smx_status smx_multimax_f32(const float *x, float *y, size_t n, const double ranges[4], const double ts[4],
-                            const smx_options *opt) {
-  return run_fwd(SMX_ELEM_F32, x, n, y, n, 1, n, ranges, ts, opt);
-}
-smx_status smx_multimax_f64(const double *x, double *y, size_t n, const double ranges[4], const double ts[4],
-                            const smx_options *opt) {
-  return run_fwd(SMX_ELEM_F64, x, n, y, n, 1, n, ranges, ts, opt);
-}
-smx_status smx_multimax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,
-                                 const double ranges[4], const double ts[4], const smx_options *opt) {
-  return run_fwd(SMX_ELEM_F32, x, ldx, y, ldy, rows, cols, ranges, ts, opt);
-}
-smx_status smx_multimax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows, size_t cols,
-                                 const double ranges[4], const double ts[4], const smx_options *opt) {
-  return run_fwd(SMX_ELEM_F64, x, ldx, y, ldy, rows, cols, ranges, ts, opt);
-}
-smx_status smx_multimax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
-                                     const double ranges[4], const double ts[4], double *dparams, const smx_options *opt) {
-  return run_bwd(SMX_ELEM_F32, x, n, y, n, dy, n, dx, n, 1, n, ranges, ts, dparams, opt);
-}
-smx_status smx_multimax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
-                                     const double ranges[4], const double ts[4], double *dparams, const smx_options *opt) {
-  return run_bwd(SMX_ELEM_F64, x, n, y, n, dy, n, dx, n, 1, n, ranges, ts, dparams, opt);
-}
-smx_status smx_multimax_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy, const float *dy,
-                                          size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols,
-                                          const double ranges[4], const double ts[4], double *dparams,
-                                          const smx_options *opt) {
-  return run_bwd(SMX_ELEM_F32, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);
-}
-smx_status smx_multimax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy, const double *dy,
-                                          size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols,
-                                          const double ranges[4], const double ts[4], double *dparams,
-                                          const smx_options *opt) {
-  return run_bwd(SMX_ELEM_F64, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);
-}
-smx_status smx_multimax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
-                                 const double ranges[4], const double ts[4], const smx_options *opt) {
-  return run_fwd(SMX_ELEM_F16, x, ldx, y, ldy, rows, cols, ranges, ts, opt);
-}
-smx_status smx_multimax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
-                                  const double ranges[4], const double ts[4], const smx_options *opt) {
-  return run_fwd(SMX_ELEM_BF16, x, ldx, y, ldy, rows, cols, ranges, ts, opt);
-}
-smx_status smx_multimax_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
-                                          const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
-                                          size_t cols, const double ranges[4], const double ts[4], double *dparams,
-                                          const smx_options *opt) {
-  return run_bwd(SMX_ELEM_F16, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);
-}
-smx_status smx_multimax_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
-                                           const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
-                                           size_t cols, const double ranges[4], const double ts[4], double *dparams,
-                                           const smx_options *opt) {
-  return run_bwd(SMX_ELEM_BF16, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);
-}
+/* The public entry points, one dtype per line: the strided rows in every dtype, the contiguous row
+ * in f32 / f64. */
+#define MM_ROWS(SFX, T, ELEM)                                                                               \
+  smx_status smx_multimax_rows_##SFX(const T *x, size_t ldx, T *y, size_t ldy, size_t rows, size_t cols,   \
+                                     const double ranges[4], const double ts[4], const smx_options *opt) { \
+    return run_fwd(ELEM, x, ldx, y, ldy, rows, cols, ranges, ts, opt);                                    \
+  }                                                                                                       \
+  smx_status smx_multimax_backward_rows_##SFX(const T *x, size_t ldx, const T *y, size_t ldy, const T *dy, \
+                                              size_t lddy, T *dx, size_t lddx, size_t rows, size_t cols,   \
+                                              const double ranges[4], const double ts[4], double *dparams, \
+                                              const smx_options *opt) {                                   \
+    return run_bwd(ELEM, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);       \
+  }
+#define MM_ROW(SFX, T, ELEM)                                                                                \
+  smx_status smx_multimax_##SFX(const T *x, T *y, size_t n, const double ranges[4], const double ts[4],    \
+                                const smx_options *opt) {                                                 \
+    return run_fwd(ELEM, x, n, y, n, 1, n, ranges, ts, opt);                                              \
+  }                                                                                                       \
+  smx_status smx_multimax_backward_##SFX(const T *x, const T *y, const T *dy, T *dx, size_t n,             \
+                                         const double ranges[4], const double ts[4], double *dparams,      \
+                                         const smx_options *opt) {                                        \
+    return run_bwd(ELEM, x, n, y, n, dy, n, dx, n, 1, n, ranges, ts, dparams, opt);                       \
+  }
+
+MM_ROWS(f32, float, SMX_ELEM_F32)
+MM_ROWS(f64, double, SMX_ELEM_F64)
+MM_ROWS(f16, uint16_t, SMX_ELEM_F16)
+MM_ROWS(bf16, uint16_t, SMX_ELEM_BF16)
+MM_ROW(f32, float, SMX_ELEM_F32)
+MM_ROW(f64, double, SMX_ELEM_F64)
