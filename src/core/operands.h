@@ -49,4 +49,18 @@ typedef struct smx_arg {
  */
 smx_status smx_check_args(const smx_arg *a, size_t n);
 
+/*
+ * The operand checks of a row operation y = f(x) (es-byte elements), in the
+ * order every such entry point refuses: leading dimensions below cols, then
+ * an empty call (rows or cols 0: SMX_OK with *empty set, nothing is read),
+ * then absent pointers and spans; y may be x exactly (in place).
+ */
+smx_status smx_check_x_y(const void *x, size_t ldx, const void *y, size_t ldy, size_t rows, size_t cols, size_t es,
+                         int *empty);
+
+/* The same for a backward from y and dy into dx: dx may be exactly y or
+ * exactly dy (same leading dimension), or both when they are one buffer. */
+smx_status smx_check_y_dy_dx(const void *y, size_t ldy, const void *dy, size_t lddy, const void *dx, size_t lddx,
+                             size_t rows, size_t cols, size_t es, int *empty);
+
 #endif

@@ -122,15 +122,9 @@ static smx_status run_bwd(double alpha, smx_elem elem, const void *y, size_t ldy
   smx_status st = smx_sparse_options(opt, &o);
   if (st != SMX_OK) return st;
   if (!(alpha > 1.0 && alpha < INFINITY)) return SMX_E_INVALID_ARG;
-  if (ldy < cols || lddy < cols || lddx < cols) return SMX_E_INVALID_ARG;
-  if (rows == 0 || cols == 0) return SMX_OK;
-  if (!y || !dy || !dx) return SMX_E_INVALID_ARG;
   size_t es = smx_elem_size(elem);
-  int as_y = dx == y && lddx == ldy, as_dy = dx == dy && lddx == lddy;
-  smx_arg args[3] = { SMX_ARG_IN(y, rows, cols, ldy, es), SMX_ARG_IN(dy, rows, cols, lddy, es),
-                      SMX_ARG_OUT(dx, rows, cols, lddx, es, as_y ? 1 : 2) };
-  if (as_y && as_dy) args[2].out = 0;
-  if ((st = smx_check_args(args, 3)) != SMX_OK) return st;
+  int empty;
+  if ((st = smx_check_y_dy_dx(y, ldy, dy, lddy, dx, lddx, rows, cols, es, &empty)) != SMX_OK || empty) return st;
   size_t per = (alpha == 2.0 ? 0 : sizeof(size_t) + 2 * sizeof(double)) + (half ? 3 * sizeof(float) : 0);
   if (per && cols > SIZE_MAX / 2 / per) return SMX_E_NOMEM;
   bwd_job j = { .f64 = f64, .elem = elem, .alpha = alpha, .y = y, .dy = dy, .dx = dx, .ldy = ldy, .lddy = lddy, .lddx = lddx,

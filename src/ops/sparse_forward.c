@@ -60,12 +60,9 @@ static smx_status run_sparse(smx_sparse_kind kind, double alpha, smx_elem elem, 
   smx_status st = smx_sparse_options(opt, &o);
   if (st != SMX_OK) return st;
   if (kind == SMX_SPARSE_ENTMAX_BISECT && !(alpha > 1.0 && alpha < INFINITY)) return SMX_E_INVALID_ARG;
-  if (ldx < cols || ldy < cols) return SMX_E_INVALID_ARG;
-  if (rows == 0 || cols == 0) return SMX_OK;
-  if (!x || !y) return SMX_E_INVALID_ARG;
   size_t es = smx_elem_size(elem);
-  smx_arg args[2] = { SMX_ARG_IN(x, rows, cols, ldx, es), SMX_ARG_OUT(y, rows, cols, ldy, es, 1) };
-  if ((st = smx_check_args(args, 2)) != SMX_OK) return st;
+  int empty;
+  if ((st = smx_check_x_y(x, ldx, y, ldy, rows, cols, es, &empty)) != SMX_OK || empty) return st;
   size_t per = smx_sparse_scratch(1) + (elem == SMX_ELEM_F16 || elem == SMX_ELEM_BF16 ? sizeof(float) : 0);
   if (cols > SIZE_MAX / 2 / per) return SMX_E_NOMEM;
   sparse_job j = { .kind = kind, .alpha = alpha, .io = smx_elem_io_for(elem),
