@@ -80,9 +80,9 @@ static int run_op(int op, float *x, size_t nr, size_t K, double *out) {
       s = smx_logsumexp_rows_f32(x, K, l, nr, K, NULL);
       break;
     }
-    case OP_MSP: s = smx_scores_rows_f32(SMX_SCORE_MSP, x, K, nr, K, NULL, out); break;
-    case OP_ENERGY: s = smx_scores_rows_f32(SMX_SCORE_ENERGY, x, K, nr, K, NULL, out); break;
-    case OP_MAXLOGIT: s = smx_scores_rows_f32(SMX_SCORE_MAX_LOGIT, x, K, nr, K, NULL, out); break;
+    case OP_MSP: s = smx_scores_rows_f32(x, K, out, nr, K, SMX_SCORE_MSP, NULL, NULL); break;
+    case OP_ENERGY: s = smx_scores_rows_f32(x, K, out, nr, K, SMX_SCORE_ENERGY, NULL, NULL); break;
+    case OP_MAXLOGIT: s = smx_scores_rows_f32(x, K, out, nr, K, SMX_SCORE_MAX_LOGIT, NULL, NULL); break;
   }
   return s != SMX_OK;
 }
@@ -199,10 +199,10 @@ static void bench_auroc(size_t n, int reps, int python) {
     tr[rep] = now() - t0;
     if (smx_f32_from_key(sorted[n - 1]) != c[n - 1]) { fprintf(stderr, "radix sort disagrees with qsort\n"); exit(2); }
     t0 = now();
-    if (smx_ood_metrics_f32(s, na, s + na, nb, 0, &m32) != SMX_OK) exit(2);
+    if (smx_ood_metrics_f32(s, s + na, &m32, na, nb, 0, NULL) != SMX_OK) exit(2);
     tm32[rep] = now() - t0;
     t0 = now();
-    if (smx_ood_metrics_f64(sd, na, sd + na, nb, 0, &m64) != SMX_OK) exit(2);
+    if (smx_ood_metrics_f64(sd, sd + na, &m64, na, nb, 0, NULL) != SMX_OK) exit(2);
     tm64[rep] = now() - t0;
   }
   double q = median(tq, reps), r = median(tr, reps), a = median(tm32, reps), b = median(tm64, reps);

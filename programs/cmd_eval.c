@@ -36,22 +36,22 @@ typedef struct eval_job {
   double **dst;                 /* per kind: the rows of this file */
   const char *path;
   smx_calib_acc *cal, *cal_ts;  /* ID only */
-  const int32_t *labels;
+  const int64_t *labels;
   int only, skip;               /* score index to compute alone / to leave out (-1: none) */
   uint64_t first, end;          /* the rows to score (this rank's block); calibration takes every row streamed */
   int threads;                  /* --threads: the block's rows split among them */
 } eval_job;
 
 /* Confidence per row for the report: max softmax(z / T) in double. */
-static int report_block(smx_eval_result *r, const float *x, size_t nr, size_t cols, uint64_t r0, const int32_t *labels,
+static int report_block(smx_eval_result *r, const float *x, size_t nr, size_t cols, uint64_t r0, const int64_t *labels,
                         const char *path) {
   smx_score_params p;
   memset(&p, 0, sizeof p);
   p.temperature = 1.0;   /* ODIN's score is max softmax(z / T), computed in double */
-  smx_status s = smx_scores_rows_f32(SMX_SCORE_ODIN, x, cols, nr, cols, &p, r->conf + r0);
+  smx_status s = smx_scores_rows_f32(x, cols, r->conf + r0, nr, cols, SMX_SCORE_ODIN, &p, NULL);
   if (!s && r->conf_ts) {
     p.temperature = r->T;
-    s = smx_scores_rows_f32(SMX_SCORE_ODIN, x, cols, nr, cols, &p, r->conf_ts + r0);
+    s = smx_scores_rows_f32(x, cols, r->conf_ts + r0, nr, cols, SMX_SCORE_ODIN, &p, NULL);
   }
   if (s) return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: %s", path, smx_status_string(s));
   for (size_t i = 0; i < nr; i++) {
@@ -65,8 +65,8 @@ static int report_block(smx_eval_result *r, const float *x, size_t nr, size_t co
 }
 
 static int calib_block(eval_job *j, const float *x, size_t nr, size_t cols, uint64_t r0) {
-  smx_status s = smx_calib_add_rows_f32(j->cal, x, cols, nr, j->labels + r0);
-  if (!s && j->cal_ts) s = smx_calib_add_rows_f32(j->cal_ts, x, cols, nr, j->labels + r0);
+  smx_status s = smx_calib_add_rows_f32(j->cal, x, cols, j->labels + r0, nr);
+  if (!s && j->cal_ts) s = smx_calib_add_rows_f32(j->cal_ts, x, cols, j->labels + r0, nr);
   if (s != SMX_OK)
     return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: calibration refused rows %llu..%llu (+inf or all -inf logits?): %s",
                         j->path, (unsigned long long)r0, (unsigned long long)(r0 + nr - 1), smx_status_string(s));
@@ -96,7 +96,8 @@ static int eval_block(void *ctx, const float *x, size_t nr, size_t cols, uint64_
     params[n] = j->r->params[k];
     outs[n++] = j->dst[k] + r0;
   }
-  smx_status s = smx_scores_threaded(j->threads, n, kinds, params, x, cols, nr, cols, outs);
+  smx_options o = { .threads = j->threads };
+  smx_status s = smx_scores_multi_rows_f32(x, cols, outs, nr, cols, n, kinds, params, &o);
   if (s != SMX_OK) return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: %s", j->path, smx_status_string(s));
   return 0;
 }
@@ -337,7 +338,7 @@ static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
   static eval_opts op;   /* large (64 OOD sets); one per process */
   memset(&op, 0, sizeof op);
   smx_eval_result *r = &op.r;
-  int32_t *labels = NULL, *val_labels = NULL;
+  int64_t *labels = NULL, *val_labels = NULL;
   float *val = NULL;
   double *templates = NULL;
   smx_calib_acc *cal = NULL, *cal_ts = NULL;
@@ -361,7 +362,8 @@ static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
       if ((rc = smx_score_args_templates(&sa, r->K, r->id_path, op.run.quiet, &templates))) goto sync;
     } else {
       templates = malloc((size_t)(r->K * r->K) * sizeof(double));
-      smx_status s = templates ? smx_kl_templates_fit_f32(val, (size_t)r->K, (size_t)r->val_rows, (size_t)r->K, templates, NULL)
+      smx_status s = templates ? smx_kl_templates_fit_f32(val, (size_t)r->K, templates, NULL, (size_t)r->val_rows,
+                                                          (size_t)r->K, NULL)
                                : SMX_E_NOMEM;
       if (s) { rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: KL templates: %s", r->val_path, smx_status_string(s)); goto sync; }
     }
@@ -369,7 +371,8 @@ static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
   }
   if (val_labels) {
     r->have_ts = 1;
-    r->ts_status = smx_temperature_fit_f32(val, (size_t)r->K, (size_t)r->val_rows, (size_t)r->K, val_labels, &r->T, &r->ts);
+    r->ts_status =
+        smx_temperature_fit_f32(val, (size_t)r->K, val_labels, &r->T, &r->ts, (size_t)r->val_rows, (size_t)r->K, NULL);
     if (r->ts_status != SMX_OK && r->ts_status != SMX_E_NO_OPTIMUM) {
       rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: temperature scaling: %s", r->val_path, smx_status_string(r->ts_status));
       goto sync;
@@ -387,8 +390,9 @@ static int run_eval(int argc, char **argv, const smx_eval_dist *dist) {
     r->nbins = bins;
     r->bins = calloc(bins, sizeof *r->bins);
     r->bins_ts = calloc(bins, sizeof *r->bins_ts);
-    smx_status s = r->bins && r->bins_ts ? smx_calib_create((size_t)r->K, bins, 1.0, 0, &cal) : SMX_E_NOMEM;
-    if (!s && r->have_ts && r->ts_status == SMX_OK) s = smx_calib_create((size_t)r->K, bins, r->T, 0, &cal_ts);
+    smx_options at_ts = { .temperature = r->T };
+    smx_status s = r->bins && r->bins_ts ? smx_calib_create(&cal, (size_t)r->K, bins, 0, NULL) : SMX_E_NOMEM;
+    if (!s && r->have_ts && r->ts_status == SMX_OK) s = smx_calib_create(&cal_ts, (size_t)r->K, bins, 0, &at_ts);
     if (s) { rc = smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "calibration: %s", smx_status_string(s)); goto sync; }
     if (op.report) {   /* per-sample confidences for the reliability diagrams */
       size_t n = (size_t)r->id_rows;
@@ -439,8 +443,8 @@ sync:   /* every rank gets here, failed or not: then all stop, or all gather */
   if (rc || dist->rank != 0) goto done;
   for (size_t o = 0; o < r->nood; o++)
     for (size_t k = 0; k < r->nk; k++) {
-      smx_status s = smx_ood_metrics_f64(r->id_scores[k], (size_t)r->id_rows, r->ood[o].scores[k],
-                                         (size_t)r->ood[o].rows, r->tpr, &r->ood[o].m[k]);
+      smx_status s = smx_ood_metrics_f64(r->id_scores[k], r->ood[o].scores[k], &r->ood[o].m[k], (size_t)r->id_rows,
+                                         (size_t)r->ood[o].rows, r->tpr, NULL);
       if (s) {
         char lab[64];
         smx_eval_score_label(r, k, lab, sizeof lab);

@@ -31,7 +31,8 @@ static smx_status score_rows(void *ctx, const void *x, void *const *y, size_t ro
   const score_ctx *c = ctx;
   double *out = y[0];
   (void)row0;
-  return smx_scores_threaded(c->threads, 1, &c->kind, c->params, x, n, rows, n, &out);
+  smx_options o = { .threads = c->threads };
+  return smx_scores_rows_f32(x, n, out, rows, n, c->kind, c->params, &o);
 }
 
 typedef struct score_cmd_args {

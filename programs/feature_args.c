@@ -122,7 +122,6 @@ static int fit(smx_feature_args *a, int quiet, smx_feature_model **out) {
   uint64_t N = in->rows, F = in->cols, C = 0;
   int f64 = in->dtype == SMX_DTYPE_F64;
   double *W = NULL, *b = NULL;
-  int32_t *lab32 = NULL;
   int64_t *lab = NULL;
   void *buf = NULL;
   smx_feature_model *m = NULL;
@@ -130,14 +129,13 @@ static int fit(smx_feature_args *a, int quiet, smx_feature_model **out) {
   if (a->weight && (rc = read_head(a, F, &W, &b, &C))) goto out;
   if (a->train_labels) {
     uint64_t K = C ? C : (uint64_t)1 << 24;
-    if ((rc = smx_cli_read_labels(a->train_labels, N, K, a->weight ? a->weight : a->train, &lab32))) goto out;
+    if ((rc = smx_cli_read_labels(a->train_labels, N, K, a->weight ? a->weight : a->train, &lab))) goto out;
     uint64_t top = 0;
-    for (uint64_t i = 0; i < N; i++) top = (uint64_t)lab32[i] + 1 > top ? (uint64_t)lab32[i] + 1 : top;
+    for (uint64_t i = 0; i < N; i++) top = (uint64_t)lab[i] + 1 > top ? (uint64_t)lab[i] + 1 : top;
     if (!C) C = top;
-    lab = malloc((size_t)(N ? N : 1) * sizeof *lab);
     uint64_t *cnt = calloc((size_t)C, sizeof *cnt);
-    if (!lab || !cnt) { free(cnt); rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "out of memory for the labels"); goto out; }
-    for (uint64_t i = 0; i < N; i++) cnt[lab[i] = lab32[i]]++;
+    if (!cnt) { rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "out of memory for the labels"); goto out; }
+    for (uint64_t i = 0; i < N; i++) cnt[lab[i]]++;
     uint64_t empty = C;
     for (uint64_t c = 0; c < C && empty == C; c++)
       if (!cnt[c]) empty = c;
@@ -227,7 +225,6 @@ out:
   free(buf);
   free(W);
   free(b);
-  free(lab32);
   free(lab);
   if (rc) smx_feature_model_destroy(m);
   else *out = m;

@@ -162,7 +162,7 @@ int smx_cli_load_logits(const char *path, int quiet, uint64_t want_cols, const c
   return 0;
 }
 
-int smx_cli_read_labels(const char *path, uint64_t n, uint64_t K, const char *logits_path, int32_t **labels) {
+int smx_cli_read_labels(const char *path, uint64_t n, uint64_t K, const char *logits_path, int64_t **labels) {
   char err[512];
   smx_npy_reader *r = NULL;
   if (smx_npy_open(path, &r, err, sizeof err) != SMX_OK) return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s", err);
@@ -177,7 +177,7 @@ int smx_cli_read_labels(const char *path, uint64_t n, uint64_t K, const char *lo
   }
   if (rc) { smx_npy_close(r); return rc; }
   double *v = malloc((n ? (size_t)n : 1) * sizeof(double));
-  int32_t *lab = malloc((n ? (size_t)n : 1) * sizeof(int32_t));
+  int64_t *lab = malloc((n ? (size_t)n : 1) * sizeof(int64_t));
   if (!v || !lab) {
     free(v); free(lab); smx_npy_close(r);
     return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: out of memory", path);
@@ -190,7 +190,7 @@ int smx_cli_read_labels(const char *path, uint64_t n, uint64_t K, const char *lo
     if (!(v[i] >= 0.0 && v[i] < (double)K && v[i] == floor(v[i])))
       rc = smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: label %.17g at row %llu is not a class in [0, %llu) of %s", path, v[i],
                         (unsigned long long)i, (unsigned long long)K, logits_path);
-    else lab[i] = (int32_t)v[i];
+    else lab[i] = (int64_t)v[i];
   }
   free(v);
   if (rc) { free(lab); return rc; }

@@ -30,7 +30,7 @@ int smx_cli_stream_logits_range(const char *path, int quiet, uint64_t want_cols,
 /* Reads a 1-d (or N x 1) .npy of class labels (any integer or float dtype
  * holding whole numbers), checks there are n of them, each in [0, K).
  * *labels is malloc'ed. Returns 0 or an exit code, the message printed. */
-int smx_cli_read_labels(const char *path, uint64_t n, uint64_t K, const char *logits_path, int32_t **labels);
+int smx_cli_read_labels(const char *path, uint64_t n, uint64_t K, const char *logits_path, int64_t **labels);
 
 /* Loads a whole logits file (the validation set). */
 int smx_cli_load_logits(const char *path, int quiet, uint64_t want_cols, const char *other, float **x, uint64_t *rows,

@@ -22,36 +22,6 @@ const cli_opt smx_score_opts[6] = {
   CLI_FLAG("--double", NULL, SCORE(dbl), "every score from double exponentials (1e-13) instead of f32"),
 };
 
-typedef struct scores_job {
-  size_t nk, rows, cols, ldx, tasks;
-  const smx_score_kind *kinds;
-  const smx_score_params *params;
-  const float *x;
-  double *const *out;
-  smx_status status[256];
-} scores_job;
-
-static void scores_task(void *ctx, size_t t) {
-  scores_job *j = ctx;
-  size_t r0 = j->rows * t / j->tasks, r1 = j->rows * (t + 1) / j->tasks;
-  double *out[SMX_SCORES_MULTI_MAX];
-  for (size_t k = 0; k < j->nk; k++) out[k] = j->out[k] + r0;
-  j->status[t] = smx_scores_multi_rows_f32(j->nk, j->kinds, j->params, j->x + r0 * j->ldx, j->ldx, r1 - r0, j->cols, out);
-}
-
-smx_status smx_scores_threaded(int threads, size_t nkinds, const smx_score_kind *kinds, const smx_score_params *params,
-                               const float *x, size_t ldx, size_t rows, size_t cols, double *const *out) {
-  size_t tasks = threads > 1 ? (size_t)threads : 1;
-  if (tasks > 256) tasks = 256;
-  if (tasks > rows / 16) tasks = rows / 16 ? rows / 16 : 1;   /* blocks of at least 16 rows */
-  if (tasks == 1 || nkinds > SMX_SCORES_MULTI_MAX)
-    return smx_scores_multi_rows_f32(nkinds, kinds, params, x, ldx, rows, cols, out);
-  scores_job j = { nkinds, rows, cols, ldx, tasks, kinds, params, x, out, { SMX_OK } };
-  smx_status s = smx_parallel_for((int)tasks, tasks, scores_task, &j);
-  for (size_t t = 0; s == SMX_OK && t < tasks; t++) s = j.status[t];
-  return s;
-}
-
 smx_score_params smx_score_args_params_for(const smx_score_args *a, smx_score_kind kind, const double *templates) {
   smx_score_params p;
   memset(&p, 0, sizeof p);
@@ -72,7 +42,7 @@ int smx_score_args_templates(const smx_score_args *a, uint64_t K, const char *lo
   if (rc) return rc;
   double *t = malloc((size_t)(K * K) * sizeof(double));
   if (!t) { free(x); return smx_cli_fail(SMX_CLI_EXIT_INPUT, "%s: out of memory for the templates", a->templates_from); }
-  smx_status s = smx_kl_templates_fit_f32(x, (size_t)cols, (size_t)rows, (size_t)cols, t, NULL);
+  smx_status s = smx_kl_templates_fit_f32(x, (size_t)cols, t, NULL, (size_t)rows, (size_t)cols, NULL);
   free(x);
   if (s != SMX_OK) { free(t); return smx_cli_fail(SMX_CLI_EXIT_COMPUTE, "%s: %s", a->templates_from, smx_status_string(s)); }
   *templates = t;

@@ -27,9 +27,4 @@ smx_score_params smx_score_args_params_for(const smx_score_args *a, smx_score_ki
 /* KL templates fitted from a.templates_from (must have K classes). Exit code or 0. */
 int smx_score_args_templates(const smx_score_args *a, uint64_t K, const char *logits_path, int quiet, double **templates);
 
-/* Scores of rows (smx_scores_multi_rows_f32: out[k] for kinds[k]) on up to `threads` threads, each a block
- * of rows: the same values for any thread count, since a row's scores depend on that row alone. */
-smx_status smx_scores_threaded(int threads, size_t nkinds, const smx_score_kind *kinds, const smx_score_params *params,
-                               const float *x, size_t ldx, size_t rows, size_t cols, double *const *out);
-
 #endif

@@ -107,12 +107,13 @@ typedef enum smx_status {
   SMX_E_INVALID_ARG = 10,          /* bad pointer, size, stride, option or aliasing  */
   SMX_E_UNSUPPORTED = 20,          /* ISA or dtype not available on this machine     */
   SMX_E_NOT_BUILT = 21,            /* needs an optional library absent at build time */
+  SMX_E_DEVICE = 22,               /* a CUDA error (smx_cuda.h: smx_cuda_last_error)  */
   SMX_E_NOMEM = 30,                /* an allocation failed                           */
   SMX_E_WORKSPACE_TOO_SMALL = 40,  /* reserved for plan-based APIs                   */
   SMX_E_PARSE = 50,                /* reserved for file readers                      */
   SMX_E_IO = 60,                   /* reserved for file readers and writers          */
   SMX_E_THREAD = 70,               /* a worker thread could not be started           */
-  SMX_E_NO_OPTIMUM = 80,           /* a fit has no finite optimum (smx_scores.h)     */
+  SMX_E_NO_OPTIMUM = 80,           /* a fit has no finite optimum (smx_metrics.h)    */
   SMX_E_SINGULAR = 81,             /* a singular covariance (smx_features.h)         */
   SMX_E_INTERNAL = 90              /* a bug in smx: please report it                 */
 } smx_status;
@@ -266,7 +267,8 @@ SMX_API smx_status smx_logsumexp_rows_f64(const double *x, size_t ldx, double *o
 #include "smx/smx_runtime.h" /* CPU and ISA, f16 / bf16 conversion, thread pool */
 #include "smx/smx_grad.h" /* backward passes and fused cross-entropy */
 #include "smx/smx_topk.h" /* language-model logits: fused softmax + top-k, sampling, Gumbel-softmax */
-#include "smx/smx_scores.h"  /* scores, OOD metrics, calibration */
+#include "smx/smx_scores.h"  /* per-sample scores from logits, KL templates */
+#include "smx/smx_metrics.h" /* OOD metrics, calibration, temperature scaling */
 #include "smx/smx_elem.h"   /* sigmoid, sigmoid with a bias */
 #include "smx/smx_norm.h"   /* softpick, SSMax, standardised and self-adjust softmax, softplus-l1 */
 #include "smx/smx_multi.h"  /* MultiMax, mixture of softmaxes, adaptive temperature, top-k softmax */

@@ -105,10 +105,16 @@ SMX_API smx_status smx_multimax_backward_rows_f64(const double *x, size_t ldx, c
  *   dx_rk,i = dy_ri q_rki - softmax(x_rk)_i sum_j dy_rj q_rkj,
  *   dw_rk = sum_i dy_ri q_rki - pi_rk sum_i dy_ri.
  * Special values: a component of all -inf adds nothing; -inf entries of
- * every component give y = -inf and zero gradients there; NaN: NaN.
- * Arithmetic in double (f32 widened, rounded once). K >= 1.
- * Accuracy: tests/python/test_norm.py checks y against float64 NumPy and the
- * gradients against central differences (a few DBL_EPSILON relative).
+ * every component give y = -inf and zero gradients there; NaN: NaN. A +inf
+ * entry is not supported (the result is unspecified). opt->temperature is
+ * not used. Arithmetic in double (f32 widened, rounded once), each
+ * component's log-sum-exp kept as m_k + log s_k (s_k summed compensated).
+ * K >= 1.
+ * Accuracy: |y_i - ref_i| <= 8 DBL_EPSILON (|ref_i| + A_i + 1), A_i the
+ * largest |x_ki - m_k| + log s_k + |log pi_k| over the components with
+ * x_ki > -inf; f32 rows add the rounding to float, 2^-24 |ref_i| (tests/ops
+ * checks f32 and f64 at K = 2 against long double). Gradients:
+ * tests/python/test_norm.py checks them against central differences.
  */
 SMX_API smx_status smx_mixture_log_softmax_rows_f32(const float *x, size_t ldx, const float *w, size_t ldw,
                                                     float *y, size_t ldy, size_t rows, size_t k, size_t cols,

@@ -37,6 +37,9 @@ extern "C" {
  * dA/df_t = -1, dA/dr = 1 for ANNEALED where r - f_t > 0 (0 and 0 where the
  * clamp holds); 0, 0 for FREE; 0, 1 for AMPLITUDE.
  *
+ * f~_t is formed in double as (f_t) - (alpha |xi|) A, with A = r - f_t for
+ * ANNEALED (each operation rounded once; -inf below the double range): the
+ * bound below is on the loss and gradients of that f~_t.
  * The noise: xi(row) = smx_philox_normal: the Philox4x32-10 block w =
  * smx_philox4x32(seed, { 0xFFFFFFFF, row mod 2^32, step mod 2^32, step >> 32 })
  * (smx_topk.h; word 0 is 0xFFFFFFFF so that no sampling draw, whose word 0
@@ -63,8 +66,9 @@ extern "C" {
  * finite gradients (as cross-entropy); -inf entries elsewhere are p = 0.
  * The row's statistics are taken over the entries other than the target and
  * merged with f~_t in double (no cancellation when p~_t is near 1).
- * Accuracy (tests/unit/test_noisy_softmax.c, against long double at every
- * ISA): the losses' common bound (above), for both gradients, with G the
+ * Accuracy (tests/unit/test_noisy_softmax.c and the op driver tests/ops,
+ * against long double at every ISA): the losses' common bound (above), for
+ * both gradients, with G the
  * largest |reference gradient| of the logits; alpha = 0 agrees with
  * smx_cross_entropy_f32 / _f64 within that bound.
  */

@@ -43,11 +43,12 @@ typedef enum smx_op_sig {
   SMX_SIG_LOSS,       /* (logits, ld, targets, [inputs], loss, grad, ldg[, outputs], rows, cols, P..., opt):
                          int64 class targets; loss per row or reduced; gradient in the same call       */
   SMX_SIG_KD,         /* (student, lds, teacher, ldt, loss, grad, ldg, rows, cols, P..., opt)           */
-  SMX_SIG_SCORE,      /* (P0, x, ldx, rows, cols, &score_params, out): one double per row              */
-  SMX_SIG_TEMPLATES,  /* (x, ldx, rows, cols, templates, used): a cols x cols matrix                   */
-  SMX_SIG_CALIB,      /* (x, ldx, rows, cols, labels, P..., results): figures over all rows            */
-  SMX_SIG_FIT,        /* (x, ldx, rows, cols, labels, &T, info): a fitted temperature                  */
-  SMX_SIG_METRICS,    /* (id, n_id, ood, n_ood, P..., results): figures of two score arrays            */
+  SMX_SIG_SCORE,      /* (x, ldx, out, rows, cols, P0 kind, &score_params, opt): one double per row    */
+  SMX_SIG_TEMPLATES,  /* (x, ldx, templates, used, rows, cols, opt): a cols x cols matrix              */
+  SMX_SIG_CALIB,      /* (x, ldx, labels, results, bins_out, rows, cols, P..., opt): int64 labels;
+                         figures over all rows at T = opt->temperature                                 */
+  SMX_SIG_FIT,        /* (x, ldx, labels, &T, info, rows, cols, opt): int64 labels; a fitted temperature */
+  SMX_SIG_METRICS,    /* (id, ood, results, n_id, n_ood, P..., opt): figures of two score arrays       */
   SMX_SIG_ATTENTION,  /* plan (smx_attention_desc, the storage type in it) + run (Q, K, V -> O, lse)     */
   SMX_SIG_MERGE,      /* (n, o[], lse[], rows, dv, ldo, out, ld_out, lse_out)                          */
   SMX_SIG_TLOSS       /* (logits, ld, targets, loss, grad, ldg, rows, cols, P..., opt): a loss with int64

@@ -205,10 +205,12 @@ SMX_API smx_status smx_sample_rows_bf16(const uint16_t *x, size_t ldx, int64_t *
  * -log(-log U_i) with U_i in (0, 1) from Philox keyed by (seed, row, step, i)
  * (the same noise as SMX_SAMPLE_GUMBEL_MAX). tau > 0 and finite (else
  * SMX_E_INVALID_ARG, as are opt->temperature other than 0 or 1, cols above
- * 2^32 - 1, NULL outputs and bad strides; nothing is written then). x + g is
- * rounded to float once, then the softmax of smx.h at temperature tau (its
- * policy and bound) applies. y may equal x (ldy == ldx); other overlaps are
- * rejected.
+ * 2^32 - 1, NULL outputs and bad strides; nothing is written then). z = x + g
+ * is summed in double (g in double, as -log(-log U) with the C library's log)
+ * and rounded to float once (beyond the float range: +-inf); then the softmax
+ * of smx.h at temperature tau on z (its policy and bound) applies. The row of
+ * the noise is the row's place in the call. y may equal x (ldy == ldx); other
+ * overlaps are rejected.
  *
  * Hard (straight-through) form: y_hard is the one-hot of argmax(x + g) (ties:
  * lowest index; a NaN row is all NaN; a row of all -inf is all 0, or NaN with
@@ -218,7 +220,11 @@ SMX_API smx_status smx_sample_rows_bf16(const uint16_t *x, size_t ldx, int64_t *
  *
  * Backward (vector-Jacobian product of the soft sample):
  *   dx = y ⊙ (dy − ⟨dy, y⟩) / tau, with the dot product in double.
- * dx may equal dy (ld equal); it must not overlap y otherwise.
+ * dx may equal dy (ld equal); it must not overlap y otherwise. Accuracy: the
+ * softmax backward's bound (smx_grad.h) at T = tau, 4 eps |y_i| (|dy_i| +
+ * |<dy, y>|) / tau, plus u |dx_i| for f16 / bf16 storage.
+ * (tests/ops checks the three forms against long double on the noise rebuilt
+ * from smx_philox4x32.)
  */
 SMX_API smx_status smx_gumbel_softmax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
                                                size_t cols, double tau, uint64_t seed, uint64_t step,

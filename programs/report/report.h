@@ -174,7 +174,7 @@ typedef struct smx_report_score {
 
 /*
  * One bin of a reliability diagram computed by the caller (the same fields
- * as smx_reliability_bin of smx_scores.h, copied field by field). This
+ * as smx_reliability_bin of smx_metrics.h, copied field by field). This
  * struct is complete: it will not grow, so positional initializers are fine.
  */
 typedef struct smx_report_bin {

@@ -5,8 +5,6 @@
 #define SMX_PY_IMPORT_ARRAY
 #include "arrays.h"
 #include "bindings.h"
-#include "ops.h"
-#include "variants_loss.h"
 #include "smx/smx.h"
 
 #define SMX_PY_COMMON_DOC                                                                                  \
@@ -59,42 +57,10 @@ static PyObject *py_isa(PyObject *self, PyObject *unused) {
   return PyUnicode_FromString(smx_isa());
 }
 
+#define SMX_PY_ENTRY(py, fn, kind, doc) {#py, (PyCFunction)(void (*)(void))smx_py_##fn, SMX_PY_FLAGS_##kind, doc},
 static PyMethodDef methods[] = {
-    {"softmax", (PyCFunction)(void (*)(void))smx_py_softmax, METH_VARARGS | METH_KEYWORDS, softmax_doc},
-    {"log_softmax", (PyCFunction)(void (*)(void))smx_py_log_softmax, METH_VARARGS | METH_KEYWORDS, log_softmax_doc},
-    {"sigmoid", (PyCFunction)(void (*)(void))smx_py_sigmoid, METH_VARARGS | METH_KEYWORDS, sigmoid_doc},
-    {"logsumexp", (PyCFunction)(void (*)(void))smx_py_logsumexp, METH_VARARGS | METH_KEYWORDS, logsumexp_doc},
     {"isa", py_isa, METH_NOARGS, isa_doc},
-    {"attention", (PyCFunction)(void (*)(void))smx_py_attention, METH_VARARGS | METH_KEYWORDS, smx_py_attention_doc},
-    {"attention_backward", (PyCFunction)(void (*)(void))smx_py_attention_backward, METH_VARARGS | METH_KEYWORDS,
-     smx_py_attention_backward_doc},
-#define SMX_PY_FN(name) {#name, (PyCFunction)(void (*)(void))smx_py_##name, METH_VARARGS | METH_KEYWORDS, name##_doc}
-    SMX_PY_FN(cross_entropy),
-    SMX_PY_FN(softmax_topk), SMX_PY_FN(topk), SMX_PY_FN(sample), SMX_PY_FN(gumbel_softmax),
-    SMX_PY_FN(gumbel_softmax_backward), SMX_PY_FN(score), SMX_PY_FN(ood_metrics), SMX_PY_FN(calibration),
-    SMX_PY_FN(fit_temperature), SMX_PY_FN(kl_templates),
-    /* losses on softmax outputs (variants_loss.c) */
-    SMX_PY_FN(focal_loss), SMX_PY_FN(info_nce), SMX_PY_FN(dice_loss),
-    /* MultiMax (variants_multi.c) */
-    SMX_PY_FN(multimax), SMX_PY_FN(multimax_backward),
-    /* Noisy Softmax (variants_noisy.c) */
-    SMX_PY_FN(noisy_softmax_loss), SMX_PY_FN(noisy_softmax_noise),
-#undef SMX_PY_FN
-    {"_sparse_loss_rows", smx_py_sparse_loss_rows, METH_VARARGS, smx_py_sparse_loss_rows_doc},
-    {"_rows", (PyCFunction)(void (*)(void))smx_py_rows, METH_VARARGS | METH_KEYWORDS, smx_py_rows_doc},
-    {"_op_info", smx_py_op_info, METH_O, smx_py_op_info_doc},
-    {"_op_names", smx_py_op_names, METH_NOARGS, smx_py_op_names_doc},
-    /* every target loss of the op table (tloss.c; python/smx/_losses.py) */
-    {"_tloss", (PyCFunction)(void (*)(void))smx_py_tloss, METH_VARARGS | METH_KEYWORDS, smx_py_tloss_doc},
-    {"_mixture", (PyCFunction)(void (*)(void))smx_py_mixture, METH_VARARGS | METH_KEYWORDS, smx_py_mixture_doc},
-    {"_kd_loss", (PyCFunction)(void (*)(void))smx_py_kd_loss, METH_VARARGS | METH_KEYWORDS, smx_py_kd_loss_doc},
-    /* smx.FeatureOOD's private functions (feature_ops.c) */
-    {"_feature_fit", (PyCFunction)(void (*)(void))smx_py_feature_fit, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"_feature_score", (PyCFunction)(void (*)(void))smx_py_feature_score, METH_VARARGS | METH_KEYWORDS, NULL},
-    {"_feature_save", smx_py_feature_save, METH_VARARGS, NULL},
-    {"_feature_load", smx_py_feature_load, METH_VARARGS, NULL},
-    {"_feature_info", smx_py_feature_info, METH_O, NULL},
-    {"_feature_requires", smx_py_feature_requires, METH_O, NULL},
+    SMX_PY_METHODS(SMX_PY_ENTRY)
     {NULL, NULL, 0, NULL},
 };
 

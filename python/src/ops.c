@@ -5,6 +5,8 @@
  */
 #include "ops.h"
 
+#include "bindings.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

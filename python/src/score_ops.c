@@ -1,6 +1,6 @@
 /*
  * smx.score, ood_metrics, calibration, fit_temperature: the f32 entry points
- * of include/smx/smx_scores.h (float16 and float64 logits are converted to
+ * of include/smx/smx_scores.h and smx_metrics.h (float16 and float64 logits are converted to
  * float32 first), one call each with the GIL released, results as float64
  * NumPy arrays or dicts.
  */
@@ -15,9 +15,9 @@
 
 PyObject *smx_py_no_optimum_error = NULL;
 
-/* labels: integers, one per row of m, as int32. */
+/* labels: integers, one per row of m, as int64 (the library's target type). */
 static PyArrayObject *labels_for(const char *fn, PyObject *lo, const smx_py_matrix *m) {
-  PyArrayObject *l = smx_py_int_input(fn, "labels", lo, NPY_INT32);
+  PyArrayObject *l = smx_py_int_input(fn, "labels", lo, NPY_INT64);
   if (!l) return NULL;
   int nd = PyArray_NDIM(m->arr), same = PyArray_NDIM(l) == nd - 1;
   for (int d = 0; same && d < nd - 1; d++) same = PyArray_DIM(l, d) == PyArray_DIM(m->arr, d);
@@ -26,43 +26,15 @@ static PyArrayObject *labels_for(const char *fn, PyObject *lo, const smx_py_matr
     Py_DECREF(l);
     return NULL;
   }
-  const int32_t *v = PyArray_DATA(l);
+  const int64_t *v = PyArray_DATA(l);
   for (size_t r = 0; r < m->rows; r++) {
-    if (v[r] < 0 || (size_t)v[r] >= m->cols) {
-      PyErr_Format(PyExc_ValueError, "%s: label %d (row %zu) is outside [0, %zu)", fn, (int)v[r], r, m->cols);
+    if (v[r] < 0 || (uint64_t)v[r] >= (uint64_t)m->cols) {
+      PyErr_Format(PyExc_ValueError, "%s: label %lld (row %zu) is outside [0, %zu)", fn, (long long)v[r], r, m->cols);
       Py_DECREF(l);
       return NULL;
     }
   }
   return l;
-}
-
-/* smx.score over row blocks of a fixed size on up to `threads` threads: every row's score is its own, so
- * the result does not depend on the thread count. */
-#define SMX_PY_SCORE_BLOCK 1024
-typedef struct score_job {
-  smx_score_kind kind;
-  const float *x;
-  size_t ld, rows, cols;
-  const smx_score_params *p;
-  double *out;
-  smx_status *status;
-} score_job;
-
-static void score_task(void *ctx, size_t t) {
-  score_job *j = ctx;
-  size_t r0 = t * SMX_PY_SCORE_BLOCK, n = j->rows - r0 < SMX_PY_SCORE_BLOCK ? j->rows - r0 : SMX_PY_SCORE_BLOCK;
-  j->status[t] = smx_scores_rows_f32(j->kind, j->x + r0 * j->ld, j->ld, n, j->cols, j->p, j->out + r0);
-}
-
-static smx_status score_rows(score_job *j, int threads) {
-  size_t ntasks = (j->rows + SMX_PY_SCORE_BLOCK - 1) / SMX_PY_SCORE_BLOCK;
-  if (threads <= 1 || ntasks <= 1) return smx_scores_rows_f32(j->kind, j->x, j->ld, j->rows, j->cols, j->p, j->out);
-  if (!(j->status = calloc(ntasks, sizeof *j->status))) return SMX_E_NOMEM;
-  smx_status s = smx_parallel_for(threads, ntasks, score_task, j);
-  for (size_t t = 0; t < ntasks && s == SMX_OK; t++) s = j->status[t];
-  free(j->status);
-  return s;
 }
 
 PyObject *smx_py_score(PyObject *self, PyObject *args, PyObject *kwargs) {
@@ -144,9 +116,11 @@ PyObject *smx_py_score(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (!(out = (PyArrayObject *)PyArray_SimpleNew(nd - 1, shape, NPY_DOUBLE))) goto done;
   smx_status s = SMX_OK;
   if (m.rows > 0) {
-    score_job j = {kind, PyArray_DATA(m.arr), m.cols, m.rows, m.cols, &p, PyArray_DATA(out), NULL};
+    const float *xp = PyArray_DATA(m.arr);
+    double *op = PyArray_DATA(out);
+    smx_options o = {.threads = threads};
     Py_BEGIN_ALLOW_THREADS
-    s = score_rows(&j, threads);
+    s = smx_scores_rows_f32(xp, m.cols, op, m.rows, m.cols, kind, &p, &o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
@@ -220,7 +194,8 @@ PyObject *smx_py_ood_metrics(PyObject *self, PyObject *args, PyObject *kwargs) {
   {
     const void *ap = PyArray_DATA(a), *bp = PyArray_DATA(b);
     Py_BEGIN_ALLOW_THREADS
-    s = type == NPY_DOUBLE ? smx_ood_metrics_f64(ap, na, bp, nb, tpr, &r) : smx_ood_metrics_f32(ap, na, bp, nb, tpr, &r);
+    s = type == NPY_DOUBLE ? smx_ood_metrics_f64(ap, bp, &r, na, nb, tpr, NULL)
+                           : smx_ood_metrics_f32(ap, bp, &r, na, nb, tpr, NULL);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
@@ -282,9 +257,10 @@ PyObject *smx_py_calibration(PyObject *self, PyObject *args, PyObject *kwargs) {
   smx_status s;
   {
     const float *xp = PyArray_DATA(m.arr);
-    const int32_t *lp = PyArray_DATA(l);
+    const int64_t *lp = PyArray_DATA(l);
+    smx_options o = {.temperature = T};
     Py_BEGIN_ALLOW_THREADS
-    s = smx_calibration_rows_f32(xp, m.cols, m.rows, m.cols, lp, T, (size_t)bins, &c, rb);
+    s = smx_calibration_rows_f32(xp, m.cols, lp, &c, rb, m.rows, m.cols, (size_t)bins, &o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
@@ -351,9 +327,9 @@ PyObject *smx_py_fit_temperature(PyObject *self, PyObject *args, PyObject *kwarg
   smx_status s;
   {
     const float *xp = PyArray_DATA(m.arr);
-    const int32_t *lp = PyArray_DATA(l);
+    const int64_t *lp = PyArray_DATA(l);
     Py_BEGIN_ALLOW_THREADS
-    s = smx_temperature_fit_f32(xp, m.cols, m.rows, m.cols, lp, &T, &ti);
+    s = smx_temperature_fit_f32(xp, m.cols, lp, &T, &ti, m.rows, m.cols, NULL);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK && s != SMX_E_NO_OPTIMUM) {
@@ -412,7 +388,7 @@ PyObject *smx_py_kl_templates(PyObject *self, PyObject *args, PyObject *kwargs) 
     const float *xp = PyArray_DATA(m.arr);
     double *tp = PyArray_DATA(t);
     Py_BEGIN_ALLOW_THREADS
-    s = smx_kl_templates_fit_f32(xp, m.cols, m.rows, m.cols, tp, NULL);
+    s = smx_kl_templates_fit_f32(xp, m.cols, tp, NULL, m.rows, m.cols, NULL);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {

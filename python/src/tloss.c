@@ -9,6 +9,8 @@
  * other layout (a class axis that is not unit-stride, rows not evenly spaced) is copied once to a C array.
  * Half storage runs the op's own f16 / bf16 entry, or float32 (one converted copy) where it has none.
  */
+#include "bindings.h"
+
 #include <stdio.h>
 #include <string.h>
 

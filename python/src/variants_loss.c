@@ -7,6 +7,8 @@
  */
 #include "variants_loss.h"
 
+#include "bindings.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <string.h>

@@ -6,29 +6,13 @@
  * Pass 1 (a key tile) sums dV += P^T dO and dK += dS^T (scale Q) over every
  * query block of its KV head; pass 2 (a query block) sums dQ += dS K over every
  * key tile its rows see. FlashAttention-2: Dao 2023, arXiv 2307.08691, Alg. 2.
+ * The variants' own steps (softpick, QK-norm, differential) are in
+ * backward_variants.c.
  */
 #include <math.h>
 #include <string.h>
 
 #include "attention/backward.h"
-
-/* A worker's slice: the forward's (st, lo, hi and fac for the options; qr holds the scaled Q rows, o the dO
- * rows, kbuf and vbuf the K and V tiles, tmp a row), then the backward's own buffers. */
-typedef struct bslice {
-  smx_attn_slice f;
-  float *p, *dp, *raw;      /* rows x SMX_ATTN_BK: P, dP then dS, the scores before the options */
-  float *kt, *vt;           /* the key tile transposed: Dqk x SMX_ATTN_BK, Dv x SMX_ATTN_BK     */
-  float *dka, *dva, *dqa;   /* the sums: SMX_ATTN_BK x Dqk, SMX_ATTN_BK x Dv, rows x Dqk        */
-  float *dvec, *lse, *rsum; /* per row: D, lse, the row sums of dS (FoX)                         */
-  float *csum;              /* FoX: per query head of the group, the column sums of dS          */
-  /* Q rows and K tile for the gradient products, with non-finite rows set to 0: a key hidden from a row has
-   * dS = 0 there, and 0 x NaN would carry a NaN of Q or K to rows and keys that do not see it (the rows that
-   * do see it have dS NaN already, through their lse) */
-  float *qg, *kg;
-  int qbad, kbad;           /* whether qg / kg differ from the rows as loaded */
-  /* differential attention: the second map's scores, P, dP then dS, raw scores; per row its lse and D */
-  float *st2, *p2, *dp2, *raw2, *lse2, *dvec2;
-} bslice;
 
 static size_t lines(size_t floats) { return (floats + 15) / 16 * 64; }
 
@@ -41,9 +25,9 @@ size_t smx_attn_bwd_slice_bytes(const struct smx_attention_plan *p) {
          (diff ? 4 * lines(r * bk) + 2 * lines(r) : 0);
 }
 
-static bslice carve(const struct smx_attention_plan *p, unsigned char *at) {
+smx_attn_bslice smx_attn_bwd_carve(const struct smx_attention_plan *p, unsigned char *at) {
   size_t r = p->rows_pad, dq = p->d.dim_qk, dv = p->d.dim_v, bk = SMX_ATTN_BK;
-  bslice w;
+  smx_attn_bslice w;
   w.f = smx_attn_carve(p, at);
   at += p->ws_worker;
   w.p = take(&at, r * bk);
@@ -118,7 +102,7 @@ static const float *finite_rows(size_t n, size_t dim, const float *x, size_t ld,
   return copy;
 }
 
-static const float *load_tile(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t j0, size_t nk, size_t *ldk) {
+const float *smx_attn_bwd_load_tile(smx_attn_bwd *bw, smx_attn_bslice *w, size_t b, size_t g, size_t j0, size_t nk, size_t *ldk) {
   smx_attn_run *run = &bw->run;
   const smx_attention_desc *d = &run->p->d;
   size_t ldv;
@@ -131,7 +115,7 @@ static const float *load_tile(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, s
 
 /* The key ranges of query block (g, t) into w->f.lo / hi; their union [lo_u, hi_u) and intersection
  * [lo_i, hi_i); whether every row of the block is a real one. */
-static int block_ranges(const struct smx_attention_plan *p, bslice *w, size_t g, size_t t, int64_t *lo_u,
+int smx_attn_bwd_block_ranges(const struct smx_attention_plan *p, smx_attn_bslice *w, size_t g, size_t t, int64_t *lo_u,
                         int64_t *hi_u, int64_t *lo_i, int64_t *hi_i) {
   int full = 1;
   *lo_u = (int64_t)p->d.len_k;
@@ -159,30 +143,10 @@ static int block_ranges(const struct smx_attention_plan *p, bslice *w, size_t g,
 
 static float sigmoid(float g) { return 1.0f / (1.0f + expf(-g)); }
 
-/* QK-norm's backward on one row (RMSNorm, x^ = x r w, r = 1 / sqrt(mean x^2 + eps) as the forward forms it):
- * g = dLoss/dx^ in place becomes dLoss/dx = r (dy - y mean(dy y)), y = x r, dy = g w; acc (the weights'
- * gradient, or NULL) += g y. A row whose g is all 0 (no query row sees the key) keeps 0 and adds nothing,
- * whatever x holds: a hidden key adds exactly 0, as without QK-norm. */
-static void rms_norm_vjp(float *g, const float *x, size_t n, float eps, const float *wt, float *acc) {
-  int any = 0;
-  for (size_t t = 0; t < n; t++) any |= g[t] != 0.0f;
-  if (!any) return;
-  double ss = 0.0, dot = 0.0;
-  for (size_t t = 0; t < n; t++) ss += (double)x[t] * x[t];
-  float r = (float)(1.0 / sqrt(ss / (double)n + eps));
-  for (size_t t = 0; t < n; t++) {
-    float y = x[t] * r;
-    dot += (double)(g[t] * (wt ? wt[t] : 1.0f)) * y;
-    if (acc) acc[t] += g[t] * y;
-  }
-  float c = (float)(dot / (double)n);
-  for (size_t t = 0; t < n; t++) g[t] = r * (g[t] * (wt ? wt[t] : 1.0f) - x[t] * r * c);
-}
-
 /* The rows of query block (g, t) of batch b: scale Q, dO (times the gate's sigmoid), D = dO . O (O as stored:
  * with a gate, dO_in . O_in = dO . O), lse, the SSMax factor; padding rows get zeros and lse = +inf (P = 0).
  * Pass 2 also writes dgate. */
-static void load_block(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t, int pass2) {
+void smx_attn_bwd_load_block(smx_attn_bwd *bw, smx_attn_bslice *w, size_t b, size_t g, size_t t, int pass2) {
   smx_attn_run *run = &bw->run;
   const struct smx_attention_plan *p = run->p;
   const smx_attention_desc *d = &p->d;
@@ -233,75 +197,14 @@ static void load_block(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t
   finite_rows(p->rows, dq, w->f.qr, dq, w->qg, &ldq, &w->qbad);   /* for dK += dS^T Q */
 }
 
-/* Softpick (the forward's lse is log(sum_j |e^{z_j} - 1| + eps e^m), so w = relu(e^z - 1) e^{-lse}): the
- * weights into p (for dV) and dS = e^{z - lse} (1[z > 0] dP - sign(z) D) over dP in place. The eps term's
- * own derivative through the row maximum m (-eps e^{m - lse} D at the first maximum) is left out: it is at
- * most 1e-8 of that key's e^{m - lse} |D|, far inside the bound, and m is not saved. A masked key gives 0;
- * a NaN lse (a NaN among the row's scores) gives NaN weights and dS on every key the row sees. */
-static void softpick_ds(size_t nr, size_t nk, const float *st, const float *lse, const float *dvec, float *p,
-                        float *dp) {
-  size_t BK = SMX_ATTN_BK;
-  for (size_t r = 0; r < nr; r++) {
-    float el = expf(-lse[r]), d = dvec[r];   /* e^{-lse} <= about 1e8: the eps term bounds e^{lse} below */
-    for (size_t c = 0; c < nk; c++) {
-      float z = st[r * BK + c], *ds = dp + r * BK + c;
-      if (z == -INFINITY) {
-        p[r * BK + c] = 0.0f;
-        *ds = 0.0f;
-        continue;
-      }
-      float e = expf(z - lse[r]);
-      /* e^z - 1 as expm1 below z = 1, where e^{z - lse} - e^{-lse} would cancel; 0 x e^{-lse} keeps a NaN lse */
-      p[r * BK + c] = z > 0.0f ? (z < 1.0f ? expm1f(z) * el : e - el) : 0.0f * el;
-      *ds = e * (z > 0.0f ? *ds - d : z < 0.0f ? d : 0.0f);
-    }
-  }
-}
-
-/* Differential attention, O = softmax(z1) V - lambda softmax(z2) V (z1, z2 from the halves of the Q and K
- * dimensions, the same options on both): each map's scores S1 (w->f.st) and S2 (w->st2) with the per-score
- * options (raw scores kept for softcap), P1 = e^{S1 - lse1} (w->p), P2 = e^{S2 - lse2} (w->p2) and dP = dO V^T
- * (both maps share V). With grads: dS1 = P1 (dP - D1) (w->dp), dS2 = -lambda P2 (dP - D2) (w->dp2), D_m =
- * dO . O_m, and w->p = P1 - lambda P2, the weights of dV. */
-static void diff_tile(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk, int inside,
-                      int grads) {
-  smx_attn_run *run = &bw->run;
-  const struct smx_attention_plan *p = run->p;
-  const struct smx_attn_bwd_ukernels *bk = bw->bk;
-  size_t nr = p->rows, dq = p->d.dim_qk, dv = p->d.dim_v, dqe = dq / 2, BK = SMX_ATTN_BK;
-  for (int m = 0; m < 2; m++) {
-    float *st = m ? w->st2 : w->f.st;
-    bk->gemm(nr, nk, dqe, w->f.qr + (size_t)m * dqe, dq, 1, w->kt + (size_t)m * dqe * BK, BK, st, BK, 0);
-    if (p->softcap > 0)
-      for (size_t r = 0; r < nr; r++) memcpy((m ? w->raw2 : w->raw) + r * BK, st + r * BK, nk * sizeof(float));
-    if (!inside || p->elementwise) {
-      smx_attn_slice f = w->f;
-      f.st = st;
-      smx_attn_transform(run, &f, b, g, t, j0, nk, BK, 1);
-    }
-    bk->probs(nr, nk, st, BK, m ? w->lse2 : w->lse, m ? w->p2 : w->p, BK);
-  }
-  bk->gemm(nr, nk, dv, w->f.o, dv, 1, w->vt, BK, w->dp, BK, 0);
-  if (!grads) return;
-  for (size_t r = 0; r < nr; r++) memcpy(w->dp2 + r * BK, w->dp + r * BK, nk * sizeof(float));
-  bk->dscores(nr, nk, w->f.st, BK, w->p, BK, w->dp, BK, w->dvec);
-  bk->dscores(nr, nk, w->st2, BK, w->p2, BK, w->dp2, BK, w->dvec2);
-  float lam = p->diff_lambda;
-  for (size_t r = 0; r < nr; r++)
-    for (size_t c = 0; c < nk; c++) {
-      w->dp2[r * BK + c] *= -lam;
-      w->p[r * BK + c] -= lam * w->p2[r * BK + c];
-    }
-}
-
 /* P and dS = dLoss/dz of the block's rows against the key tile in w->kt / w->vt (S kept in w->f.st). */
-static void tile_ds(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk, int inside) {
+static void tile_ds(smx_attn_bwd *bw, smx_attn_bslice *w, size_t b, size_t g, size_t t, size_t j0, size_t nk, int inside) {
   smx_attn_run *run = &bw->run;
   const struct smx_attention_plan *p = run->p;
   const struct smx_attn_bwd_ukernels *bk = bw->bk;
   size_t nr = p->rows, dq = p->d.dim_qk, dv = p->d.dim_v, BK = SMX_ATTN_BK;
   if (w->st2) {
-    diff_tile(bw, w, b, g, t, j0, nk, inside, 1);
+    smx_attn_bwd_diff_tile(bw, w, b, g, t, j0, nk, inside, 1);
     return;
   }
   bk->gemm(nr, nk, dq, w->f.qr, dq, 1, w->kt, BK, w->f.st, BK, 0);
@@ -325,7 +228,7 @@ static void tile_ds(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t, s
   }
   if (p->d.kind == SMX_ATTN_SOFTPICK) {
     bk->gemm(nr, nk, dv, w->f.o, dv, 1, w->vt, BK, w->dp, BK, 0);
-    softpick_ds(nr, nk, w->f.st, w->lse, w->dvec, w->p, w->dp);
+    bk->softpick(nr, nk, w->f.st, BK, w->lse, w->dvec, w->p, BK, w->dp, BK);
     return;
   }
   bk->probs(nr, nk, w->f.st, BK, w->lse, w->p, BK);
@@ -335,7 +238,7 @@ static void tile_ds(smx_attn_bwd *bw, bslice *w, size_t b, size_t g, size_t t, s
 
 /* dS = dLoss/dz into dLoss/d(scale q.k): softcap's 1 - tanh^2 and SSMax's factor (the bias, ALiBi and FoX
  * are added after both). Zeros (hidden keys) stay 0 whatever the raw score was. */
-static void tile_chain(const struct smx_attention_plan *p, bslice *w, size_t nk) {
+static void tile_chain(const struct smx_attention_plan *p, smx_attn_bslice *w, size_t nk) {
   if (!(p->softcap > 0) && p->ssmax_s == 0) return;
   for (int m = 0; m < (w->st2 ? 2 : 1); m++) {   /* differential attention: each map on its own raw scores */
     float *dsm = m ? w->dp2 : w->dp, *raw = m ? w->raw2 : w->raw;
@@ -346,8 +249,10 @@ static void tile_chain(const struct smx_attention_plan *p, bslice *w, size_t nk)
         if (*ds == 0.0f) continue;
         float dz = fac;
         if (p->softcap > 0) {
-          float th = tanhf(raw[r * SMX_ATTN_BK + c] / p->softcap);
-          dz *= 1.0f - th * th;
+          /* 1 - tanh^2(y) as 4 a / (1 + a)^2, a = e^{-2|y|}: 1 - th^2 cancels where the cap saturates (|y| of
+           * a few), relatively 2^-24 / (1 - th^2) (soak case 0x6ac7c9872951ce92: dq 2x its bound) */
+          float a = expf(-2.0f * fabsf(raw[r * SMX_ATTN_BK + c] / p->softcap));
+          dz *= 4.0f * a / ((1.0f + a) * (1.0f + a));
         }
         *ds *= dz;
       }
@@ -360,7 +265,7 @@ void smx_attn_bwd_kv_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
   const struct smx_attention_plan *p = run->p;
   const smx_attention_desc *d = &p->d;
   const struct smx_attn_bwd_ukernels *bk = bw->bk;
-  bslice w = carve(p, slice);
+  smx_attn_bslice w = smx_attn_bwd_carve(p, slice);
   size_t kt = task % bw->n_kt, bg = task / bw->n_kt, g = bg % d->heads_kv, b = bg / d->heads_kv;
   size_t j0 = kt * SMX_ATTN_BK, nk = d->len_k - j0 < SMX_ATTN_BK ? d->len_k - j0 : SMX_ATTN_BK;
   size_t dq = d->dim_qk, dv = d->dim_v, nr = p->rows, BK = SMX_ATTN_BK;
@@ -371,14 +276,14 @@ void smx_attn_bwd_kv_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
   int loaded = 0;
   for (size_t t = 0; t < p->n_qt; t++) {
     int64_t lo_u, hi_u, lo_i, hi_i;
-    int full = block_ranges(p, &w, g, t, &lo_u, &hi_u, &lo_i, &hi_i);
+    int full = smx_attn_bwd_block_ranges(p, &w, g, t, &lo_u, &hi_u, &lo_i, &hi_i);
     if (hi_u <= (int64_t)j0 || lo_u >= (int64_t)(j0 + nk)) continue;   /* no row of the block sees the tile */
     if (!loaded) {
       size_t ldk;
-      load_tile(bw, &w, b, g, j0, nk, &ldk);
+      smx_attn_bwd_load_tile(bw, &w, b, g, j0, nk, &ldk);
       loaded = 1;
     }
-    load_block(bw, &w, b, g, t, 0);
+    smx_attn_bwd_load_block(bw, &w, b, g, t, 0);
     int inside = full && lo_i <= (int64_t)j0 && (int64_t)(j0 + nk) <= hi_i;
     tile_ds(bw, &w, b, g, t, j0, nk, inside);
     bk->gemm(nk, dv, nr, w.p, 1, BK, w.f.o, dv, w.dva, dv, 1);   /* dV += P^T dO */
@@ -401,7 +306,7 @@ void smx_attn_bwd_kv_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
     size_t ldk;
     const float *kraw = load_rows_kv(run, run->a->k, d->k_stride, dq, b, g, j0, nk, w.f.kbuf, &ldk);
     memset(acc, 0, dq * sizeof(float));
-    for (size_t c = 0; c < nk; c++) rms_norm_vjp(w.dka + c * dq, kraw + c * ldk, dq, p->qk_eps, run->a->k_norm_w, acc);
+    for (size_t c = 0; c < nk; c++) smx_attn_bwd_rms_norm_vjp(w.dka + c * dq, kraw + c * ldk, dq, p->qk_eps, run->a->k_norm_w, acc);
   }
   for (size_t c = 0; c < nk; c++) {
     run->io.store(dq, w.dka + c * dq, (unsigned char *)bw->g->dk + (base + c) * dq * es);
@@ -419,14 +324,14 @@ void smx_attn_bwd_q_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
   const struct smx_attention_plan *p = run->p;
   const smx_attention_desc *d = &p->d;
   const struct smx_attn_bwd_ukernels *bk = bw->bk;
-  bslice w = carve(p, slice);
+  smx_attn_bslice w = smx_attn_bwd_carve(p, slice);
   size_t t = task % p->n_qt, bg = task / p->n_qt, g = bg % d->heads_kv, b = bg / d->heads_kv;
   size_t dq = d->dim_qk, nr = p->rows, BK = SMX_ATTN_BK, lk = d->len_k;
   float *dbias = d->mask_kind == SMX_ATTN_MASK_BIAS ? bw->g->dbias : NULL;
   int fox = d->fox && bw->g->dfox;
   int64_t lo_u, hi_u, lo_i, hi_i;
-  int full = block_ranges(p, &w, g, t, &lo_u, &hi_u, &lo_i, &hi_i);
-  load_block(bw, &w, b, g, t, 1);
+  int full = smx_attn_bwd_block_ranges(p, &w, g, t, &lo_u, &hi_u, &lo_i, &hi_i);
+  smx_attn_bwd_load_block(bw, &w, b, g, t, 1);
   memset(w.dqa, 0, nr * dq * sizeof(float));
   memset(w.rsum, 0, nr * sizeof(float));
   if (dbias)   /* every entry of the rows: tiles no row sees are 0 */
@@ -437,7 +342,7 @@ void smx_attn_bwd_q_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
   if (hi_u > lo_u)
     for (size_t j0 = (size_t)lo_u / BK * BK; j0 < (size_t)hi_u; j0 += BK) {
       size_t nk = lk - j0 < BK ? lk - j0 : BK, ldk;
-      const float *kf = load_tile(bw, &w, b, g, j0, nk, &ldk);
+      const float *kf = smx_attn_bwd_load_tile(bw, &w, b, g, j0, nk, &ldk);
       int inside = full && lo_i <= (int64_t)j0 && (int64_t)(j0 + nk) <= hi_i;
       tile_ds(bw, &w, b, g, t, j0, nk, inside);
       for (size_t r = 0; r < nr; r++) {
@@ -476,76 +381,9 @@ void smx_attn_bwd_q_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
     if (acc) {   /* dQ^ of the normalised row into dQ through the RMSNorm; this block's part of dq_norm_w */
       run->io.load(dq, (const unsigned char *)run->a->q + (b * d->q_stride[0] + h * d->q_stride[1] + i * d->q_stride[2]) * es,
                    w.f.qt);
-      rms_norm_vjp(w.f.tmp, w.f.qt, dq, p->qk_eps, run->a->q_norm_w, acc);
+      smx_attn_bwd_rms_norm_vjp(w.f.tmp, w.f.qt, dq, p->qk_eps, run->a->q_norm_w, acc);
     }
     run->io.store(dq, w.f.tmp, (unsigned char *)bw->g->dq + row * dq * es);
     if (fox) bw->g->dfox[(b * d->heads_q + h) * lk + (size_t)smx_attn_pos(p, i)] += w.rsum[r];
-  }
-}
-
-/* Differential attention's first pass, per query block: the second map's lse (the forward keeps the first's
- * only), by a running maximum over the key tiles the rows see, and each map's D_m = dO . O_m = sum_j P_m dP
- * (the stored O is O1 - lambda O2, which does not give them apart), summed in double in key order. A NaN in
- * either map makes both lse NaN: the row's gradients are NaN, as a NaN in O makes them without the split. */
-void smx_attn_bwd_diff_task(smx_attn_bwd *bw, size_t task, unsigned char *slice) {
-  smx_attn_run *run = &bw->run;
-  const struct smx_attention_plan *p = run->p;
-  const smx_attention_desc *d = &p->d;
-  bslice w = carve(p, slice);
-  size_t t = task % p->n_qt, bg = task / p->n_qt, g = bg % d->heads_kv, b = bg / d->heads_kv;
-  size_t nr = p->rows, BK = SMX_ATTN_BK, lk = d->len_k;
-  int64_t lo_u, hi_u, lo_i, hi_i;
-  int full = block_ranges(p, &w, g, t, &lo_u, &hi_u, &lo_i, &hi_i);
-  load_block(bw, &w, b, g, t, 0);
-  double *acc = (double *)(void *)w.dp2;   /* per row: l2, sum e^{S2 - m2} dP, D1 (dS2 is not formed here) */
-  float *m2 = w.rsum;
-  for (size_t r = 0; r < nr; r++) {
-    acc[3 * r] = acc[3 * r + 1] = acc[3 * r + 2] = 0.0;
-    m2[r] = -INFINITY;
-    w.lse2[r] = INFINITY;   /* P2 is not formed here: probs of map 2 give 0 */
-  }
-  if (hi_u > lo_u)
-    for (size_t j0 = (size_t)lo_u / BK * BK; j0 < (size_t)hi_u; j0 += BK) {
-      size_t nk = lk - j0 < BK ? lk - j0 : BK, ldk;
-      load_tile(bw, &w, b, g, j0, nk, &ldk);
-      int inside = full && lo_i <= (int64_t)j0 && (int64_t)(j0 + nk) <= hi_i;
-      diff_tile(bw, &w, b, g, t, j0, nk, inside, 0);
-      for (size_t r = 0; r < nr; r++) {
-        const float *s2 = w.st2 + r * BK, *p1 = w.p + r * BK, *dpr = w.dp + r * BK;
-        double d1 = 0.0;
-        float mt = -INFINITY;
-        int nan = 0;
-        for (size_t c = 0; c < nk; c++) {
-          d1 += (double)p1[c] * dpr[c];
-          nan |= s2[c] != s2[c];
-          mt = s2[c] > mt ? s2[c] : mt;
-        }
-        acc[3 * r + 2] += d1;
-        if (nan) acc[3 * r] = NAN;
-        if (mt == -INFINITY) continue;   /* no key of the tile for this row */
-        float mn = mt > m2[r] ? mt : m2[r];
-        double sc = m2[r] == -INFINITY ? 0.0 : exp((double)m2[r] - mn), l = 0.0, a = 0.0;
-        for (size_t c = 0; c < nk; c++) {
-          if (s2[c] == -INFINITY) continue;
-          double e = exp((double)s2[c] - mn);
-          l += e;
-          a += e * dpr[c];
-        }
-        acc[3 * r] = acc[3 * r] * sc + l;
-        acc[3 * r + 1] = acc[3 * r + 1] * sc + a;
-        m2[r] = mn;
-      }
-    }
-  for (size_t r = 0; r < nr; r++) {
-    size_t h, i;
-    if (!smx_attn_row_of(p, g, t, r, &h, &i)) continue;
-    float *dr = bw->diffrow + ((b * d->heads_q + h) * d->len_q + i) * 4;
-    double l2 = acc[3 * r];
-    float lse1 = w.lse[r], lse2 = l2 > 0.0 ? m2[r] + (float)log(l2) : l2 == 0.0 ? -INFINITY : NAN;
-    int nan = lse1 != lse1 || lse2 != lse2;
-    dr[0] = nan ? NAN : lse1;
-    dr[1] = nan ? NAN : lse2;
-    dr[2] = nan ? NAN : (float)acc[3 * r + 2];
-    dr[3] = nan ? NAN : l2 > 0.0 ? (float)(acc[3 * r + 1] / l2) : 0.0f;
   }
 }

@@ -6,6 +6,7 @@ const char *smx_status_string(smx_status s) {
     case SMX_E_INVALID_ARG: return "invalid argument";
     case SMX_E_UNSUPPORTED: return "unsupported on this machine";
     case SMX_E_NOT_BUILT: return "not built: an optional library was missing when smx was built";
+    case SMX_E_DEVICE: return "device error: smx_cuda_last_error() has CUDA's message";
     case SMX_E_NOMEM: return "out of memory";
     case SMX_E_WORKSPACE_TOO_SMALL: return "workspace too small";
     case SMX_E_PARSE: return "malformed input";

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/grid.h"
+#include "core/ksum.h"
 #include "core/operands.h"
 #include "core/options.h"
 #include "smx/smx.h"
@@ -35,36 +36,44 @@ static void st_at(const mos_job *j, void *p, size_t i, double v) {
   else ((float *)p)[i] = (float)v;
 }
 
-/* log-sum-exp of v[0..n) (with stride 1 in doubles); -inf when every entry is -inf; NaN with a NaN */
-static double lse(const double *v, size_t n) {
+/* log-sum-exp of v[0..n) as m + *ls (m the largest entry, *ls = log sum exp(v - m), kept apart: m + ls rounds
+ * ls away when |m| is large, and x - m is exact where x is near m); m = -inf when every entry is -inf (*ls 0), NaN
+ * with a NaN */
+static double lse2(const double *v, size_t n, double *ls) {
   double m = -INFINITY;
+  *ls = 0.0;
   for (size_t i = 0; i < n; i++) {
     if (v[i] != v[i]) return NAN;
     if (v[i] > m) m = v[i];
   }
   if (m == -INFINITY || m == INFINITY) return m;
-  double s = 0.0;
-  for (size_t i = 0; i < n; i++) s += exp(v[i] - m);
-  return m + log(s);
+  double s = 0.0, e = 0.0;   /* compensated: a component row of 2^17 entries stays within a few ulps */
+  for (size_t i = 0; i < n; i++) smx_kadd(&s, &e, exp(v[i] - m));
+  *ls = log(s + e);
+  return m;
+}
+static double lse(const double *v, size_t n) {
+  double ls, m = lse2(v, n, &ls);
+  return m + ls;
 }
 
-/* scratch: cols (a component row) + cols (y) + 3 k doubles */
+/* scratch: cols (a component row) + cols (y) + 4 k doubles */
 static void mos_rows(void *ctx, size_t r0, size_t r1, void *scratch) {
   const mos_job *j = ctx;
   size_t n = j->cols, k = j->k;
-  double *row = scratch, *y = row + n, *lpi = y + n, *lsek = lpi + k, *t = lsek + k;
+  double *row = scratch, *y = row + n, *lpi = y + n, *lsek = lpi + k, *t = lsek + k, *lsk = t + k;
   for (size_t r = r0; r < r1; r++) {
     for (size_t c = 0; c < k; c++) lpi[c] = ld_at(j, j->w, r * j->ldw + c);
     double lw = lse(lpi, k);
     for (size_t c = 0; c < k; c++) lpi[c] -= lw;   /* log pi */
     for (size_t c = 0; c < k; c++) {
       for (size_t i = 0; i < n; i++) row[i] = ld_at(j, j->x, (r * k + c) * j->ldx + i);
-      lsek[c] = lse(row, n);
+      lsek[c] = lse2(row, n, &lsk[c]);   /* the component's lse is lsek + lsk */
     }
-    /* y_i = LSE_c (log pi_c + x_ci - lse_c) */
+    /* y_i = LSE_c (log pi_c + (x_ci - m_c) - ls_c) */
     for (size_t i = 0; i < n; i++) {
       for (size_t c = 0; c < k; c++) {
-        double v = ld_at(j, j->x, (r * k + c) * j->ldx + i) - lsek[c];
+        double v = (ld_at(j, j->x, (r * k + c) * j->ldx + i) - lsek[c]) - lsk[c];
         t[c] = lpi[c] + (v != v && lsek[c] == -INFINITY ? -INFINITY : v);   /* a fully masked component adds 0 */
       }
       y[i] = lse(t, k);
@@ -79,12 +88,12 @@ static void mos_rows(void *ctx, size_t r0, size_t r1, void *scratch) {
       /* A_c = sum_i g_i q_ci; dx_ci = g_i q_ci - s_ci A_c */
       double a = 0.0;
       for (size_t i = 0; i < n; i++) {
-        double ls = ld_at(j, j->x, (r * k + c) * j->ldx + i) - lsek[c];
+        double ls = (ld_at(j, j->x, (r * k + c) * j->ldx + i) - lsek[c]) - lsk[c];
         double q = y[i] == -INFINITY ? 0.0 : exp(lpi[c] + ls - y[i]);
         a += ld_at(j, j->g, r * j->ldg + i) * q;
       }
       for (size_t i = 0; i < n; i++) {
-        double ls = ld_at(j, j->x, (r * k + c) * j->ldx + i) - lsek[c];
+        double ls = (ld_at(j, j->x, (r * k + c) * j->ldx + i) - lsek[c]) - lsk[c];
         double q = y[i] == -INFINITY ? 0.0 : exp(lpi[c] + ls - y[i]);
         st_at(j, j->dx, (r * k + c) * j->lddx + i, ld_at(j, j->g, r * j->ldg + i) * q - exp(ls) * a);
       }
@@ -116,7 +125,7 @@ static smx_status run(int f64, const void *x, size_t ldx, const void *w, size_t 
                       SMX_ARG_IN(g, rows, cols, ldg, es), SMX_ARG_OUT(g ? NULL : y, rows, cols, ldy, es, 0),
                       SMX_ARG_OUT(dx, xr, cols, lddx, es, 0), SMX_ARG_OUT(dw, rows, k, lddw, es, 0) };
   if ((st = smx_check_args(args, 6)) != SMX_OK) return st;
-  size_t scratch = smx_mul(sizeof(double), 2 * cols + 3 * k, (size_t)-1 / 4);
+  size_t scratch = smx_mul(sizeof(double), 2 * cols + 4 * k, (size_t)-1 / 4);
   if (!scratch) return SMX_E_NOMEM;
   mos_job j = { f64, x, w, g, y, dx, dw, ldx, ldw, ldy, ldg, lddx, lddw, k, cols };
   smx_plan plan = smx_plan_rows(o.threads, rows, cols * k, 0);

@@ -1,5 +1,5 @@
 /*
- * Calibration figures of softmax(z / T) against labels (smx_scores.h),
+ * Calibration figures of softmax(z / T) against labels (smx_metrics.h),
  * accumulated over blocks of rows: running sums for accuracy, NLL and Brier,
  * per-bin sums for the equal-width and classwise ECE, and one (confidence,
  * correct) pair per row for the equal-mass ECE, whose edges need every
@@ -13,7 +13,8 @@
 #include "scores/exp_neg_f64.h"
 #include "scores/radix_sort.h"
 #include "core/operands.h"
-#include "smx/smx_scores.h"
+#include "scores/score_options.h"
+#include "smx/smx_metrics.h"
 
 #define MAX_BINS 100000
 
@@ -34,12 +35,14 @@ struct smx_calib_acc {
   size_t cap;
 };
 
-smx_status smx_calib_create(size_t cols, size_t bins, double temperature, uint32_t flags, smx_calib_acc **acc) {
+smx_status smx_calib_create(smx_calib_acc **acc, size_t cols, size_t bins, uint32_t flags, const smx_options *opt) {
+  smx_resolved_options o;
+  smx_status st = smx_scores_resolve_options(opt, 1, &o);
+  if (st != SMX_OK) return st;
   if (!acc || cols == 0) return SMX_E_INVALID_ARG;
   if (bins == 0) bins = 15;
   if (bins > MAX_BINS || (flags & ~(uint32_t)SMX_CALIB_NO_ADAPTIVE)) return SMX_E_INVALID_ARG;
-  if (temperature == 0.0) temperature = 1.0;
-  if (!(temperature > 0.0 && temperature <= DBL_MAX)) return SMX_E_INVALID_ARG;
+  double temperature = o.temperature;   /* 0 resolved to 1; negative, NaN and inf refused */
   if (cols > SIZE_MAX / sizeof(bin_sum) / bins) return SMX_E_INVALID_ARG;
   smx_calib_acc *a = calloc(1, sizeof *a);
   if (!a) return SMX_E_NOMEM;
@@ -59,8 +62,8 @@ smx_status smx_calib_create(size_t cols, size_t bins, double temperature, uint32
   return SMX_OK;
 }
 
-void smx_calib_destroy(smx_calib_acc *a) {
-  if (!a) return;
+smx_status smx_calib_destroy(smx_calib_acc *a) {
+  if (!a) return SMX_OK;
   free(a->edges);
   free(a->top);
   free(a->cls);
@@ -68,6 +71,7 @@ void smx_calib_destroy(smx_calib_acc *a) {
   free(a->conf);
   free(a->hit);
   free(a);
+  return SMX_OK;
 }
 
 /* Bin b with edges[b] < v <= edges[b + 1]; 0 also takes v <= 0. */
@@ -79,15 +83,15 @@ static size_t width_bin(const double *edges, size_t M, double v) {
   return b;
 }
 
-smx_status smx_calib_add_rows_f32(smx_calib_acc *a, const float *x, size_t ldx, size_t rows, const int32_t *labels) {
+smx_status smx_calib_add_rows_f32(smx_calib_acc *a, const float *x, size_t ldx, const int64_t *labels, size_t rows) {
   if (!a) return SMX_E_INVALID_ARG;
   if (rows == 0) return SMX_OK;
   size_t K = a->K, M = a->M;
-  if (!x || !labels || ldx < K || !smx_span(rows, K, ldx) || rows > (size_t)PTRDIFF_MAX / sizeof(int32_t))
+  if (!x || !labels || ldx < K || !smx_span(rows, K, ldx) || rows > (size_t)PTRDIFF_MAX / sizeof(int64_t))
     return SMX_E_INVALID_ARG;
   /* everything is checked before anything is accumulated */
   for (size_t r = 0; r < rows; r++) {
-    if (labels[r] < 0 || (size_t)labels[r] >= K) return SMX_E_INVALID_ARG;
+    if (labels[r] < 0 || (uint64_t)labels[r] >= (uint64_t)K) return SMX_E_INVALID_ARG;
     const float *z = x + r * ldx;
     float m = -INFINITY;
     for (size_t j = 0; j < K; j++) {
@@ -230,14 +234,14 @@ smx_status smx_calib_result(const smx_calib_acc *a, smx_calibration *out, smx_re
   return SMX_OK;
 }
 
-smx_status smx_calibration_rows_f32(const float *x, size_t ldx, size_t rows, size_t cols, const int32_t *labels,
-                                    double temperature, size_t bins, smx_calibration *out,
-                                    smx_reliability_bin *bins_out) {
+smx_status smx_calibration_rows_f32(const float *x, size_t ldx, const int64_t *labels, smx_calibration *out,
+                                    smx_reliability_bin *bins_out, size_t rows, size_t cols, size_t bins,
+                                    const smx_options *opt) {
   if (!out || rows == 0) return SMX_E_INVALID_ARG;
   smx_calib_acc *a = NULL;
-  smx_status s = smx_calib_create(cols, bins, temperature, 0, &a);
+  smx_status s = smx_calib_create(&a, cols, bins, 0, opt);
   if (s) return s;
-  s = smx_calib_add_rows_f32(a, x, ldx, rows, labels);
+  s = smx_calib_add_rows_f32(a, x, ldx, labels, rows);
   if (!s) s = smx_calib_result(a, out, bins_out);
   smx_calib_destroy(a);
   return s;

@@ -1,5 +1,5 @@
 /*
- * OOD detection metrics from ID and OOD score arrays (smx_scores.h).
+ * OOD detection metrics from ID and OOD score arrays (smx_metrics.h).
  *
  * Both arrays are mapped to order-preserving integer keys and radix sorted
  * separately (no labels to carry); a merge of the two sorted arrays then
@@ -12,7 +12,8 @@
 #include <stdlib.h>
 
 #include "scores/radix_sort.h"
-#include "smx/smx_scores.h"
+#include "scores/score_options.h"
+#include "smx/smx_metrics.h"
 
 /* Sorted keys of both classes, widened to 64 bits for the walk (f32 keys are
  * kept as u32 to halve the sort's memory traffic). */
@@ -156,7 +157,10 @@ static smx_status finish(const sorted_pair *s, double tpr, smx_ood_metrics *out)
 }
 
 static smx_status check_args(const void *id, size_t n_id, const void *ood, size_t n_ood, double *tpr,
-                             const smx_ood_metrics *out) {
+                             const smx_ood_metrics *out, const smx_options *opt) {
+  smx_resolved_options o;
+  smx_status st = smx_scores_resolve_options(opt, 0, &o);
+  if (st != SMX_OK) return st;
   if (!out || !id || !ood || n_id == 0 || n_ood == 0) return SMX_E_INVALID_ARG;
   if (*tpr == 0.0) *tpr = 0.95;
   if (!(*tpr > 0.0 && *tpr <= 1.0)) return SMX_E_INVALID_ARG;
@@ -167,9 +171,9 @@ static smx_status check_args(const void *id, size_t n_id, const void *ood, size_
   return SMX_OK;
 }
 
-smx_status smx_ood_metrics_f64(const double *id, size_t n_id, const double *ood, size_t n_ood, double tpr,
-                               smx_ood_metrics *out) {
-  smx_status st = check_args(id, n_id, ood, n_ood, &tpr, out);
+smx_status smx_ood_metrics_f64(const double *id, const double *ood, smx_ood_metrics *out, size_t n_id, size_t n_ood,
+                               double tpr, const smx_options *opt) {
+  smx_status st = check_args(id, n_id, ood, n_ood, &tpr, out, opt);
   if (st) return st;
   for (size_t i = 0; i < n_id; i++) if (id[i] != id[i]) return SMX_E_INVALID_ARG;
   for (size_t i = 0; i < n_ood; i++) if (ood[i] != ood[i]) return SMX_E_INVALID_ARG;
@@ -187,9 +191,9 @@ smx_status smx_ood_metrics_f64(const double *id, size_t n_id, const double *ood,
   return st;
 }
 
-smx_status smx_ood_metrics_f32(const float *id, size_t n_id, const float *ood, size_t n_ood, double tpr,
-                               smx_ood_metrics *out) {
-  smx_status st = check_args(id, n_id, ood, n_ood, &tpr, out);
+smx_status smx_ood_metrics_f32(const float *id, const float *ood, smx_ood_metrics *out, size_t n_id, size_t n_ood,
+                               double tpr, const smx_options *opt) {
+  smx_status st = check_args(id, n_id, ood, n_ood, &tpr, out, opt);
   if (st) return st;
   for (size_t i = 0; i < n_id; i++) if (id[i] != id[i]) return SMX_E_INVALID_ARG;
   for (size_t i = 0; i < n_ood; i++) if (ood[i] != ood[i]) return SMX_E_INVALID_ARG;

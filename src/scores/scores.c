@@ -18,10 +18,12 @@
 #include <string.h>
 
 #include "core/temperature.h"
+#include "core/thread_pool.h"
 #include "ops/softmax_row_f32.h"
 #include "registry/registry.h"
 #include "scores/exp_neg_f64.h"
 #include "core/operands.h"
+#include "scores/score_options.h"
 #include "smx/smx_scores.h"
 
 static const struct { smx_score_kind kind; const char *name; } names[] = {
@@ -572,37 +574,79 @@ static smx_status run_plan(size_t nk, const smx_score_kind *kinds, const smx_sco
   return st;
 }
 
-smx_status smx_scores_rows_f32(smx_score_kind kind, const float *x, size_t ldx, size_t rows, size_t cols,
-                               const smx_score_params *params, double *out) {
-  smx_score_params p = { 0 };
-  if (params) p = *params;
-  smx_status st = check_call(kind, x, ldx, rows, cols, &p, out);
-  if (st != SMX_OK || rows == 0) return st;
-  return run_plan(1, &kind, &p, x, ldx, rows, cols, &out);
+/*
+ * opt->threads: the rows in fixed blocks, each task a plan of its own. A row's scores depend on that row
+ * alone (the plan's carried GEN guess changes the work, never the value), so any split gives the same bits.
+ */
+#define SCORE_BLOCK_ROWS 256
+#define SCORE_MAX_TASKS 1024
+typedef struct scores_job {
+  size_t nk, ldx, rows, cols, block;
+  const smx_score_kind *kinds;
+  const smx_score_params *p;
+  const float *x;
+  double *const *out;
+  smx_status status[SCORE_MAX_TASKS];
+} scores_job;
+
+static void scores_task(void *ctx, size_t t) {
+  scores_job *j = ctx;
+  size_t r0 = t * j->block, n = j->rows - r0 < j->block ? j->rows - r0 : j->block;
+  double *out[SMX_SCORES_MULTI_MAX];
+  for (size_t k = 0; k < j->nk; k++) out[k] = j->out[k] + r0;
+  j->status[t] = run_plan(j->nk, j->kinds, j->p, j->x + r0 * j->ldx, j->ldx, n, j->cols, out);
+}
+
+static smx_status run_threads(size_t nk, const smx_score_kind *kinds, const smx_score_params *p, const float *x,
+                              size_t ldx, size_t rows, size_t cols, double *const *out, int threads) {
+  if (threads <= 1 || rows <= SCORE_BLOCK_ROWS) return run_plan(nk, kinds, p, x, ldx, rows, cols, out);
+  size_t block = SCORE_BLOCK_ROWS;
+  while ((rows + block - 1) / block > SCORE_MAX_TASKS) block *= 2;
+  scores_job *j = malloc(sizeof *j);
+  if (!j) return SMX_E_NOMEM;
+  j->nk = nk; j->ldx = ldx; j->rows = rows; j->cols = cols; j->block = block;
+  j->kinds = kinds; j->p = p; j->x = x; j->out = out;
+  size_t ntasks = (rows + block - 1) / block;
+  smx_status st = smx_parallel_for(threads, ntasks, scores_task, j);
+  for (size_t t = 0; st == SMX_OK && t < ntasks; t++) st = j->status[t];
+  free(j);
+  return st;
+}
+
+smx_status smx_scores_rows_f32(const float *x, size_t ldx, double *out, size_t rows, size_t cols,
+                               smx_score_kind kind, const smx_score_params *params, const smx_options *opt) {
+  return smx_scores_multi_rows_f32(x, ldx, &out, rows, cols, 1, &kind, params, opt);
 }
 
 /* ------------------------------------------------------ several scores */
-smx_status smx_scores_multi_rows_f32(size_t nkinds, const smx_score_kind *kinds, const smx_score_params *params,
-                                     const float *x, size_t ldx, size_t rows, size_t cols, double *const *out) {
+smx_status smx_scores_multi_rows_f32(const float *x, size_t ldx, double *const *out, size_t rows, size_t cols,
+                                     size_t nkinds, const smx_score_kind *kinds, const smx_score_params *params,
+                                     const smx_options *opt) {
+  smx_resolved_options o;
+  smx_status st = smx_scores_resolve_options(opt, 0, &o);
+  if (st != SMX_OK) return st;
   if (nkinds == 0) return SMX_OK;
   if (!kinds || nkinds > SMX_SCORES_MULTI_MAX || (rows && !out)) return SMX_E_INVALID_ARG;
   smx_score_params p[SMX_SCORES_MULTI_MAX];
   for (size_t k = 0; k < nkinds; k++) {
     smx_score_params z = { 0 };
     p[k] = params ? params[k] : z;
-    smx_status st = check_call(kinds[k], x, ldx, rows, cols, &p[k], rows ? out[k] : NULL);
+    st = check_call(kinds[k], x, ldx, rows, cols, &p[k], rows ? out[k] : NULL);
     if (st != SMX_OK) return st;
     /* each score has its own output: two that overlap would be written over each other */
     for (size_t q = 0; rows && q < k; q++)
       if (smx_overlap(out[q], rows * sizeof(double), out[k], rows * sizeof(double))) return SMX_E_INVALID_ARG;
   }
   if (rows == 0) return SMX_OK;
-  return run_plan(nkinds, kinds, p, x, ldx, rows, cols, out);
+  return run_threads(nkinds, kinds, p, x, ldx, rows, cols, out, o.threads);
 }
 
 /* ------------------------------------------------------ KL templates */
-smx_status smx_kl_templates_accumulate_f32(const float *x, size_t ldx, size_t rows, size_t cols, double *sums,
-                                           uint64_t *counts) {
+smx_status smx_kl_templates_accumulate_f32(const float *x, size_t ldx, double *sums, uint64_t *counts, size_t rows,
+                                           size_t cols, const smx_options *opt) {
+  smx_resolved_options o;
+  smx_status st = smx_scores_resolve_options(opt, 0, &o);
+  if (st != SMX_OK) return st;
   if (rows == 0) return SMX_OK;
   if (!x || !sums || !counts || cols == 0 || ldx < cols) return SMX_E_INVALID_ARG;
   if (!smx_span(rows, cols, ldx) || cols > (size_t)PTRDIFF_MAX / sizeof(double) / cols)
@@ -627,7 +671,7 @@ smx_status smx_kl_templates_accumulate_f32(const float *x, size_t ldx, size_t ro
   return SMX_OK;
 }
 
-smx_status smx_kl_templates_finish(const double *sums, const uint64_t *counts, size_t cols, double *templates) {
+smx_status smx_kl_templates_finish(const double *sums, const uint64_t *counts, double *templates, size_t cols) {
   if (cols == 0) return SMX_OK;
   if (!sums || !counts || !templates || cols > (size_t)PTRDIFF_MAX / sizeof(double) / cols) return SMX_E_INVALID_ARG;
   for (size_t k = 0; k < cols; k++)
@@ -636,17 +680,21 @@ smx_status smx_kl_templates_finish(const double *sums, const uint64_t *counts, s
   return SMX_OK;
 }
 
-smx_status smx_kl_templates_fit_f32(const float *x, size_t ldx, size_t rows, size_t cols, double *templates,
-                                    size_t *used) {
+smx_status smx_kl_templates_fit_f32(const float *x, size_t ldx, double *templates, size_t *used, size_t rows,
+                                    size_t cols, const smx_options *opt) {
+  smx_resolved_options o;
+  smx_status st = smx_scores_resolve_options(opt, 0, &o);
+  if (st != SMX_OK) return st;
   if (cols == 0 && rows == 0) return SMX_OK;
   if (!templates || cols == 0 || (rows && (!x || ldx < cols)) || cols > (size_t)PTRDIFF_MAX / sizeof(double) / cols)
     return SMX_E_INVALID_ARG;
   if (used && smx_overlap(templates, cols * cols * sizeof(double), used, sizeof *used)) return SMX_E_INVALID_ARG;
   double *sums = calloc(cols * cols, sizeof(double));
   uint64_t *counts = calloc(cols, sizeof(uint64_t));
-  smx_status s = (sums && counts) ? smx_kl_templates_accumulate_f32(x, ldx, rows, cols, sums, counts) : SMX_E_NOMEM;
+  smx_status s =
+      (sums && counts) ? smx_kl_templates_accumulate_f32(x, ldx, sums, counts, rows, cols, opt) : SMX_E_NOMEM;
   if (s == SMX_OK) {
-    smx_kl_templates_finish(sums, counts, cols, templates);
+    smx_kl_templates_finish(sums, counts, templates, cols);
     if (used) {
       uint64_t u = 0;
       for (size_t k = 0; k < cols; k++) u += counts[k];

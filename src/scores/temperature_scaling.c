@@ -1,6 +1,6 @@
 /*
  * Temperature scaling (Guo et al. 2017): T minimising the validation NLL,
- * found as b = 1/T where the NLL is convex (smx_scores.h has the conditions
+ * found as b = 1/T where the NLL is convex (smx_metrics.h has the conditions
  * for a finite optimum). Newton steps on N'(b) = 0 with the exact second
  * derivative (the mean variance of the logits under p_b), each kept inside a
  * bracket [lo, hi] with N'(lo) < 0 < N'(hi) that every evaluation narrows;
@@ -14,12 +14,13 @@
 
 #include "scores/exp_neg_f64.h"
 #include "core/operands.h"
-#include "smx/smx_scores.h"
+#include "scores/score_options.h"
+#include "smx/smx_metrics.h"
 
 typedef struct val_set {
   const float *x;
   size_t ldx, rows, K;
-  const int32_t *y;
+  const int64_t *y;
   double *e;
 } val_set;
 
@@ -55,17 +56,20 @@ static void eval_nll(const val_set *v, double b, double *nll, double *g, double 
   *h = sh / n;
 }
 
-smx_status smx_temperature_fit_f32(const float *x, size_t ldx, size_t rows, size_t cols, const int32_t *labels,
-                                   double *T, smx_ts_info *info) {
+smx_status smx_temperature_fit_f32(const float *x, size_t ldx, const int64_t *labels, double *T, smx_ts_info *info,
+                                   size_t rows, size_t cols, const smx_options *opt) {
+  smx_resolved_options o;
+  smx_status os = smx_scores_resolve_options(opt, 0, &o);
+  if (os != SMX_OK) return os;
   if (!x || !labels || !T || rows == 0 || cols == 0 || ldx < cols) return SMX_E_INVALID_ARG;
   if (info && smx_overlap(T, sizeof *T, info, sizeof *info)) return SMX_E_INVALID_ARG;
   if (!smx_span(rows, cols, ldx) || cols > (size_t)PTRDIFF_MAX / sizeof(double) ||
-      rows > (size_t)PTRDIFF_MAX / sizeof(int32_t))
+      rows > (size_t)PTRDIFF_MAX / sizeof(int64_t))
     return SMX_E_INVALID_ARG;
   /* validity, and the two limits of N'(b) */
   double g0 = 0.0, ginf = 0.0;
   for (size_t r = 0; r < rows; r++) {
-    if (labels[r] < 0 || (size_t)labels[r] >= cols) return SMX_E_INVALID_ARG;
+    if (labels[r] < 0 || (uint64_t)labels[r] >= (uint64_t)cols) return SMX_E_INVALID_ARG;
     const float *z = x + r * ldx;
     double m = -INFINITY, sum = 0.0;
     size_t fin = 0;

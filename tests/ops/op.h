@@ -77,6 +77,7 @@ typedef struct ref_ctx {
   size_t top[OPS_KMAX];  /* top-k: the selected indices, in order */
   long double ex[6];     /* further row state of an op's reference (MultiMax, SA-softmax backward, losses) */
   int any;               /* the documented bound is silent on this row: any output passes */
+  size_t row;            /* the row's place in the call: the random stream of the RNG ops (OP_ROW_NOISE) */
 } ref_ctx;
 
 long double ref_in(const ref_ctx *c, int which, size_t i);
@@ -94,6 +95,8 @@ void ref_softmax_state(ref_ctx *c);
 #define OP_NO_TEMP 0x80u       /* the call takes no temperature: the bad-temperature checks do not apply */
 #define OP_INV_TEMP 0x100u     /* the adapter passes 1/T as the op's parameter (S-DPO's beta): families whose
                                   1/T is not a finite normal double are skipped */
+#define OP_ROW_NOISE 0x200u    /* the op draws noise keyed by the row number (Gumbel, noisy softmax): each row of
+                                  a rows call has its own reference (ref_ctx.row) */
 
 typedef struct op_row {
   const char *name;
@@ -266,6 +269,32 @@ long double ref_sigmoid_backward_at(const ref_ctx *c, size_t i, long double *aux
 void ref_softplus_l1_row(ref_ctx *c);
 long double ref_softplus_l1_at(const ref_ctx *c, size_t i, long double *aux);
 long double ref_softplus_l1_backward_at(const ref_ctx *c, size_t i, long double *aux);
+
+/* the RNG ops (ref_rng.c, adapt_rng.c): Gumbel-softmax (soft, hard, backward) at tau = the family's
+ * temperature, and Noisy Softmax (ANNEALED, norms |x_t| + 1), each keyed by these */
+#define OPS_RNG_SEED 0x5eedf00dcafe1234ull
+#define OPS_RNG_STEP 7u
+#define OPS_NOISY_ALPHA 0.5
+void ref_gumbel_row(ref_ctx *c);
+long double ref_gumbel_at(const ref_ctx *c, size_t i, long double *aux);
+void ref_gumbel_hard_row(ref_ctx *c);
+long double ref_gumbel_hard_at(const ref_ctx *c, size_t i, long double *aux);
+void ref_noisy_row(ref_ctx *c);
+long double ref_noisy_grad_at(const ref_ctx *c, size_t i, long double *aux);
+#define RNG_ADAPTER_DECL(sfx)                                                                                    \
+  smx_status a_gumbel_##sfx(const op_call *c); smx_status a_gumbel_hard_##sfx(const op_call *c);                 \
+  smx_status a_gumbel_backward_##sfx(const op_call *c);
+RNG_ADAPTER_DECL(f32) RNG_ADAPTER_DECL(f16) RNG_ADAPTER_DECL(bf16)
+LOSS_ADAPTER_DECL(noisy_f32) LOSS_ADAPTER_DECL(noisy_f64)
+/* the mixture of softmaxes at K = 2 (ref_rng.c, adapt_rng.c): components x and x reversed, log-weights */
+#define OPS_MIX_W0 0.25
+#define OPS_MIX_W1 (-1.5)
+void prep_mixture(const double *x, size_t n, const smx_options *o, dtype dt, void *in0, void *in1);
+void ref_mixture_row(ref_ctx *c);
+long double ref_mixture_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_mixture(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+smx_status a_mixture_f32(const op_call *c);
+smx_status a_mixture_f64(const op_call *c);
 
 /* MultiMax at fixed parameters (ref_multimax.c) */
 #define MM_R0 (-1.0L)

@@ -558,6 +558,27 @@ const op_row op_table[] = {
     ref_sparsemax_row, ref_sparsemax_at, bound_sparsemax },
   { "sparsemax_sort", DT_F64, DT_F64, OUT_ELEM, 1, 0, OP_NONNEG | OP_UNIT_TEMP, NULL, a_sparsemax_sort_f64, NULL,
     ref_sparsemax_row, ref_sparsemax_at, bound_sparsemax },
+  /* the operations that draw noise, keyed by the row (adapt_rng.c, ref_rng.c): Gumbel-softmax at tau = T */
+#define GUMBEL_ROWS(sfx, D)                                                                                         \
+  { "gumbel_softmax", D, D, OUT_ELEM, 1, 0, OP_SIGNED_ZERO | OP_NONNEG | OP_ROW_NOISE, NULL, a_gumbel_##sfx, NULL,   \
+    ref_gumbel_row, ref_gumbel_at, bound_softmax },                                                                \
+  { "gumbel_softmax_hard", D, D, OUT_ELEM, 1, -1, OP_SIGNED_ZERO | OP_NONNEG | OP_ROW_NOISE, NULL,                  \
+    a_gumbel_hard_##sfx, NULL, ref_gumbel_hard_row, ref_gumbel_hard_at, bound_exact },                             \
+  { "gumbel_softmax_backward", D, D, OUT_ELEM, 2, 1, 0, NULL, a_gumbel_backward_##sfx, prep_softmax_backward,        \
+    ref_backward_row, ref_softmax_backward_at, bound_backward }
+  GUMBEL_ROWS(f32, DT_F32), GUMBEL_ROWS(f16, DT_F16), GUMBEL_ROWS(bf16, DT_BF16),
+  /* Noisy Softmax (ANNEALED, reduction NONE): the loss and its gradient */
+#define NOISY_ROWS(sfx, D)                                                                                          \
+  { "noisy_softmax_loss", D, D, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID | OP_UNIT_TEMP | OP_ROW_NOISE, NULL,            \
+    a_noisy_##sfx##_loss, NULL, ref_noisy_row, ref_loss_at, bound_loss },                                          \
+  { "noisy_softmax_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_UNIT_TEMP | OP_OPTIONAL_OUT | OP_ROW_NOISE,    \
+    NULL, a_noisy_##sfx##_grad, NULL, ref_noisy_row, ref_noisy_grad_at, bound_loss_grad }
+  NOISY_ROWS(f32, DT_F32), NOISY_ROWS(f64, DT_F64),
+  /* the mixture of softmaxes at K = 2 (components in[0] and in[1], ref_rng.c) */
+  { "mixture_log_softmax", DT_F32, DT_F32, OUT_ELEM, 2, -1, OP_UNIT_TEMP, NULL, a_mixture_f32, prep_mixture,
+    ref_mixture_row, ref_mixture_at, bound_mixture },
+  { "mixture_log_softmax", DT_F64, DT_F64, OUT_ELEM, 2, -1, OP_UNIT_TEMP, NULL, a_mixture_f64, prep_mixture,
+    ref_mixture_row, ref_mixture_at, bound_mixture },
   /* MultiMax */
   { "multimax", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG, a_multimax_32, a_multimax_rows_32, NULL,
     ref_multimax_row, ref_multimax_at, bound_multimax },

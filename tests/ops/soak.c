@@ -122,16 +122,41 @@ static long cases, fails, bad_cases;
 static char desc[512];
 static uint64_t cur;
 
+static const op_row *cur_row;
+/* --row NAME:DTYPE: the case's row, whatever its seed picks. A seed picks its row by place in op_table, so
+ * every row added to the table moved the old cases onto other rows (the replays in ctest then checked
+ * something else and passed); the replay line names the row, which keeps it. The seed's other draws are the
+ * same, as the row is the one it failed on. */
+static const char *pinned;
+
 static void fail_case(void) {
   fails++;
-  fprintf(stderr, "FAIL soak case 0x%016" PRIx64 ": %s\n  replay: test_ops soak --case 0x%016" PRIx64 "\n", cur, desc, cur);
+  fprintf(stderr, "FAIL soak case 0x%016" PRIx64 ": %s\n  replay: test_ops soak --case 0x%016" PRIx64 " --row %s:%s\n",
+          cur, desc, cur, cur_row->name, dt_name(cur_row->in_dt));
+}
+
+/* the row that --row names, or op_table_len */
+static size_t pinned_row(void) {
+  for (size_t i = 0; i < op_table_len; i++) {
+    size_t len = strlen(op_table[i].name);
+    if (!strncmp(pinned, op_table[i].name, len) && pinned[len] == ':' && !strcmp(pinned + len + 1, dt_name(op_table[i].in_dt)))
+      return i;
+  }
+  return op_table_len;
 }
 
 static void soak_case(uint64_t seed, const int *run_dt) {
   srng r = { seed };
   cur = seed;
   size_t op = pick(&r, op_table_len);
+  if (pinned) op = pinned_row();
+  if (op == op_table_len) {
+    fprintf(stderr, "test_ops soak: --row %s: no such row (NAME:DTYPE, e.g. sdpo_grad:f64)\n", pinned);
+    fails++;
+    return;
+  }
   const op_row *row = &op_table[op];
+  cur_row = row;
   if (!run_dt[row->in_dt] || !ops_op_wanted(op)) return;
   cases++;
   long fails_before = rep_failures();
@@ -184,6 +209,7 @@ static void soak_case(uint64_t seed, const int *run_dt) {
     c->target = op_target(n);
     c->T = T != 0 ? (long double)T : 1.0L;
     c->flags = flags;
+    c->row = q;
     row->ref_row(c);
   }
   snprintf(desc, sizeof desc, "%s %s isa=%d rows=%zu cols=%zu ldi=%zu ldo=%zu T=%g flags=%u algo=%d values=%s",
@@ -294,8 +320,9 @@ int ops_soak_main(int argc, char **argv, const int *run_dt) {
     if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc) { seed = strtoull(argv[++i], NULL, 0); have_seed = 1; }
     else if (!strcmp(argv[i], "--case") && i + 1 < argc) { one = strtoull(argv[++i], NULL, 0); have_one = 1; }
+    else if (!strcmp(argv[i], "--row") && i + 1 < argc && have_one) pinned = argv[++i];
     else {
-      fprintf(stderr, "usage: test_ops soak [--seconds S] [--seed S] [--case 0xSEED]\n");
+      fprintf(stderr, "usage: test_ops soak [--seconds S] [--seed S] [--case 0xSEED [--row NAME:DTYPE]]\n");
       return 2;
     }
   }

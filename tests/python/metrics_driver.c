@@ -26,8 +26,8 @@ int main(void) {
     f[i] = (float)v[i];
   }
   smx_ood_metrics m;
-  smx_status s = !strcmp(kind, "f32") ? smx_ood_metrics_f32(f, n_id, f + n_id, n_ood, tpr, &m)
-                                      : smx_ood_metrics_f64(v, n_id, v + n_id, n_ood, tpr, &m);
+  smx_status s = !strcmp(kind, "f32") ? smx_ood_metrics_f32(f, f + n_id, &m, n_id, n_ood, tpr, NULL)
+                                      : smx_ood_metrics_f64(v, v + n_id, &m, n_id, n_ood, tpr, NULL);
   if (s != SMX_OK) {
     printf("status %d\n", (int)s);
     free(v);

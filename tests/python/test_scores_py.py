@@ -161,6 +161,12 @@ class Arguments(unittest.TestCase):
             smx.ood_metrics(np.array([1.0]), np.array([0.0]), tpr=0.0)
         with self.assertRaisesRegex(ValueError, "label 4"):
             smx.calibration(x, np.r_[y[:-1], 4])
+        # labels are int64 end to end: 2^32 is refused as a class, never wrapped to 0
+        for wide in (2**32, 2**62, -2**63):
+            with self.assertRaisesRegex(ValueError, "label %d " % wide):
+                smx.calibration(x, np.r_[y[:-1], wide].astype(np.int64))
+            with self.assertRaisesRegex(ValueError, "label %d " % wide):
+                smx.fit_temperature(x, np.r_[y[:-1], wide].astype(np.int64))
         with self.assertRaises(ValueError):
             smx.calibration(x, y[:5])
         with self.assertRaises(ValueError):

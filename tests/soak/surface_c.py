@@ -36,10 +36,11 @@ class Lib:
                 one = getattr(self.lib, "smx_%s_%s" % (op, dt))
                 if op == "logsumexp":
                     rows.argtypes = [P, Z, P, Z, Z, C.POINTER(Options)]
-                    one.argtypes = [P, Z, P, C.POINTER(Options)]
                 else:
                     rows.argtypes = [P, Z, P, Z, Z, Z, C.POINTER(Options)]
-                    one.argtypes = [P, P, Z, C.POINTER(Options)]
+                # the one-row forms are (x, out, n, opt) for every op (the API convention: inputs, outputs,
+                # shape; logsumexp's was (x, n, out) before it, which this harness kept calling: a segfault)
+                one.argtypes = [P, P, Z, C.POINTER(Options)]
                 rows.restype = one.restype = C.c_int
 
     def fn(self, op, dt, form):
@@ -188,7 +189,7 @@ def run(case, rng, env):
             st = f(xp, lx, yp, rows, cols, C.byref(o)) if op == "logsumexp" else \
                 f(xp, lx, yp, ly, rows, cols, C.byref(o))
         else:
-            st = f(xp, cols, yp, C.byref(o)) if op == "logsumexp" else f(xp, yp, cols, C.byref(o))
+            st = f(xp, yp, cols, C.byref(o))
         return st, xb, yb
 
     over = {}

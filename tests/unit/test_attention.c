@@ -6,7 +6,7 @@
  * heads, two merged KV halves equal the whole, fully masked rows, bad
  * descriptors.
  */
-#include "../common/test_util.h"
+#include "../common/test_isa.h"
 #include "math/half_scalar.h"
 #include "smx/smx_attention.h"
 
@@ -450,8 +450,8 @@ static double check_case(const tcase *c, uint64_t seed) {
   double worst = 0;
   unsigned char *o1 = malloc(no * es + 1), *o2 = malloc(no * es + 1);
   float *l1 = malloc(rows * 4 + 4), *l2 = malloc(rows * 4 + 4);
-  for (int isa = 0; isa <= tu_isa_top(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     for (int th = 1; th <= 4; th++) {
       unsigned char *o = th == 1 ? o1 : o2;
       float *l = th == 1 ? l1 : l2;
@@ -486,7 +486,6 @@ static double check_case(const tcase *c, uint64_t seed) {
       if (err > worst) worst = err;
     }
   }
-  smx_set_max_isa(SMX_ISA_AVX512);
   printf("  %-28s max error %.2e of max|O|\n", c->name, worst);
   free(o1); free(o2); free(l1); free(l2); free(ro); free(rl);
   free_data(c, &t);
@@ -811,12 +810,15 @@ static void test_bad(void) {
 }
 
 int main(void) {
-  test_bad();
-  test_single_key();
-  test_gqa_mha();
-  test_merge();
-  test_blasst();
-  test_screen();
+  tu_isa_start(3);
+  if (tu_isa_once) {
+    test_bad();
+    test_single_key();
+    test_gqa_mha();
+    test_merge();
+    test_blasst();
+    test_screen();
+  }
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i], 1000 + i);
   return tu_finish("test_attention");
 }

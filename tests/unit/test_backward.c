@@ -5,7 +5,7 @@
  * thread-count independence; special values; f16 / bf16; bad arguments
  * leave dx untouched (guard pages: tests/ops/).
  */
-#include "../common/test_util.h"
+#include "../common/test_isa.h"
 #include "math/half_scalar.h"
 
 #define EPS_F 0x1p-23
@@ -51,8 +51,8 @@ static void test_values(void) {
   tu_rng rng = { 21 };
   static const size_t lens[] = { 1, 2, 3, 7, 8, 15, 16, 17, 31, 33, 63, 64, 65, 129, 257, 1000, 4099, 70001 };
   bwd_rows_fn fns[2] = { smx_softmax_backward_rows_f32, smx_log_softmax_backward_rows_f32 };
-  for (int isa = 0; isa <= tu_isa_top(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
       size_t n = lens[li];
       float *x = malloc(n * 4), *y = malloc(n * 4), *dy = malloc(n * 4), *dx = malloc(n * 4), *dx2 = malloc(n * 4);
@@ -95,7 +95,6 @@ static void test_values(void) {
       free(x); free(y); free(dy); free(dx); free(dx2);
     }
   }
-  smx_set_max_isa(SMX_ISA_AVX512);
 }
 
 /* f(x) = sum_i w_i * softmax(x/T)_i (or log-softmax), in double */
@@ -164,8 +163,8 @@ static void test_threads_and_specials(void) {
         "NaN row: %g %g", dxs[0][0], dxs[1][0]);
   /* NaN in y, on every kernel set: softmax's reduction (y . dy) makes the
    * whole row NaN; log-softmax's reduces dy only, so just that entry is NaN */
-  for (int isa = 0; isa <= tu_isa_top(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     float yn[4] = { -1.0f, NAN, -2.0f, -3.0f }, dyn[4] = { 1, 2, 3, 4 }, dxn[4];
     for (int logsm = 0; logsm < 2; logsm++) {
       smx_status s = logsm ? smx_log_softmax_backward_f32(yn, dyn, dxn, 4, NULL)
@@ -175,7 +174,6 @@ static void test_threads_and_specials(void) {
             logsm ? "log-softmax" : "softmax", tu_isa_names[isa], dxn[0], dxn[1], dxn[3]);
     }
   }
-  smx_set_max_isa(tu_isas[tu_isa_top()]);
   free(y); free(dy); free(a); free(b);
 }
 
@@ -197,8 +195,8 @@ static void test_half(void) {
           dyf[r * C + j] = kind ? smx_bf16_to_f32(dyh[r * C + j]) : smx_f16_to_f32(dyh[r * C + j]);
         }
       }
-      for (int isa = 0; isa <= tu_isa_top(); isa++) {
-        smx_set_max_isa(tu_isas[isa]);
+      {
+        const int isa = tu_isa_at;
         smx_status s;
         if (kind == 0) s = logsm ? smx_log_softmax_backward_rows_f16(yh, C, dyh, C, dxh, C, R, C, NULL)
                                  : smx_softmax_backward_rows_f16(yh, C, dyh, C, dxh, C, R, C, NULL);
@@ -219,7 +217,6 @@ static void test_half(void) {
       }
     }
   }
-  smx_set_max_isa(SMX_ISA_AVX512);
   free(yh); free(dyh); free(dxh); free(dxi); free(x); free(yf); free(dyf); free(dxf);
 }
 
@@ -267,10 +264,13 @@ static void test_bad_args(void) {
 }
 
 int main(void) {
+  tu_isa_start(3);
   test_values();
-  test_finite_differences();
   test_threads_and_specials();
   test_half();
-  test_bad_args();
+  if (tu_isa_once) {
+    test_finite_differences();
+    test_bad_args();
+  }
   return tu_finish("test_backward");
 }

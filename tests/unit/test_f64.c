@@ -4,7 +4,7 @@
  * strided rows and bitwise thread-count independence, for every ISA x
  * algorithm (guard pages: tests/ops/).
  */
-#include "../common/test_util.h"
+#include "../common/test_isa.h"
 
 static const double SENT = 12345.0;
 
@@ -85,8 +85,8 @@ static void test_empty(void) {
 
 /* Exact policy outputs on every ISA x algorithm x flag */
 static void test_policy(void) {
-  for (int isa = 0; isa <= tu_isa_top(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     for (int a = 0; a < 3; a++) {
       for (size_t n = 1; n <= 40; n += 13) {
         double x[64], y[64], lse;
@@ -147,7 +147,6 @@ static void test_policy(void) {
       }
     }
   }
-  smx_set_max_isa(SMX_ISA_AVX512);
 }
 
 /* In-place, strides and rows forms agree bitwise with the single-row calls. */
@@ -156,8 +155,8 @@ static void test_inplace_strides(void) {
   double x[R * LD], y[R * LD], row[C], ref[C], out[R];
   tu_rng rng = { 7 };
   for (size_t i = 0; i < R * LD; i++) x[i] = tu_uniform(&rng) * 40 - 20;
-  for (int isa = 0; isa <= tu_isa_top(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     for (int a = 0; a < 3; a++) {
       smx_options o = { tu_algos[a], 0.7, 0, 1, NULL };
       fill(y, R * LD, SENT);
@@ -188,7 +187,6 @@ static void test_inplace_strides(void) {
       CHECK(ok, "log-softmax / lse rows %s %s", tu_isa_names[isa], tu_algo_names[tu_algos[a]]);
     }
   }
-  smx_set_max_isa(SMX_ISA_AVX512);
 }
 
 /* Bitwise identical for 1..4 threads: a split long row and a batch of rows. */
@@ -197,8 +195,8 @@ static void test_threads(void) {
   double *x = malloc(n * sizeof(double)), *y1 = malloc(n * sizeof(double)), *y = malloc(n * sizeof(double));
   tu_rng rng = { 99 };
   for (size_t i = 0; i < n; i++) x[i] = tu_uniform(&rng) * 30 - 15;
-  for (int isa = 0; isa <= tu_isa_top(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     for (int a = 0; a < 3; a++) {
       for (int op = 0; op < 2; op++) {
         double l1 = 0, l;
@@ -221,13 +219,15 @@ static void test_threads(void) {
       }
     }
   }
-  smx_set_max_isa(SMX_ISA_AVX512);
   free(x); free(y1); free(y);
 }
 
 int main(void) {
-  test_bad_arguments();
-  test_empty();
+  tu_isa_start(3);
+  if (tu_isa_once) {
+    test_bad_arguments();
+    test_empty();
+  }
   test_policy();
   test_inplace_strides();
   test_threads();

@@ -4,7 +4,7 @@
  * log-softmax / log-sum-exp on half rows against the long-double reference,
  * the special-value policy and argument checks (guard pages: tests/ops/).
  */
-#include "../common/test_util.h"
+#include "../common/test_isa.h"
 #include "kernels/convert/ukernels.h"
 #include "math/half_scalar.h"
 
@@ -97,8 +97,8 @@ static void check_half_row(const char *what, int bf, const uint16_t *x, size_t n
   for (size_t i = 0; i < n; i++) xf[i] = wid(x[i]);
   long double m;
   long double logd = tu_ref_logd(xf, n, T, &m), TT = T == 0.0f ? 1.0L : T;
-  for (int isa = 0; isa <= tu_isa_top(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     smx_options o = { 0, T, 0, 1, NULL };
     float l;
     CHECK(sm(x, y, n, &o) == SMX_OK && ls(x, z, n, &o) == SMX_OK && lf(x, &l, n, &o) == SMX_OK, "%s status", what);
@@ -121,7 +121,6 @@ static void check_half_row(const char *what, int bf, const uint16_t *x, size_t n
     CHECK(badl == 0, "%s %s %s log-softmax: %ld outputs outside the bound", what, bf ? "bf16" : "f16", tu_isa_names[isa], badl);
     CHECK(fabs(l - lref) <= 4 * 0x1p-23 * fmax(1.0, fabs(lref)), "%s logsumexp %.9g vs %.9g", what, l, lref);
   }
-  smx_set_max_isa(SMX_ISA_AVX512);
   free(xf); free(y); free(z);
 }
 
@@ -193,8 +192,8 @@ static void test_public_conversions(void) {
   static float f[65536];
   static double d[65536];
   for (uint32_t i = 0; i < 65536; i++) h[i] = (uint16_t)i;
-  for (int isa = 0; isa <= tu_isa_top(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     long bad = 0;
     CHECK(smx_f16_to_f32_n(h, f, 65536) == SMX_OK, "f16 widening");
     for (uint32_t i = 0; i < 65536; i++) bad += memcmp(&f[i], &(float){ smx_f16_to_f32(h[i]) }, 4) != 0;
@@ -208,7 +207,6 @@ static void test_public_conversions(void) {
     for (uint32_t i = 0; i < 65536; i++) bad += h2[i] != smx_f64_to_f16(d[i]);
     CHECK(bad == 0, "%s: %ld public conversions differ from the scalar ones", tu_isa_names[isa], bad);
   }
-  smx_set_max_isa(SMX_ISA_AVX512);
   memcpy(r, h, sizeof r);
   CHECK(smx_f16_to_f32_n(NULL, f, 1) == SMX_E_INVALID_ARG && smx_f32_to_f16_n(f, NULL, 1) == SMX_E_INVALID_ARG,
         "NULL pointers");
@@ -218,9 +216,12 @@ static void test_public_conversions(void) {
 }
 
 int main(void) {
-  test_conversions();
+  tu_isa_start(3);
   test_values();
-  test_special();
   test_public_conversions();
+  if (tu_isa_once) {
+    test_conversions();   /* each kernel set's own conversion table, called directly */
+    test_special();
+  }
   return tu_finish("test_half");
 }

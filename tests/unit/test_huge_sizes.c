@@ -14,7 +14,7 @@ static float X[BUF], Y[BUF], DY[BUF], Z[BUF];
 static uint16_t H[BUF], HY[BUF], HZ[BUF];
 static double XD[BUF], YD[BUF], OD[BUF], TD[BUF * BUF];
 static int64_t IX[BUF], TG[BUF];
-static int32_t LB[BUF];
+static int64_t LB[BUF];
 static uint64_t CN[BUF];
 
 static void arm(void) {
@@ -127,30 +127,30 @@ W(gumbel_softmax_rows_bf16, smx_gumbel_softmax_rows_bf16(H, lx, HY, ly, r, c, 1.
 W(gumbel_softmax_hard_rows_bf16, smx_gumbel_softmax_hard_rows_bf16(H, lx, HY, ly, HZ, ly, r, c, 1.0, 1, 0, NULL))
 W(gumbel_softmax_backward_rows_f32, smx_gumbel_softmax_backward_rows_f32(X, lx, DY, lx, Y, ly, r, c, 1.0, NULL))
 /* smx_scores.h */
-W(scores_rows_f32, smx_scores_rows_f32(SMX_SCORE_MSP, X, lx, r, c, &P0, YD))
+W(scores_rows_f32, smx_scores_rows_f32(X, lx, YD, r, c, SMX_SCORE_MSP, &P0, NULL))
 static smx_status w_scores_multi_rows_f32(size_t r, size_t c, size_t lx, size_t ly) {
   (void)ly;
   smx_score_kind k[2] = { SMX_SCORE_MSP, SMX_SCORE_ENERGY };
   double *o[2] = { YD, OD };
-  return smx_scores_multi_rows_f32(2, k, NULL, X, lx, r, c, o);
+  return smx_scores_multi_rows_f32(X, lx, o, r, c, 2, k, NULL, NULL);
 }
-W(kl_templates_fit_f32, smx_kl_templates_fit_f32(X, lx, r, c, TD, (size_t *)(void *)CN))
-W(kl_templates_accumulate_f32, smx_kl_templates_accumulate_f32(X, lx, r, c, TD, CN))
-W(kl_templates_finish, smx_kl_templates_finish(XD, CN, c, TD))
-W(calibration_rows_f32, smx_calibration_rows_f32(X, lx, r, c, LB, 1.0, 15, (smx_calibration *)(void *)OD, NULL))
-W(temperature_fit_f32, smx_temperature_fit_f32(X, lx, r, c, LB, YD, (smx_ts_info *)(void *)OD))
+W(kl_templates_fit_f32, smx_kl_templates_fit_f32(X, lx, TD, (size_t *)(void *)CN, r, c, NULL))
+W(kl_templates_accumulate_f32, smx_kl_templates_accumulate_f32(X, lx, TD, CN, r, c, NULL))
+W(kl_templates_finish, smx_kl_templates_finish(XD, CN, TD, c))
+W(calibration_rows_f32, smx_calibration_rows_f32(X, lx, LB, (smx_calibration *)(void *)OD, NULL, r, c, 15, NULL))
+W(temperature_fit_f32, smx_temperature_fit_f32(X, lx, LB, YD, (smx_ts_info *)(void *)OD, r, c, NULL))
 static smx_status w_calib_create(size_t r, size_t c, size_t lx, size_t ly) {
   (void)r; (void)lx; (void)ly;
   smx_calib_acc *a = NULL;
-  smx_status s = smx_calib_create(c, 15, 1.0, 0, &a);
+  smx_status s = smx_calib_create(&a, c, 15, 0, NULL);
   if (s == SMX_OK) smx_calib_destroy(a);
   return s;
 }
 static smx_status w_calib_add_rows_f32(size_t r, size_t c, size_t lx, size_t ly) {
   (void)c; (void)ly;
   smx_calib_acc *a = NULL;
-  if (smx_calib_create(4, 15, 1.0, 0, &a) != SMX_OK) return SMX_E_INTERNAL;
-  smx_status s = smx_calib_add_rows_f32(a, X, lx, r, LB);
+  if (smx_calib_create(&a, 4, 15, 0, NULL) != SMX_OK) return SMX_E_INTERNAL;
+  smx_status s = smx_calib_add_rows_f32(a, X, lx, LB, r);
   smx_calib_destroy(a);
   return s;
 }
@@ -244,8 +244,8 @@ static void test_metrics(void) {
     smx_ood_metrics m;
     memset(&m, 0x5a, sizeof m);
     smx_ood_metrics m0 = m;
-    CHECK(smx_ood_metrics_f64(XD, a, XD, b, 0.95, &m) != SMX_OK, "ood_metrics_f64(%zu, %zu) returned SMX_OK", a, b);
-    CHECK(smx_ood_metrics_f32(X, a, X, b, 0.95, &m) != SMX_OK, "ood_metrics_f32(%zu, %zu) returned SMX_OK", a, b);
+    CHECK(smx_ood_metrics_f64(XD, XD, &m, a, b, 0.95, NULL) != SMX_OK, "ood_metrics_f64(%zu, %zu) returned SMX_OK", a, b);
+    CHECK(smx_ood_metrics_f32(X, X, &m, a, b, 0.95, NULL) != SMX_OK, "ood_metrics_f32(%zu, %zu) returned SMX_OK", a, b);
     CHECK(memcmp(&m, &m0, sizeof m) == 0, "ood_metrics(%zu, %zu) wrote its output", a, b);
   }
 }

@@ -130,10 +130,10 @@ static void test_wide(void) {
     for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
       size_t K = ks[ki];
       for (int r = 0; r < NROWS; r++) fill_row(x + (size_t)r * K, K, r, &rng);
-      CHECK(smx_scores_multi_rows_f32(NV, kinds, ps, x, K, NROWS, K, outs) == SMX_OK, "multi");
+      CHECK(smx_scores_multi_rows_f32(x, K, outs, NROWS, K, NV, kinds, ps, NULL) == SMX_OK, "multi");
       for (size_t v = 0; v < NV; v++) {
         double single[NROWS];
-        CHECK(smx_scores_rows_f32(kinds[v], x, K, NROWS, K, &ps[v], single) == SMX_OK, "single");
+        CHECK(smx_scores_rows_f32(x, K, single, NROWS, K, kinds[v], &ps[v], NULL) == SMX_OK, "single");
         double T = vs[v].T != 0 ? vs[v].T : kinds[v] == SMX_SCORE_ODIN ? 1000.0 : 1.0;
         if (kinds[v] != SMX_SCORE_ENERGY && kinds[v] != SMX_SCORE_ODIN) T = 1.0;
         double g = vs[v].g != 0 ? vs[v].g : 0.1;

@@ -4,7 +4,7 @@
  * every ISA and several thread counts; the special-value policy; bad
  * arguments with nothing written; f16 / bf16 (guard pages: tests/ops/).
  */
-#include "../common/test_util.h"
+#include "../common/test_isa.h"
 #include "kernels/f32-topk/ukernels.h"
 #include "math/half_scalar.h"
 #include "smx/smx_topk.h"
@@ -99,8 +99,8 @@ static void test_values(void) {
   static const size_t ns[] = { 1, 2, 7, 17, 64, 100, 2047, 2049, 4100, 70001 };
   static const float temps[] = { 0.0f, 0.5f, 3.0f };
   tu_rng r = { 42 };
-  for (int isa = 0; isa < 3; isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++) {
       size_t n = ns[a];
       float *x = malloc(n * sizeof(float));
@@ -126,7 +126,6 @@ static void test_values(void) {
       free(x);
     }
   }
-  smx_set_max_isa(SMX_ISA_AVX512);
 }
 
 /* Rows form with a leading dimension; 1, 2, 3, 8 threads give the same bits. */
@@ -219,8 +218,8 @@ static void test_specials(void) {
   CHECK(smx_softmax_topk_f32(xq, v, idx, 3, 1, &o) == SMX_OK && v[0] != v[0] && idx[0] == -1, "NaN among -inf");
   /* a NaN after the first k entries, found by the vector filter (every ISA) */
   float *xl = malloc(5000 * sizeof(float));
-  for (int isa = 0; isa < 3; isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     for (size_t at = 4990; at < 5000; at += 3) {
       for (size_t i = 0; i < 5000; i++) xl[i] = (float)(i % 100);
       xl[at] = NAN;
@@ -228,7 +227,6 @@ static void test_specials(void) {
             tu_isa_names[isa], at);
     }
   }
-  smx_set_max_isa(SMX_ISA_AVX512);
   free(xl);
 }
 
@@ -289,8 +287,8 @@ static void test_half(void) {
   typedef smx_status (*hfn)(const uint16_t *, size_t, float *, int64_t *, size_t, size_t, size_t, const smx_options *);
   const hfn f16s[3] = { smx_softmax_topk_rows_f16, smx_log_softmax_topk_rows_f16, smx_topk_rows_f16 };
   const hfn bf16s[3] = { smx_softmax_topk_rows_bf16, smx_log_softmax_topk_rows_bf16, smx_topk_rows_bf16 };
-  for (int isa = 0; isa < 3; isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     for (int op = 0; op < 3; op++) {
       smx_options o = { SMX_ALGO_AUTO, 0.7, 0, 2, NULL };
       CHECK(f16s[op](h, cols, v1, i1, rows, cols, k, &o) == SMX_OK, "f16");
@@ -310,7 +308,6 @@ static void test_half(void) {
     CHECK(smx_softmax_topk_f16(h, v1, i1, cols, 3, &o1) == SMX_OK && smx_softmax_topk_bf16(b, v2, i2, cols, 3, &o1) == SMX_OK,
           "half row forms");
   }
-  smx_set_max_isa(SMX_ISA_AVX512);
   free(h);
   free(b);
   free(xh);
@@ -341,12 +338,15 @@ static void test_filter_kernels(void) {
 }
 
 int main(void) {
-  test_bad_args();
+  tu_isa_start(2);
   test_specials();
   test_values();
-  test_rows_threads();
-  test_split_row();
   test_half();
-  test_filter_kernels();
+  if (tu_isa_once) {
+    test_bad_args();
+    test_rows_threads();
+    test_split_row();
+    test_filter_kernels();
+  }
   return tu_finish("test_topk");
 }

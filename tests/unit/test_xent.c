@@ -7,7 +7,7 @@
  * targets and bad arguments leave every output untouched (guard pages:
  * tests/ops/).
  */
-#include "../common/test_util.h"
+#include "../common/test_isa.h"
 #include "math/half_scalar.h"
 
 #define EPS_F 0x1p-23
@@ -138,8 +138,8 @@ static void test_values(void) {
   tu_rng rng = { 11 };
   static const size_t shapes[][2] = { { 1, 1 }, { 3, 2 }, { 5, 17 }, { 7, 33 }, { 4, 300 }, { 9, 1029 }, { 2, 70001 } };
   static const smx_reduction reds[3] = { SMX_REDUCTION_NONE, SMX_REDUCTION_MEAN, SMX_REDUCTION_SUM };
-  for (int isa = 0; isa <= tu_isa_top(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
       size_t rows = shapes[sh][0], cols = shapes[sh][1];
       float *x = malloc(rows * cols * sizeof(float));
@@ -172,7 +172,6 @@ static void test_values(void) {
       free(x); free(t64);
     }
   }
-  smx_set_max_isa(SMX_ISA_AVX512);
 }
 
 /* Finite differences of the reduced loss, in double, against the gradient. */
@@ -289,8 +288,8 @@ static void test_specials(void) {
   float x[5][4] = { { 1, NAN, 2, 3 }, { 1, -I, 2, 3 }, { -I, -I, -I, -I }, { 1, I, 2, I }, { 1, I, 2, 3 } };
   int64_t t[5] = { 0, 1, 2, 1, 0 };
   float loss[5], lse[5], g[20];
-  for (int isa = 0; isa <= tu_isa_top(); isa++) {
-    smx_set_max_isa(tu_isas[isa]);
+  {
+    const int isa = tu_isa_at;
     CHECK(smx_cross_entropy_f32(&x[0][0], 4, t, loss, g, 4, lse, 5, 4, tu_lo(&o)) == SMX_OK, "specials");
     int nanrow = isnan(loss[0]) && isnan(lse[0]);
     for (int j = 0; j < 4; j++) nanrow &= isnan(g[j]);
@@ -304,7 +303,6 @@ static void test_specials(void) {
           "%s: two +inf, target +inf: loss %g grads %g %g %g", tu_isa_names[isa], loss[3], g[12], g[13], g[15]);
     CHECK(loss[4] == I && g[16] == -1.0f && g[17] == 1.0f, "%s: +inf off target: loss %g", tu_isa_names[isa], loss[4]);
   }
-  smx_set_max_isa(SMX_ISA_AVX512);
   /* PyTorch's masked-row NaN on request; label smoothing over a -inf entry is +inf, gradient finite */
   o.o.flags = SMX_FLAG_MASKED_ROW_NAN;
   CHECK(smx_cross_entropy_f32(&x[2][0], 4, &t[2], loss, g, 4, lse, 1, 4, tu_lo(&o)) == SMX_OK &&
@@ -436,8 +434,8 @@ static void test_half(void) {
       h[i] = kind == 0 ? smx_f32_to_f16(v) : smx_f32_to_bf16(v);
       xf[i] = kind == 0 ? smx_f16_to_f32(h[i]) : smx_bf16_to_f32(h[i]);
     }
-    for (int isa = 0; isa <= tu_isa_top(); isa++) {
-      smx_set_max_isa(tu_isas[isa]);
+    {
+      const int isa = tu_isa_at;
       for (int v = 0; v < 3; v++) {
         xopt xo = { SMX_REDUCTION_NONE, -100, v == 1 ? 0.1 : 0.0, v == 2 ? 1e-3 : 0.0, v == 2 ? 0.8 : 0.0 };
         tu_loss_opts o = { { SMX_ALGO_AUTO, xo.t, 0u, 2, NULL }, { xo.red, xo.ignore, 0.0, xo.eps, xo.z } };
@@ -476,16 +474,18 @@ static void test_half(void) {
       }
     }
   }
-  smx_set_max_isa(SMX_ISA_AVX512);
   free(h); free(gh); free(gi); free(xf); free(rg);
 }
 
 int main(void) {
+  tu_isa_start(3);
   test_values();
-  test_finite_differences();
-  test_torch_semantics();
   test_specials();
-  test_bad_args();
   test_half();
+  if (tu_isa_once) {
+    test_finite_differences();
+    test_torch_semantics();
+    test_bad_args();
+  }
   return tu_finish("test_xent");
 }

@@ -6,6 +6,8 @@
  * vectors of B: MR*NV accumulators). gemm is a BLIS-style outer-product
  * update; the exponential is math/vexp_f32.h's degree-6 one (1.18 ulp).
  */
+#include <math.h>
+
 #include "math/vexp_f32.h"
 
 #if SMX_VF_SCALE2_SATURATES
@@ -150,4 +152,39 @@ static void dscores_k(size_t nr, size_t nk, const float *s, size_t lds, const fl
   }
 }
 
-const smx_attn_bwd_ukernels SMX_ATTN_BWD_TABLE = { SMX_SIMD_ISA, gemm_k, probs_k, dscores_k };
+/* softpick: E = e^{x}, x = s - lse <= about 19, through the negative-argument exponential as e^{x - 19} e^{19}
+ * where x > 0; P and dS as ukernels.h states */
+SMX_INLINE void softpick_vec(vf_t s, vf_t lse, vf_t el, vf_t d, vf_t dpv, vexpf_c c, vf_t amin, vf_t *p, vf_t *ds) {
+  const vf_t zero = vf_zero(), ninf = vf_set1(-__builtin_inff());
+  vf_t x = vf_sub(s, lse);
+  mf_t big = vf_gt(x, zero);
+  vf_t e = vexpf_neg(vf_sel(big, vf_sub(x, vf_set1(19.0f)), x), c, amin);
+  e = vf_mul(e, vf_sel(big, vf_set1(178482300.963187f), vf_set1(1.0f)));   /* e^19 */
+  mf_t pos = vf_gt(s, zero), neg = vf_gt(zero, s), live = vf_neq(s, ninf);
+  *p = vf_sel(live, vf_sel(pos, vf_sub(e, el), vf_mul(zero, el)), zero);
+  *ds = vf_sel(live, vf_mul(e, vf_sel(pos, vf_sub(dpv, d), vf_sel(neg, d, zero))), zero);
+}
+
+static void softpick_k(size_t nr, size_t nk, const float *s, size_t lds, const float *lse, const float *dvec, float *p,
+                       size_t ldp, float *dp, size_t lddp) {
+  const vexpf_c c = vexpf_c_set((float)SMX_LOG2E_D, (float)(SMX_LOG2E_D - (double)(float)SMX_LOG2E_D));
+  const vf_t amin = vf_set1(SMX_ATTN_BWD_AMIN);
+  size_t full = nk / VF_W * VF_W;
+  for (size_t r = 0; r < nr; r++) {
+    vf_t l = vf_set1(lse[r]), el = vf_set1(expf(-lse[r])), d = vf_set1(dvec[r]), pv, dv;
+    size_t x = 0;
+    for (; x < full; x += VF_W) {
+      softpick_vec(vf_ld(s + r * lds + x), l, el, d, vf_ld(dp + r * lddp + x), c, amin, &pv, &dv);
+      vf_st(p + r * ldp + x, pv);
+      vf_st(dp + r * lddp + x, dv);
+    }
+    if (x < nk) {
+      kf_t km = kf_tail(nk - x);
+      softpick_vec(vf_ldz_k(s + r * lds + x, km), l, el, d, vf_ldz_k(dp + r * lddp + x, km), c, amin, &pv, &dv);
+      vf_st_k(p + r * ldp + x, km, pv);
+      vf_st_k(dp + r * lddp + x, km, dv);
+    }
+  }
+}
+
+const smx_attn_bwd_ukernels SMX_ATTN_BWD_TABLE = { SMX_SIMD_ISA, gemm_k, probs_k, dscores_k, softpick_k };

@@ -35,4 +35,23 @@ static void dscores_scalar(size_t nr, size_t nk, const float *s, size_t lds, con
     }
 }
 
-const smx_attn_bwd_ukernels smx_attn_bwd_ukernels_scalar = { "scalar", gemm_scalar, probs_scalar, dscores_scalar };
+static void softpick_scalar(size_t nr, size_t nk, const float *s, size_t lds, const float *lse, const float *dvec,
+                            float *p, size_t ldp, float *dp, size_t lddp) {
+  for (size_t r = 0; r < nr; r++) {
+    float el = expf(-lse[r]), d = dvec[r];
+    for (size_t c = 0; c < nk; c++) {
+      float z = s[r * lds + c], *ds = dp + r * lddp + c;
+      if (z == -INFINITY) {
+        p[r * ldp + c] = 0.0f;
+        *ds = 0.0f;
+        continue;
+      }
+      float e = expf(z - lse[r]);
+      p[r * ldp + c] = z > 0.0f ? e - el : 0.0f * el;
+      *ds = e * (z > 0.0f ? *ds - d : z < 0.0f ? d : 0.0f);
+    }
+  }
+}
+
+const smx_attn_bwd_ukernels smx_attn_bwd_ukernels_scalar = { "scalar", gemm_scalar, probs_scalar, dscores_scalar,
+                                                             softpick_scalar };

@@ -19,6 +19,12 @@
  *  - dscores: dP[r][c] = P[r][c] (dP[r][c] - D_r) in place, and exactly 0
  *    where S[r][c] is -inf (a masked key takes no part in the row's
  *    gradients, even where dP is NaN through a NaN in V).
+ *  - softpick: the softpick kind (w = relu(e^z - 1) e^{-lse}): with
+ *    E = e^{S - lse_r} (S - lse_r may be up to about 19 above 0: the
+ *    epsilon bounds e^{lse} below), P[r][c] = E - e^{-lse_r} where S > 0,
+ *    else 0 (times e^{-lse_r}, so that a NaN lse stays NaN), and in place
+ *    dP[r][c] = E (dP - D_r) where S > 0, E D_r where S < 0, 0 where S = 0;
+ *    both exactly 0 where S is -inf; a NaN score or lse gives NaN.
  * Kernels never allocate and touch exactly the ranges above.
  */
 #ifndef SMX_KERNELS_F32_ATTENTION_BWD_UKERNELS_H
@@ -33,6 +39,8 @@ typedef struct smx_attn_bwd_ukernels {
   void (*probs)(size_t nr, size_t nk, const float *s, size_t lds, const float *lse, float *p, size_t ldp);
   void (*dscores)(size_t nr, size_t nk, const float *s, size_t lds, const float *p, size_t ldp, float *dp,
                   size_t lddp, const float *dvec);
+  void (*softpick)(size_t nr, size_t nk, const float *s, size_t lds, const float *lse, const float *dvec, float *p,
+                   size_t ldp, float *dp, size_t lddp);
 } smx_attn_bwd_ukernels;
 
 extern const smx_attn_bwd_ukernels smx_attn_bwd_ukernels_scalar;
