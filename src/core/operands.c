@@ -60,3 +60,14 @@ smx_status smx_check_y_dy_dx(const void *y, size_t ldy, const void *dy, size_t l
   if (as_y && as_dy) args[2].out = 0;   /* the inputs' own buffer: only its span is checked */
   return smx_check_args(args, 3);
 }
+
+smx_status smx_check_x_topk(const void *x, size_t ldx, size_t es, size_t rows, size_t cols, size_t k,
+                            const void *values, size_t vs, const int64_t *indices, int *empty) {
+  *empty = 0;
+  if (ldx < cols || k > cols) return SMX_E_INVALID_ARG;
+  if (rows == 0 || k == 0) { *empty = 1; return SMX_OK; }
+  if (!x || !values || !indices) return SMX_E_INVALID_ARG;
+  smx_arg args[3] = { SMX_ARG_IN(x, rows, cols, ldx, es), SMX_ARG_OUT(values, rows, k, k, vs, 0),
+                      SMX_ARG_OUT(indices, rows, k, k, sizeof(int64_t), 0) };
+  return smx_check_args(args, 3);
+}

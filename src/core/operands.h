@@ -63,4 +63,11 @@ smx_status smx_check_x_y(const void *x, size_t ldx, const void *y, size_t ldy, s
 smx_status smx_check_y_dy_dx(const void *y, size_t ldy, const void *dy, size_t lddy, const void *dx, size_t lddx,
                              size_t rows, size_t cols, size_t es, int *empty);
 
+/* The operand checks of a top-k: x (es-byte elements) into rows x k values
+ * (vs-byte elements) and indices; k above cols is refused with the leading
+ * dimension, rows or k 0 is an empty call (*empty set), and no output may
+ * overlap x or the other output. */
+smx_status smx_check_x_topk(const void *x, size_t ldx, size_t es, size_t rows, size_t cols, size_t k,
+                            const void *values, size_t vs, const int64_t *indices, int *empty);
+
 #endif
