@@ -296,6 +296,22 @@ double bound_mixture(const ref_ctx *c, dtype od, size_t i, long double ref, long
 smx_status a_mixture_f32(const op_call *c);
 smx_status a_mixture_f64(const op_call *c);
 
+/* sampling (ref_sample.c, adapt_sample.c), keyed as the RNG ops, T = the family's temperature: plain
+ * multinomial, nucleus (top-p then min-p, multinomial), top-k then top-p with Gumbel-max, Gumbel-max, greedy.
+ * The token comes out as a double (out_dt DT_F64). */
+#define OPS_SAMPLE_TOP_K 7
+#define OPS_SAMPLE_TOP_P 0.9
+#define OPS_SAMPLE_MIN_P 0.05
+long double ref_sample_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_sample(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+#define SAMPLE_DECL(cfg)                                                                                         \
+  void ref_sample##cfg##_row(ref_ctx *c);                                                                        \
+  smx_status a_sample##cfg##_f32(const op_call *c); smx_status a_sample##cfg##_f64(const op_call *c);
+#define SAMPLE_DECL_HALF(cfg) smx_status a_sample##cfg##_f16(const op_call *c); smx_status a_sample##cfg##_bf16(const op_call *c);
+SAMPLE_DECL() SAMPLE_DECL(_topk_gumbel) SAMPLE_DECL(_gumbel) SAMPLE_DECL(_greedy)
+SAMPLE_DECL_HALF() SAMPLE_DECL_HALF(_topk_gumbel) smx_status a_sample_greedy_f16(const op_call *c);
+void ref_sample_nucleus_row(ref_ctx *c); smx_status a_sample_nucleus_f32(const op_call *c);
+
 /* MultiMax at fixed parameters (ref_multimax.c) */
 #define MM_R0 (-1.0L)
 #define MM_R1 2.0L

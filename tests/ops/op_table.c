@@ -579,6 +579,17 @@ const op_row op_table[] = {
     ref_mixture_row, ref_mixture_at, bound_mixture },
   { "mixture_log_softmax", DT_F64, DT_F64, OUT_ELEM, 2, -1, OP_UNIT_TEMP, NULL, a_mixture_f64, prep_mixture,
     ref_mixture_row, ref_mixture_at, bound_mixture },
+  /* sampling: one token per row (as a double), its own random stream per row */
+#define SAMPLE_ROW(cfg, sfx, D)                                                                                     \
+  { "sample" #cfg, D, DT_F64, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID | OP_ROW_NOISE, NULL, a_sample##cfg##_##sfx, NULL,  \
+    ref_sample##cfg##_row, ref_sample_at, bound_sample }
+#define SAMPLE_ROWS(cfg) SAMPLE_ROW(cfg, f32, DT_F32), SAMPLE_ROW(cfg, f64, DT_F64), SAMPLE_ROW(cfg, f16, DT_F16), \
+  SAMPLE_ROW(cfg, bf16, DT_BF16)
+  /* (f16 / bf16 rows are widened exactly into the f32 sampler, and f64 rows rounded into it: the plain and
+   * top-k rows show that; the nucleus, Gumbel and greedy paths in f32, and f64 where it differs) */
+  SAMPLE_ROWS(), SAMPLE_ROWS(_topk_gumbel), SAMPLE_ROW(_nucleus, f32, DT_F32),
+  SAMPLE_ROW(_gumbel, f32, DT_F32), SAMPLE_ROW(_gumbel, f64, DT_F64), SAMPLE_ROW(_greedy, f32, DT_F32),
+  SAMPLE_ROW(_greedy, f64, DT_F64), SAMPLE_ROW(_greedy, f16, DT_F16),
   /* MultiMax */
   { "multimax", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG, a_multimax_32, a_multimax_rows_32, NULL,
     ref_multimax_row, ref_multimax_at, bound_multimax },
