@@ -613,6 +613,7 @@ static int op_runs(size_t op, const family *f, const int *run_dt) {
   unsigned want = d == DT_F64 ? FAM_F64 : d == DT_F32 ? FAM_F32 : FAM_HALF;
   if ((f->kind & (FAM_LONG | FAM_FWD)) && !(op_table[op].caps & OP_ALGOS)) return 0;
   if ((op_table[op].caps & OP_UNIT_TEMP) && f->T != 0.0 && f->T != 1.0) return 0;
+  if ((op_table[op].caps & OP_SHORT_ROWS) && f->n > ((size_t)1 << 14)) return 0;
   if ((op_table[op].caps & OP_INV_TEMP) && f->T != 0.0 && !(1.0 / f->T >= DBL_MIN && 1.0 / f->T <= DBL_MAX)) return 0;
   if (!run_dt[d] || !ops_op_wanted(op)) return 0;
   return (f->kind & want) != 0;
