@@ -60,9 +60,15 @@ static smx_online_dd ronline_scalar(size_t n, const double *x, const smx_expcd *
     double ref = b.m;
     if (st.d.hi != 0.0 && (b.m - st.m) * c->hi <= 1.0) ref = st.m;
     if (!(ref > -INFINITY)) {
-      /* an all -inf (or NaN) block: only a NaN matters */
-      for (size_t j = 0; j < nb; j++) if (x[i + j] != x[i + j]) b.d.hi = NAN;
-      if (b.d.hi != b.d.hi) return b;
+      /* an all -inf (or NaN) block: only a NaN matters. An integer flag, not `if (x != x) d = NAN` in
+       * the loop: gcc 12 -O3 vectorizes that conditional constant as a min reduction, which drops the
+       * NaN ({-inf, NaN} gave d = 0, a NaN-free row) */
+      int nan = 0;
+      for (size_t j = 0; j < nb; j++) nan |= x[i + j] != x[i + j];
+      if (nan) {
+        b.d.hi = NAN;
+        return b;
+      }
       continue;
     }
     b.m = ref;
