@@ -574,10 +574,10 @@ const op_row op_table[] = {
   { "noisy_softmax_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_UNIT_TEMP | OP_OPTIONAL_OUT | OP_ROW_NOISE,    \
     NULL, a_noisy_##sfx##_grad, NULL, ref_noisy_row, ref_noisy_grad_at, bound_loss_grad }
   NOISY_ROWS(f32, DT_F32), NOISY_ROWS(f64, DT_F64),
-  /* the mixture of softmaxes at K = 2 (components in[0] and in[1], ref_rng.c) */
-  { "mixture_log_softmax", DT_F32, DT_F32, OUT_ELEM, 2, -1, OP_UNIT_TEMP, NULL, a_mixture_f32, prep_mixture,
+  /* the mixture of softmaxes at K = 2 (components in[0] and in[1], ref_rng.c), at every temperature */
+  { "mixture_log_softmax", DT_F32, DT_F32, OUT_ELEM, 2, -1, 0, NULL, a_mixture_f32, prep_mixture,
     ref_mixture_row, ref_mixture_at, bound_mixture },
-  { "mixture_log_softmax", DT_F64, DT_F64, OUT_ELEM, 2, -1, OP_UNIT_TEMP, NULL, a_mixture_f64, prep_mixture,
+  { "mixture_log_softmax", DT_F64, DT_F64, OUT_ELEM, 2, -1, 0, NULL, a_mixture_f64, prep_mixture,
     ref_mixture_row, ref_mixture_at, bound_mixture },
   /* MultiMax */
   { "multimax", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG, a_multimax_32, a_multimax_rows_32, NULL,

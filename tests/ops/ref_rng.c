@@ -133,7 +133,8 @@ void prep_mixture(const double *x, size_t n, const smx_options *o, dtype dt, voi
   }
 }
 
-/* Per component k: ex[k] = its max m_k, ex[2 + k] = log sum exp(x - m_k) (m_k = -inf: every entry -inf);
+/* At temperature T = c->T (the components' logits divided by it, w not). Per component k: ex[k] = its max m_k,
+ * ex[2 + k] = log sum exp((x - m_k) / T) (m_k = -inf: every entry -inf);
  * ex[4 + k] = log pi_k. c->nan: a NaN in a component (a NaN row); c->any: a +inf entry (the header leaves
  * it undefined). */
 void ref_mixture_row(ref_ctx *c) {
@@ -150,23 +151,24 @@ void ref_mixture_row(ref_ctx *c) {
       else if (v > m) m = v;
     }
     if (m > -INFINITY)
-      for (size_t i = 0; i < c->n; i++) s += expl(ref_in(c, k, i) - m);
+      for (size_t i = 0; i < c->n; i++) s += expl((ref_in(c, k, i) - m) / c->T);
     c->ex[k] = m;
     c->ex[2 + k] = m > -INFINITY ? logl(s) : 0.0L;
     c->ex[4 + k] = w[k] - lw;
   }
 }
 
-/* y_i = log sum_k pi_k softmax(x_k)_i; aux = the size of the terms the library's double arithmetic rounds:
- * max over the live components of |x_ki - m_k| + log s_k + |log pi_k| */
+/* y_i = log sum_k pi_k softmax(x_k / T)_i; aux = the size of the terms the library's double arithmetic rounds:
+ * max over the live components of |x_ki - m_k| / T + log s_k + |log pi_k| */
 long double ref_mixture_at(const ref_ctx *c, size_t i, long double *aux) {
   long double t[2], m = -INFINITY, s = 0.0L;
   *aux = 0;
   if (c->nan) return NAN;
   for (int k = 0; k < 2; k++) {
     long double x = ref_in(c, k, i);
-    t[k] = c->ex[k] == -INFINITY || x == -INFINITY ? -INFINITY : c->ex[4 + k] + ((x - c->ex[k]) - c->ex[2 + k]);
-    if (t[k] > -INFINITY) *aux = fmaxl(*aux, fabsl(x - c->ex[k]) + c->ex[2 + k] + fabsl(c->ex[4 + k]));
+    long double u = (x - c->ex[k]) / c->T;
+    t[k] = c->ex[k] == -INFINITY || x == -INFINITY ? -INFINITY : c->ex[4 + k] + (u - c->ex[2 + k]);
+    if (t[k] > -INFINITY) *aux = fmaxl(*aux, fabsl(u) + c->ex[2 + k] + fabsl(c->ex[4 + k]));
     m = fmaxl(m, t[k]);
   }
   if (m == -INFINITY) return -INFINITY;
