@@ -93,18 +93,21 @@ static void mos_rows(void *ctx, size_t r0, size_t r1, void *scratch) {
       for (size_t i = 0; i < n; i++) st_at(j, j->y, r * j->ldy + i, y[i]);
       continue;
     }
+    /* an entry with y_i = -inf (-inf in every component) stays -inf whatever w is: its g_i moves nothing */
     double gsum = 0.0;
-    for (size_t i = 0; i < n; i++) gsum += ld_at(j, j->g, r * j->ldg + i);
+    for (size_t i = 0; i < n; i++)
+      if (y[i] != -INFINITY) gsum += ld_at(j, j->g, r * j->ldg + i);
     for (size_t c = 0; c < k; c++) {
-      /* A_c = sum_i g_i q_ci; dx_ci = (g_i q_ci - s_ci A_c) / T */
+      /* A_c = sum_i g_i q_ci; dx_ci = (g_i q_ci - s_ci A_c) / T (a component of all -inf: s = q = 0, not
+       * -inf - -inf) */
       double a = 0.0;
       for (size_t i = 0; i < n; i++) {
-        double ls = tdiff(ld_at(j, j->x, (r * k + c) * j->ldx + i), lsek[c], j->t) - lsk[c];
+        double ls = lsek[c] == -INFINITY ? -INFINITY : tdiff(ld_at(j, j->x, (r * k + c) * j->ldx + i), lsek[c], j->t) - lsk[c];
         double q = y[i] == -INFINITY ? 0.0 : exp(lpi[c] + ls - y[i]);
         a += ld_at(j, j->g, r * j->ldg + i) * q;
       }
       for (size_t i = 0; i < n; i++) {
-        double ls = tdiff(ld_at(j, j->x, (r * k + c) * j->ldx + i), lsek[c], j->t) - lsk[c];
+        double ls = lsek[c] == -INFINITY ? -INFINITY : tdiff(ld_at(j, j->x, (r * k + c) * j->ldx + i), lsek[c], j->t) - lsk[c];
         double q = y[i] == -INFINITY ? 0.0 : exp(lpi[c] + ls - y[i]);
         st_at(j, j->dx, (r * k + c) * j->lddx + i, (ld_at(j, j->g, r * j->ldg + i) * q - exp(ls) * a) / j->t);
       }
