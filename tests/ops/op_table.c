@@ -574,17 +574,17 @@ const op_row op_table[] = {
   { "noisy_softmax_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_UNIT_TEMP | OP_OPTIONAL_OUT | OP_ROW_NOISE,    \
     NULL, a_noisy_##sfx##_grad, NULL, ref_noisy_row, ref_noisy_grad_at, bound_loss_grad }
   NOISY_ROWS(f32, DT_F32), NOISY_ROWS(f64, DT_F64),
-  /* the mixture of softmaxes at K = 2 (components in[0] and in[1], ref_rng.c) */
-  { "mixture_log_softmax", DT_F32, DT_F32, OUT_ELEM, 2, -1, OP_UNIT_TEMP | OP_SHORT_ROWS, NULL, a_mixture_f32, prep_mixture,
+  /* the mixture of softmaxes at K = 2 (components in[0] and in[1], ref_rng.c), at every temperature */
+  { "mixture_log_softmax", DT_F32, DT_F32, OUT_ELEM, 2, -1, OP_SHORT_ROWS, NULL, a_mixture_f32, prep_mixture,
     ref_mixture_row, ref_mixture_at, bound_mixture },
-  { "mixture_log_softmax", DT_F64, DT_F64, OUT_ELEM, 2, -1, OP_UNIT_TEMP | OP_SHORT_ROWS, NULL, a_mixture_f64, prep_mixture,
+  { "mixture_log_softmax", DT_F64, DT_F64, OUT_ELEM, 2, -1, OP_SHORT_ROWS, NULL, a_mixture_f64, prep_mixture,
     ref_mixture_row, ref_mixture_at, bound_mixture },
   /* its backward (components x and x reversed, dy): dx of component 0, dw_1 (NULL: the documented dx-only call);
    * the other component's dx and dw_0 are the same code at the other index */
 #define MIX_BWD(sfx, D)                                                                                             \
-  { "mixture_log_softmax_backward_dx0", D, D, OUT_ELEM, 2, -1, OP_UNIT_TEMP | OP_SHORT_ROWS, NULL,                  \
+  { "mixture_log_softmax_backward_dx0", D, D, OUT_ELEM, 2, -1, OP_SHORT_ROWS, NULL,                  \
     a_mixture_dx0_##sfx, prep_vn_backward, ref_mixture_backward_row, ref_mixture_dx0_at, bound_mixture_backward },  \
-  { "mixture_log_softmax_backward_dw1", D, D, OUT_SCALAR, 2, -1, OP_UNIT_TEMP | OP_OPTIONAL_OUT | OP_SHORT_ROWS,    \
+  { "mixture_log_softmax_backward_dw1", D, D, OUT_SCALAR, 2, -1, OP_OPTIONAL_OUT | OP_SHORT_ROWS,    \
     NULL, a_mixture_dw1_##sfx, prep_vn_backward, ref_mixture_backward_row, ref_mixture_dw1_at,                     \
     bound_mixture_backward }
   MIX_BWD(f32, DT_F32), MIX_BWD(f64, DT_F64),

@@ -135,7 +135,8 @@ void prep_mixture(const double *x, size_t n, const smx_options *o, dtype dt, voi
   }
 }
 
-/* Per component k: ex[k] = its max m_k, ex[2 + k] = log sum exp(x - m_k) (m_k = -inf: every entry -inf);
+/* At temperature T = c->T (the components' logits divided by it, w not). Per component k: ex[k] = its max m_k,
+ * ex[2 + k] = log sum exp((x - m_k) / T) (m_k = -inf: every entry -inf);
  * ex[4 + k] = log pi_k. c->nan: a NaN in a component (a NaN row); c->any: a +inf entry (the header leaves
  * it undefined). */
 void ref_mixture_row(ref_ctx *c) {
@@ -152,23 +153,24 @@ void ref_mixture_row(ref_ctx *c) {
       else if (v > m) m = v;
     }
     if (m > -INFINITY)
-      for (size_t i = 0; i < c->n; i++) s += expl(ref_in(c, k, i) - m);
+      for (size_t i = 0; i < c->n; i++) s += expl((ref_in(c, k, i) - m) / c->T);
     c->ex[k] = m;
     c->ex[2 + k] = m > -INFINITY ? logl(s) : 0.0L;
     c->ex[4 + k] = w[k] - lw;
   }
 }
 
-/* y_i = log sum_k pi_k softmax(x_k)_i; aux = the size of the terms the library's double arithmetic rounds:
- * max over the live components of |x_ki - m_k| + log s_k + |log pi_k| */
+/* y_i = log sum_k pi_k softmax(x_k / T)_i; aux = the size of the terms the library's double arithmetic rounds:
+ * max over the live components of |x_ki - m_k| / T + log s_k + |log pi_k| */
 long double ref_mixture_at(const ref_ctx *c, size_t i, long double *aux) {
   long double t[2], m = -INFINITY, s = 0.0L;
   *aux = 0;
   if (c->nan) return NAN;
   for (int k = 0; k < 2; k++) {
     long double x = ref_in(c, k, i);
-    t[k] = c->ex[k] == -INFINITY || x == -INFINITY ? -INFINITY : c->ex[4 + k] + ((x - c->ex[k]) - c->ex[2 + k]);
-    if (t[k] > -INFINITY) *aux = fmaxl(*aux, fabsl(x - c->ex[k]) + c->ex[2 + k] + fabsl(c->ex[4 + k]));
+    long double u = (x - c->ex[k]) / c->T;
+    t[k] = c->ex[k] == -INFINITY || x == -INFINITY ? -INFINITY : c->ex[4 + k] + (u - c->ex[2 + k]);
+    if (t[k] > -INFINITY) *aux = fmaxl(*aux, fabsl(u) + c->ex[2 + k] + fabsl(c->ex[4 + k]));
     m = fmaxl(m, t[k]);
   }
   if (m == -INFINITY) return -INFINITY;
@@ -187,17 +189,19 @@ double bound_mixture(const ref_ctx *c, dtype od, size_t i, long double ref, long
 
 /* ------------------------------------------------- mixture of softmaxes, backward */
 /* in[0]: component 0 (component 1 is it reversed), in[1]: dy (prep_vn_backward). The gradients of the header's
- * formula in long double, with q_ki = pi_k softmax(x_k)_i / p_i (0 where p_i = 0: y_i = -inf does not move):
- *   dx_ki = dy_i q_ki - softmax(x_k)_i D_k, D_k = sum_j dy_j q_kj;  dw_k = sum_i dy_i (q_ki - pi_k) over p_i > 0.
+ * formula in long double at T = c->T, with q_ki = pi_k softmax(x_k / T)_i / p_i (0 where p_i = 0: y_i = -inf does
+ * not move):
+ *   dx_ki = (dy_i q_ki - softmax(x_k / T)_i D_k) / T, D_k = sum_j dy_j q_kj;  dw_k = sum_i dy_i (q_ki - pi_k) over
+ *   p_i > 0.
  * Row state: ex[0..5] the forward's; ex[6 + k] = D_k, ex[8 + k] = G_k = sum_j |dy_j| q_kj, ex[10] = the largest
  * A_i of the forward's bound, ex[11] = n (the sums' length). */
 static long double mix_x(const ref_ctx *c, int k, size_t i) { return ref_in(c, 0, k ? c->n - 1 - i : i); }
 static long double mix_dy(const ref_ctx *c, size_t i) { return ref_in(c, 1, i); }
 
-/* log softmax(x_k)_i (-inf for a -inf entry or a component of all -inf) */
+/* log softmax(x_k / T)_i (-inf for a -inf entry or a component of all -inf) */
 static long double mix_ls(const ref_ctx *c, int k, size_t i) {
   long double x = mix_x(c, k, i);
-  return c->ex[k] == -INFINITY || x == -INFINITY ? -INFINITY : (x - c->ex[k]) - c->ex[2 + k];
+  return c->ex[k] == -INFINITY || x == -INFINITY ? -INFINITY : (x - c->ex[k]) / c->T - c->ex[2 + k];
 }
 
 /* the forward's y_i, and q_ki (0 where y_i = -inf) */
@@ -259,8 +263,8 @@ static long double mix_dx_at(const ref_ctx *c, int k, size_t i, long double *aux
   }
   long double yi = m == -INFINITY ? -INFINITY : m + logl(expl(t[0] - m) + expl(t[1] - m));
   long double q = mix_q(c, k, i, yi), ls = mix_ls(c, k, i), s = ls == -INFINITY ? 0.0L : expl(ls);
-  *aux = fabsl(mix_dy(c, i)) * q + s * c->ex[8 + k];
-  return mix_dy(c, i) * q - s * c->ex[6 + k];
+  *aux = (fabsl(mix_dy(c, i)) * q + s * c->ex[8 + k]) / c->T;
+  return (mix_dy(c, i) * q - s * c->ex[6 + k]) / c->T;
 }
 long double ref_mixture_dx0_at(const ref_ctx *c, size_t i, long double *aux) { return mix_dx_at(c, 0, i, aux); }
 
