@@ -547,7 +547,7 @@ SMX_INLINE void dec_qk_any(int st, size_t nk, size_t nr, size_t d, const float *
 }
 
 /* ---- decoding: online softmax along the keys of each row, then P V ------ */
-static int dec_online_k(size_t nk, size_t nr, float *s, size_t lds, float *m, float *l, float *alpha) {
+SMX_INLINE int dec_online_any(size_t nk, size_t nr, float *s, size_t lds, float *m, float *l, float *alpha) {
   const vexpf_c c = vexpf_c_set((float)SMX_LOG2E_D, (float)(SMX_LOG2E_D - (double)(float)SMX_LOG2E_D));
   const vf_t amin = vf_set1(SMX_ATTN_AMIN), ninf = vf_set1(-__builtin_inff()), zero = vf_zero();
   int any = 0;
@@ -593,9 +593,13 @@ static int dec_online_k(size_t nk, size_t nr, float *s, size_t lds, float *m, fl
   return any;
 }
 
+static int dec_online_k(size_t nk, size_t nr, float *s, size_t lds, float *m, float *l, float *alpha) {
+  return dec_online_any(nk, nr, s, lds, m, l, alpha);
+}
+
 SMX_INLINE int dec_pv_any(int st, size_t nk, size_t nr, size_t dv, float *s, size_t lds, const void *v, size_t ldv,
                           float *o, size_t ldo, float *m, float *l, float *alpha, const smx_attn_pf *pf) {
-  if (!dec_online_k(nk, nr, s, lds, m, l, alpha)) return 0;
+  if (!dec_online_any(nk, nr, s, lds, m, l, alpha)) return 0;
   pv_any(nk, nr, dv, s, 1, lds, st, v, ldv, o, ldo, alpha, pf->v, pf->ldv, pf->es_v, pf->n);
   return 1;
 }
