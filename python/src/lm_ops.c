@@ -12,6 +12,7 @@
 #include "options.h"
 #include "smx/smx.h"
 #include "variants_loss.h"
+#include "lm_ops.h"
 
 /* A new C array shaped like m->arr with its last axis replaced by `last` (-1: dropped). */
 static PyArrayObject *new_like(const smx_py_matrix *m, npy_intp last, int type) {
@@ -207,6 +208,47 @@ PyObject *smx_py_topk(PyObject *self, PyObject *args, PyObject *kwargs) {
 
 /* ------------------------------------------------------------ sampling */
 
+int smx_py_sample_params(const char *fn, PyObject *temp, PyObject *tk, PyObject *tp, PyObject *mp, PyObject *gr,
+                         PyObject *meth, PyObject *ro, smx_sample_params *out) {
+  smx_sample_params p = {1.0, 0, 1.0, 0.0, 0, SMX_SAMPLE_MULTINOMIAL, 0};
+  if (ro && smx_py_u64_arg(fn, "row_offset", ro, &p.row_offset) < 0) return -1;
+  if (temp && smx_py_real_arg(fn, "temperature", temp, &p.temperature) < 0) return -1;
+  if (!(p.temperature >= 0.0) || isinf(p.temperature)) {
+    PyErr_Format(PyExc_ValueError, "%s: temperature must be >= 0 and finite (0: greedy), got %R", fn, temp);
+    return -1;
+  }
+  long long k = 0;
+  if (tk && smx_py_int_arg(fn, "top_k", tk, 0, INT64_MAX, &k) < 0) return -1;
+  p.top_k = (size_t)k;
+  if (tp && smx_py_real_arg(fn, "top_p", tp, &p.top_p) < 0) return -1;
+  if (!(p.top_p >= 0.0 && p.top_p <= 1.0)) {
+    PyErr_Format(PyExc_ValueError, "%s: top_p must be in [0, 1] (0 or 1: off), got %R", fn, tp);
+    return -1;
+  }
+  if (mp && smx_py_real_arg(fn, "min_p", mp, &p.min_p) < 0) return -1;
+  if (!(p.min_p >= 0.0 && p.min_p <= 1.0)) {
+    PyErr_Format(PyExc_ValueError, "%s: min_p must be in [0, 1] (0: off), got %R", fn, mp);
+    return -1;
+  }
+  if (gr && (p.greedy = PyObject_IsTrue(gr)) < 0) return -1;
+  if (meth) {
+    const char *s = PyUnicode_Check(meth) ? PyUnicode_AsUTF8(meth) : NULL;
+    if (!PyUnicode_Check(meth)) {
+      PyErr_Format(PyExc_TypeError, "%s: method must be a str ('multinomial' or 'gumbel')", fn);
+      return -1;
+    }
+    if (!s) return -1;
+    if (!strcmp(s, "multinomial")) p.method = SMX_SAMPLE_MULTINOMIAL;
+    else if (!strcmp(s, "gumbel")) p.method = SMX_SAMPLE_GUMBEL_MAX;
+    else {
+      PyErr_Format(PyExc_ValueError, "%s: method must be 'multinomial' or 'gumbel', got %R", fn, meth);
+      return -1;
+    }
+  }
+  *out = p;
+  return 0;
+}
+
 PyObject *smx_py_sample(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
   static const char *fn = "smx.sample";
@@ -217,44 +259,11 @@ PyObject *smx_py_sample(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOOOOOO:sample", kw, &xo, &so, &stepo, &temp, &tk, &tp, &mp,
                                    &gr, &meth, &ro, &thr))
     return NULL;
-  smx_sample_params p = {1.0, 0, 1.0, 0.0, 0, SMX_SAMPLE_MULTINOMIAL, 0};
+  smx_sample_params p;
   uint64_t seed, step = 0;
   if (smx_py_u64_arg(fn, "seed", so, &seed) < 0 || (stepo && smx_py_u64_arg(fn, "step", stepo, &step) < 0) ||
-      (ro && smx_py_u64_arg(fn, "row_offset", ro, &p.row_offset) < 0))
+      smx_py_sample_params(fn, temp, tk, tp, mp, gr, meth, ro, &p) < 0)
     return NULL;
-  if (temp && smx_py_real_arg(fn, "temperature", temp, &p.temperature) < 0) return NULL;
-  if (!(p.temperature >= 0.0) || isinf(p.temperature)) {
-    PyErr_Format(PyExc_ValueError, "%s: temperature must be >= 0 and finite (0: greedy), got %R", fn, temp);
-    return NULL;
-  }
-  long long k = 0;
-  if (tk && smx_py_int_arg(fn, "top_k", tk, 0, INT64_MAX, &k) < 0) return NULL;
-  p.top_k = (size_t)k;
-  if (tp && smx_py_real_arg(fn, "top_p", tp, &p.top_p) < 0) return NULL;
-  if (!(p.top_p >= 0.0 && p.top_p <= 1.0)) {
-    PyErr_Format(PyExc_ValueError, "%s: top_p must be in [0, 1] (0 or 1: off), got %R", fn, tp);
-    return NULL;
-  }
-  if (mp && smx_py_real_arg(fn, "min_p", mp, &p.min_p) < 0) return NULL;
-  if (!(p.min_p >= 0.0 && p.min_p <= 1.0)) {
-    PyErr_Format(PyExc_ValueError, "%s: min_p must be in [0, 1] (0: off), got %R", fn, mp);
-    return NULL;
-  }
-  if (gr && (p.greedy = PyObject_IsTrue(gr)) < 0) return NULL;
-  if (meth) {
-    const char *s = PyUnicode_Check(meth) ? PyUnicode_AsUTF8(meth) : NULL;
-    if (!PyUnicode_Check(meth)) {
-      PyErr_Format(PyExc_TypeError, "%s: method must be a str ('multinomial' or 'gumbel')", fn);
-      return NULL;
-    }
-    if (!s) return NULL;
-    if (!strcmp(s, "multinomial")) p.method = SMX_SAMPLE_MULTINOMIAL;
-    else if (!strcmp(s, "gumbel")) p.method = SMX_SAMPLE_GUMBEL_MAX;
-    else {
-      PyErr_Format(PyExc_ValueError, "%s: method must be 'multinomial' or 'gumbel', got %R", fn, meth);
-      return NULL;
-    }
-  }
   smx_options o;
   if (smx_py_parse_options(fn, NULL, NULL, thr, NULL, &o) < 0) return NULL;
   smx_py_matrix m;

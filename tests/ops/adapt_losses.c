@@ -126,7 +126,7 @@ static smx_status sdpo(const op_call *c, smx_op_dtype dt, int want_grad) {
   void *loss = want_grad ? loss_buf(c->rows, ls, scratch, sizeof scratch) : c->out;
   if (want_grad && !loss) return SMX_E_NOMEM;
   smx_op_call a = { dt, 0, c->rows, c->cols, c->in[0], c->ld_in[0], NULL, 0, NULL, 0, loss, 0, &beta, 1, NULL, NULL,
-                    c->targets, want_grad ? c->out : NULL, want_grad ? c->ld_out : 0 };
+                    c->targets, want_grad ? c->out : NULL, want_grad ? c->ld_out : 0, NULL };
   smx_status s = smx_op_rows(op, &a, &o);
   if (want_grad && loss != (void *)scratch) free(loss);
   return s;
