@@ -267,7 +267,7 @@ PyObject *smx_py_sample(PyObject *self, PyObject *args, PyObject *kwargs) {
   smx_options o;
   if (smx_py_parse_options(fn, NULL, NULL, thr, NULL, &o) < 0) return NULL;
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_IN_PLACE, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_KEEP_F64 | SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyArrayObject *tok = NULL;
   if (m.cols == 0 && m.rows > 0) {
     PyErr_Format(PyExc_ValueError, "%s: logits have no classes (last axis of length 0)", fn);
@@ -279,8 +279,9 @@ PyObject *smx_py_sample(PyObject *self, PyObject *args, PyObject *kwargs) {
     const void *xp = PyArray_DATA(m.arr);
     int64_t *out = PyArray_DATA(tok);
     Py_BEGIN_ALLOW_THREADS
-    s = m.dtype == SMX_OP_F16 ? smx_sample_rows_f16(xp, m.ld, out, m.rows, m.cols, &p, seed, step, &o)
-                              : smx_sample_rows_f32(xp, m.ld, out, m.rows, m.cols, &p, seed, step, &o);
+    s = m.dtype == SMX_OP_F16   ? smx_sample_rows_f16(xp, m.ld, out, m.rows, m.cols, &p, seed, step, &o)
+        : m.dtype == SMX_OP_F64 ? smx_sample_rows_f64(xp, m.ld, out, m.rows, m.cols, &p, seed, step, &o)
+                                : smx_sample_rows_f32(xp, m.ld, out, m.rows, m.cols, &p, seed, step, &o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
