@@ -40,7 +40,8 @@ PyDoc_STRVAR(sample_doc,
              "Philox4x32-10 keyed by seed with counter (draw, row_offset + row, step), whatever threads.\n"
              "method 'multinomial' (inverse CDF) or 'gumbel' (Gumbel-max). greedy=True or temperature=0:\n"
              "argmax (lowest index). A row with NaN or with every logit -inf gives -1.\n"
-             "float16/32/64 logits (float64 converted to float32). Rules: include/smx/smx_topk.h.");
+             "float16/32/64 logits, each by its own entry (float64: (x - max) / T in double, then the\n"
+             "float32 sampler). Rules: include/smx/smx_topk.h.");
 PyDoc_STRVAR(gumbel_softmax_doc,
              "gumbel_softmax($module, /, logits, tau, seed, step=0, hard=False, threads=0, masked_row='zero')\n"
              "--\n\n"
