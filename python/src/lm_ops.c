@@ -81,23 +81,24 @@ PyObject *smx_py_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs)
   if (gout) want_grad = 1; /* grad_out= implies return_grad */
 
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_IN_PLACE, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_KEEP_F64 | SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyObject *res = NULL;
   PyArrayObject *t = smx_py_loss_targets(fn, to, m.arr, x->ignore_index), *loss = NULL, *grad = NULL;
   if (!t) goto done;
-  int nd = PyArray_NDIM(m.arr);
-  loss = x->reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(nd - 1, PyArray_DIMS(m.arr), NPY_FLOAT)
-                                           : (PyArrayObject *)PyArray_SimpleNew(0, NULL, NPY_FLOAT);
+  int nd = PyArray_NDIM(m.arr), f64 = m.dtype == SMX_OP_F64, ltype = f64 ? NPY_DOUBLE : NPY_FLOAT;
+  loss = x->reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(nd - 1, PyArray_DIMS(m.arr), ltype)
+                                           : (PyArrayObject *)PyArray_SimpleNew(0, NULL, ltype);
   if (!loss) goto done;
   if (want_grad && !(grad = new_like(&m, (npy_intp)m.cols, npy_type(m.dtype)))) goto done;
   smx_status s;
   {
     const void *xp = PyArray_DATA(m.arr), *tp = PyArray_DATA(t);
-    float *lp = PyArray_DATA(loss);
+    void *lp = PyArray_DATA(loss);
     void *gp = grad ? PyArray_DATA(grad) : NULL;
     size_t ldg = m.cols ? m.cols : 1;   /* the gradient is a new C array; the logits are read at m.ld */
     Py_BEGIN_ALLOW_THREADS
     if (m.dtype == SMX_OP_F16) s = smx_cross_entropy_f16(xp, m.ld, tp, lp, gp, ldg, NULL, m.rows, m.cols, o);
+    else if (f64) s = smx_cross_entropy_f64(xp, m.ld, tp, lp, gp, ldg, NULL, m.rows, m.cols, o);
     else s = smx_cross_entropy_f32(xp, m.ld, tp, lp, gp, ldg, NULL, m.rows, m.cols, o);
     Py_END_ALLOW_THREADS
   }
@@ -106,7 +107,8 @@ PyObject *smx_py_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs)
     goto done;
   }
   PyObject *l = x->reduction == SMX_REDUCTION_NONE ? (Py_INCREF(loss), (PyObject *)loss)
-                                                  : PyFloat_FromDouble(*(float *)PyArray_DATA(loss));
+                                                  : PyFloat_FromDouble(f64 ? *(double *)PyArray_DATA(loss)
+                                                                           : (double)*(float *)PyArray_DATA(loss));
   if (!l) goto done;
   if (!want_grad) {
     res = l;

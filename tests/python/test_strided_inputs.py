@@ -1,6 +1,6 @@
 """Non-contiguous logits through the bindings that read the caller's rows in place (python/src/matrix.c,
-SMX_PY_IN_PLACE): cross_entropy, softmax_topk (also log=True), topk, sample and focal_loss; and sample's
-float64 logits through the float64 entry. Every view
+SMX_PY_IN_PLACE): cross_entropy, softmax_topk (also log=True), topk, sample and focal_loss; and the float64
+logits of sample and cross_entropy through their float64 entries. Every view
 (rows sliced with a step, a sub-block at an offset, leading axes that merge, a transposed array, a class
 axis with a step, negative strides) in every dtype the function accepts must give exactly the result of the
 same values made C-contiguous: the library sees the caller's row stride, or one copy where the rows are not
@@ -83,6 +83,20 @@ class StridedInputs(unittest.TestCase):
         n = 4000
         tok = smx.sample(np.repeat(x, n, axis=0), seed=5)
         self.assertTrue(0.70 < np.mean(tok == 1) < 0.76, np.mean(tok == 1))
+
+    def test_cross_entropy_float64_computes_in_float64(self):
+        x = np.array([[1e8, 1e8 + 1.0], [0.5, -2.0]])
+        t = np.array([0, 1])
+        loss, grad = smx.cross_entropy(x, t, reduction="none", return_grad=True)
+        self.assertEqual(loss.dtype, np.float64)
+        self.assertEqual(grad.dtype, np.float64)
+        want = np.array([np.log1p(np.e), np.logaddexp(0.5, -2.0) + 2.0])
+        np.testing.assert_allclose(loss, want, rtol=4e-16)
+        e = np.exp(x - x.max(axis=1, keepdims=True))   # x - max is exact here; x - lse would not be at 1e8
+        p = e / e.sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(grad, p - np.eye(2)[t], rtol=1e-15, atol=1e-16)
+        # float32 sees 1e8 and 1e8 + 1 as one value: log 2
+        self.assertAlmostEqual(float(smx.cross_entropy(x.astype(np.float32), t, reduction="none")[0]), np.log(2.0), 6)
 
     def test_focal_loss(self):
         self.check(lambda x: smx.focal_loss(x, targets_for(x), reduction="none", return_grad=True),
