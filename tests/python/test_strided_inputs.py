@@ -1,6 +1,6 @@
 """Non-contiguous logits through the bindings that read the caller's rows in place (python/src/matrix.c,
 SMX_PY_IN_PLACE): cross_entropy, softmax_topk (also log=True), topk, sample and focal_loss; and the float64
-logits of sample and cross_entropy through their float64 entries. Every view
+logits of sample, cross_entropy and top-k through their float64 entries. Every view
 (rows sliced with a step, a sub-block at an offset, leading axes that merge, a transposed array, a class
 axis with a step, negative strides) in every dtype the function accepts must give exactly the result of the
 same values made C-contiguous: the library sees the caller's row stride, or one copy where the rows are not
@@ -97,6 +97,18 @@ class StridedInputs(unittest.TestCase):
         np.testing.assert_allclose(grad, p - np.eye(2)[t], rtol=1e-15, atol=1e-16)
         # float32 sees 1e8 and 1e8 + 1 as one value: log 2
         self.assertAlmostEqual(float(smx.cross_entropy(x.astype(np.float32), t, reduction="none")[0]), np.log(2.0), 6)
+
+    def test_topk_float64_computes_in_float64(self):
+        x = np.array([[1e8, 1e8 + 1.0, 3.0], [2.5, -1.0, 2.5 + 2.0 ** -40]])
+        v, i = smx.softmax_topk(x, 2)
+        self.assertEqual(v.dtype, np.float64)
+        np.testing.assert_array_equal(i, [[1, 0], [2, 0]])   # 2.5 + 2^-40 is above 2.5 only in float64
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        p = e / e.sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(v, np.take_along_axis(p, i, axis=1), rtol=1e-15)
+        rv, ri = smx.topk(x, 1)
+        self.assertEqual(rv.dtype, np.float64)
+        np.testing.assert_array_equal(rv[:, 0], x.max(axis=1))
 
     def test_focal_loss(self):
         self.check(lambda x: smx.focal_loss(x, targets_for(x), reduction="none", return_grad=True),
