@@ -171,7 +171,8 @@ SMX_CUDA_DECLARE_XENT(uint16_t, bf16)
  * ex->workspace refused its targets (then it wrote nothing), SMX_OK if it ran, SMX_E_DEVICE on a CUDA error. */
 SMX_API smx_status smx_cuda_cross_entropy_status(const smx_cuda_exec *ex);
 
-/* Not built yet (docs/cuda.md): fused softmax + top-k, sampling, and the smx.torch CUDA path. */
+/* Not built yet (docs/cuda.md): fused softmax + top-k and sampling. (smx.torch reaches these functions
+ * through the Python module smx._smx_cuda.) */
 
 #ifdef __cplusplus
 }
