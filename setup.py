@@ -50,6 +50,10 @@ class CMakeBuild(build_ext):
         dest = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         shutil.copyfile(os.path.join(build, "python", "smx", name), dest)
+        # a CUDA build (nvcc found: -DSMX_CUDA=AUTO) also made smx._smx_cuda for smx.torch's CUDA tensors
+        cuda = "_smx_cuda" + sysconfig.get_config_var("EXT_SUFFIX")
+        if os.path.exists(os.path.join(build, "python", "smx", cuda)):
+            shutil.copyfile(os.path.join(build, "python", "smx", cuda), os.path.join(os.path.dirname(dest), cuda))
 
 
 setup(

@@ -230,7 +230,7 @@ SMX_CUDA_DECLARE_SAMPLE(float, f32)
 SMX_CUDA_DECLARE_SAMPLE(uint16_t, f16)
 SMX_CUDA_DECLARE_SAMPLE(uint16_t, bf16)
 
-/* Not built yet (docs/cuda.md): the smx.torch CUDA path. */
+/* smx.torch reaches these functions through the Python module smx._smx_cuda (docs/cuda.md). */
 
 #ifdef __cplusplus
 }

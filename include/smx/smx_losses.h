@@ -67,7 +67,9 @@ extern "C" {
  *   grad_j = s * K * (p_j - [j == t]),  K = alpha_t * (q^gamma - gamma * p_t * q^(gamma-1) * log p_t)
  * gamma >= 0 finite (0: cross-entropy); alpha: NULL (every alpha 1) or cols
  * finite per-class weights. MEAN divides by the number of rows not ignored
- * (not by the sum of the alphas). q is formed as -expm1(log p_t), and
+ * (not by the sum of the alphas). q is formed as -expm1(log p_t) (f64: where
+ * p_t > e^-1/2, log p_t = -log1p(sum_{j!=t} e^(x_j - x_t)), so that q keeps
+ * its relative precision however small, as K ~ q^gamma needs), and
  * q^(gamma-1) log p_t as q^gamma * (log p_t / q) (-> -q^gamma as q -> 0),
  * so the gradient is finite at p_t = 1 for every gamma.
  * Special values: an entry -inf is p = 0; x_t = -inf gives loss +inf (0 when

@@ -49,7 +49,7 @@ typedef struct smx_f32_ukernels {
   /* y_i = 2^((x_i - m) c) * s. */
   void (*vscaleexp)(size_t n, const float *x, float *y, float m, const smx_expc *c, float s, int stream);
   /* Online normalizer over the block: returns (m, d) with d = sum 2^((x_i - m) c).
-   * Every entry -inf: (m <= -FLT_MAX, 0). */
+   * Every entry -inf: (m <= -FLT_MAX, 0); a NaN anywhere: d NaN. */
   smx_online_state (*ronline)(size_t n, const float *x, const smx_expc *c);
   /* Dukhan-Ablavatski pass 1: sum 2^(x_i c) = v * 2^e. */
   smx_ext_state (*raddextexp)(size_t n, const float *x, const smx_expc *c);

@@ -7,19 +7,10 @@
 #include <math.h>
 
 #include "kernels/f64-softmax/ukernels.h"
+#include "kernels/scalar_rows.h"
 #include "math/exp2d_scalar.h"
 
-static double rmax_scalar(size_t n, const double *x) {
-  double m0 = -INFINITY, m1 = -INFINITY;
-  size_t i = 0;
-  for (; i + 2 <= n; i += 2) {
-    /* written so that NaN compares false and is skipped */
-    m0 = x[i] > m0 ? x[i] : m0;
-    m1 = x[i + 1] > m1 ? x[i + 1] : m1;
-  }
-  if (i < n) m0 = x[i] > m0 ? x[i] : m0;
-  return m1 > m0 ? m1 : m0;
-}
+SMX_SCALAR_ROWS(double)
 
 /* e^((x - m)/T): x - m rounded once (the rounding the contract allows) */
 static inline double exp_arg(double x, double m, const smx_expcd *c) {
@@ -49,11 +40,6 @@ static smx_dd raddstoreexp_scalar(size_t n, const double *x, double *y, double m
   return smx_dd_add(s0, s1);
 }
 
-static void vscale_scalar(size_t n, const double *x, double *y, double s, int stream) {
-  (void)stream;
-  for (size_t i = 0; i < n; i++) y[i] = x[i] * s;
-}
-
 static void vscaleexp_scalar(size_t n, const double *x, double *y, double m, const smx_expcd *c, double s,
                              int stream) {
   (void)stream;
@@ -74,9 +60,15 @@ static smx_online_dd ronline_scalar(size_t n, const double *x, const smx_expcd *
     double ref = b.m;
     if (st.d.hi != 0.0 && (b.m - st.m) * c->hi <= 1.0) ref = st.m;
     if (!(ref > -INFINITY)) {
-      /* an all -inf (or NaN) block: only a NaN matters */
-      for (size_t j = 0; j < nb; j++) if (x[i + j] != x[i + j]) b.d.hi = NAN;
-      if (b.d.hi != b.d.hi) return b;
+      /* an all -inf (or NaN) block: only a NaN matters. An integer flag, not `if (x != x) d = NAN` in
+       * the loop: gcc 12 -O3 vectorizes that conditional constant as a min reduction, which drops the
+       * NaN ({-inf, NaN} gave d = 0, a NaN-free row) */
+      int nan = 0;
+      for (size_t j = 0; j < nb; j++) nan |= x[i + j] != x[i + j];
+      if (nan) {
+        b.d.hi = NAN;
+        return b;
+      }
       continue;
     }
     b.m = ref;

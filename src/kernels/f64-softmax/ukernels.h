@@ -45,7 +45,7 @@ typedef struct smx_f64_ukernels {
   void (*vscaleexp)(size_t n, const double *x, double *y, double m, const smx_expcd *c, double s, int stream);
   /* Online normalizer: (m, d) with d = sum 2^((x_i - m) c). m may lag the
    * running maximum by up to 1/c (lazy rescale, see reduce_state_f64.h).
-   * Every entry -inf: d = 0. */
+   * Every entry -inf: d = 0; a NaN anywhere (among -inf entries too): d NaN. */
   smx_online_dd (*ronline)(size_t n, const double *x, const smx_expcd *c);
   /* Dukhan-Ablavatski pass 1: sum 2^(x_i c) = v 2^e, e an integer. */
   smx_ext_dd (*raddextexp)(size_t n, const double *x, const smx_expcd *c);

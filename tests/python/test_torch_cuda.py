@@ -1,0 +1,112 @@
+"""smx.torch on real CUDA tensors (libsmx_cuda through smx._smx_cuda), against smx.torch's CPU path on the
+same values: softmax, log_softmax, logsumexp (forward and gradient) and cross_entropy (loss and gradient),
+every CUDA dtype, strided layouts, rows long enough to be split across blocks, a side stream, results the
+same from run to run, and the refusals (float64, softmax_topk and sample, bad targets). Needs a GPU, PyTorch
+with CUDA and a CUDA build of smx (scripts/check-cuda runs it); skipped otherwise."""
+import unittest
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+def _cuda_ready():
+    if torch is None or not torch.cuda.is_available():
+        return False
+    from smx.torch import _device
+    return _device.cuda_module() is not None
+
+
+# the gap between two correct results (CPU and GPU, each within smx.h's bounds): a few storage ulps
+TOL = {torch.float32: (2e-5, 1e-6), torch.float16: (4e-3, 1e-4), torch.bfloat16: (3e-2, 1e-3)} if torch else {}
+
+
+@unittest.skipUnless(_cuda_ready(), "needs a GPU, torch with CUDA and smx._smx_cuda")
+class CudaTensors(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        import smx.torch as st
+        cls.st = st
+
+    def close(self, a, b, dt):
+        rtol, atol = TOL[dt]
+        self.assertEqual(a.device.type, "cuda")
+        torch.testing.assert_close(a.cpu(), b, rtol=rtol, atol=atol, equal_nan=True)
+
+    def cases(self, dt):
+        g = torch.Generator().manual_seed(0)
+        yield torch.randn(64, 1000, generator=g).to(dt), -1
+        yield torch.randn(8, 3, 33, generator=g).to(dt), 1
+        yield torch.randn(5, 70000, generator=g).to(dt)[:, :65537], -1     # split rows, read with ld 70000
+        yield torch.randn(300, 7, generator=g).to(dt).t(), 0
+        x = torch.randn(6, 40, generator=g)
+        x[0, 3] = float("-inf")
+        x[1] = float("-inf")
+        x[2, 5] = float("inf")
+        x[3, 9] = float("nan")
+        yield x.to(dt), -1
+
+    def test_rows(self):
+        for dt in (torch.float32, torch.float16, torch.bfloat16):
+            for xc, dim in self.cases(dt):
+                for name in ("softmax", "log_softmax", "logsumexp"):
+                    with self.subTest(dtype=dt, shape=tuple(xc.shape), dim=dim, op=name):
+                        a = xc.cuda().requires_grad_()
+                        b = xc.clone().requires_grad_()
+                        ya = getattr(self.st, name)(a, dim=dim, temperature=0.8)
+                        yb = getattr(self.st, name)(b, dim=dim, temperature=0.8)
+                        self.close(ya.detach(), yb.detach(), dt)
+                        again = getattr(self.st, name)(a.detach(), dim=dim, temperature=0.8)
+                        self.assertTrue(torch.equal(again.nan_to_num(7.0), ya.detach().nan_to_num(7.0)))
+                        dy = torch.randn(yb.shape).to(dt)
+                        (ga,) = torch.autograd.grad(ya, a, dy.cuda())
+                        (gb,) = torch.autograd.grad(yb, b, dy)
+                        self.close(ga, gb, dt)
+
+    def test_side_stream(self):
+        x = torch.randn(256, 5000, device="cuda")
+        want = self.st.softmax(x)
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            y = self.st.log_softmax(x)
+            z = y.exp()
+        torch.cuda.current_stream().wait_stream(s)
+        torch.testing.assert_close(z, want, rtol=1e-5, atol=1e-7)
+
+    def test_cross_entropy(self):
+        g = torch.Generator().manual_seed(1)
+        for dt in (torch.float32, torch.float16, torch.bfloat16):
+            for shape in ((32, 1000), (4, 50, 3), (2, 40000)):
+                x = (torch.randn(shape, generator=g) * 3).to(dt)
+                t = torch.randint(0, shape[1], (shape[0],) + shape[2:], generator=g)
+                t.view(-1)[0] = -100
+                for red in ("mean", "sum", "none"):
+                    with self.subTest(dtype=dt, shape=shape, reduction=red):
+                        a = x.cuda().requires_grad_()
+                        b = x.float().clone().requires_grad_()
+                        la = self.st.cross_entropy(a, t.cuda(), reduction=red, label_smoothing=0.1, z_loss=1e-4)
+                        lb = self.st.cross_entropy(b, t, reduction=red, label_smoothing=0.1, z_loss=1e-4)
+                        self.close(la.detach().float(), lb.detach(), dt)
+                        up = torch.rand(lb.shape, generator=g) + 0.5
+                        (ga,) = torch.autograd.grad(la, a, up.cuda().to(la.dtype))
+                        (gb,) = torch.autograd.grad(lb, b, up)
+                        self.close(ga.float(), gb, dt)
+
+    def test_refusals(self):
+        x = torch.randn(4, 10, device="cuda")
+        with self.assertRaisesRegex(ValueError, "outside"):
+            self.st.cross_entropy(x, torch.tensor([0, 10, 1, 2], device="cuda"))
+        with self.assertRaisesRegex(ValueError, "target is on cpu"):
+            self.st.cross_entropy(x, torch.tensor([0, 1, 1, 2]))
+        with self.assertRaisesRegex(TypeError, "float64"):
+            self.st.softmax(x.double())
+        with self.assertRaisesRegex(NotImplementedError, "no CUDA kernel yet"):
+            self.st.softmax_topk(x, 3)
+        with self.assertRaisesRegex(NotImplementedError, "no CUDA kernel yet"):
+            self.st.sample(x)
+
+
+if __name__ == "__main__":
+    unittest.main()
