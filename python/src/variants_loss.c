@@ -94,13 +94,13 @@ fail:
 }
 
 /* One library call: f64 says which form; x, loss and grad are of that type. */
-typedef smx_status (*loss_call)(const void *ctx, int f64, const void *x, size_t rows, size_t cols, const int64_t *t,
-                                const smx_options *o, void *loss, void *grad);
+typedef smx_status (*loss_call)(const void *ctx, int f64, const void *x, size_t ld, size_t rows, size_t cols,
+                                const int64_t *t, const smx_options *o, void *loss, void *grad);
 
 static PyObject *run_loss(const char *fn, PyObject *xo, PyObject *to, const smx_py_loss_args *a, loss_call call,
                           const void *ctx, int (*check)(const char *fn, const void *ctx, size_t cols)) {
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_F32_F64, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_F32_F64 | SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyObject *res = NULL;
   PyArrayObject *loss = NULL, *grad = NULL, *t = smx_py_loss_targets(fn, to, m.arr, a->e.ignore_index);
   if (!t) goto done;
@@ -116,7 +116,7 @@ static PyObject *run_loss(const char *fn, PyObject *xo, PyObject *to, const smx_
     const void *xp = PyArray_DATA(m.arr);
     void *lp = PyArray_DATA(loss), *gp = grad ? PyArray_DATA(grad) : NULL;
     Py_BEGIN_ALLOW_THREADS
-    s = call(ctx, f64, xp, m.rows, m.cols, tp, &a->o, lp, gp);
+    s = call(ctx, f64, xp, m.ld, m.rows, m.cols, tp, &a->o, lp, gp);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
@@ -140,12 +140,13 @@ typedef struct focal_py {
   PyObject *alpha_in;
 } focal_py;
 
-static smx_status focal_call(const void *ctx, int f64, const void *x, size_t rows, size_t cols, const int64_t *t,
-                             const smx_options *o, void *loss, void *grad) {
+static smx_status focal_call(const void *ctx, int f64, const void *x, size_t ld, size_t rows, size_t cols,
+                             const int64_t *t, const smx_options *o, void *loss, void *grad) {
   const focal_py *c = ctx;
   const void *al = c->alpha ? PyArray_DATA(c->alpha) : NULL;
-  return f64 ? smx_focal_loss_f64(x, cols, t, al, loss, grad, cols, rows, cols, c->gamma, o)
-             : smx_focal_loss_f32(x, cols, t, al, loss, grad, cols, rows, cols, c->gamma, o);
+  size_t ldg = cols ? cols : 1;   /* the gradient is a new C array */
+  return f64 ? smx_focal_loss_f64(x, ld, t, al, loss, grad, ldg, rows, cols, c->gamma, o)
+             : smx_focal_loss_f32(x, ld, t, al, loss, grad, ldg, rows, cols, c->gamma, o);
 }
 
 static int focal_check(const char *fn, const void *ctx, size_t cols) {

@@ -67,11 +67,20 @@ static void decode_tile(smx_attn_run *run, smx_attn_slice *w, size_t b, size_t g
       }
     kp = kf;
   }
-  run->uk->dec_qk[kst](nk, p->rows, dqe, w->qr, dqe, kp, ldk, w->st, SMX_ATTN_BK, &pf);
+  if (run->dec16)   /* bf16 rows as stored (p->dec16: no own pass over K), the scale on the sums */
+    run->dec16->dec_qk(nk, p->rows, dqe, (const uint16_t *)(const void *)w->qp, dqe, (const uint16_t *)kp, ldk, w->st,
+                       SMX_ATTN_BK, p->scale, &pf);
+  else
+    run->uk->dec_qk[kst](nk, p->rows, dqe, w->qr, dqe, kp, ldk, w->st, SMX_ATTN_BK, &pf);
   if (p->elementwise || !inside) smx_attn_transform(run, w, b, g, t, (size_t)j0, nk, SMX_ATTN_BK, 1);
   const void *vp = (const char *)a->v + (b * d->v_stride[0] + g * d->v_stride[1] + (size_t)j0 * d->v_stride[2]) * es;
   ldv = d->v_stride[2];
-  run->uk->dec_pv[kv](nk, p->rows, dv, w->st, SMX_ATTN_BK, vp, ldv, w->o, dv, w->m, w->l, w->alpha, &pf);
+  if (run->dec16) {   /* P rounded to bf16 by pairs of keys against the V rows as stored */
+    if (run->uk->dec_online(nk, p->rows, w->st, SMX_ATTN_BK, w->m, w->l, w->alpha))
+      run->dec16->dec_pv(nk, p->rows, dv, w->st, SMX_ATTN_BK, (const uint16_t *)vp, ldv, w->o, dv, w->alpha, &pf);
+  } else {
+    run->uk->dec_pv[kv](nk, p->rows, dv, w->st, SMX_ATTN_BK, vp, ldv, w->o, dv, w->m, w->l, w->alpha, &pf);
+  }
 }
 
 /* bf16 tile products: K rows [j0, j0 + nk) as bf16 rows, in place for bf16 storage, else rounded into kb */
@@ -130,7 +139,8 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
       w.sr[r] = 1.0f;
       w.sw[r] = 0.0f;
       if (!smx_attn_row_of(p, g, t, r, &h, &i)) {
-        for (size_t x = 0; x < dqe; x++) w.qt[x * rp + r] = 0.0f;
+        if (!p->decode)   /* the decode kernels read the rows row-major (qr), never Qt */
+          for (size_t x = 0; x < dqe; x++) w.qt[x * rp + r] = 0.0f;
         w.lo[r] = w.hi[r] = 0;
         continue;
       }
@@ -143,7 +153,12 @@ void smx_attn_task(smx_attn_run *run, size_t task, unsigned char *at) {
         for (size_t x = 0; x < dq; x++) sq += (double)w.tmp[x] * w.tmp[x];
         qs = (float)(1.0 / fmax(sqrt(sq), (double)p->screen_eps));
       }
-      for (size_t x = 0; x < dqe; x++) w.qt[x * rp + r] = w.qr[r * dqe + x] = w.tmp[qoff + x] * qs;
+      if (p->decode)
+        for (size_t x = 0; x < dqe; x++) w.qr[r * dqe + x] = w.tmp[qoff + x] * qs;
+      else
+        for (size_t x = 0; x < dqe; x++) w.qt[x * rp + r] = w.qr[r * dqe + x] = w.tmp[qoff + x] * qs;
+      if (run->dec16)   /* decoding: the row unscaled in bf16 (bf16 storage: exact), row-major */
+        run->dec16->to_bf16(dqe, w.tmp + qoff, (uint16_t *)(void *)w.qp + r * dqe);
       if (u16) {   /* the row unscaled, in bf16 by pairs of dimensions (the scale multiplies the f32 scores) */
         u16->to_bf16(dqe, w.tmp + qoff, w.kb);
         uint16_t *q16 = (uint16_t *)(void *)w.qp;

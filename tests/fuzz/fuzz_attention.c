@@ -24,15 +24,8 @@
 #include "math/half_scalar.h"
 #include "smx/smx_attention.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(c)                                                                                \
-  do {                                                                                            \
-    if (!(c)) {                                                                                   \
-      fprintf(stderr, "fuzz_attention: %s:%d: invariant failed: %s\n", __FILE__, __LINE__, #c); \
-      abort();                                                                                    \
-    }                                                                                             \
-  } while (0)
+#define FUZZ_TARGET "fuzz_attention"
+#include "fuzz_require.h"
 
 /* the input, read front to back; past its end every byte is 0 */
 typedef struct attn_bytes {

@@ -553,6 +553,13 @@ const op_row op_table[] = {
             bound_fy_entmax_grad),
   LOSS_ROWS(entmax, f64, DT_F64, 1, 0, 0, NULL, ref_fy_entmax_row, bound_fy_loss, ref_fy_entmax_grad_at,
             bound_fy_entmax_grad),
+  /* InfoNCE (symmetric = 0) at every temperature: the losses' common bound */
+#define INFO_NCE_ROWS(sfx, D)                                                                                       \
+  { "info_nce_loss", D, D, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID, NULL, a_info_nce_##sfx##_loss, NULL,              \
+    ref_info_nce_row, ref_loss_at, bound_loss },                                                                   \
+  { "info_nce_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_OPTIONAL_OUT | OP_SATURATES, NULL,               \
+    a_info_nce_##sfx##_grad, NULL, ref_info_nce_row, ref_info_nce_grad_at, bound_loss_grad }
+  INFO_NCE_ROWS(f32, DT_F32), INFO_NCE_ROWS(f64, DT_F64),
   /* the sort-based sparsemax, the oracle: the same reference and bound */
   { "sparsemax_sort", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG | OP_UNIT_TEMP, NULL, a_sparsemax_sort_f32, NULL,
     ref_sparsemax_row, ref_sparsemax_at, bound_sparsemax },
@@ -574,11 +581,31 @@ const op_row op_table[] = {
   { "noisy_softmax_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_UNIT_TEMP | OP_OPTIONAL_OUT | OP_ROW_NOISE,    \
     NULL, a_noisy_##sfx##_grad, NULL, ref_noisy_row, ref_noisy_grad_at, bound_loss_grad }
   NOISY_ROWS(f32, DT_F32), NOISY_ROWS(f64, DT_F64),
-  /* the mixture of softmaxes at K = 2 (components in[0] and in[1], ref_rng.c) */
-  { "mixture_log_softmax", DT_F32, DT_F32, OUT_ELEM, 2, -1, OP_UNIT_TEMP, NULL, a_mixture_f32, prep_mixture,
+  /* the mixture of softmaxes at K = 2 (components in[0] and in[1], ref_rng.c), at every temperature */
+  { "mixture_log_softmax", DT_F32, DT_F32, OUT_ELEM, 2, -1, OP_SHORT_ROWS, NULL, a_mixture_f32, prep_mixture,
     ref_mixture_row, ref_mixture_at, bound_mixture },
-  { "mixture_log_softmax", DT_F64, DT_F64, OUT_ELEM, 2, -1, OP_UNIT_TEMP, NULL, a_mixture_f64, prep_mixture,
+  { "mixture_log_softmax", DT_F64, DT_F64, OUT_ELEM, 2, -1, OP_SHORT_ROWS, NULL, a_mixture_f64, prep_mixture,
     ref_mixture_row, ref_mixture_at, bound_mixture },
+  /* its backward (components x and x reversed, dy): dx of component 0, dw_1 (NULL: the documented dx-only call);
+   * the other component's dx and dw_0 are the same code at the other index */
+#define MIX_BWD(sfx, D)                                                                                             \
+  { "mixture_log_softmax_backward_dx0", D, D, OUT_ELEM, 2, -1, OP_SHORT_ROWS, NULL,                  \
+    a_mixture_dx0_##sfx, prep_vn_backward, ref_mixture_backward_row, ref_mixture_dx0_at, bound_mixture_backward },  \
+  { "mixture_log_softmax_backward_dw1", D, D, OUT_SCALAR, 2, -1, OP_OPTIONAL_OUT | OP_SHORT_ROWS,    \
+    NULL, a_mixture_dw1_##sfx, prep_vn_backward, ref_mixture_backward_row, ref_mixture_dw1_at,                     \
+    bound_mixture_backward }
+  MIX_BWD(f32, DT_F32), MIX_BWD(f64, DT_F64),
+  /* sampling: one token per row (as a double), its own random stream per row */
+#define SAMPLE_ROW(cfg, sfx, D)                                                                                     \
+  { "sample" #cfg, D, DT_F64, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID | OP_ROW_NOISE, NULL, a_sample##cfg##_##sfx, NULL,  \
+    ref_sample##cfg##_row, ref_sample_at, bound_sample }
+#define SAMPLE_ROWS(cfg) SAMPLE_ROW(cfg, f32, DT_F32), SAMPLE_ROW(cfg, f64, DT_F64), SAMPLE_ROW(cfg, f16, DT_F16), \
+  SAMPLE_ROW(cfg, bf16, DT_BF16)
+  /* (f16 / bf16 rows are widened exactly into the f32 sampler, and f64 rows rounded into it: the plain and
+   * top-k rows show that; the nucleus, Gumbel and greedy paths in f32, and f64 where it differs) */
+  SAMPLE_ROWS(), SAMPLE_ROWS(_topk_gumbel), SAMPLE_ROW(_nucleus, f32, DT_F32),
+  SAMPLE_ROW(_gumbel, f32, DT_F32), SAMPLE_ROW(_gumbel, f64, DT_F64), SAMPLE_ROW(_greedy, f32, DT_F32),
+  SAMPLE_ROW(_greedy, f64, DT_F64), SAMPLE_ROW(_greedy, f16, DT_F16),
   /* MultiMax */
   { "multimax", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG, a_multimax_32, a_multimax_rows_32, NULL,
     ref_multimax_row, ref_multimax_at, bound_multimax },
