@@ -1,6 +1,6 @@
 """Non-contiguous logits through the bindings that read the caller's rows in place (python/src/matrix.c,
 SMX_PY_IN_PLACE): cross_entropy, softmax_topk (also log=True), topk, sample, focal_loss and the scores
-(score, calibration, fit_temperature, kl_templates); and the float64
+(score, calibration, fit_temperature, kl_templates), InfoNCE, Dice and Noisy Softmax; and the float64
 logits of sample, cross_entropy and top-k through their float64 entries. Every view
 (rows sliced with a step, a sub-block at an offset, leading axes that merge, a transposed array, a class
 axis with a step, negative strides) in every dtype the function accepts must give exactly the result of the
@@ -114,6 +114,21 @@ class StridedInputs(unittest.TestCase):
     def test_focal_loss(self):
         self.check(lambda x: smx.focal_loss(x, targets_for(x), reduction="none", return_grad=True),
                    (np.float32, np.float64), "focal_loss")
+
+    def test_batch_losses(self):
+        def mat(x):   # the 2-D losses take a matrix: a 3-d view's first slice keeps its layout
+            return x if x.ndim == 2 else x[0]
+
+        for sym in (False, True):
+            self.check(lambda x: smx.info_nce(mat(x), targets=np.arange(mat(x).shape[0]) % mat(x).shape[1],
+                                              temperature=0.5, symmetric=sym and mat(x).shape[0] <= mat(x).shape[1],
+                                              reduction="none", return_grad=True),
+                       (np.float32, np.float64), f"info_nce symmetric={sym}")
+        self.check(lambda x: smx.dice_loss(x, targets_for(x), reduction="none", return_grad=True),
+                   (np.float32, np.float64), "dice_loss")
+        self.check(lambda x: smx.noisy_softmax_loss(x, targets_for(x), np.abs(x).max(axis=-1).astype(x.dtype) + 1,
+                                                    seed=4, reduction="none", return_grad=True),
+                   (np.float32, np.float64), "noisy_softmax_loss")
 
     def test_scores(self):
         def labels(x):
