@@ -25,14 +25,14 @@ PyDoc_STRVAR(softmax_topk_doc,
              "softmax_topk($module, /, x, k, axis=-1, log=False, temperature=1.0, threads=0, masked_row='zero')\n"
              "--\n\n"
              "The k largest softmax(x / T) probabilities along axis, fused (one read, no probability row):\n"
-             "(values float32, indices int64), the axis replaced by k, values descending, equal logits\n"
-             "lowest index first. log=True: log-softmax values. float16/32/64 input (float64 is converted\n"
-             "to float32). A row with NaN: values NaN, indices -1. As torch.topk(torch.softmax(x), k) apart\n"
+             "(values float32, float64 for float64 x; indices int64), the axis replaced by k, values\n"
+             "descending, equal logits lowest index first. log=True: log-softmax values. float16/32/64\n"
+             "input, each by its own entry. A row with NaN: values NaN, indices -1. As torch.topk(torch.softmax(x), k) apart\n"
              "from the tie order (torch's is unspecified) and +inf / NaN rows. k > the axis: ValueError.");
 PyDoc_STRVAR(topk_doc,
              "topk($module, /, x, k, axis=-1, threads=0)\n--\n\n"
-             "The k largest values of x along axis (no normalisation): (values float32, indices int64),\n"
-             "ties to the lowest index; a row with NaN gives NaN values and indices -1.");
+             "The k largest values of x along axis (no normalisation): (values float32, float64 for float64\n"
+             "x; indices int64), ties to the lowest index; a row with NaN gives NaN values and indices -1.");
 PyDoc_STRVAR(sample_doc,
              "sample($module, /, logits, seed, step=0, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0,\n"
              "       greedy=False, method='multinomial', row_offset=0, threads=0)\n--\n\n"

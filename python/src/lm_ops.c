@@ -138,7 +138,12 @@ done:
 typedef enum { TOPK_SOFTMAX, TOPK_LOG, TOPK_RAW } topk_kind;
 
 static smx_status topk_call(topk_kind k, smx_op_dtype dt, const void *x, size_t ld, size_t rows, size_t cols,
-                            size_t kk, float *v, int64_t *ix, const smx_options *o) {
+                            size_t kk, void *v, int64_t *ix, const smx_options *o) {
+  if (dt == SMX_OP_F64) {
+    if (k == TOPK_SOFTMAX) return smx_softmax_topk_rows_f64(x, ld, v, ix, rows, cols, kk, o);
+    if (k == TOPK_LOG) return smx_log_softmax_topk_rows_f64(x, ld, v, ix, rows, cols, kk, o);
+    return smx_topk_rows_f64(x, ld, v, ix, rows, cols, kk, o);
+  }
   if (dt == SMX_OP_F16) {
     if (k == TOPK_SOFTMAX) return smx_softmax_topk_rows_f16(x, ld, v, ix, rows, cols, kk, o);
     if (k == TOPK_LOG) return smx_log_softmax_topk_rows_f16(x, ld, v, ix, rows, cols, kk, o);
@@ -163,18 +168,19 @@ static PyObject *run_topk(const char *fn, int raw, PyObject *args, PyObject *kwa
   long long k;
   if (smx_py_int_arg(fn, "k", ko, 0, INT64_MAX, &k) < 0) return NULL;
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "x", xo, axis, SMX_PY_IN_PLACE, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "x", xo, axis, SMX_PY_KEEP_F64 | SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyObject *res = NULL;
   PyArrayObject *v = NULL, *ix = NULL;
   if ((unsigned long long)k > m.cols) {
     PyErr_Format(PyExc_ValueError, "%s: k = %lld is larger than the axis (%zu)", fn, k, m.cols);
     goto done;
   }
-  if (!(v = new_like(&m, (npy_intp)k, NPY_FLOAT)) || !(ix = new_like(&m, (npy_intp)k, NPY_INT64))) goto done;
+  int vtype = m.dtype == SMX_OP_F64 ? NPY_DOUBLE : NPY_FLOAT;   /* float64 values for float64 x */
+  if (!(v = new_like(&m, (npy_intp)k, vtype)) || !(ix = new_like(&m, (npy_intp)k, NPY_INT64))) goto done;
   smx_status s = SMX_OK;
   if (m.rows > 0 && k > 0) {
     const void *xp = PyArray_DATA(m.arr);
-    float *vp = PyArray_DATA(v);
+    void *vp = PyArray_DATA(v);
     int64_t *ip = PyArray_DATA(ix);
     topk_kind kind = raw ? TOPK_RAW : log ? TOPK_LOG : TOPK_SOFTMAX;
     Py_BEGIN_ALLOW_THREADS
