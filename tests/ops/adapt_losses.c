@@ -138,3 +138,16 @@ SDPO(f64, SMX_OP_F64)
 SDPO(f32, SMX_OP_F32)
 SDPO(f16, SMX_OP_F16)
 SDPO(bf16, SMX_OP_BF16)
+
+/* InfoNCE, one-sided (symmetric = 0: each row the cross-entropy of sim / T at its positive), at the driver's
+ * temperature */
+#define INFO_NCE(sfx, T)                                                                              \
+  static smx_status call_info_nce_##sfx(const op_call *c, T *loss, T *grad, size_t ldg) {             \
+    smx_loss_ext e;                                                                                   \
+    smx_options o = loss_opts(c, &e, 0);                                                              \
+    return smx_info_nce_##sfx((const T *)c->in[0], c->ld_in[0], c->targets, loss, grad, ldg, c->rows, \
+                              c->cols, 0, &o);                                                        \
+  }                                                                                                   \
+  LOSS_ADAPTER(info_nce_##sfx, T)
+INFO_NCE(f32, float)
+INFO_NCE(f64, double)

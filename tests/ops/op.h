@@ -225,6 +225,10 @@ LOSS_ADAPTER_DECL(focal_f32) LOSS_ADAPTER_DECL(focal_f64) LOSS_ADAPTER_DECL(zlos
 LOSS_ADAPTER_DECL(kd_f32) LOSS_ADAPTER_DECL(kd_f64) LOSS_ADAPTER_DECL(sparsemax_f32) LOSS_ADAPTER_DECL(sparsemax_f64)
 LOSS_ADAPTER_DECL(entmax15_f32) LOSS_ADAPTER_DECL(entmax15_f64) LOSS_ADAPTER_DECL(entmax_f32)
 LOSS_ADAPTER_DECL(entmax_f64)
+/* InfoNCE, one-sided, at the family's temperature (ref_losses.c) */
+void ref_info_nce_row(ref_ctx *c);
+long double ref_info_nce_grad_at(const ref_ctx *c, size_t i, long double *aux);
+LOSS_ADAPTER_DECL(info_nce_f32) LOSS_ADAPTER_DECL(info_nce_f64)
 /* S-DPO through the generic entry smx_op_rows (TLOSS), beta = 1 / the family's T: the cross-entropy's
  * special rows and bounds (ref_grad.c) at that T, ordinary rows against -log sigmoid(-log sum) */
 void ref_sdpo_row(ref_ctx *c);

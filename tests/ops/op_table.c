@@ -553,6 +553,13 @@ const op_row op_table[] = {
             bound_fy_entmax_grad),
   LOSS_ROWS(entmax, f64, DT_F64, 1, 0, 0, NULL, ref_fy_entmax_row, bound_fy_loss, ref_fy_entmax_grad_at,
             bound_fy_entmax_grad),
+  /* InfoNCE (symmetric = 0) at every temperature: the losses' common bound */
+#define INFO_NCE_ROWS(sfx, D)                                                                                       \
+  { "info_nce_loss", D, D, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID, NULL, a_info_nce_##sfx##_loss, NULL,              \
+    ref_info_nce_row, ref_loss_at, bound_loss },                                                                   \
+  { "info_nce_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_OPTIONAL_OUT | OP_SATURATES, NULL,               \
+    a_info_nce_##sfx##_grad, NULL, ref_info_nce_row, ref_info_nce_grad_at, bound_loss_grad }
+  INFO_NCE_ROWS(f32, DT_F32), INFO_NCE_ROWS(f64, DT_F64),
   /* the sort-based sparsemax, the oracle: the same reference and bound */
   { "sparsemax_sort", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG | OP_UNIT_TEMP, NULL, a_sparsemax_sort_f32, NULL,
     ref_sparsemax_row, ref_sparsemax_at, bound_sparsemax },
