@@ -1,5 +1,5 @@
 """Non-contiguous logits through the bindings that read the caller's rows in place (python/src/matrix.c,
-SMX_PY_IN_PLACE): cross_entropy, softmax_topk (also log=True), topk, sample, focal_loss and the scores
+SMX_PY_IN_PLACE): cross_entropy, softmax_topk (also log=True), topk, sample, gumbel_softmax, focal_loss, the scores
 (score, calibration, fit_temperature, kl_templates), InfoNCE, Dice and Noisy Softmax; and the float64
 logits of sample, cross_entropy and top-k through their float64 entries. Every view
 (rows sliced with a step, a sub-block at an offset, leading axes that merge, a transposed array, a class
@@ -110,6 +110,11 @@ class StridedInputs(unittest.TestCase):
         rv, ri = smx.topk(x, 1)
         self.assertEqual(rv.dtype, np.float64)
         np.testing.assert_array_equal(rv[:, 0], x.max(axis=1))
+
+    def test_gumbel_softmax(self):
+        self.check(lambda x: smx.gumbel_softmax(x, 0.7, seed=9), (np.float16, np.float32, np.float64),
+                   "gumbel_softmax")
+        self.check(lambda x: smx.gumbel_softmax(x, 1.3, seed=2, hard=True), (np.float32,), "gumbel_softmax hard")
 
     def test_focal_loss(self):
         self.check(lambda x: smx.focal_loss(x, targets_for(x), reduction="none", return_grad=True),
