@@ -324,7 +324,7 @@ PyObject *smx_py_gumbel_softmax(PyObject *self, PyObject *args, PyObject *kwargs
   smx_options o;
   if (smx_py_parse_options(fn, NULL, NULL, thr, mask, &o) < 0) return NULL;
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "logits", xo, NULL, 0, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyObject *res = NULL;
   PyArrayObject *y = new_like(&m, (npy_intp)m.cols, npy_type(m.dtype)), *ys = NULL;
   if (!y || (hard && !(ys = new_like(&m, (npy_intp)m.cols, npy_type(m.dtype))))) goto done;
@@ -332,14 +332,14 @@ PyObject *smx_py_gumbel_softmax(PyObject *self, PyObject *args, PyObject *kwargs
   if (m.rows > 0 && m.cols > 0) {
     const void *xp = PyArray_DATA(m.arr);
     void *yp = PyArray_DATA(y), *sp = ys ? PyArray_DATA(ys) : NULL;
-    size_t n = m.cols;
+    size_t n = m.cols, ld = m.ld;   /* the outputs are new C arrays; the logits are read at their row stride */
     Py_BEGIN_ALLOW_THREADS
     if (m.dtype == SMX_OP_F16)
-      s = hard ? smx_gumbel_softmax_hard_rows_f16(xp, n, yp, n, sp, n, m.rows, n, tau, seed, step, &o)
-               : smx_gumbel_softmax_rows_f16(xp, n, yp, n, m.rows, n, tau, seed, step, &o);
+      s = hard ? smx_gumbel_softmax_hard_rows_f16(xp, ld, yp, n, sp, n, m.rows, n, tau, seed, step, &o)
+               : smx_gumbel_softmax_rows_f16(xp, ld, yp, n, m.rows, n, tau, seed, step, &o);
     else
-      s = hard ? smx_gumbel_softmax_hard_rows_f32(xp, n, yp, n, sp, n, m.rows, n, tau, seed, step, &o)
-               : smx_gumbel_softmax_rows_f32(xp, n, yp, n, m.rows, n, tau, seed, step, &o);
+      s = hard ? smx_gumbel_softmax_hard_rows_f32(xp, ld, yp, n, sp, n, m.rows, n, tau, seed, step, &o)
+               : smx_gumbel_softmax_rows_f32(xp, ld, yp, n, m.rows, n, tau, seed, step, &o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {

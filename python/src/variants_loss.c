@@ -214,7 +214,7 @@ PyObject *smx_py_info_nce(PyObject *self, PyObject *args, PyObject *kwargs) {
   int sym = 1;
   if (sy && (sym = PyObject_IsTrue(sy)) < 0) return NULL;
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "sim", xo, NULL, SMX_PY_F32_F64, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "sim", xo, NULL, SMX_PY_F32_F64 | SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyObject *res = NULL;
   PyArrayObject *t = NULL, *loss = NULL, *grad = NULL;
   if (PyArray_NDIM(m.arr) != 2) {
@@ -246,10 +246,10 @@ PyObject *smx_py_info_nce(PyObject *self, PyObject *args, PyObject *kwargs) {
     const void *xp = PyArray_DATA(m.arr);
     const int64_t *tp = t ? PyArray_DATA(t) : NULL;
     void *lp = PyArray_DATA(loss), *gp = grad ? PyArray_DATA(grad) : NULL;
-    size_t ld = m.cols ? m.cols : 1;
+    size_t ld = m.cols ? m.cols : 1;   /* the gradient's (a new C array); sim is read at m.ld */
     Py_BEGIN_ALLOW_THREADS
-    s = f64 ? smx_info_nce_f64(xp, ld, tp, lp, gp, ld, m.rows, m.cols, sym, &a.o)
-            : smx_info_nce_f32(xp, ld, tp, lp, gp, ld, m.rows, m.cols, sym, &a.o);
+    s = f64 ? smx_info_nce_f64(xp, m.ld, tp, lp, gp, ld, m.rows, m.cols, sym, &a.o)
+            : smx_info_nce_f32(xp, m.ld, tp, lp, gp, ld, m.rows, m.cols, sym, &a.o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
@@ -288,7 +288,7 @@ PyObject *smx_py_dice_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   }
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_F32_F64, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_F32_F64 | SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyObject *res = NULL;
   PyArrayObject *t = NULL, *soft = NULL, *loss = NULL, *grad = NULL;
   int f64 = m.dtype == SMX_OP_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT, nd = PyArray_NDIM(m.arr);
@@ -321,10 +321,10 @@ PyObject *smx_py_dice_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
     const void *xp = PyArray_DATA(m.arr), *sp = soft ? PyArray_DATA(soft) : NULL;
     const int64_t *tp = t ? PyArray_DATA(t) : NULL;
     void *lp = PyArray_DATA(loss), *gp = grad ? PyArray_DATA(grad) : NULL;
-    size_t ld = m.cols;
+    size_t ld = m.cols;   /* the soft targets' and the gradient's (C arrays); the logits are read at m.ld */
     Py_BEGIN_ALLOW_THREADS
-    s = f64 ? smx_dice_loss_f64(xp, ld, tp, sp, ld, lp, gp, ld, m.rows, m.cols, smooth, &a.o)
-            : smx_dice_loss_f32(xp, ld, tp, sp, ld, lp, gp, ld, m.rows, m.cols, smooth, &a.o);
+    s = f64 ? smx_dice_loss_f64(xp, m.ld, tp, sp, ld, lp, gp, ld, m.rows, m.cols, smooth, &a.o)
+            : smx_dice_loss_f32(xp, m.ld, tp, sp, ld, lp, gp, ld, m.rows, m.cols, smooth, &a.o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {

@@ -74,6 +74,7 @@ typedef struct smx_attn_run {
 typedef struct smx_attn_slice {
   float *qr;   /* Q rows row-major (tasks of few rows) */
   float *qt, *st, *o, *m, *l, *alpha, *kbuf, *vbuf, *tmp;
+  float *st2;   /* decoding bf16 storage: the next tile's scores (tile.c, decode_run16) */
   float *o1, *lse1;   /* differential attention: the first map's normalised rows */
   float *knorm, *qnorm;   /* L2-distance attention: scale |k|^2 of the tile's keys, scale |q|^2 of the rows */
   float *nsa;             /* NSA: per row and key block, the coarse score, then 1 = selected */

@@ -293,6 +293,7 @@ __device__ void nucleus(const smx_cu_job &j, const row_ctx &r, filter *f) {
         if (l >= (unsigned)o) incl += u;
       }
       const unsigned long long nd = need, excl = incl - mine;
+      __syncwarp();   /* every lane has read need before the one that crosses writes it */
       if (excl < nd && nd <= incl) {
         unsigned long long above = excl;
         for (unsigned q = 0; q < 32; q++) {

@@ -89,6 +89,7 @@ __device__ __forceinline__ void cu_select_step(cu_select *s, const unsigned *his
     if (l >= o) incl += v;
   }
   const unsigned need = s->need, excl = incl - mine;
+  __syncwarp();   /* every lane has read need before the one that crosses writes it */
   if (excl < need && need <= incl) {   /* one lane: the counts above it fall short, its own reach */
     unsigned above = excl;
     for (unsigned j = 0; j < 8; j++) {

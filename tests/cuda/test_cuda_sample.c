@@ -167,7 +167,10 @@ static void sample_case(int dt, const pcase *pc, size_t rows, size_t cols, size_
   CHECK(unwritten == 0, "%s: %zu tokens not written", name, unwritten);
   CHECK(bad == 0, "%s: %zu tokens outside the reference's filters", name, bad);
   CHECK(bad_cpu == 0, "%s: the CPU library has %zu tokens outside the harness's filters", name, bad_cpu);
-  if (pc->exact) CHECK(differ == 0, "%s: %zu tokens differ from the CPU library's", name, differ);
+  /* exact only where the path is the CPU's arithmetic: a top_k at or above cols is off (the row path) */
+  int exact = pc->exact && (pc->p.method == GUMBEL || pc->p.greedy || pc->p.temperature == 0.0 ||
+                            (pc->p.top_k && pc->p.top_k < cols));
+  if (exact) CHECK(differ == 0, "%s: %zu tokens differ from the CPU library's", name, differ);
   else CHECK(differ <= rows / 100 + (rows >= 30), "%s: %zu tokens differ from the CPU library's", name, differ);
   free(cpu);
   for (int run = 0; run < 2; run++) free(tok[run]);

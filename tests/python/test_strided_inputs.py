@@ -1,5 +1,6 @@
 """Non-contiguous logits through the bindings that read the caller's rows in place (python/src/matrix.c,
-SMX_PY_IN_PLACE): cross_entropy, softmax_topk (also log=True), topk, sample and focal_loss; and the float64
+SMX_PY_IN_PLACE): cross_entropy, softmax_topk (also log=True), topk, sample, gumbel_softmax, focal_loss, the scores
+(score, calibration, fit_temperature, kl_templates), InfoNCE, Dice and Noisy Softmax; and the float64
 logits of sample, cross_entropy and top-k through their float64 entries. Every view
 (rows sliced with a step, a sub-block at an offset, leading axes that merge, a transposed array, a class
 axis with a step, negative strides) in every dtype the function accepts must give exactly the result of the
@@ -110,9 +111,52 @@ class StridedInputs(unittest.TestCase):
         self.assertEqual(rv.dtype, np.float64)
         np.testing.assert_array_equal(rv[:, 0], x.max(axis=1))
 
+    def test_gumbel_softmax(self):
+        self.check(lambda x: smx.gumbel_softmax(x, 0.7, seed=9), (np.float16, np.float32, np.float64),
+                   "gumbel_softmax")
+        self.check(lambda x: smx.gumbel_softmax(x, 1.3, seed=2, hard=True), (np.float32,), "gumbel_softmax hard")
+
     def test_focal_loss(self):
         self.check(lambda x: smx.focal_loss(x, targets_for(x), reduction="none", return_grad=True),
                    (np.float32, np.float64), "focal_loss")
+
+    def test_batch_losses(self):
+        def mat(x):   # the 2-D losses take a matrix: a 3-d view's first slice keeps its layout
+            return x if x.ndim == 2 else x[0]
+
+        for sym in (False, True):
+            self.check(lambda x: smx.info_nce(mat(x), targets=np.arange(mat(x).shape[0]) % mat(x).shape[1],
+                                              temperature=0.5, symmetric=sym and mat(x).shape[0] <= mat(x).shape[1],
+                                              reduction="none", return_grad=True),
+                       (np.float32, np.float64), f"info_nce symmetric={sym}")
+        self.check(lambda x: smx.dice_loss(x, targets_for(x), reduction="none", return_grad=True),
+                   (np.float32, np.float64), "dice_loss")
+        self.check(lambda x: smx.noisy_softmax_loss(x, targets_for(x), np.abs(x).max(axis=-1).astype(x.dtype) + 1,
+                                                    seed=4, reduction="none", return_grad=True),
+                   (np.float32, np.float64), "noisy_softmax_loss")
+
+    def test_scores(self):
+        def labels(x):
+            return np.arange(int(np.prod(x.shape[:-1])), dtype=np.int64) % x.shape[-1]
+
+        def flat(x):   # calibration and the fits take a matrix; its rows keep the view's layout
+            return x.reshape(-1, x.shape[-1]) if x.ndim == 2 else x[0]
+
+        for kind in ("msp", "energy", "max_logit"):
+            self.check(lambda x: smx.score(x, kind), (np.float16, np.float32, np.float64), f"score {kind}")
+        self.check(lambda x: smx.kl_templates(flat(x)), (np.float32,), "kl_templates")
+        def fit_labels(x):   # mostly the argmax, one row in three off by one: a finite optimum T
+            t = np.argmax(x, axis=-1)
+            t[::3] = (t[::3] + 1) % x.shape[-1]
+            return t.astype(np.int64)
+
+        self.check(lambda x: smx.fit_temperature(flat(x), fit_labels(flat(x))), (np.float32,), "fit_temperature")
+        for dt in (np.float32,):
+            for what, v in views(dt):
+                v = flat(v)
+                got, want = smx.calibration(v, labels(v)), smx.calibration(np.ascontiguousarray(v), labels(v))
+                for key in want:
+                    self.same(got[key], want[key], f"calibration {what} {key}")
 
     def test_in_place_is_read_in_place(self):
         # a view whose rows are evenly spaced: the binding must read it at its row stride, so the padding

@@ -133,7 +133,7 @@ class CudaTensors(unittest.TestCase):
     def test_sample(self):
         """Greedy, Gumbel-max and top-k sampling give the CPU's tokens (smx_cuda.h: unless a draw falls within a
         double rounding of a boundary, allowed once); multinomial and top-p may differ where a draw falls within
-        about 1e-7 of a boundary: a few rows in 4096."""
+        about 1e-7 of a boundary: at most one row in a hundred, as tests/cuda/test_cuda_sample."""
         g = torch.Generator().manual_seed(3)
         for dt in (torch.float32, torch.float16, torch.bfloat16):
             x = (torch.randn(4096, 3000, generator=g) * 2).to(dt)
@@ -147,7 +147,7 @@ class CudaTensors(unittest.TestCase):
                     self.assertEqual(a.device.type, "cuda")
                     self.assertTrue(torch.equal(a, self.st.sample(xc, seed=17, step=3, **kw)))   # run to run
                     differ = int((a.cpu() != b).sum())
-                    self.assertLessEqual(differ, 1 if same else 8, kw)
+                    self.assertLessEqual(differ, 1 if same else x.shape[0] // 100, kw)
 
 
 if __name__ == "__main__":
