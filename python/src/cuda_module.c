@@ -8,7 +8,9 @@
  * through PyTorch; leading dimensions and sizes in elements; dtype 0 float32, 1 float16, 2 bfloat16. The
  * library checks everything on the host and only enqueues (the GIL is released meanwhile); a refusal raises
  * before anything is enqueued: ValueError for SMX_E_INVALID_ARG (and the cross-entropy's bad targets),
- * RuntimeError with CUDA's message for SMX_E_DEVICE, the library's status string otherwise.
+ * RuntimeError with CUDA's message for SMX_E_DEVICE, the library's status string otherwise. The operations:
+ * softmax, log-softmax, log-sum-exp, their backward passes, the cross-entropy, fused softmax + top-k and
+ * sampling (each with its workspace query).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -196,6 +198,114 @@ static PyObject *py_cross_entropy_status(PyObject *self, PyObject *args) {
   return done(fn, s);
 }
 
+/* topk(dtype, log, x, ldx, values, indices, rows, cols, k, stream, ws, ws_bytes, temperature, masked_nan): fused
+ * softmax (log-softmax) + top-k; values float32, indices int64, rows x k each. */
+static PyObject *py_topk(PyObject *self, PyObject *args) {
+  (void)self;
+  static const char *fn = "smx._smx_cuda.topk";
+  int dt, log, masked;
+  unsigned long long x, v, ix, stream, ws;
+  Py_ssize_t ldx, rows, cols, k, wsb;
+  double t;
+  if (!PyArg_ParseTuple(args, "ipKnKKnnnKKndp:topk", &dt, &log, &x, &ldx, &v, &ix, &rows, &cols, &k, &stream, &ws,
+                        &wsb, &t, &masked))
+    return NULL;
+  if (check_dtype(fn, dt) < 0 || check_sizes(fn, ldx, rows, cols, k) < 0 || check_sizes(fn, wsb, 0, 0, 0) < 0)
+    return NULL;
+  smx_options o = {SMX_ALGO_AUTO, t, masked ? SMX_FLAG_MASKED_ROW_NAN : 0u, 0, NULL};
+  smx_cuda_exec e = exec_of(stream, ws, wsb);
+  const void *xp = (const void *)(uintptr_t)x;
+  float *vp = (float *)(uintptr_t)v;
+  int64_t *ip = (int64_t *)(uintptr_t)ix;
+  size_t a = (size_t)ldx, r = (size_t)rows, c = (size_t)cols, kk = (size_t)k;
+  smx_status s;
+  Py_BEGIN_ALLOW_THREADS
+  if (log)
+    s = dt == DT_F32   ? smx_cuda_log_softmax_topk_rows_f32(xp, a, vp, ip, r, c, kk, &e, &o)
+        : dt == DT_F16 ? smx_cuda_log_softmax_topk_rows_f16(xp, a, vp, ip, r, c, kk, &e, &o)
+                       : smx_cuda_log_softmax_topk_rows_bf16(xp, a, vp, ip, r, c, kk, &e, &o);
+  else
+    s = dt == DT_F32   ? smx_cuda_softmax_topk_rows_f32(xp, a, vp, ip, r, c, kk, &e, &o)
+        : dt == DT_F16 ? smx_cuda_softmax_topk_rows_f16(xp, a, vp, ip, r, c, kk, &e, &o)
+                       : smx_cuda_softmax_topk_rows_bf16(xp, a, vp, ip, r, c, kk, &e, &o);
+  Py_END_ALLOW_THREADS
+  return done(fn, s);
+}
+
+/* topk_workspace_size(rows, cols, k) -> bytes. */
+static PyObject *py_topk_workspace_size(PyObject *self, PyObject *args) {
+  (void)self;
+  static const char *fn = "smx._smx_cuda.topk_workspace_size";
+  Py_ssize_t rows, cols, k;
+  if (!PyArg_ParseTuple(args, "nnn:topk_workspace_size", &rows, &cols, &k)) return NULL;
+  if (check_sizes(fn, rows, cols, k, 0) < 0) return NULL;
+  size_t bytes = 0;
+  smx_status s = smx_cuda_topk_workspace_size((size_t)rows, (size_t)cols, (size_t)k, &bytes);
+  if (s != SMX_OK) return raise_status(fn, s);
+  return PyLong_FromSize_t(bytes);
+}
+
+/* The sampling parameters (temperature, top_k, top_p, min_p, method, row_offset), checked by smx.torch. */
+static int sample_params(const char *fn, double t, Py_ssize_t top_k, double top_p, double min_p, int method,
+                         unsigned long long row_offset, smx_sample_params *p) {
+  if (top_k < 0 || (method != SMX_SAMPLE_MULTINOMIAL && method != SMX_SAMPLE_GUMBEL_MAX)) {
+    PyErr_Format(PyExc_ValueError, "%s: top_k %zd or method %d", fn, top_k, method);
+    return -1;
+  }
+  smx_sample_params q = {t, (size_t)top_k, top_p, min_p, 0, (smx_sample_method)method, (uint64_t)row_offset};
+  *p = q;
+  return 0;
+}
+
+/* sample(dtype, x, ldx, tokens, rows, cols, stream, ws, ws_bytes, seed, step, temperature, top_k, top_p, min_p,
+ * method, row_offset): one int64 token per row; method 0 multinomial, 1 Gumbel-max (smx_sample_method). */
+static PyObject *py_sample(PyObject *self, PyObject *args) {
+  (void)self;
+  static const char *fn = "smx._smx_cuda.sample";
+  int dt, method;
+  unsigned long long x, tok, stream, ws, seed, step, ro;
+  Py_ssize_t ldx, rows, cols, wsb, top_k;
+  double t, top_p, min_p;
+  if (!PyArg_ParseTuple(args, "iKnKnnKKnKKdnddiK:sample", &dt, &x, &ldx, &tok, &rows, &cols, &stream, &ws, &wsb,
+                        &seed, &step, &t, &top_k, &top_p, &min_p, &method, &ro))
+    return NULL;
+  smx_sample_params p;
+  if (check_dtype(fn, dt) < 0 || check_sizes(fn, ldx, rows, cols, wsb) < 0 ||
+      sample_params(fn, t, top_k, top_p, min_p, method, ro, &p) < 0)
+    return NULL;
+  smx_cuda_exec e = exec_of(stream, ws, wsb);
+  const void *xp = (const void *)(uintptr_t)x;
+  int64_t *tp = (int64_t *)(uintptr_t)tok;
+  size_t a = (size_t)ldx, r = (size_t)rows, c = (size_t)cols;
+  smx_status s;
+  Py_BEGIN_ALLOW_THREADS
+  s = dt == DT_F32   ? smx_cuda_sample_rows_f32(xp, a, tp, r, c, &p, seed, step, &e, NULL)
+      : dt == DT_F16 ? smx_cuda_sample_rows_f16(xp, a, tp, r, c, &p, seed, step, &e, NULL)
+                     : smx_cuda_sample_rows_bf16(xp, a, tp, r, c, &p, seed, step, &e, NULL);
+  Py_END_ALLOW_THREADS
+  return done(fn, s);
+}
+
+/* sample_workspace_size(rows, cols, temperature, top_k, top_p, min_p, method, row_offset) -> bytes. */
+static PyObject *py_sample_workspace_size(PyObject *self, PyObject *args) {
+  (void)self;
+  static const char *fn = "smx._smx_cuda.sample_workspace_size";
+  Py_ssize_t rows, cols, top_k;
+  double t, top_p, min_p;
+  int method;
+  unsigned long long ro;
+  if (!PyArg_ParseTuple(args, "nndnddiK:sample_workspace_size", &rows, &cols, &t, &top_k, &top_p, &min_p, &method,
+                        &ro))
+    return NULL;
+  smx_sample_params p;
+  if (check_sizes(fn, rows, cols, 0, 0) < 0 || sample_params(fn, t, top_k, top_p, min_p, method, ro, &p) < 0)
+    return NULL;
+  size_t bytes = 0;
+  smx_status s = smx_cuda_sample_workspace_size((size_t)rows, (size_t)cols, &p, &bytes);
+  if (s != SMX_OK) return raise_status(fn, s);
+  return PyLong_FromSize_t(bytes);
+}
+
 /* workspace_size(op, rows, cols) -> bytes (op: smx_cuda_op). */
 static PyObject *py_workspace_size(PyObject *self, PyObject *args) {
   (void)self;
@@ -232,6 +342,13 @@ static PyMethodDef methods[] = {
      "cross_entropy_status(stream, ws, ws_bytes): synchronises; ValueError for refused targets."},
     {"workspace_size", py_workspace_size, METH_VARARGS, "workspace_size(op, rows, cols) -> bytes."},
     {"device_count", py_device_count, METH_NOARGS, "device_count() -> CUDA devices (0: none)."},
+    {"topk", py_topk, METH_VARARGS, "topk(dtype, log, x, ldx, values, indices, rows, cols, k, stream, ws, ws_bytes, "
+                                    "temperature, masked_nan): fused softmax (log-softmax) + top-k."},
+    {"topk_workspace_size", py_topk_workspace_size, METH_VARARGS, "topk_workspace_size(rows, cols, k) -> bytes."},
+    {"sample", py_sample, METH_VARARGS, "sample(dtype, x, ldx, tokens, rows, cols, stream, ws, ws_bytes, seed, step, "
+                                        "temperature, top_k, top_p, min_p, method, row_offset): one token per row."},
+    {"sample_workspace_size", py_sample_workspace_size, METH_VARARGS,
+     "sample_workspace_size(rows, cols, temperature, top_k, top_p, min_p, method, row_offset) -> bytes."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -254,7 +371,8 @@ PyMODINIT_FUNC PyInit__smx_cuda(void) {
       PyModule_AddIntConstant(m, "LOGSUMEXP", SMX_CUDA_LOGSUMEXP) < 0 ||
       PyModule_AddIntConstant(m, "SOFTMAX_BACKWARD", SMX_CUDA_SOFTMAX_BACKWARD) < 0 ||
       PyModule_AddIntConstant(m, "LOG_SOFTMAX_BACKWARD", SMX_CUDA_LOG_SOFTMAX_BACKWARD) < 0 ||
-      PyModule_AddIntConstant(m, "CROSS_ENTROPY", SMX_CUDA_CROSS_ENTROPY) < 0) {
+      PyModule_AddIntConstant(m, "CROSS_ENTROPY", SMX_CUDA_CROSS_ENTROPY) < 0 ||
+      PyModule_AddIntConstant(m, "MAX_TOPK", SMX_CUDA_MAX_TOPK) < 0) {
     Py_DECREF(m);
     return NULL;
   }

@@ -167,7 +167,10 @@ static void sample_case(int dt, const pcase *pc, size_t rows, size_t cols, size_
   CHECK(unwritten == 0, "%s: %zu tokens not written", name, unwritten);
   CHECK(bad == 0, "%s: %zu tokens outside the reference's filters", name, bad);
   CHECK(bad_cpu == 0, "%s: the CPU library has %zu tokens outside the harness's filters", name, bad_cpu);
-  if (pc->exact) CHECK(differ == 0, "%s: %zu tokens differ from the CPU library's", name, differ);
+  /* exact only where the path is the CPU's arithmetic: a top_k at or above cols is off (the row path) */
+  int exact = pc->exact && (pc->p.method == GUMBEL || pc->p.greedy || pc->p.temperature == 0.0 ||
+                            (pc->p.top_k && pc->p.top_k < cols));
+  if (exact) CHECK(differ == 0, "%s: %zu tokens differ from the CPU library's", name, differ);
   else CHECK(differ <= rows / 100 + (rows >= 30), "%s: %zu tokens differ from the CPU library's", name, differ);
   free(cpu);
   for (int run = 0; run < 2; run++) free(tok[run]);
@@ -284,7 +287,7 @@ int main(int argc, char **argv) {
     if (smoke && cols != 33 && cols != 1025 && cols != 40000) continue;
     size_t rows = cols <= 2048 ? 48 : cols <= 40000 ? 16 : 3;
     for (int dt = DT_F32; dt <= DT_BF16; dt++) {
-      if (smoke && dt == DT_F16) continue;
+      if ((smoke || cols > 40000) && dt == DT_F16) continue;
       for (size_t pi = 0; pi < NPARAMS; pi++) sample_case(dt, &params[pi], rows, cols, (pi % 3 == 1) ? 5 : 0, seed++);
     }
   }

@@ -1,7 +1,8 @@
 """smx.torch on real CUDA tensors (libsmx_cuda through smx._smx_cuda), against smx.torch's CPU path on the
-same values: softmax, log_softmax, logsumexp (forward and gradient) and cross_entropy (loss and gradient),
+same values: softmax, log_softmax, logsumexp (forward and gradient), cross_entropy (loss and gradient),
+softmax_topk (indices exact, values, gradient) and sample (the CPU's tokens where smx_cuda.h promises them),
 every CUDA dtype, strided layouts, rows long enough to be split across blocks, a side stream, results the
-same from run to run, and the refusals (float64, softmax_topk and sample, bad targets). Needs a GPU, PyTorch
+same from run to run, and the refusals (float64, bad targets, k above the device's largest). Needs a GPU, PyTorch
 with CUDA and a CUDA build of smx (scripts/check-cuda runs it); skipped otherwise."""
 import unittest
 
@@ -105,10 +106,48 @@ class CudaTensors(unittest.TestCase):
             self.st.cross_entropy(x, torch.tensor([0, 1, 1, 2]))
         with self.assertRaisesRegex(TypeError, "float64"):
             self.st.softmax(x.double())
-        with self.assertRaisesRegex(NotImplementedError, "no CUDA kernel yet"):
-            self.st.softmax_topk(x, 3)
-        with self.assertRaisesRegex(NotImplementedError, "no CUDA kernel yet"):
-            self.st.sample(x)
+        with self.assertRaisesRegex(ValueError, "above libsmx_cuda's largest k"):
+            self.st.softmax_topk(torch.randn(2, 2000, device="cuda"), 1025)
+
+    def test_softmax_topk(self):
+        """The same indices as the CPU (smx_cuda.h), values within the bounds, the gradient of the values."""
+        g = torch.Generator().manual_seed(2)
+        for dt in (torch.float32, torch.float16, torch.bfloat16):
+            for shape, k, dim in (((64, 1000), 5, -1), ((4, 100000), 50, -1), ((8, 30, 7), 3, 1),
+                                  ((2, 5000), 1024, -1)):
+                full = (torch.randn(shape, generator=g) * 3).to(dt)
+                full[0, 3] = float("nan")   # NaN rows: NaN values, indices -1
+                for log in (False, True):
+                    with self.subTest(dtype=dt, shape=shape, k=k, dim=dim, log=log):
+                        a = full.cuda().requires_grad_()
+                        b = full.clone().requires_grad_()
+                        va, ia = self.st.softmax_topk(a, k, dim=dim, temperature=0.9, log=log)
+                        vb, ib = self.st.softmax_topk(b, k, dim=dim, temperature=0.9, log=log)
+                        self.assertTrue(torch.equal(ia.cpu(), ib))
+                        self.close(va.detach(), vb.detach(), torch.float32)
+                        up = torch.rand(vb.shape, generator=g)
+                        (ga,) = torch.autograd.grad(va, a, up.cuda())
+                        (gb,) = torch.autograd.grad(vb, b, up)
+                        self.close(ga, gb, dt)
+
+    def test_sample(self):
+        """Greedy, Gumbel-max and top-k sampling give the CPU's tokens (smx_cuda.h: unless a draw falls within a
+        double rounding of a boundary, allowed once); multinomial and top-p may differ where a draw falls within
+        about 1e-7 of a boundary: at most one row in a hundred, as tests/cuda/test_cuda_sample."""
+        g = torch.Generator().manual_seed(3)
+        for dt in (torch.float32, torch.float16, torch.bfloat16):
+            x = (torch.randn(4096, 3000, generator=g) * 2).to(dt)
+            xc = x.cuda()
+            for kw, same in ((dict(temperature=0.0), True), (dict(method="gumbel"), True),
+                             (dict(top_k=50, temperature=0.8), True), (dict(top_k=20, method="gumbel"), True),
+                             (dict(), False), (dict(top_p=0.9), False), (dict(min_p=0.05, top_p=0.95), False)):
+                with self.subTest(dtype=dt, **kw):
+                    a = self.st.sample(xc, seed=17, step=3, **kw)
+                    b = self.st.sample(x, seed=17, step=3, **kw)
+                    self.assertEqual(a.device.type, "cuda")
+                    self.assertTrue(torch.equal(a, self.st.sample(xc, seed=17, step=3, **kw)))   # run to run
+                    differ = int((a.cpu() != b).sum())
+                    self.assertLessEqual(differ, 1 if same else x.shape[0] // 100, kw)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ as an argument, so here they run on CPU tensors against CpuAsCuda, an object wit
 smx._smx_cuda whose calls go to the CPU library (libsmx.so through ctypes, the same functions the CUDA ones
 mirror, with the same pointers, leading dimensions, sizes, dtype codes and options). The results must equal
 smx.torch's CPU path: this checks the plumbing (row layout, leading dimensions, output shapes, workspace,
-stream, autograd, the target check), not the kernels (tests/cuda on a GPU; scripts/check-cuda).
+stream, autograd, the target check, the sampling parameters), not the kernels (tests/cuda on a GPU; scripts/check-cuda).
 
 In a CUDA build the real smx._smx_cuda is also loaded and called with the same argument lists: without a GPU
 (or with host pointers) it must refuse with an exception, which checks that its signatures are those used
@@ -30,9 +30,15 @@ class LossExt(ct.Structure):
                 ("label_smoothing", ct.c_double), ("z_loss", ct.c_double)]
 
 
+class SampleParams(ct.Structure):
+    _fields_ = [("temperature", ct.c_double), ("top_k", ct.c_size_t), ("top_p", ct.c_double), ("min_p", ct.c_double),
+                ("greedy", ct.c_int), ("method", ct.c_int), ("row_offset", ct.c_uint64)]
+
+
 class CpuAsCuda:
     """smx._smx_cuda's interface over the CPU library (see the module's doc)."""
     SOFTMAX, LOG_SOFTMAX, LOGSUMEXP, SOFTMAX_BACKWARD, LOG_SOFTMAX_BACKWARD, CROSS_ENTROPY = range(6)
+    MAX_TOPK = 1024
     SFX = ("f32", "f16", "bf16")
 
     def __init__(self, path):
@@ -99,6 +105,36 @@ class CpuAsCuda:
         if self.workspaces[ws]:
             raise ValueError("smx._smx_cuda.cross_entropy_status: a target is outside [0, classes)")
 
+
+    # fused top-k and sampling (smx._smx_cuda.topk / sample)
+    def topk_workspace_size(self, rows, cols, k):
+        return 0 if cols <= 16384 else (40 + 8 * k) * rows * ((cols + 16383) // 16384)
+
+    def topk(self, dt, log, x, ldx, values, indices, rows, cols, k, stream, ws, ws_bytes, t, masked):
+        o = Options(0, t, 1 if masked else 0, 1, None)
+        self.calls.append(("topk", dt, log, ldx, rows, cols, k))
+        z, p = ct.c_size_t, ct.c_void_p
+        name = ("smx_softmax_topk_rows_", "smx_log_softmax_topk_rows_")[int(log)] + self.SFX[dt]
+        s = self._fn(name)(p(x), z(ldx), p(values), p(indices), z(rows), z(cols), z(k), ct.byref(o))
+        need = self.topk_workspace_size(rows, cols, k)
+        if need and (ws == 0 or ws_bytes < need):
+            raise AssertionError("top-k workspace %d bytes, %d needed" % (ws_bytes, need))
+        self._check(s, stream, 0, 0, self.SOFTMAX, 0, 0)
+
+    def sample_workspace_size(self, rows, cols, t, top_k, top_p, min_p, method, row_offset):
+        return 64 * rows if 0 < top_k < cols else 0
+
+    def sample(self, dt, x, ldx, tokens, rows, cols, stream, ws, ws_bytes, seed, step, t, top_k, top_p, min_p, method,
+               row_offset):
+        prm = SampleParams(t, top_k, top_p, min_p, 0, method, row_offset)
+        self.calls.append(("sample", dt, ldx, rows, cols))
+        z, p = ct.c_size_t, ct.c_void_p
+        s = self._fn("smx_sample_rows_" + self.SFX[dt])(p(x), z(ldx), p(tokens), z(rows), z(cols), ct.byref(prm),
+                                                        ct.c_uint64(seed), ct.c_uint64(step), None)
+        need = self.sample_workspace_size(rows, cols, t, top_k, top_p, min_p, method, row_offset)
+        if need and (ws == 0 or ws_bytes < need):
+            raise AssertionError("sampling workspace %d bytes, %d needed" % (ws_bytes, need))
+        self._check(s, stream, 0, 0, self.SOFTMAX, 0, 0)
 
 def stream(device):
     return STREAM
@@ -204,6 +240,63 @@ class CudaPathOnCpu(unittest.TestCase):
         with self.assertRaisesRegex(IndexError, "logsumexp: dim 2 is out of range"):
             self.cu.logsumexp(self.mod, x, 2, stream=stream)
 
+    def test_softmax_topk(self):
+        from smx.torch import _lm
+        g = torch.Generator().manual_seed(8)
+        for dt in (torch.float32, torch.float16, torch.bfloat16):
+            base = (torch.randn(3, 5, 60, generator=g) * 3).to(dt)
+            base[0, 0, 7] = float("nan")
+            base[1, 1] = float("-inf")
+            for x, k, dim, log in ((base, 5, -1, False), (base[:, :, :40], 3, -1, True), (base, 2, 1, False),
+                                   (torch.randn(2, 20000, generator=g).to(dt), 4, -1, False)):
+                with self.subTest(dtype=dt, shape=tuple(x.shape), k=k, dim=dim, log=log):
+                    a = x.detach().requires_grad_()
+                    b = x.detach().clone().requires_grad_()
+                    va, ia = _lm._softmax_topk(self.mod, stream, a, k, dim, 0.9, log, None)
+                    vb, ib = self.st.softmax_topk(b, k, dim=dim, temperature=0.9, log=log)
+                    self.assert_same(va, vb)
+                    self.assert_same(ia, ib)
+                    up = torch.rand(vb.shape, generator=g)
+                    (ga,) = torch.autograd.grad(va, a, up)
+                    (gb,) = torch.autograd.grad(vb, b, up)
+                    self.assert_same(ga, gb)
+        self.assertIn(("topk", 0, True, 60, 15, 40, 3), self.mod.calls)   # the [..., :40] slice read in place
+        with self.assertRaisesRegex(ValueError, "k = 1025 is above libsmx_cuda's largest k"):
+            _lm._softmax_topk(self.mod, stream, torch.randn(2, 2000), 1025, -1, 1.0, False, None)
+        with self.assertRaisesRegex(TypeError, "float64"):
+            _lm._softmax_topk(self.mod, stream, torch.randn(2, 20, dtype=torch.float64), 3, -1, 1.0, False, None)
+
+    def test_sample(self):
+        from smx.torch import _lm
+        g = torch.Generator().manual_seed(9)
+        for dt in (torch.float32, torch.float16, torch.bfloat16):
+            x = (torch.randn(4, 6, 300, generator=g) * 2).to(dt)
+            for kw in (dict(), dict(temperature=0.7, top_k=5), dict(top_p=0.8, method="gumbel"), dict(min_p=0.1),
+                       dict(temperature=0.0), dict(top_k=3, row_offset=9)):
+                with self.subTest(dtype=dt, **kw):
+                    for view in (x, x[:, :, :200]):
+                        p = _lm.sample_params(**dict(dict(temperature=1.0, top_k=0, top_p=1.0, min_p=0.0,
+                                                          method="multinomial", seed=4, step=2, row_offset=0), **kw))
+                        a = self.cu.sample(self.mod, view, p, stream=stream)
+                        b = self.st.sample(view, seed=4, step=2, **kw)
+                        self.assert_same(a, b)
+        for kw, err, msg in ((dict(top_p=1.5), ValueError, r"top_p must be in \[0, 1\]"),
+                             (dict(min_p=-0.1), ValueError, r"min_p must be in \[0, 1\]"),
+                             (dict(temperature=-1.0), ValueError, "temperature must be >= 0"),
+                             (dict(top_k=-2), ValueError, "top_k must be in"),
+                             (dict(method="beam"), ValueError, "method must be 'multinomial' or 'gumbel'"),
+                             (dict(method=1), TypeError, "method must be a str"),
+                             (dict(seed=-1), ValueError, "seed must be in"),
+                             (dict(step=1.5), TypeError, "step must be an int")):
+            args = dict(temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, method="multinomial", seed=0, step=0,
+                        row_offset=0)
+            args.update(kw)
+            with self.subTest(**kw):
+                with self.assertRaisesRegex(err, "smx.torch.sample: " + msg):
+                    _lm.sample_params(**args)
+                with self.assertRaisesRegex(err, "smx.torch.sample: " + msg):   # the CPU binding says the same
+                    self.st.sample(torch.randn(2, 5), **kw)
+
     def test_second_derivative_raises(self):
         x = torch.randn(3, 5, requires_grad=True)
         y = self.cu.softmax(self.mod, x, -1, stream=stream)
@@ -226,8 +319,10 @@ class RealCudaModule(unittest.TestCase):
     def test_interface(self):
         m = self.mod
         for name in ("SOFTMAX", "LOG_SOFTMAX", "LOGSUMEXP", "SOFTMAX_BACKWARD", "LOG_SOFTMAX_BACKWARD",
-                     "CROSS_ENTROPY"):
+                     "CROSS_ENTROPY", "MAX_TOPK"):
             self.assertEqual(getattr(m, name), getattr(CpuAsCuda, name))
+        self.assertEqual(m.topk_workspace_size(4, 1000, 5), 0)
+        self.assertEqual(m.sample_workspace_size(4, 1000, 1.0, 0, 1.0, 0.0, 0, 0), 0)
         self.assertGreaterEqual(m.device_count(), 0)
         self.assertEqual(m.workspace_size(m.SOFTMAX, 8, 1000), 0)
         self.assertGreater(m.workspace_size(m.CROSS_ENTROPY, 8, 1000), 0)
@@ -240,7 +335,9 @@ class RealCudaModule(unittest.TestCase):
         calls = (lambda: m.rows(0, 0, x.data_ptr(), 3, y.data_ptr(), 3, 2, 3, 0, 0, 0, 1.0, False),
                  lambda: m.backward(0, 0, x.data_ptr(), 3, x.data_ptr(), 3, y.data_ptr(), 3, 2, 3, 0, 0, 0, 1.0),
                  lambda: m.cross_entropy(0, x.data_ptr(), 3, t.data_ptr(), loss.data_ptr(), 0, 3, 0, 2, 3, 0, 0, 0,
-                                         0, -100, 0.0, 0.0, 0.0, 1.0, False))
+                                         0, -100, 0.0, 0.0, 0.0, 1.0, False),
+                 lambda: m.topk(0, False, x.data_ptr(), 3, y.data_ptr(), t.data_ptr(), 2, 3, 1, 0, 0, 0, 1.0, False),
+                 lambda: m.sample(0, x.data_ptr(), 3, t.data_ptr(), 2, 3, 0, 0, 0, 1, 0, 1.0, 0, 1.0, 0.0, 0, 0))
         for c in calls:
             with self.assertRaisesRegex((ValueError, RuntimeError), r"smx._smx_cuda\.\w+: .*smx status"):
                 c()

@@ -270,7 +270,7 @@ class Devices(unittest.TestCase):
         from smx.torch import _device
         if _device.cuda_module() is not None:
             self.skipTest("this build has smx._smx_cuda")
-        for fn in ("softmax", "cross_entropy"):
+        for fn in ("softmax", "cross_entropy", "softmax_topk", "sample"):
             with self.assertRaisesRegex(RuntimeError, r"smx.torch.%s: the input is a CUDA tensor \(cuda:1\), but "
                                         r"this smx was built without CUDA .*-DSMX_CUDA=ON.* never copies" % fn):
                 _device.route(fn, torch.device("cuda", 1))
@@ -281,13 +281,6 @@ class Devices(unittest.TestCase):
         if mod is None:
             self.skipTest("this build has no smx._smx_cuda")
         self.assertIs(_device.route("softmax", torch.device("cuda", 0)), mod)
-
-    def test_no_cuda_kernel_yet(self):
-        from smx.torch import _device
-        for fn in ("softmax_topk", "sample"):
-            with self.assertRaisesRegex(NotImplementedError, r"smx.torch.%s: no CUDA kernel yet .* never copies"
-                                        % fn):
-                _device.route(fn, torch.device("cuda", 0), cuda=False)
 
     def test_cpu_and_other_devices(self):
         from smx.torch import _device

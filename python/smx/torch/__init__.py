@@ -10,10 +10,10 @@ so smx follows torch.set_num_threads (results never depend on it). A second
 derivative raises (torch's once_differentiable convention).
 
 softmax_topk and sample are the language-model head's fused top-k and reproducible sampling (the NumPy
-smx.softmax_topk and smx.sample on tensors). CUDA tensors: softmax, log_softmax, logsumexp and cross_entropy
-run libsmx_cuda (smx._smx_cuda, in a CUDA build) on PyTorch's current stream, with autograd; the other
-functions raise for a CUDA tensor, and so do these without a CUDA build: smx never copies a CUDA tensor to
-the host (_device.route).
+smx.softmax_topk and smx.sample on tensors). CUDA tensors: softmax, log_softmax, logsumexp, cross_entropy,
+softmax_topk and sample run libsmx_cuda (smx._smx_cuda, in a CUDA build) on PyTorch's current stream, with
+autograd where a backward exists; the other functions raise for a CUDA tensor, and so do these without a CUDA
+build: smx never copies a CUDA tensor to the host (_device.route).
 """
 import torch  # noqa: F401  (an ImportError here says PyTorch is missing)
 from ._rows import (adaptive_softmax, entmax, entmax15, log_softmax, logsumexp, mixture_log_softmax,  # noqa: E402,F401

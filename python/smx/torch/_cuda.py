@@ -203,3 +203,60 @@ def cross_entropy(mod, x, target, ignore_index=-100, reduction="mean", label_smo
           "ignore_index": int(ignore_index), "label_smoothing": float(label_smoothing), "z_loss": float(z_loss),
           "stream": stream or stream_of}
     return Op.apply(_XENT, kw, x)
+
+
+# ------------------------------------------------------------------------------- softmax_topk and sample
+
+def topk_forward(kw, x):
+    """(values float32, indices int64) of the fused softmax + top-k of CUDA x along kw["dim"] (shapes as
+    _lm's CPU path: dim of size k, in place)."""
+    mod, dev, d, k = kw["mod"], x.device, kw["dim"], kw["k"]
+    if k > mod.MAX_TOPK:
+        raise ValueError("smx.torch.softmax_topk: k = %d is above libsmx_cuda's largest k (%d)" % (k, mod.MAX_TOPK))
+    with _on(dev):
+        x2, lead = rows2d(x.detach(), d)
+        rows, n = x2.shape
+        values = torch.empty((rows, k), dtype=torch.float32, device=dev)
+        indices = torch.empty((rows, k), dtype=torch.int64, device=dev)
+        nbytes = mod.topk_workspace_size(rows, n, k)
+        w = torch.empty(nbytes, dtype=torch.uint8, device=dev) if nbytes else None
+        mod.topk(CODES[x.dtype], kw["log"], x2.data_ptr(), leading_dim(x2), values.data_ptr(), indices.data_ptr(),
+                 rows, n, k, kw["stream"](dev), w.data_ptr() if nbytes else 0, nbytes, kw["T"], False)
+        del w
+    return values.view(lead + (k,)).movedim(-1, d), indices.view(lead + (k,)).movedim(-1, d)
+
+
+def topk_backward(kw, x, g):
+    """dL/dx of the top-k values: libsmx_cuda's softmax (log-softmax) backward at the full row, the upstream
+    gradient g scattered to the selected entries (the CPU path's formula, _lm._topk_backward)."""
+    mod = kw["mod"]
+    rk = dict(kw, op=mod.LOG_SOFTMAX if kw["log"] else mod.SOFTMAX, masked_nan=False)
+    y, _ = _softmax_forward(rk, None, x)
+    return _softmax_backward(rk, (y,), None, g)[0]
+
+
+METHODS = {"multinomial": 0, "gumbel": 1}   # smx_sample_method
+
+
+def sample(mod, logits, p, stream=None):
+    """int64 tokens (CUDA) of libsmx_cuda's sampling over the last dim; p: the checked parameters of
+    _lm.sample_params (temperature, top_k, top_p, min_p, method, seed, step, row_offset)."""
+    dtype_code("sample", logits)
+    stream = stream or stream_of
+    dev = logits.device
+    with _on(dev):
+        x2, lead = rows2d(logits.detach(), logits.dim() - 1)
+        rows, n = x2.shape
+        if n == 0 and rows > 0:
+            raise ValueError("smx.torch.sample: logits have no classes (last dimension of size 0)")
+        if 0 < p["top_k"] < n and p["top_k"] > mod.MAX_TOPK:
+            raise ValueError("smx.torch.sample: top_k = %d is above libsmx_cuda's largest k (%d)"
+                             % (p["top_k"], mod.MAX_TOPK))
+        tokens = torch.empty(rows, dtype=torch.int64, device=dev)
+        q = (p["temperature"], p["top_k"], p["top_p"], p["min_p"], METHODS[p["method"]], p["row_offset"])
+        nbytes = mod.sample_workspace_size(rows, n, *q)
+        w = torch.empty(nbytes, dtype=torch.uint8, device=dev) if nbytes else None
+        mod.sample(CODES[logits.dtype], x2.data_ptr(), leading_dim(x2), tokens.data_ptr(), rows, n, stream(dev),
+                   w.data_ptr() if nbytes else 0, nbytes, p["seed"], p["step"], *q)
+        del w
+    return tokens.view(lead)

@@ -38,17 +38,12 @@ def device_of(t):
 _CPU = torch.device("cpu")
 
 
-def route(fn, device, cuda=True):
-    """None (the CPU library) for a CPU device; the CUDA module for a CUDA device; else an error naming fn.
-    cuda=False: fn has no CUDA kernel yet (NotImplementedError for a CUDA device, whatever the build)."""
+def route(fn, device):
+    """None (the CPU library) for a CPU device; the CUDA module for a CUDA device; else an error naming fn."""
     if device.type == "cpu":
         return None
     if device.type != "cuda":
         raise TypeError("smx.torch.%s: the input is on %s; smx runs on CPU and CUDA tensors" % (fn, device))
-    if not cuda:
-        raise NotImplementedError("smx.torch.%s: no CUDA kernel yet (libsmx_cuda has softmax, log_softmax, "
-                                  "logsumexp, their backward passes and cross_entropy; docs/cuda.md). smx never "
-                                  "copies a CUDA tensor to the host: call .cpu() for the CPU library" % fn)
     mod = cuda_module()
     if mod is None:
         why = _CUDA.get("error", "")

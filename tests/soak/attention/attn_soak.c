@@ -1039,9 +1039,6 @@ static void run_case(uint64_t seed) {
   free_case(&g);
 }
 
-/* run_case for tu_soak_run */
-static void run_case_of(uint64_t seed, void *ctx) { (void)ctx; run_case(seed); }
-
 int main(int argc, char **argv) {
   tu_soak_args a = TU_SOAK_ARGS_INIT;
   for (int i = 1; i < argc; i++) {
@@ -1062,7 +1059,8 @@ int main(int argc, char **argv) {
     printf("attn_soak: seed 0x%016" PRIx64 ", %.0f s, %d kernel sets (replay the run: --seed 0x%016" PRIx64 ")\n", a.seed,
            a.seconds, n_isa, a.seed);
     fflush(stdout);
-    tu_soak_run(&a, run_case_of, NULL);
+    uint64_t s;
+    for (tu_soak_loop l = tu_soak_loop_start(&a); tu_soak_loop_next(&l, &s);) run_case(s);
   }
   smx_set_max_isa(isa_levels[n_isa ? n_isa - 1 : 0]);
   for (size_t i = 0; i < NKNOWN; i++)
