@@ -163,7 +163,7 @@ SMX_API smx_status smx_info_nce_f64(const double *sim, size_t ld, const int64_t 
  * class targets: such rows are left out of every sum and get a 0 gradient.
  * rows == 0: every Dice is 1 (loss 0). grad must not overlap the logits
  * (the rows are read again after the class sums). Memory: O(rows) row
- * statistics, 3 x cols doubles for each of at most 32 row blocks, a row of
+ * statistics, 4 x cols doubles for each of at most 32 row blocks, a row of
  * scratch per thread.
  * Special values: a row with a NaN, a +inf or every entry -inf makes every
  * class sum, hence the loss and the gradient, NaN.

@@ -63,6 +63,7 @@ typedef struct smx_attn_run {
   const struct smx_attn_ukernels *uk;
   const struct smx_attn_bf16_ukernels *uk16;   /* bf16 tile products, or NULL: f32 */
   const struct smx_attn_bf16_ukernels *dec16;  /* bf16 decode products, or NULL: f32 */
+  int kv;                        /* storage of K and V rows for the decode kernels (smx_attn_kv) */
   smx_elem_io io;
   unsigned char *ws;             /* workers' slices, then the split partials  */
   float *partials;               /* n_tasks x rows_pad x (dv + 2), or NULL    */
@@ -74,7 +75,7 @@ typedef struct smx_attn_run {
 typedef struct smx_attn_slice {
   float *qr;   /* Q rows row-major (tasks of few rows) */
   float *qt, *st, *o, *m, *l, *alpha, *kbuf, *vbuf, *tmp;
-  float *st2;   /* decoding bf16 storage: the next tile's scores (tile.c, decode_run16) */
+  float *st2;   /* decoding: the next tile's scores (tile.c, decode_run) */
   float *o1, *lse1;   /* differential attention: the first map's normalised rows */
   float *knorm, *qnorm;   /* L2-distance attention: scale |k|^2 of the tile's keys, scale |q|^2 of the rows */
   float *nsa;             /* NSA: per row and key block, the coarse score, then 1 = selected */

@@ -162,7 +162,7 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
                      /* bf16 (in floats): Qp, Vp, Pp, the K tile */
                      p.bf16 || p.dec16 ? mul((dq + 1) / 2, r) : 1, p.bf16 ? mul(SMX_ATTN_BK / 2, p.ldvp) : 1,
                      p.bf16 ? mul(SMX_ATTN_BK / 2, r) : 1, p.bf16 ? mul(SMX_ATTN_BK, dq + 1) / 2 + 1 : 1,
-                     p.dec16 ? mul(SMX_ATTN_BK, r) : 1 };
+                     p.decode && p.elem_size == 2 ? mul(SMX_ATTN_BK, r) : 1 };
   /* qr qt st o m l alpha kbuf vbuf tmp o1 lse1 knorm qnorm ranges nsa qsq fac sr sw nz qp vp pp kb st2
    * (tile.c carves them in this order) */
   size_t ws = 0;

@@ -26,17 +26,6 @@ typedef struct sa_ctx {
  * (an all-zero row: y = 0) */
 typedef struct sa_w { double lo, s, r; smx_vn_stats st; } sa_w;
 
-#define SA_WEIGHTS(c, stats_fn, x, n, w)                                   \
-  do {                                                                     \
-    w.lo = 0.0; w.s = 1.0; w.r = 1.0;                                      \
-    if (c->normalized) {                                                   \
-      w.st = stats_fn(x, n);                                               \
-      double lo = w.st.fmin < 0.0 ? w.st.fmin : 0.0;                       \
-      double hi = w.st.fmax > 0.0 ? w.st.fmax : 0.0;                       \
-      w.lo = lo; w.r = hi - lo; w.s = hi > lo ? 1.0 / w.r : 0.0;           \
-    }                                                                      \
-  } while (0)
-
 /* the row facts from the vnorm kernels (f32 rows; kinf only says whether
  * there is a +inf entry, all that self-adjust uses) */
 static smx_vn_stats stats32(const sa_ctx *c, const float *x, size_t n) {
@@ -45,7 +34,24 @@ static smx_vn_stats stats32(const sa_ctx *c, const float *x, size_t n) {
   smx_vn_stats s = { k.nan, (size_t)k.pinf, k.fmax, k.imax, k.fmin, k.imin };
   return s;
 }
-#define SA_STATS32(x, n) stats32(c, x, n)
+
+/* The weights of a row from its stats (the normalised form) */
+static sa_w weights_of(smx_vn_stats st) {
+  sa_w w;
+  w.st = st;
+  double lo = st.fmin < 0.0 ? st.fmin : 0.0;
+  double hi = st.fmax > 0.0 ? st.fmax : 0.0;
+  w.lo = lo; w.r = hi - lo; w.s = hi > lo ? 1.0 / w.r : 0.0;
+  return w;
+}
+static sa_w weights32(const sa_ctx *c, const float *x, size_t n) {
+  sa_w basic = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
+  return c->normalized ? weights_of(stats32(c, x, n)) : basic;
+}
+static sa_w weights64(const sa_ctx *c, const double *x, size_t n) {
+  sa_w basic = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
+  return c->normalized ? weights_of(smx_vn_stats_f64(x, n)) : basic;
+}
 
 /* A range R or 1/R outside [2^-lim, 2^lim] (or beyond the type: R = inf,
  * where s = 1/R is 0): the weights (x - lo)/R formed by division in double,
@@ -78,23 +84,22 @@ static void sa_out64(const sa_ctx *c, size_t n, const double *x, const double *p
   smx_vnorm_sa_out_f64(n, x, p, y, w.lo, w.s);
 }
 
-/* The forward row, one body for both dtypes: their stats, softmax and sa_out, and lim, the range beyond
+/* The forward row, one body for both dtypes: their weights, softmax and sa_out, and lim, the range beyond
  * which the weights are formed by division (odd_range). */
-#define SA_FWD(name, T, stats, softmax, lim, sa_out)                                                      \
+#define SA_FWD(name, T, weights, softmax, lim, sa_out)                                                      \
   static void name(const void *ctx, size_t r, const T *const *in, T *y, size_t n, T *scr) {               \
     const sa_ctx *c = ctx;                                                                                \
     const T *x = in[0];                                                                                   \
     T *p = y == x ? scr : y;                                                                              \
     (void)r;                                                                                              \
-    sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };                                                 \
-    SA_WEIGHTS(c, stats, x, n, w);                                                                        \
+    sa_w w = weights(c, x, n);                                                                            \
     softmax(&c->sm, x, p, n, 1.0);                                                                        \
     if (c->normalized && w.s == 0.0 && w.st.kinf && !w.st.nan) { SA_PINF_ZERO_RANGE(T, x, p, y, n); return; } \
     if (c->normalized && odd_range(w, lim)) { SA_ODD(x, p, y, n, w); return; }                            \
     sa_out(c, n, x, p, y, w);                                                                             \
   }
-SA_FWD(fwd32, float, SA_STATS32, smx_vn_softmax_f32, 0x1p100, sa_out32)
-SA_FWD(fwd64, double, smx_vn_stats_f64, smx_vn_softmax_f64, 0x1p1000, sa_out64)
+SA_FWD(fwd32, float, weights32, smx_vn_softmax_f32, 0x1p100, sa_out32)
+SA_FWD(fwd64, double, weights64, smx_vn_softmax_f64, 0x1p1000, sa_out64)
 
 /* dx = p (g (w + s) - d) with d = sum p g w, w = (x - lo) s, and for the
  * normalised form the terms of lo and hi at the first min / max:
@@ -172,8 +177,7 @@ static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, 
   const sa_ctx *c = ctx;
   const float *x = in[0], *g = in[2];
   (void)r;
-  sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
-  SA_WEIGHTS(c, SA_STATS32, x, n, w);
+  sa_w w = weights32(c, x, n);
   const smx_registry *reg = c->sm.reg;
   float m = c->normalized ? (w.st.nan || w.st.kinf ? NAN : (float)w.st.fmax) : reg->f32->rmax(n, x);
   if (!isfinite(m) || w.r > 3e38 || w.s > 3e38) { bwd32_engine(c, w, x, g, dx, n, p); return; }
@@ -233,8 +237,7 @@ static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx
   const sa_ctx *c = ctx;
   const double *x = in[0], *g = in[2];
   (void)r;
-  sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
-  SA_WEIGHTS(c, smx_vn_stats_f64, x, n, w);
+  sa_w w = weights64(c, x, n);
   int kinf;
   SA_PINF_ROW(x, n, kinf);
   if (kinf) { SA_KINF(double, c, w, x, dx, n); return; }

@@ -627,6 +627,7 @@ static smx_status run_plan(size_t nk, const smx_score_kind *kinds, const smx_sco
  * alone (the plan's carried GEN guess changes the work, never the value), so any split gives the same bits.
  */
 #define SCORE_BLOCK_ROWS 256
+#define SCORE_MIN_ROWS 8   /* fewer rows a task: the plan and GEN's first guess cost more than they share */
 #define SCORE_MAX_TASKS 1024
 typedef struct scores_job {
   size_t nk, ldx, rows, cols, block;
@@ -647,8 +648,11 @@ static void scores_task(void *ctx, size_t t) {
 
 static smx_status run_threads(size_t nk, const smx_score_kind *kinds, const smx_score_params *p, const float *x,
                               size_t ldx, size_t rows, size_t cols, double *const *out, int threads) {
-  if (threads <= 1 || rows <= SCORE_BLOCK_ROWS) return run_plan(nk, kinds, p, x, ldx, rows, cols, out);
-  size_t block = SCORE_BLOCK_ROWS;
+  if (threads <= 1 || rows < 2 * SCORE_MIN_ROWS) return run_plan(nk, kinds, p, x, ldx, rows, cols, out);
+  /* a call of few rows (smx score and smx eval send blocks of 1 MiB: 64 rows of 4096) still splits,
+   * one task per thread */
+  size_t block = SCORE_BLOCK_ROWS, per = (rows + (size_t)threads - 1) / (size_t)threads;
+  if (per < block) block = per < SCORE_MIN_ROWS ? SCORE_MIN_ROWS : per;
   while ((rows + block - 1) / block > SCORE_MAX_TASKS) block *= 2;
   scores_job *j = malloc(sizeof *j);
   if (!j) return SMX_E_NOMEM;

@@ -49,12 +49,19 @@ static inline double tu_monotonic_seconds(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Cases from the run's seed until its seconds are spent (at least one). */
-static inline void tu_soak_run(const tu_soak_args *a, void (*one_case)(uint64_t seed, void *ctx), void *ctx) {
-  tu_rng r = { a->seed };
-  double t0 = tu_monotonic_seconds();
-  do one_case(tu_next(&r), ctx);
-  while (tu_monotonic_seconds() - t0 < a->seconds);
+/* The cases of a run: their seeds drawn from the run's seed until its seconds are spent (at least one case).
+ *   uint64_t s;
+ *   for (tu_soak_loop l = tu_soak_loop_start(&a); tu_soak_loop_next(&l, &s);) run_case(s); */
+typedef struct tu_soak_loop { tu_rng r; double t0, seconds; int started; } tu_soak_loop;
+static inline tu_soak_loop tu_soak_loop_start(const tu_soak_args *a) {
+  tu_soak_loop l = { { a->seed }, tu_monotonic_seconds(), a->seconds, 0 };
+  return l;
+}
+static inline int tu_soak_loop_next(tu_soak_loop *l, uint64_t *seed) {
+  if (l->started && tu_monotonic_seconds() - l->t0 >= l->seconds) return 0;
+  l->started = 1;
+  *seed = tu_next(&l->r);
+  return 1;
 }
 
 #endif

@@ -81,6 +81,9 @@ typedef struct ref_ctx {
 } ref_ctx;
 
 long double ref_in(const ref_ctx *c, int which, size_t i);
+/* The row facts every reference starts from, of in[0]: a NaN (nan), the count of +inf entries (kinf), the largest
+ * finite entry (m, -inf if none) and whether nothing is above -inf (masked) */
+void ref_row_facts(ref_ctx *c);
 /* max, +inf count, NaN and log-sum-exp state of in[0] over the row */
 void ref_softmax_state(ref_ctx *c);
 

@@ -341,19 +341,11 @@ static void rows_form(size_t op, const family *f, const ref_ctx *c, const refs *
   int top = R * n >= ROWS_SPLIT_MIN ? 3 : 1;
   for (int threads = 1; threads <= top; threads += 2) {
     smx_options o = { SMX_ALGO_AUTO, f->T, f->flags, threads, NULL };
-    op_call cl;
-    memset(&cl, 0, sizeof cl);
+    op_call cl = { .out = out.p, .ld_out = ldo, .idx = idx.p, .targets = targets, .rows = R, .cols = n, .k = k,
+                   .opt = &o };
     for (int j = 0; j < r->n_in; j++) { cl.in[j] = in[j].p; cl.ld_in[j] = ldi; }
     memset(out.p, 0xa5, ocount * oes);
     memset(idx.p, 0xa5, R * k * sizeof(int64_t));
-    cl.out = out.p;
-    cl.ld_out = ldo;
-    cl.idx = idx.p;
-    cl.targets = targets;
-    cl.rows = R;
-    cl.cols = n;
-    cl.k = k;
-    cl.opt = &o;
     smx_status s = r->rows(&cl);
     rep_check(op, s == SMX_OK, "%s %s rows form threads=%d: status %d", smx_isa(), f->name, threads, (int)s);
     if (threads > 1) {

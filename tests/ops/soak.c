@@ -205,17 +205,9 @@ static void soak_case(uint64_t seed, const int *run_dt) {
   for (size_t q = 0; q < R; q++) targets[q] = op_target(n);
   guard out = guard_alloc(ocount * oes, 0), idx = guard_alloc(R * k * sizeof(int64_t), 0);
   unsigned char *first = malloc(ocount * oes + 1), *first_idx = malloc(R * k * sizeof(int64_t) + 1);
-  op_call cl;
-  memset(&cl, 0, sizeof cl);
+  op_call cl = { .out = out.p, .ld_out = ldo, .idx = idx.p, .targets = targets, .rows = R, .cols = n, .k = k,
+                 .opt = &o };
   for (int j = 0; j < row->n_in; j++) { cl.in[j] = in[j].p; cl.ld_in[j] = ldi; }
-  cl.out = out.p;
-  cl.ld_out = ldo;
-  cl.idx = idx.p;
-  cl.targets = targets;
-  cl.rows = R;
-  cl.cols = n;
-  cl.k = k;
-  cl.opt = &o;
   int failed = 0;
 
   if (tu_chance(&r, 0.125)) {   /* a bad argument: refused, nothing written */
@@ -292,9 +284,6 @@ static void soak_case(uint64_t seed, const int *run_dt) {
   free(copies); free(ctx); free(x); free(rowbuf[0]); free(rowbuf[1]); free(targets); free(first); free(first_idx);
 }
 
-/* soak_case for tu_soak_run: ctx is the dtypes to run */
-static void soak_case_of(uint64_t seed, void *ctx) { soak_case(seed, *(const int *const *)ctx); }
-
 int ops_soak_main(int argc, char **argv, const int *run_dt) {
   tu_soak_args a = TU_SOAK_ARGS_INIT;
   for (int i = 1; i < argc; i++) {
@@ -313,7 +302,8 @@ int ops_soak_main(int argc, char **argv, const int *run_dt) {
   } else {
     printf("test_ops soak: seed 0x%016" PRIx64 ", %.0f s (replay the run: --seed 0x%016" PRIx64 ")\n", a.seed, a.seconds, a.seed);
     fflush(stdout);
-    tu_soak_run(&a, soak_case_of, &run_dt);
+    uint64_t s;
+    for (tu_soak_loop l = tu_soak_loop_start(&a); tu_soak_loop_next(&l, &s);) soak_case(s, run_dt);
   }
   smx_set_max_isa(levels[nlevels - 1]);
   printf("test_ops soak: %ld cases (%ld bad arguments), %ld failed\n", cases, bad_cases, fails);

@@ -37,6 +37,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../common/attn_elems.h"
 #include "../../common/soak_run.h"
 #include "attn_soak.h"
 #include "math/half_scalar.h"
@@ -179,17 +180,6 @@ static size_t off(const tensor *t, size_t a, size_t b, size_t c, size_t x) {
   return a * t->s[0] + b * t->s[1] + c * t->s[2] + x;
 }
 
-static void put(smx_attn_dtype dt, void *p, size_t i, float v) {
-  if (dt == SMX_ATTN_F32) ((float *)p)[i] = v;
-  else if (dt == SMX_ATTN_F16) ((uint16_t *)p)[i] = smx_f32_to_f16(v);
-  else ((uint16_t *)p)[i] = smx_f32_to_bf16(v);
-}
-static float get(smx_attn_dtype dt, const void *p, size_t i) {
-  if (dt == SMX_ATTN_F32) return ((const float *)p)[i];
-  if (dt == SMX_ATTN_F16) return smx_f16_to_f32(((const uint16_t *)p)[i]);
-  return smx_bf16_to_f32(((const uint16_t *)p)[i]);
-}
-
 static void *xmalloc(size_t bytes) {
   void *p = malloc(bytes ? bytes : 1);
   if (!p) { perror("malloc"); exit(2); }
@@ -199,7 +189,7 @@ static void *xmalloc(size_t bytes) {
 /* A stored tensor of n elements of es bytes, every element NaN (the gaps stay so). */
 static void *alloc_nan(smx_attn_dtype dt, size_t n, int es) {
   void *p = xmalloc(n * (size_t)es);
-  for (size_t i = 0; i < n; i++) put(dt, p, i, NAN);
+  for (size_t i = 0; i < n; i++) tu_attn_put(dt, p, i, NAN);
   return p;
 }
 
@@ -348,8 +338,8 @@ static void make_case(uint64_t seed, gen *g) {
       for (size_t i = 0; i < Lq; i++)
         for (size_t x = 0; x < Dq; x++) {
           size_t li = ((b * Hq + h) * Lq + i) * Dq + x, o = off(&g->tq, b, h, i, x);
-          put(d->dtype, g->q, o, (float)c->q[li]);
-          c->q[li] = get(d->dtype, g->q, o);
+          tu_attn_put(d->dtype, g->q, o, (float)c->q[li]);
+          c->q[li] = tu_attn_get(d->dtype, g->q, o);
         }
   /* K and V: with a zero stride, the last write to a shared element wins, and every logical element reads it */
   size_t nblk = (Lk + 63) / 64;
@@ -376,7 +366,7 @@ static void make_case(uint64_t seed, gen *g) {
     for (size_t b = 0; b < B; b++)
       for (size_t gg = 0; gg < Hkv; gg++)
         for (size_t j = 0; j < Lk; j++)
-          for (size_t x = 0; x < Dq; x++) put(d->dtype, g->k, off(&g->tk, b, gg, j, x), kf[((b * Hkv + gg) * Lk + j) * Dq + x]);
+          for (size_t x = 0; x < Dq; x++) tu_attn_put(d->dtype, g->k, off(&g->tk, b, gg, j, x), kf[((b * Hkv + gg) * Lk + j) * Dq + x]);
   }
   for (size_t b = 0; b < B; b++)
     for (size_t gg = 0; gg < Hkv; gg++)
@@ -384,14 +374,14 @@ static void make_case(uint64_t seed, gen *g) {
         for (size_t x = 0; x < Dq; x++) {
           size_t o = off(&g->tk, b, gg, j, x), li = ((b * Hkv + gg) * Lk + j) * Dq + x;
           c->k[li] = d->k_int8 ? (ld)((const int8_t *)g->k)[o] * g->kscales[(b * Hkv + gg) * nblk + j / 64]
-                               : (ld)get(d->dtype, g->k, o);
+                               : (ld)tu_attn_get(d->dtype, g->k, o);
         }
-        for (size_t x = 0; x < Dv; x++) put(d->dtype, g->v, off(&g->tv, b, gg, j, x), (float)c->v[((b * Hkv + gg) * Lk + j) * Dv + x]);
+        for (size_t x = 0; x < Dv; x++) tu_attn_put(d->dtype, g->v, off(&g->tv, b, gg, j, x), (float)c->v[((b * Hkv + gg) * Lk + j) * Dv + x]);
       }
   for (size_t b = 0; b < B; b++)
     for (size_t gg = 0; gg < Hkv; gg++)
       for (size_t j = 0; j < Lk; j++)
-        for (size_t x = 0; x < Dv; x++) c->v[((b * Hkv + gg) * Lk + j) * Dv + x] = get(d->dtype, g->v, off(&g->tv, b, gg, j, x));
+        for (size_t x = 0; x < Dv; x++) c->v[((b * Hkv + gg) * Lk + j) * Dv + x] = tu_attn_get(d->dtype, g->v, off(&g->tv, b, gg, j, x));
   if (d->k_int8)
     for (size_t i = 0; i < B * Hkv * nblk; i++) c->kscale[i] = g->kscales[i];
   free(kf);
@@ -674,7 +664,7 @@ static void check_results(gen *g, const unsigned char *ob, const float *lse, con
         size_t row = (b * Hq + h) * Lq + i;
         for (size_t x = 0; x < Dv; x++) {
           size_t li = row * Dv + x;
-          float y = get(d->dtype, ob, off(&g->to, b, h, i, x));
+          float y = tu_attn_get(d->dtype, ob, off(&g->to, b, h, i, x));
           ld ref = e.o[li];
           int ok = 1;
           switch (e.o_cls[li]) {
@@ -877,7 +867,7 @@ static void bwd_cmp(const char *what, smx_attn_dtype dt, const void *got, int f3
                     size_t n, double eps) {
   double u = f32out ? 0.0 : dt_unit(dt), sub = f32out ? 0.0 : dt_half_sub(dt);
   for (size_t i = 0; i < n; i++) {
-    ld y = f32out ? (ld)((const float *)got)[i] : (ld)get(dt, got, i);
+    ld y = f32out ? (ld)((const float *)got)[i] : (ld)tu_attn_get(dt, got, i);
     /* the stored gradient's rounding: relative, or half the smallest subnormal of a 16-bit type */
     ld tol = (ld)eps * mag[i] + (ld)u * fabsl(ref[i]) + (ld)sub + 1e-30L;
     if (!(fabsl(y - ref[i]) <= tol)) {
@@ -908,8 +898,8 @@ static void check_backward(gen *g, const unsigned char *ob, const float *lse, ui
       for (size_t i = 0; i < Lq; i++)
         for (size_t x = 0; x < Dv; x++) {
           size_t at = off(&g->to, b, h, i, x);
-          put(dt, dob, at, (float)tu_gauss(&r));
-          dol[((b * Hq + h) * Lq + i) * Dv + x] = get(dt, dob, at);
+          tu_attn_put(dt, dob, at, (float)tu_gauss(&r));
+          dol[((b * Hq + h) * Lq + i) * Dv + x] = tu_attn_get(dt, dob, at);
         }
   size_t sz[9] = { nq, nk, nv, nm, Hq, nf, ng, D, D };
   void *got[3][9];
@@ -1039,9 +1029,6 @@ static void run_case(uint64_t seed) {
   free_case(&g);
 }
 
-/* run_case for tu_soak_run */
-static void run_case_of(uint64_t seed, void *ctx) { (void)ctx; run_case(seed); }
-
 int main(int argc, char **argv) {
   tu_soak_args a = TU_SOAK_ARGS_INIT;
   for (int i = 1; i < argc; i++) {
@@ -1062,7 +1049,8 @@ int main(int argc, char **argv) {
     printf("attn_soak: seed 0x%016" PRIx64 ", %.0f s, %d kernel sets (replay the run: --seed 0x%016" PRIx64 ")\n", a.seed,
            a.seconds, n_isa, a.seed);
     fflush(stdout);
-    tu_soak_run(&a, run_case_of, NULL);
+    uint64_t s;
+    for (tu_soak_loop l = tu_soak_loop_start(&a); tu_soak_loop_next(&l, &s);) run_case(s);
   }
   smx_set_max_isa(isa_levels[n_isa ? n_isa - 1 : 0]);
   for (size_t i = 0; i < NKNOWN; i++)

@@ -864,9 +864,6 @@ static void run_case(uint64_t seed) {
   free_case(&c);
 }
 
-/* run_case for tu_soak_run */
-static void run_case_of(uint64_t seed, void *ctx) { (void)ctx; run_case(seed); }
-
 int main(int argc, char **argv) {
   tu_soak_args a = TU_SOAK_ARGS_INIT;
   for (int i = 1; i < argc; i++) {
@@ -885,7 +882,8 @@ int main(int argc, char **argv) {
   } else {
     printf("loss_soak: seed 0x%016" PRIx64 ", %.0f s (replay the run: --seed 0x%016" PRIx64 ")\n", a.seed, a.seconds, a.seed);
     fflush(stdout);
-    tu_soak_run(&a, run_case_of, NULL);
+    uint64_t s;
+    for (tu_soak_loop l = tu_soak_loop_start(&a); tu_soak_loop_next(&l, &s);) run_case(s);
   }
   for (size_t i = 0; i < NKNOWN; i++)
     if (known_list[i].what) printf("known: %s: %s\n", known_list[i].what, known_seen[i] ? "seen" : "not seen in this run");
