@@ -39,7 +39,10 @@ class CMakeBuild(build_ext):
         configure = [cmake, "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
                      "-DSMX_BUILD_TESTS=OFF", "-DSMX_BUILD_BENCH=OFF", "-DSMX_BUILD_PROGRAMS=OFF",
                      "-DSMX_BUILD_PYTHON=ON", "-DSMX_PYTHON_REQUIRED=ON",
-                     "-DPython3_EXECUTABLE=" + sys.executable]
+                     "-DPython3_EXECUTABLE=" + sys.executable,
+                     # smx._smx_cuda (smx.torch on CUDA tensors) is built where CMake finds nvcc, unless the
+                     # environment says SMX_CUDA=OFF (or ON: required)
+                     "-DSMX_CUDA=" + os.environ.get("SMX_CUDA", "AUTO")]
         fresh = not os.path.exists(os.path.join(build, "CMakeCache.txt"))
         if fresh and not os.environ.get("CMAKE_GENERATOR") and shutil.which("ninja"):
             configure += ["-G", "Ninja"]

@@ -153,8 +153,19 @@ static smx_options std_opt(const op_call *c) {
                                               c->cols, &o);                                  \
   }
 STD_FORMS(f32, float) STD_FORMS(f64, double)
+/* the half-precision rows forms of these variants (f32 arithmetic, one rounding to the storage) */
+#define STD_ROWS_HALF(sfx)                                                                   \
+  static smx_status a_smx_standardize_softmax_rows_##sfx(const op_call *c) {                 \
+    smx_options o = std_opt(c);                                                              \
+    return smx_standardize_softmax_rows_##sfx((const uint16_t *)c->in[0], c->ld_in[0], (uint16_t *)c->out, c->ld_out, \
+                                              c->rows, c->cols, &o);                         \
+  }
+STD_ROWS_HALF(f16) STD_ROWS_HALF(bf16)
+VN_ROWS(smx_ssmax_rows_f16, uint16_t, VN_SS) VN_ROWS(smx_ssmax_rows_bf16, uint16_t, VN_SS)
+ELEM_ROWS(smx_adaptive_softmax_rows_f16, uint16_t) ELEM_ROWS(smx_adaptive_softmax_rows_bf16, uint16_t)
 VN_ELEM(smx_sa_softmax_f32, float, 0) VN_ELEM(smx_sa_softmax_f64, double, 0)
 VN_ROWS(smx_sa_softmax_rows_f32, float, 0) VN_ROWS(smx_sa_softmax_rows_f64, double, 0)
+VN_ROWS(smx_sa_softmax_rows_f16, uint16_t, 0) VN_ROWS(smx_sa_softmax_rows_bf16, uint16_t, 0)
 static smx_status a_sa_norm_f32(const op_call *c) {
   return smx_sa_softmax_rows_f32(c->in[0], c->ld_in[0], c->out, c->ld_out, c->rows, c->cols, 1, c->opt);
 }
@@ -181,6 +192,7 @@ VN_ELEM(smx_topk_softmax_f32, float, (size_t)VN_TOPK_K) VN_ELEM(smx_topk_softmax
 VN_ROWS(smx_topk_softmax_rows_f32, float, (size_t)VN_TOPK_K)
 VN_ROWS(smx_topk_softmax_rows_f64, double, (size_t)VN_TOPK_K)
 VN_ROWS(smx_topk_softmax_rows_f16, uint16_t, (size_t)VN_TOPK_K)
+VN_ROWS(smx_topk_softmax_rows_bf16, uint16_t, (size_t)VN_TOPK_K)
 VN_BWD_Y_ROWS(smx_topk_softmax_backward_rows_f32, float, (size_t)VN_TOPK_K, c->opt)
 VN_BWD_Y_ROWS(smx_topk_softmax_backward_rows_f64, double, (size_t)VN_TOPK_K, c->opt)
 VN_BWD_Y_ROWS(smx_topk_softmax_backward_rows_f16, uint16_t, (size_t)VN_TOPK_K, c->opt)
@@ -468,21 +480,30 @@ const op_row op_table[] = {
   { #name "_backward", D, D, OUT_ELEM, 2, 1, 0, NULL, a_smx_##name##_backward_rows_##sfx, prep, ref_row, ref_at, bound }
   VN_FWD(ssmax, f32, DT_F32, OP_NONNEG, a_smx_ssmax_f32, ref_ssmax_row, ref_ssmax_at, bound_softmax),
   VN_FWD(ssmax, f64, DT_F64, OP_NONNEG, a_smx_ssmax_f64, ref_ssmax_row, ref_ssmax_at, bound_softmax),
+  VN_FWD(ssmax, f16, DT_F16, OP_NONNEG, NULL, ref_ssmax_row, ref_ssmax_at, bound_softmax),
+  VN_FWD(ssmax, bf16, DT_BF16, OP_NONNEG, NULL, ref_ssmax_row, ref_ssmax_at, bound_softmax),
   VN_BWDY(ssmax, f32, DT_F32, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
   VN_BWDY(ssmax, f64, DT_F64, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
   VN_BWDY(ssmax, f16, DT_F16, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
   VN_BWDY(ssmax, bf16, DT_BF16, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
   VN_FWD(adaptive_softmax, f32, DT_F32, OP_NONNEG, a_smx_adaptive_softmax_f32, ref_adaptive_row, ref_softmax_at, bound_vn_beta),
   VN_FWD(adaptive_softmax, f64, DT_F64, OP_NONNEG, a_smx_adaptive_softmax_f64, ref_adaptive_row, ref_softmax_at, bound_vn_beta),
+  VN_FWD(adaptive_softmax, f16, DT_F16, OP_NONNEG, NULL, ref_adaptive_row, ref_softmax_at, bound_vn_beta),
+  VN_FWD(adaptive_softmax, bf16, DT_BF16, OP_NONNEG, NULL, ref_adaptive_row, ref_softmax_at, bound_vn_beta),
   VN_FWD(standardize_softmax, f32, DT_F32, OP_NONNEG, a_smx_standardize_softmax_f32, ref_std_row, ref_softmax_at, bound_vn_beta),
   VN_FWD(standardize_softmax, f64, DT_F64, OP_NONNEG, a_smx_standardize_softmax_f64, ref_std_row, ref_softmax_at, bound_vn_beta),
+  VN_FWD(standardize_softmax, f16, DT_F16, OP_NONNEG, NULL, ref_std_row, ref_softmax_at, bound_vn_beta),
+  VN_FWD(standardize_softmax, bf16, DT_BF16, OP_NONNEG, NULL, ref_std_row, ref_softmax_at, bound_vn_beta),
   VN_FWD(sa_softmax, f32, DT_F32, 0, a_smx_sa_softmax_f32, ref_sa_row, ref_sa_at, bound_vn_sa),
   VN_FWD(sa_softmax, f64, DT_F64, 0, a_smx_sa_softmax_f64, ref_sa_row, ref_sa_at, bound_vn_sa),
+  VN_FWD(sa_softmax, f16, DT_F16, 0, NULL, ref_sa_row, ref_sa_at, bound_vn_sa),
+  VN_FWD(sa_softmax, bf16, DT_BF16, 0, NULL, ref_sa_row, ref_sa_at, bound_vn_sa),
   { "sa_softmax_norm", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG, NULL, a_sa_norm_f32, NULL, ref_sa_norm_row, ref_sa_at, bound_vn_sa },
   { "sa_softmax_norm", DT_F64, DT_F64, OUT_ELEM, 1, 0, OP_NONNEG, NULL, a_sa_norm_f64, NULL, ref_sa_norm_row, ref_sa_at, bound_vn_sa },
   VN_FWD(topk_softmax, f32, DT_F32, OP_NONNEG, a_smx_topk_softmax_f32, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_topk),
   VN_FWD(topk_softmax, f64, DT_F64, OP_NONNEG, a_smx_topk_softmax_f64, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_topk),
   VN_FWD(topk_softmax, f16, DT_F16, OP_NONNEG, NULL, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_topk),
+  VN_FWD(topk_softmax, bf16, DT_BF16, OP_NONNEG, NULL, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_topk),
   VN_BWDY(topk_softmax, f32, DT_F32, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
   VN_BWDY(topk_softmax, f64, DT_F64, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
   VN_BWDY(topk_softmax, f16, DT_F16, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
