@@ -62,6 +62,13 @@ static int check_out(const char *fn, const char *what, PyObject *o, int type, si
   return 0;
 }
 
+/* The result of a call that writes into the caller's arrays: None, or NULL with fn's error raised. */
+static PyObject *none_or_raise(const char *fn, smx_status s) {
+  if (s != SMX_OK) return smx_py_raise_status(fn, s);
+  Py_INCREF(Py_None);
+  return Py_None;
+}
+
 const char smx_py_topk_rows_doc[] =
     "_topk_rows(fn, x, values, indices, k, log, temperature, threads, masked_row, bf16)\n--\n\n"
     "Internal: smx_(log_)softmax_topk_rows on a 2-D view x (unit-stride columns, rows evenly spaced: read in\n"
@@ -122,11 +129,7 @@ PyObject *smx_py_topk_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
     s = topk_call(dt, log, xp, ld, vp, ip, rows, cols, (size_t)k, &o);
     Py_END_ALLOW_THREADS
   }
-  if (s != SMX_OK) smx_py_raise_status(fn, s);
-  else {
-    Py_INCREF(Py_None);
-    res = Py_None;
-  }
+  res = none_or_raise(fn, s);
 done:
   Py_DECREF(x);
   return res;
@@ -183,11 +186,7 @@ PyObject *smx_py_sample_rows(PyObject *self, PyObject *args, PyObject *kwargs) {
     s = sample_call(dt, xp, ld, tp_, rows, cols, &p, seed, step, &o);
     Py_END_ALLOW_THREADS
   }
-  if (s != SMX_OK) smx_py_raise_status(fn, s);
-  else {
-    Py_INCREF(Py_None);
-    res = Py_None;
-  }
+  res = none_or_raise(fn, s);
 done:
   Py_DECREF(x);
   return res;

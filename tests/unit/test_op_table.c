@@ -321,6 +321,25 @@ static smx_status direct_tloss(void *lib, const smx_op_info *op, smx_op_dtype d,
 #undef TL
 }
 
+/* The rows both direct-call tests feed: x in f32 (fill(seed)), the same values in f64, and a pattern finite in f16
+ * and in bf16 */
+typedef struct direct_rows {
+  float xf[ROWS * LD];
+  double xd[ROWS * LD];
+  uint16_t xh[ROWS * LD];
+} direct_rows;
+static void direct_rows_fill(direct_rows *r, unsigned seed) {
+  fill(r->xf, seed);
+  for (size_t i = 0; i < (size_t)ROWS * LD; i++) {
+    r->xd[i] = r->xf[i];
+    r->xh[i] = (uint16_t)(0x3c00u + (i % 512u));
+  }
+}
+/* x in dtype d (f16 and bf16 read the same pattern) */
+static const void *direct_x(const direct_rows *r, int d) {
+  return d == SMX_OP_F64 ? (const void *)r->xd : d == SMX_OP_F32 ? (const void *)r->xf : (const void *)r->xh;
+}
+
 static void test_tloss(const char *path) {
   void *lib = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
   CHECK(lib != NULL, "dlopen %s for the TLOSS direct calls", path ? path : "(none)");
@@ -330,14 +349,9 @@ static void test_tloss(const char *path) {
   e.reduction = SMX_REDUCTION_NONE;
   const smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 2, &e };
   const int64_t t[ROWS] = { 0, 6, -100 };
-  static float xf[ROWS * LD];
-  static double xd[ROWS * LD], gd[2][ROWS * LD];
-  static uint16_t xh[ROWS * LD];
-  fill(xf, 7u);
-  for (size_t i = 0; i < (size_t)ROWS * LD; i++) {
-    xd[i] = xf[i];
-    xh[i] = (uint16_t)(0x3c00u + (i % 512u));   /* finite in f16 and in bf16 */
-  }
+  static double gd[2][ROWS * LD];
+  static direct_rows in;
+  direct_rows_fill(&in, 7u);
   for (size_t i = 0; i < n; i++) {
     const smx_op_info *op;
     smx_op_at(i, &op);
@@ -345,7 +359,7 @@ static void test_tloss(const char *path) {
     double p[2] = { op->nparams > 0 ? op->params[0].def * 0.75 : 0, op->nparams > 1 ? op->params[1].def + 0.5 : 0 };
     for (int d = SMX_OP_F64; d <= SMX_OP_BF16; d++) {
       if (!(op->dtypes & SMX_OP_BIT(d))) continue;
-      const void *x = d == SMX_OP_F64 ? (const void *)xd : d == SMX_OP_F32 ? (const void *)xf : (const void *)xh;
+      const void *x = direct_x(&in, d);
       double la[2][ROWS];
       memset(gd, 0x5a, sizeof gd);
       memset(la, 0x5a, sizeof la);
@@ -371,11 +385,13 @@ static void test_tloss(const char *path) {
   smx_op_find("softmax", &sm);
   float out[ROWS * LD], loss[ROWS];
   double beta = 0.0;
-  smx_op_call c = { SMX_OP_F32, 0, ROWS, COLS, xf, LD, NULL, 0, NULL, 0, out, LD, NULL, 0, NULL, NULL, t, NULL, 0, NULL };
+  smx_op_call c = { SMX_OP_F32, 0, ROWS, COLS, in.xf, LD,
+                    NULL, 0, NULL, 0, out, LD, NULL, 0, NULL, NULL, t, NULL, 0, NULL };
   CHECK(smx_op_rows(sm, &c, &o) == SMX_E_INVALID_ARG, "targets for softmax");
   c.targets = NULL, c.grad = out, c.ldg = LD;
   CHECK(smx_op_rows(sm, &c, &o) == SMX_E_INVALID_ARG, "grad for softmax");
-  smx_op_call l = { SMX_OP_F32, 0, ROWS, COLS, xf, LD, NULL, 0, NULL, 0, loss, 0, &beta, 1, NULL, NULL, t, NULL, 0, NULL };
+  smx_op_call l = { SMX_OP_F32, 0, ROWS, COLS, in.xf, LD,
+                    NULL, 0, NULL, 0, loss, 0, &beta, 1, NULL, NULL, t, NULL, 0, NULL };
   memset(loss, 0x5a, sizeof loss);
   CHECK(smx_op_rows(sdpo, &l, &o) == SMX_E_INVALID_ARG, "sdpo beta = 0");
   CHECK(((unsigned char *)loss)[0] == 0x5a, "a refused call wrote its loss");
@@ -402,14 +418,9 @@ static void test_xent(const char *path) {
   size_t n = 0, covered = 0;
   smx_op_count(&n);
   const int64_t t[ROWS] = { 0, 6, -100 };
-  static float xf[ROWS * LD];
-  static double xd[ROWS * LD], gd[2][ROWS * LD];
-  static uint16_t xh[ROWS * LD];
-  fill(xf, 11u);
-  for (size_t i = 0; i < (size_t)ROWS * LD; i++) {
-    xd[i] = xf[i];
-    xh[i] = (uint16_t)(0x3c00u + (i % 512u));
-  }
+  static double gd[2][ROWS * LD];
+  static direct_rows in;
+  direct_rows_fill(&in, 11u);
   for (size_t i = 0; i < n; i++) {
     const smx_op_info *op;
     smx_op_at(i, &op);
@@ -423,7 +434,7 @@ static void test_xent(const char *path) {
       /* (POSIX: dlsym's object pointer converts to the function pointer it is) */
       union { void *obj; xe64_fn a64; xe32_fn a32; xe16_fn a16; } u;
       u.obj = f;
-      const void *x = d == SMX_OP_F64 ? (const void *)xd : d == SMX_OP_F32 ? (const void *)xf : (const void *)xh;
+      const void *x = direct_x(&in, d);
       for (int v = 0; v < 3; v++) {
         smx_loss_ext e = SMX_LOSS_EXT_INIT;
         e.reduction = v == 0 ? SMX_REDUCTION_NONE : v == 1 ? SMX_REDUCTION_MEAN : SMX_REDUCTION_SUM;
@@ -469,9 +480,11 @@ static void test_xent(const char *path) {
   smx_op_find("softmax", &sm);
   float out[ROWS * LD], loss[ROWS], lse[ROWS];
   const smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
-  smx_op_call c = { SMX_OP_F32, 0, ROWS, COLS, xf, LD, NULL, 0, NULL, 0, out, LD, NULL, 0, NULL, NULL, NULL, NULL, 0, lse };
+  smx_op_call c = { SMX_OP_F32, 0, ROWS, COLS, in.xf, LD,
+                    NULL, 0, NULL, 0, out, LD, NULL, 0, NULL, NULL, NULL, NULL, 0, lse };
   CHECK(smx_op_rows(sm, &c, &o) == SMX_E_INVALID_ARG, "lse for softmax");
-  smx_op_call l = { SMX_OP_F32, 0, ROWS, COLS, xf, LD, NULL, 0, NULL, 0, loss, 0, NULL, 0, NULL, NULL, t, NULL, 0, lse };
+  smx_op_call l = { SMX_OP_F32, 0, ROWS, COLS, in.xf, LD,
+                    NULL, 0, NULL, 0, loss, 0, NULL, 0, NULL, NULL, t, NULL, 0, lse };
   CHECK(smx_op_rows(sdpo, &l, &o) == SMX_E_INVALID_ARG, "lse for sdpo_loss (TLOSS)");
   double one = 1.0;
   l.params = &one, l.nparams = 1;
