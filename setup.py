@@ -39,7 +39,10 @@ class CMakeBuild(build_ext):
         configure = [cmake, "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
                      "-DSMX_BUILD_TESTS=OFF", "-DSMX_BUILD_BENCH=OFF", "-DSMX_BUILD_PROGRAMS=OFF",
                      "-DSMX_BUILD_PYTHON=ON", "-DSMX_PYTHON_REQUIRED=ON",
-                     "-DPython3_EXECUTABLE=" + sys.executable]
+                     "-DPython3_EXECUTABLE=" + sys.executable,
+                     # smx._smx_cuda (smx.torch on CUDA tensors) is built where CMake finds nvcc, unless the
+                     # environment says SMX_CUDA=OFF (or ON: required)
+                     "-DSMX_CUDA=" + os.environ.get("SMX_CUDA", "AUTO")]
         fresh = not os.path.exists(os.path.join(build, "CMakeCache.txt"))
         if fresh and not os.environ.get("CMAKE_GENERATOR") and shutil.which("ninja"):
             configure += ["-G", "Ninja"]
@@ -50,6 +53,10 @@ class CMakeBuild(build_ext):
         dest = self.get_ext_fullpath(ext.name)
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         shutil.copyfile(os.path.join(build, "python", "smx", name), dest)
+        # a CUDA build (nvcc found: -DSMX_CUDA=AUTO) also made smx._smx_cuda for smx.torch's CUDA tensors
+        cuda = "_smx_cuda" + sysconfig.get_config_var("EXT_SUFFIX")
+        if os.path.exists(os.path.join(build, "python", "smx", cuda)):
+            shutil.copyfile(os.path.join(build, "python", "smx", cuda), os.path.join(os.path.dirname(dest), cuda))
 
 
 setup(

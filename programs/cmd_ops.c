@@ -95,7 +95,8 @@ static void markdown(size_t count) {
        "bit patterns (`uint16_t`) computed in f32. Options (`smx_options`: temperature, flags, threads; the\n"
        "losses' option structs) are the last argument of every call and not listed as parameters. The\n"
        "signature classes are described in `smx_ops.h`; the row classes (ROWS, ROWS_YBWD, ROWS_LENS,\n"
-       "ROWS_PGRAD, LSE) and the target losses (TLOSS) can also be called through `smx_op_rows`.\n\n"
+       "ROWS_PGRAD, LSE), the cross-entropy (XENT) and the target losses (TLOSS) can also be called through\n"
+       "`smx_op_rows`.\n\n"
        "| Operation | Family | dtypes | Backward | CLI | Python |\n"
        "|---|---|---|---|---|---|");
   for (size_t i = 0; i < count; i++) {

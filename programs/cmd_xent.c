@@ -44,18 +44,13 @@ typedef struct xent_ctx {
   size_t scratch_len;
 } xent_ctx;
 
-/* One call of the loss on rows x n dense logits of type t: the cross-entropy by its entry (smx_op_rows does
- * not take its class, whose lse output the CLI does not write), a TLOSS row through smx_op_rows. */
+/* One call of the loss on rows x n dense logits of type t, through smx_op_rows: the cross-entropy (class XENT,
+ * its lse not asked for) or a TLOSS row, with the table's parameters. */
 static smx_status loss_call(const xent_ctx *c, cli_ctype t, const void *x, const int64_t *tg, void *loss, void *grad,
                             size_t rows, size_t n, const smx_options *o) {
-  if (c->op->sig == SMX_SIG_TLOSS) {
-    smx_op_call a = { .dtype = op_dtype[t], .rows = rows, .cols = n, .x = x, .ldx = n, .out = loss,
-                      .params = c->params, .nparams = c->op->nvalues, .targets = tg, .grad = grad, .ldg = n };
-    return smx_op_rows(c->op, &a, o);
-  }
-  if (t == CLI_F64) return smx_cross_entropy_f64(x, n, tg, loss, grad, n, NULL, rows, n, o);
-  if (t == CLI_F16) return smx_cross_entropy_f16(x, n, tg, loss, grad, n, NULL, rows, n, o);
-  return smx_cross_entropy_f32(x, n, tg, loss, grad, n, NULL, rows, n, o);
+  smx_op_call a = { .dtype = op_dtype[t], .rows = rows, .cols = n, .x = x, .ldx = n, .out = loss,
+                    .params = c->params, .nparams = c->op->nvalues, .targets = tg, .grad = grad, .ldg = n };
+  return smx_op_rows(c->op, &a, o);
 }
 
 static smx_status xent_rows(void *ctx, const void *x, void *const *y, size_t rows, size_t n, uint64_t row0) {

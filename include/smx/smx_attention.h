@@ -118,7 +118,9 @@
  * bf16 tile products (math: bf16 storage by default, f32 storage that opts
  * in with SMX_ATTN_MATH_BF16; only at kernel set avx512bf16, for tasks of more
  * than 16 query rows per KV head, the softmax, sigmoid and softpick kinds,
- * without int8 K, QK-norm, L2 distance or NSA; elsewhere f32): Q K^T and P V
+ * and for decoding, at most 8 query rows per KV head, of the softmax kind
+ * in bf16 storage (f32 storage computes in f32 there); without int8 K,
+ * QK-norm, L2 distance, NSA or BLASST; elsewhere f32): Q K^T and P V
  * on pairs of bf16 with f32 accumulation (vdpbf16ps: products exact, one
  * rounding per step, as the f32 FMA chains), the online softmax in f32, P
  * rounded to bf16 (nearest even) for P V while l sums the f32 P, as

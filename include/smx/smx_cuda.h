@@ -1,8 +1,8 @@
 /*
  * smx on NVIDIA GPUs (libsmx_cuda, built with -DSMX_CUDA=AUTO|ON when CMake
  * finds a CUDA compiler; docs/cuda.md): softmax, log-softmax, log-sum-exp,
- * their backward passes and the fused cross-entropy over rows that live in
- * device memory.
+ * their backward passes, the fused cross-entropy, fused softmax + top-k and
+ * sampling over rows that live in device memory.
  *
  * The conventions of smx.h hold: inputs (pointer + leading dimension),
  * outputs, the shape, the operation's own parameters, then the options last
@@ -171,7 +171,66 @@ SMX_CUDA_DECLARE_XENT(uint16_t, bf16)
  * ex->workspace refused its targets (then it wrote nothing), SMX_OK if it ran, SMX_E_DEVICE on a CUDA error. */
 SMX_API smx_status smx_cuda_cross_entropy_status(const smx_cuda_exec *ex);
 
-/* Not built yet (docs/cuda.md): fused softmax + top-k, sampling, and the smx.torch CUDA path. */
+/* ------------------------------------------------- fused softmax + top-k */
+/*
+ * As smx_softmax_topk_rows_f32 and smx_log_softmax_topk_rows_f32
+ * (smx_topk.h), on device rows: the k largest entries of each row, values
+ * descending, equal entries by lower index, values[r*k + j] the softmax
+ * (log-softmax) of x / T at indices[r*k + j] (device float and int64
+ * arrays), in one read of the row; the same special rows (NaN: NaN and -1;
+ * -inf entries last, +inf entries first with 1/c; all -inf: 0 or NaN with
+ * SMX_FLAG_MASKED_ROW_NAN), the same bounds, the same indices as the CPU.
+ * k up to SMX_CUDA_MAX_TOPK (larger: SMX_E_UNSUPPORTED); k > cols:
+ * SMX_E_INVALID_ARG; k == 0 or rows == 0: SMX_OK, nothing enqueued.
+ * Rows up to 16384 entries are one block's and need no workspace; longer
+ * rows leave, per segment of 16384, a state and k candidates in the
+ * workspace (smx_cuda_topk_workspace_size: 40 + 8 k bytes per segment).
+ */
+#define SMX_CUDA_MAX_TOPK 1024
+SMX_API smx_status smx_cuda_topk_workspace_size(size_t rows, size_t cols, size_t k, size_t *bytes);
+#define SMX_CUDA_DECLARE_TOPK(T, sfx)                                                                          \
+  SMX_API smx_status smx_cuda_softmax_topk_rows_##sfx(const T *x, size_t ldx, float *values, int64_t *indices,\
+                                                      size_t rows, size_t cols, size_t k,                      \
+                                                      const smx_cuda_exec *ex, const smx_options *opt);        \
+  SMX_API smx_status smx_cuda_log_softmax_topk_rows_##sfx(const T *x, size_t ldx, float *values,              \
+                                                          int64_t *indices, size_t rows, size_t cols,          \
+                                                          size_t k, const smx_cuda_exec *ex,                   \
+                                                          const smx_options *opt);
+SMX_CUDA_DECLARE_TOPK(float, f32)
+SMX_CUDA_DECLARE_TOPK(uint16_t, f16)
+SMX_CUDA_DECLARE_TOPK(uint16_t, bf16)
+
+/* --------------------------------------------------------------- sampling */
+/*
+ * As smx_sample_rows_f32 (smx_topk.h): one token per row (device int64),
+ * the same parameters, filters, order, special rows and refusals, and the
+ * same Philox4x32-10 streams (seed; counter (draw, row_offset + row, step)).
+ * What is the same token as the CPU library's (docs/cuda.md says why):
+ *   - greedy, Gumbel-max, and top-k sampling (0 < top_k < cols, alone or
+ *     with min-p), multinomial or Gumbel-max: the CPU's numbers in the CPU's
+ *     order (the weights exp2 in double), so the token is the CPU's unless a
+ *     draw falls within a double rounding of a boundary (the device's exp2
+ *     and log may differ from the C library's in the last bit);
+ *   - multinomial without top-k, and top-p: the weights are summed as 64-bit
+ *     fixed-point integers (exact, in any order: bitwise reproducible), not
+ *     in the CPU's double order, and top-p's weights are the device's f32
+ *     exponentials; a token can differ from the CPU's when the draw, or the
+ *     nucleus's edge, falls within about 1e-7 (relative) of a boundary.
+ * top_k above SMX_CUDA_MAX_TOPK (and below cols): SMX_E_UNSUPPORTED. Top-k
+ * sampling needs the workspace of smx_cuda_sample_workspace_size (as the
+ * top-k's); the other forms need none. cols up to SMX_CUDA_MAX_COLS.
+ */
+SMX_API smx_status smx_cuda_sample_workspace_size(size_t rows, size_t cols, const smx_sample_params *params,
+                                                  size_t *bytes);
+#define SMX_CUDA_DECLARE_SAMPLE(T, sfx)                                                                         \
+  SMX_API smx_status smx_cuda_sample_rows_##sfx(const T *x, size_t ldx, int64_t *tokens, size_t rows,          \
+                                                size_t cols, const smx_sample_params *params, uint64_t seed,   \
+                                                uint64_t step, const smx_cuda_exec *ex, const smx_options *opt);
+SMX_CUDA_DECLARE_SAMPLE(float, f32)
+SMX_CUDA_DECLARE_SAMPLE(uint16_t, f16)
+SMX_CUDA_DECLARE_SAMPLE(uint16_t, bf16)
+
+/* smx.torch reaches these functions through the Python module smx._smx_cuda (docs/cuda.md). */
 
 #ifdef __cplusplus
 }

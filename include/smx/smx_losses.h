@@ -67,7 +67,9 @@ extern "C" {
  *   grad_j = s * K * (p_j - [j == t]),  K = alpha_t * (q^gamma - gamma * p_t * q^(gamma-1) * log p_t)
  * gamma >= 0 finite (0: cross-entropy); alpha: NULL (every alpha 1) or cols
  * finite per-class weights. MEAN divides by the number of rows not ignored
- * (not by the sum of the alphas). q is formed as -expm1(log p_t), and
+ * (not by the sum of the alphas). q is formed as -expm1(log p_t) (f64: where
+ * p_t > e^-1/2, log p_t = -log1p(sum_{j!=t} e^(x_j - x_t)), so that q keeps
+ * its relative precision however small, as K ~ q^gamma needs), and
  * q^(gamma-1) log p_t as q^gamma * (log p_t / q) (-> -q^gamma as q -> 0),
  * so the gradient is finite at p_t = 1 for every gamma.
  * Special values: an entry -inf is p = 0; x_t = -inf gives loss +inf (0 when
@@ -161,7 +163,7 @@ SMX_API smx_status smx_info_nce_f64(const double *sim, size_t ld, const int64_t 
  * class targets: such rows are left out of every sum and get a 0 gradient.
  * rows == 0: every Dice is 1 (loss 0). grad must not overlap the logits
  * (the rows are read again after the class sums). Memory: O(rows) row
- * statistics, 3 x cols doubles for each of at most 32 row blocks, a row of
+ * statistics, 4 x cols doubles for each of at most 32 row blocks, a row of
  * scratch per thread.
  * Special values: a row with a NaN, a +inf or every entry -inf makes every
  * class sum, hence the loss and the gradient, NaN.

@@ -94,27 +94,36 @@ SMX_API smx_status smx_multimax_backward_rows_f64(const double *x, size_t ldx, c
 /*
  * Mixture of softmaxes (Yang et al. 2018, "Breaking the Softmax Bottleneck:
  * A High-Rank RNN Language Model"), as log-probabilities: per row r,
- *   y_ri = log sum_k pi_rk softmax(x_rk)_i,  pi_r = softmax(w_r),
- * computed as LSE_k(w_rk - LSE(w_r) + x_rk,i - LSE(x_rk)): no probability is
+ *   y_ri = log sum_k pi_rk softmax(x_rk / T)_i,  pi_r = softmax(w_r),
+ * T = opt->temperature (0: 1), which divides the component logits x only
+ * (not w: divide w yourself to temper the weights too), computed as
+ * LSE_k(w_rk - LSE(w_r) + x_rk,i / T - LSE(x_rk / T)): no probability is
  * formed. Layout: the K component rows of row r are rows r*K .. r*K+K-1 of x
  * (rows*K x cols, leading dimension ldx); w: rows x K mixture logits (ldw;
  * log-weights are accepted as they are: softmax(log pi) = pi when pi sums
  * to 1); y: rows x cols (ldy), no overlap with the inputs.
  * Backward: dy (rows x cols) gives dx (rows*K x cols, lddx) and, unless dw
  * is NULL, dw (rows x K, lddw), with q_rki = pi_rk softmax(x_rk)_i / p_ri:
- *   dx_rk,i = dy_ri q_rki - softmax(x_rk)_i sum_j dy_rj q_rkj,
- *   dw_rk = sum_i dy_ri q_rki - pi_rk sum_i dy_ri.
- * Special values: a component of all -inf adds nothing; -inf entries of
- * every component give y = -inf and zero gradients there; NaN: NaN. A +inf
- * entry is not supported (the result is unspecified). opt->temperature is
- * not used. Arithmetic in double (f32 widened, rounded once), each
- * component's log-sum-exp kept as m_k + log s_k (s_k summed compensated).
+ *   dx_rk,i = (dy_ri q_rki - softmax(x_rk / T)_i sum_j dy_rj q_rkj) / T,
+ *   dw_rk = sum_i dy_ri (q_rki - pi_rk), over the entries with y_ri > -inf
+ *   (y_ri = -inf stays -inf whatever w is: its dy_ri moves nothing).
+ * Special values: a component of all -inf adds nothing (its dx is 0, its dw
+ * -pi_k sum dy); -inf entries of every component give y = -inf and zero
+ * gradients there; NaN: NaN. A +inf entry is not supported (the result is
+ * unspecified). Arithmetic in double (f32 widened, rounded once), each
+ * component's log-sum-exp kept as m_k / T + log s_k (s_k summed
+ * compensated), its entries (x - m_k) / T.
  * K >= 1.
  * Accuracy: |y_i - ref_i| <= 8 DBL_EPSILON (|ref_i| + A_i + 1), A_i the
- * largest |x_ki - m_k| + log s_k + |log pi_k| over the components with
+ * largest |x_ki - m_k| / T + log s_k + |log pi_k| over the components with
  * x_ki > -inf; f32 rows add the rounding to float, 2^-24 |ref_i| (tests/ops
- * checks f32 and f64 at K = 2 against long double). Gradients:
- * tests/python/test_norm.py checks them against central differences.
+ * checks f32 and f64 at K = 2 and every temperature against long double).
+ * Gradients: within 16 DBL_EPSILON (1 + A) (cols + 16) times the size of
+ * their terms (|dy_i| q_ki + softmax(x_k / T)_i sum_j |dy_j| q_kj, over T,
+ * for dx, sum_i |dy_i| (q_ki + pi_k) for dw; A the largest A_i) plus
+ * DBL_MIN; f32 adds the rounding to float (tests/ops checks both at K = 2
+ * against long double; test_mixture_temperature checks T against central
+ * differences).
  */
 SMX_API smx_status smx_mixture_log_softmax_rows_f32(const float *x, size_t ldx, const float *w, size_t ldw,
                                                     float *y, size_t ldy, size_t rows, size_t k, size_t cols,

@@ -109,11 +109,11 @@ SMX_API smx_status smx_op_at(size_t i, const smx_op_info **op);
 SMX_API smx_status smx_op_find(const char *name, const smx_op_info **op);
 
 /*
- * One call of a row operation (sig ROWS, ROWS_YBWD, ROWS_LENS, ROWS_PGRAD, LSE or TLOSS): exactly the call
- * of smx_<name>_rows_<dtype> (backward: smx_<name>_backward_rows_<dtype>; TLOSS: smx_<name>_<dtype>, whose
- * gradient is part of the forward call) with these arguments, so the same results, bit for bit, and the
- * same checks. The pointers are of the dtype's element type (f16 / bf16: uint16_t bit patterns; LSE and
- * TLOSS write double for f64 rows, float otherwise, into out).
+ * One call of a row operation (sig ROWS, ROWS_YBWD, ROWS_LENS, ROWS_PGRAD, LSE, TLOSS or XENT): exactly the
+ * call of smx_<name>_rows_<dtype> (backward: smx_<name>_backward_rows_<dtype>; TLOSS and XENT:
+ * smx_<name>_<dtype>, whose gradient is part of the forward call) with these arguments, so the same results,
+ * bit for bit, and the same checks. The pointers are of the dtype's element type (f16 / bf16: uint16_t bit
+ * patterns; LSE, TLOSS and XENT write double for f64 rows, float otherwise, into out and lse).
  */
 typedef struct smx_op_call {
   smx_op_dtype dtype;
@@ -127,15 +127,16 @@ typedef struct smx_op_call {
   size_t nparams;          /* how many doubles params holds (0: all defaults; params may then be NULL)   */
   const int64_t *lens;     /* ROWS_LENS: one count per row, or NULL; must be NULL for the other classes */
   double *dparams;         /* ROWS_PGRAD backward: NULL, or nvalues doubles for the parameters' gradient */
-  const int64_t *targets;  /* TLOSS: one class index per row (or the options' ignore_index); else NULL    */
-  void *grad;     size_t ldg;   /* TLOSS: the gradient (rows x cols, the logits' type) or NULL; else NULL */
+  const int64_t *targets;  /* TLOSS, XENT: one class index per row (or the options' ignore_index); else NULL */
+  void *grad;     size_t ldg;   /* TLOSS, XENT: the gradient (rows x cols, the logits' type) or NULL     */
+  void *lse;               /* XENT: the log-sum-exp per row (out's type) or NULL; else NULL             */
 } smx_op_call;
 
 /*
  * SMX_E_INVALID_ARG, nothing written, for: a NULL op or call; an op not from smx_op_at / smx_op_find (a
  * copy); an op of another signature class; nparams
  * above op->nvalues; a missing parameter without default; a parameter outside [min, max] or NaN, or not a
- * whole number for INT, BOOL and SIZE; lens, dparams, targets or grad given where the class takes none.
+ * whole number for INT, BOOL and SIZE; lens, dparams, targets, grad or lse given where the class takes none.
  * SMX_E_UNSUPPORTED for a dtype (or backward) the op has no entry for. Then the entry's own checks.
  */
 SMX_API smx_status smx_op_rows(const smx_op_info *op, const smx_op_call *call, const smx_options *opt);

@@ -10,7 +10,7 @@ static const smx_op_dtype op_dtype[] = { [CLI_F32] = SMX_OP_F32, [CLI_F64] = SMX
 static smx_status op_rows(void *ctx, const void *x, void *const *yv, size_t rows, size_t n, uint64_t row0) {
   const cli_op_ctx *c = ctx;
   (void)row0;
-  smx_op_call a = { op_dtype[c->t], 0, rows, n, x, n, NULL, 0, NULL, 0, yv[0], n, c->params, c->nparams, NULL, NULL, NULL, NULL, 0 };
+  smx_op_call a = { op_dtype[c->t], 0, rows, n, x, n, NULL, 0, NULL, 0, yv[0], n, c->params, c->nparams, NULL, NULL, NULL, NULL, 0, NULL };
   return smx_op_rows(c->row, &a, &c->opt);
 }
 

@@ -44,6 +44,9 @@
   X(sample, sample, KW, sample_doc)                                                                        \
   X(gumbel_softmax, gumbel_softmax, KW, gumbel_softmax_doc)                                                \
   X(gumbel_softmax_backward, gumbel_softmax_backward, KW, gumbel_softmax_backward_doc)                     \
+  /* lm_rows.c: smx.torch.softmax_topk and sample on a tensor's memory (python/smx/torch/_lm.py) */         \
+  X(_topk_rows, topk_rows, KW, smx_py_topk_rows_doc)                                                       \
+  X(_sample_rows, sample_rows, KW, smx_py_sample_rows_doc)                                                 \
   /* score_ops.c: the scores functions (include/smx/smx_scores.h) */                                       \
   X(score, score, KW, score_doc)                                                                           \
   X(ood_metrics, ood_metrics, KW, ood_metrics_doc)                                                         \
@@ -80,7 +83,7 @@ SMX_PY_METHODS(SMX_PY_PROTOTYPE)
 /* The docstrings kept next to their functions. */
 extern const char smx_py_rows_doc[], smx_py_op_info_doc[], smx_py_op_names_doc[], smx_py_tloss_doc[],
     smx_py_attention_doc[], smx_py_attention_backward_doc[], smx_py_sparse_loss_rows_doc[], smx_py_mixture_doc[],
-    smx_py_kd_loss_doc[];
+    smx_py_kd_loss_doc[], smx_py_topk_rows_doc[], smx_py_sample_rows_doc[];
 
 /* score_ops.c: smx.NoOptimumError, created by the module's init (a ValueError subclass). */
 extern PyObject *smx_py_no_optimum_error;

@@ -14,24 +14,25 @@ PyDoc_STRVAR(cross_entropy_doc,
              "the LAST axis, also for more than 2 dimensions, unlike torch's dim 1); targets: int32 or\n"
              "int64 (other integer dtypes are converted) of shape logits.shape[:-1]; a target outside\n"
              "[0, C) that is not ignore_index is a ValueError. reduction 'mean' (over the rows not\n"
-             "ignored; all ignored: NaN) and 'sum' give a float, 'none' a float32 array (ignored rows 0).\n"
-             "return_grad=True returns (loss, grad): the gradient of the returned loss wrt logits times\n"
-             "grad_scale, in the logits' dtype (float16 or float32;\n" SMX_PY_F64_NOTE
-             ");\ngrad_out= (an array of the logits' dtype and shape) receives it and is returned.\n"
-             "The loss is computed in float32 arithmetic (f32 result); masked_row='nan' gives NaN\n"
+             "ignored; all ignored: NaN) and 'sum' give a float, 'none' an array (ignored rows 0): float64\n"
+             "for float64 logits, else float32. return_grad=True returns (loss, grad): the gradient of the\n"
+             "returned loss wrt logits times grad_scale, in the logits' dtype (float16, float32, float64);\n"
+             "grad_out= (an array of the logits' dtype and shape) receives it and is returned.\n"
+             "float64 logits are computed in float64 (smx_cross_entropy_f64), the others in float32\n"
+             "arithmetic; masked_row='nan' gives NaN\n"
              "for a row of all -inf as torch. Bounds: include/smx/smx_grad.h. The GIL is released.");
 PyDoc_STRVAR(softmax_topk_doc,
              "softmax_topk($module, /, x, k, axis=-1, log=False, temperature=1.0, threads=0, masked_row='zero')\n"
              "--\n\n"
              "The k largest softmax(x / T) probabilities along axis, fused (one read, no probability row):\n"
-             "(values float32, indices int64), the axis replaced by k, values descending, equal logits\n"
-             "lowest index first. log=True: log-softmax values. float16/32/64 input (float64 is converted\n"
-             "to float32). A row with NaN: values NaN, indices -1. As torch.topk(torch.softmax(x), k) apart\n"
+             "(values float32, float64 for float64 x; indices int64), the axis replaced by k, values\n"
+             "descending, equal logits lowest index first. log=True: log-softmax values. float16/32/64\n"
+             "input, each by its own entry. A row with NaN: values NaN, indices -1. As torch.topk(torch.softmax(x), k) apart\n"
              "from the tie order (torch's is unspecified) and +inf / NaN rows. k > the axis: ValueError.");
 PyDoc_STRVAR(topk_doc,
              "topk($module, /, x, k, axis=-1, threads=0)\n--\n\n"
-             "The k largest values of x along axis (no normalisation): (values float32, indices int64),\n"
-             "ties to the lowest index; a row with NaN gives NaN values and indices -1.");
+             "The k largest values of x along axis (no normalisation): (values float32, float64 for float64\n"
+             "x; indices int64), ties to the lowest index; a row with NaN gives NaN values and indices -1.");
 PyDoc_STRVAR(sample_doc,
              "sample($module, /, logits, seed, step=0, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0,\n"
              "       greedy=False, method='multinomial', row_offset=0, threads=0)\n--\n\n"
@@ -40,7 +41,8 @@ PyDoc_STRVAR(sample_doc,
              "Philox4x32-10 keyed by seed with counter (draw, row_offset + row, step), whatever threads.\n"
              "method 'multinomial' (inverse CDF) or 'gumbel' (Gumbel-max). greedy=True or temperature=0:\n"
              "argmax (lowest index). A row with NaN or with every logit -inf gives -1.\n"
-             "float16/32/64 logits (float64 converted to float32). Rules: include/smx/smx_topk.h.");
+             "float16/32/64 logits, each by its own entry (float64: (x - max) / T in double, then the\n"
+             "float32 sampler). Rules: include/smx/smx_topk.h.");
 PyDoc_STRVAR(gumbel_softmax_doc,
              "gumbel_softmax($module, /, logits, tau, seed, step=0, hard=False, threads=0, masked_row='zero')\n"
              "--\n\n"

@@ -12,6 +12,7 @@
 #include "options.h"
 #include "smx/smx.h"
 #include "variants_loss.h"
+#include "lm_ops.h"
 
 /* A new C array shaped like m->arr with its last axis replaced by `last` (-1: dropped). */
 static PyArrayObject *new_like(const smx_py_matrix *m, npy_intp last, int type) {
@@ -80,24 +81,25 @@ PyObject *smx_py_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs)
   if (gout) want_grad = 1; /* grad_out= implies return_grad */
 
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "logits", xo, NULL, 0, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_KEEP_F64 | SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyObject *res = NULL;
   PyArrayObject *t = smx_py_loss_targets(fn, to, m.arr, x->ignore_index), *loss = NULL, *grad = NULL;
   if (!t) goto done;
-  int nd = PyArray_NDIM(m.arr);
-  loss = x->reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(nd - 1, PyArray_DIMS(m.arr), NPY_FLOAT)
-                                           : (PyArrayObject *)PyArray_SimpleNew(0, NULL, NPY_FLOAT);
+  int nd = PyArray_NDIM(m.arr), f64 = m.dtype == SMX_OP_F64, ltype = f64 ? NPY_DOUBLE : NPY_FLOAT;
+  loss = x->reduction == SMX_REDUCTION_NONE ? (PyArrayObject *)PyArray_SimpleNew(nd - 1, PyArray_DIMS(m.arr), ltype)
+                                           : (PyArrayObject *)PyArray_SimpleNew(0, NULL, ltype);
   if (!loss) goto done;
   if (want_grad && !(grad = new_like(&m, (npy_intp)m.cols, npy_type(m.dtype)))) goto done;
   smx_status s;
   {
     const void *xp = PyArray_DATA(m.arr), *tp = PyArray_DATA(t);
-    float *lp = PyArray_DATA(loss);
+    void *lp = PyArray_DATA(loss);
     void *gp = grad ? PyArray_DATA(grad) : NULL;
-    size_t ld = m.cols ? m.cols : 1;
+    size_t ldg = m.cols ? m.cols : 1;   /* the gradient is a new C array; the logits are read at m.ld */
     Py_BEGIN_ALLOW_THREADS
-    if (m.dtype == SMX_OP_F16) s = smx_cross_entropy_f16(xp, ld, tp, lp, gp, ld, NULL, m.rows, m.cols, o);
-    else s = smx_cross_entropy_f32(xp, ld, tp, lp, gp, ld, NULL, m.rows, m.cols, o);
+    if (m.dtype == SMX_OP_F16) s = smx_cross_entropy_f16(xp, m.ld, tp, lp, gp, ldg, NULL, m.rows, m.cols, o);
+    else if (f64) s = smx_cross_entropy_f64(xp, m.ld, tp, lp, gp, ldg, NULL, m.rows, m.cols, o);
+    else s = smx_cross_entropy_f32(xp, m.ld, tp, lp, gp, ldg, NULL, m.rows, m.cols, o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
@@ -105,7 +107,8 @@ PyObject *smx_py_cross_entropy(PyObject *self, PyObject *args, PyObject *kwargs)
     goto done;
   }
   PyObject *l = x->reduction == SMX_REDUCTION_NONE ? (Py_INCREF(loss), (PyObject *)loss)
-                                                  : PyFloat_FromDouble(*(float *)PyArray_DATA(loss));
+                                                  : PyFloat_FromDouble(f64 ? *(double *)PyArray_DATA(loss)
+                                                                           : (double)*(float *)PyArray_DATA(loss));
   if (!l) goto done;
   if (!want_grad) {
     res = l;
@@ -134,16 +137,21 @@ done:
 
 typedef enum { TOPK_SOFTMAX, TOPK_LOG, TOPK_RAW } topk_kind;
 
-static smx_status topk_call(topk_kind k, smx_op_dtype dt, const void *x, size_t rows, size_t cols, size_t kk,
-                            float *v, int64_t *ix, const smx_options *o) {
-  if (dt == SMX_OP_F16) {
-    if (k == TOPK_SOFTMAX) return smx_softmax_topk_rows_f16(x, cols, v, ix, rows, cols, kk, o);
-    if (k == TOPK_LOG) return smx_log_softmax_topk_rows_f16(x, cols, v, ix, rows, cols, kk, o);
-    return smx_topk_rows_f16(x, cols, v, ix, rows, cols, kk, o);
+static smx_status topk_call(topk_kind k, smx_op_dtype dt, const void *x, size_t ld, size_t rows, size_t cols,
+                            size_t kk, void *v, int64_t *ix, const smx_options *o) {
+  if (dt == SMX_OP_F64) {
+    if (k == TOPK_SOFTMAX) return smx_softmax_topk_rows_f64(x, ld, v, ix, rows, cols, kk, o);
+    if (k == TOPK_LOG) return smx_log_softmax_topk_rows_f64(x, ld, v, ix, rows, cols, kk, o);
+    return smx_topk_rows_f64(x, ld, v, ix, rows, cols, kk, o);
   }
-  if (k == TOPK_SOFTMAX) return smx_softmax_topk_rows_f32(x, cols, v, ix, rows, cols, kk, o);
-  if (k == TOPK_LOG) return smx_log_softmax_topk_rows_f32(x, cols, v, ix, rows, cols, kk, o);
-  return smx_topk_rows_f32(x, cols, v, ix, rows, cols, kk, o);
+  if (dt == SMX_OP_F16) {
+    if (k == TOPK_SOFTMAX) return smx_softmax_topk_rows_f16(x, ld, v, ix, rows, cols, kk, o);
+    if (k == TOPK_LOG) return smx_log_softmax_topk_rows_f16(x, ld, v, ix, rows, cols, kk, o);
+    return smx_topk_rows_f16(x, ld, v, ix, rows, cols, kk, o);
+  }
+  if (k == TOPK_SOFTMAX) return smx_softmax_topk_rows_f32(x, ld, v, ix, rows, cols, kk, o);
+  if (k == TOPK_LOG) return smx_log_softmax_topk_rows_f32(x, ld, v, ix, rows, cols, kk, o);
+  return smx_topk_rows_f32(x, ld, v, ix, rows, cols, kk, o);
 }
 
 static PyObject *run_topk(const char *fn, int raw, PyObject *args, PyObject *kwargs, const char *fmt) {
@@ -160,22 +168,23 @@ static PyObject *run_topk(const char *fn, int raw, PyObject *args, PyObject *kwa
   long long k;
   if (smx_py_int_arg(fn, "k", ko, 0, INT64_MAX, &k) < 0) return NULL;
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "x", xo, axis, 0, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "x", xo, axis, SMX_PY_KEEP_F64 | SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyObject *res = NULL;
   PyArrayObject *v = NULL, *ix = NULL;
   if ((unsigned long long)k > m.cols) {
     PyErr_Format(PyExc_ValueError, "%s: k = %lld is larger than the axis (%zu)", fn, k, m.cols);
     goto done;
   }
-  if (!(v = new_like(&m, (npy_intp)k, NPY_FLOAT)) || !(ix = new_like(&m, (npy_intp)k, NPY_INT64))) goto done;
+  int vtype = m.dtype == SMX_OP_F64 ? NPY_DOUBLE : NPY_FLOAT;   /* float64 values for float64 x */
+  if (!(v = new_like(&m, (npy_intp)k, vtype)) || !(ix = new_like(&m, (npy_intp)k, NPY_INT64))) goto done;
   smx_status s = SMX_OK;
   if (m.rows > 0 && k > 0) {
     const void *xp = PyArray_DATA(m.arr);
-    float *vp = PyArray_DATA(v);
+    void *vp = PyArray_DATA(v);
     int64_t *ip = PyArray_DATA(ix);
     topk_kind kind = raw ? TOPK_RAW : log ? TOPK_LOG : TOPK_SOFTMAX;
     Py_BEGIN_ALLOW_THREADS
-    s = topk_call(kind, m.dtype, xp, m.rows, m.cols, (size_t)k, vp, ip, &o);
+    s = topk_call(kind, m.dtype, xp, m.ld, m.rows, m.cols, (size_t)k, vp, ip, &o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
@@ -207,6 +216,47 @@ PyObject *smx_py_topk(PyObject *self, PyObject *args, PyObject *kwargs) {
 
 /* ------------------------------------------------------------ sampling */
 
+int smx_py_sample_params(const char *fn, PyObject *temp, PyObject *tk, PyObject *tp, PyObject *mp, PyObject *gr,
+                         PyObject *meth, PyObject *ro, smx_sample_params *out) {
+  smx_sample_params p = {1.0, 0, 1.0, 0.0, 0, SMX_SAMPLE_MULTINOMIAL, 0};
+  if (ro && smx_py_u64_arg(fn, "row_offset", ro, &p.row_offset) < 0) return -1;
+  if (temp && smx_py_real_arg(fn, "temperature", temp, &p.temperature) < 0) return -1;
+  if (!(p.temperature >= 0.0) || isinf(p.temperature)) {
+    PyErr_Format(PyExc_ValueError, "%s: temperature must be >= 0 and finite (0: greedy), got %R", fn, temp);
+    return -1;
+  }
+  long long k = 0;
+  if (tk && smx_py_int_arg(fn, "top_k", tk, 0, INT64_MAX, &k) < 0) return -1;
+  p.top_k = (size_t)k;
+  if (tp && smx_py_real_arg(fn, "top_p", tp, &p.top_p) < 0) return -1;
+  if (!(p.top_p >= 0.0 && p.top_p <= 1.0)) {
+    PyErr_Format(PyExc_ValueError, "%s: top_p must be in [0, 1] (0 or 1: off), got %R", fn, tp);
+    return -1;
+  }
+  if (mp && smx_py_real_arg(fn, "min_p", mp, &p.min_p) < 0) return -1;
+  if (!(p.min_p >= 0.0 && p.min_p <= 1.0)) {
+    PyErr_Format(PyExc_ValueError, "%s: min_p must be in [0, 1] (0: off), got %R", fn, mp);
+    return -1;
+  }
+  if (gr && (p.greedy = PyObject_IsTrue(gr)) < 0) return -1;
+  if (meth) {
+    const char *s = PyUnicode_Check(meth) ? PyUnicode_AsUTF8(meth) : NULL;
+    if (!PyUnicode_Check(meth)) {
+      PyErr_Format(PyExc_TypeError, "%s: method must be a str ('multinomial' or 'gumbel')", fn);
+      return -1;
+    }
+    if (!s) return -1;
+    if (!strcmp(s, "multinomial")) p.method = SMX_SAMPLE_MULTINOMIAL;
+    else if (!strcmp(s, "gumbel")) p.method = SMX_SAMPLE_GUMBEL_MAX;
+    else {
+      PyErr_Format(PyExc_ValueError, "%s: method must be 'multinomial' or 'gumbel', got %R", fn, meth);
+      return -1;
+    }
+  }
+  *out = p;
+  return 0;
+}
+
 PyObject *smx_py_sample(PyObject *self, PyObject *args, PyObject *kwargs) {
   (void)self;
   static const char *fn = "smx.sample";
@@ -217,48 +267,15 @@ PyObject *smx_py_sample(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OOOOOOOOO:sample", kw, &xo, &so, &stepo, &temp, &tk, &tp, &mp,
                                    &gr, &meth, &ro, &thr))
     return NULL;
-  smx_sample_params p = {1.0, 0, 1.0, 0.0, 0, SMX_SAMPLE_MULTINOMIAL, 0};
+  smx_sample_params p;
   uint64_t seed, step = 0;
   if (smx_py_u64_arg(fn, "seed", so, &seed) < 0 || (stepo && smx_py_u64_arg(fn, "step", stepo, &step) < 0) ||
-      (ro && smx_py_u64_arg(fn, "row_offset", ro, &p.row_offset) < 0))
+      smx_py_sample_params(fn, temp, tk, tp, mp, gr, meth, ro, &p) < 0)
     return NULL;
-  if (temp && smx_py_real_arg(fn, "temperature", temp, &p.temperature) < 0) return NULL;
-  if (!(p.temperature >= 0.0) || isinf(p.temperature)) {
-    PyErr_Format(PyExc_ValueError, "%s: temperature must be >= 0 and finite (0: greedy), got %R", fn, temp);
-    return NULL;
-  }
-  long long k = 0;
-  if (tk && smx_py_int_arg(fn, "top_k", tk, 0, INT64_MAX, &k) < 0) return NULL;
-  p.top_k = (size_t)k;
-  if (tp && smx_py_real_arg(fn, "top_p", tp, &p.top_p) < 0) return NULL;
-  if (!(p.top_p >= 0.0 && p.top_p <= 1.0)) {
-    PyErr_Format(PyExc_ValueError, "%s: top_p must be in [0, 1] (0 or 1: off), got %R", fn, tp);
-    return NULL;
-  }
-  if (mp && smx_py_real_arg(fn, "min_p", mp, &p.min_p) < 0) return NULL;
-  if (!(p.min_p >= 0.0 && p.min_p <= 1.0)) {
-    PyErr_Format(PyExc_ValueError, "%s: min_p must be in [0, 1] (0: off), got %R", fn, mp);
-    return NULL;
-  }
-  if (gr && (p.greedy = PyObject_IsTrue(gr)) < 0) return NULL;
-  if (meth) {
-    const char *s = PyUnicode_Check(meth) ? PyUnicode_AsUTF8(meth) : NULL;
-    if (!PyUnicode_Check(meth)) {
-      PyErr_Format(PyExc_TypeError, "%s: method must be a str ('multinomial' or 'gumbel')", fn);
-      return NULL;
-    }
-    if (!s) return NULL;
-    if (!strcmp(s, "multinomial")) p.method = SMX_SAMPLE_MULTINOMIAL;
-    else if (!strcmp(s, "gumbel")) p.method = SMX_SAMPLE_GUMBEL_MAX;
-    else {
-      PyErr_Format(PyExc_ValueError, "%s: method must be 'multinomial' or 'gumbel', got %R", fn, meth);
-      return NULL;
-    }
-  }
   smx_options o;
   if (smx_py_parse_options(fn, NULL, NULL, thr, NULL, &o) < 0) return NULL;
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "logits", xo, NULL, 0, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_KEEP_F64 | SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyArrayObject *tok = NULL;
   if (m.cols == 0 && m.rows > 0) {
     PyErr_Format(PyExc_ValueError, "%s: logits have no classes (last axis of length 0)", fn);
@@ -270,8 +287,9 @@ PyObject *smx_py_sample(PyObject *self, PyObject *args, PyObject *kwargs) {
     const void *xp = PyArray_DATA(m.arr);
     int64_t *out = PyArray_DATA(tok);
     Py_BEGIN_ALLOW_THREADS
-    s = m.dtype == SMX_OP_F16 ? smx_sample_rows_f16(xp, m.cols, out, m.rows, m.cols, &p, seed, step, &o)
-                              : smx_sample_rows_f32(xp, m.cols, out, m.rows, m.cols, &p, seed, step, &o);
+    s = m.dtype == SMX_OP_F16   ? smx_sample_rows_f16(xp, m.ld, out, m.rows, m.cols, &p, seed, step, &o)
+        : m.dtype == SMX_OP_F64 ? smx_sample_rows_f64(xp, m.ld, out, m.rows, m.cols, &p, seed, step, &o)
+                                : smx_sample_rows_f32(xp, m.ld, out, m.rows, m.cols, &p, seed, step, &o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
@@ -306,7 +324,7 @@ PyObject *smx_py_gumbel_softmax(PyObject *self, PyObject *args, PyObject *kwargs
   smx_options o;
   if (smx_py_parse_options(fn, NULL, NULL, thr, mask, &o) < 0) return NULL;
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "logits", xo, NULL, 0, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyObject *res = NULL;
   PyArrayObject *y = new_like(&m, (npy_intp)m.cols, npy_type(m.dtype)), *ys = NULL;
   if (!y || (hard && !(ys = new_like(&m, (npy_intp)m.cols, npy_type(m.dtype))))) goto done;
@@ -314,14 +332,14 @@ PyObject *smx_py_gumbel_softmax(PyObject *self, PyObject *args, PyObject *kwargs
   if (m.rows > 0 && m.cols > 0) {
     const void *xp = PyArray_DATA(m.arr);
     void *yp = PyArray_DATA(y), *sp = ys ? PyArray_DATA(ys) : NULL;
-    size_t n = m.cols;
+    size_t n = m.cols, ld = m.ld;   /* the outputs are new C arrays; the logits are read at their row stride */
     Py_BEGIN_ALLOW_THREADS
     if (m.dtype == SMX_OP_F16)
-      s = hard ? smx_gumbel_softmax_hard_rows_f16(xp, n, yp, n, sp, n, m.rows, n, tau, seed, step, &o)
-               : smx_gumbel_softmax_rows_f16(xp, n, yp, n, m.rows, n, tau, seed, step, &o);
+      s = hard ? smx_gumbel_softmax_hard_rows_f16(xp, ld, yp, n, sp, n, m.rows, n, tau, seed, step, &o)
+               : smx_gumbel_softmax_rows_f16(xp, ld, yp, n, m.rows, n, tau, seed, step, &o);
     else
-      s = hard ? smx_gumbel_softmax_hard_rows_f32(xp, n, yp, n, sp, n, m.rows, n, tau, seed, step, &o)
-               : smx_gumbel_softmax_rows_f32(xp, n, yp, n, m.rows, n, tau, seed, step, &o);
+      s = hard ? smx_gumbel_softmax_hard_rows_f32(xp, ld, yp, n, sp, n, m.rows, n, tau, seed, step, &o)
+               : smx_gumbel_softmax_rows_f32(xp, ld, yp, n, m.rows, n, tau, seed, step, &o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {

@@ -3,8 +3,25 @@
 
 #include "options.h"
 
+size_t smx_py_row_ld(PyArrayObject *a, size_t rows, size_t cols) {
+  int nd = PyArray_NDIM(a);
+  npy_intp es = PyArray_ITEMSIZE(a), step = 0, next = 0;
+  if (nd < 1 || (cols > 1 && PyArray_STRIDE(a, nd - 1) != es)) return 0;
+  if (rows <= 1) return cols ? cols : 1;
+  for (int d = nd - 2; d >= 0; d--) { /* the row dims, innermost first, must merge into one of stride step */
+    if (PyArray_DIM(a, d) == 1) continue;
+    if (step == 0) step = PyArray_STRIDE(a, d);
+    else if (PyArray_STRIDE(a, d) != next) return 0;
+    next = PyArray_STRIDE(a, d) * PyArray_DIM(a, d);
+  }
+  if (step <= 0 || step % es != 0) return 0;
+  return (size_t)(step / es) >= cols ? (size_t)(step / es) : 0;
+}
+
 int smx_py_matrix_in(const char *fn, const char *what, PyObject *a, PyObject *axis, int f32_only, smx_py_matrix *m) {
   memset(m, 0, sizeof *m);
+  int in_place = (f32_only & SMX_PY_IN_PLACE) != 0;
+  f32_only &= ~SMX_PY_IN_PLACE;
   if (axis == Py_None) {
     PyErr_Format(PyExc_TypeError, "%s: axis must be an int (the class axis), not None", fn);
     return -1;
@@ -31,13 +48,20 @@ int smx_py_matrix_in(const char *fn, const char *what, PyObject *a, PyObject *ax
   m->dtype = (dt == SMX_OP_F16 && (f32_only == 0 || f32_only == SMX_PY_KEEP_F64)) ? SMX_OP_F16
              : (dt == SMX_OP_F64 && f32_only >= SMX_PY_KEEP_F64) ? SMX_OP_F64 : SMX_OP_F32;
   int type = m->dtype == SMX_OP_F16 ? NPY_HALF : m->dtype == SMX_OP_F64 ? NPY_DOUBLE : NPY_FLOAT;
+  m->cols = (size_t)PyArray_DIM(x, nd - 1);
+  m->rows = 1;
+  for (int d = 0; d < nd - 1; d++) m->rows *= (size_t)PyArray_DIM(x, d);
+  /* the caller's rows as they are: its dtype, aligned, native order, unit-stride rows evenly spaced */
+  if (in_place && PyArray_TYPE(x) == type && PyArray_ISALIGNED(x) && PyArray_ISNOTSWAPPED(x) &&
+      (m->ld = smx_py_row_ld(x, m->rows, m->cols)) != 0) {
+    m->arr = x;
+    return 0;
+  }
   m->arr = (PyArrayObject *)PyArray_FromAny((PyObject *)x, PyArray_DescrFromType(type), 0, 0,
                                             NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST, NULL);
   Py_DECREF(x);
   if (!m->arr) return -1;
-  m->cols = (size_t)PyArray_DIM(m->arr, nd - 1);
-  m->rows = 1;
-  for (int d = 0; d < nd - 1; d++) m->rows *= (size_t)PyArray_DIM(m->arr, d);
+  m->ld = m->cols ? m->cols : 1;
   return 0;
 }
 

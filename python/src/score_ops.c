@@ -1,7 +1,8 @@
 /*
  * smx.score, ood_metrics, calibration, fit_temperature: the f32 entry points
  * of include/smx/smx_scores.h and smx_metrics.h (float16 and float64 logits are converted to
- * float32 first), one call each with the GIL released, results as float64
+ * float32 first; float32 logits are read in place at their row stride when their rows are
+ * unit-stride and evenly spaced), one call each with the GIL released, results as float64
  * NumPy arrays or dicts.
  */
 #include "bindings.h"
@@ -86,7 +87,7 @@ PyObject *smx_py_score(PyObject *self, PyObject *args, PyObject *kwargs) {
   if (dbl && (d = PyObject_IsTrue(dbl)) < 0) return NULL;
   p.flags = d ? SMX_SCORE_FLAG_DOUBLE : 0;
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "logits", xo, NULL, 1, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, 1 | SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyArrayObject *out = NULL, *t = NULL;
   if (kind == SMX_SCORE_KL_MATCHING) {
     if (!tpl || tpl == Py_None) {
@@ -120,7 +121,7 @@ PyObject *smx_py_score(PyObject *self, PyObject *args, PyObject *kwargs) {
     double *op = PyArray_DATA(out);
     smx_options o = {.threads = threads};
     Py_BEGIN_ALLOW_THREADS
-    s = smx_scores_rows_f32(xp, m.cols, op, m.rows, m.cols, kind, &p, &o);
+    s = smx_scores_rows_f32(xp, m.ld, op, m.rows, m.cols, kind, &p, &o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
@@ -240,7 +241,7 @@ PyObject *smx_py_calibration(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   }
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "logits", xo, NULL, 1, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, 1 | SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyObject *d = NULL;
   smx_reliability_bin *rb = NULL;
   PyArrayObject *l = labels_for(fn, lo, &m);
@@ -260,7 +261,7 @@ PyObject *smx_py_calibration(PyObject *self, PyObject *args, PyObject *kwargs) {
     const int64_t *lp = PyArray_DATA(l);
     smx_options o = {.temperature = T};
     Py_BEGIN_ALLOW_THREADS
-    s = smx_calibration_rows_f32(xp, m.cols, lp, &c, rb, m.rows, m.cols, (size_t)bins, &o);
+    s = smx_calibration_rows_f32(xp, m.ld, lp, &c, rb, m.rows, m.cols, (size_t)bins, &o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
@@ -313,7 +314,7 @@ PyObject *smx_py_fit_temperature(PyObject *self, PyObject *args, PyObject *kwarg
   int want_info = 0;
   if (ri && (want_info = PyObject_IsTrue(ri)) < 0) return NULL;
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "logits", xo, NULL, 1, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, 1 | SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyObject *res = NULL, *info = NULL;
   PyArrayObject *l = labels_for(fn, lo, &m);
   if (!l) goto done;
@@ -329,7 +330,7 @@ PyObject *smx_py_fit_temperature(PyObject *self, PyObject *args, PyObject *kwarg
     const float *xp = PyArray_DATA(m.arr);
     const int64_t *lp = PyArray_DATA(l);
     Py_BEGIN_ALLOW_THREADS
-    s = smx_temperature_fit_f32(xp, m.cols, lp, &T, &ti, m.rows, m.cols, NULL);
+    s = smx_temperature_fit_f32(xp, m.ld, lp, &T, &ti, m.rows, m.cols, NULL);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK && s != SMX_E_NO_OPTIMUM) {
@@ -375,7 +376,7 @@ PyObject *smx_py_kl_templates(PyObject *self, PyObject *args, PyObject *kwargs) 
   PyObject *xo;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:kl_templates", kw, &xo)) return NULL;
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "logits", xo, NULL, 1, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, 1 | SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyArrayObject *t = NULL;
   if (m.cols == 0) {
     PyErr_Format(PyExc_ValueError, "%s: logits have no classes (last axis of length 0)", fn);
@@ -388,7 +389,7 @@ PyObject *smx_py_kl_templates(PyObject *self, PyObject *args, PyObject *kwargs) 
     const float *xp = PyArray_DATA(m.arr);
     double *tp = PyArray_DATA(t);
     Py_BEGIN_ALLOW_THREADS
-    s = smx_kl_templates_fit_f32(xp, m.cols, tp, NULL, m.rows, m.cols, NULL);
+    s = smx_kl_templates_fit_f32(xp, m.ld, tp, NULL, m.rows, m.cols, NULL);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {

@@ -30,23 +30,6 @@ const char smx_py_tloss_doc[] =
     "copied once. Returns the loss (an array for 'none', else a float) or (loss, grad). See\n"
     "python/smx/_losses.py.";
 
-/* The leading dimension (elements) of the rows of a (classes last) when they are unit-stride and evenly
- * spaced at least a row apart, else 0. */
-static size_t row_ld(PyArrayObject *a, size_t rows, size_t cols) {
-  int nd = PyArray_NDIM(a);
-  npy_intp es = PyArray_ITEMSIZE(a), step = 0, next = 0;
-  if (cols > 1 && PyArray_STRIDE(a, nd - 1) != es) return 0;
-  if (rows <= 1) return cols ? cols : 1;
-  for (int d = nd - 2; d >= 0; d--) { /* the row dims, innermost first, must merge into one of stride step */
-    if (PyArray_DIM(a, d) == 1) continue;
-    if (step == 0) step = PyArray_STRIDE(a, d);
-    else if (PyArray_STRIDE(a, d) != next) return 0;
-    next = PyArray_STRIDE(a, d) * PyArray_DIM(a, d);
-  }
-  if (step <= 0 || step % es != 0) return 0;
-  return (size_t)(step / es) >= cols ? (size_t)(step / es) : 0;
-}
-
 /* a as float32 (a new C array) from f16 / bf16 storage: for an op without an entry for that half type. */
 static PyArrayObject *widen(PyArrayObject *a, smx_op_dtype dt) {
   PyArrayObject *c = (PyArrayObject *)PyArray_FromAny((PyObject *)a, PyArray_DescrFromType(PyArray_TYPE(a)), 0, 0,
@@ -93,7 +76,7 @@ static PyArrayObject *logits_in(const char *fn, const smx_op_info *op, PyObject 
   }
   size_t cols = (size_t)PyArray_DIM(x, nd - 1), rows = cols ? (size_t)PyArray_SIZE(x) / cols : 1;
   for (int d = 0; cols == 0 && d < nd - 1; d++) rows *= (size_t)PyArray_DIM(x, d);
-  if ((*ld = row_ld(x, rows, cols)) == 0) { /* not one run of evenly spaced unit-stride rows: one C copy */
+  if ((*ld = smx_py_row_ld(x, rows, cols)) == 0) { /* not one run of evenly spaced unit-stride rows: one C copy */
     PyArrayObject *c = (PyArrayObject *)PyArray_FromAny((PyObject *)x, PyArray_DescrFromType(PyArray_TYPE(x)), 0, 0,
                                                         NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, NULL);
     Py_SETREF(x, c);

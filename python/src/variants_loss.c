@@ -94,13 +94,13 @@ fail:
 }
 
 /* One library call: f64 says which form; x, loss and grad are of that type. */
-typedef smx_status (*loss_call)(const void *ctx, int f64, const void *x, size_t rows, size_t cols, const int64_t *t,
-                                const smx_options *o, void *loss, void *grad);
+typedef smx_status (*loss_call)(const void *ctx, int f64, const void *x, size_t ld, size_t rows, size_t cols,
+                                const int64_t *t, const smx_options *o, void *loss, void *grad);
 
 static PyObject *run_loss(const char *fn, PyObject *xo, PyObject *to, const smx_py_loss_args *a, loss_call call,
                           const void *ctx, int (*check)(const char *fn, const void *ctx, size_t cols)) {
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_F32_F64, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_F32_F64 | SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyObject *res = NULL;
   PyArrayObject *loss = NULL, *grad = NULL, *t = smx_py_loss_targets(fn, to, m.arr, a->e.ignore_index);
   if (!t) goto done;
@@ -116,7 +116,7 @@ static PyObject *run_loss(const char *fn, PyObject *xo, PyObject *to, const smx_
     const void *xp = PyArray_DATA(m.arr);
     void *lp = PyArray_DATA(loss), *gp = grad ? PyArray_DATA(grad) : NULL;
     Py_BEGIN_ALLOW_THREADS
-    s = call(ctx, f64, xp, m.rows, m.cols, tp, &a->o, lp, gp);
+    s = call(ctx, f64, xp, m.ld, m.rows, m.cols, tp, &a->o, lp, gp);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
@@ -140,12 +140,13 @@ typedef struct focal_py {
   PyObject *alpha_in;
 } focal_py;
 
-static smx_status focal_call(const void *ctx, int f64, const void *x, size_t rows, size_t cols, const int64_t *t,
-                             const smx_options *o, void *loss, void *grad) {
+static smx_status focal_call(const void *ctx, int f64, const void *x, size_t ld, size_t rows, size_t cols,
+                             const int64_t *t, const smx_options *o, void *loss, void *grad) {
   const focal_py *c = ctx;
   const void *al = c->alpha ? PyArray_DATA(c->alpha) : NULL;
-  return f64 ? smx_focal_loss_f64(x, cols, t, al, loss, grad, cols, rows, cols, c->gamma, o)
-             : smx_focal_loss_f32(x, cols, t, al, loss, grad, cols, rows, cols, c->gamma, o);
+  size_t ldg = cols ? cols : 1;   /* the gradient is a new C array */
+  return f64 ? smx_focal_loss_f64(x, ld, t, al, loss, grad, ldg, rows, cols, c->gamma, o)
+             : smx_focal_loss_f32(x, ld, t, al, loss, grad, ldg, rows, cols, c->gamma, o);
 }
 
 static int focal_check(const char *fn, const void *ctx, size_t cols) {
@@ -213,7 +214,7 @@ PyObject *smx_py_info_nce(PyObject *self, PyObject *args, PyObject *kwargs) {
   int sym = 1;
   if (sy && (sym = PyObject_IsTrue(sy)) < 0) return NULL;
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "sim", xo, NULL, SMX_PY_F32_F64, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "sim", xo, NULL, SMX_PY_F32_F64 | SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyObject *res = NULL;
   PyArrayObject *t = NULL, *loss = NULL, *grad = NULL;
   if (PyArray_NDIM(m.arr) != 2) {
@@ -245,10 +246,10 @@ PyObject *smx_py_info_nce(PyObject *self, PyObject *args, PyObject *kwargs) {
     const void *xp = PyArray_DATA(m.arr);
     const int64_t *tp = t ? PyArray_DATA(t) : NULL;
     void *lp = PyArray_DATA(loss), *gp = grad ? PyArray_DATA(grad) : NULL;
-    size_t ld = m.cols ? m.cols : 1;
+    size_t ld = m.cols ? m.cols : 1;   /* the gradient's (a new C array); sim is read at m.ld */
     Py_BEGIN_ALLOW_THREADS
-    s = f64 ? smx_info_nce_f64(xp, ld, tp, lp, gp, ld, m.rows, m.cols, sym, &a.o)
-            : smx_info_nce_f32(xp, ld, tp, lp, gp, ld, m.rows, m.cols, sym, &a.o);
+    s = f64 ? smx_info_nce_f64(xp, m.ld, tp, lp, gp, ld, m.rows, m.cols, sym, &a.o)
+            : smx_info_nce_f32(xp, m.ld, tp, lp, gp, ld, m.rows, m.cols, sym, &a.o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {
@@ -287,7 +288,7 @@ PyObject *smx_py_dice_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
     return NULL;
   }
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_F32_F64, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_F32_F64 | SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyObject *res = NULL;
   PyArrayObject *t = NULL, *soft = NULL, *loss = NULL, *grad = NULL;
   int f64 = m.dtype == SMX_OP_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT, nd = PyArray_NDIM(m.arr);
@@ -320,10 +321,10 @@ PyObject *smx_py_dice_loss(PyObject *self, PyObject *args, PyObject *kwargs) {
     const void *xp = PyArray_DATA(m.arr), *sp = soft ? PyArray_DATA(soft) : NULL;
     const int64_t *tp = t ? PyArray_DATA(t) : NULL;
     void *lp = PyArray_DATA(loss), *gp = grad ? PyArray_DATA(grad) : NULL;
-    size_t ld = m.cols;
+    size_t ld = m.cols;   /* the soft targets' and the gradient's (C arrays); the logits are read at m.ld */
     Py_BEGIN_ALLOW_THREADS
-    s = f64 ? smx_dice_loss_f64(xp, ld, tp, sp, ld, lp, gp, ld, m.rows, m.cols, smooth, &a.o)
-            : smx_dice_loss_f32(xp, ld, tp, sp, ld, lp, gp, ld, m.rows, m.cols, smooth, &a.o);
+    s = f64 ? smx_dice_loss_f64(xp, m.ld, tp, sp, ld, lp, gp, ld, m.rows, m.cols, smooth, &a.o)
+            : smx_dice_loss_f32(xp, m.ld, tp, sp, ld, lp, gp, ld, m.rows, m.cols, smooth, &a.o);
     Py_END_ALLOW_THREADS
   }
   if (s != SMX_OK) {

@@ -76,7 +76,7 @@ PyObject *smx_py_noisy_softmax_loss(PyObject *self, PyObject *args, PyObject *kw
   e.ignore_index = ii;
   e.grad_scale = scale;
   smx_py_matrix m;
-  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_F32_F64, &m) < 0) return NULL;
+  if (smx_py_matrix_in(fn, "logits", xo, NULL, SMX_PY_F32_F64 | SMX_PY_IN_PLACE, &m) < 0) return NULL;
   PyObject *res = NULL;
   PyArrayObject *t = NULL, *nr = NULL, *loss = NULL, *grad = NULL, *gnr = NULL;
   int f64 = m.dtype == SMX_OP_F64, type = f64 ? NPY_DOUBLE : NPY_FLOAT, nd = PyArray_NDIM(m.arr);
@@ -129,12 +129,12 @@ PyObject *smx_py_noisy_softmax_loss(PyObject *self, PyObject *args, PyObject *kw
   {
     const void *xp = PyArray_DATA(m.arr);
     void *lp = PyArray_DATA(loss), *gp = grad ? PyArray_DATA(grad) : NULL, *grp = gnr ? PyArray_DATA(gnr) : NULL;
-    size_t ld = m.cols ? m.cols : 1;
+    size_t ld = m.cols ? m.cols : 1;   /* the gradient's (a new C array); the logits are read at m.ld */
     smx_noisy_mode md = (smx_noisy_mode)mode;
     Py_BEGIN_ALLOW_THREADS
-    s = f64 ? smx_noisy_softmax_loss_f64(xp, ld, tp, (const double *)np, lp, gp, ld, grp, m.rows, m.cols, alpha, seed,
+    s = f64 ? smx_noisy_softmax_loss_f64(xp, m.ld, tp, (const double *)np, lp, gp, ld, grp, m.rows, m.cols, alpha, seed,
                                          step, row_offset, md, &o)
-            : smx_noisy_softmax_loss_f32(xp, ld, tp, (const float *)np, lp, gp, ld, grp, m.rows, m.cols, alpha, seed,
+            : smx_noisy_softmax_loss_f32(xp, m.ld, tp, (const float *)np, lp, gp, ld, grp, m.rows, m.cols, alpha, seed,
                                          step, row_offset, md, &o);
     Py_END_ALLOW_THREADS
   }

@@ -53,6 +53,7 @@ struct smx_attention_plan {
   int decode;                    /* the decode kernels (dec_qk, dec_pv) run the tiles */
   int bf16;                      /* bf16 tile products where the kernel set has them (ukernels bf16) */
   size_t ldvp;                   /* bf16: columns of a packed V tile (dim_v rounded up to 16)        */
+  int dec16;                     /* decoding bf16 storage: Q K^T on bf16 rows (ukernels bf16 dec_qk)  */
 };
 
 /* The run-time context shared by the tasks of one run. */
@@ -61,6 +62,8 @@ typedef struct smx_attn_run {
   const smx_attention_args *a;
   const struct smx_attn_ukernels *uk;
   const struct smx_attn_bf16_ukernels *uk16;   /* bf16 tile products, or NULL: f32 */
+  const struct smx_attn_bf16_ukernels *dec16;  /* bf16 decode products, or NULL: f32 */
+  int kv;                        /* storage of K and V rows for the decode kernels (smx_attn_kv) */
   smx_elem_io io;
   unsigned char *ws;             /* workers' slices, then the split partials  */
   float *partials;               /* n_tasks x rows_pad x (dv + 2), or NULL    */
@@ -72,6 +75,7 @@ typedef struct smx_attn_run {
 typedef struct smx_attn_slice {
   float *qr;   /* Q rows row-major (tasks of few rows) */
   float *qt, *st, *o, *m, *l, *alpha, *kbuf, *vbuf, *tmp;
+  float *st2;   /* decoding: the next tile's scores (tile.c, decode_run) */
   float *o1, *lse1;   /* differential attention: the first map's normalised rows */
   float *knorm, *qnorm;   /* L2-distance attention: scale |k|^2 of the tile's keys, scale |q|^2 of the rows */
   float *nsa;             /* NSA: per row and key block, the coarse score, then 1 = selected */
@@ -80,8 +84,8 @@ typedef struct smx_attn_slice {
   float *sr, *sw;         /* screening: 1 / r and the Softmask window of each row (0: none) */
   float *nz;              /* screening: the keys of the tile each row kept */
   int64_t *lo, *hi;
-  /* bf16 tile products (ukernels of kernels/bf16-attention): Q by pairs of dimensions, a K tile in
-   * bf16 (f32 storage), a V tile by pairs of keys, P by pairs of keys */
+  /* bf16 tile products (ukernels of kernels/bf16-attention): Q by pairs of dimensions (decoding: Q rows
+   * in bf16, row-major), a K tile in bf16 (f32 storage), a V tile by pairs of keys, P by pairs of keys */
   uint32_t *qp, *vp, *pp;
   uint16_t *kb;
 } smx_attn_slice;

@@ -143,6 +143,9 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
                                        : d->dtype == SMX_ATTN_F32 && d->math == SMX_ATTN_MATH_BF16;
   p.bf16 = want && p.rows > SMX_ATTN_SPLIT_ROWS && !p.screen && !p.linear && !d->k_int8 && !d->qk_norm &&
            !d->l2_distance && !d->nsa_topk;
+  /* decoding bf16 storage: Q K^T on the bf16 rows as stored (Q and K exact in bf16; P V stays f32) */
+  p.dec16 = p.decode && d->dtype == SMX_ATTN_BF16 && d->math != SMX_ATTN_MATH_F32 && !d->k_int8 && !d->qk_norm &&
+            !d->l2_distance && !d->nsa_topk;
   p.ldvp = (d->dim_v + 15) / 16 * 16;
   p.n_tasks = work ? mul(mul(d->batch, d->heads_kv), mul(p.n_qt, p.n_split)) : 0;
   if (work && !p.n_tasks) return SMX_E_INVALID_ARG;
@@ -157,9 +160,10 @@ smx_status smx_attention_plan_create(const smx_attention_desc *desc, smx_attenti
                      mul(SMX_ATTN_BK, dv), dmax, mul(r, dv), r, SMX_ATTN_BK, r, 4 * r, p.nsa_blocks ? mul(r, p.nsa_blocks) : 1, r,
                      r, r, r, r,
                      /* bf16 (in floats): Qp, Vp, Pp, the K tile */
-                     p.bf16 ? mul((dq + 1) / 2, r) : 1, p.bf16 ? mul(SMX_ATTN_BK / 2, p.ldvp) : 1,
-                     p.bf16 ? mul(SMX_ATTN_BK / 2, r) : 1, p.bf16 ? mul(SMX_ATTN_BK, dq + 1) / 2 + 1 : 1 };
-  /* qr qt st o m l alpha kbuf vbuf tmp o1 lse1 knorm qnorm ranges nsa qsq fac sr sw nz qp vp pp kb
+                     p.bf16 || p.dec16 ? mul((dq + 1) / 2, r) : 1, p.bf16 ? mul(SMX_ATTN_BK / 2, p.ldvp) : 1,
+                     p.bf16 ? mul(SMX_ATTN_BK / 2, r) : 1, p.bf16 ? mul(SMX_ATTN_BK, dq + 1) / 2 + 1 : 1,
+                     p.decode && p.elem_size == 2 ? mul(SMX_ATTN_BK, r) : 1 };
+  /* qr qt st o m l alpha kbuf vbuf tmp o1 lse1 knorm qnorm ranges nsa qsq fac sr sw nz qp vp pp kb st2
    * (tile.c carves them in this order) */
   size_t ws = 0;
   for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
@@ -198,7 +202,7 @@ smx_status smx_attention_plan_workspace_size(const smx_attention_plan *plan, siz
 
 smx_status smx_attention_plan_math(const smx_attention_plan *plan, smx_attn_math *math) {
   if (!plan || !math) return SMX_E_INVALID_ARG;
-  *math = plan->bf16 && smx_registry_current()->attn_bf16 ? SMX_ATTN_MATH_BF16 : SMX_ATTN_MATH_F32;
+  *math = (plan->bf16 || plan->dec16) && smx_registry_current()->attn_bf16 ? SMX_ATTN_MATH_BF16 : SMX_ATTN_MATH_F32;
   return SMX_OK;
 }
 

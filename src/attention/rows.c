@@ -41,10 +41,11 @@ smx_attn_slice smx_attn_carve(const struct smx_attention_plan *p, unsigned char 
   s.sr = smx_attn_take(&at, r);
   s.sw = smx_attn_take(&at, r);
   s.nz = smx_attn_take(&at, r);
-  s.qp = (uint32_t *)(void *)smx_attn_take(&at, p->bf16 ? (dq + 1) / 2 * r : 1);
+  s.qp = (uint32_t *)(void *)smx_attn_take(&at, p->bf16 || p->dec16 ? (dq + 1) / 2 * r : 1);
   s.vp = (uint32_t *)(void *)smx_attn_take(&at, p->bf16 ? SMX_ATTN_BK / 2 * p->ldvp : 1);
   s.pp = (uint32_t *)(void *)smx_attn_take(&at, p->bf16 ? SMX_ATTN_BK / 2 * r : 1);
   s.kb = (uint16_t *)(void *)smx_attn_take(&at, p->bf16 ? SMX_ATTN_BK * (dq + 1) / 2 + 1 : 1);
+  s.st2 = smx_attn_take(&at, p->decode && p->elem_size == 2 ? SMX_ATTN_BK * r : 1);
   return s;
 }
 

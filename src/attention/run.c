@@ -87,6 +87,8 @@ smx_status smx_attention_run(const smx_attention_plan *plan, const smx_attention
   const smx_registry *reg = smx_registry_current();   /* one configuration for the whole run */
   run.uk = reg->attn;
   run.uk16 = p->bf16 ? reg->attn_bf16 : NULL;
+  run.dec16 = p->dec16 ? reg->attn_bf16 : NULL;
+  run.kv = p->elem == SMX_ELEM_F16 ? SMX_ATTN_KV_F16 : p->elem == SMX_ELEM_BF16 ? SMX_ATTN_KV_BF16 : SMX_ATTN_KV_F32;
   run.io = smx_elem_io_for(p->elem);
   run.ws = (unsigned char *)base;
   run.partials = p->n_split > 1 ? (float *)(void *)(run.ws + p->threads * p->ws_worker) : NULL;

@@ -49,4 +49,25 @@ typedef struct smx_arg {
  */
 smx_status smx_check_args(const smx_arg *a, size_t n);
 
+/*
+ * The operand checks of a row operation y = f(x) (es-byte elements), in the
+ * order every such entry point refuses: leading dimensions below cols, then
+ * an empty call (rows or cols 0: SMX_OK with *empty set, nothing is read),
+ * then absent pointers and spans; y may be x exactly (in place).
+ */
+smx_status smx_check_x_y(const void *x, size_t ldx, const void *y, size_t ldy, size_t rows, size_t cols, size_t es,
+                         int *empty);
+
+/* The same for a backward from y and dy into dx: dx may be exactly y or
+ * exactly dy (same leading dimension), or both when they are one buffer. */
+smx_status smx_check_y_dy_dx(const void *y, size_t ldy, const void *dy, size_t lddy, const void *dx, size_t lddx,
+                             size_t rows, size_t cols, size_t es, int *empty);
+
+/* The operand checks of a top-k: x (es-byte elements) into rows x k values
+ * (vs-byte elements) and indices; k above cols is refused with the leading
+ * dimension, rows or k 0 is an empty call (*empty set), and no output may
+ * overlap x or the other output. */
+smx_status smx_check_x_topk(const void *x, size_t ldx, size_t es, size_t rows, size_t cols, size_t k,
+                            const void *values, size_t vs, const int64_t *indices, int *empty);
+
 #endif

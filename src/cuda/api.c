@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include "core/options.h"
+#include "cuda/host.h"
 #include "cuda/job.h"
 #include "smx/smx_cuda.h"
 
@@ -18,7 +19,7 @@ static _Thread_local char last_error[320];
 
 const char *smx_cuda_last_error(void) { return last_error; }
 
-static smx_status device_error(int err, const char *what) {
+smx_status smx_cu_device_error(int err, const char *what) {
   cudaError_t e = (cudaError_t)err;
   snprintf(last_error, sizeof last_error, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
   return SMX_E_DEVICE;
@@ -33,19 +34,19 @@ smx_status smx_cuda_device_count(int *count) {
     n = 0;
   } else if (e != cudaSuccess) {
     *count = 0;
-    return device_error(e, "cudaGetDeviceCount");
+    return smx_cu_device_error(e, "cudaGetDeviceCount");
   }
   *count = n;
   return SMX_OK;
 }
 
 /* ---------------------------------------------------------------- sizes */
-static int mul_ok(size_t a, size_t b, size_t *r) {
+int smx_cu_mul_ok(size_t a, size_t b, size_t *r) {
   if (a && b > SIZE_MAX / a) return 0;
   *r = a * b;
   return 1;
 }
-static int add_ok(size_t a, size_t b, size_t *r) {
+int smx_cu_add_ok(size_t a, size_t b, size_t *r) {
   if (b > SIZE_MAX - a) return 0;
   *r = a + b;
   return 1;
@@ -59,11 +60,11 @@ smx_status smx_cuda_workspace_size(smx_cuda_op op, size_t rows, size_t cols, siz
   if (!bytes || (unsigned)op > (unsigned)SMX_CUDA_CROSS_ENTROPY || cols > SMX_CUDA_MAX_COLS) return SMX_E_INVALID_ARG;
   size_t seg = seg_of(op), nseg = cols ? (cols + seg - 1) / seg : 0, n = 0, states;
   if (nseg > 1) {   /* one state per segment, then one per row */
-    if (!mul_ok(rows, nseg + 1, &states) || !mul_ok(states, sizeof(smx_cu_state), &n)) return SMX_E_INVALID_ARG;
+    if (!smx_cu_mul_ok(rows, nseg + 1, &states) || !smx_cu_mul_ok(states, sizeof(smx_cu_state), &n)) return SMX_E_INVALID_ARG;
   }
   if (op == SMX_CUDA_CROSS_ENTROPY) {
     size_t losses;
-    if (!mul_ok(rows, sizeof(double), &losses) || !add_ok(n, losses, &n) || !add_ok(n, SMX_CU_XENT_HEADER, &n))
+    if (!smx_cu_mul_ok(rows, sizeof(double), &losses) || !smx_cu_add_ok(n, losses, &n) || !smx_cu_add_ok(n, SMX_CU_XENT_HEADER, &n))
       return SMX_E_INVALID_ARG;
   }
   *bytes = n;
@@ -71,17 +72,11 @@ smx_status smx_cuda_workspace_size(smx_cuda_op op, size_t rows, size_t cols, siz
 }
 
 /* ------------------------------------------------------------ operands */
-typedef struct operand {
-  const void *p;
-  size_t rows, cols, ld, es;   /* a rows x cols matrix of es-byte elements; ld in elements */
-  int out;                      /* written                                                 */
-  int inplace_ok;               /* may equal operand 0 exactly (same ld)                   */
-} operand;
 
 /* [lo, hi) bytes of a matrix, or 0 when the sizes overflow */
-static int span(const operand *o, uintptr_t *lo, uintptr_t *hi) {
+static int span(const smx_cu_operand *o, uintptr_t *lo, uintptr_t *hi) {
   size_t n, last;
-  if (!mul_ok(o->rows - 1, o->ld, &n) || !add_ok(n, o->cols, &n) || !mul_ok(n, o->es, &last)) return 0;
+  if (!smx_cu_mul_ok(o->rows - 1, o->ld, &n) || !smx_cu_add_ok(n, o->cols, &n) || !smx_cu_mul_ok(n, o->es, &last)) return 0;
   if (last > (size_t)PTRDIFF_MAX || (uintptr_t)o->p > UINTPTR_MAX - last) return 0;
   *lo = (uintptr_t)o->p;
   *hi = *lo + last;
@@ -89,13 +84,13 @@ static int span(const operand *o, uintptr_t *lo, uintptr_t *hi) {
 }
 
 /* a pointer the current device can use: device (or managed) memory of that device */
-static smx_status check_device_pointer(const void *p, int device) {
+smx_status smx_cu_check_device_pointer(const void *p, int device) {
   struct cudaPointerAttributes a;
   cudaError_t e = cudaPointerGetAttributes(&a, p);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     if (e == cudaErrorInvalidValue) return SMX_E_INVALID_ARG;
-    return device_error(e, "cudaPointerGetAttributes");
+    return smx_cu_device_error(e, "cudaPointerGetAttributes");
   }
   if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged) return SMX_E_INVALID_ARG;
   if (a.type == cudaMemoryTypeDevice && a.device != device) return SMX_E_INVALID_ARG;
@@ -103,7 +98,7 @@ static smx_status check_device_pointer(const void *p, int device) {
 }
 
 /* NULL, alignment, overflow, device memory, and overlap between outputs and anything else */
-static smx_status check_operands(const operand *ops, int n, int device) {
+smx_status smx_cu_check_operands(const smx_cu_operand *ops, int n, int device) {
   uintptr_t lo[8], hi[8];
   for (int i = 0; i < n; i++) {
     if (!ops[i].p) return SMX_E_INVALID_ARG;
@@ -115,24 +110,24 @@ static smx_status check_operands(const operand *ops, int n, int device) {
     for (int k = 0; k < i; k++) {
       if (!ops[i].out && !ops[k].out) continue;            /* inputs may overlap each other */
       if (lo[i] >= hi[k] || lo[k] >= hi[i]) continue;
-      const operand *o = ops[i].out ? &ops[i] : &ops[k], *other = o == &ops[i] ? &ops[k] : &ops[i];
+      const smx_cu_operand *o = ops[i].out ? &ops[i] : &ops[k], *other = o == &ops[i] ? &ops[k] : &ops[i];
       if (o->inplace_ok && !other->out && o->p == other->p && o->ld == other->ld && o->es == other->es) continue;
       return SMX_E_INVALID_ARG;
     }
   }
   for (int i = 0; i < n; i++) {
-    smx_status st = check_device_pointer(ops[i].p, device);
+    smx_status st = smx_cu_check_device_pointer(ops[i].p, device);
     if (st != SMX_OK) return st;
   }
   return SMX_OK;
 }
 
 /* the current device, and the stream's being it */
-static smx_status check_stream(void *stream, int *device) {
+smx_status smx_cu_check_stream(void *stream, int *device) {
   cudaError_t e = cudaGetDevice(device);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
-    return device_error(e, "cudaGetDevice");
+    return smx_cu_device_error(e, "cudaGetDevice");
   }
 #if defined(CUDART_VERSION) && CUDART_VERSION >= 12080
   if (stream) {
@@ -141,7 +136,7 @@ static smx_status check_stream(void *stream, int *device) {
     if (e != cudaSuccess) {
       (void)cudaGetLastError();
       return e == cudaErrorInvalidResourceHandle || e == cudaErrorInvalidValue ? SMX_E_INVALID_ARG
-                                                                               : device_error(e, "cudaStreamGetDevice");
+                                                                               : smx_cu_device_error(e, "cudaStreamGetDevice");
     }
     if (sd != *device) return SMX_E_INVALID_ARG;
   }
@@ -150,7 +145,7 @@ static smx_status check_stream(void *stream, int *device) {
 }
 
 /* the temperature's constants: SMX_E_UNSUPPORTED when log2(e)/T does not fit the float kernels */
-static smx_status set_temperature(smx_cu_job *j, double t) {
+smx_status smx_cu_set_temperature(smx_cu_job *j, double t) {
   double c = 1.4426950408889634 / t;
   if (!(c >= 0x1p-100 && c <= 0x1p100)) return SMX_E_UNSUPPORTED;
   j->c = c;
@@ -160,7 +155,7 @@ static smx_status set_temperature(smx_cu_job *j, double t) {
   return SMX_OK;
 }
 
-static size_t elem_size(int dtype) { return dtype == SMX_CU_F32 ? 4 : 2; }
+size_t smx_cu_elem_size(int dtype) { return dtype == SMX_CU_F32 ? 4 : 2; }
 
 /* workspace: enough, aligned, the device's (when one is needed) */
 static smx_status check_workspace(const smx_cuda_exec *ex, smx_cuda_op op, size_t rows, size_t cols, int device,
@@ -172,13 +167,13 @@ static smx_status check_workspace(const smx_cuda_exec *ex, smx_cuda_op op, size_
   if (need == 0) return SMX_OK;
   if (!ex || !ex->workspace || ex->workspace_bytes < need) return SMX_E_WORKSPACE_TOO_SMALL;
   if ((uintptr_t)ex->workspace % 16) return SMX_E_INVALID_ARG;
-  st = check_device_pointer(ex->workspace, device);
+  st = smx_cu_check_device_pointer(ex->workspace, device);
   if (st != SMX_OK) return st;
   *ws = ex->workspace;
   return SMX_OK;
 }
 
-static smx_status launched(int err, const char *what) { return err ? device_error(err, what) : SMX_OK; }
+smx_status smx_cu_launched(int err, const char *what) { return err ? smx_cu_device_error(err, what) : SMX_OK; }
 
 /* ----------------------------------------------------- forward and backward */
 static smx_status run_rows(int dtype, smx_cuda_op op, const void *a, size_t lda, const void *b, size_t ldb, void *out,
@@ -188,33 +183,33 @@ static smx_status run_rows(int dtype, smx_cuda_op op, const void *a, size_t lda,
   if (st != SMX_OK) return st;
   smx_cu_job j;
   memset(&j, 0, sizeof j);
-  st = set_temperature(&j, o.temperature);
+  st = smx_cu_set_temperature(&j, o.temperature);
   if (st != SMX_OK) return st;
   if (cols > SMX_CUDA_MAX_COLS) return SMX_E_INVALID_ARG;
   int bwd = op == SMX_CUDA_SOFTMAX_BACKWARD || op == SMX_CUDA_LOG_SOFTMAX_BACKWARD;
   int lse = op == SMX_CUDA_LOGSUMEXP;
   if (lda < cols || (bwd && ldb < cols) || (!lse && ldo < cols)) return SMX_E_INVALID_ARG;
   if (rows == 0 || (cols == 0 && !lse)) return SMX_OK;
-  size_t es = elem_size(dtype);
+  size_t es = smx_cu_elem_size(dtype);
   void *stream = ex ? ex->stream : NULL;
   int device;
-  st = check_stream(stream, &device);
+  st = smx_cu_check_stream(stream, &device);
   if (st != SMX_OK) return st;
-  operand ops[3];
+  smx_cu_operand ops[3];
   int n = 0;
   if (bwd) {
-    ops[n++] = (operand){ a, rows, cols, lda, es, 0, 0 };
-    ops[n++] = (operand){ b, rows, cols, ldb, es, 0, 0 };
-    ops[n++] = (operand){ out, rows, cols, ldo, es, 1, 1 };
+    ops[n++] = (smx_cu_operand){ a, rows, cols, lda, es, 0, 0 };
+    ops[n++] = (smx_cu_operand){ b, rows, cols, ldb, es, 0, 0 };
+    ops[n++] = (smx_cu_operand){ out, rows, cols, ldo, es, 1, 1 };
   } else if (lse) {
-    if (cols > 0) ops[n++] = (operand){ a, rows, cols, lda, es, 0, 0 };
-    ops[n++] = (operand){ out, 1, rows, rows, sizeof(float), 1, 0 };
+    if (cols > 0) ops[n++] = (smx_cu_operand){ a, rows, cols, lda, es, 0, 0 };
+    ops[n++] = (smx_cu_operand){ out, 1, rows, rows, sizeof(float), 1, 0 };
   } else {
-    ops[n++] = (operand){ a, rows, cols, lda, es, 0, 0 };
-    ops[n++] = (operand){ out, rows, cols, ldo, es, 1, 1 };
+    ops[n++] = (smx_cu_operand){ a, rows, cols, lda, es, 0, 0 };
+    ops[n++] = (smx_cu_operand){ out, rows, cols, ldo, es, 1, 1 };
   }
-  /* in place for the backward: dx may be y or dy exactly (check_operands lets an output equal operand k) */
-  st = check_operands(ops, n, device);
+  /* in place for the backward: dx may be y or dy exactly (smx_cu_check_operands lets an output equal smx_cu_operand k) */
+  st = smx_cu_check_operands(ops, n, device);
   if (st != SMX_OK) return st;
   st = check_workspace(ex, op, rows, cols, device, &j.ws);
   if (st != SMX_OK) return st;
@@ -234,7 +229,7 @@ static smx_status run_rows(int dtype, smx_cuda_op op, const void *a, size_t lda,
   j.flags = o.flags & SMX_FLAG_MASKED_ROW_NAN;
   j.stream = stream;
   (void)cudaGetLastError();   /* so that what the launch reports is the launch's */
-  return launched(bwd ? smx_cu_launch_backward(&j) : smx_cu_launch_forward(&j), "smx_cuda row kernels");
+  return smx_cu_launched(bwd ? smx_cu_launch_backward(&j) : smx_cu_launch_forward(&j), "smx_cuda row kernels");
 }
 
 #define SMX_CUDA_DEFINE_ROWS(T, sfx, DT)                                                                          \
@@ -274,7 +269,7 @@ static smx_status run_xent(int dtype, const void *logits, size_t ld, const int64
   if (st != SMX_OK) return st;
   smx_cu_job j;
   memset(&j, 0, sizeof j);
-  st = set_temperature(&j, o.base.temperature);
+  st = smx_cu_set_temperature(&j, o.base.temperature);
   if (st != SMX_OK) return st;
   if (cols > SMX_CUDA_MAX_COLS || (grad && ldg < cols) || ld < cols) return SMX_E_INVALID_ARG;
   void *stream = ex ? ex->stream : NULL;
@@ -282,27 +277,27 @@ static smx_status run_xent(int dtype, const void *logits, size_t ld, const int64
   if (rows == 0) {   /* the empty reductions, as the CPU's: SUM 0, MEAN NaN, NONE nothing */
     if (o.reduction == SMX_REDUCTION_NONE) return SMX_OK;
     if (!loss) return SMX_E_INVALID_ARG;
-    st = check_stream(stream, &device);
+    st = smx_cu_check_stream(stream, &device);
     if (st != SMX_OK) return st;
-    operand l = { loss, 1, 1, 1, sizeof(float), 1, 0 };
-    st = check_operands(&l, 1, device);
+    smx_cu_operand l = { loss, 1, 1, 1, sizeof(float), 1, 0 };
+    st = smx_cu_check_operands(&l, 1, device);
     if (st != SMX_OK) return st;
     (void)cudaGetLastError();
-    return launched(smx_cu_launch_fill(loss, o.reduction == SMX_REDUCTION_SUM ? 0.0f : NAN, stream),
+    return smx_cu_launched(smx_cu_launch_fill(loss, o.reduction == SMX_REDUCTION_SUM ? 0.0f : NAN, stream),
                     "smx_cuda cross-entropy");
   }
   if (cols == 0) return SMX_E_INVALID_ARG;
-  st = check_stream(stream, &device);
+  st = smx_cu_check_stream(stream, &device);
   if (st != SMX_OK) return st;
-  size_t es = elem_size(dtype), nloss = o.reduction == SMX_REDUCTION_NONE ? rows : 1;
-  operand ops[5];
+  size_t es = smx_cu_elem_size(dtype), nloss = o.reduction == SMX_REDUCTION_NONE ? rows : 1;
+  smx_cu_operand ops[5];
   int n = 0;
-  ops[n++] = (operand){ logits, rows, cols, ld, es, 0, 0 };
-  ops[n++] = (operand){ targets, 1, rows, rows, sizeof(int64_t), 0, 0 };
-  ops[n++] = (operand){ loss, 1, nloss, nloss, sizeof(float), 1, 0 };
-  if (grad) ops[n++] = (operand){ grad, rows, cols, ldg, es, 1, 1 };
-  if (lse) ops[n++] = (operand){ lse, 1, rows, rows, sizeof(float), 1, 0 };
-  st = check_operands(ops, n, device);
+  ops[n++] = (smx_cu_operand){ logits, rows, cols, ld, es, 0, 0 };
+  ops[n++] = (smx_cu_operand){ targets, 1, rows, rows, sizeof(int64_t), 0, 0 };
+  ops[n++] = (smx_cu_operand){ loss, 1, nloss, nloss, sizeof(float), 1, 0 };
+  if (grad) ops[n++] = (smx_cu_operand){ grad, rows, cols, ldg, es, 1, 1 };
+  if (lse) ops[n++] = (smx_cu_operand){ lse, 1, rows, rows, sizeof(float), 1, 0 };
+  st = smx_cu_check_operands(ops, n, device);
   if (st != SMX_OK) return st;
   st = check_workspace(ex, SMX_CUDA_CROSS_ENTROPY, rows, cols, device, &j.ws);
   if (st != SMX_OK) return st;
@@ -327,7 +322,7 @@ static smx_status run_xent(int dtype, const void *logits, size_t ld, const int64
   j.grad_scale = o.grad_scale;
   j.stream = stream;
   (void)cudaGetLastError();
-  return launched(smx_cu_launch_xent(&j), "smx_cuda cross-entropy");
+  return smx_cu_launched(smx_cu_launch_xent(&j), "smx_cuda cross-entropy");
 }
 
 #define SMX_CUDA_DEFINE_XENT(T, sfx, DT)                                                                         \
@@ -347,7 +342,7 @@ smx_status smx_cuda_cross_entropy_status(const smx_cuda_exec *ex) {
   if (e == cudaSuccess) e = cudaMemcpy(&h, ex->workspace, sizeof h, cudaMemcpyDeviceToHost);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
-    return device_error(e, "smx_cuda_cross_entropy_status");
+    return smx_cu_device_error(e, "smx_cuda_cross_entropy_status");
   }
   return h.bad ? SMX_E_INVALID_ARG : SMX_OK;
 }

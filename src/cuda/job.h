@@ -68,11 +68,30 @@ typedef struct smx_cu_job {
   double eps, z, grad_scale;
   void *ws;               /* workspace (may be NULL when not needed)                     */
   void *stream;
+  /* top-k (topk.cu) and sampling (sample.cu) */
+  size_t k;               /* top-k: k; sampling: top_k of the top-k path (0: the row path) */
+  float *values;          /* top-k outputs, rows x k                                     */
+  int64_t *indices;
+  int64_t *tokens;        /* sampling: one per row                                       */
+  int greedy, gumbel;     /* sampling: argmax; SMX_SAMPLE_GUMBEL_MAX                      */
+  double top_p, min_p;    /* sampling: 1 / 0 = off                                       */
+  uint64_t seed, step, row0;
 } smx_cu_job;
+
+/* Internal operation numbers of the top-k and sampling launchers (beside smx_cuda_op's). */
+enum { SMX_CU_OP_TOPK = 16, SMX_CU_OP_LOG_TOPK = 17, SMX_CU_OP_SAMPLE = 18 };
+
+/* Top-k: the largest k; a row of up to SMX_CU_FWD_SEG entries is one block's, a longer one is cut into such
+ * segments whose states and sorted candidates (k 64-bit keys each) wait in the workspace. */
+#define SMX_CU_MAX_TOPK 1024
+/* The sampler's row path: one block of this many threads per row. */
+#define SMX_CU_SAMPLE_THREADS 512
 
 int smx_cu_launch_forward(const smx_cu_job *j);
 int smx_cu_launch_backward(const smx_cu_job *j);
 int smx_cu_launch_xent(const smx_cu_job *j);
+int smx_cu_launch_topk(const smx_cu_job *j);     /* op SMX_CU_OP_TOPK or SMX_CU_OP_LOG_TOPK */
+int smx_cu_launch_sample(const smx_cu_job *j);   /* op SMX_CU_OP_SAMPLE                     */
 /* rows == 0 cross-entropy with a reduction: the scalar loss (0 for SUM, NaN for MEAN) */
 int smx_cu_launch_fill(float *p, float v, void *stream);
 

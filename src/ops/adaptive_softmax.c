@@ -17,6 +17,7 @@
  */
 #include <math.h>
 
+#include "ops/entry_points.h"
 #include "ops/vnorm_run.h"
 #include "ops/vnorm_softmax.h"
 #include "smx/smx.h"
@@ -49,23 +50,18 @@ static double beta_of(double h, double *dbeta) {
   }                                                                        \
   h += hc;
 
-static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, size_t n, float *p) {
-  const smx_vn_sm *sm = ctx;
-  (void)r;
-  smx_vn_softmax_f32(sm, in[0], p, n, 1.0);
-  ENTROPY(float, p, n)
-  double db;
-  smx_vn_softmax_f32(sm, in[0], y, n, beta_of(h, &db));
-}
-
-static void fwd64(const void *ctx, size_t r, const double *const *in, double *y, size_t n, double *p) {
-  const smx_vn_sm *sm = ctx;
-  (void)r;
-  smx_vn_softmax_f64(sm, in[0], p, n, 1.0);
-  ENTROPY(double, p, n)
-  double db;
-  smx_vn_softmax_f64(sm, in[0], y, n, beta_of(h, &db));
-}
+/* The forward row, one body for both dtypes (softmax: the dtype's engine row) */
+#define ADAPTIVE_FWD(name, T, softmax)                                                   \
+  static void name(const void *ctx, size_t r, const T *const *in, T *y, size_t n, T *p) { \
+    const smx_vn_sm *sm = ctx;                                                           \
+    (void)r;                                                                             \
+    softmax(sm, in[0], p, n, 1.0);                                                       \
+    ENTROPY(T, p, n)                                                                     \
+    double db;                                                                           \
+    softmax(sm, in[0], y, n, beta_of(h, &db));                                           \
+  }
+ADAPTIVE_FWD(fwd32, float, smx_vn_softmax_f32)
+ADAPTIVE_FWD(fwd64, double, smx_vn_softmax_f64)
 
 /* the beta term of the VJP, added to dx; d = <g, y> */
 #define BETA_TERM(T, x, p, yv, g, dx, n, d, db)                                         \
@@ -81,48 +77,50 @@ static void fwd64(const void *ctx, size_t r, const double *const *in, double *y,
     hpv = hp;                                                                           \
   } while (0)
 
-static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, size_t n, float *scr) {
-  const smx_vn_sm *sm = ctx;
-  const float *x = in[0], *g = in[2];
-  float *p = scr, *yv = scr + n;
-  (void)r;
-  smx_vn_softmax_f32(sm, x, p, n, 1.0);
-  ENTROPY(float, p, n)
-  double db, b = beta_of(h, &db), coef = 0.0, hpv = 0.0;
-  smx_vn_softmax_f32(sm, x, yv, n, b);
-  if (db != 0.0) {
-    double d = sm->reg->xent->rdot(n, yv, g);
-    BETA_TERM(float, x, p, yv, g, dx, n, d, db);
-  }
-  smx_vn_softmax_bwd_f32(sm, yv, g, dx, n, b);
-  if (coef != 0.0)
-    for (size_t i = 0; i < n; i++) {
-      double pi = p[i];
-      dx[i] = (float)((double)dx[i] + coef * pi * (-log(pi + ENT_DELTA) - pi / (pi + ENT_DELTA) - hpv));
-    }
+/* <g, y>: f32 rows by the registry's dot kernel, f64 rows by a plain loop in order */
+static double gy_dot32(const smx_vn_sm *sm, size_t n, const float *y, const float *g) {
+  return sm->reg->xent->rdot(n, y, g);
+}
+static double gy_dot64(const smx_vn_sm *sm, size_t n, const double *y, const double *g) {
+  (void)sm;
+  double d = 0.0;
+  for (size_t i = 0; i < n; i++) d += y[i] * g[i];
+  return d;
+}
+/* the softmax VJP at temperature b (only the f32 one runs on the registry) */
+static void softmax_bwd32(const smx_vn_sm *sm, const float *y, const float *g, float *dx, size_t n, double b) {
+  smx_vn_softmax_bwd_f32(sm, y, g, dx, n, b);
+}
+static void softmax_bwd64(const smx_vn_sm *sm, const double *y, const double *g, double *dx, size_t n, double b) {
+  (void)sm;
+  smx_vn_softmax_bwd_f64(y, g, dx, n, b);
 }
 
-static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx, size_t n, double *scr) {
-  const smx_vn_sm *sm = ctx;
-  const double *x = in[0], *g = in[2];
-  double *p = scr, *yv = scr + n;
-  (void)r;
-  smx_vn_softmax_f64(sm, x, p, n, 1.0);
-  ENTROPY(double, p, n)
-  double db, b = beta_of(h, &db), coef = 0.0, hpv = 0.0;
-  smx_vn_softmax_f64(sm, x, yv, n, b);
-  if (db != 0.0) {
-    double d = 0.0;
-    for (size_t i = 0; i < n; i++) d += yv[i] * g[i];
-    BETA_TERM(double, x, p, yv, g, dx, n, d, db);
+/* The backward row, one body for both dtypes: the softmax VJP at beta, then the beta term where beta
+ * moves with x. Each dx is summed in double and rounded once (a no-op cast for f64). */
+#define ADAPTIVE_BWD(name, T, softmax, gy_dot, softmax_bwd)                                                 \
+  static void name(const void *ctx, size_t r, const T *const *in, T *dx, size_t n, T *scr) {                \
+    const smx_vn_sm *sm = ctx;                                                                              \
+    const T *x = in[0], *g = in[2];                                                                         \
+    T *p = scr, *yv = scr + n;                                                                              \
+    (void)r;                                                                                                \
+    softmax(sm, x, p, n, 1.0);                                                                              \
+    ENTROPY(T, p, n)                                                                                        \
+    double db, b = beta_of(h, &db), coef = 0.0, hpv = 0.0;                                                  \
+    softmax(sm, x, yv, n, b);                                                                               \
+    if (db != 0.0) {                                                                                        \
+      double d = gy_dot(sm, n, yv, g);                                                                      \
+      BETA_TERM(T, x, p, yv, g, dx, n, d, db);                                                              \
+    }                                                                                                       \
+    softmax_bwd(sm, yv, g, dx, n, b);                                                                       \
+    if (coef != 0.0)                                                                                        \
+      for (size_t i = 0; i < n; i++) {                                                                      \
+        double pi = p[i];                                                                                   \
+        dx[i] = (T)((double)dx[i] + coef * pi * (-log(pi + ENT_DELTA) - pi / (pi + ENT_DELTA) - hpv));      \
+      }                                                                                                     \
   }
-  smx_vn_softmax_bwd_f64(yv, g, dx, n, b);
-  if (coef != 0.0)
-    for (size_t i = 0; i < n; i++) {
-      double pi = p[i];
-      dx[i] += coef * pi * (-log(pi + ENT_DELTA) - pi / (pi + ENT_DELTA) - hpv);
-    }
-}
+ADAPTIVE_BWD(bwd32, float, smx_vn_softmax_f32, gy_dot32, softmax_bwd32)
+ADAPTIVE_BWD(bwd64, double, smx_vn_softmax_f64, gy_dot64, softmax_bwd64)
 
 static smx_status run(smx_elem e, int grad, const void *x, size_t ldx, const void *g, size_t ldg, void *out,
                       size_t ldo, size_t rows, size_t cols, const smx_options *opt) {
@@ -136,37 +134,4 @@ static smx_status run(smx_elem e, int grad, const void *x, size_t ldx, const voi
   return smx_vn_run(&op, opt);
 }
 
-#define FWD(sfx, T, E)                                                                                        \
-  smx_status smx_adaptive_softmax_rows_##sfx(const T *x, size_t ldx, T *y, size_t ldy, size_t rows, size_t cols, \
-                                             const smx_options *opt) {                                        \
-    return run(E, 0, x, ldx, NULL, 0, y, ldy, rows, cols, opt);                                               \
-  }
-FWD(f32, float, SMX_ELEM_F32)
-FWD(f64, double, SMX_ELEM_F64)
-FWD(f16, uint16_t, SMX_ELEM_F16)
-FWD(bf16, uint16_t, SMX_ELEM_BF16)
-
-smx_status smx_adaptive_softmax_f32(const float *x, float *y, size_t n, const smx_options *opt) {
-  return smx_adaptive_softmax_rows_f32(x, n, y, n, 1, n, opt);
-}
-smx_status smx_adaptive_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt) {
-  return smx_adaptive_softmax_rows_f64(x, n, y, n, 1, n, opt);
-}
-
-#define BWD_ROWS(sfx, T, E)                                                                                        \
-  smx_status smx_adaptive_softmax_backward_rows_##sfx(const T *x, size_t ldx, const T *y, size_t ldy,         \
-                                                      const T *dy, size_t lddy, T *dx, size_t lddx,           \
-                                                      size_t rows, size_t cols, const smx_options *opt) {     \
-    (void)y; (void)ldy;                                                                                       \
-    return run(E, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, opt);                                            \
-  }
-#define BWD(sfx, T, E)                                                                                        \
-  BWD_ROWS(sfx, T, E)                                                                                          \
-  smx_status smx_adaptive_softmax_backward_##sfx(const T *x, const T *y, const T *dy, T *dx, size_t n,        \
-                                                 const smx_options *opt) {                                    \
-    return smx_adaptive_softmax_backward_rows_##sfx(x, n, y, n, dy, n, dx, n, 1, n, opt);                     \
-  }
-BWD(f32, float, SMX_ELEM_F32)
-BWD(f64, double, SMX_ELEM_F64)
-BWD_ROWS(f16, uint16_t, SMX_ELEM_F16)
-BWD_ROWS(bf16, uint16_t, SMX_ELEM_BF16)
+SMX_X_DY_ENTRIES(adaptive_softmax, NO_PARAM, NO_PARAM)

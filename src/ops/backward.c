@@ -118,17 +118,9 @@ static smx_status run_bwd(int logsm, smx_elem elem, const void *y, size_t ldy, c
   smx_resolved_options o;   /* the same refusals as every other entry point */
   smx_status st = smx_resolve_options(opt, &o);
   if (st != SMX_OK) return st;
-  if (ldy < cols || lddy < cols || lddx < cols) return SMX_E_INVALID_ARG;
-  if (rows == 0 || cols == 0) return SMX_OK;
-  if (!y || !dy || !dx) return SMX_E_INVALID_ARG;
   size_t es = smx_elem_size(elem);
-  /* dx may be exactly y or exactly dy (same leading dimension), or both when
-   * they are one buffer; nothing else */
-  int as_y = dx == y && lddx == ldy, as_dy = dx == dy && lddx == lddy;
-  smx_arg args[3] = { SMX_ARG_IN(y, rows, cols, ldy, es), SMX_ARG_IN(dy, rows, cols, lddy, es),
-                      SMX_ARG_OUT(dx, rows, cols, lddx, es, as_y ? 1 : 2) };
-  if (as_y && as_dy) args[2].out = 0;   /* the inputs' own buffer: only its span is checked */
-  if ((st = smx_check_args(args, 3)) != SMX_OK) return st;
+  int empty;
+  if ((st = smx_check_y_dy_dx(y, ldy, dy, lddy, dx, lddx, rows, cols, es, &empty)) != SMX_OK || empty) return st;
 
   double t = o.temperature;
   bwd_job j = { .logsm = logsm, .elem = elem, .y = y, .dy = dy, .dx = dx, .ldy = ldy, .lddy = lddy,

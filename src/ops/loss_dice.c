@@ -6,7 +6,11 @@
  * probabilities into a per-task scratch row and adds them into the block's
  * per-class partial sums; the partials are folded in block order (the block
  * count depends only on rows, so results are the same for every thread
- * count). Pass B (rows on the grid) rewrites each gradient row as the
+ * count). The loss terms 1 - Dice_c = N_c / (S_c + U_c + s) take their own
+ * sums of nonnegative terms, N_c = sum_r P_rc (1 - G_rc) + G_rc (1 - P_rc)
+ * (class targets: 1 - P_rt as the row's other probabilities), not 1 - Dice_c:
+ * that subtraction left each term eps absolutely, and a SUM over 141 classes
+ * of small terms was 100 ulps off (loss soak). Pass B (rows on the grid) rewrites each gradient row as the
  * softmax VJP of the per-class weights with the registry's backward kernel.
  */
 #include <math.h>
@@ -31,7 +35,7 @@ typedef struct dice_job {
   const int64_t *t;      /* class targets (or NULL) */
   int64_t ignore;
   smx_lstat *st;         /* per row; st[r].d = 0 marks an ignored row, NaN a special one */
-  double *part;          /* MAX_BLOCKS x 3 x cols: S, I, U partials */
+  double *part;          /* MAX_BLOCKS x 4 x cols: S, I, U, N partials */
   void *a;               /* cols weights A_c in the computing type */
   double *bw;            /* cols weights B_c */
   double scale;
@@ -69,8 +73,8 @@ static void sums_task(void *ctx, size_t b0, size_t b1, void *scratch) {
   const dice_job *j = ctx;
   size_t n = j->cols;
   for (size_t b = b0; b < b1; b++) {
-    double *S = j->part + b * 3 * n, *I = S + n, *U = I + n;
-    memset(S, 0, 3 * n * sizeof(double));
+    double *S = j->part + b * 4 * n, *I = S + n, *U = I + n, *N = U + n;
+    memset(S, 0, 4 * n * sizeof(double));
     size_t r1 = (b + 1) * j->block < j->rows ? (b + 1) * j->block : j->rows;
     for (size_t r = b * j->block; r < r1; r++) {
       if (!probs(j, r, scratch)) {
@@ -86,13 +90,22 @@ static void sums_task(void *ctx, size_t b0, size_t b1, void *scratch) {
       }
       if (j->t) {
         size_t t = (size_t)j->t[r];
+        double rest = 0.0;   /* 1 - P_rt, as the sum of the others: no cancellation as P_rt -> 1 */
+        for (size_t c = 0; c < n; c++) {
+          double pv = j->f64 ? ((const double *)scratch)[c] : (double)((const float *)scratch)[c];
+          if (c == t) continue;
+          N[c] += pv;
+          rest += pv;
+        }
         I[t] += j->f64 ? ((const double *)scratch)[t] : (double)((const float *)scratch)[t];
         U[t] += 1.0;
+        N[t] += rest;
       } else {
         for (size_t c = 0; c < n; c++) {
           double gv = tget(j, r, c), pv = j->f64 ? ((const double *)scratch)[c] : (double)((const float *)scratch)[c];
           I[c] += pv * gv;
           U[c] += gv;
+          N[c] += pv * (1.0 - gv) + gv * (1.0 - pv);
         }
       }
     }
@@ -187,7 +200,7 @@ static smx_status run_dice(smx_elem elem, const void *logits, size_t ld, const i
   j.block = (rows + nb - 1) / nb;
   nb = (rows + j.block - 1) / j.block;
   j.st = malloc(rows * sizeof(smx_lstat));
-  j.part = malloc(nb * 3 * cols * sizeof(double));
+  j.part = malloc(nb * 4 * cols * sizeof(double));
   j.a = malloc(cols * es);
   j.bw = malloc(cols * sizeof(double));
   if (!j.st || !j.part || !j.a || !j.bw) {
@@ -214,15 +227,16 @@ static smx_status run_dice(smx_elem elem, const void *logits, size_t ld, const i
   double kappa = o->reduction == SMX_REDUCTION_MEAN ? 1.0 / (double)cols : 1.0;
   double up = o->grad_scale, total = 0.0;
   for (size_t c = 0; c < cols; c++) {
-    double S = 0.0, I = 0.0, U = 0.0;
+    double S = 0.0, I = 0.0, U = 0.0, N = 0.0;
     for (size_t b = 0; b < nb; b++) {
-      S += j.part[b * 3 * cols + c];
-      I += j.part[b * 3 * cols + cols + c];
-      U += j.part[b * 3 * cols + 2 * cols + c];
+      S += j.part[b * 4 * cols + c];
+      I += j.part[b * 4 * cols + cols + c];
+      U += j.part[b * 4 * cols + 2 * cols + c];
+      N += j.part[b * 4 * cols + 3 * cols + c];
     }
     double den = S + U + smooth, dice = (2.0 * I + smooth) / den;
     if (den == 0.0) dice = 1.0;   /* no mass and no smoothing: an empty class counts as perfect */
-    double l = 1.0 - dice;
+    double l = den == 0.0 ? 0.0 : N / den;   /* 1 - Dice_c, to eps relatively */
     if (o->reduction == SMX_REDUCTION_NONE) put(f64, loss, c, l);
     else total += l;
     /* w_c = dL/dP_c = -kappa (2 G_c - Dice_c) / Den_c = A_c + B_c G_c */

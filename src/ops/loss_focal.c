@@ -47,7 +47,9 @@ static void focal_row(const void *ctx, size_t r, const void *x, size_t n, size_t
   }
   double xt = c->f64 ? ((const double *)x)[t] : (double)((const float *)x)[t];
   double alpha = !c->alpha ? 1.0 : c->f64 ? ((const double *)c->alpha)[t] : (double)((const float *)c->alpha)[t];
-  double lp = smx_lrow_logp(&c->p, &st, xt), k;
+  /* f64: q = 1 - p_t to eps relatively (smx_lrow_logp_target_f64); f32: m is an entry, and q's absolute
+   * error (eps) stays within the bound, whose G is |K| */
+  double lp = c->f64 ? smx_lrow_logp_target_f64(&c->p, &st, x, n, t) : smx_lrow_logp(&c->p, &st, xt), k;
   focal_terms(c->gamma, alpha, lp, loss, &k);
   if (!g) return;
   double gt = s * k * -expm1(lp);   /* s K (p_t - 1), from double */

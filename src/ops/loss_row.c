@@ -46,6 +46,15 @@ double smx_lrow_logp(const smx_lrow *p, const smx_lstat *s, double xj) {
   return xj == -INFINITY ? -INFINITY : (xj - s->m) * p->inv_t - s->logd;
 }
 
+double smx_lrow_logp_target_f64(const smx_lrow *p, const smx_lstat *s, const double *x, size_t n, size_t t) {
+  double lp = smx_lrow_logp(p, s, x[t]);
+  if (!(lp > -0.5)) return lp;   /* q > 0.39: its absolute error is a relative one */
+  /* every other term is below p_t, so below 1: the sum is in [1, 1.65] and its hi - 1 is exact; exp(0) is 1 */
+  smx_dd d = p->k64->raddstoreexp(n, x, NULL, x[t], &p->c64);
+  double rest = (d.hi - 1.0) + d.lo;
+  return -log1p(rest > 0.0 ? rest : 0.0);
+}
+
 void smx_lrow_scaled_p_f32(const smx_lrow *p, const smx_lstat *s, const float *x, float *g, size_t n, double a) {
   /* f32 rows: m is one of the entries, so every x_j - m <= 0 */
   p->g32->vexpaffine(n, x, g, (float)s->m, &p->c32, smx_lrow_sat(a / s->d), 0.0f, 0);

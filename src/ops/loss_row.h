@@ -26,8 +26,9 @@ typedef struct smx_lrow {
 
 /* The statistics of a row: x / T - lse = (x - m) / T - logd. */
 typedef struct smx_lstat {
-  double m;      /* the row's largest entry (f32: exactly one of them) */
-  double d;      /* sum_j exp((x_j - m) / T), in [1, n] for a finite row */
+  double m;      /* f32: exactly the row's largest entry; f64: the online kernel's reference, within
+                    ln2 T of the largest (the vector kernels move it by whole steps, reduce_state_f64.h) */
+  double d;      /* sum_j exp((x_j - m) / T): in [1, n] in f32, within a factor 2 of that in f64 */
   double logd;
   double lse;    /* m / T + logd */
 } smx_lstat;
@@ -40,8 +41,14 @@ void smx_lrow_init(smx_lrow *p, double temperature);
 int smx_lrow_stat_f32(const smx_lrow *p, const float *x, size_t n, smx_lstat *s);
 int smx_lrow_stat_f64(const smx_lrow *p, const double *x, size_t n, smx_lstat *s);
 
-/* log softmax(x / T)_j and softmax(x / T)_j of one entry, in double. */
+/* log softmax(x / T)_j of one entry, in double: to about eps absolutely. */
 double smx_lrow_logp(const smx_lrow *p, const smx_lstat *s, double xj);
+
+/* log p_t of the entry x[t] of an f64 row with 1 - p_t to eps relatively (focal's q^gamma): where
+ * p_t > e^-1/2, x_t is the row's strict maximum and the row is summed again against it, so that its own
+ * term is exactly 1 and log p_t = -log1p(the rest). (The statistics' reference m need not be an entry:
+ * (x_t - m) - logd then cancels to eps absolutely, and q = 1 - p_t of 1e-35 came out as 5e-17.) */
+double smx_lrow_logp_target_f64(const smx_lrow *p, const smx_lstat *s, const double *x, size_t n, size_t t);
 
 /* Pass 2: g_j = a * softmax(x / T)_j over the row (g may equal x). */
 void smx_lrow_scaled_p_f32(const smx_lrow *p, const smx_lstat *s, const float *x, float *g, size_t n, double a);

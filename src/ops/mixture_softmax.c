@@ -9,6 +9,8 @@
  * The backward pass (posteriors q_ki = exp(log pi_k + log softmax_k,i - y_i)):
  *   dx_rk,i = g_i q_ki - softmax(x_rk)_i sum_j g_j q_kj,
  *   dw_k = sum_i g_i q_ki - pi_k sum_i g_i.
+ * At temperature T the components are softmax(x_rk / T) (w is not tempered),
+ * their entries (x - m) / T, and dx takes the chain rule's 1 / T.
  * Arithmetic in double (f32 inputs widened); rows are independent tasks.
  */
 #include <math.h>
@@ -23,6 +25,7 @@
 
 typedef struct mos_job {
   int f64;
+  double t;   /* the temperature the components' logits are divided by */
   const void *x, *w, *g;
   void *y, *dx, *dw;
   size_t ldx, ldw, ldy, ldg, lddx, lddw, k, cols;
@@ -36,10 +39,18 @@ static void st_at(const mos_job *j, void *p, size_t i, double v) {
   else ((float *)p)[i] = (float)v;
 }
 
-/* log-sum-exp of v[0..n) as m + *ls (m the largest entry, *ls = log sum exp(v - m), kept apart: m + ls rounds
- * ls away when |m| is large, and x - m is exact where x is near m); m = -inf when every entry is -inf (*ls 0), NaN
- * with a NaN */
-static double lse2(const double *v, size_t n, double *ls) {
+/* (x - m) / t, rounded twice at most; where x - m overflows (a row spanning more than DBL_MAX), the halves'
+ * difference over t / 2, which a large t brings back into range */
+static double tdiff(double x, double m, double t) {
+  double a = x - m;
+  if (a == -INFINITY && x != -INFINITY) return (x * 0.5 - m * 0.5) / (t * 0.5);
+  return a / t;
+}
+
+/* log-sum-exp of v[0..n) / t as m / t + *ls (m the largest entry, *ls = log sum exp((v - m) / t), kept apart:
+ * m + ls rounds ls away when |m| is large, and x - m is exact where x is near m); m = -inf when every entry is
+ * -inf (*ls 0), NaN with a NaN */
+static double lse2(const double *v, size_t n, double t, double *ls) {
   double m = -INFINITY;
   *ls = 0.0;
   for (size_t i = 0; i < n; i++) {
@@ -48,12 +59,12 @@ static double lse2(const double *v, size_t n, double *ls) {
   }
   if (m == -INFINITY || m == INFINITY) return m;
   double s = 0.0, e = 0.0;   /* compensated: a component row of 2^17 entries stays within a few ulps */
-  for (size_t i = 0; i < n; i++) smx_kadd(&s, &e, exp(v[i] - m));
+  for (size_t i = 0; i < n; i++) smx_kadd(&s, &e, exp(tdiff(v[i], m, t)));
   *ls = log(s + e);
   return m;
 }
 static double lse(const double *v, size_t n) {
-  double ls, m = lse2(v, n, &ls);
+  double ls, m = lse2(v, n, 1.0, &ls);
   return m + ls;
 }
 
@@ -68,12 +79,12 @@ static void mos_rows(void *ctx, size_t r0, size_t r1, void *scratch) {
     for (size_t c = 0; c < k; c++) lpi[c] -= lw;   /* log pi */
     for (size_t c = 0; c < k; c++) {
       for (size_t i = 0; i < n; i++) row[i] = ld_at(j, j->x, (r * k + c) * j->ldx + i);
-      lsek[c] = lse2(row, n, &lsk[c]);   /* the component's lse is lsek + lsk */
+      lsek[c] = lse2(row, n, j->t, &lsk[c]);   /* the component's lse is lsek / T + lsk */
     }
-    /* y_i = LSE_c (log pi_c + (x_ci - m_c) - ls_c) */
+    /* y_i = LSE_c (log pi_c + (x_ci - m_c) / T - ls_c) */
     for (size_t i = 0; i < n; i++) {
       for (size_t c = 0; c < k; c++) {
-        double v = (ld_at(j, j->x, (r * k + c) * j->ldx + i) - lsek[c]) - lsk[c];
+        double v = tdiff(ld_at(j, j->x, (r * k + c) * j->ldx + i), lsek[c], j->t) - lsk[c];
         t[c] = lpi[c] + (v != v && lsek[c] == -INFINITY ? -INFINITY : v);   /* a fully masked component adds 0 */
       }
       y[i] = lse(t, k);
@@ -82,20 +93,23 @@ static void mos_rows(void *ctx, size_t r0, size_t r1, void *scratch) {
       for (size_t i = 0; i < n; i++) st_at(j, j->y, r * j->ldy + i, y[i]);
       continue;
     }
+    /* an entry with y_i = -inf (-inf in every component) stays -inf whatever w is: its g_i moves nothing */
     double gsum = 0.0;
-    for (size_t i = 0; i < n; i++) gsum += ld_at(j, j->g, r * j->ldg + i);
+    for (size_t i = 0; i < n; i++)
+      if (y[i] != -INFINITY) gsum += ld_at(j, j->g, r * j->ldg + i);
     for (size_t c = 0; c < k; c++) {
-      /* A_c = sum_i g_i q_ci; dx_ci = g_i q_ci - s_ci A_c */
+      /* A_c = sum_i g_i q_ci; dx_ci = (g_i q_ci - s_ci A_c) / T (a component of all -inf: s = q = 0, not
+       * -inf - -inf) */
       double a = 0.0;
       for (size_t i = 0; i < n; i++) {
-        double ls = (ld_at(j, j->x, (r * k + c) * j->ldx + i) - lsek[c]) - lsk[c];
+        double ls = lsek[c] == -INFINITY ? -INFINITY : tdiff(ld_at(j, j->x, (r * k + c) * j->ldx + i), lsek[c], j->t) - lsk[c];
         double q = y[i] == -INFINITY ? 0.0 : exp(lpi[c] + ls - y[i]);
         a += ld_at(j, j->g, r * j->ldg + i) * q;
       }
       for (size_t i = 0; i < n; i++) {
-        double ls = (ld_at(j, j->x, (r * k + c) * j->ldx + i) - lsek[c]) - lsk[c];
+        double ls = lsek[c] == -INFINITY ? -INFINITY : tdiff(ld_at(j, j->x, (r * k + c) * j->ldx + i), lsek[c], j->t) - lsk[c];
         double q = y[i] == -INFINITY ? 0.0 : exp(lpi[c] + ls - y[i]);
-        st_at(j, j->dx, (r * k + c) * j->lddx + i, ld_at(j, j->g, r * j->ldg + i) * q - exp(ls) * a);
+        st_at(j, j->dx, (r * k + c) * j->lddx + i, (ld_at(j, j->g, r * j->ldg + i) * q - exp(ls) * a) / j->t);
       }
       if (j->dw) st_at(j, j->dw, r * j->lddw + c, a - exp(lpi[c]) * gsum);
     }
@@ -127,7 +141,7 @@ static smx_status run(int f64, const void *x, size_t ldx, const void *w, size_t 
   if ((st = smx_check_args(args, 6)) != SMX_OK) return st;
   size_t scratch = smx_mul(sizeof(double), 2 * cols + 4 * k, (size_t)-1 / 4);
   if (!scratch) return SMX_E_NOMEM;
-  mos_job j = { f64, x, w, g, y, dx, dw, ldx, ldw, ldy, ldg, lddx, lddw, k, cols };
+  mos_job j = { f64, o.temperature, x, w, g, y, dx, dw, ldx, ldw, ldy, ldg, lddx, lddw, k, cols };
   smx_plan plan = smx_plan_rows(o.threads, rows, cols * k, 0);
   return smx_grid_rows(plan.row_threads, rows, scratch, mos_rows, &j);
 }

@@ -41,38 +41,29 @@ typedef struct mm_job {
 
 /* Branch-free loops (max, selects) that the compiler vectorises: f32 rows in
  * float (s is rounded to float anyway), f64 rows in double. A NaN x gives a
- * NaN s through the arithmetic; an infinite x is passed through. */
+ * NaN s through the arithmetic; an infinite x is passed through. One body for
+ * both, T the element type. */
+#define MM_FWD_ROW(T, j, x, y, n)                                                                    \
+  do {                                                                                             \
+    const T *xs = (const T *)(const void *)(x);                                                    \
+    T *ys = (T *)(void *)(y);                                                                      \
+    const T r0 = (T)(j)->r[0], r1 = (T)(j)->r[1], r2 = (T)(j)->r[2], r3 = (T)(j)->r[3];            \
+    const T t0 = (T)(j)->t[0], t1 = (T)(j)->t[1], t2 = (T)(j)->t[2], t3 = (T)(j)->t[3];            \
+    for (size_t i = 0; i < (n); i++) {                                                             \
+      T v = xs[i], a = r0 - v, b = v - r1, c = r2 - v, d = v - r3;                                 \
+      a = a > (T)0 ? a : (T)0;                                                                     \
+      b = b > (T)0 ? b : (T)0;                                                                     \
+      c = c > (T)0 ? c : (T)0;                                                                     \
+      d = d > (T)0 ? d : (T)0;                                                                     \
+      T m = v + t0 * a + t1 * b + t2 * c * c + t3 * d * d;                                         \
+      ys[i] = (v == INFINITY || v == -INFINITY) ? v : m;                                           \
+    }                                                                                              \
+  } while (0)
+
 static void fwd_row(const mm_job *j, const char *x, char *y) {
   size_t n = j->cols;
-  if (j->f64) {
-    const double *xd = (const double *)(const void *)x;
-    double *yd = (double *)(void *)y;
-    const double r0 = j->r[0], r1 = j->r[1], r2 = j->r[2], r3 = j->r[3];
-    const double t0 = j->t[0], t1 = j->t[1], t2 = j->t[2], t3 = j->t[3];
-    for (size_t i = 0; i < n; i++) {
-      double v = xd[i], a = r0 - v, b = v - r1, c = r2 - v, d = v - r3;
-      a = a > 0.0 ? a : 0.0;
-      b = b > 0.0 ? b : 0.0;
-      c = c > 0.0 ? c : 0.0;
-      d = d > 0.0 ? d : 0.0;
-      double m = v + t0 * a + t1 * b + t2 * c * c + t3 * d * d;
-      yd[i] = (v == INFINITY || v == -INFINITY) ? v : m;
-    }
-  } else {
-    const float *xf = (const float *)(const void *)x;
-    float *yf = (float *)(void *)y;
-    const float r0 = (float)j->r[0], r1 = (float)j->r[1], r2 = (float)j->r[2], r3 = (float)j->r[3];
-    const float t0 = (float)j->t[0], t1 = (float)j->t[1], t2 = (float)j->t[2], t3 = (float)j->t[3];
-    for (size_t i = 0; i < n; i++) {
-      float v = xf[i], a = r0 - v, b = v - r1, c = r2 - v, d = v - r3;
-      a = a > 0.0f ? a : 0.0f;
-      b = b > 0.0f ? b : 0.0f;
-      c = c > 0.0f ? c : 0.0f;
-      d = d > 0.0f ? d : 0.0f;
-      float m = v + t0 * a + t1 * b + t2 * c * c + t3 * d * d;
-      yf[i] = (v == INFINITY || v == -INFINITY) ? v : m;
-    }
-  }
+  if (j->f64) MM_FWD_ROW(double, j, x, y, n);
+  else MM_FWD_ROW(float, j, x, y, n);
 }
 
 /* dx holds dL/ds (the softmax VJP); turns it into dL/dx and, when pg is not
@@ -306,59 +297,33 @@ static smx_status run_bwd(smx_elem elem, const void *x, size_t ldx, const void *
   return st;
 }
 
-smx_status smx_multimax_f32(const float *x, float *y, size_t n, const double ranges[4], const double ts[4],
-                            const smx_options *opt) {
-  return run_fwd(SMX_ELEM_F32, x, n, y, n, 1, n, ranges, ts, opt);
-}
-smx_status smx_multimax_f64(const double *x, double *y, size_t n, const double ranges[4], const double ts[4],
-                            const smx_options *opt) {
-  return run_fwd(SMX_ELEM_F64, x, n, y, n, 1, n, ranges, ts, opt);
-}
-smx_status smx_multimax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,
-                                 const double ranges[4], const double ts[4], const smx_options *opt) {
-  return run_fwd(SMX_ELEM_F32, x, ldx, y, ldy, rows, cols, ranges, ts, opt);
-}
-smx_status smx_multimax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows, size_t cols,
-                                 const double ranges[4], const double ts[4], const smx_options *opt) {
-  return run_fwd(SMX_ELEM_F64, x, ldx, y, ldy, rows, cols, ranges, ts, opt);
-}
-smx_status smx_multimax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
-                                     const double ranges[4], const double ts[4], double *dparams, const smx_options *opt) {
-  return run_bwd(SMX_ELEM_F32, x, n, y, n, dy, n, dx, n, 1, n, ranges, ts, dparams, opt);
-}
-smx_status smx_multimax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
-                                     const double ranges[4], const double ts[4], double *dparams, const smx_options *opt) {
-  return run_bwd(SMX_ELEM_F64, x, n, y, n, dy, n, dx, n, 1, n, ranges, ts, dparams, opt);
-}
-smx_status smx_multimax_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy, const float *dy,
-                                          size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols,
-                                          const double ranges[4], const double ts[4], double *dparams,
-                                          const smx_options *opt) {
-  return run_bwd(SMX_ELEM_F32, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);
-}
-smx_status smx_multimax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy, const double *dy,
-                                          size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols,
-                                          const double ranges[4], const double ts[4], double *dparams,
-                                          const smx_options *opt) {
-  return run_bwd(SMX_ELEM_F64, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);
-}
-smx_status smx_multimax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
-                                 const double ranges[4], const double ts[4], const smx_options *opt) {
-  return run_fwd(SMX_ELEM_F16, x, ldx, y, ldy, rows, cols, ranges, ts, opt);
-}
-smx_status smx_multimax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
-                                  const double ranges[4], const double ts[4], const smx_options *opt) {
-  return run_fwd(SMX_ELEM_BF16, x, ldx, y, ldy, rows, cols, ranges, ts, opt);
-}
-smx_status smx_multimax_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
-                                          const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
-                                          size_t cols, const double ranges[4], const double ts[4], double *dparams,
-                                          const smx_options *opt) {
-  return run_bwd(SMX_ELEM_F16, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);
-}
-smx_status smx_multimax_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
-                                           const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
-                                           size_t cols, const double ranges[4], const double ts[4], double *dparams,
-                                           const smx_options *opt) {
-  return run_bwd(SMX_ELEM_BF16, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);
-}
+/* The public entry points, one dtype per line: the strided rows in every dtype, the contiguous row
+ * in f32 / f64. */
+#define MM_ROWS(SFX, T, ELEM)                                                                               \
+  smx_status smx_multimax_rows_##SFX(const T *x, size_t ldx, T *y, size_t ldy, size_t rows, size_t cols,   \
+                                     const double ranges[4], const double ts[4], const smx_options *opt) { \
+    return run_fwd(ELEM, x, ldx, y, ldy, rows, cols, ranges, ts, opt);                                    \
+  }                                                                                                       \
+  smx_status smx_multimax_backward_rows_##SFX(const T *x, size_t ldx, const T *y, size_t ldy, const T *dy, \
+                                              size_t lddy, T *dx, size_t lddx, size_t rows, size_t cols,   \
+                                              const double ranges[4], const double ts[4], double *dparams, \
+                                              const smx_options *opt) {                                   \
+    return run_bwd(ELEM, x, ldx, y, ldy, dy, lddy, dx, lddx, rows, cols, ranges, ts, dparams, opt);       \
+  }
+#define MM_ROW(SFX, T, ELEM)                                                                                \
+  smx_status smx_multimax_##SFX(const T *x, T *y, size_t n, const double ranges[4], const double ts[4],    \
+                                const smx_options *opt) {                                                 \
+    return run_fwd(ELEM, x, n, y, n, 1, n, ranges, ts, opt);                                              \
+  }                                                                                                       \
+  smx_status smx_multimax_backward_##SFX(const T *x, const T *y, const T *dy, T *dx, size_t n,             \
+                                         const double ranges[4], const double ts[4], double *dparams,      \
+                                         const smx_options *opt) {                                        \
+    return run_bwd(ELEM, x, n, y, n, dy, n, dx, n, 1, n, ranges, ts, dparams, opt);                       \
+  }
+
+MM_ROWS(f32, float, SMX_ELEM_F32)
+MM_ROWS(f64, double, SMX_ELEM_F64)
+MM_ROWS(f16, uint16_t, SMX_ELEM_F16)
+MM_ROWS(bf16, uint16_t, SMX_ELEM_BF16)
+MM_ROW(f32, float, SMX_ELEM_F32)
+MM_ROW(f64, double, SMX_ELEM_F64)

@@ -1,5 +1,5 @@
 /*
- * smx_op_rows (include/smx/smx_ops.h): the generic entry of the row operations and the target losses. The parameters are
+ * smx_op_rows (include/smx/smx_ops.h): the generic entry of the row operations, cross-entropy and the target losses. The parameters are
  * checked against the table's ranges and defaults here; then one call of the op's own entry point, whose
  * dispatch (one function per op, one case per dtype the table lists) is expanded from op_table.def by
  * token pasting, never written per op. An SMX_DT flag of 1 for an entry point that does not exist fails
@@ -49,6 +49,10 @@
 #define FWD_HEAD_LSE(sfx) (const T_##sfx *)c->x, c->ldx, (OT_##sfx *)c->out, c->rows, c->cols
 #define FWD_HEAD_TLOSS(sfx)                                                                                \
   (const T_##sfx *)c->x, c->ldx, c->targets, (LT_##sfx *)c->out, (T_##sfx *)c->grad, c->ldg, c->rows, c->cols
+/* XENT: TLOSS's list with the log-sum-exp per row after ldg */
+#define FWD_HEAD_XENT(sfx)                                                                                 \
+  (const T_##sfx *)c->x, c->ldx, c->targets, (LT_##sfx *)c->out, (T_##sfx *)c->grad, c->ldg,              \
+      (LT_##sfx *)c->lse, c->rows, c->cols
 #define BWD_HEAD_ROWS(sfx)                                                                                 \
   (const T_##sfx *)c->x, c->ldx, (const T_##sfx *)c->y, c->ldy, (const T_##sfx *)c->dy, c->lddy,            \
       (T_##sfx *)c->out, c->ldo, c->rows, c->cols
@@ -64,10 +68,12 @@
 #define SIG_ROWS_PGRAD ROWS, NONE, ROWS, PGRAD
 #define SIG_LSE LSE, NONE, NONE, NONE
 #define SIG_TLOSS TLOSS, NONE, NONE, NONE
+#define SIG_XENT XENT, NONE, NONE, NONE
 /* the forward entry's name: smx_<name>_rows_<dt>, or smx_<name>_<dt> for the losses */
 #define FWD_NAME_ROWS(name, sfx) smx_##name##_rows_##sfx
 #define FWD_NAME_LSE(name, sfx) smx_##name##_rows_##sfx
 #define FWD_NAME_TLOSS(name, sfx) smx_##name##_##sfx
+#define FWD_NAME_XENT(name, sfx) smx_##name##_##sfx
 
 #define FWD_CASE(flag, name, sfx, fh, ft, params)                                                          \
   SMX_OPT_IF(flag, case DT_##sfx: return FWD_NAME_##fh(name, sfx)(FWD_HEAD_##fh(sfx) params(PARG) TAIL_##ft, o);)
@@ -126,7 +132,7 @@
 #define ROWCLASS_HARD 0
 #define ROWCLASS_TOPK 0
 #define ROWCLASS_SAMPLE 0
-#define ROWCLASS_XENT 0
+#define ROWCLASS_XENT 1
 #define ROWCLASS_LOSS 0
 #define ROWCLASS_KD 0
 #define ROWCLASS_SCORE 0
@@ -180,7 +186,8 @@ smx_status smx_op_rows(const smx_op_info *op, const smx_op_call *call, const smx
   if (call->nparams > op->nvalues || (call->nparams && !call->params)) return SMX_E_INVALID_ARG;
   if (call->lens && op->sig != SMX_SIG_ROWS_LENS) return SMX_E_INVALID_ARG;
   if (call->dparams && !(op->sig == SMX_SIG_ROWS_PGRAD && call->backward)) return SMX_E_INVALID_ARG;
-  if ((call->targets || call->grad) && op->sig != SMX_SIG_TLOSS) return SMX_E_INVALID_ARG;
+  if ((call->targets || call->grad) && op->sig != SMX_SIG_TLOSS && op->sig != SMX_SIG_XENT) return SMX_E_INVALID_ARG;
+  if (call->lse && op->sig != SMX_SIG_XENT) return SMX_E_INVALID_ARG;
   if ((unsigned)call->dtype > SMX_OP_BF16) return SMX_E_INVALID_ARG;
   unsigned have = call->backward ? op->bwd_dtypes : op->dtypes;
   if (!(have & SMX_OP_BIT(call->dtype))) return SMX_E_UNSUPPORTED;

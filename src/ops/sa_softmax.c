@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "core/temperature.h"
+#include "ops/entry_points.h"
 #include "ops/vnorm_rowstats.h"
 #include "ops/vnorm_run.h"
 #include "ops/vnorm_softmax.h"
@@ -25,17 +26,6 @@ typedef struct sa_ctx {
  * (an all-zero row: y = 0) */
 typedef struct sa_w { double lo, s, r; smx_vn_stats st; } sa_w;
 
-#define SA_WEIGHTS(c, stats_fn, x, n, w)                                   \
-  do {                                                                     \
-    w.lo = 0.0; w.s = 1.0; w.r = 1.0;                                      \
-    if (c->normalized) {                                                   \
-      w.st = stats_fn(x, n);                                               \
-      double lo = w.st.fmin < 0.0 ? w.st.fmin : 0.0;                       \
-      double hi = w.st.fmax > 0.0 ? w.st.fmax : 0.0;                       \
-      w.lo = lo; w.r = hi - lo; w.s = hi > lo ? 1.0 / w.r : 0.0;           \
-    }                                                                      \
-  } while (0)
-
 /* the row facts from the vnorm kernels (f32 rows; kinf only says whether
  * there is a +inf entry, all that self-adjust uses) */
 static smx_vn_stats stats32(const sa_ctx *c, const float *x, size_t n) {
@@ -44,7 +34,24 @@ static smx_vn_stats stats32(const sa_ctx *c, const float *x, size_t n) {
   smx_vn_stats s = { k.nan, (size_t)k.pinf, k.fmax, k.imax, k.fmin, k.imin };
   return s;
 }
-#define SA_STATS32(x, n) stats32(c, x, n)
+
+/* The weights of a row from its stats (the normalised form) */
+static sa_w weights_of(smx_vn_stats st) {
+  sa_w w;
+  w.st = st;
+  double lo = st.fmin < 0.0 ? st.fmin : 0.0;
+  double hi = st.fmax > 0.0 ? st.fmax : 0.0;
+  w.lo = lo; w.r = hi - lo; w.s = hi > lo ? 1.0 / w.r : 0.0;
+  return w;
+}
+static sa_w weights32(const sa_ctx *c, const float *x, size_t n) {
+  sa_w basic = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
+  return c->normalized ? weights_of(stats32(c, x, n)) : basic;
+}
+static sa_w weights64(const sa_ctx *c, const double *x, size_t n) {
+  sa_w basic = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
+  return c->normalized ? weights_of(smx_vn_stats_f64(x, n)) : basic;
+}
 
 /* A range R or 1/R outside [2^-lim, 2^lim] (or beyond the type: R = inf,
  * where s = 1/R is 0): the weights (x - lo)/R formed by division in double,
@@ -68,31 +75,31 @@ static int odd_range(sa_w w, double lim) { return !(w.r <= lim && w.r >= 1.0 / l
     for (size_t i = 0; i < n; i++) y[i] = x[i] == (T)INFINITY && p[i] > 0 ? (T)INFINITY : (T)0; \
   } while (0)
 
-static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, size_t n, float *scr) {
-  const sa_ctx *c = ctx;
-  const float *x = in[0];
-  float *p = y == x ? scr : y;
-  (void)r;
-  sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
-  SA_WEIGHTS(c, SA_STATS32, x, n, w);
-  smx_vn_softmax_f32(&c->sm, x, p, n, 1.0);
-  if (c->normalized && w.s == 0.0 && w.st.kinf && !w.st.nan) { SA_PINF_ZERO_RANGE(float, x, p, y, n); return; }
-  if (c->normalized && odd_range(w, 0x1p100)) { SA_ODD(x, p, y, n, w); return; }
+/* The last step of the forward, y = w p, by the dtype's vnorm kernel (f32: the registry's ISA) */
+static void sa_out32(const sa_ctx *c, size_t n, const float *x, const float *p, float *y, sa_w w) {
   c->sm.reg->vnorm->sa_out(n, x, p, y, (float)w.lo, (float)w.s);
 }
-
-static void fwd64(const void *ctx, size_t r, const double *const *in, double *y, size_t n, double *scr) {
-  const sa_ctx *c = ctx;
-  const double *x = in[0];
-  double *p = y == x ? scr : y;
-  (void)r;
-  sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
-  SA_WEIGHTS(c, smx_vn_stats_f64, x, n, w);
-  smx_vn_softmax_f64(&c->sm, x, p, n, 1.0);
-  if (c->normalized && w.s == 0.0 && w.st.kinf && !w.st.nan) { SA_PINF_ZERO_RANGE(double, x, p, y, n); return; }
-  if (c->normalized && odd_range(w, 0x1p1000)) { SA_ODD(x, p, y, n, w); return; }
+static void sa_out64(const sa_ctx *c, size_t n, const double *x, const double *p, double *y, sa_w w) {
+  (void)c;
   smx_vnorm_sa_out_f64(n, x, p, y, w.lo, w.s);
 }
+
+/* The forward row, one body for both dtypes: their weights, softmax and sa_out, and lim, the range beyond
+ * which the weights are formed by division (odd_range). */
+#define SA_FWD(name, T, weights, softmax, lim, sa_out)                                                      \
+  static void name(const void *ctx, size_t r, const T *const *in, T *y, size_t n, T *scr) {               \
+    const sa_ctx *c = ctx;                                                                                \
+    const T *x = in[0];                                                                                   \
+    T *p = y == x ? scr : y;                                                                              \
+    (void)r;                                                                                              \
+    sa_w w = weights(c, x, n);                                                                            \
+    softmax(&c->sm, x, p, n, 1.0);                                                                        \
+    if (c->normalized && w.s == 0.0 && w.st.kinf && !w.st.nan) { SA_PINF_ZERO_RANGE(T, x, p, y, n); return; } \
+    if (c->normalized && odd_range(w, lim)) { SA_ODD(x, p, y, n, w); return; }                            \
+    sa_out(c, n, x, p, y, w);                                                                             \
+  }
+SA_FWD(fwd32, float, weights32, smx_vn_softmax_f32, 0x1p100, sa_out32)
+SA_FWD(fwd64, double, weights64, smx_vn_softmax_f64, 0x1p1000, sa_out64)
 
 /* dx = p (g (w + s) - d) with d = sum p g w, w = (x - lo) s, and for the
  * normalised form the terms of lo and hi at the first min / max:
@@ -170,8 +177,7 @@ static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, 
   const sa_ctx *c = ctx;
   const float *x = in[0], *g = in[2];
   (void)r;
-  sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
-  SA_WEIGHTS(c, SA_STATS32, x, n, w);
+  sa_w w = weights32(c, x, n);
   const smx_registry *reg = c->sm.reg;
   float m = c->normalized ? (w.st.nan || w.st.kinf ? NAN : (float)w.st.fmax) : reg->f32->rmax(n, x);
   if (!isfinite(m) || w.r > 3e38 || w.s > 3e38) { bwd32_engine(c, w, x, g, dx, n, p); return; }
@@ -231,8 +237,7 @@ static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx
   const sa_ctx *c = ctx;
   const double *x = in[0], *g = in[2];
   (void)r;
-  sa_w w = { 0.0, 1.0, 1.0, { 0, 0, 0.0, 0, 0.0, 0 } };
-  SA_WEIGHTS(c, smx_vn_stats_f64, x, n, w);
+  sa_w w = weights64(c, x, n);
   int kinf;
   SA_PINF_ROW(x, n, kinf);
   if (kinf) { SA_KINF(double, c, w, x, dx, n); return; }
@@ -257,37 +262,7 @@ static smx_status run(smx_elem e, int grad, const void *x, size_t ldx, const voi
   return smx_vn_run(&op, opt);
 }
 
-#define FWD(sfx, T, E)                                                                                        \
-  smx_status smx_sa_softmax_rows_##sfx(const T *x, size_t ldx, T *y, size_t ldy, size_t rows, size_t cols,    \
-                                       int normalized, const smx_options *opt) {                              \
-    return run(E, 0, x, ldx, NULL, 0, y, ldy, rows, cols, normalized, opt);                                   \
-  }
-FWD(f32, float, SMX_ELEM_F32)
-FWD(f64, double, SMX_ELEM_F64)
-FWD(f16, uint16_t, SMX_ELEM_F16)
-FWD(bf16, uint16_t, SMX_ELEM_BF16)
-
-smx_status smx_sa_softmax_f32(const float *x, float *y, size_t n, int normalized, const smx_options *opt) {
-  return smx_sa_softmax_rows_f32(x, n, y, n, 1, n, normalized, opt);
-}
-smx_status smx_sa_softmax_f64(const double *x, double *y, size_t n, int normalized, const smx_options *opt) {
-  return smx_sa_softmax_rows_f64(x, n, y, n, 1, n, normalized, opt);
-}
-
-#define BWD_ROWS(sfx, T, E)                                                                                        \
-  smx_status smx_sa_softmax_backward_rows_##sfx(const T *x, size_t ldx, const T *y, size_t ldy, const T *dy,  \
-                                                size_t lddy, T *dx, size_t lddx, size_t rows, size_t cols,     \
-                                                int normalized, const smx_options *opt) {                     \
-    (void)y; (void)ldy;                                                                                       \
-    return run(E, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, normalized, opt);                                \
-  }
-#define BWD(sfx, T, E)                                                                                        \
-  BWD_ROWS(sfx, T, E)                                                                                          \
-  smx_status smx_sa_softmax_backward_##sfx(const T *x, const T *y, const T *dy, T *dx, size_t n, int normalized, \
-                                           const smx_options *opt) {                                          \
-    return smx_sa_softmax_backward_rows_##sfx(x, n, y, n, dy, n, dx, n, 1, n, normalized, opt);               \
-  }
-BWD(f32, float, SMX_ELEM_F32)
-BWD(f64, double, SMX_ELEM_F64)
-BWD_ROWS(f16, uint16_t, SMX_ELEM_F16)
-BWD_ROWS(bf16, uint16_t, SMX_ELEM_BF16)
+/* sa-softmax's own parameter, declared and passed on (ops/entry_points.h) */
+#define NORMALIZED_DECL() , int normalized
+#define NORMALIZED_ARG() , normalized
+SMX_X_DY_ENTRIES(sa_softmax, NORMALIZED_DECL, NORMALIZED_ARG)

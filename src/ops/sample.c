@@ -119,22 +119,15 @@ static smx_status run_sample(smx_elem elem, const void *x, size_t ldx, size_t ro
   return smx_grid_rows(plan.row_threads, rows, scratch, sample_task, &j);
 }
 
-smx_status smx_sample_rows_f32(const float *x, size_t ldx, int64_t *tokens, size_t rows, size_t cols,
-                               const smx_sample_params *params, uint64_t seed, uint64_t step, const smx_options *opt) {
-  return run_sample(SMX_ELEM_F32, x, ldx, rows, cols, params, seed, step, tokens, opt);
-}
+/* The public entry points, one dtype per line. */
+#define SAMPLE_ROWS(SFX, T, ELEM)                                                                         \
+  smx_status smx_sample_rows_##SFX(const T *x, size_t ldx, int64_t *tokens, size_t rows, size_t cols,    \
+                                   const smx_sample_params *params, uint64_t seed, uint64_t step,         \
+                                   const smx_options *opt) {                                            \
+    return run_sample(ELEM, x, ldx, rows, cols, params, seed, step, tokens, opt);                       \
+  }
 
-smx_status smx_sample_rows_f64(const double *x, size_t ldx, int64_t *tokens, size_t rows, size_t cols,
-                               const smx_sample_params *params, uint64_t seed, uint64_t step, const smx_options *opt) {
-  return run_sample(SMX_ELEM_F64, x, ldx, rows, cols, params, seed, step, tokens, opt);
-}
-
-smx_status smx_sample_rows_f16(const uint16_t *x, size_t ldx, int64_t *tokens, size_t rows, size_t cols,
-                               const smx_sample_params *params, uint64_t seed, uint64_t step, const smx_options *opt) {
-  return run_sample(SMX_ELEM_F16, x, ldx, rows, cols, params, seed, step, tokens, opt);
-}
-
-smx_status smx_sample_rows_bf16(const uint16_t *x, size_t ldx, int64_t *tokens, size_t rows, size_t cols,
-                               const smx_sample_params *params, uint64_t seed, uint64_t step, const smx_options *opt) {
-  return run_sample(SMX_ELEM_BF16, x, ldx, rows, cols, params, seed, step, tokens, opt);
-}
+SAMPLE_ROWS(f32, float, SMX_ELEM_F32)
+SAMPLE_ROWS(f64, double, SMX_ELEM_F64)
+SAMPLE_ROWS(f16, uint16_t, SMX_ELEM_F16)
+SAMPLE_ROWS(bf16, uint16_t, SMX_ELEM_BF16)

@@ -85,12 +85,9 @@ static smx_status run_sigmoid(smx_elem elem, const void *x, size_t ldx, void *y,
   smx_status st = smx_resolve_options(opt, &o);
   if (st != SMX_OK) return st;
   if (!isfinite(bias)) return SMX_E_INVALID_ARG;
-  if (ldx < cols || ldy < cols) return SMX_E_INVALID_ARG;
-  if (rows == 0 || cols == 0) return SMX_OK;
-  if (!x || !y) return SMX_E_INVALID_ARG;
   size_t es = smx_elem_size(elem);
-  smx_arg args[2] = { SMX_ARG_IN(x, rows, cols, ldx, es), SMX_ARG_OUT(y, rows, cols, ldy, es, 1) };
-  if ((st = smx_check_args(args, 2)) != SMX_OK) return st;
+  int empty;
+  if ((st = smx_check_x_y(x, ldx, y, ldy, rows, cols, es, &empty)) != SMX_OK || empty) return st;
 
   sigmoid_job j = { .io = smx_elem_io_for(elem), .x = x, .y = y, .ldx = ldx, .ldy = ldy, .cols = cols, .es = es };
   if (elem == SMX_ELEM_F64) {

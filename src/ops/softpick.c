@@ -9,6 +9,8 @@
 #include <math.h>
 
 #include "core/temperature.h"
+#include "ops/entry_points.h"
+#include "ops/inf_share_row.h"
 #include "ops/vnorm_rowstats.h"
 #include "ops/vnorm_run.h"
 #include "registry/registry.h"
@@ -19,20 +21,6 @@ typedef struct softpick_ctx {
   smx_expc c;
   double eps;
 } softpick_ctx;
-
-/* Rows whose max is not finite (a +inf entry, or no finite entry): the
- * special-value rule of the header. NaN is found here or by a NaN sum. */
-#define SPECIAL_ROW(T, x, y, n, grad)                                           \
-  do {                                                                          \
-    size_t kinf = 0;                                                            \
-    int nan = 0;                                                                \
-    for (size_t i = 0; i < n; i++) {                                            \
-      if (x[i] != x[i]) nan = 1;                                                \
-      if (x[i] == (T)INFINITY) kinf++;                                          \
-    }                                                                           \
-    for (size_t i = 0; i < n; i++)                                              \
-      y[i] = nan ? (T)NAN : (!(grad) && kinf && x[i] == (T)INFINITY) ? (T)(1.0 / (double)kinf) : (T)0; \
-  } while (0)
 
 static void fill_nan32(float *y, size_t n) { for (size_t i = 0; i < n; i++) y[i] = NAN; }
 static void fill_nan64(double *y, size_t n) { for (size_t i = 0; i < n; i++) y[i] = NAN; }
@@ -52,7 +40,7 @@ static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, s
     return;
   }
   float m = c->reg->f32->rmax(n, x);
-  if (!isfinite(m)) { SPECIAL_ROW(float, x, y, n, 0); return; }
+  if (!isfinite(m)) { SMX_INF_SHARE_ROW(float, x, y, n, 0); return; }
   float em = (float)exp(-(double)m);   /* may be +inf for m < -88.7: every output is then 0 */
   double den = c->reg->vnorm->softpick_exp(n, x, y, m, &c->c, em) + c->eps;
   if (den != den) { fill_nan32(y, n); return; }
@@ -64,7 +52,7 @@ static void fwd64(const void *ctx, size_t r, const double *const *in, double *y,
   const double *x = in[0];
   (void)r; (void)scratch;
   smx_vn_stats s = smx_vn_stats_f64(x, n);
-  if (s.nan || s.kinf || s.imax == n) { SPECIAL_ROW(double, x, y, n, 0); return; }
+  if (s.nan || s.kinf || s.imax == n) { SMX_INF_SHARE_ROW(double, x, y, n, 0); return; }
   double m = s.fmax, em = exp(-m);
   double den = smx_vnorm_softpick_exp_f64(n, x, y, m, em) + c->eps;
   smx_vnorm_softpick_out_f64(n, y, y, em, den > 0.0 ? 1.0 / den : 0.0);
@@ -94,7 +82,7 @@ static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, 
     return;
   }
   float m = c->reg->f32->rmax(n, x);
-  if (!isfinite(m)) { SPECIAL_ROW(float, x, dx, n, 1); return; }
+  if (!isfinite(m)) { SMX_INF_SHARE_ROW(float, x, dx, n, 1); return; }
   float em = (float)exp(-(double)m);
   double gy, den = c->reg->vnorm->softpick_dot(n, x, g, m, &c->c, em, &gy) + c->eps;
   if (den != den) { fill_nan32(dx, n); return; }
@@ -110,7 +98,7 @@ static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx
   (void)r; (void)scratch;
   smx_vn_stats st = smx_vn_stats_f64(x, n);
   if (st.nan) { fill_nan64(dx, n); return; }
-  if (st.kinf || st.imax == n) { SPECIAL_ROW(double, x, dx, n, 1); return; }
+  if (st.kinf || st.imax == n) { SMX_INF_SHARE_ROW(double, x, dx, n, 1); return; }
   double m = st.fmax, em = exp(-m), gy;
   double den = smx_vnorm_softpick_dot_f64(n, x, g, m, em, &gy) + c->eps;
   double s = den > 0.0 ? 1.0 / den : 0.0, d = gy * s;
@@ -132,57 +120,7 @@ static smx_status run(smx_elem e, int grad, const void *x, size_t ldx, const voi
   return smx_vn_run(&op, opt);
 }
 
-smx_status smx_softpick_f32(const float *x, float *y, size_t n, double eps, const smx_options *opt) {
-  return run(SMX_ELEM_F32, 0, x, n, NULL, 0, y, n, 1, n, eps, opt);
-}
-smx_status smx_softpick_f64(const double *x, double *y, size_t n, double eps, const smx_options *opt) {
-  return run(SMX_ELEM_F64, 0, x, n, NULL, 0, y, n, 1, n, eps, opt);
-}
-smx_status smx_softpick_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,
-                                 double eps, const smx_options *opt) {
-  return run(SMX_ELEM_F32, 0, x, ldx, NULL, 0, y, ldy, rows, cols, eps, opt);
-}
-smx_status smx_softpick_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows, size_t cols,
-                                 double eps, const smx_options *opt) {
-  return run(SMX_ELEM_F64, 0, x, ldx, NULL, 0, y, ldy, rows, cols, eps, opt);
-}
-smx_status smx_softpick_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
-                                 double eps, const smx_options *opt) {
-  return run(SMX_ELEM_F16, 0, x, ldx, NULL, 0, y, ldy, rows, cols, eps, opt);
-}
-smx_status smx_softpick_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
-                                  double eps, const smx_options *opt) {
-  return run(SMX_ELEM_BF16, 0, x, ldx, NULL, 0, y, ldy, rows, cols, eps, opt);
-}
-smx_status smx_softpick_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy, const float *dy,
-                                          size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols, double eps,
-                                          const smx_options *opt) {
-  (void)y; (void)ldy;
-  return run(SMX_ELEM_F32, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, eps, opt);
-}
-smx_status smx_softpick_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy, const double *dy,
-                                          size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, double eps,
-                                          const smx_options *opt) {
-  (void)y; (void)ldy;
-  return run(SMX_ELEM_F64, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, eps, opt);
-}
-smx_status smx_softpick_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
-                                          const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
-                                          size_t cols, double eps, const smx_options *opt) {
-  (void)y; (void)ldy;
-  return run(SMX_ELEM_F16, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, eps, opt);
-}
-smx_status smx_softpick_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
-                                           const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
-                                           size_t cols, double eps, const smx_options *opt) {
-  (void)y; (void)ldy;
-  return run(SMX_ELEM_BF16, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, eps, opt);
-}
-smx_status smx_softpick_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n, double eps,
-                                     const smx_options *opt) {
-  return smx_softpick_backward_rows_f32(x, n, y, n, dy, n, dx, n, 1, n, eps, opt);
-}
-smx_status smx_softpick_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
-                                     double eps, const smx_options *opt) {
-  return smx_softpick_backward_rows_f64(x, n, y, n, dy, n, dx, n, 1, n, eps, opt);
-}
+/* softpick's own parameter, declared and passed on (ops/entry_points.h) */
+#define EPS_DECL() , double eps
+#define EPS_ARG() , eps
+SMX_X_DY_ENTRIES(softpick, EPS_DECL, EPS_ARG)

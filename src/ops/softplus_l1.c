@@ -12,6 +12,8 @@
 
 #include "core/ksum.h"
 #include "core/temperature.h"
+#include "ops/entry_points.h"
+#include "ops/inf_share_row.h"
 #include "ops/vnorm_run.h"
 #include "registry/registry.h"
 #include "smx/smx.h"
@@ -21,19 +23,6 @@ typedef struct sp_ctx {
   smx_expc c;
   int nt;   /* non-temporal dx stores (smx_vn_stream_out) */
 } sp_ctx;
-
-/* +inf entries: 1/k on them; a NaN sum: NaN row (NaN in x, or inf - inf) */
-#define SP_SPECIAL(T, x, y, n, grad)                                                  \
-  do {                                                                                \
-    size_t kinf = 0;                                                                  \
-    int nan = 0;                                                                      \
-    for (size_t i = 0; i < n; i++) {                                                  \
-      if (x[i] != x[i]) nan = 1;                                                      \
-      else if (x[i] == (T)INFINITY) kinf++;                                           \
-    }                                                                                 \
-    for (size_t i = 0; i < n; i++)                                                    \
-      y[i] = nan ? (T)NAN : (grad) ? (T)0 : x[i] == (T)INFINITY ? (T)(1.0 / (double)kinf) : (T)0; \
-  } while (0)
 
 /*
  * Rows far below 0. softplus(x) ~ e^x there: subnormal in the storage type below log of its smallest
@@ -119,7 +108,7 @@ static void fwd32(const void *ctx, size_t r, const float *const *in, float *y, s
     s = 0.0;
     for (size_t i = 0; i < n; i++) s += y[i];
   }
-  if (!isfinite(s)) { SP_SPECIAL(float, in[0], y, n, 0); return; }
+  if (!isfinite(s)) { SMX_INF_SHARE_ROW(float, in[0], y, n, 0); return; }
   /* s = 0: every entry -inf (0 / 0): 0. A sum beyond 2^100 makes 1/s lose
    * bits in float: two scalings then. */
   if (s > 0x1p100) {
@@ -161,7 +150,7 @@ static void fwd64(const void *ctx, size_t r, const double *const *in, double *y,
       s += sc;
     }
   }
-  if (!isfinite(s)) { SP_SPECIAL(double, in[0], y, n, 0); return; }
+  if (!isfinite(s)) { SMX_INF_SHARE_ROW(double, in[0], y, n, 0); return; }
   double inv = s > 0.0 ? 1.0 / s : 0.0;
   for (size_t i = 0; i < n; i++) y[i] *= inv;
 }
@@ -181,7 +170,7 @@ static void bwd32(const void *ctx, size_t r, const float *const *in, float *dx, 
     return;
   }
   if (!isfinite(s) || !isfinite(gs)) s = smx_vnorm_ukernels_scalar.softplus(n, in[0], NULL, in[2], &gs, &c->c);
-  if (!isfinite(s) || !(s > 0.0)) { SP_SPECIAL(float, in[0], dx, n, 1); return; }
+  if (!isfinite(s) || !(s > 0.0)) { SMX_INF_SHARE_ROW(float, in[0], dx, n, 1); return; }
   c->reg->vnorm->sig_scale(n, scr, in[2], dx, (float)(1.0 / s), (float)(gs / s), c->nt);
 }
 
@@ -196,7 +185,7 @@ static void bwd64(const void *ctx, size_t r, const double *const *in, double *dx
     for (size_t i = 0; i < n; i++) dx[i] = sig_scaled(x[i], h) * (g[i] - d) / su;
     return;
   }
-  if (!isfinite(s) || !(s > 0.0)) { SP_SPECIAL(double, in[0], dx, n, 1); return; }
+  if (!isfinite(s) || !(s > 0.0)) { SMX_INF_SHARE_ROW(double, in[0], dx, n, 1); return; }
   smx_vnorm_softplus_bwd_f64(n, in[0], in[2], dx, 1.0 / s, gs / s);
 }
 
@@ -213,37 +202,4 @@ static smx_status run(smx_elem e, int grad, const void *x, size_t ldx, const voi
   return smx_vn_run(&op, opt);
 }
 
-#define FWD(sfx, T, E)                                                                                        \
-  smx_status smx_softplus_l1_rows_##sfx(const T *x, size_t ldx, T *y, size_t ldy, size_t rows, size_t cols,   \
-                                        const smx_options *opt) {                                             \
-    return run(E, 0, x, ldx, NULL, 0, y, ldy, rows, cols, opt);                                               \
-  }
-FWD(f32, float, SMX_ELEM_F32)
-FWD(f64, double, SMX_ELEM_F64)
-FWD(f16, uint16_t, SMX_ELEM_F16)
-FWD(bf16, uint16_t, SMX_ELEM_BF16)
-
-smx_status smx_softplus_l1_f32(const float *x, float *y, size_t n, const smx_options *opt) {
-  return smx_softplus_l1_rows_f32(x, n, y, n, 1, n, opt);
-}
-smx_status smx_softplus_l1_f64(const double *x, double *y, size_t n, const smx_options *opt) {
-  return smx_softplus_l1_rows_f64(x, n, y, n, 1, n, opt);
-}
-
-#define BWD_ROWS(sfx, T, E)                                                                                        \
-  smx_status smx_softplus_l1_backward_rows_##sfx(const T *x, size_t ldx, const T *y, size_t ldy, const T *dy, \
-                                                 size_t lddy, T *dx, size_t lddx, size_t rows, size_t cols,    \
-                                                 const smx_options *opt) {                                    \
-    (void)y; (void)ldy;                                                                                       \
-    return run(E, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, opt);                                            \
-  }
-#define BWD(sfx, T, E)                                                                                        \
-  BWD_ROWS(sfx, T, E)                                                                                          \
-  smx_status smx_softplus_l1_backward_##sfx(const T *x, const T *y, const T *dy, T *dx, size_t n,             \
-                                            const smx_options *opt) {                                         \
-    return smx_softplus_l1_backward_rows_##sfx(x, n, y, n, dy, n, dx, n, 1, n, opt);                          \
-  }
-BWD(f32, float, SMX_ELEM_F32)
-BWD(f64, double, SMX_ELEM_F64)
-BWD_ROWS(f16, uint16_t, SMX_ELEM_F16)
-BWD_ROWS(bf16, uint16_t, SMX_ELEM_BF16)
+SMX_X_DY_ENTRIES(softplus_l1, NO_PARAM, NO_PARAM)

@@ -16,6 +16,7 @@
 #include "core/grid.h"
 #include "core/operands.h"
 #include "core/options.h"
+#include "ops/entry_points.h"
 #include "registry/registry.h"
 #include "smx/smx.h"
 
@@ -121,15 +122,9 @@ static smx_status run_bwd(double alpha, smx_elem elem, const void *y, size_t ldy
   smx_status st = smx_sparse_options(opt, &o);
   if (st != SMX_OK) return st;
   if (!(alpha > 1.0 && alpha < INFINITY)) return SMX_E_INVALID_ARG;
-  if (ldy < cols || lddy < cols || lddx < cols) return SMX_E_INVALID_ARG;
-  if (rows == 0 || cols == 0) return SMX_OK;
-  if (!y || !dy || !dx) return SMX_E_INVALID_ARG;
   size_t es = smx_elem_size(elem);
-  int as_y = dx == y && lddx == ldy, as_dy = dx == dy && lddx == lddy;
-  smx_arg args[3] = { SMX_ARG_IN(y, rows, cols, ldy, es), SMX_ARG_IN(dy, rows, cols, lddy, es),
-                      SMX_ARG_OUT(dx, rows, cols, lddx, es, as_y ? 1 : 2) };
-  if (as_y && as_dy) args[2].out = 0;
-  if ((st = smx_check_args(args, 3)) != SMX_OK) return st;
+  int empty;
+  if ((st = smx_check_y_dy_dx(y, ldy, dy, lddy, dx, lddx, rows, cols, es, &empty)) != SMX_OK || empty) return st;
   size_t per = (alpha == 2.0 ? 0 : sizeof(size_t) + 2 * sizeof(double)) + (half ? 3 * sizeof(float) : 0);
   if (per && cols > SIZE_MAX / 2 / per) return SMX_E_NOMEM;
   bwd_job j = { .f64 = f64, .elem = elem, .alpha = alpha, .y = y, .dy = dy, .dx = dx, .ldy = ldy, .lddy = lddy, .lddx = lddx,
@@ -138,108 +133,32 @@ static smx_status run_bwd(double alpha, smx_elem elem, const void *y, size_t ldy
   return smx_grid_rows(plan.row_threads, rows, cols * per, bwd_rows, &j);
 }
 
-/* x is not needed (the products depend on y only) and is not read. */
-smx_status smx_sparsemax_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy, const float *dy,
-                                           size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols,
-                                           const smx_options *opt) {
-  (void)x; (void)ldx;
-  return run_bwd(2.0, SMX_ELEM_F32, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
-smx_status smx_sparsemax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
-                                           const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows,
-                                           size_t cols, const smx_options *opt) {
-  (void)x; (void)ldx;
-  return run_bwd(2.0, SMX_ELEM_F64, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
-smx_status smx_sparsemax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
-                                      const smx_options *opt) {
-  (void)x;
-  return run_bwd(2.0, SMX_ELEM_F32, y, n, dy, n, dx, n, 1, n, opt);
-}
-smx_status smx_sparsemax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
-                                      const smx_options *opt) {
-  (void)x;
-  return run_bwd(2.0, SMX_ELEM_F64, y, n, dy, n, dx, n, 1, n, opt);
-}
-smx_status smx_entmax15_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy, const float *dy,
-                                          size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols,
-                                          const smx_options *opt) {
-  (void)x; (void)ldx;
-  return run_bwd(1.5, SMX_ELEM_F32, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
-smx_status smx_entmax15_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy,
-                                          const double *dy, size_t lddy, double *dx, size_t lddx, size_t rows,
-                                          size_t cols, const smx_options *opt) {
-  (void)x; (void)ldx;
-  return run_bwd(1.5, SMX_ELEM_F64, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
-smx_status smx_entmax15_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n,
-                                     const smx_options *opt) {
-  (void)x;
-  return run_bwd(1.5, SMX_ELEM_F32, y, n, dy, n, dx, n, 1, n, opt);
-}
-smx_status smx_entmax15_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
-                                     const smx_options *opt) {
-  (void)x;
-  return run_bwd(1.5, SMX_ELEM_F64, y, n, dy, n, dx, n, 1, n, opt);
-}
-smx_status smx_entmax_backward_rows_f32(const float *x, size_t ldx, const float *y, size_t ldy, const float *dy,
-                                        size_t lddy, float *dx, size_t lddx, size_t rows, size_t cols, double alpha,
-                                        const smx_options *opt) {
-  (void)x; (void)ldx;
-  return run_bwd(alpha, SMX_ELEM_F32, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
-smx_status smx_entmax_backward_rows_f64(const double *x, size_t ldx, const double *y, size_t ldy, const double *dy,
-                                        size_t lddy, double *dx, size_t lddx, size_t rows, size_t cols, double alpha,
-                                        const smx_options *opt) {
-  (void)x; (void)ldx;
-  return run_bwd(alpha, SMX_ELEM_F64, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
-smx_status smx_entmax_backward_f32(const float *x, const float *y, const float *dy, float *dx, size_t n, double alpha,
-                                   const smx_options *opt) {
-  (void)x;
-  return run_bwd(alpha, SMX_ELEM_F32, y, n, dy, n, dx, n, 1, n, opt);
-}
-smx_status smx_entmax_backward_f64(const double *x, const double *y, const double *dy, double *dx, size_t n,
-                                   double alpha, const smx_options *opt) {
-  (void)x;
-  return run_bwd(alpha, SMX_ELEM_F64, y, n, dy, n, dx, n, 1, n, opt);
-}
+/* The public entry points, one (operation, dtype) per line: x is not needed (the products depend on y
+ * only) and is not read. OWN is the operation's own parameter (ops/entry_points.h)
+ * and ALPHA its value; f16 / bf16 rows do f32 arithmetic on the widened rows, dx rounded once. */
+#define BWD_ROWS(NAME, SFX, T, ELEM, ALPHA, OWN)                                                          \
+  smx_status smx_##NAME##_backward_rows_##SFX(const T *x, size_t ldx, const T *y, size_t ldy, const T *dy, \
+                                              size_t lddy, T *dx, size_t lddx, size_t rows, size_t cols OWN(), \
+                                              const smx_options *opt) {                                   \
+    (void)x; (void)ldx;                                                                                   \
+    return run_bwd(ALPHA, ELEM, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);                             \
+  }
+#define BWD_ROW(NAME, SFX, T, ELEM, ALPHA, OWN)                                                           \
+  smx_status smx_##NAME##_backward_##SFX(const T *x, const T *y, const T *dy, T *dx, size_t n OWN(),       \
+                                         const smx_options *opt) {                                        \
+    (void)x;                                                                                              \
+    return run_bwd(ALPHA, ELEM, y, n, dy, n, dx, n, 1, n, opt);                                           \
+  }
 
-/* f16 / bf16: f32 arithmetic on the widened rows, dx rounded once */
-smx_status smx_sparsemax_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
-                                      const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
-                                      size_t cols, const smx_options *opt) {
-  (void)x; (void)ldx;
-  return run_bwd(2.0, SMX_ELEM_F16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
-smx_status smx_sparsemax_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
-                                      const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
-                                      size_t cols, const smx_options *opt) {
-  (void)x; (void)ldx;
-  return run_bwd(2.0, SMX_ELEM_BF16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
-smx_status smx_entmax15_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
-                                      const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
-                                      size_t cols, const smx_options *opt) {
-  (void)x; (void)ldx;
-  return run_bwd(1.5, SMX_ELEM_F16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
-smx_status smx_entmax15_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
-                                      const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
-                                      size_t cols, const smx_options *opt) {
-  (void)x; (void)ldx;
-  return run_bwd(1.5, SMX_ELEM_BF16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
-smx_status smx_entmax_backward_rows_f16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
-                                      const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
-                                      size_t cols, double alpha, const smx_options *opt) {
-  (void)x; (void)ldx;
-  return run_bwd(alpha, SMX_ELEM_F16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
-smx_status smx_entmax_backward_rows_bf16(const uint16_t *x, size_t ldx, const uint16_t *y, size_t ldy,
-                                      const uint16_t *dy, size_t lddy, uint16_t *dx, size_t lddx, size_t rows,
-                                      size_t cols, double alpha, const smx_options *opt) {
-  (void)x; (void)ldx;
-  return run_bwd(alpha, SMX_ELEM_BF16, y, ldy, dy, lddy, dx, lddx, rows, cols, opt);
-}
+/* every dtype of one operation */
+#define BWD_ENTRIES(NAME, ALPHA, OWN)                          \
+  BWD_ROWS(NAME, f32, float, SMX_ELEM_F32, ALPHA, OWN)         \
+  BWD_ROWS(NAME, f64, double, SMX_ELEM_F64, ALPHA, OWN)        \
+  BWD_ROWS(NAME, f16, uint16_t, SMX_ELEM_F16, ALPHA, OWN)      \
+  BWD_ROWS(NAME, bf16, uint16_t, SMX_ELEM_BF16, ALPHA, OWN)    \
+  BWD_ROW(NAME, f32, float, SMX_ELEM_F32, ALPHA, OWN)          \
+  BWD_ROW(NAME, f64, double, SMX_ELEM_F64, ALPHA, OWN)
+
+BWD_ENTRIES(sparsemax, 2.0, NO_PARAM)
+BWD_ENTRIES(entmax15, 1.5, NO_PARAM)
+BWD_ENTRIES(entmax, alpha, ALPHA_PARAM)

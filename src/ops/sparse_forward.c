@@ -12,6 +12,7 @@
 #include "core/grid.h"
 #include "core/operands.h"
 #include "core/options.h"
+#include "ops/entry_points.h"
 #include "ops/sparse_row.h"
 #include "smx/smx.h"
 
@@ -59,12 +60,9 @@ static smx_status run_sparse(smx_sparse_kind kind, double alpha, smx_elem elem, 
   smx_status st = smx_sparse_options(opt, &o);
   if (st != SMX_OK) return st;
   if (kind == SMX_SPARSE_ENTMAX_BISECT && !(alpha > 1.0 && alpha < INFINITY)) return SMX_E_INVALID_ARG;
-  if (ldx < cols || ldy < cols) return SMX_E_INVALID_ARG;
-  if (rows == 0 || cols == 0) return SMX_OK;
-  if (!x || !y) return SMX_E_INVALID_ARG;
   size_t es = smx_elem_size(elem);
-  smx_arg args[2] = { SMX_ARG_IN(x, rows, cols, ldx, es), SMX_ARG_OUT(y, rows, cols, ldy, es, 1) };
-  if ((st = smx_check_args(args, 2)) != SMX_OK) return st;
+  int empty;
+  if ((st = smx_check_x_y(x, ldx, y, ldy, rows, cols, es, &empty)) != SMX_OK || empty) return st;
   size_t per = smx_sparse_scratch(1) + (elem == SMX_ELEM_F16 || elem == SMX_ELEM_BF16 ? sizeof(float) : 0);
   if (cols > SIZE_MAX / 2 / per) return SMX_E_NOMEM;
   sparse_job j = { .kind = kind, .alpha = alpha, .io = smx_elem_io_for(elem),
@@ -73,61 +71,28 @@ static smx_status run_sparse(smx_sparse_kind kind, double alpha, smx_elem elem, 
   return smx_grid_rows(plan.row_threads, rows, cols * per, sparse_rows, &j);
 }
 
-#define SPARSE_ENTRIES(name, kind)                                                                                  \
-  smx_status smx_##name##_f32(const float *x, float *y, size_t n, const smx_options *opt) {                        \
-    return run_sparse(kind, 0, SMX_ELEM_F32, x, n, y, n, 1, n, opt);                                              \
-  }                                                                                                               \
-  smx_status smx_##name##_f64(const double *x, double *y, size_t n, const smx_options *opt) {                      \
-    return run_sparse(kind, 0, SMX_ELEM_F64, x, n, y, n, 1, n, opt);                                              \
-  }                                                                                                               \
-  smx_status smx_##name##_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,    \
-                                   const smx_options *opt) {                                                      \
-    return run_sparse(kind, 0, SMX_ELEM_F32, x, ldx, y, ldy, rows, cols, opt);                                    \
-  }                                                                                                               \
-  smx_status smx_##name##_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows, size_t cols,  \
-                                   const smx_options *opt) {                                                      \
-    return run_sparse(kind, 0, SMX_ELEM_F64, x, ldx, y, ldy, rows, cols, opt);                                    \
-  }                                                                                                               \
-  smx_status smx_##name##_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,           \
-                                   size_t cols, const smx_options *opt) {                                         \
-    return run_sparse(kind, 0, SMX_ELEM_F16, x, ldx, y, ldy, rows, cols, opt);                                    \
-  }                                                                                                               \
-  smx_status smx_##name##_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows,          \
-                                    size_t cols, const smx_options *opt) {                                        \
-    return run_sparse(kind, 0, SMX_ELEM_BF16, x, ldx, y, ldy, rows, cols, opt);                                   \
+/* The public entry points, one (operation, dtype) per line: the contiguous row and the strided rows.
+ * OWN is the operation's own parameter (ops/entry_points.h), ALPHA its value. */
+#define SPARSE_ROW(NAME, SFX, T, ELEM, KIND, ALPHA, OWN)                                                  \
+  smx_status smx_##NAME##_##SFX(const T *x, T *y, size_t n OWN(), const smx_options *opt) {              \
+    return run_sparse(KIND, ALPHA, ELEM, x, n, y, n, 1, n, opt);                                        \
   }
+#define SPARSE_ROWS(NAME, SFX, T, ELEM, KIND, ALPHA, OWN)                                                 \
+  smx_status smx_##NAME##_rows_##SFX(const T *x, size_t ldx, T *y, size_t ldy, size_t rows, size_t cols OWN(), \
+                                     const smx_options *opt) {                                          \
+    return run_sparse(KIND, ALPHA, ELEM, x, ldx, y, ldy, rows, cols, opt);                              \
+  }
+/* every dtype of one operation */
+#define SPARSE_ENTRIES(NAME, KIND, ALPHA, OWN)                       \
+  SPARSE_ROW(NAME, f32, float, SMX_ELEM_F32, KIND, ALPHA, OWN)       \
+  SPARSE_ROW(NAME, f64, double, SMX_ELEM_F64, KIND, ALPHA, OWN)      \
+  SPARSE_ROWS(NAME, f32, float, SMX_ELEM_F32, KIND, ALPHA, OWN)      \
+  SPARSE_ROWS(NAME, f64, double, SMX_ELEM_F64, KIND, ALPHA, OWN)     \
+  SPARSE_ROWS(NAME, f16, uint16_t, SMX_ELEM_F16, KIND, ALPHA, OWN)   \
+  SPARSE_ROWS(NAME, bf16, uint16_t, SMX_ELEM_BF16, KIND, ALPHA, OWN)
 
-SPARSE_ENTRIES(sparsemax, SMX_SPARSE_SPARSEMAX)
-SPARSE_ENTRIES(entmax15, SMX_SPARSE_ENTMAX15)
-
-smx_status smx_sparsemax_sort_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,
-                                       const smx_options *opt) {
-  return run_sparse(SMX_SPARSE_SPARSEMAX_SORT, 0, SMX_ELEM_F32, x, ldx, y, ldy, rows, cols, opt);
-}
-smx_status smx_sparsemax_sort_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows, size_t cols,
-                                       const smx_options *opt) {
-  return run_sparse(SMX_SPARSE_SPARSEMAX_SORT, 0, SMX_ELEM_F64, x, ldx, y, ldy, rows, cols, opt);
-}
-
-smx_status smx_entmax_f32(const float *x, float *y, size_t n, double alpha, const smx_options *opt) {
-  return run_sparse(SMX_SPARSE_ENTMAX_BISECT, alpha, SMX_ELEM_F32, x, n, y, n, 1, n, opt);
-}
-smx_status smx_entmax_f64(const double *x, double *y, size_t n, double alpha, const smx_options *opt) {
-  return run_sparse(SMX_SPARSE_ENTMAX_BISECT, alpha, SMX_ELEM_F64, x, n, y, n, 1, n, opt);
-}
-smx_status smx_entmax_rows_f32(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t cols,
-                               double alpha, const smx_options *opt) {
-  return run_sparse(SMX_SPARSE_ENTMAX_BISECT, alpha, SMX_ELEM_F32, x, ldx, y, ldy, rows, cols, opt);
-}
-smx_status smx_entmax_rows_f64(const double *x, size_t ldx, double *y, size_t ldy, size_t rows, size_t cols,
-                               double alpha, const smx_options *opt) {
-  return run_sparse(SMX_SPARSE_ENTMAX_BISECT, alpha, SMX_ELEM_F64, x, ldx, y, ldy, rows, cols, opt);
-}
-smx_status smx_entmax_rows_f16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
-                               double alpha, const smx_options *opt) {
-  return run_sparse(SMX_SPARSE_ENTMAX_BISECT, alpha, SMX_ELEM_F16, x, ldx, y, ldy, rows, cols, opt);
-}
-smx_status smx_entmax_rows_bf16(const uint16_t *x, size_t ldx, uint16_t *y, size_t ldy, size_t rows, size_t cols,
-                                double alpha, const smx_options *opt) {
-  return run_sparse(SMX_SPARSE_ENTMAX_BISECT, alpha, SMX_ELEM_BF16, x, ldx, y, ldy, rows, cols, opt);
-}
+SPARSE_ENTRIES(sparsemax, SMX_SPARSE_SPARSEMAX, 0, NO_PARAM)
+SPARSE_ENTRIES(entmax15, SMX_SPARSE_ENTMAX15, 0, NO_PARAM)
+SPARSE_ENTRIES(entmax, SMX_SPARSE_ENTMAX_BISECT, alpha, ALPHA_PARAM)
+SPARSE_ROWS(sparsemax_sort, f32, float, SMX_ELEM_F32, SMX_SPARSE_SPARSEMAX_SORT, 0, NO_PARAM)
+SPARSE_ROWS(sparsemax_sort, f64, double, SMX_ELEM_F64, SMX_SPARSE_SPARSEMAX_SORT, 0, NO_PARAM)

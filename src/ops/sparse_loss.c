@@ -16,6 +16,7 @@
 #include "core/ksum.h"
 #include "core/operands.h"
 #include "core/options.h"
+#include "ops/entry_points.h"
 #include "ops/sparse_row.h"
 #include "smx/smx.h"
 
@@ -144,27 +145,19 @@ static smx_status run_loss(smx_sparse_kind kind, double alpha, int f64, const vo
   return st;
 }
 
-smx_status smx_sparsemax_loss_f32(const float *logits, size_t ld, const int64_t *targets, float *loss, float *grad,
-                       size_t ldg, size_t rows, size_t cols, const smx_options *opt) {
-  return run_loss(SMX_SPARSE_SPARSEMAX, 2.0, 0, logits, ld, targets, loss, grad, ldg, rows, cols, opt);
-}
-smx_status smx_sparsemax_loss_f64(const double *logits, size_t ld, const int64_t *targets, double *loss, double *grad,
-                       size_t ldg, size_t rows, size_t cols, const smx_options *opt) {
-  return run_loss(SMX_SPARSE_SPARSEMAX, 2.0, 1, logits, ld, targets, loss, grad, ldg, rows, cols, opt);
-}
-smx_status smx_entmax15_loss_f32(const float *logits, size_t ld, const int64_t *targets, float *loss, float *grad,
-                       size_t ldg, size_t rows, size_t cols, const smx_options *opt) {
-  return run_loss(SMX_SPARSE_ENTMAX15, 1.5, 0, logits, ld, targets, loss, grad, ldg, rows, cols, opt);
-}
-smx_status smx_entmax15_loss_f64(const double *logits, size_t ld, const int64_t *targets, double *loss, double *grad,
-                       size_t ldg, size_t rows, size_t cols, const smx_options *opt) {
-  return run_loss(SMX_SPARSE_ENTMAX15, 1.5, 1, logits, ld, targets, loss, grad, ldg, rows, cols, opt);
-}
-smx_status smx_entmax_loss_f32(const float *logits, size_t ld, const int64_t *targets, float *loss, float *grad,
-                       size_t ldg, size_t rows, size_t cols, double alpha, const smx_options *opt) {
-  return run_loss(SMX_SPARSE_ENTMAX_BISECT, alpha, 0, logits, ld, targets, loss, grad, ldg, rows, cols, opt);
-}
-smx_status smx_entmax_loss_f64(const double *logits, size_t ld, const int64_t *targets, double *loss, double *grad,
-                       size_t ldg, size_t rows, size_t cols, double alpha, const smx_options *opt) {
-  return run_loss(SMX_SPARSE_ENTMAX_BISECT, alpha, 1, logits, ld, targets, loss, grad, ldg, rows, cols, opt);
-}
+/* The public entry points, one (operation, dtype) per line; OWN is the operation's own parameter
+ * (ops/entry_points.h) and ALPHA its value. */
+#define SPARSE_LOSS(NAME, SFX, T, F64, KIND, ALPHA, OWN)                                                  \
+  smx_status smx_##NAME##_loss_##SFX(const T *logits, size_t ld, const int64_t *targets, T *loss, T *grad, \
+                                     size_t ldg, size_t rows, size_t cols OWN(), const smx_options *opt) { \
+    return run_loss(KIND, ALPHA, F64, logits, ld, targets, loss, grad, ldg, rows, cols, opt);            \
+  }
+
+/* both dtypes of one operation */
+#define SPARSE_LOSS_ENTRIES(NAME, KIND, ALPHA, OWN)         \
+  SPARSE_LOSS(NAME, f32, float, 0, KIND, ALPHA, OWN)        \
+  SPARSE_LOSS(NAME, f64, double, 1, KIND, ALPHA, OWN)
+
+SPARSE_LOSS_ENTRIES(sparsemax, SMX_SPARSE_SPARSEMAX, 2.0, NO_PARAM)
+SPARSE_LOSS_ENTRIES(entmax15, SMX_SPARSE_ENTMAX15, 1.5, NO_PARAM)
+SPARSE_LOSS_ENTRIES(entmax, SMX_SPARSE_ENTMAX_BISECT, alpha, ALPHA_PARAM)

@@ -12,6 +12,7 @@
 #include <math.h>
 
 #include "core/options.h"
+#include "ops/entry_points.h"
 #include "ops/vnorm_run.h"
 #include "ops/vnorm_softmax.h"
 #include "ops/vnorm_std.h"
@@ -82,37 +83,4 @@ static smx_status run(smx_elem e, int grad, const void *x, size_t ldx, const voi
   return smx_vn_run(&op, opt);
 }
 
-#define FWD(sfx, T, E)                                                                                        \
-  smx_status smx_standardize_softmax_rows_##sfx(const T *x, size_t ldx, T *y, size_t ldy, size_t rows,        \
-                                                size_t cols, const smx_options *opt) {    \
-    return run(E, 0, x, ldx, NULL, 0, y, ldy, rows, cols, opt);                                  \
-  }
-FWD(f32, float, SMX_ELEM_F32)
-FWD(f64, double, SMX_ELEM_F64)
-FWD(f16, uint16_t, SMX_ELEM_F16)
-FWD(bf16, uint16_t, SMX_ELEM_BF16)
-
-smx_status smx_standardize_softmax_f32(const float *x, float *y, size_t n, const smx_options *opt) {
-  return smx_standardize_softmax_rows_f32(x, n, y, n, 1, n, opt);
-}
-smx_status smx_standardize_softmax_f64(const double *x, double *y, size_t n, const smx_options *opt) {
-  return smx_standardize_softmax_rows_f64(x, n, y, n, 1, n, opt);
-}
-
-#define BWD_ROWS(sfx, T, E)                                                                                        \
-  smx_status smx_standardize_softmax_backward_rows_##sfx(const T *x, size_t ldx, const T *y, size_t ldy,      \
-                                                         const T *dy, size_t lddy, T *dx, size_t lddx,        \
-                                                         size_t rows, size_t cols, const smx_options *opt) {                      \
-    (void)y; (void)ldy;                                                                                       \
-    return run(E, 1, x, ldx, dy, lddy, dx, lddx, rows, cols, opt);                               \
-  }
-#define BWD(sfx, T, E)                                                                                        \
-  BWD_ROWS(sfx, T, E)                                                                                          \
-  smx_status smx_standardize_softmax_backward_##sfx(const T *x, const T *y, const T *dy, T *dx, size_t n,     \
-                                                    const smx_options *opt) {                                 \
-    return smx_standardize_softmax_backward_rows_##sfx(x, n, y, n, dy, n, dx, n, 1, n, opt);     \
-  }
-BWD(f32, float, SMX_ELEM_F32)
-BWD(f64, double, SMX_ELEM_F64)
-BWD_ROWS(f16, uint16_t, SMX_ELEM_F16)
-BWD_ROWS(bf16, uint16_t, SMX_ELEM_BF16)
+SMX_X_DY_ENTRIES(standardize_softmax, NO_PARAM, NO_PARAM)

@@ -90,13 +90,10 @@ static smx_status run_topk(smx_topk_op op, smx_elem elem, const void *x, size_t 
   smx_resolved_options o;
   smx_status st = smx_resolve_options(opt, &o);
   if (st != SMX_OK) return st;
-  if (ldx < cols || k > cols) return SMX_E_INVALID_ARG;
-  if (rows == 0 || k == 0) return SMX_OK;
-  if (!x || !values || !indices) return SMX_E_INVALID_ARG;
   size_t es = smx_elem_size(elem);
-  smx_arg args[3] = { SMX_ARG_IN(x, rows, cols, ldx, es), SMX_ARG_OUT(values, rows, k, k, sizeof(float), 0),
-                      SMX_ARG_OUT(indices, rows, k, k, sizeof(int64_t), 0) };
-  if ((st = smx_check_args(args, 3)) != SMX_OK) return st;
+  int empty;
+  st = smx_check_x_topk(x, ldx, es, rows, cols, k, values, sizeof(float), indices, &empty);
+  if (st != SMX_OK || empty) return st;
 
   rows_job j = { .x = x, .ldx = ldx, .cols = cols, .es = es, .values = values, .indices = indices };
   j.cfg.k = smx_f32_kernels_for(o.temperature);

@@ -108,13 +108,9 @@ static smx_status run64(smx_topk_op op, const double *x, size_t ldx, double *val
   smx_resolved_options o;
   smx_status st = smx_resolve_options(opt, &o);
   if (st != SMX_OK) return st;
-  if (ldx < cols || k > cols) return SMX_E_INVALID_ARG;
-  if (rows == 0 || k == 0) return SMX_OK;
-  if (!x || !values || !indices) return SMX_E_INVALID_ARG;
-  smx_arg args[3] = { SMX_ARG_IN(x, rows, cols, ldx, sizeof(double)),
-                      SMX_ARG_OUT(values, rows, k, k, sizeof(double), 0),
-                      SMX_ARG_OUT(indices, rows, k, k, sizeof(int64_t), 0) };
-  if ((st = smx_check_args(args, 3)) != SMX_OK) return st;
+  int empty;
+  st = smx_check_x_topk(x, ldx, sizeof(double), rows, cols, k, values, sizeof(double), indices, &empty);
+  if (st != SMX_OK || empty) return st;
   topk64_job j = { .op = op, .flags = o.flags, .x = x, .ldx = ldx, .cols = cols, .k = k, .values = values,
                    .indices = indices };
   j.t = o.temperature;

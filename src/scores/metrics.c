@@ -171,42 +171,28 @@ static smx_status check_args(const void *id, size_t n_id, const void *ood, size_
   return SMX_OK;
 }
 
-smx_status smx_ood_metrics_f64(const double *id, const double *ood, smx_ood_metrics *out, size_t n_id, size_t n_ood,
-                               double tpr, const smx_options *opt) {
-  smx_status st = check_args(id, n_id, ood, n_ood, &tpr, out, opt);
-  if (st) return st;
-  for (size_t i = 0; i < n_id; i++) if (id[i] != id[i]) return SMX_E_INVALID_ARG;
-  for (size_t i = 0; i < n_ood; i++) if (ood[i] != ood[i]) return SMX_E_INVALID_ARG;
-  size_t n = n_id + n_ood;
-  uint64_t *k = smx_sort_buffer_alloc(n * sizeof *k), *t = smx_sort_buffer_alloc(n * sizeof *t);
-  if (!k || !t) { smx_sort_buffer_free(k, n * sizeof *k); smx_sort_buffer_free(t, n * sizeof *t); return SMX_E_NOMEM; }
-  for (size_t i = 0; i < n_id; i++) k[i] = smx_key_from_f64(id[i]);
-  for (size_t i = 0; i < n_ood; i++) k[n_id + i] = smx_key_from_f64(ood[i]);
-  uint64_t *sa = smx_radix_sort_u64(k, t, n_id);
-  uint64_t *sb = smx_radix_sort_u64(k + n_id, t + n_id, n_ood);
-  sorted_pair s = { NULL, NULL, sa, sb, n_id, n_ood, 1 };
-  st = finish(&s, tpr, out);
-  smx_sort_buffer_free(k, n * sizeof *k);
-  smx_sort_buffer_free(t, n * sizeof *t);
-  return st;
-}
+/* The f32 and f64 entry points differ only in the width of the sort keys
+ * (bits: 32 or 64), so one body, written by this macro, serves both. */
+#define OOD_METRICS_ENTRY(T, sfx, bits)                                                                          \
+  smx_status smx_ood_metrics_##sfx(const T *id, const T *ood, smx_ood_metrics *out, size_t n_id, size_t n_ood, \
+                                   double tpr, const smx_options *opt) {                                         \
+    smx_status st = check_args(id, n_id, ood, n_ood, &tpr, out, opt);                                             \
+    if (st) return st;                                                                                            \
+    for (size_t i = 0; i < n_id; i++) if (id[i] != id[i]) return SMX_E_INVALID_ARG;                               \
+    for (size_t i = 0; i < n_ood; i++) if (ood[i] != ood[i]) return SMX_E_INVALID_ARG;                            \
+    size_t n = n_id + n_ood;                                                                                      \
+    uint##bits##_t *k = smx_sort_buffer_alloc(n * sizeof *k), *t = smx_sort_buffer_alloc(n * sizeof *t);         \
+    if (!k || !t) { smx_sort_buffer_free(k, n * sizeof *k); smx_sort_buffer_free(t, n * sizeof *t); return SMX_E_NOMEM; } \
+    for (size_t i = 0; i < n_id; i++) k[i] = smx_key_from_##sfx(id[i]);                                          \
+    for (size_t i = 0; i < n_ood; i++) k[n_id + i] = smx_key_from_##sfx(ood[i]);                                  \
+    sorted_pair s = { .a##bits = smx_radix_sort_u##bits(k, t, n_id),                                              \
+                      .b##bits = smx_radix_sort_u##bits(k + n_id, t + n_id, n_ood),                               \
+                      .na = n_id, .nb = n_ood, .wide = bits == 64 };                                              \
+    st = finish(&s, tpr, out);                                                                                    \
+    smx_sort_buffer_free(k, n * sizeof *k);                                                                       \
+    smx_sort_buffer_free(t, n * sizeof *t);                                                                       \
+    return st;                                                                                                    \
+  }
 
-smx_status smx_ood_metrics_f32(const float *id, const float *ood, smx_ood_metrics *out, size_t n_id, size_t n_ood,
-                               double tpr, const smx_options *opt) {
-  smx_status st = check_args(id, n_id, ood, n_ood, &tpr, out, opt);
-  if (st) return st;
-  for (size_t i = 0; i < n_id; i++) if (id[i] != id[i]) return SMX_E_INVALID_ARG;
-  for (size_t i = 0; i < n_ood; i++) if (ood[i] != ood[i]) return SMX_E_INVALID_ARG;
-  size_t n = n_id + n_ood;
-  uint32_t *k = smx_sort_buffer_alloc(n * sizeof *k), *t = smx_sort_buffer_alloc(n * sizeof *t);
-  if (!k || !t) { smx_sort_buffer_free(k, n * sizeof *k); smx_sort_buffer_free(t, n * sizeof *t); return SMX_E_NOMEM; }
-  for (size_t i = 0; i < n_id; i++) k[i] = smx_key_from_f32(id[i]);
-  for (size_t i = 0; i < n_ood; i++) k[n_id + i] = smx_key_from_f32(ood[i]);
-  uint32_t *sa = smx_radix_sort_u32(k, t, n_id);
-  uint32_t *sb = smx_radix_sort_u32(k + n_id, t + n_id, n_ood);
-  sorted_pair s = { sa, sb, NULL, NULL, n_id, n_ood, 0 };
-  st = finish(&s, tpr, out);
-  smx_sort_buffer_free(k, n * sizeof *k);
-  smx_sort_buffer_free(t, n * sizeof *t);
-  return st;
-}
+OOD_METRICS_ENTRY(double, f64, 64)
+OOD_METRICS_ENTRY(float, f32, 32)

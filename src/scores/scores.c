@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "core/temperature.h"
-#include "core/thread_pool.h"
 #include "ops/softmax_row_f32.h"
+#include "core/thread_pool.h"
 #include "registry/registry.h"
 #include "scores/exp_neg_f64.h"
 #include "core/operands.h"
@@ -256,10 +256,10 @@ static score_ctx make_ctx(smx_score_kind kind, const smx_score_params *p) {
   return c;
 }
 
-/* MSP, energy and max-logit without the double flag run on the f32 kernels. */
+/* MSP and energy without the double flag run on the f32 softmax kernels (the row's max by rmax when only
+ * they are asked, and one raddstoreexp sum per temperature that they share). */
 static int is_fast(smx_score_kind kind, const smx_score_params *p) {
-  return (kind == SMX_SCORE_MSP || kind == SMX_SCORE_ENERGY || kind == SMX_SCORE_MAX_LOGIT) &&
-         !(p->flags & SMX_SCORE_FLAG_DOUBLE);
+  return (kind == SMX_SCORE_MSP || kind == SMX_SCORE_ENERGY) && !(p->flags & SMX_SCORE_FLAG_DOUBLE);
 }
 
 /* Does this kind read the exponentials of the row (rather than only z)? */
@@ -282,24 +282,27 @@ typedef struct slot {
   smx_expc c32;
   const smx_scores_ukernels *k;   /* the current table, or the scalar one at an extreme T */
   int want_w, want_e;
-  double *e;                      /* K doubles when want_e */
+  double *e;                      /* K doubles when want_e and dbl */
+  float *e32;                     /* K floats when want_e and not dbl */
 } slot;
 
 typedef struct plan {
   size_t nk, nslots, n;
   score_ctx c[SMX_SCORES_MULTI_MAX];
-  int fast[SMX_SCORES_MULTI_MAX], slot_of[SMX_SCORES_MULTI_MAX];
-  smx_row_params rp[SMX_SCORES_MULTI_MAX];   /* the fast kinds' f32 kernels */
+  int slot_of[SMX_SCORES_MULTI_MAX];
+  int fast_of[SMX_SCORES_MULTI_MAX];           /* the fast kinds' sum (fs below), else -1 */
+  smx_row_params rp[SMX_SCORES_MULTI_MAX];     /* per distinct fast temperature: the f32 kernels' constants */
+  double fast_T[SMX_SCORES_MULTI_MAX];
+  size_t nfast;
   slot sl[SMX_SCORES_MULTI_MAX];
   const smx_scores_ukernels *sk;
-  const smx_topk_ukernels *tk;
   const smx_f32_ukernels *fk;
+  int light;                      /* only fast kinds: the row's max by rmax */
+  int need_m2;                    /* a margin kind: the row's second largest (top2), else the max alone */
   double *buf;                    /* every scratch row, one allocation */
-  double *spec_e, *spec_sorted;   /* rows with specials: the double reference path */
-  float *vals, *vals2, *vals3;    /* GEN: candidates, and two buffers for the selection */
-  uint32_t *pos;
-  double gen_gap;                 /* GEN: the last row's max minus its M-th value (a guess only) */
-  int light;                      /* only the f32-kernel kinds: the row's max by rmax, no top-2 */
+  double *spec_e, *spec_sorted;   /* rows with specials: the double reference path (and KL's f32 e as doubles) */
+  float *vals, *vals2;            /* GEN: candidates, and the ones the selection still looks at */
+  double gen_gap;                 /* GEN: the last row's log-sum-exp minus its M-th value (a guess only) */
 } plan;
 
 static smx_status plan_init(plan *pl, size_t nk, const smx_score_kind *kinds, const smx_score_params *p, size_t n) {
@@ -308,19 +311,28 @@ static smx_status plan_init(plan *pl, size_t nk, const smx_score_kind *kinds, co
   pl->nk = nk;
   pl->n = n;
   pl->sk = reg->scores;
-  pl->tk = reg->topk;
   pl->fk = reg->f32;
   pl->gen_gap = INFINITY;
+  pl->light = 1;
   int any_exps = 0, any_gen_sel = 0;
   for (size_t k = 0; k < nk; k++) {
     pl->c[k] = make_ctx(kinds[k], &p[k]);
-    pl->fast[k] = is_fast(kinds[k], &p[k]);
     pl->slot_of[k] = -1;
-    if (pl->fast[k]) {
-      smx_row_params_init(&pl->rp[k], pl->fk, SMX_OP_LOGSUMEXP, SMX_ALGO_THREE_PASS, pl->c[k].T, 0, 1);
-      any_exps |= kinds[k] != SMX_SCORE_MAX_LOGIT;
+    pl->fast_of[k] = -1;
+    pl->need_m2 |= kinds[k] == SMX_SCORE_MARGIN_LOGIT || kinds[k] == SMX_SCORE_MARGIN_PROB;
+    if (is_fast(kinds[k], &p[k])) {
+      size_t f = 0;
+      while (f < pl->nfast && pl->fast_T[f] != pl->c[k].T) f++;
+      if (f == pl->nfast) {
+        pl->fast_T[f] = pl->c[k].T;
+        smx_row_params_init(&pl->rp[f], pl->fk, SMX_OP_LOGSUMEXP, SMX_ALGO_THREE_PASS, pl->c[k].T, 0, 1);
+        pl->nfast++;
+      }
+      pl->fast_of[k] = (int)f;
+      any_exps = 1;
       continue;
     }
+    pl->light = 0;
     if (!needs_exps(kinds[k])) continue;
     any_exps = 1;
     int dbl = (p[k].flags & SMX_SCORE_FLAG_DOUBLE) != 0;
@@ -346,69 +358,96 @@ static smx_status plan_init(plan *pl, size_t nk, const smx_score_kind *kinds, co
     if (kinds[k] == SMX_SCORE_NONUNIFORMITY || kinds[k] == SMX_SCORE_KL_MATCHING) pl->sl[s].want_e = 1;
     if (kinds[k] == SMX_SCORE_GEN && pl->c[k].m < n) any_gen_sel = 1;
   }
-  pl->light = 1;
-  for (size_t k = 0; k < nk; k++) pl->light &= pl->fast[k];
   if (!any_exps) return SMX_OK;
-  /* doubles: 2 rows for the reference path, one per slot that keeps its
-   * exponentials; then GEN's candidates (3 rows of floats, 1 of positions) */
-  size_t nd = 2;
-  for (size_t s = 0; s < pl->nslots; s++) nd += (size_t)pl->sl[s].want_e;
-  size_t bytes = nd * n * sizeof(double) + (any_gen_sel ? n * (3 * sizeof(float) + sizeof(uint32_t)) : 0);
-  pl->buf = malloc(bytes);
+  /* doubles: 2 rows for the reference path, one per double slot that keeps
+   * its exponentials; then floats: one per f32 slot that keeps them, GEN's
+   * candidates (2 rows) */
+  size_t nd = 2, nf = any_gen_sel ? 2 : 0;
+  for (size_t s = 0; s < pl->nslots; s++) {
+    nd += (size_t)(pl->sl[s].want_e && pl->sl[s].dbl);
+    nf += (size_t)(pl->sl[s].want_e && !pl->sl[s].dbl);
+  }
+  /* + 16 floats: filter_vals may store a whole vector past its last candidate */
+  pl->buf = malloc(nd * n * sizeof(double) + nf * n * sizeof(float) + (any_gen_sel ? 16 * sizeof(float) : 0));
   if (!pl->buf) return SMX_E_NOMEM;
   double *d = pl->buf;
   pl->spec_e = d;
   pl->spec_sorted = d + n;
   d += 2 * n;
   for (size_t s = 0; s < pl->nslots; s++)
-    if (pl->sl[s].want_e) { pl->sl[s].e = d; d += n; }
+    if (pl->sl[s].want_e && pl->sl[s].dbl) { pl->sl[s].e = d; d += n; }
+  float *f = (float *)(void *)d;
+  for (size_t s = 0; s < pl->nslots; s++)
+    if (pl->sl[s].want_e && !pl->sl[s].dbl) { pl->sl[s].e32 = f; f += n; }
   if (any_gen_sel) {
-    pl->vals = (float *)(void *)d;
-    pl->vals2 = pl->vals + n;
-    pl->vals3 = pl->vals2 + n;
-    pl->pos = (uint32_t *)(void *)(pl->vals3 + n);
+    pl->vals2 = f;
+    pl->vals = f + n;   /* last: its slack is the allocation's 16 floats */
   }
   return SMX_OK;
 }
 
-/* The m-th largest of a[0..n) (1 <= m <= n; a and tmp, n floats each, are
- * overwritten): quickselect with a median-of-three pivot and a three-way
- * partition written without branches on the data (each value is stored at
- * both ends of the other buffer and the side it belongs to advances), so
- * random candidates cost no mispredictions; the last few by insertion. */
-static float kth_largest(float *a, float *tmp, size_t n, size_t m) {
-  while (n > 16) {
-    float x = a[0], y = a[n / 2], z = a[n - 1];
-    float piv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
-    size_t ng = 0, nl = 0;
-    for (size_t i = 0; i < n; i++) {
-      float v = a[i];
-      tmp[ng] = v;
-      tmp[n - 1 - nl] = v;
-      ng += v > piv;
-      nl += v < piv;
-    }
-    float *was = a;
-    if (m <= ng) {
-      a = tmp;
-      n = ng;
-    } else if (m <= n - nl) {
-      return piv;
-    } else {
-      m -= n - nl;
-      a = tmp + (n - nl);
-      n = nl;
-    }
-    tmp = was;
-  }
-  for (size_t i = 1; i < n; i++) {   /* descending */
-    float v = a[i];
-    size_t j = i;
-    for (; j > 0 && a[j - 1] < v; j--) a[j] = a[j - 1];
-    a[j] = v;
-  }
-  return a[m - 1];
+/* A float as a key whose unsigned order is the floats' order (-0 just below +0), and back. */
+static uint32_t f_key(float f) {
+  uint32_t b;
+  memcpy(&b, &f, sizeof b);
+  return b >> 31 ? ~b : b | 0x80000000u;
 }
+static float key_f(uint32_t k) {
+  uint32_t b = k >> 31 ? k & 0x7fffffffu : ~k;
+  float f;
+  memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+/* Keeps the entries of a[0..n) above t (gt = 1) or not above t (gt = 0), in order; returns how many. */
+static size_t keep_side(float *a, size_t n, float t, int gt) {
+  size_t c = 0;
+  for (size_t i = 0; i < n; i++) {   /* branch-free: every entry is stored, the kept ones advance */
+    float u = a[i];
+    a[c] = u;
+    c += (size_t)((u > t) == gt);
+  }
+  return c;
+}
+
+/*
+ * The M-th largest of a[0..n) (1 <= M <= n), every entry in (lo, hi] and
+ * none NaN; a is overwritten. A bisection over the floats of (lo, hi]: each
+ * step is one vector count of the entries above the midpoint (count_gt),
+ * with the invariant  above + #(a > key_f(klo)) >= M > above + #(a > key_f(khi)),
+ * so it ends with key_f(khi) the M-th largest (a float compare sees -0 and
+ * +0 as equal, so the split never falls between them). At most 32 counts;
+ * once half of the entries left can no longer be the answer they are
+ * dropped (those above the new khi counted in `above`), so the counts shrink.
+ * The result is the value, whatever lo was: it does not depend on the guess.
+ */
+static float kth_largest(const smx_scores_ukernels *sk, float *a, size_t n, size_t M, float lo, float hi) {
+  uint32_t klo = f_key(lo), khi = f_key(hi);
+  size_t above = 0;
+  while (khi - klo > 1) {
+    uint32_t kmid = klo + (khi - klo) / 2;
+    float t = key_f(kmid);
+    size_t c = sk->count_gt(n, a, t);
+    if (above + c >= M) {
+      klo = kmid;
+      if (n >= 64 && 2 * c <= n) n = keep_side(a, n, t, 1);
+    } else {
+      khi = kmid;
+      if (n >= 64 && 2 * c >= n) {
+        n = keep_side(a, n, t, 0);
+        above += c;
+      }
+    }
+  }
+  return key_f(khi);
+}
+
+/* GEN's threshold guess for the next row: this row's log-sum-exp minus its M-th value, widened by this
+ * factor; a row with fewer than M candidates widens its gap by GEN_GAP_GROW until it has them. Measured
+ * on N(0, 9) rows of 4096 (M = 100): ~2.3 M candidates and 0.08 refilters a row; the log-sum-exp moves
+ * less from row to row than the max (relative to the max: ~3.2 M candidates and 0.4 refilters). */
+#define GEN_GAP_WIDEN 1.1
+#define GEN_GAP_GROW 1.5
 
 /*
  * GEN of a row with a finite max m and rest = the sum of the exponentials of
@@ -429,19 +468,18 @@ static double gen_row(plan *pl, const score_ctx *c, const float *z, size_t n, do
     for (size_t j = 0; j < n; j++) n_eq += z[j] == (float)m;
     return -((double)n_eq * t_max + sk->gen_sum(n, z, m, s, log_s, g));
   }
-  /* candidates above a guessed threshold (the last row's gap), widened until there are M */
+  /* candidates above a guessed threshold (the last row's gap below its log-sum-exp), widened until
+   * there are M; thr stays below m, so every entry at m is a candidate */
   size_t cnt;
   float thr;
-  for (;;) {
-    thr = pl->gen_gap < INFINITY ? (float)(m - pl->gen_gap) : -INFINITY;
-    int nan = 0;
-    cnt = pl->tk->filter_gt(n, z, thr, pl->pos, &nan);
+  double lse = m + log_s;
+  for (int tries = 0;; tries++) {
+    thr = pl->gen_gap < INFINITY ? (float)(lse - pl->gen_gap) : -INFINITY;
+    if (!(thr < (float)m)) thr = nextafterf((float)m, -INFINITY);
+    cnt = sk->filter_vals(n, z, thr, (float)m, pl->vals, &n_eq);
     if (cnt >= M || thr == -INFINITY) break;
-    pl->gen_gap = pl->gen_gap > 0.0 ? pl->gen_gap * 2.0 : 1.0;
-  }
-  for (size_t i = 0; i < cnt; i++) {
-    pl->vals[i] = z[pl->pos[i]];
-    n_eq += pl->vals[i] == (float)m;   /* every entry at m is a candidate */
+    /* a little wider first (rows like the last one); then fast, for a row unlike it */
+    pl->gen_gap = pl->gen_gap > 0.0 && pl->gen_gap < INFINITY ? pl->gen_gap * (tries ? 4.0 : GEN_GAP_GROW) : 1.0;
   }
   if (n_eq > M) n_eq = M;
   if (cnt < M) {   /* thr = -inf: the entries left out are -inf, whose terms are 0 */
@@ -449,8 +487,8 @@ static double gen_row(plan *pl, const score_ctx *c, const float *z, size_t n, do
     return -((double)n_eq * t_max + sk->gen_sum(cnt, pl->vals, m, s, log_s, g));
   }
   memcpy(pl->vals2, pl->vals, cnt * sizeof(float));
-  float v = kth_largest(pl->vals2, pl->vals3, cnt, M);
-  pl->gen_gap = v == -INFINITY ? INFINITY : 1.5 * (m - (double)v);
+  float v = kth_largest(sk, pl->vals2, cnt, M, thr, (float)m);   /* every candidate is in (thr, m] */
+  pl->gen_gap = GEN_GAP_WIDEN * (lse - (double)v);
   size_t above = 0;
   for (size_t i = 0; i < cnt; i++) {   /* index order */
     float u = pl->vals[i];
@@ -466,16 +504,16 @@ static double gen_row(plan *pl, const score_ctx *c, const float *z, size_t n, do
 static void plan_row(plan *pl, const float *z, size_t n, double *const *out, size_t r) {
   smx_score_top2 t2;
   if (pl->light) {
-    /* msp, energy and max-logit on the f32 kernels only: the max alone, as before (a NaN, which rmax
-     * skips, makes the f32 sum NaN and max-logit's scan finds it; both then give NaN below) */
+    /* msp and energy on the f32 kernels only: the max alone, as before (a NaN, which rmax skips, makes
+     * the f32 sum NaN, and the row then takes the reference path below, which gives NaN) */
     t2.m1 = pl->fk->rmax(n, z);
     t2.m2 = -INFINITY;
-    t2.nan = t2.m1 != t2.m1;
-    for (size_t k = 0; k < pl->nk && !t2.nan; k++)
-      if (pl->c[k].kind == SMX_SCORE_MAX_LOGIT)
-        for (size_t j = 0; j < n; j++) t2.nan |= z[j] != z[j];
-  } else {
+    t2.nan = 0;
+  } else if (pl->need_m2) {
     pl->sk->top2(n, z, &t2);
+  } else {
+    t2.m1 = pl->sk->max_nan(n, z, &t2.nan);
+    t2.m2 = -INFINITY;
   }
   if (t2.nan) {
     for (size_t k = 0; k < pl->nk; k++) out[k][r] = NAN;
@@ -492,11 +530,12 @@ static void plan_row(plan *pl, const float *z, size_t n, double *const *out, siz
     return;
   }
   smx_score_sums sums[SMX_SCORES_MULTI_MAX];
-  double S[SMX_SCORES_MULTI_MAX], logS[SMX_SCORES_MULTI_MAX];
+  double S[SMX_SCORES_MULTI_MAX], logS[SMX_SCORES_MULTI_MAX], fs[SMX_SCORES_MULTI_MAX];
+  for (size_t f = 0; f < pl->nfast; f++) fs[f] = pl->fk->raddstoreexp(n, z, NULL, t2.m1, &pl->rp[f].c);
   for (size_t s = 0; s < pl->nslots; s++) {
     const slot *sl = &pl->sl[s];
     if (sl->dbl) sl->k->expsum(n, z, m, &sl->c, sl->e, sl->want_w, &sums[s]);
-    else sl->k->expsum32(n, z, t2.m1, &sl->c32, &sl->c, sl->e, sl->want_w, &sums[s]);
+    else sl->k->expsum32(n, z, t2.m1, &sl->c32, &sl->c, sl->e32, sl->want_w, &sums[s]);
     smx_dd tot = smx_dd_add(sums[s].s, (smx_dd){ sums[s].n_eq, 0.0 });
     S[s] = smx_dd_value(tot);
     /* log of the double-double: log(hi) + lo / hi */
@@ -511,15 +550,15 @@ static void plan_row(plan *pl, const float *z, size_t n, double *const *out, siz
       case SMX_SCORE_MARGIN_LOGIT: v = n == 1 ? INFINITY : m - (double)t2.m2; break;
       case SMX_SCORE_MSP:
       case SMX_SCORE_ENERGY:
-        if (pl->fast[k]) {
-          double fs = pl->fk->raddstoreexp(n, z, NULL, t2.m1, &pl->rp[k].c);
-          if (!(fs >= 1.0 && fs <= DBL_MAX)) {
+        if (pl->fast_of[k] >= 0) {
+          double f = fs[pl->fast_of[k]];
+          if (!(f >= 1.0 && f <= DBL_MAX)) {   /* NaN in the row (rmax skipped it), or an overflow */
             score_ctx cc = *c;
             cc.e = pl->spec_e;
             cc.sorted = pl->spec_sorted;
             v = score_row_double(&cc, z, n);
           } else {
-            v = c->kind == SMX_SCORE_MSP ? 1.0 / fs : m + c->T * log(fs);
+            v = c->kind == SMX_SCORE_MSP ? 1.0 / f : m + c->T * log(f);
           }
         } else {
           v = c->kind == SMX_SCORE_MSP ? 1.0 / S[si] : m + c->T * logS[si];
@@ -547,12 +586,21 @@ static void plan_row(plan *pl, const float *z, size_t n, double *const *out, siz
         v = gen_row(pl, c, z, n, m, rest);
         break;
       }
-      case SMX_SCORE_NONUNIFORMITY:   /* sum |p - 1/K| = 2 sum (p - 1/K)^+ (the parts above and below are equal) */
-        v = 2.0 * pl->sl[si].k->excess(n, pl->sl[si].e, S[si] / (double)n) / S[si];
+      case SMX_SCORE_NONUNIFORMITY: {   /* sum |p - 1/K| = 2 sum (p - 1/K)^+ (the parts above and below are equal) */
+        const slot *sl = &pl->sl[si];
+        double ex = sl->dbl ? sl->k->excess(n, sl->e, S[si] / (double)n)
+                            : sl->k->excess32(n, sl->e32, (float)(S[si] / (double)n));
+        v = 2.0 * ex / S[si];
         break;
+      }
       case SMX_SCORE_KL_MATCHING: {
+        const slot *sl = &pl->sl[si];
         score_ctx cc = *c;
-        cc.e = pl->sl[si].e;
+        cc.e = sl->e;
+        if (!sl->dbl) {   /* the f32 exponentials as doubles, in the reference path's row (free here) */
+          for (size_t j = 0; j < n; j++) pl->spec_e[j] = sl->e32[j];
+          cc.e = pl->spec_e;
+        }
         v = score_from_exps(&cc, z, n, cc.e, m, S[si], 1);
         break;
       }
@@ -579,6 +627,7 @@ static smx_status run_plan(size_t nk, const smx_score_kind *kinds, const smx_sco
  * alone (the plan's carried GEN guess changes the work, never the value), so any split gives the same bits.
  */
 #define SCORE_BLOCK_ROWS 256
+#define SCORE_MIN_ROWS 8   /* fewer rows a task: the plan and GEN's first guess cost more than they share */
 #define SCORE_MAX_TASKS 1024
 typedef struct scores_job {
   size_t nk, ldx, rows, cols, block;
@@ -599,8 +648,11 @@ static void scores_task(void *ctx, size_t t) {
 
 static smx_status run_threads(size_t nk, const smx_score_kind *kinds, const smx_score_params *p, const float *x,
                               size_t ldx, size_t rows, size_t cols, double *const *out, int threads) {
-  if (threads <= 1 || rows <= SCORE_BLOCK_ROWS) return run_plan(nk, kinds, p, x, ldx, rows, cols, out);
-  size_t block = SCORE_BLOCK_ROWS;
+  if (threads <= 1 || rows < 2 * SCORE_MIN_ROWS) return run_plan(nk, kinds, p, x, ldx, rows, cols, out);
+  /* a call of few rows (smx score and smx eval send blocks of 1 MiB: 64 rows of 4096) still splits,
+   * one task per thread */
+  size_t block = SCORE_BLOCK_ROWS, per = (rows + (size_t)threads - 1) / (size_t)threads;
+  if (per < block) block = per < SCORE_MIN_ROWS ? SCORE_MIN_ROWS : per;
   while ((rows + block - 1) / block > SCORE_MAX_TASKS) block *= 2;
   scores_job *j = malloc(sizeof *j);
   if (!j) return SMX_E_NOMEM;

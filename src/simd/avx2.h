@@ -150,6 +150,15 @@ SMX_INLINE vf_t vf_sel(mf_t m, vf_t t, vf_t f) { return _mm256_blendv_ps(f, t, m
 SMX_INLINE int mf_any(mf_t a) { return !_mm256_testz_ps(a, a); }
 /* bit l set for lane l */
 SMX_INLINE unsigned mf_bits(mf_t a) { return (unsigned)_mm256_movemask_ps(a); }
+/* The lanes of v set in m, in lane order, to dst[0..count) (dst has room
+ * for VF_W floats: a layer may store a whole vector); returns the count. */
+SMX_INLINE size_t vf_compress_st(float *dst, mf_t m, vf_t v) {
+  float t[VF_W];
+  vf_st(t, v);
+  size_t c = 0;
+  for (unsigned bits = mf_bits(m); bits; bits &= bits - 1) dst[c++] = t[__builtin_ctz(bits)];
+  return c;
+}
 /* Writes base + l for every lane l set in m, in increasing order, to dst;
  * returns their number. */
 SMX_INLINE size_t mf_store_lane_ids(uint32_t *dst, mf_t m, uint32_t base) {

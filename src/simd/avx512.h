@@ -103,6 +103,13 @@ SMX_INLINE mf_t mf_or(mf_t a, mf_t b) { return (mf_t)(a | b); }
 SMX_INLINE vf_t vf_sel(mf_t m, vf_t t, vf_t f) { return _mm512_mask_blend_ps(m, f, t); }
 SMX_INLINE int mf_any(mf_t a) { return a != 0; }
 SMX_INLINE unsigned mf_bits(mf_t a) { return (unsigned)a; }
+/* The lanes of v set in m, in lane order, to dst[0..count) (dst has room
+ * for VF_W floats: the compress is in a register and the whole vector is
+ * stored, since a compress straight to memory is slow on some cores). */
+SMX_INLINE size_t vf_compress_st(float *dst, mf_t m, vf_t v) {
+  _mm512_storeu_ps(dst, _mm512_maskz_compress_ps(m, v));
+  return (size_t)__builtin_popcount(m);
+}
 /* one compress store of the lane numbers plus base */
 SMX_INLINE size_t mf_store_lane_ids(uint32_t *dst, mf_t m, uint32_t base) {
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);

@@ -31,6 +31,21 @@ SMX_INLINE vbp_t vbp_bcast(const uint16_t *p) {
 /* the pair (p[0], 0) in every lane: the odd last element of a row, without reading past it */
 SMX_INLINE vbp_t vbp_bcast_lo(const uint16_t *p) { return _mm512_set1_epi32((int)(uint32_t)p[0]); }
 SMX_INLINE vbp_t vbp_bcast32(uint32_t x) { return _mm512_set1_epi32((int)x); }
+/* 32 bf16 in storage as 16 pairs (element 2i low, 2i + 1 high in lane i) */
+SMX_INLINE vbp_t vbp_ldh(const uint16_t *p) { return _mm512_loadu_si512((const void *)p); }
+/* the first n < 32 of them, the others 0 (nothing past them is read) */
+SMX_INLINE vbp_t vbp_ldh_n(const uint16_t *p, size_t n) {
+  return _mm512_maskz_loadu_epi16((__mmask32)((1u << n) - 1u), (const void *)p);
+}
+/* pairs (a[i], b[i]) of two rows of 32 bf16 each: columns 0-15 in *lo, 16-31 in *hi (each in order) */
+SMX_INLINE void vbp_pairs_h(vbp_t a, vbp_t b, vbp_t *lo, vbp_t *hi) {
+  const __m512i il = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38, 6, 37,
+                                      5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+  const __m512i ih = _mm512_set_epi16(63, 31, 62, 30, 61, 29, 60, 28, 59, 27, 58, 26, 57, 25, 56, 24, 55, 23, 54, 22,
+                                      53, 21, 52, 20, 51, 19, 50, 18, 49, 17, 48, 16);
+  *lo = _mm512_permutex2var_epi16(a, il, b);
+  *hi = _mm512_permutex2var_epi16(a, ih, b);
+}
 /* acc + a.b over each lane's pair */
 SMX_INLINE vf_t vf_dp_bf16(vf_t acc, vbp_t a, vbp_t b) { return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b); }
 /* pairs (a[i], b[i]) of two vectors of floats rounded to bf16 */
@@ -54,5 +69,10 @@ SMX_INLINE vbp_t vbp_pair_bf16(vbh_t a, vbh_t b) {
 }
 /* 16 floats rounded to bf16 */
 SMX_INLINE vbh_t vf_to_bf16(vf_t v) { return (vbh_t)_mm512_cvtneps_pbh(v); }
+
+/* the first n <= 16 floats at p rounded to bf16 (nearest even, NaN kept), the others 0: n / 2 pairs */
+SMX_INLINE vbh_t vbh_from_f32_n(const float *p, size_t n) {
+  return (vbh_t)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps((__mmask16)((1u << n) - 1u), p));
+}
 
 #endif

@@ -143,6 +143,15 @@ SMX_INLINE unsigned mf_bits(mf_t a) {
   const uint32_t w[VF_W] = { 1, 2, 4, 8 };
   return vaddvq_u32(vandq_u32(a, vld1q_u32(w)));
 }
+/* The lanes of v set in m, in lane order, to dst[0..count) (dst has room
+ * for VF_W floats: a layer may store a whole vector); returns the count. */
+SMX_INLINE size_t vf_compress_st(float *dst, mf_t m, vf_t v) {
+  float t[VF_W];
+  vf_st(t, v);
+  size_t c = 0;
+  for (unsigned bits = mf_bits(m); bits; bits &= bits - 1) dst[c++] = t[__builtin_ctz(bits)];
+  return c;
+}
 SMX_INLINE size_t mf_store_lane_ids(uint32_t *dst, mf_t m, uint32_t base) {
   unsigned bits = mf_bits(m);
   size_t c = 0;

@@ -5,7 +5,6 @@
 # contradictory options, bad files named once; --lse and -o written together
 # or not at all. Also the help texts of entmax and xent that issue 24 named.
 # Usage: tests/cli/attention_test.sh SMX_BINARY [FAIL_RENAME_SHIM.so]
-set -u
 SMX=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 SHIM=${2:-}
 [ -z "$SHIM" ] || SHIM=$(cd "$(dirname "$SHIM")" && pwd)/$(basename "$SHIM")

@@ -3,7 +3,6 @@
 # exit code for good and bad invocations, no output file left behind on error,
 # and the numbers checked against SciPy.
 # Usage: tests/cli/cli_test.sh SMX_BINARY DATA_DIR
-set -u
 SMX=$1
 DATA=$2
 . "$(dirname "$0")/lib.sh"

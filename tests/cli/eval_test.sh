@@ -3,7 +3,6 @@
 # sample and on bad invocations; no output file left behind on error; the
 # --json figures and smx score's output checked against NumPy/SciPy.
 # Usage: tests/cli/eval_test.sh SMX_BINARY DATA_DIR(data/digits-ood)
-set -u
 SMX=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 . "$(dirname "$0")/lib.sh"   # before the cd: $0 may be relative
 cd "$2" || exit 1

@@ -4,7 +4,6 @@
 # help, the nearest command for a typo, and the usage on stderr with exit 1
 # for a bare smx.
 # Usage: tests/cli/help_test.sh SMX_BINARY
-set -u
 SMX=$1
 . "$(dirname "$0")/lib.sh"
 

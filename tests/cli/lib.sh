@@ -3,6 +3,7 @@
 # (the binary) and prints "$pass passed, $fail failed" at the end.
 # A test that leaves SMX and PY unset gets the binary of its first argument, made absolute (the tests cd into
 # $tmp), and the Python that has NumPy.
+set -u
 SMX=${SMX:-$(cd "$(dirname "$1")" && pwd)/$(basename "$1")}
 PY=${PY:-/usr/bin/python3}
 tmp=$(mktemp -d)
@@ -21,6 +22,11 @@ expect() {
   if [ "$out" != "*" ] && [ "$(cat "$tmp/out")" != "$out" ]; then echo "FAIL $name: stdout:"; cat "$tmp/out"; ok=0; fi
   if [ "$err" != "*" ] && [ "$(cat "$tmp/err")" != "$err" ]; then echo "FAIL $name: stderr:"; cat "$tmp/err"; ok=0; fi
   if [ $ok = 1 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+}
+# numpy_in_tmp [ARGS...] <<'PY' ... PY: the Python script on stdin, run with sys and NumPy (np) imported
+# and d the scratch folder (argv[1]; ARGS follow it), the start that every fixture and check shares.
+numpy_in_tmp() {
+  { printf 'import sys, numpy as np\nd = sys.argv[1]\n'; cat; } | "$PY" - "$tmp" "$@"
 }
 check() {  # check NAME CONDITION...
   local name=$1

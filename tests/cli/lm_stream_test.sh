@@ -3,9 +3,7 @@
 # Fortran order, CSV/TSV input and output, stdin and stdout, and every
 # engine mode (small SMX_CLI_BLOCK_BYTES), against NumPy.
 # Usage: tests/cli/lm_stream_test.sh SMX_BINARY
-set -u
 SMX=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-PY=/usr/bin/python3
 . "$(dirname "$0")/lib.sh"
 cd "$tmp" || exit 1
 

@@ -4,16 +4,12 @@
 # (ties, masks, +inf, NaN), reproducible tokens across thread counts, and the
 # numbers of random rows against SciPy.
 # Usage: tests/cli/lm_topk_test.sh SMX_BINARY
-set -u
 SMX=$1
-PY=/usr/bin/python3
 . "$(dirname "$0")/lib.sh"
 # show FILE: the array as Python prints its list (exact for these values)
 show() { $PY -c 'import sys, numpy as np; a = np.load(sys.argv[1]); print(a.dtype, a.shape, a.tolist())' "$1"; }
 
-$PY - "$tmp" <<'PY'
-import sys, numpy as np
-d = sys.argv[1]
+numpy_in_tmp <<'PY'
 inf, nan = np.inf, np.nan
 # rows whose answers are exact on every ISA: ties, masks, +inf, NaN, all -inf
 np.save(d + "/s.npy", np.array([[-inf, 3, -inf, 3, -inf, -inf],
@@ -97,9 +93,7 @@ expect "sample seed" 0 "" "" -- sample "$tmp/r.npy" -o "$tmp/t1.npy" --seed 7 --
 expect "sample seed, 2 threads" 0 "" "" -- sample "$tmp/r.npy" -o "$tmp/t2.npy" --seed 7 --top-p 0.9 --top-k 40 --threads 2
 check "sample: threads give the same tokens" cmp -s "$tmp/t1.npy" "$tmp/t2.npy"
 expect "sample gumbel min-p" 0 "" "" -- sample "$tmp/r.npy" -o "$tmp/t3.npy" --seed 7 --min-p 0.2 --gumbel -t 1.5
-if $PY - "$tmp" <<'PY'
-import sys, numpy as np
-d = sys.argv[1]
+if numpy_in_tmp <<'PY'
 x = np.load(d + "/r.npy").astype(np.float64)
 t = np.load(d + "/t1.npy")
 assert t.shape == (3, 4) and t.dtype == np.int64

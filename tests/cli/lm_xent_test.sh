@@ -3,9 +3,7 @@
 # no output file left behind on error, and the numbers against a NumPy
 # reference in double (tests/python/test_xent_torch.py compares with PyTorch).
 # Usage: tests/cli/lm_xent_test.sh SMX_BINARY
-set -u
 SMX=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-PY=/usr/bin/python3
 . "$(dirname "$0")/lib.sh"
 
 cd "$tmp" || exit 1

@@ -2,14 +2,10 @@
 # smx multimax: softmax of the MultiMax-modulated scores against NumPy, in
 # float64 and float32, along an axis, from .npy and CSV, with its refusals.
 # Usage: tests/cli/multimax_test.sh SMX_BINARY
-set -u
 SMX=$1
-PY=/usr/bin/python3
 . "$(dirname "$0")/lib.sh"
 
-$PY - "$tmp" <<'PY'
-import sys, numpy as np
-d = sys.argv[1]
+numpy_in_tmp <<'PY'
 x = np.random.default_rng(5).standard_normal((6, 33)) * 3
 x[0, :2] = [-np.inf, -np.inf]
 np.save(d + "/x64.npy", x)
@@ -25,9 +21,7 @@ expect "axis 0" 0 "" "" -- multimax "$tmp/x3.npy" -o "$tmp/y3.npy" $P -a 0
 expect "csv" 0 "" "" -- multimax "$tmp/x.csv" -o "$tmp/yc.csv" $P -t 0.5
 expect "no parameters" 0 "" "" -- multimax "$tmp/x64.npy" -o "$tmp/y0.npy"
 
-check "values against numpy" $PY - "$tmp" <<'PY'
-import sys, numpy as np
-d = sys.argv[1]
+check "values against numpy" numpy_in_tmp <<'PY'
 r, t = [0.3, -0.2, 1.0, 0.5], [0.7, 1.3, -0.4, 0.9]
 def ref(x, T=1.0, axis=-1, r=r, t=t):
     x = np.asarray(x, dtype=np.float64)

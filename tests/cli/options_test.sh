@@ -4,9 +4,7 @@
 # included; a mistyped option gets the nearest; the hint names the command's help; --threads on score and
 # eval and --dtype on topk and attention; an output named for another format is refused, nothing written.
 # Usage: tests/cli/options_test.sh SMX_BINARY
-set -u
 SMX=$1
-PY=/usr/bin/python3
 . "$(dirname "$0")/lib.sh"
 cd "$tmp" || exit 1
 

@@ -4,9 +4,7 @@
 # whose messages must stay readable (byte order marks, bare carriage returns,
 # shapes at the edge of what a file can hold).
 # Usage: tests/cli/reliability_test.sh SMX_BINARY
-set -u
 SMX=$1
-PY=/usr/bin/python3
 . "$(dirname "$0")/lib.sh"
 
 no_temp() { ! ls -A "$tmp" | grep -q '\.tmp\.'; }

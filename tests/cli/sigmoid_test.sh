@@ -2,14 +2,10 @@
 # smx sigmoid: elementwise 1 / (1 + exp(-x / T)) against SciPy, in every
 # dtype it computes in, from .npy, CSV and stdin, with its refusals.
 # Usage: tests/cli/sigmoid_test.sh SMX_BINARY
-set -u
 SMX=$1
-PY=/usr/bin/python3
 . "$(dirname "$0")/lib.sh"
 
-$PY - "$tmp" <<'PY'
-import sys, numpy as np
-d = sys.argv[1]
+numpy_in_tmp <<'PY'
 x = np.random.default_rng(3).standard_normal((6, 33)) * 12
 x[0, :4] = [np.nan, np.inf, -np.inf, 0.0]
 np.save(d + "/x64.npy", x)

@@ -3,14 +3,10 @@
 # checked against sort-based oracles in tests/python/test_sparse.py), from .npy,
 # CSV and stdin, along another axis, with the refusals.
 # Usage: tests/cli/sparse_test.sh SMX_BINARY
-set -u
 SMX=$1
-PY=/usr/bin/python3
 . "$(dirname "$0")/lib.sh"
 
-$PY - "$tmp" <<'PY'
-import sys, numpy as np
-d = sys.argv[1]
+numpy_in_tmp <<'PY'
 x = np.random.default_rng(5).standard_normal((6, 33)) * 2
 x[0, :3] = [-np.inf, 0.5, -np.inf]
 x[1, :2] = [np.inf, np.inf]

@@ -3,14 +3,10 @@
 # number is accepted (subnormals and numbers near DBL_MAX included) and gives
 # the limit; anything else is refused with the same message everywhere.
 # Usage: tests/cli/temperature_test.sh SMX_BINARY
-set -u
 SMX=$1
-PY=/usr/bin/python3
 . "$(dirname "$0")/lib.sh"
 
-$PY - "$tmp" <<'PY'
-import sys, numpy as np
-d = sys.argv[1]
+numpy_in_tmp <<'PY'
 np.save(d + "/x.npy", np.array([[1, 3, 3, -2], [0, -1, 0, -5]], dtype=np.float32))
 np.save(d + "/t.npy", np.array([1, 0], dtype=np.int64))
 PY
@@ -33,9 +29,7 @@ for t in 5e-324 1e-310 8e-309 1e-308 2.2250738585072014e-308 1e-300 1.75e308 1.7
 done
 
 # the T -> 0 limit, written exactly for subnormal temperatures (the f64 answer rounded to float)
-check "tiny T gives the limit" $PY - "$tmp" <<'PY'
-import sys, numpy as np
-d = sys.argv[1]
+check "tiny T gives the limit" numpy_in_tmp <<'PY'
 inf = np.inf
 for t in ["5e-324", "1e-310", "8e-309", "1e-308"]:
     sm = np.load(f"{d}/sm_{t}.npy"); ls = np.load(f"{d}/ls_{t}.npy"); lse = np.load(f"{d}/lse_{t}.npy")

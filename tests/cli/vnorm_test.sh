@@ -3,14 +3,10 @@
 # softplus-l1 | standardize-softmax, and sigmoid --bias: values against
 # NumPy references (float64 and float32, another axis), and refusals.
 # Usage: tests/cli/vnorm_test.sh SMX_BINARY
-set -u
 SMX=$1
-PY=/usr/bin/python3
 . "$(dirname "$0")/lib.sh"
 
-$PY - "$tmp" <<'PY'
-import sys, numpy as np
-d = sys.argv[1]
+numpy_in_tmp <<'PY'
 x = np.random.default_rng(7).standard_normal((5, 23)) * 3
 x[0, 2] = -np.inf
 np.save(d + "/x64.npy", x)
@@ -38,9 +34,7 @@ done
 expect "topk-softmax -t 3 refused" 1 "" "*" -- topk-softmax "$tmp/x64.npy" -o "$tmp/bad.npy" -k 2 -t 3
 expect "ssmax -t 1 accepted" 0 "" "" -- ssmax "$tmp/x64.npy" -o "$tmp/ss_t1.npy" -t 1
 
-check "values against numpy" $PY - "$tmp" <<'PY'
-import sys, numpy as np
-d = sys.argv[1]
+check "values against numpy" numpy_in_tmp <<'PY'
 x = np.load(d + "/x64.npy")
 def sm(z):
     z = z - np.max(z, -1, keepdims=True); e = np.exp(z); return e / e.sum(-1, keepdims=True)

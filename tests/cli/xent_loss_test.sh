@@ -6,7 +6,6 @@
 # with exact messages and nothing written; and, from `smx ops`, every loss the table gives to xent is in
 # `smx xent --help` with its parameters and runs with its defaults.
 # Usage: tests/cli/xent_loss_test.sh SMX_BINARY
-set -u
 . "$(dirname "$0")/lib.sh"   # SMX, PY, $tmp, expect and check
 cd "$tmp" || exit 1
 $PY - <<'PY' || { echo "FAIL: fixtures"; exit 1; }

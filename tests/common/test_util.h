@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "smx/smx.h"
+#include "splitmix.h"
 
 static long tu_pass, tu_fail;
 
@@ -44,15 +45,6 @@ static inline int tu_finish(const char *name) {
   return tu_fail ? 1 : 0;
 }
 
-/* splitmix64: small, seedable, good enough for test data */
-typedef struct { uint64_t s; } tu_rng;
-static inline uint64_t tu_next(tu_rng *r) {
-  uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-static inline double tu_uniform(tu_rng *r) { return (double)(tu_next(r) >> 11) * 0x1p-53; }
 static inline float tu_uniform_f(tu_rng *r, float lo, float hi) { return (float)((double)lo + ((double)hi - (double)lo) * tu_uniform(r)); }
 static inline float tu_normal(tu_rng *r) {
   double u1 = tu_uniform(r), u2 = tu_uniform(r);

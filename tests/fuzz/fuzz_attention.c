@@ -21,18 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/attn_elems.h"
 #include "math/half_scalar.h"
 #include "smx/smx_attention.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(c)                                                                                \
-  do {                                                                                            \
-    if (!(c)) {                                                                                   \
-      fprintf(stderr, "fuzz_attention: %s:%d: invariant failed: %s\n", __FILE__, __LINE__, #c); \
-      abort();                                                                                    \
-    }                                                                                             \
-  } while (0)
+#define FUZZ_TARGET "fuzz_attention"
+#include "fuzz_require.h"
 
 /* the input, read front to back; past its end every byte is 0 */
 typedef struct attn_bytes {
@@ -97,17 +91,6 @@ static void *alloc(size_t bytes) {
   void *p = malloc(bytes ? bytes : 1);
   REQUIRE(p != NULL);
   return p;
-}
-
-static void put(smx_attn_dtype dt, void *p, size_t i, float v) {
-  if (dt == SMX_ATTN_F32) ((float *)p)[i] = v;
-  else if (dt == SMX_ATTN_F16) ((uint16_t *)p)[i] = smx_f32_to_f16(v);
-  else ((uint16_t *)p)[i] = smx_f32_to_bf16(v);
-}
-static float get(smx_attn_dtype dt, const void *p, size_t i) {
-  if (dt == SMX_ATTN_F32) return ((const float *)p)[i];
-  if (dt == SMX_ATTN_F16) return smx_f16_to_f32(((const uint16_t *)p)[i]);
-  return smx_bf16_to_f32(((const uint16_t *)p)[i]);
 }
 
 static int moderate(double x) { return x == 0.0 || (fabs(x) >= 1e-6 && fabs(x) <= 1e6); }
@@ -196,12 +179,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t no = span(so, B, Hq, Lq, Dv), rows = B * Hq * Lq;
   /* inputs: every stored element finite (the gaps of strided layouts too: only values are fuzzed here) */
   void *q = alloc(nq * es), *k = alloc(nk * kes), *v = alloc(nv * es);
-  for (size_t i = 0; i < nq; i++) put(d.dtype, q, i, val(&seed, -3, 3));
+  for (size_t i = 0; i < nq; i++) tu_attn_put(d.dtype, q, i, val(&seed, -3, 3));
   for (size_t i = 0; i < nk; i++) {
     if (d.k_int8) ((int8_t *)k)[i] = (int8_t)(mix(&seed) & 0xff);
-    else put(d.dtype, k, i, val(&seed, -3, 3));
+    else tu_attn_put(d.dtype, k, i, val(&seed, -3, 3));
   }
-  for (size_t i = 0; i < nv; i++) put(d.dtype, v, i, val(&seed, -4, 4));
+  for (size_t i = 0; i < nv; i++) tu_attn_put(d.dtype, v, i, val(&seed, -4, 4));
   /* the mask: its exact span at the given strides */
   size_t mspan = 0;
   void *mask = NULL;
@@ -280,7 +263,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             size_t row = (b * Hq + h) * Lq + i;
             int zero = 1;
             for (size_t x = 0; x < Dv; x++) {
-              float y = get(d.dtype, o1, b * so[0] + h * so[1] + i * so[2] + x);
+              float y = tu_attn_get(d.dtype, o1, b * so[0] + h * so[1] + i * so[2] + x);
               /* f16 storage: a result beyond 65504 is stored as inf, its correct rounding */
               REQUIRE(isfinite(y) || (d.dtype == SMX_ATTN_F16 && isinf(y)));
               zero &= y == 0;

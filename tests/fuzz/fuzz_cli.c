@@ -42,15 +42,8 @@
 #include "cli/stream.h"
 #include "io/npy_io.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(c)                                                                         \
-  do {                                                                                     \
-    if (!(c)) {                                                                            \
-      fprintf(stderr, "fuzz_cli: %s:%d: invariant failed: %s\n", __FILE__, __LINE__, #c); \
-      abort();                                                                             \
-    }                                                                                      \
-  } while (0)
+#define FUZZ_TARGET "fuzz_cli"
+#include "fuzz_require.h"
 
 #define MAX_ARGS 14
 #define MAX_FILES 16

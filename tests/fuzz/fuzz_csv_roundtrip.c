@@ -31,15 +31,8 @@
 #include "io/fileio.h"
 #include "math/half_scalar.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(c)                                                                                   \
-  do {                                                                                               \
-    if (!(c)) {                                                                                      \
-      fprintf(stderr, "fuzz_csv_roundtrip: %s:%d: invariant failed: %s\n", __FILE__, __LINE__, #c); \
-      abort();                                                                                       \
-    }                                                                                                \
-  } while (0)
+#define FUZZ_TARGET "fuzz_csv_roundtrip"
+#include "fuzz_require.h"
 
 /* A memory file holding len bytes, positioned at its start. */
 static int mem_file(const void *p, size_t len) {

@@ -23,15 +23,8 @@
 
 #include "smx/smx_features.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(c)                                                                                   \
-  do {                                                                                               \
-    if (!(c)) {                                                                                      \
-      fprintf(stderr, "fuzz_feature_model: %s:%d: invariant failed: %s\n", __FILE__, __LINE__, #c); \
-      abort();                                                                                       \
-    }                                                                                                \
-  } while (0)
+#define FUZZ_TARGET "fuzz_feature_model"
+#include "fuzz_require.h"
 
 static char path[64], path2[64];
 

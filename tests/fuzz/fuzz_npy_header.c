@@ -21,15 +21,8 @@
 
 #include "io/npy_io.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(c)                                                                     \
-  do {                                                                                 \
-    if (!(c)) {                                                                        \
-      fprintf(stderr, "fuzz_npy_header: %s:%d: invariant failed: %s\n", __FILE__, __LINE__, #c); \
-      abort();                                                                         \
-    }                                                                                  \
-  } while (0)
+#define FUZZ_TARGET "fuzz_npy_header"
+#include "fuzz_require.h"
 
 #define MAX_DATA ((uint64_t)1 << 16)
 

@@ -30,15 +30,8 @@
 
 #include "io/npy_io.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define REQUIRE(c)                                                                              \
-  do {                                                                                          \
-    if (!(c)) {                                                                                 \
-      fprintf(stderr, "fuzz_npy_pipe: %s:%d: invariant failed: %s\n", __FILE__, __LINE__, #c); \
-      abort();                                                                                  \
-    }                                                                                           \
-  } while (0)
+#define FUZZ_TARGET "fuzz_npy_pipe"
+#include "fuzz_require.h"
 
 #define SMALL_FORTRAN ((uint64_t)1 << 20)  /* the reader's limit for Fortran order on a pipe */
 

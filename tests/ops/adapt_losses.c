@@ -126,7 +126,7 @@ static smx_status sdpo(const op_call *c, smx_op_dtype dt, int want_grad) {
   void *loss = want_grad ? loss_buf(c->rows, ls, scratch, sizeof scratch) : c->out;
   if (want_grad && !loss) return SMX_E_NOMEM;
   smx_op_call a = { dt, 0, c->rows, c->cols, c->in[0], c->ld_in[0], NULL, 0, NULL, 0, loss, 0, &beta, 1, NULL, NULL,
-                    c->targets, want_grad ? c->out : NULL, want_grad ? c->ld_out : 0 };
+                    c->targets, want_grad ? c->out : NULL, want_grad ? c->ld_out : 0, NULL };
   smx_status s = smx_op_rows(op, &a, &o);
   if (want_grad && loss != (void *)scratch) free(loss);
   return s;
@@ -138,3 +138,16 @@ SDPO(f64, SMX_OP_F64)
 SDPO(f32, SMX_OP_F32)
 SDPO(f16, SMX_OP_F16)
 SDPO(bf16, SMX_OP_BF16)
+
+/* InfoNCE, one-sided (symmetric = 0: each row the cross-entropy of sim / T at its positive), at the driver's
+ * temperature */
+#define INFO_NCE(sfx, T)                                                                              \
+  static smx_status call_info_nce_##sfx(const op_call *c, T *loss, T *grad, size_t ldg) {             \
+    smx_loss_ext e;                                                                                   \
+    smx_options o = loss_opts(c, &e, 0);                                                              \
+    return smx_info_nce_##sfx((const T *)c->in[0], c->ld_in[0], c->targets, loss, grad, ldg, c->rows, \
+                              c->cols, 0, &o);                                                        \
+  }                                                                                                   \
+  LOSS_ADAPTER(info_nce_##sfx, T)
+INFO_NCE(f32, float)
+INFO_NCE(f64, double)

@@ -94,16 +94,19 @@ NOISY(f64, double, DT_F64)
  * the driver's. Arguments that are not readable as given (the bad-argument cases) go to the library as they
  * are, component 0 standing for x. */
 /* whether the output overlaps input k (then the library must see that input itself, to refuse it) */
-static int mix_overlap(const op_call *c, int k, size_t es) {
+static int out_overlap(const op_call *c, int k, size_t es, size_t out_span) {
   const char *i0 = c->in[k], *i1 = i0 + ((c->rows - 1) * c->ld_in[k] + c->cols) * es;
-  const char *o0 = c->out, *o1 = o0 + ((c->rows - 1) * c->ld_out + c->cols) * es;
+  const char *o0 = c->out, *o1 = o0 + out_span * es;
   return o0 && o0 < i1 && i0 < o1;
+}
+static int mix_overlap(const op_call *c, int k, size_t es) {
+  return out_overlap(c, k, es, (c->rows - 1) * c->ld_out + c->cols);
 }
 #define MIX(sfx, T)                                                                                             \
   smx_status a_mixture_##sfx(const op_call *c) {                                                                \
     size_t R = c->rows, n = c->cols;                                                                            \
     T w[2 * 64];                                                                                                \
-    int ok = c->in[0] && c->in[1] && R > 0 && R <= 64 && n > 0 && n <= ((size_t)1 << 24) && c->ld_in[0] >= n && \
+    int ok = c->in[0] && c->in[1] && R > 0 && R <= 64 && n <= ((size_t)1 << 24) && c->ld_in[0] >= n &&          \
              c->ld_in[1] >= n && c->ld_in[0] <= ((size_t)1 << 26) && c->ld_in[1] <= ((size_t)1 << 26);          \
     for (int k = 0; ok && k < 2; k++) ok = !mix_overlap(c, k, sizeof(T));                                      \
     for (size_t q = 0; q < 64; q++) { w[2 * q] = (T)OPS_MIX_W0; w[2 * q + 1] = (T)OPS_MIX_W1; }                 \
@@ -119,3 +122,49 @@ static int mix_overlap(const op_call *c, int k, size_t es) {
   }
 MIX(f32, float)
 MIX(f64, double)
+
+/* Its backward at K = 2: in[0] is component 0 (component 1 is it reversed, as the reference reads it), in[1] is dy,
+ * the same mixture logits. which: 0 / 1 the dx of that component, 2 / 3 dw_0 / dw_1 (a NULL output: the dx-only
+ * call, dw NULL). The library reads x and writes dx and dw in copies of exact size (ASan sees an overrun); dy is
+ * the driver's own buffer. Arguments not readable as given go to the library as they are, the output standing
+ * for dx (dx rows) or dw (dw rows). */
+#define MIX_BWD(sfx, T)                                                                                         \
+  static smx_status mix_bwd_##sfx(const op_call *c, int which) {                                                \
+    size_t R = c->rows, n = c->cols;                                                                            \
+    T w[2 * 64], dwl[2 * 64];                                                                                   \
+    for (size_t q = 0; q < 64; q++) { w[2 * q] = (T)OPS_MIX_W0; w[2 * q + 1] = (T)OPS_MIX_W1; }                 \
+    int ok = c->in[0] && c->in[1] && R > 0 && R <= 64 && n <= ((size_t)1 << 24) && c->ld_in[0] >= n &&          \
+             c->ld_in[1] >= n && c->ld_in[0] <= ((size_t)1 << 26) && c->ld_in[1] <= ((size_t)1 << 26) &&       \
+             (which >= 2 || (c->out && c->ld_out >= n));                                                        \
+    for (int k = 0; ok && k < 2; k++)                                                                           \
+      ok = !out_overlap(c, k, sizeof(T), which < 2 ? (R - 1) * c->ld_out + n : R);                              \
+    if (!ok) {                                                                                                  \
+      T *dx = which < 2 ? c->out : R <= 64 && n <= 4096 ? malloc(2 * R * n * sizeof(T) + 1) : NULL;            \
+      smx_status s = smx_mixture_log_softmax_backward_rows_##sfx(                                               \
+          c->in[0], c->ld_in[0], w, 2, c->in[1], c->ld_in[1], dx, which < 2 ? c->ld_out : n,                   \
+          which < 2 ? NULL : (T *)c->out, 2, R, 2, n, c->opt);                                                  \
+      if (which >= 2) free(dx);                                                                                 \
+      return s;                                                                                                 \
+    }                                                                                                           \
+    T *x = malloc(2 * R * n * sizeof(T) + 1), *dx = malloc(2 * R * n * sizeof(T) + 1);                          \
+    if (!x || !dx) { free(x); free(dx); return SMX_E_NOMEM; }                                                   \
+    for (size_t q = 0; q < R; q++) {                                                                            \
+      const T *r0 = (const T *)c->in[0] + q * c->ld_in[0];                                                      \
+      memcpy(x + 2 * q * n, r0, n * sizeof(T));                                                                 \
+      for (size_t i = 0; i < n; i++) x[(2 * q + 1) * n + i] = r0[n - 1 - i];                                    \
+    }                                                                                                           \
+    smx_status s = smx_mixture_log_softmax_backward_rows_##sfx(x, n, w, 2, c->in[1], c->ld_in[1], dx, n,        \
+                                                               which < 2 || c->out ? dwl : NULL, 2, R, 2, n,   \
+                                                               c->opt);                                        \
+    for (size_t q = 0; s == SMX_OK && q < R; q++) {                                                             \
+      if (which < 2) memcpy((T *)c->out + q * c->ld_out, dx + (2 * q + (size_t)which) * n, n * sizeof(T));     \
+      else if (c->out) ((T *)c->out)[q] = dwl[2 * q + (size_t)which - 2];                                       \
+    }                                                                                                           \
+    free(x);                                                                                                    \
+    free(dx);                                                                                                   \
+    return s;                                                                                                   \
+  }                                                                                                             \
+  smx_status a_mixture_dx0_##sfx(const op_call *c) { return mix_bwd_##sfx(c, 0); }                              \
+  smx_status a_mixture_dw1_##sfx(const op_call *c) { return mix_bwd_##sfx(c, 3); }
+MIX_BWD(f32, float)
+MIX_BWD(f64, double)

@@ -75,12 +75,15 @@ typedef struct ref_ctx {
   long double m, logd;   /* max and log sum exp((x - m)/T) */
   long double d, s;      /* backward: <dy, y> and sum(dy) */
   size_t top[OPS_KMAX];  /* top-k: the selected indices, in order */
-  long double ex[6];     /* further row state of an op's reference (MultiMax, SA-softmax backward, losses) */
+  long double ex[12];    /* further row state of an op's reference (MultiMax, SA-softmax backward, losses) */
   int any;               /* the documented bound is silent on this row: any output passes */
   size_t row;            /* the row's place in the call: the random stream of the RNG ops (OP_ROW_NOISE) */
 } ref_ctx;
 
 long double ref_in(const ref_ctx *c, int which, size_t i);
+/* The row facts every reference starts from, of in[0]: a NaN (nan), the count of +inf entries (kinf), the largest
+ * finite entry (m, -inf if none) and whether nothing is above -inf (masked) */
+void ref_row_facts(ref_ctx *c);
 /* max, +inf count, NaN and log-sum-exp state of in[0] over the row */
 void ref_softmax_state(ref_ctx *c);
 
@@ -95,6 +98,9 @@ void ref_softmax_state(ref_ctx *c);
 #define OP_NO_TEMP 0x80u       /* the call takes no temperature: the bad-temperature checks do not apply */
 #define OP_INV_TEMP 0x100u     /* the adapter passes 1/T as the op's parameter (S-DPO's beta): families whose
                                   1/T is not a finite normal double are skipped */
+#define OP_SHORT_ROWS 0x400u   /* an op without chunks or blocks (a row is one task whatever its length, one pass
+                                  after another): the families beyond 2^14 (the chunk and window edges of the others)
+                                  add nothing but time, and are skipped */
 #define OP_ROW_NOISE 0x200u    /* the op draws noise keyed by the row number (Gumbel, noisy softmax): each row of
                                   a rows call has its own reference (ref_ctx.row) */
 
@@ -219,6 +225,10 @@ LOSS_ADAPTER_DECL(focal_f32) LOSS_ADAPTER_DECL(focal_f64) LOSS_ADAPTER_DECL(zlos
 LOSS_ADAPTER_DECL(kd_f32) LOSS_ADAPTER_DECL(kd_f64) LOSS_ADAPTER_DECL(sparsemax_f32) LOSS_ADAPTER_DECL(sparsemax_f64)
 LOSS_ADAPTER_DECL(entmax15_f32) LOSS_ADAPTER_DECL(entmax15_f64) LOSS_ADAPTER_DECL(entmax_f32)
 LOSS_ADAPTER_DECL(entmax_f64)
+/* InfoNCE, one-sided, at the family's temperature (ref_losses.c) */
+void ref_info_nce_row(ref_ctx *c);
+long double ref_info_nce_grad_at(const ref_ctx *c, size_t i, long double *aux);
+LOSS_ADAPTER_DECL(info_nce_f32) LOSS_ADAPTER_DECL(info_nce_f64)
 /* S-DPO through the generic entry smx_op_rows (TLOSS), beta = 1 / the family's T: the cross-entropy's
  * special rows and bounds (ref_grad.c) at that T, ordinary rows against -log sigmoid(-log sum) */
 void ref_sdpo_row(ref_ctx *c);
@@ -295,6 +305,29 @@ long double ref_mixture_at(const ref_ctx *c, size_t i, long double *aux);
 double bound_mixture(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
 smx_status a_mixture_f32(const op_call *c);
 smx_status a_mixture_f64(const op_call *c);
+/* its backward at K = 2 (in[0]: component 0, component 1 reversed; in[1]: dy): dx of each component and dw */
+void ref_mixture_backward_row(ref_ctx *c);
+long double ref_mixture_dx0_at(const ref_ctx *c, size_t i, long double *aux);
+long double ref_mixture_dw1_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_mixture_backward(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+#define MIX_BWD_DECL(sfx) smx_status a_mixture_dx0_##sfx(const op_call *c); smx_status a_mixture_dw1_##sfx(const op_call *c);
+MIX_BWD_DECL(f32) MIX_BWD_DECL(f64)
+
+/* sampling (ref_sample.c, adapt_sample.c), keyed as the RNG ops, T = the family's temperature: plain
+ * multinomial, nucleus (top-p then min-p, multinomial), top-k then top-p with Gumbel-max, Gumbel-max, greedy.
+ * The token comes out as a double (out_dt DT_F64). */
+#define OPS_SAMPLE_TOP_K 7
+#define OPS_SAMPLE_TOP_P 0.9
+#define OPS_SAMPLE_MIN_P 0.05
+long double ref_sample_at(const ref_ctx *c, size_t i, long double *aux);
+double bound_sample(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux);
+#define SAMPLE_DECL(cfg)                                                                                         \
+  void ref_sample##cfg##_row(ref_ctx *c);                                                                        \
+  smx_status a_sample##cfg##_f32(const op_call *c); smx_status a_sample##cfg##_f64(const op_call *c);
+#define SAMPLE_DECL_HALF(cfg) smx_status a_sample##cfg##_f16(const op_call *c); smx_status a_sample##cfg##_bf16(const op_call *c);
+SAMPLE_DECL() SAMPLE_DECL(_topk_gumbel) SAMPLE_DECL(_gumbel) SAMPLE_DECL(_greedy)
+SAMPLE_DECL_HALF() SAMPLE_DECL_HALF(_topk_gumbel) smx_status a_sample_greedy_f16(const op_call *c);
+void ref_sample_nucleus_row(ref_ctx *c); smx_status a_sample_nucleus_f32(const op_call *c);
 
 /* MultiMax at fixed parameters (ref_multimax.c) */
 #define MM_R0 (-1.0L)

@@ -153,8 +153,19 @@ static smx_options std_opt(const op_call *c) {
                                               c->cols, &o);                                  \
   }
 STD_FORMS(f32, float) STD_FORMS(f64, double)
+/* the half-precision rows forms of these variants (f32 arithmetic, one rounding to the storage) */
+#define STD_ROWS_HALF(sfx)                                                                   \
+  static smx_status a_smx_standardize_softmax_rows_##sfx(const op_call *c) {                 \
+    smx_options o = std_opt(c);                                                              \
+    return smx_standardize_softmax_rows_##sfx((const uint16_t *)c->in[0], c->ld_in[0], (uint16_t *)c->out, c->ld_out, \
+                                              c->rows, c->cols, &o);                         \
+  }
+STD_ROWS_HALF(f16) STD_ROWS_HALF(bf16)
+VN_ROWS(smx_ssmax_rows_f16, uint16_t, VN_SS) VN_ROWS(smx_ssmax_rows_bf16, uint16_t, VN_SS)
+ELEM_ROWS(smx_adaptive_softmax_rows_f16, uint16_t) ELEM_ROWS(smx_adaptive_softmax_rows_bf16, uint16_t)
 VN_ELEM(smx_sa_softmax_f32, float, 0) VN_ELEM(smx_sa_softmax_f64, double, 0)
 VN_ROWS(smx_sa_softmax_rows_f32, float, 0) VN_ROWS(smx_sa_softmax_rows_f64, double, 0)
+VN_ROWS(smx_sa_softmax_rows_f16, uint16_t, 0) VN_ROWS(smx_sa_softmax_rows_bf16, uint16_t, 0)
 static smx_status a_sa_norm_f32(const op_call *c) {
   return smx_sa_softmax_rows_f32(c->in[0], c->ld_in[0], c->out, c->ld_out, c->rows, c->cols, 1, c->opt);
 }
@@ -181,6 +192,7 @@ VN_ELEM(smx_topk_softmax_f32, float, (size_t)VN_TOPK_K) VN_ELEM(smx_topk_softmax
 VN_ROWS(smx_topk_softmax_rows_f32, float, (size_t)VN_TOPK_K)
 VN_ROWS(smx_topk_softmax_rows_f64, double, (size_t)VN_TOPK_K)
 VN_ROWS(smx_topk_softmax_rows_f16, uint16_t, (size_t)VN_TOPK_K)
+VN_ROWS(smx_topk_softmax_rows_bf16, uint16_t, (size_t)VN_TOPK_K)
 VN_BWD_Y_ROWS(smx_topk_softmax_backward_rows_f32, float, (size_t)VN_TOPK_K, c->opt)
 VN_BWD_Y_ROWS(smx_topk_softmax_backward_rows_f64, double, (size_t)VN_TOPK_K, c->opt)
 VN_BWD_Y_ROWS(smx_topk_softmax_backward_rows_f16, uint16_t, (size_t)VN_TOPK_K, c->opt)
@@ -468,21 +480,30 @@ const op_row op_table[] = {
   { #name "_backward", D, D, OUT_ELEM, 2, 1, 0, NULL, a_smx_##name##_backward_rows_##sfx, prep, ref_row, ref_at, bound }
   VN_FWD(ssmax, f32, DT_F32, OP_NONNEG, a_smx_ssmax_f32, ref_ssmax_row, ref_ssmax_at, bound_softmax),
   VN_FWD(ssmax, f64, DT_F64, OP_NONNEG, a_smx_ssmax_f64, ref_ssmax_row, ref_ssmax_at, bound_softmax),
+  VN_FWD(ssmax, f16, DT_F16, OP_NONNEG, NULL, ref_ssmax_row, ref_ssmax_at, bound_softmax),
+  VN_FWD(ssmax, bf16, DT_BF16, OP_NONNEG, NULL, ref_ssmax_row, ref_ssmax_at, bound_softmax),
   VN_BWDY(ssmax, f32, DT_F32, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
   VN_BWDY(ssmax, f64, DT_F64, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
   VN_BWDY(ssmax, f16, DT_F16, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
   VN_BWDY(ssmax, bf16, DT_BF16, prep_sm_backward, ref_ssmax_backward_row, ref_softmax_backward_at, bound_backward),
   VN_FWD(adaptive_softmax, f32, DT_F32, OP_NONNEG, a_smx_adaptive_softmax_f32, ref_adaptive_row, ref_softmax_at, bound_vn_beta),
   VN_FWD(adaptive_softmax, f64, DT_F64, OP_NONNEG, a_smx_adaptive_softmax_f64, ref_adaptive_row, ref_softmax_at, bound_vn_beta),
+  VN_FWD(adaptive_softmax, f16, DT_F16, OP_NONNEG, NULL, ref_adaptive_row, ref_softmax_at, bound_vn_beta),
+  VN_FWD(adaptive_softmax, bf16, DT_BF16, OP_NONNEG, NULL, ref_adaptive_row, ref_softmax_at, bound_vn_beta),
   VN_FWD(standardize_softmax, f32, DT_F32, OP_NONNEG, a_smx_standardize_softmax_f32, ref_std_row, ref_softmax_at, bound_vn_beta),
   VN_FWD(standardize_softmax, f64, DT_F64, OP_NONNEG, a_smx_standardize_softmax_f64, ref_std_row, ref_softmax_at, bound_vn_beta),
+  VN_FWD(standardize_softmax, f16, DT_F16, OP_NONNEG, NULL, ref_std_row, ref_softmax_at, bound_vn_beta),
+  VN_FWD(standardize_softmax, bf16, DT_BF16, OP_NONNEG, NULL, ref_std_row, ref_softmax_at, bound_vn_beta),
   VN_FWD(sa_softmax, f32, DT_F32, 0, a_smx_sa_softmax_f32, ref_sa_row, ref_sa_at, bound_vn_sa),
   VN_FWD(sa_softmax, f64, DT_F64, 0, a_smx_sa_softmax_f64, ref_sa_row, ref_sa_at, bound_vn_sa),
+  VN_FWD(sa_softmax, f16, DT_F16, 0, NULL, ref_sa_row, ref_sa_at, bound_vn_sa),
+  VN_FWD(sa_softmax, bf16, DT_BF16, 0, NULL, ref_sa_row, ref_sa_at, bound_vn_sa),
   { "sa_softmax_norm", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG, NULL, a_sa_norm_f32, NULL, ref_sa_norm_row, ref_sa_at, bound_vn_sa },
   { "sa_softmax_norm", DT_F64, DT_F64, OUT_ELEM, 1, 0, OP_NONNEG, NULL, a_sa_norm_f64, NULL, ref_sa_norm_row, ref_sa_at, bound_vn_sa },
   VN_FWD(topk_softmax, f32, DT_F32, OP_NONNEG, a_smx_topk_softmax_f32, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_topk),
   VN_FWD(topk_softmax, f64, DT_F64, OP_NONNEG, a_smx_topk_softmax_f64, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_topk),
   VN_FWD(topk_softmax, f16, DT_F16, OP_NONNEG, NULL, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_topk),
+  VN_FWD(topk_softmax, bf16, DT_BF16, OP_NONNEG, NULL, ref_topk_softmax_row, ref_topk_softmax_at, bound_vn_topk),
   VN_BWDY(topk_softmax, f32, DT_F32, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
   VN_BWDY(topk_softmax, f64, DT_F64, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
   VN_BWDY(topk_softmax, f16, DT_F16, prep_sm_backward, ref_unit_backward_row, ref_softmax_backward_at, bound_backward),
@@ -553,6 +574,13 @@ const op_row op_table[] = {
             bound_fy_entmax_grad),
   LOSS_ROWS(entmax, f64, DT_F64, 1, 0, 0, NULL, ref_fy_entmax_row, bound_fy_loss, ref_fy_entmax_grad_at,
             bound_fy_entmax_grad),
+  /* InfoNCE (symmetric = 0) at every temperature: the losses' common bound */
+#define INFO_NCE_ROWS(sfx, D)                                                                                       \
+  { "info_nce_loss", D, D, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID, NULL, a_info_nce_##sfx##_loss, NULL,              \
+    ref_info_nce_row, ref_loss_at, bound_loss },                                                                   \
+  { "info_nce_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_OPTIONAL_OUT | OP_SATURATES, NULL,               \
+    a_info_nce_##sfx##_grad, NULL, ref_info_nce_row, ref_info_nce_grad_at, bound_loss_grad }
+  INFO_NCE_ROWS(f32, DT_F32), INFO_NCE_ROWS(f64, DT_F64),
   /* the sort-based sparsemax, the oracle: the same reference and bound */
   { "sparsemax_sort", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG | OP_UNIT_TEMP, NULL, a_sparsemax_sort_f32, NULL,
     ref_sparsemax_row, ref_sparsemax_at, bound_sparsemax },
@@ -574,11 +602,31 @@ const op_row op_table[] = {
   { "noisy_softmax_grad", D, D, OUT_ELEM, 1, 0, OP_EMPTY_INVALID | OP_UNIT_TEMP | OP_OPTIONAL_OUT | OP_ROW_NOISE,    \
     NULL, a_noisy_##sfx##_grad, NULL, ref_noisy_row, ref_noisy_grad_at, bound_loss_grad }
   NOISY_ROWS(f32, DT_F32), NOISY_ROWS(f64, DT_F64),
-  /* the mixture of softmaxes at K = 2 (components in[0] and in[1], ref_rng.c) */
-  { "mixture_log_softmax", DT_F32, DT_F32, OUT_ELEM, 2, -1, OP_UNIT_TEMP, NULL, a_mixture_f32, prep_mixture,
+  /* the mixture of softmaxes at K = 2 (components in[0] and in[1], ref_rng.c), at every temperature */
+  { "mixture_log_softmax", DT_F32, DT_F32, OUT_ELEM, 2, -1, OP_SHORT_ROWS, NULL, a_mixture_f32, prep_mixture,
     ref_mixture_row, ref_mixture_at, bound_mixture },
-  { "mixture_log_softmax", DT_F64, DT_F64, OUT_ELEM, 2, -1, OP_UNIT_TEMP, NULL, a_mixture_f64, prep_mixture,
+  { "mixture_log_softmax", DT_F64, DT_F64, OUT_ELEM, 2, -1, OP_SHORT_ROWS, NULL, a_mixture_f64, prep_mixture,
     ref_mixture_row, ref_mixture_at, bound_mixture },
+  /* its backward (components x and x reversed, dy): dx of component 0, dw_1 (NULL: the documented dx-only call);
+   * the other component's dx and dw_0 are the same code at the other index */
+#define MIX_BWD(sfx, D)                                                                                             \
+  { "mixture_log_softmax_backward_dx0", D, D, OUT_ELEM, 2, -1, OP_SHORT_ROWS, NULL,                  \
+    a_mixture_dx0_##sfx, prep_vn_backward, ref_mixture_backward_row, ref_mixture_dx0_at, bound_mixture_backward },  \
+  { "mixture_log_softmax_backward_dw1", D, D, OUT_SCALAR, 2, -1, OP_OPTIONAL_OUT | OP_SHORT_ROWS,    \
+    NULL, a_mixture_dw1_##sfx, prep_vn_backward, ref_mixture_backward_row, ref_mixture_dw1_at,                     \
+    bound_mixture_backward }
+  MIX_BWD(f32, DT_F32), MIX_BWD(f64, DT_F64),
+  /* sampling: one token per row (as a double), its own random stream per row */
+#define SAMPLE_ROW(cfg, sfx, D)                                                                                     \
+  { "sample" #cfg, D, DT_F64, OUT_SCALAR, 1, -1, OP_EMPTY_INVALID | OP_ROW_NOISE, NULL, a_sample##cfg##_##sfx, NULL,  \
+    ref_sample##cfg##_row, ref_sample_at, bound_sample }
+#define SAMPLE_ROWS(cfg) SAMPLE_ROW(cfg, f32, DT_F32), SAMPLE_ROW(cfg, f64, DT_F64), SAMPLE_ROW(cfg, f16, DT_F16), \
+  SAMPLE_ROW(cfg, bf16, DT_BF16)
+  /* (f16 / bf16 rows are widened exactly into the f32 sampler, and f64 rows rounded into it: the plain and
+   * top-k rows show that; the nucleus, Gumbel and greedy paths in f32, and f64 where it differs) */
+  SAMPLE_ROWS(), SAMPLE_ROWS(_topk_gumbel), SAMPLE_ROW(_nucleus, f32, DT_F32),
+  SAMPLE_ROW(_gumbel, f32, DT_F32), SAMPLE_ROW(_gumbel, f64, DT_F64), SAMPLE_ROW(_greedy, f32, DT_F32),
+  SAMPLE_ROW(_greedy, f64, DT_F64), SAMPLE_ROW(_greedy, f16, DT_F16),
   /* MultiMax */
   { "multimax", DT_F32, DT_F32, OUT_ELEM, 1, 0, OP_NONNEG, a_multimax_32, a_multimax_rows_32, NULL,
     ref_multimax_row, ref_multimax_at, bound_multimax },

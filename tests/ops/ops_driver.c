@@ -328,7 +328,7 @@ static int row_splits(const op_row *r, size_t n) {
  * (every row against the reference, the gaps untouched) and, where the call
  * splits its rows, three threads (bitwise the one-thread result). */
 static void rows_form(size_t op, const family *f, const ref_ctx *c, const refs *cache, const bufs *one,
-                      const int64_t *target) {
+                      const int64_t *target, const ref_ctx *noise) {
   const op_row *r = &op_table[op];
   size_t n = f->n, R = 3, es = dt_size(r->in_dt), oes = out_elem_size(r), k = op_k(n);
   size_t ldi = n + 3, ldo = r->shape == OUT_ELEM ? n + 5 : 0;
@@ -344,19 +344,11 @@ static void rows_form(size_t op, const family *f, const ref_ctx *c, const refs *
   int top = R * n >= ROWS_SPLIT_MIN ? 3 : 1;
   for (int threads = 1; threads <= top; threads += 2) {
     smx_options o = { SMX_ALGO_AUTO, f->T, f->flags, threads, NULL };
-    op_call cl;
-    memset(&cl, 0, sizeof cl);
+    op_call cl = { .out = out.p, .ld_out = ldo, .idx = idx.p, .targets = targets, .rows = R, .cols = n, .k = k,
+                   .opt = &o };
     for (int j = 0; j < r->n_in; j++) { cl.in[j] = in[j].p; cl.ld_in[j] = ldi; }
     memset(out.p, 0xa5, ocount * oes);
     memset(idx.p, 0xa5, R * k * sizeof(int64_t));
-    cl.out = out.p;
-    cl.ld_out = ldo;
-    cl.idx = idx.p;
-    cl.targets = targets;
-    cl.rows = R;
-    cl.cols = n;
-    cl.k = k;
-    cl.opt = &o;
     smx_status s = r->rows(&cl);
     rep_check(op, s == SMX_OK, "%s %s rows form threads=%d: status %d", smx_isa(), f->name, threads, (int)s);
     if (threads > 1) {
@@ -368,12 +360,9 @@ static void rows_form(size_t op, const family *f, const ref_ctx *c, const refs *
     double w = 0;
     for (size_t q = 0; q < R; q++) {
       const char *o_row = (const char *)out.p + q * (r->shape == OUT_ELEM ? ldo : out_count(r, n)) * oes;
-      if ((r->caps & OP_ROW_NOISE) && q > 0) {   /* row q draws its own noise: its own reference */
-        ref_ctx cq = *c;
-        cq.row = q;
-        r->ref_row(&cq);
-        bad += check_row(op, &cq, NULL, o_row, (const int64_t *)idx.p + q * k, &w, quick);
-      } else
+      if ((r->caps & OP_ROW_NOISE) && q > 0)   /* row q draws its own noise: its own reference */
+        bad += check_row(op, &noise[q], NULL, o_row, (const int64_t *)idx.p + q * k, &w, quick);
+      else
         bad += check_row(op, c, cache, o_row, (const int64_t *)idx.p + q * k, &w, quick);
       if (r->shape == OUT_ELEM && q + 1 < R)
         for (size_t g = n * oes; g < ldo * oes; g++) gaps += ((const unsigned char *)o_row)[g] != 0xa5;
@@ -484,6 +473,15 @@ static void run_case(size_t op, const family *f, const double *x) {
   int long_row = n > REF_CACHE_MAX;
   refs cache, sparse_cache = { NULL, 1 };
   PROF(P_REFCACHE, cache = refs_make(op, &c, quick); if (long_row && nalgo > 1) sparse_cache = refs_make(op, &c, 1));
+  /* the rows form's rows 1 and 2 of an op that draws noise per row: their own references, once for every
+   * kernel set */
+  int rows_form_runs = n > 0 && n <= ROWS_FORM_MAX && !empty_refused;
+  ref_ctx noise[3];
+  for (size_t q = 1; q < 3 && rows_form_runs && (r->caps & OP_ROW_NOISE); q++) {
+    noise[q] = c;
+    noise[q].row = q;
+    PROF(P_REFROW, r->ref_row(&noise[q]));
+  }
   unsigned char *first = malloc(obytes + 1), *auto1 = malloc(obytes + 1);
   int64_t *first_idx = malloc(ibytes + 8);
   /* long rows: the first algorithm's outputs of every kernel set, checked together at the end */
@@ -556,8 +554,8 @@ static void run_case(size_t op, const family *f, const double *x) {
         }
       }
     }
-    if (n > 0 && n <= ROWS_FORM_MAX && !empty_refused) {
-      PROF(P_ROWS, rows_form(op, f, &c, &cache, &b, &target));
+    if (rows_form_runs) {
+      PROF(P_ROWS, rows_form(op, f, &c, &cache, &b, &target, noise));
       if (r->inplace >= 0) PROF(P_INPLACE, in_place(op, f, &b, auto1, &target, SMX_ALGO_AUTO, 0));
     }
   }
@@ -610,6 +608,7 @@ static int op_runs(size_t op, const family *f, const int *run_dt) {
   unsigned want = d == DT_F64 ? FAM_F64 : d == DT_F32 ? FAM_F32 : FAM_HALF;
   if ((f->kind & (FAM_LONG | FAM_FWD)) && !(op_table[op].caps & OP_ALGOS)) return 0;
   if ((op_table[op].caps & OP_UNIT_TEMP) && f->T != 0.0 && f->T != 1.0) return 0;
+  if ((op_table[op].caps & OP_SHORT_ROWS) && f->n > ((size_t)1 << 14)) return 0;
   if ((op_table[op].caps & OP_INV_TEMP) && f->T != 0.0 && !(1.0 / f->T >= DBL_MIN && 1.0 / f->T <= DBL_MAX)) return 0;
   if (!run_dt[d] || !ops_op_wanted(op)) return 0;
   if (threaded_only) {

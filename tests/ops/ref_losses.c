@@ -306,3 +306,25 @@ long double ref_sdpo_grad_at(const ref_ctx *c, size_t i, long double *aux) {
   if ((int64_t)i == c->target) return b * expm1l(-c->ex[0]);
   return b * expl(b * (mi - c->ex[2]) + c->ex[3]);
 }
+
+/* --------------------------------------------------------------- InfoNCE */
+/* The one-sided InfoNCE (symmetric = 0) of a row: the cross-entropy of L = x / T at its positive, with the
+ * header's own rules (a NaN, a +inf or every entry -inf: NaN term and gradient row; a -inf positive: +inf).
+ * loss = (m - x_t) / T + log sum exp((x - m) / T), grad_j = (p_j - [j == t]) / T. ex[4] = the loss; c->nan a
+ * NaN row. (The symmetric CLIP form couples the rows through its column softmaxes: tests/unit/test_losses.c.) */
+void ref_info_nce_row(ref_ctx *c) {
+  c->any = 0;
+  c->ex[5] = 0;
+  ref_softmax_state(c);
+  if (c->nan || c->kinf || c->masked) { c->nan = 1; c->ex[4] = NAN; return; }
+  long double xt = ref_in(c, 0, (size_t)c->target);
+  c->ex[4] = xt == -INFINITY ? INFINITY : (c->m - xt) / c->T + c->logd;
+}
+
+/* aux = G = 1 / T, the one-hot term */
+long double ref_info_nce_grad_at(const ref_ctx *c, size_t i, long double *aux) {
+  *aux = 1.0L / c->T;
+  if (c->nan) return NAN;
+  long double p = expl((ref_in(c, 0, i) - c->m) / c->T - c->logd);
+  return ((int64_t)i == c->target ? p - 1.0L : p) / c->T;
+}

@@ -9,7 +9,9 @@
  * noisy target f~_t formed in double as the header says, then cross-entropy on the row with f_t replaced by it
  * in long double, the losses' common bound (ref_losses.c).
  */
+#include <float.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "op.h"
 
@@ -133,7 +135,8 @@ void prep_mixture(const double *x, size_t n, const smx_options *o, dtype dt, voi
   }
 }
 
-/* Per component k: ex[k] = its max m_k, ex[2 + k] = log sum exp(x - m_k) (m_k = -inf: every entry -inf);
+/* At temperature T = c->T (the components' logits divided by it, w not). Per component k: ex[k] = its max m_k,
+ * ex[2 + k] = log sum exp((x - m_k) / T) (m_k = -inf: every entry -inf);
  * ex[4 + k] = log pi_k. c->nan: a NaN in a component (a NaN row); c->any: a +inf entry (the header leaves
  * it undefined). */
 void ref_mixture_row(ref_ctx *c) {
@@ -150,23 +153,24 @@ void ref_mixture_row(ref_ctx *c) {
       else if (v > m) m = v;
     }
     if (m > -INFINITY)
-      for (size_t i = 0; i < c->n; i++) s += expl(ref_in(c, k, i) - m);
+      for (size_t i = 0; i < c->n; i++) s += expl((ref_in(c, k, i) - m) / c->T);
     c->ex[k] = m;
     c->ex[2 + k] = m > -INFINITY ? logl(s) : 0.0L;
     c->ex[4 + k] = w[k] - lw;
   }
 }
 
-/* y_i = log sum_k pi_k softmax(x_k)_i; aux = the size of the terms the library's double arithmetic rounds:
- * max over the live components of |x_ki - m_k| + log s_k + |log pi_k| */
+/* y_i = log sum_k pi_k softmax(x_k / T)_i; aux = the size of the terms the library's double arithmetic rounds:
+ * max over the live components of |x_ki - m_k| / T + log s_k + |log pi_k| */
 long double ref_mixture_at(const ref_ctx *c, size_t i, long double *aux) {
   long double t[2], m = -INFINITY, s = 0.0L;
   *aux = 0;
   if (c->nan) return NAN;
   for (int k = 0; k < 2; k++) {
     long double x = ref_in(c, k, i);
-    t[k] = c->ex[k] == -INFINITY || x == -INFINITY ? -INFINITY : c->ex[4 + k] + ((x - c->ex[k]) - c->ex[2 + k]);
-    if (t[k] > -INFINITY) *aux = fmaxl(*aux, fabsl(x - c->ex[k]) + c->ex[2 + k] + fabsl(c->ex[4 + k]));
+    long double u = (x - c->ex[k]) / c->T;
+    t[k] = c->ex[k] == -INFINITY || x == -INFINITY ? -INFINITY : c->ex[4 + k] + (u - c->ex[2 + k]);
+    if (t[k] > -INFINITY) *aux = fmaxl(*aux, fabsl(u) + c->ex[2 + k] + fabsl(c->ex[4 + k]));
     m = fmaxl(m, t[k]);
   }
   if (m == -INFINITY) return -INFINITY;
@@ -180,5 +184,111 @@ double bound_mixture(const ref_ctx *c, dtype od, size_t i, long double ref, long
   (void)i;
   if (c->any) return INFINITY;
   double b = 8.0 * 0x1p-52 * (double)(fabsl(ref) + aux + 1.0L);
+  return od == DT_F64 ? b : b + 0x1p-24 * (double)fabsl(ref) + 0x1p-150;
+}
+
+/* ------------------------------------------------- mixture of softmaxes, backward */
+/* in[0]: component 0 (component 1 is it reversed), in[1]: dy (prep_vn_backward). The gradients of the header's
+ * formula in long double at T = c->T, with q_ki = pi_k softmax(x_k / T)_i / p_i (0 where p_i = 0: y_i = -inf does
+ * not move):
+ *   dx_ki = (dy_i q_ki - softmax(x_k / T)_i D_k) / T, D_k = sum_j dy_j q_kj;  dw_k = sum_i dy_i (q_ki - pi_k) over
+ *   p_i > 0.
+ * Row state: ex[0..5] the forward's; ex[6 + k] = D_k, ex[8 + k] = G_k = sum_j |dy_j| q_kj, ex[10] = the largest
+ * A_i of the forward's bound, ex[11] = n (the sums' length). */
+static long double mix_x(const ref_ctx *c, int k, size_t i) { return ref_in(c, 0, k ? c->n - 1 - i : i); }
+static long double mix_dy(const ref_ctx *c, size_t i) { return ref_in(c, 1, i); }
+
+/* log softmax(x_k / T)_i (-inf for a -inf entry or a component of all -inf) */
+static long double mix_ls(const ref_ctx *c, int k, size_t i) {
+  long double x = mix_x(c, k, i);
+  return c->ex[k] == -INFINITY || x == -INFINITY ? -INFINITY : (x - c->ex[k]) / c->T - c->ex[2 + k];
+}
+
+/* the forward's y_i, and q_ki (0 where y_i = -inf) */
+static long double mix_q(const ref_ctx *c, int k, size_t i, long double y) {
+  long double ls = mix_ls(c, k, i);
+  return y == -INFINITY || ls == -INFINITY ? 0.0L : expl(c->ex[4 + k] + ls - y);
+}
+
+/* the mixture's row state (ref_mixture_row) on a view whose in[1] is component 1 */
+static void mix_forward_state(ref_ctx *c, long double **y) {
+  size_t n = c->n;
+  *y = malloc((n ? n : 1) * sizeof(long double));
+  if (!*y) abort();
+  ref_ctx f = *c;
+  /* ref_mixture_row reads in[1] through ref_in in the row's dtype: give it component 1 in that dtype */
+  void *buf = malloc((n ? n : 1) * dt_size(c->dt));
+  if (!buf) abort();
+  for (size_t i = 0; i < n; i++) dt_put(c->dt, buf, i, mix_x(c, 1, i));
+  f.in[1] = buf;
+  ref_mixture_row(&f);
+  for (int e = 0; e < 6; e++) c->ex[e] = f.ex[e];
+  c->nan = f.nan;
+  c->any = f.any;
+  c->ex[10] = 0.0L;
+  for (size_t i = 0; i < n; i++) {
+    long double a;
+    (*y)[i] = ref_mixture_at(&f, i, &a);
+    if (a > c->ex[10]) c->ex[10] = a;
+  }
+  free(buf);
+}
+
+void ref_mixture_backward_row(ref_ctx *c) {
+  long double *y;
+  mix_forward_state(c, &y);
+  for (int k = 0; k < 2; k++) {
+    long double d = 0.0L, g = 0.0L;
+    for (size_t j = 0; j < c->n; j++) {
+      long double q = mix_q(c, k, j, y[j]);
+      d += mix_dy(c, j) * q;
+      g += fabsl(mix_dy(c, j)) * q;
+    }
+    c->ex[6 + k] = d;
+    c->ex[8 + k] = g;
+  }
+  c->ex[11] = (long double)c->n;
+  free(y);
+}
+
+/* dx of component k at i; aux = the size of its terms, |dy_i| q_ki + s_ki G_k */
+static long double mix_dx_at(const ref_ctx *c, int k, size_t i, long double *aux) {
+  *aux = 0.0L;
+  if (c->nan) return NAN;
+  long double t[2], m = -INFINITY;   /* y_i, as ref_mixture_at forms it from the two components */
+  for (int q = 0; q < 2; q++) {
+    long double ls = mix_ls(c, q, i);
+    t[q] = ls == -INFINITY ? -INFINITY : c->ex[4 + q] + ls;
+    m = fmaxl(m, t[q]);
+  }
+  long double yi = m == -INFINITY ? -INFINITY : m + logl(expl(t[0] - m) + expl(t[1] - m));
+  long double q = mix_q(c, k, i, yi), ls = mix_ls(c, k, i), s = ls == -INFINITY ? 0.0L : expl(ls);
+  *aux = (fabsl(mix_dy(c, i)) * q + s * c->ex[8 + k]) / c->T;
+  return (mix_dy(c, i) * q - s * c->ex[6 + k]) / c->T;
+}
+long double ref_mixture_dx0_at(const ref_ctx *c, size_t i, long double *aux) { return mix_dx_at(c, 0, i, aux); }
+
+/* dw_k = D_k - pi_k sum dy over the entries with p_i > 0; aux = G_k + pi_k sum |dy| there */
+static long double mix_dw_at(const ref_ctx *c, int k, long double *aux) {
+  *aux = 0.0L;
+  if (c->nan) return NAN;
+  long double s = 0.0L, sa = 0.0L;
+  for (size_t i = 0; i < c->n; i++) {
+    int live = mix_ls(c, 0, i) > -INFINITY || mix_ls(c, 1, i) > -INFINITY;
+    if (live) { s += mix_dy(c, i); sa += fabsl(mix_dy(c, i)); }
+  }
+  long double pi = expl(c->ex[4 + k]);
+  *aux = c->ex[8 + k] + pi * sa;
+  return c->ex[6 + k] - pi * s;
+}
+long double ref_mixture_dw1_at(const ref_ctx *c, size_t i, long double *aux) { (void)i; return mix_dw_at(c, 1, aux); }
+
+/* the gradients' bound (smx_multi.h): 16 DBL_EPSILON (1 + A) (n + 16) times the size of the terms, plus the smallest
+ * normal of the arithmetic (products of subnormals); f32 adds its rounding (2^-24 |ref|, half the smallest
+ * subnormal) */
+double bound_mixture_backward(const ref_ctx *c, dtype od, size_t i, long double ref, long double aux) {
+  (void)i;
+  if (c->any) return INFINITY;
+  double b = 16.0 * 0x1p-52 * (double)((1.0L + c->ex[10]) * (c->ex[11] + 16.0L) * aux) + DBL_MIN;
   return od == DT_F64 ? b : b + 0x1p-24 * (double)fabsl(ref) + 0x1p-150;
 }

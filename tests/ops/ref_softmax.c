@@ -11,7 +11,7 @@
 
 long double ref_in(const ref_ctx *c, int which, size_t i) { return dt_get(c->dt, c->in[which], i); }
 
-void ref_softmax_state(ref_ctx *c) {
+void ref_row_facts(ref_ctx *c) {
   c->nan = 0;
   c->kinf = 0;
   c->m = -INFINITY;
@@ -22,6 +22,10 @@ void ref_softmax_state(ref_ctx *c) {
     else if (v > c->m) c->m = v;
   }
   c->masked = c->m == -INFINITY && c->kinf == 0;
+}
+
+void ref_softmax_state(ref_ctx *c) {
+  ref_row_facts(c);
   c->logd = -INFINITY;
   if (c->nan || c->kinf || c->masked) return;
   /* blocked sum, so that 2^26 terms keep the long double's precision */

@@ -36,16 +36,7 @@ static long double pw(long double t, long double alpha) {
  * c->logd: G = sum_j ref_j^(2 - alpha) (the bisection bound's row term) */
 void ref_sparse_state(ref_ctx *c, double alpha_d) {
   long double alpha = alpha_d, a = alpha - 1.0L;
-  c->nan = 0;
-  c->kinf = 0;
-  c->m = -INFINITY;
-  for (size_t i = 0; i < c->n; i++) {
-    long double v = ref_in(c, 0, i);
-    if (v != v) c->nan = 1;
-    else if (v == INFINITY) c->kinf++;
-    else if (v > c->m) c->m = v;
-  }
-  c->masked = c->m == -INFINITY && c->kinf == 0;
+  ref_row_facts(c);
   c->d = c->s = c->logd = 0;
   if (c->nan || c->kinf || c->masked) return;
   long double *z = malloc((c->n ? c->n : 1) * sizeof *z), rho = 0;

@@ -29,81 +29,67 @@
 #include <string.h>
 #include <time.h>
 
+#include "../common/soak_run.h"
 #include "guard.h"
 #include "op.h"
 #include "report.h"
 #include "soak.h"
 
-typedef struct srng { uint64_t s; } srng;
-static uint64_t nx(srng *r) {
-  uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-static double u01(srng *r) { return (double)(nx(r) >> 11) * 0x1p-53; }
-static double uin(srng *r, double lo, double hi) { return lo * (1 - u01(r)) + hi * u01(r); }
-static size_t pick(srng *r, size_t n) { return n ? (size_t)(nx(r) % n) : 0; }
-static int coin(srng *r, double p) { return u01(r) < p; }
-static double gauss(srng *r) {
-  double a = u01(r), b = u01(r);
-  if (a < 1e-300) a = 1e-300;
-  return sqrt(-2 * log(a)) * cos(6.283185307179586 * b);
-}
+static double uin(tu_rng *r, double lo, double hi) { return lo * (1 - tu_uniform(r)) + hi * tu_uniform(r); }
 
 /* One row of n values for storage type dt; kind names the generator for the report. */
-static const char *gen_row(srng *r, dtype dt, double *x, size_t n) {
+static const char *gen_row(tu_rng *r, dtype dt, double *x, size_t n) {
   double big = dt == DT_F64 ? 1e300 : dt == DT_F16 ? 6e4 : 3e38;
   double tiny = dt == DT_F64 ? 1e-310 : dt == DT_F16 ? 1e-7 : 1e-40;
   const char *kind;
-  switch (pick(r, 10)) {
+  switch (tu_below(r, 10)) {
     case 0: case 1: {
       double s = pow(10.0, uin(r, -2, 1.5));
-      for (size_t i = 0; i < n; i++) x[i] = gauss(r) * s;
+      for (size_t i = 0; i < n; i++) x[i] = tu_gauss(r) * s;
       kind = "normal";
       break;
     }
     case 2: {   /* far negative (softplus_l1 on [-90, -91], [-800, -801]: issue 24 item 3) or far positive */
-      double off = (coin(r, 0.7) ? -1 : 1) * pow(10.0, uin(r, 1, dt == DT_F16 ? 3.5 : 4));
-      double s = coin(r, 0.5) ? 1 : uin(r, 0.01, 3);
-      for (size_t i = 0; i < n; i++) x[i] = off + gauss(r) * s;
+      double off = (tu_chance(r, 0.7) ? -1 : 1) * pow(10.0, uin(r, 1, dt == DT_F16 ? 3.5 : 4));
+      double s = tu_chance(r, 0.5) ? 1 : uin(r, 0.01, 3);
+      for (size_t i = 0; i < n; i++) x[i] = off + tu_gauss(r) * s;
       kind = "shifted";
       break;
     }
     case 3:
-      for (size_t i = 0; i < n; i++) x[i] = uin(r, -1, 1) * (coin(r, 0.2) ? big : 1);
+      for (size_t i = 0; i < n; i++) x[i] = uin(r, -1, 1) * (tu_chance(r, 0.2) ? big : 1);
       kind = "huge";
       break;
     case 4:
-      for (size_t i = 0; i < n; i++) x[i] = gauss(r) * tiny * pow(10.0, uin(r, 0, 3));
+      for (size_t i = 0; i < n; i++) x[i] = tu_gauss(r) * tiny * pow(10.0, uin(r, 0, 3));
       kind = "tiny";
       break;
     case 5: {   /* ties and near-ties */
-      double v = gauss(r) * 3;
-      for (size_t i = 0; i < n; i++) x[i] = coin(r, 0.6) ? v : v - (double)pick(r, 4) * 0.5;
+      double v = tu_gauss(r) * 3;
+      for (size_t i = 0; i < n; i++) x[i] = tu_chance(r, 0.6) ? v : v - (double)tu_below(r, 4) * 0.5;
       kind = "ties";
       break;
     }
     case 6: {   /* a spike over a flat row */
       double s = uin(r, 1, 200);
-      for (size_t i = 0; i < n; i++) x[i] = gauss(r) * 0.1;
-      if (n) x[pick(r, n)] = s;
+      for (size_t i = 0; i < n; i++) x[i] = tu_gauss(r) * 0.1;
+      if (n) x[tu_below(r, n)] = s;
       kind = "spike";
       break;
     }
     case 7: {   /* -inf masks, sometimes the whole row */
-      int all = coin(r, 0.2);
+      int all = tu_chance(r, 0.2);
       double p = uin(r, 0.2, 0.9);
-      for (size_t i = 0; i < n; i++) x[i] = all || coin(r, p) ? -INFINITY : gauss(r);
+      for (size_t i = 0; i < n; i++) x[i] = all || tu_chance(r, p) ? -INFINITY : tu_gauss(r);
       kind = all ? "all -inf" : "-inf mask";
       break;
     }
     default: {   /* special values sprinkled */
-      for (size_t i = 0; i < n; i++) x[i] = gauss(r) * 2;
-      size_t k = 1 + pick(r, 3);
+      for (size_t i = 0; i < n; i++) x[i] = tu_gauss(r) * 2;
+      size_t k = 1 + tu_below(r, 3);
       for (size_t j = 0; j < k && n; j++) {
-        size_t w = pick(r, 3);
-        x[pick(r, n)] = w == 0 ? NAN : w == 1 ? INFINITY : -INFINITY;
+        size_t w = tu_below(r, 3);
+        x[tu_below(r, n)] = w == 0 ? NAN : w == 1 ? INFINITY : -INFINITY;
       }
       kind = "specials";
       break;
@@ -146,9 +132,9 @@ static size_t pinned_row(void) {
 }
 
 static void soak_case(uint64_t seed, const int *run_dt) {
-  srng r = { seed };
+  tu_rng r = { seed };
   cur = seed;
-  size_t op = pick(&r, op_table_len);
+  size_t op = tu_below(&r, op_table_len);
   if (pinned) op = pinned_row();
   if (op == op_table_len) {
     fprintf(stderr, "test_ops soak: --row %s: no such row (NAME:DTYPE, e.g. sdpo_grad:f64)\n", pinned);
@@ -160,18 +146,18 @@ static void soak_case(uint64_t seed, const int *run_dt) {
   if (!run_dt[row->in_dt] || !ops_op_wanted(op)) return;
   cases++;
   long fails_before = rep_failures();
-  int lv = (int)pick(&r, (size_t)nlevels);
+  int lv = (int)tu_below(&r, (size_t)nlevels);
   smx_set_max_isa(levels[lv]);
-  size_t R = 1 + pick(&r, 6), n;
-  double u = u01(&r);
-  n = u < 0.1 ? pick(&r, 5) : u < 0.6 ? 1 + pick(&r, 80) : u < 0.9 ? 80 + pick(&r, 3000) : 3000 + pick(&r, 67000);
+  size_t R = 1 + tu_below(&r, 6), n;
+  double u = tu_uniform(&r);
+  n = u < 0.1 ? tu_below(&r, 5) : u < 0.6 ? 1 + tu_below(&r, 80) : u < 0.9 ? 80 + tu_below(&r, 3000) : 3000 + tu_below(&r, 67000);
   if (n * R > 140000) R = 1;
   if (n == 0 && (row->caps & OP_EMPTY_INVALID)) n = 1;
   static const double temps[] = { 0, 0, 0, 1, 0.5, 2, 0.01, 30, 1e-6 };
-  double T = (row->caps & OP_UNIT_TEMP) ? 0 : temps[pick(&r, sizeof temps / sizeof temps[0])];
-  uint32_t flags = coin(&r, 0.25) ? SMX_FLAG_MASKED_ROW_NAN : 0;
-  smx_algo algo = (row->caps & OP_ALGOS) ? (smx_algo)pick(&r, 4) : SMX_ALGO_AUTO;
-  size_t pad_in = coin(&r, 0.5) ? pick(&r, 9) : 0, pad_out = coin(&r, 0.5) ? pick(&r, 9) : 0;
+  double T = (row->caps & OP_UNIT_TEMP) ? 0 : temps[tu_below(&r, sizeof temps / sizeof temps[0])];
+  uint32_t flags = tu_chance(&r, 0.25) ? SMX_FLAG_MASKED_ROW_NAN : 0;
+  smx_algo algo = (row->caps & OP_ALGOS) ? (smx_algo)tu_below(&r, 4) : SMX_ALGO_AUTO;
+  size_t pad_in = tu_chance(&r, 0.5) ? tu_below(&r, 9) : 0, pad_out = tu_chance(&r, 0.5) ? tu_below(&r, 9) : 0;
   size_t ldi = n + pad_in, ldo = row->shape == OUT_ELEM ? n + pad_out : 0;
   size_t es = dt_size(row->in_dt), oes = out_elem(row), k = op_k(n);
   size_t ocount = row->shape == OUT_ELEM ? (R - 1) * ldo + n : R * out_per_row(row, n);
@@ -219,23 +205,15 @@ static void soak_case(uint64_t seed, const int *run_dt) {
   for (size_t q = 0; q < R; q++) targets[q] = op_target(n);
   guard out = guard_alloc(ocount * oes, 0), idx = guard_alloc(R * k * sizeof(int64_t), 0);
   unsigned char *first = malloc(ocount * oes + 1), *first_idx = malloc(R * k * sizeof(int64_t) + 1);
-  op_call cl;
-  memset(&cl, 0, sizeof cl);
+  op_call cl = { .out = out.p, .ld_out = ldo, .idx = idx.p, .targets = targets, .rows = R, .cols = n, .k = k,
+                 .opt = &o };
   for (int j = 0; j < row->n_in; j++) { cl.in[j] = in[j].p; cl.ld_in[j] = ldi; }
-  cl.out = out.p;
-  cl.ld_out = ldo;
-  cl.idx = idx.p;
-  cl.targets = targets;
-  cl.rows = R;
-  cl.cols = n;
-  cl.k = k;
-  cl.opt = &o;
   int failed = 0;
 
-  if (coin(&r, 0.125)) {   /* a bad argument: refused, nothing written */
+  if (tu_chance(&r, 0.125)) {   /* a bad argument: refused, nothing written */
     smx_options bo = o;
     const char *what;
-    switch (pick(&r, 7)) {
+    switch (tu_below(&r, 7)) {
       case 0: cl.in[0] = NULL; what = "NULL input"; break;
       case 1:
         /* (the xent_loss adapters keep the loss in the output: a NULL one is their own SMX_E_NOMEM) */
@@ -243,11 +221,11 @@ static void soak_case(uint64_t seed, const int *run_dt) {
         else { cl.out = NULL; what = "NULL output"; }
         break;
       case 2: cl.ld_in[0] = n ? n - 1 : 0; what = "ld < cols"; if (!n || R < 2) { bo.temperature = -1; what = "temperature -1"; } break;
-      case 3: bo.temperature = coin(&r, 0.5) ? NAN : INFINITY; what = "temperature NaN / inf"; break;
+      case 3: bo.temperature = tu_chance(&r, 0.5) ? NAN : INFINITY; what = "temperature NaN / inf"; break;
       case 4: bo.temperature = -uin(&r, 0.1, 10); what = "negative temperature"; break;
       /* (OP_NO_TEMP rows: the adapter sets the temperature itself; the two above are then not bad) */
-      case 5: bo.threads = -1 - (int)pick(&r, 4); what = "negative threads"; break;
-      default: bo.algo = (smx_algo)(4 + pick(&r, 10)); what = "unknown algorithm"; break;
+      case 5: bo.threads = -1 - (int)tu_below(&r, 4); what = "negative threads"; break;
+      default: bo.algo = (smx_algo)(4 + tu_below(&r, 10)); what = "unknown algorithm"; break;
     }
     /* rows with nothing to do may legitimately accept */
     int nothing = R == 0 || n == 0;   /* (empty rows: no pointer is read; the header's NULL rule is for work to do) */
@@ -306,42 +284,26 @@ static void soak_case(uint64_t seed, const int *run_dt) {
   free(copies); free(ctx); free(x); free(rowbuf[0]); free(rowbuf[1]); free(targets); free(first); free(first_idx);
 }
 
-static double mono(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int ops_soak_main(int argc, char **argv, const int *run_dt) {
-  double seconds = -1;
-  uint64_t seed = 0, one = 0;
-  int have_seed = 0, have_one = 0;
+  tu_soak_args a = TU_SOAK_ARGS_INIT;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--seed") && i + 1 < argc) { seed = strtoull(argv[++i], NULL, 0); have_seed = 1; }
-    else if (!strcmp(argv[i], "--case") && i + 1 < argc) { one = strtoull(argv[++i], NULL, 0); have_one = 1; }
-    else if (!strcmp(argv[i], "--row") && i + 1 < argc && have_one) pinned = argv[++i];
+    if (tu_soak_arg(&a, argc, argv, &i)) continue;
+    if (!strcmp(argv[i], "--row") && i + 1 < argc && a.have_one) pinned = argv[++i];
     else {
       fprintf(stderr, "usage: test_ops soak [--seconds S] [--seed S] [--case 0xSEED [--row NAME:DTYPE]]\n");
       return 2;
     }
   }
-  if (seconds < 0) {
-    const char *e = getenv("SMX_SOAK_SECONDS");
-    seconds = e && *e ? atof(e) : 15;
-  }
+  tu_soak_defaults(&a);
   nlevels = ops_levels(&levels);
-  if (have_one) {
-    soak_case(one, run_dt);
-    if (!fails) printf("case 0x%016" PRIx64 ": %s: passed\n", one, desc);
+  if (a.have_one) {
+    soak_case(a.one, run_dt);
+    if (!fails) printf("case 0x%016" PRIx64 ": %s: passed\n", a.one, desc);
   } else {
-    if (!have_seed) seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
-    printf("test_ops soak: seed 0x%016" PRIx64 ", %.0f s (replay the run: --seed 0x%016" PRIx64 ")\n", seed, seconds, seed);
+    printf("test_ops soak: seed 0x%016" PRIx64 ", %.0f s (replay the run: --seed 0x%016" PRIx64 ")\n", a.seed, a.seconds, a.seed);
     fflush(stdout);
-    srng r = { seed };
-    double t0 = mono();
-    do soak_case(nx(&r), run_dt);
-    while (mono() - t0 < seconds);
+    uint64_t s;
+    for (tu_soak_loop l = tu_soak_loop_start(&a); tu_soak_loop_next(&l, &s);) soak_case(s, run_dt);
   }
   smx_set_max_isa(levels[nlevels - 1]);
   printf("test_ops soak: %ld cases (%ld bad arguments), %ld failed\n", cases, bad_cases, fails);

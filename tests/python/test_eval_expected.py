@@ -9,6 +9,8 @@ import subprocess
 import sys
 import tempfile
 
+from digits_ood_names import CALIB, METRICS
+
 TOL = 1e-6
 # expected.json score name -> smx eval's label
 SCORES = {
@@ -17,16 +19,6 @@ SCORES = {
     "odin_T1000_noperturb": "odin_T1000", "kl_matching_valtemplates": "kl_matching",
     "nonuniformity_L1": "nonuniformity",
 }
-# expected.json keeps the names of the fixture's generator (OpenOOD's aupr_in is the trapezoid there);
-# smx writes every metric under one name (docs/metrics.md). data/digits-ood/PROVENANCE.md has this table.
-METRICS = {
-    "auroc": "auroc", "aupr_in": "aupr_in_trapz", "aupr_out": "aupr_out_trapz", "fpr95_oodpos": "fpr_oodpos_openood",
-    "sk_roc_auc_idpos": "auroc", "sk_ap_in": "ap_in", "sk_ap_out": "ap_out", "fpr95_idpos_exact": "fpr_idpos_exact",
-    "fpr95_idpos_energyood": "fpr_idpos_nearest", "fpr95_oodpos_oe": "fpr_oodpos_nearest",
-    "n_tied_values": "n_tied_values",
-}
-CALIB = {"acc": "acc", "ece15": "ece", "mce15": "mce", "adaptive_ece15": "adaptive_ece",
-         "classwise_ece15": "classwise_ece", "nll": "nll", "brier": "brier"}
 TEMPERATURE = {"T_star_val_nll": "T", "T_scipy_bounded": "T", "val_nll_T1": "nll_at_1", "val_nll_Tstar": "nll_at_t"}
 
 

@@ -13,16 +13,10 @@ import tempfile
 
 import numpy as np
 
+from script_checks import check, finish
+
 smx, data = sys.argv[1], os.path.join(sys.argv[2], "mlp")
 exp = json.load(open(os.path.join(data, "expected_features.json")))
-fails = 0
-
-
-def check(ok, msg):
-    global fails
-    if not ok:
-        fails += 1
-        print("FAIL", msg)
 
 
 def run(*args):
@@ -130,5 +124,4 @@ rc, _, err = run("fit-features", *bad, "-o", os.path.join(tmp, "no.smxf"))
 check(rc == 2 and not os.path.exists(os.path.join(tmp, "no.smxf")), f"fit-features refused: {rc} {err}")
 check(not [f for f in os.listdir(tmp) if ".tmp." in f], "no temporary file left")
 
-print("test_eval_features:", "FAILED" if fails else "ok")
-sys.exit(1 if fails else 0)
+finish("test_eval_features")

@@ -12,6 +12,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import feature_ref as ref  # noqa: E402
+from script_checks import check, finish  # noqa: E402
 
 lib = ct.CDLL(sys.argv[1])
 P = ct.c_void_p
@@ -28,14 +29,6 @@ class Config(ct.Structure):
 lib.smx_feature_method_requires.restype = ct.c_char_p
 lib.smx_status_string.restype = ct.c_char_p
 METHODS = {"mahalanobis": 1, "knn": 2, "vim": 3, "residual": 4, "react": 5}
-fails = 0
-
-
-def check(ok, msg):
-    global fails
-    if not ok:
-        fails += 1
-        print("FAIL", msg)
 
 
 def built(name):
@@ -147,5 +140,4 @@ if built("knn"):
     got, want = M.score("knn", T), ref.knn(X, T, k)
     check(np.max(np.abs(got - want)) <= 2.0 ** -21, f"IVF probing all lists = exact: {np.max(np.abs(got - want))}")
 
-print("test_features_ref:", "FAILED" if fails else "ok")
-sys.exit(1 if fails else 0)
+finish("test_features_ref")

@@ -8,13 +8,12 @@ Run from ctest (PYTHONPATH=build/python), or by hand:
 References are computed in float64 from the same float32 inputs; the
 tolerances are the bounds of include/smx/smx_grad.h and smx_topk.h.
 """
-import threading
-import time
 import unittest
 
 import numpy as np
 
 import smx
+from gil_probe import stamps_inside
 
 try:
     import torch
@@ -373,23 +372,7 @@ class ReleasesTheGIL(unittest.TestCase):
         calls = (lambda: smx.cross_entropy(x, t, return_grad=True), lambda: smx.softmax_topk(x, 50),
                  lambda: smx.sample(x, 1, top_p=0.9), lambda: smx.softmax_backward(x, x))
         for call in calls:
-            span, stamps = [], []
-
-            def work():
-                t0 = time.perf_counter()
-                for _ in range(4):
-                    call()
-                span.extend([t0, time.perf_counter()])
-
-            th = threading.Thread(target=work)
-            th.start()
-            while th.is_alive():
-                stamps.append(time.perf_counter())
-                time.sleep(0.001)
-            th.join()
-            t0, t1 = span
-            inside = [s for s in stamps if t0 + (t1 - t0) * 0.25 < s < t1 - (t1 - t0) * 0.25]
-            self.assertGreater(len(inside), 3, "no progress of other threads during the call (GIL held?)")
+            self.assertGreater(stamps_inside(call, 4), 3, "no progress of other threads during the call (GIL held?)")
 
 
 if __name__ == "__main__":

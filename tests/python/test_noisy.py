@@ -12,6 +12,7 @@ import unittest
 import numpy as np
 
 import smx
+from numgrad import numgrad
 
 try:
     import torch
@@ -58,17 +59,6 @@ def noisy_ref(x, t, n, alpha, seed, step, mode, red, ign=-100):
     lse = (m + np.log(np.exp(xt - m).sum(1, keepdims=True)))[:, 0]
     l = (lse - xt[rows, ts]) * keep
     return l.sum() if red == "sum" else l.sum() / keep.sum() if red == "mean" else l
-
-
-def numgrad(f, x, h=1e-6):
-    """central differences of sum(f(x)) in float64"""
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += h
-        xm[i] -= h
-        g[i] = (np.sum(f(xp)) - np.sum(f(xm))) / (2 * h)
-    return g
 
 
 RNG = np.random.default_rng(2017)

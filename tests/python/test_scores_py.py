@@ -18,6 +18,7 @@ import unittest
 import numpy as np
 
 import smx
+from digits_ood_names import CALIB, METRICS
 
 try:
     from sklearn.metrics import average_precision_score, roc_auc_score
@@ -37,16 +38,6 @@ SCORES = {
     "gen_g0.1_M100": dict(kind="gen", gen_gamma=0.1, gen_m=100), "odin_T1000_noperturb": dict(kind="odin"),
     "kl_matching_valtemplates": dict(kind="kl_matching"), "nonuniformity_L1": dict(kind="nonuniformity"),
 }
-# expected.json's metric names -> the keys of smx.ood_metrics, which smx eval's JSON and report use too
-# (docs/metrics.md; the same table is in data/digits-ood/PROVENANCE.md)
-METRICS = {
-    "auroc": "auroc", "aupr_in": "aupr_in_trapz", "aupr_out": "aupr_out_trapz", "fpr95_oodpos": "fpr_oodpos_openood",
-    "sk_roc_auc_idpos": "auroc", "sk_ap_in": "ap_in", "sk_ap_out": "ap_out", "fpr95_idpos_exact": "fpr_idpos_exact",
-    "fpr95_idpos_energyood": "fpr_idpos_nearest", "fpr95_oodpos_oe": "fpr_oodpos_nearest",
-    "n_tied_values": "n_tied_values",
-}
-CALIB = {"acc": "acc", "ece15": "ece", "mce15": "mce", "adaptive_ece15": "adaptive_ece",
-         "classwise_ece15": "classwise_ece", "nll": "nll", "brier": "brier"}
 
 
 @unittest.skipUnless(os.path.exists(os.path.join(DATA, "expected.json")), "no digits-ood sample")

@@ -21,6 +21,7 @@ import numpy as np
 import scipy.special as ss
 
 import smx
+from gil_probe import stamps_inside
 
 try:
     import torch
@@ -707,24 +708,8 @@ class TestModule(unittest.TestCase):
         # While one thread is inside a long smx call, another Python thread
         # keeps running: it records times strictly inside the call.
         x = randn((512, 20000), np.float32).T  # the gathered path: the slowest per element
-        span = []
-
-        def work():
-            t0 = time.perf_counter()
-            for _ in range(3):
-                smx.softmax(x, axis=0)
-            span.extend([t0, time.perf_counter()])
-
-        stamps = []
-        th = threading.Thread(target=work)
-        th.start()
-        while th.is_alive():
-            stamps.append(time.perf_counter())
-            time.sleep(0.001)
-        th.join()
-        t0, t1 = span
-        inside = [s for s in stamps if t0 + (t1 - t0) * 0.25 < s < t1 - (t1 - t0) * 0.25]
-        self.assertGreater(len(inside), 3, "no progress of other threads during smx.softmax (GIL held?)")
+        self.assertGreater(stamps_inside(lambda: smx.softmax(x, axis=0), 3), 3,
+                           "no progress of other threads during smx.softmax (GIL held?)")
 
     def test_concurrent_calls(self):
         xs = [randn((50, 777), np.float32) for _ in range(4)]

@@ -16,6 +16,7 @@ import numpy as np
 
 import smx
 from smx import _losses, _smx
+from numgrad import numgrad
 
 try:
     import torch
@@ -57,17 +58,6 @@ def call(py, x, t, dtype, **kw):
     xs = x.astype(npdt)
     loss, grad = getattr(smx, py)(xs, t, return_grad=True, **kw)
     return loss, grad, xs.astype(np.float64)
-
-
-def numgrad(f, x, h=1e-6):
-    """central differences of f (a float) in float64"""
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += h
-        xm[i] -= h
-        g[i] = (f(xp) - f(xm)) / (2 * h)
-    return g
 
 
 RNG = np.random.default_rng(23)

@@ -2,7 +2,8 @@
  * Softmax and log-softmax backward: against long-double references (the
  * bounds of smx_grad.h) for every ISA, row length and temperature; against
  * finite differences of the forward in double; in place (dx == dy, dx == y);
- * thread-count independence; special values; f16 / bf16; bad arguments
+ * thread-count independence; special values; f16 / bf16; log-softmax terms
+ * exp(y) below FLT_MIN that a small T makes normal; bad arguments
  * leave dx untouched (guard pages: tests/ops/).
  */
 #include "../common/test_isa.h"
@@ -263,8 +264,40 @@ static void test_bad_args(void) {
   CHECK(smx_softmax_backward_rows_f16(h, 4, h, 4, h + 1, 4, 1, 4, NULL) == SMX_E_INVALID_ARG, "f16 overlap");
 }
 
+/* log-softmax entries whose exp(y_i) is below FLT_MIN (y_i < -87.3) over a long row's large sum at a small T:
+ * dx_i = -exp(y_i) S / T is a normal number (the soak's bf16 row: 5.9e-38, returned as 0 by the AVX2 kernel, whose
+ * 2^n came from the exponent field and was 0 below 2^-126). The header's bound, without the loose FLT_MIN (1 + |S|)
+ * / T of check_row: only FLT_MIN for results below the normal range. */
+static void test_tiny_exp_terms(void) {
+  enum { N = 4096 };
+  static float y[N], dy[N], dx[N];
+  for (size_t i = 0; i < N; i++) {
+    y[i] = i < N / 2 ? -10.0f : -80.0f - 60.0f * (float)(i - N / 2) / (float)(N / 2);   /* to -140 */
+    dy[i] = i < N / 2 ? 1.0f : 0.0f;
+  }
+  static const double ts[] = { 1.0, 0.01, 1e-3 };
+  for (int k = 0; k < 3; k++) {
+    smx_options o = { SMX_ALGO_AUTO, ts[k], 0, 1, NULL };
+    CHECK(smx_log_softmax_backward_f32(y, dy, dx, N, &o) == SMX_OK, "log-softmax backward");
+    long double red = N / 2, t = ts[k];
+    long bad = 0, normal = 0;
+    for (size_t i = 0; i < N; i++) {
+      long double e = expl((long double)y[i]), ref = ((long double)dy[i] - e * red) / t;
+      long double bound = 4 * EPS_F * (fabsl(dy[i]) + e * red) / t + FLT_MIN;
+      normal += fabsl(ref) >= FLT_MIN && y[i] < -87.4f;
+      if (!(fabsl((long double)dx[i] - ref) <= bound) && ++bad < 4)
+        fprintf(stderr, "  %s T=%g: y %.9g: dx %.9g ref %.9Lg bound %.3Lg\n", tu_isa_names[tu_isa_at], ts[k], y[i],
+                dx[i], ref, bound);
+    }
+    CHECK(bad == 0, "%s T=%g: %ld of %d log-softmax dx with exp(y) below FLT_MIN outside the bound", tu_isa_names[tu_isa_at],
+          ts[k], bad, N);
+    CHECK(k == 0 || normal > 0, "the case has normal results from subnormal exp(y)");
+  }
+}
+
 int main(void) {
   tu_isa_start(3);
+  test_tiny_exp_terms();
   test_values();
   test_threads_and_specials();
   test_half();

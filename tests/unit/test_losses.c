@@ -4,7 +4,8 @@
  * against long-double references at every ISA, every reduction and a few
  * parameters; the f64 gradients against central finite differences of the
  * f64 losses; thread-count independence (bitwise); the focal gradient in
- * place; bad targets and arguments refused with nothing written.
+ * place; focal f64 on confident rows (1 - p_t down to 1e-130); bad targets
+ * and arguments refused with nothing written.
  */
 #include <string.h>
 
@@ -368,10 +369,48 @@ static void in_place(tu_rng *rng) {
   CHECK(l == l2 && !memcmp(g, x, sizeof g), "in-place focal differs");
 }
 
+/* focal f64 on confident rows, p_t = 1 - q with q down to 1e-130: the gradient is K p_j with K ~ q^gamma,
+ * so q must keep its relative precision. The kernels' online reference need not be the row's max (the vector
+ * ones shift it by whole steps; the scalar one past its first 64-entry block), and log p_t formed from it was
+ * off by eps absolutely: q = 1e-35 came out as 5e-17 and the gradient 1e37 times the bound (op driver soak). */
+static void confident(tu_rng *rng, const char *isa) {
+  static const size_t lens[] = { 10, 33, 300 };
+  static const double spikes[] = { 3.0, 20.0, 40.0, 82.6, 300.0 };
+  static double x[300], g[300];
+  for (size_t li = 0; li < 3; li++) {
+    for (size_t si = 0; si < 5; si++) {
+      for (int gi = 0; gi < 2; gi++) {
+        size_t n = lens[li], t = n == 10 ? 7 : n - 5;   /* n = 300: in the scalar kernel's last block */
+        double gamma = gi ? 2.0 : 0.5, loss;
+        for (size_t j = 0; j < n; j++) x[j] = 0.1 * tu_normal(rng);
+        x[t] = spikes[si];
+        int64_t tg = (int64_t)t;
+        CHECK(smx_focal_loss_f64(x, n, &tg, NULL, &loss, g, n, 1, n, gamma, NULL) == SMX_OK, "confident focal");
+        /* long double, against x_t: log p_t = -log1p(rest) keeps q = 1 - p_t however small */
+        ld_t rest = 0.0L;
+        for (size_t j = 0; j < n; j++) if (j != t) rest += expl((ld_t)x[j] - x[t]);
+        ld_t lp = -log1pl(rest), q = -expm1l(lp), pt = expl(lp), qg = powl(q, (ld_t)gamma);
+        ld_t k = qg - (ld_t)gamma * pt * qg * (lp / q), lref = -qg * lp;
+        double worst = 0.0;
+        for (size_t j = 0; j < n; j++) {
+          ld_t r = j == t ? -k * q : k * expl((ld_t)x[j] - x[t] + lp);
+          double e = (double)(fabsl((ld_t)g[j] - r) / (64.0L * EPS_D * (fabsl(r) + fabsl(k)) + 0x1p-1074L));
+          if (e > worst) worst = e;
+        }
+        CHECK(worst <= 1.0, "%s focal f64 n=%zu x_t=%g gamma=%g (q=%.3Lg): gradient %.3g of the bound", isa, n,
+              x[t], gamma, q, worst);
+        CHECK(fabsl((ld_t)loss - lref) <= 64.0L * EPS_D * fabsl(lref) + 0x1p-1074L, "%s focal f64 n=%zu x_t=%g: loss %.17g, ref %.17Lg",
+              isa, n, x[t], loss, lref);
+      }
+    }
+  }
+}
+
 int main(void) {
   tu_isa_start(3);
   tu_rng rng = { 12345 };
   cases(&rng, tu_isa_names[tu_isa_at]);
+  confident(&rng, tu_isa_names[tu_isa_at]);
   if (tu_isa_once) {
     errors();
     threaded(&rng);

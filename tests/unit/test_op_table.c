@@ -222,7 +222,7 @@ static void test_generic_f32(void) {
       memset(a, 0x5a, sizeof a);
       memset(b, 0x5a, sizeof b);
       int pgrad = bwd && op->sig == SMX_SIG_ROWS_PGRAD;
-      smx_op_call c = { SMX_OP_F32, bwd, ROWS, COLS, x, LD, y, LD, dy, LD, a, LD, p, np, ln, pgrad ? da : NULL, NULL, NULL, 0 };
+      smx_op_call c = { SMX_OP_F32, bwd, ROWS, COLS, x, LD, y, LD, dy, LD, a, LD, p, np, ln, pgrad ? da : NULL, NULL, NULL, 0, NULL };
       smx_status sg = smx_op_rows(op, &c, &o), sd = SMX_E_INTERNAL;
       int known = direct_f32(op->name, bwd, x, y, dy, b, p, ln, pgrad ? db : NULL, &o, &sd);
       CHECK(known, "%s: no direct call in this test: add it to direct_f32", op->name);
@@ -272,7 +272,7 @@ static void test_generic_dtypes(void) {
                           d == SMX_OP_F64 ? (void *)yd : d == SMX_OP_F32 ? (void *)yf : (void *)yh, LD,
                           d == SMX_OP_F64 ? (void *)dyd : d == SMX_OP_F32 ? (void *)dyf : (void *)dyh, LD,
                           d == SMX_OP_F64 ? (void *)od : d == SMX_OP_F32 || lse_half ? (void *)of : (void *)oh, LD,
-                          p, np, NULL, NULL, NULL, NULL, 0 };
+                          p, np, NULL, NULL, NULL, NULL, 0, NULL };
         unsigned have = bwd ? op->bwd_dtypes : op->dtypes;
         smx_status s = smx_op_rows(op, &c, &o);
         if (have & SMX_OP_BIT(d))
@@ -321,6 +321,25 @@ static smx_status direct_tloss(void *lib, const smx_op_info *op, smx_op_dtype d,
 #undef TL
 }
 
+/* The rows both direct-call tests feed: x in f32 (fill(seed)), the same values in f64, and a pattern finite in f16
+ * and in bf16 */
+typedef struct direct_rows {
+  float xf[ROWS * LD];
+  double xd[ROWS * LD];
+  uint16_t xh[ROWS * LD];
+} direct_rows;
+static void direct_rows_fill(direct_rows *r, unsigned seed) {
+  fill(r->xf, seed);
+  for (size_t i = 0; i < (size_t)ROWS * LD; i++) {
+    r->xd[i] = r->xf[i];
+    r->xh[i] = (uint16_t)(0x3c00u + (i % 512u));
+  }
+}
+/* x in dtype d (f16 and bf16 read the same pattern) */
+static const void *direct_x(const direct_rows *r, int d) {
+  return d == SMX_OP_F64 ? (const void *)r->xd : d == SMX_OP_F32 ? (const void *)r->xf : (const void *)r->xh;
+}
+
 static void test_tloss(const char *path) {
   void *lib = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
   CHECK(lib != NULL, "dlopen %s for the TLOSS direct calls", path ? path : "(none)");
@@ -330,14 +349,9 @@ static void test_tloss(const char *path) {
   e.reduction = SMX_REDUCTION_NONE;
   const smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 2, &e };
   const int64_t t[ROWS] = { 0, 6, -100 };
-  static float xf[ROWS * LD];
-  static double xd[ROWS * LD], gd[2][ROWS * LD];
-  static uint16_t xh[ROWS * LD];
-  fill(xf, 7u);
-  for (size_t i = 0; i < (size_t)ROWS * LD; i++) {
-    xd[i] = xf[i];
-    xh[i] = (uint16_t)(0x3c00u + (i % 512u));   /* finite in f16 and in bf16 */
-  }
+  static double gd[2][ROWS * LD];
+  static direct_rows in;
+  direct_rows_fill(&in, 7u);
   for (size_t i = 0; i < n; i++) {
     const smx_op_info *op;
     smx_op_at(i, &op);
@@ -345,12 +359,12 @@ static void test_tloss(const char *path) {
     double p[2] = { op->nparams > 0 ? op->params[0].def * 0.75 : 0, op->nparams > 1 ? op->params[1].def + 0.5 : 0 };
     for (int d = SMX_OP_F64; d <= SMX_OP_BF16; d++) {
       if (!(op->dtypes & SMX_OP_BIT(d))) continue;
-      const void *x = d == SMX_OP_F64 ? (const void *)xd : d == SMX_OP_F32 ? (const void *)xf : (const void *)xh;
+      const void *x = direct_x(&in, d);
       double la[2][ROWS];
       memset(gd, 0x5a, sizeof gd);
       memset(la, 0x5a, sizeof la);
       smx_op_call c = { (smx_op_dtype)d, 0, ROWS, COLS, x, LD, NULL, 0, NULL, 0, la[0], 0, p, op->nvalues,
-                        NULL, NULL, t, gd[0], LD };
+                        NULL, NULL, t, gd[0], LD, NULL };
       smx_status sg = smx_op_rows(op, &c, &o);
       int known;
       smx_status sd = direct_tloss(lib, op, (smx_op_dtype)d, x, t, la[1], gd[1], p, &o, &known);
@@ -371,11 +385,13 @@ static void test_tloss(const char *path) {
   smx_op_find("softmax", &sm);
   float out[ROWS * LD], loss[ROWS];
   double beta = 0.0;
-  smx_op_call c = { SMX_OP_F32, 0, ROWS, COLS, xf, LD, NULL, 0, NULL, 0, out, LD, NULL, 0, NULL, NULL, t, NULL, 0 };
+  smx_op_call c = { SMX_OP_F32, 0, ROWS, COLS, in.xf, LD,
+                    NULL, 0, NULL, 0, out, LD, NULL, 0, NULL, NULL, t, NULL, 0, NULL };
   CHECK(smx_op_rows(sm, &c, &o) == SMX_E_INVALID_ARG, "targets for softmax");
   c.targets = NULL, c.grad = out, c.ldg = LD;
   CHECK(smx_op_rows(sm, &c, &o) == SMX_E_INVALID_ARG, "grad for softmax");
-  smx_op_call l = { SMX_OP_F32, 0, ROWS, COLS, xf, LD, NULL, 0, NULL, 0, loss, 0, &beta, 1, NULL, NULL, t, NULL, 0 };
+  smx_op_call l = { SMX_OP_F32, 0, ROWS, COLS, in.xf, LD,
+                    NULL, 0, NULL, 0, loss, 0, &beta, 1, NULL, NULL, t, NULL, 0, NULL };
   memset(loss, 0x5a, sizeof loss);
   CHECK(smx_op_rows(sdpo, &l, &o) == SMX_E_INVALID_ARG, "sdpo beta = 0");
   CHECK(((unsigned char *)loss)[0] == 0x5a, "a refused call wrote its loss");
@@ -384,6 +400,103 @@ static void test_tloss(const char *path) {
   beta = 2.0;
   l.targets = NULL;
   CHECK(smx_op_rows(sdpo, &l, &o) == SMX_E_INVALID_ARG, "sdpo without targets");
+}
+
+/* Cross-entropy (XENT) through smx_op_rows: bitwise the direct call, loss, gradient and log-sum-exp, for every
+ * op of the class and every dtype it lists, each reduction, with label smoothing and z-loss; the direct call is
+ * the entry point the table names (smx_op_symbol) looked up in the library, so a new XENT op is checked here
+ * without a line of its own. Then the class's own refusals. */
+typedef smx_status (*xe64_fn)(const double *, size_t, const int64_t *, double *, double *, size_t, double *, size_t,
+                              size_t, const smx_options *);
+typedef smx_status (*xe32_fn)(const float *, size_t, const int64_t *, float *, float *, size_t, float *, size_t,
+                              size_t, const smx_options *);
+typedef smx_status (*xe16_fn)(const uint16_t *, size_t, const int64_t *, float *, uint16_t *, size_t, float *,
+                              size_t, size_t, const smx_options *);
+static void test_xent(const char *path) {
+  void *lib = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+  CHECK(lib != NULL, "dlopen %s for the XENT direct calls", path ? path : "(none)");
+  size_t n = 0, covered = 0;
+  smx_op_count(&n);
+  const int64_t t[ROWS] = { 0, 6, -100 };
+  static double gd[2][ROWS * LD];
+  static direct_rows in;
+  direct_rows_fill(&in, 11u);
+  for (size_t i = 0; i < n; i++) {
+    const smx_op_info *op;
+    smx_op_at(i, &op);
+    if (op->sig != SMX_SIG_XENT) continue;
+    for (int d = SMX_OP_F64; d <= SMX_OP_BF16; d++) {
+      if (!(op->dtypes & SMX_OP_BIT(d))) continue;
+      char sym[128];
+      void *f = smx_op_symbol(op, (smx_op_dtype)d, 0, sym, sizeof sym) == SMX_OK && lib ? dlsym(lib, sym) : NULL;
+      CHECK(f != NULL, "%s %s: its entry point is not in the library", op->name, smx_op_dtype_name((smx_op_dtype)d));
+      if (!f) continue;
+      /* (POSIX: dlsym's object pointer converts to the function pointer it is) */
+      union { void *obj; xe64_fn a64; xe32_fn a32; xe16_fn a16; } u;
+      u.obj = f;
+      const void *x = direct_x(&in, d);
+      for (int v = 0; v < 3; v++) {
+        smx_loss_ext e = SMX_LOSS_EXT_INIT;
+        e.reduction = v == 0 ? SMX_REDUCTION_NONE : v == 1 ? SMX_REDUCTION_MEAN : SMX_REDUCTION_SUM;
+        e.label_smoothing = v == 1 ? 0.125 : 0.0;
+        e.z_loss = v == 2 ? 1e-3 : 0.0;
+        const smx_options o = { SMX_ALGO_AUTO, v == 2 ? 1.5 : 0.0, 0, 2, &e };
+        double la[2][ROWS], ls[2][ROWS];
+        memset(gd, 0x5a, sizeof gd);
+        memset(la, 0x5a, sizeof la);
+        memset(ls, 0x5a, sizeof ls);
+        smx_op_call c = { (smx_op_dtype)d, 0, ROWS, COLS, x, LD, NULL, 0, NULL, 0, la[0], 0, NULL, 0,
+                          NULL, NULL, t, gd[0], LD, ls[0] };
+        smx_status sg = smx_op_rows(op, &c, &o), sd;
+#define XE(T, L) (const T *)x, LD, t, (L *)la[1], (T *)gd[1], LD, (L *)ls[1], ROWS, COLS, &o
+        sd = d == SMX_OP_F64 ? u.a64(XE(double, double)) : d == SMX_OP_F32 ? u.a32(XE(float, float))
+                                                                          : u.a16(XE(uint16_t, float));
+#undef XE
+        CHECK(sg == SMX_OK && sd == SMX_OK, "%s %s (case %d): statuses %d and %d", op->name,
+              smx_op_dtype_name((smx_op_dtype)d), v, (int)sg, (int)sd);
+        CHECK(!memcmp(la[0], la[1], sizeof la[0]) && !memcmp(gd[0], gd[1], sizeof gd[0]) &&
+                  !memcmp(ls[0], ls[1], sizeof ls[0]),
+              "%s %s (case %d): the generic call differs from the direct one", op->name,
+              smx_op_dtype_name((smx_op_dtype)d), v);
+        /* the loss alone (no gradient, no lse) is the same loss */
+        double l1[ROWS];
+        memset(l1, 0x5a, sizeof l1);
+        smx_op_call lo = c;
+        lo.out = l1, lo.grad = NULL, lo.ldg = 0, lo.lse = NULL;
+        CHECK(smx_op_rows(op, &lo, &o) == SMX_OK && !memcmp(l1, la[0], sizeof l1), "%s %s (case %d): loss alone",
+              op->name, smx_op_dtype_name((smx_op_dtype)d), v);
+        c.backward = 1;
+        CHECK(smx_op_rows(op, &c, &o) == SMX_E_UNSUPPORTED, "%s: XENT has no backward entry", op->name);
+      }
+      covered++;
+    }
+  }
+  CHECK(covered >= 4, "XENT: %zu op x dtype pairs covered (cross_entropy x 4 at least)", covered);
+  if (lib) dlclose(lib);
+  /* lse only where the class has it; targets checked by the entry */
+  const smx_op_info *xe, *sdpo, *sm;
+  smx_op_find("cross_entropy", &xe);
+  smx_op_find("sdpo_loss", &sdpo);
+  smx_op_find("softmax", &sm);
+  float out[ROWS * LD], loss[ROWS], lse[ROWS];
+  const smx_options o = { SMX_ALGO_AUTO, 0.0, 0, 1, NULL };
+  smx_op_call c = { SMX_OP_F32, 0, ROWS, COLS, in.xf, LD,
+                    NULL, 0, NULL, 0, out, LD, NULL, 0, NULL, NULL, NULL, NULL, 0, lse };
+  CHECK(smx_op_rows(sm, &c, &o) == SMX_E_INVALID_ARG, "lse for softmax");
+  smx_op_call l = { SMX_OP_F32, 0, ROWS, COLS, in.xf, LD,
+                    NULL, 0, NULL, 0, loss, 0, NULL, 0, NULL, NULL, t, NULL, 0, lse };
+  CHECK(smx_op_rows(sdpo, &l, &o) == SMX_E_INVALID_ARG, "lse for sdpo_loss (TLOSS)");
+  double one = 1.0;
+  l.params = &one, l.nparams = 1;
+  CHECK(smx_op_rows(xe, &l, &o) == SMX_E_INVALID_ARG, "a parameter for cross_entropy");
+  l.params = NULL, l.nparams = 0, l.targets = NULL;
+  memset(loss, 0x5a, sizeof loss);
+  CHECK(smx_op_rows(xe, &l, &o) == SMX_E_INVALID_ARG && ((unsigned char *)loss)[0] == 0x5a,
+        "cross_entropy without targets, nothing written");
+  const int64_t bad[ROWS] = { 0, COLS, 1 };
+  l.targets = bad;
+  CHECK(smx_op_rows(xe, &l, &o) == SMX_E_INVALID_ARG && ((unsigned char *)loss)[0] == 0x5a,
+        "cross_entropy with a target out of range, nothing written");
 }
 
 static void test_refusals(void) {
@@ -397,7 +510,7 @@ static void test_refusals(void) {
   float x[ROWS * LD] = { 0 }, out[ROWS * LD];
   double p[9] = { 2.5 }, dp[8];
   const int64_t lens[ROWS] = { 1, 1, 1 };
-  smx_op_call c = { SMX_OP_F32, 0, ROWS, COLS, x, LD, NULL, 0, NULL, 0, out, LD, NULL, 0, NULL, NULL, NULL, NULL, 0 };
+  smx_op_call c = { SMX_OP_F32, 0, ROWS, COLS, x, LD, NULL, 0, NULL, 0, out, LD, NULL, 0, NULL, NULL, NULL, NULL, 0, NULL };
   CHECK(smx_op_rows(topk, &c, NULL) == SMX_E_INVALID_ARG, "topk_softmax without k (no default)");
   c.params = p, c.nparams = 1;
   CHECK(smx_op_rows(topk, &c, NULL) == SMX_E_INVALID_ARG, "k = 2.5");
@@ -441,6 +554,7 @@ int main(int argc, char **argv) {
   test_generic_f32();
   test_generic_dtypes();
   test_tloss(argc > 1 ? argv[1] : NULL);
+  test_xent(argc > 1 ? argv[1] : NULL);
   test_refusals();
   if (failures) {
     fprintf(stderr, "test_op_table: %d failure(s)\n", failures);

@@ -79,6 +79,27 @@ def from_np(a, dtype):
     return torch.from_numpy(np.ascontiguousarray(a)).to(dtype)
 
 
+class Spec:
+    """forward(kw, needs, *tensors) -> (out, saved); backward(kw, saved, needs, grad) -> grads."""
+
+    def __init__(self, forward, backward):
+        self.forward, self.backward = forward, backward
+
+
+def no_second_derivative(grads):
+    """grads (None where absent) wrapped so that differentiating them raises, naming smx: as torch's
+    once_differentiable does, but also when a gradient itself does not require grad."""
+    grads = list(grads)
+    live = [i for i, g in enumerate(grads) if g is not None]
+    err = _torch_functions.DelayedError(b"smx.torch: no second derivative (the backward is smx's C kernel, "
+                                        b"marked once_differentiable); differentiate it with torch's own "
+                                        b"functions", len(live))
+    wrapped = err(*[grads[i].detach().requires_grad_() for i in live])
+    for i, g in zip(live, wrapped if isinstance(wrapped, tuple) else (wrapped,)):
+        grads[i] = g
+    return grads
+
+
 class Op(torch.autograd.Function):
     """The one Function: forward and backward from a spec (see the module's doc)."""
 
@@ -94,12 +115,5 @@ class Op(torch.autograd.Function):
         with torch.no_grad():
             grads = list(ctx.spec.backward(ctx.kw, ctx.saved_tensors, ctx.needs_input_grad[2:], grad))
         if torch.is_grad_enabled():   # create_graph=True: a gradient of these gradients raises, naming smx
-            # as torch's once_differentiable does, but also when grad itself does not require grad
-            live = [i for i, g in enumerate(grads) if g is not None]
-            err = _torch_functions.DelayedError(b"smx.torch: no second derivative (the backward is smx's C kernel, "
-                                                b"marked once_differentiable); differentiate it with torch's own "
-                                                b"functions", len(live))
-            wrapped = err(*[grads[i].detach().requires_grad_() for i in live])
-            for i, g in zip(live, wrapped if isinstance(wrapped, tuple) else (wrapped,)):
-                grads[i] = g
+            grads = no_second_derivative(grads)
         return (None, None) + tuple(grads)

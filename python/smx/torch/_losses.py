@@ -17,6 +17,8 @@ import torch
 import smx as _smx
 
 from .. import _losses as _np_losses
+from . import _cuda
+from ._device import device_of, route
 from ._function import Op, from_np, threads_of, view
 from ._rows import Spec
 
@@ -78,8 +80,9 @@ def _classes_last(x, target):
     return (x.movedim(1, -1) if x.dim() > 2 else x), target, False
 
 
-def _class_targets(name, input, target):
-    """(input with its classes last, the class-index targets as int64 NumPy, squeezed): torch's layout, checked."""
+def _class_layout(name, input, target):
+    """(input with its classes last, the class-index target tensor of its shape without them, squeezed): torch's
+    layout, checked."""
     if not torch.is_tensor(target) or target.is_floating_point():
         raise TypeError("smx.torch.%s: target must be a tensor of class indices (integers), got %s"
                         % (name, target.dtype if torch.is_tensor(target) else type(target).__name__))
@@ -87,6 +90,12 @@ def _class_targets(name, input, target):
     if t.shape != x.shape[:-1]:
         raise ValueError("smx.torch.%s: target has shape %s, expected %s (the input's shape without the class "
                          "dimension 1)" % (name, tuple(target.shape), tuple(x.shape[:-1]) if not sq else ()))
+    return x, t, sq
+
+
+def _class_targets(name, input, target):
+    """(input with its classes last, the class-index targets as int64 NumPy, squeezed): torch's layout, checked."""
+    x, t, sq = _class_layout(name, input, target)
     return x, _targets(t), sq
 
 
@@ -105,11 +114,20 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     class-index targets, fused in smx (forward and gradient in one call), plus z_loss * lse^2 per row (PaLM's
     auxiliary loss). input: (C,), (N, C) or (N, C, d1, ...) as torch; float32, float16 (smx's f16 rows),
     bfloat16 (computed in float32) and float64 (computed in float32: smx's cross-entropy has no float64
-    rows). Per-class weights are not supported."""
+    rows). CUDA tensors (float32, float16, bfloat16; the target on the same device) run libsmx_cuda's fused
+    cross-entropy on the current stream, and wait for its check of the targets. Per-class weights are not
+    supported."""
     if weight is not None:
         raise NotImplementedError("smx.torch.cross_entropy: per-class weight is not supported")
     if target.is_floating_point():
         raise NotImplementedError("smx.torch.cross_entropy: only class-index targets are supported")
+    mod = route("cross_entropy", device_of(input))
+    if mod is not None:   # a CUDA tensor: libsmx_cuda's fused cross-entropy (_cuda.py)
+        _reduction("cross_entropy", reduction)
+        x, t, sq = _class_layout("cross_entropy", input, target)
+        out = _cuda.cross_entropy(mod, x, t, ignore_index=ignore_index, reduction=reduction,
+                                  label_smoothing=label_smoothing, z_loss=z_loss)
+        return out.reshape(()) if sq and reduction == "none" and out.dim() == 1 else out
     x, tn, sq = _class_targets("cross_entropy", input, target)
 
     def fn(xn, **kw):

@@ -13,19 +13,14 @@ import torch
 
 import smx as _smx
 
-from ._function import HALF, Op, finite_dot, from_np, rows, scalar, threads_of, view
+from . import _cuda
+from ._device import device_of, route
+from ._function import HALF, Op, Spec, finite_dot, from_np, rows, scalar, threads_of, view
 from .._rows import BACKWARD_READS
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "sigmoid", "softpick", "ssmax", "sa_softmax", "adaptive_softmax",
            "topk_softmax", "softplus_l1", "standardize_softmax", "sparsemax", "entmax15", "entmax", "multimax",
            "mixture_log_softmax"]
-
-
-class Spec:
-    """forward(kw, needs, *tensors) -> (out, saved); backward(kw, saved, needs, grad) -> grads."""
-
-    def __init__(self, forward, backward):
-        self.forward, self.backward = forward, backward
 
 
 def _row_spec(name, params=lambda kw, ts: None, pgrad=None):
@@ -61,12 +56,20 @@ _LOG_SOFTMAX = _row_spec("log_softmax")
 
 def softmax(t, dim=-1, temperature=1.0, threads=None):
     """softmax(t / temperature) along dim (torch.softmax's semantics, except that a row of all -inf gives 0
-    instead of NaN); float16, bfloat16, float32, float64; the gradient is smx's softmax backward."""
+    instead of NaN); float16, bfloat16, float32, float64; the gradient is smx's softmax backward. A CUDA
+    tensor (float32, float16, bfloat16) runs libsmx_cuda on PyTorch's current stream (threads unused)."""
+    mod = route("softmax", device_of(t))
+    if mod is not None:
+        return _cuda.softmax(mod, t, dim, temperature)
     return _apply(_SOFTMAX, t, dim, threads, T=float(temperature))
 
 
 def log_softmax(t, dim=-1, temperature=1.0, threads=None):
-    """log_softmax(t / temperature) along dim; the gradient is smx's log_softmax backward."""
+    """log_softmax(t / temperature) along dim; the gradient is smx's log_softmax backward. CUDA tensors as
+    softmax."""
+    mod = route("log_softmax", device_of(t))
+    if mod is not None:
+        return _cuda.log_softmax(mod, t, dim, temperature)
     return _apply(_LOG_SOFTMAX, t, dim, threads, T=float(temperature))
 
 
@@ -88,7 +91,11 @@ _LSE = Spec(_lse_forward, _lse_backward)
 
 
 def logsumexp(t, dim=-1, keepdim=False, temperature=1.0, threads=None):
-    """log(sum(exp(t / temperature))) along dim (torch.logsumexp); gradient softmax * dy."""
+    """log(sum(exp(t / temperature))) along dim (torch.logsumexp); gradient softmax * dy. CUDA tensors as
+    softmax (computed in float32, returned in the input's dtype)."""
+    mod = route("logsumexp", device_of(t))
+    if mod is not None:
+        return _cuda.logsumexp(mod, t, dim, keepdim, temperature)
     return _apply(_LSE, t, dim % max(t.dim(), 1), threads, keepdim=bool(keepdim), T=float(temperature))
 
 

@@ -173,4 +173,169 @@ static void to_bf16_k(size_t n, const float *x, uint16_t *y) {
   }
 }
 
-const smx_attn_bf16_ukernels SMX_ATTN16_TABLE = { SMX_SIMD_ISA, to_bf16_k, qk16_k, pack_v16_k, pv16_k };
+/* ---- decoding: S[r][c] = scale <Q[r], K[c]> for a block of rb rows x kb keys ---- */
+/* as the f32 dqk_block: rb kb = VF_W accumulators, each a vector of pair sums along d, reduced by one
+ * transpose-add tree; rows past nrb and keys past nkb repeat the last real one (computed, never stored).
+ * Each K row is read once for the rb rows, as stored: no conversion, half the products of f32. */
+SMX_INLINE void dqk16_block(size_t rb, size_t kb, size_t nrb, size_t nkb, size_t d, const uint16_t *q, size_t ldq,
+                            const uint16_t *k, size_t ldk, float *s, size_t lds, vf_t sc) {
+  vf_t acc[VF_W];
+  const uint16_t *qp[VF_W], *kp[VF_W];
+  for (size_t r = 0; r < rb; r++) qp[r] = q + (r < nrb ? r : nrb - 1) * ldq;
+  for (size_t c = 0; c < kb; c++) kp[c] = k + (c < nkb ? c : nkb - 1) * ldk;
+  for (size_t i = 0; i < VF_W; i++) acc[i] = vf_zero();
+  size_t t = 0;
+  for (; t + 2 * VF_W <= d; t += 2 * VF_W) {
+    vbp_t kv[VF_W];
+    for (size_t c = 0; c < kb; c++) kv[c] = vbp_ldh(kp[c] + t);
+    for (size_t r = 0; r < rb; r++) {
+      vbp_t qv = vbp_ldh(qp[r] + t);
+      for (size_t c = 0; c < kb; c++) acc[r * kb + c] = vf_dp_bf16(acc[r * kb + c], qv, kv[c]);
+    }
+  }
+  if (t < d) {   /* the last d - t < 32 dimensions, zero past them on both sides */
+    vbp_t kv[VF_W];
+    for (size_t c = 0; c < kb; c++) kv[c] = vbp_ldh_n(kp[c] + t, d - t);
+    for (size_t r = 0; r < rb; r++) {
+      vbp_t qv = vbp_ldh_n(qp[r] + t, d - t);
+      for (size_t c = 0; c < kb; c++) acc[r * kb + c] = vf_dp_bf16(acc[r * kb + c], qv, kv[c]);
+    }
+  }
+  float sum[VF_W];
+  vf_st(sum, vf_mul(vf_reduce_add_w(acc), sc));
+  if (nkb == kb)
+    for (size_t r = 0; r < nrb; r++) memcpy(s + r * lds, sum + r * kb, kb * sizeof(float));
+  else
+    for (size_t r = 0; r < nrb; r++)
+      for (size_t c = 0; c < nkb; c++) s[r * lds + c] = sum[r * kb + c];
+}
+
+/* rows per block: 4 (VF_W / 4 keys) when 4 rows are left, else 2 or 1; the K rows of pf (the next tile)
+ * are asked for into L2 during the first block of rows, one row per key, spread over the arithmetic */
+#define SMX_ATTN16_DQK(rb)                                                                                  \
+  for (size_t c = 0; c < nk; c += VF_W / (rb)) {                                                           \
+    size_t nkb = nk - c < VF_W / (rb) ? nk - c : VF_W / (rb);                                              \
+    if (r == 0)                                                                                            \
+      for (size_t i = c; i < c + nkb && i < pf->n; i++)                                                    \
+        for (size_t x = 0; x < pf->bytes_k; x += 64) smx_prefetch_l2(pf->k + i * pf->ldk + x);             \
+    dqk16_block(rb, VF_W / (rb), nrb, nkb, d, q + r * ldq, ldq, k + c * ldk, ldk, s + r * lds + c, lds, sc); \
+  }
+
+static void dec_qk16_k(size_t nk, size_t nr, size_t d, const uint16_t *q, size_t ldq, const uint16_t *k, size_t ldk,
+                       float *s, size_t lds, float scale, const smx_attn_pf *pf) {
+  const vf_t sc = vf_set1(scale);
+  for (size_t r = 0; r < nr;) {
+    size_t left = nr - r, nrb;
+    if (left >= 4) {
+      nrb = 4;
+      SMX_ATTN16_DQK(4)
+    } else if (left >= 2) {
+      nrb = 2;
+      SMX_ATTN16_DQK(2)
+    } else {
+      nrb = 1;
+      SMX_ATTN16_DQK(1)
+    }
+    r += nrb;
+  }
+}
+
+/* ---- decoding: O[i][cols] = alpha O + sum over pairs of keys of bf16(P) V, i < rb ---- */
+/* nv chunks of 32 columns (2 vectors of pairs each); the last chunk holds tn < 32 columns when tn > 0.
+ * pp: P of the rb rows by pairs of keys (row stride ldpp pairs); V rows bf16 as stored, paired in
+ * registers (the pair of an odd last key is (V, 0), its P (p, 0)); pf: rows whose same columns are asked
+ * for into L2 as these are used (0: none). */
+SMX_INLINE void dpv16_block(size_t rb, size_t nv, size_t tn, size_t nk, const uint32_t *pp, size_t ldpp,
+                            const uint16_t *v, size_t ldv, float *o, size_t ldo, const float *alpha, uintptr_t pf,
+                            size_t pf_ld, size_t pf_n) {
+  vf_t acc[4][4];
+  for (size_t i = 0; i < rb; i++) {
+    vf_t a = vf_set1(alpha[i] < 0.0f ? 1.0f : alpha[i]);
+    for (size_t w = 0; w < 2 * nv; w++) {
+      size_t left = tn && w >= 2 * nv - 2 ? (w == 2 * nv - 2 ? (tn < VF_W ? tn : VF_W) : (tn > VF_W ? tn - VF_W : 0)) : VF_W;
+      acc[i][w] = vf_mul(a, left == VF_W ? vf_ld(o + i * ldo + w * VF_W) : vf_ldz_k(o + i * ldo + w * VF_W, kf_tail(left)));
+    }
+  }
+  size_t np = (nk + 1) / 2;
+  for (size_t c = 0; c < np; c++) {
+    const uint16_t *v0 = v + 2 * c * ldv;
+    int two = 2 * c + 1 < nk;
+    vbp_t x[4];
+    for (size_t w = 0; w < nv; w++) {
+      int last = tn && w == nv - 1;
+      vbp_t a = last ? vbp_ldh_n(v0 + w * 2 * VF_W, tn) : vbp_ldh(v0 + w * 2 * VF_W);
+      vbp_t b = !two ? vbp_zero() : last ? vbp_ldh_n(v0 + ldv + w * 2 * VF_W, tn) : vbp_ldh(v0 + ldv + w * 2 * VF_W);
+      vbp_pairs_h(a, b, &x[2 * w], &x[2 * w + 1]);
+    }
+    if (pf)
+      for (size_t e = 2 * c; e < 2 * c + 2 && e < pf_n; e++)
+        for (size_t bt = 0; bt < nv * 2 * VF_W * sizeof(uint16_t); bt += 64) smx_prefetch_l2(pf + e * pf_ld + bt);
+    for (size_t i = 0; i < rb; i++) {
+      vbp_t b = vbp_bcast32(pp[i * ldpp + c]);
+      for (size_t w = 0; w < 2 * nv; w++) acc[i][w] = vf_dp_bf16(acc[i][w], b, x[w]);
+    }
+  }
+  for (size_t i = 0; i < rb; i++)
+    for (size_t w = 0; w < 2 * nv; w++) {
+      size_t left = tn && w >= 2 * nv - 2 ? (w == 2 * nv - 2 ? (tn < VF_W ? tn : VF_W) : (tn > VF_W ? tn - VF_W : 0)) : VF_W;
+      if (left == VF_W)
+        vf_st(o + i * ldo + w * VF_W, acc[i][w]);
+      else if (left)
+        vf_st_k(o + i * ldo + w * VF_W, kf_tail(left), acc[i][w]);
+    }
+}
+
+#define SMX_ATTN16_DPV(nv, tn)                                                                                  \
+  switch (rb) {                                                                                                  \
+    case 1: dpv16_block(1, nv, tn, nk, p, ldpp, vv, ldv, oo, ldo, al, pfc, pf->ldv, pf->n); break;               \
+    case 2: dpv16_block(2, nv, tn, nk, p, ldpp, vv, ldv, oo, ldo, al, pfc, pf->ldv, pf->n); break;               \
+    case 3: dpv16_block(3, nv, tn, nk, p, ldpp, vv, ldv, oo, ldo, al, pfc, pf->ldv, pf->n); break;               \
+    default: dpv16_block(4, nv, tn, nk, p, ldpp, vv, ldv, oo, ldo, al, pfc, pf->ldv, pf->n); break;              \
+  }
+
+/* pairs of keys per block of P (the tile is processed in blocks of 64 keys: O is rescaled once, at the first) */
+#define SMX_ATTN16_DEC_KB 64
+static void dec_pv16_k(size_t nk, size_t nr, size_t dv, const float *s, size_t lds, const uint16_t *v, size_t ldv,
+                       float *o, size_t ldo, const float *alpha, const smx_attn_pf *pf) {
+  uint32_t pbuf[4 * SMX_ATTN16_DEC_KB / 2];
+  const size_t ldpp = SMX_ATTN16_DEC_KB / 2;
+  const float one[4] = { 1.0f, 1.0f, 1.0f, 1.0f };
+  for (size_t k0 = 0; k0 < nk; k0 += SMX_ATTN16_DEC_KB) {
+    size_t kn = nk - k0 < SMX_ATTN16_DEC_KB ? nk - k0 : SMX_ATTN16_DEC_KB;
+    for (size_t r = 0; r < nr; r += 4) {
+      size_t rb = nr - r < 4 ? nr - r : 4;
+      for (size_t i = 0; i < rb; i++)   /* P of the block rounded to bf16, by pairs of keys (past kn: 0) */
+        for (size_t c = 0; c < kn; c += VF_W) {
+          vbh_t h = vbh_from_f32_n(s + (r + i) * lds + k0 + c, kn - c < VF_W ? kn - c : VF_W);
+          memcpy(pbuf + i * ldpp + c / 2, &h, sizeof h);
+        }
+      const uint32_t *p = pbuf;
+      const float *al = k0 == 0 ? alpha + r : one;
+      /* the first rows ask for the next tile's V rows, each strip of columns as the same strip is used */
+      uintptr_t pf0 = r == 0 && k0 == 0 && pf->v ? pf->v : 0;
+      const uint16_t *vb = v + k0 * ldv;
+      size_t col = 0;
+      for (; col + 4 * VF_W <= dv; col += 4 * VF_W) {
+        const uint16_t *vv = vb + col;
+        float *oo = o + r * ldo + col;
+        uintptr_t pfc = pf0 ? pf0 + col * sizeof(uint16_t) : 0;
+        SMX_ATTN16_DPV(2, 0)
+      }
+      for (; col + 2 * VF_W <= dv; col += 2 * VF_W) {
+        const uint16_t *vv = vb + col;
+        float *oo = o + r * ldo + col;
+        uintptr_t pfc = pf0 ? pf0 + col * sizeof(uint16_t) : 0;
+        SMX_ATTN16_DPV(1, 0)
+      }
+      if (col < dv) {
+        const uint16_t *vv = vb + col;
+        float *oo = o + r * ldo + col;
+        uintptr_t pfc = pf0 ? pf0 + col * sizeof(uint16_t) : 0;
+        SMX_ATTN16_DPV(1, dv - col)
+      }
+    }
+  }
+}
+
+const smx_attn_bf16_ukernels SMX_ATTN16_TABLE = { SMX_SIMD_ISA, to_bf16_k, qk16_k, pack_v16_k, pv16_k, dec_qk16_k,
+                                                  dec_pv16_k };

@@ -16,6 +16,15 @@
  *    (V[c][x], V[c + 1][x]) (a missing key of an odd tile: 0; columns dv up
  *    to ldvp, a multiple of 16: 0);
  *  - Pp: P rounded to bf16 by pairs of keys, pp[(c / 2) nr16 + r].
+ *
+ * Decoding (tasks of the f32 kernels' dec_qk / dec_pv, bf16 storage): dec_qk is
+ * that dec_qk on bf16 Q and K rows as stored, S[r][c] = scale sum_t Q[r][t]
+ * K[c][t] (row-major S, row stride lds), the vectors along d by pairs of
+ * dimensions, one accumulator per (row, key) reduced by one transpose-add,
+ * the K rows of pf asked for into L2 as there. dec_pv is P V after the f32
+ * kernels' dec_online: O[r][:] = alpha_r O[r][:] + sum_c bf16(P[r][c]) V[c][:]
+ * on the bf16 V rows as stored, paired by keys in registers (an odd last key
+ * pairs with 0), as pv does it, asking for the V rows of pf as it goes.
  * Kernels never allocate and touch exactly the ranges above.
  */
 #ifndef SMX_KERNELS_BF16_ATTENTION_UKERNELS_H
@@ -23,6 +32,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "kernels/f32-attention/ukernels.h"
 
 typedef struct smx_attn_bf16_ukernels {
   const char *isa;
@@ -38,6 +49,10 @@ typedef struct smx_attn_bf16_ukernels {
    * skipped it, its P is 0) is left as it is */
   void (*pv)(size_t nk, size_t nr, size_t dv, const float *pt, size_t ldpt, uint32_t *pp, const uint32_t *vp,
              size_t ldvp, float *o, size_t ldo, const float *alpha);
+  void (*dec_qk)(size_t nk, size_t nr, size_t d, const uint16_t *q, size_t ldq, const uint16_t *k, size_t ldk,
+                 float *s, size_t lds, float scale, const smx_attn_pf *pf);
+  void (*dec_pv)(size_t nk, size_t nr, size_t dv, const float *s, size_t lds, const uint16_t *v, size_t ldv, float *o,
+                 size_t ldo, const float *alpha, const smx_attn_pf *pf);
 } smx_attn_bf16_ukernels;
 
 extern const smx_attn_bf16_ukernels smx_attn_bf16_ukernels_avx512bf16;

@@ -547,8 +547,7 @@ SMX_INLINE void dec_qk_any(int st, size_t nk, size_t nr, size_t d, const float *
 }
 
 /* ---- decoding: online softmax along the keys of each row, then P V ------ */
-SMX_INLINE int dec_pv_any(int st, size_t nk, size_t nr, size_t dv, float *s, size_t lds, const void *v, size_t ldv,
-                          float *o, size_t ldo, float *m, float *l, float *alpha, const smx_attn_pf *pf) {
+SMX_INLINE int dec_online_any(size_t nk, size_t nr, float *s, size_t lds, float *m, float *l, float *alpha) {
   const vexpf_c c = vexpf_c_set((float)SMX_LOG2E_D, (float)(SMX_LOG2E_D - (double)(float)SMX_LOG2E_D));
   const vf_t amin = vf_set1(SMX_ATTN_AMIN), ninf = vf_set1(-__builtin_inff()), zero = vf_zero();
   int any = 0;
@@ -591,7 +590,16 @@ SMX_INLINE int dec_pv_any(int st, size_t nk, size_t nr, size_t dv, float *s, siz
     m[r] = mnl[0];
     alpha[r] = al[0];
   }
-  if (!any) return 0;
+  return any;
+}
+
+static int dec_online_k(size_t nk, size_t nr, float *s, size_t lds, float *m, float *l, float *alpha) {
+  return dec_online_any(nk, nr, s, lds, m, l, alpha);
+}
+
+SMX_INLINE int dec_pv_any(int st, size_t nk, size_t nr, size_t dv, float *s, size_t lds, const void *v, size_t ldv,
+                          float *o, size_t ldo, float *m, float *l, float *alpha, const smx_attn_pf *pf) {
+  if (!dec_online_any(nk, nr, s, lds, m, l, alpha)) return 0;
   pv_any(nk, nr, dv, s, 1, lds, st, v, ldv, o, ldo, alpha, pf->v, pf->ldv, pf->es_v, pf->n);
   return 1;
 }
@@ -605,6 +613,10 @@ SMX_INLINE int dec_pv_any(int st, size_t nk, size_t nr, size_t dv, float *s, siz
   static int dec_pv_##name(size_t nk, size_t nr, size_t dv, float *s, size_t lds, const void *v, size_t ldv, float *o, \
                            size_t ldo, float *m, float *l, float *alpha, const smx_attn_pf *pf) {                   \
     return dec_pv_any(st, nk, nr, dv, s, lds, v, ldv, o, ldo, m, l, alpha, pf);                                     \
+  }                                                                                                                  \
+  static void dec_pvo_##name(size_t nk, size_t nr, size_t dv, const float *s, size_t lds, const void *v, size_t ldv, \
+                             float *o, size_t ldo, const float *alpha, const smx_attn_pf *pf) {                     \
+    pv_any(nk, nr, dv, s, 1, lds, st, v, ldv, o, ldo, alpha, pf->v, pf->ldv, pf->es_v, pf->n);                       \
   }
 SMX_ATTN_DEC(f32, SMX_ATTN_KV_F32)
 SMX_ATTN_DEC(f16, SMX_ATTN_KV_F16)
@@ -701,4 +713,5 @@ static void pv_sparse_k(size_t nk, size_t nr, size_t dv, const float *pt, size_t
 const smx_attn_ukernels SMX_ATTN_TABLE = { SMX_SIMD_ISA, qk_k,     qk_rows_k, online_k, online_sigmoid_k,
                                            online_softpick_k, pv_k, rnorm_k, screen_k, pv_sparse_k,
                                            { dec_qk_f32, dec_qk_f16, dec_qk_bf16 },
-                                           { dec_pv_f32, dec_pv_f16, dec_pv_bf16 } };
+                                           { dec_pv_f32, dec_pv_f16, dec_pv_bf16 }, dec_online_k,
+                                           { dec_pvo_f32, dec_pvo_f16, dec_pvo_bf16 } };

@@ -200,8 +200,7 @@ static void dec_qk_any(int st, size_t nk, size_t nr, size_t d, const float *q, s
     }
 }
 
-static int dec_pv_any(int st, size_t nk, size_t nr, size_t dv, float *s, size_t lds, const void *v, size_t ldv,
-                      float *o, size_t ldo, float *m, float *l, float *alpha) {
+static int dec_online_scalar(size_t nk, size_t nr, float *s, size_t lds, float *m, float *l, float *alpha) {
   int any = 0;
   for (size_t r = 0; r < nr; r++) {
     float *sr = s + r * lds, mt = -INFINITY, sum = 0.0f;
@@ -216,13 +215,23 @@ static int dec_pv_any(int st, size_t nk, size_t nr, size_t dv, float *s, size_t 
     m[r] = mn;
     alpha[r] = a;
   }
-  if (!any) return 0;
+  return any;
+}
+
+static void dec_pvo_any(int st, size_t nk, size_t nr, size_t dv, const float *s, size_t lds, const void *v,
+                        size_t ldv, float *o, size_t ldo, const float *alpha) {
   for (size_t r = 0; r < nr; r++) {
     float *orow = o + r * ldo;
     for (size_t x = 0; x < dv; x++) orow[x] *= alpha[r];
     for (size_t c = 0; c < nk; c++)
       for (size_t x = 0; x < dv; x++) orow[x] += s[r * lds + c] * kv_at(st, v, c * ldv + x);
   }
+}
+
+static int dec_pv_any(int st, size_t nk, size_t nr, size_t dv, float *s, size_t lds, const void *v, size_t ldv,
+                      float *o, size_t ldo, float *m, float *l, float *alpha) {
+  if (!dec_online_scalar(nk, nr, s, lds, m, l, alpha)) return 0;
+  dec_pvo_any(st, nk, nr, dv, s, lds, v, ldv, o, ldo, alpha);
   return 1;
 }
 
@@ -236,6 +245,11 @@ static int dec_pv_any(int st, size_t nk, size_t nr, size_t dv, float *s, size_t 
                            size_t ldo, float *m, float *l, float *alpha, const smx_attn_pf *pf) {                   \
     (void)pf;                                                                                                        \
     return dec_pv_any(st, nk, nr, dv, s, lds, v, ldv, o, ldo, m, l, alpha);                                         \
+  }                                                                                                                  \
+  static void dec_pvo_##name(size_t nk, size_t nr, size_t dv, const float *s, size_t lds, const void *v, size_t ldv, \
+                             float *o, size_t ldo, const float *alpha, const smx_attn_pf *pf) {                     \
+    (void)pf;                                                                                                        \
+    dec_pvo_any(st, nk, nr, dv, s, lds, v, ldv, o, ldo, alpha);                                                     \
   }
 SMX_ATTN_DEC(f32, SMX_ATTN_KV_F32)
 SMX_ATTN_DEC(f16, SMX_ATTN_KV_F16)
@@ -245,4 +259,5 @@ const smx_attn_ukernels smx_attn_ukernels_scalar = { "scalar",      qk_scalar,  
                                                      online_sigmoid_scalar, online_softpick_scalar, pv_scalar,
                                                      rnorm_scalar, screen_scalar, pv_sparse_scalar,
                                                      { dec_qk_f32, dec_qk_f16, dec_qk_bf16 },
-                                                     { dec_pv_f32, dec_pv_f16, dec_pv_bf16 } };
+                                                     { dec_pv_f32, dec_pv_f16, dec_pv_bf16 }, dec_online_scalar,
+                                                     { dec_pvo_f32, dec_pvo_f16, dec_pvo_bf16 } };

@@ -100,6 +100,12 @@ typedef struct smx_attn_ukernels {
                     size_t lds, const smx_attn_pf *pf);
   int (*dec_pv[3])(size_t nk, size_t nr, size_t dv, float *s, size_t lds, const void *v, size_t ldv, float *o,
                    size_t ldo, float *m, float *l, float *alpha, const smx_attn_pf *pf);
+  /* dec_pv's online softmax alone (S becomes P in place; m, l, alpha as there), for the bf16 P V of
+   * kernels/bf16-attention; returns whether a row saw a key */
+  int (*dec_online)(size_t nk, size_t nr, float *s, size_t lds, float *m, float *l, float *alpha);
+  /* dec_pv's P V alone, after dec_online (indexed by the storage of V) */
+  void (*dec_pvo[3])(size_t nk, size_t nr, size_t dv, const float *s, size_t lds, const void *v, size_t ldv, float *o,
+                     size_t ldo, const float *alpha, const smx_attn_pf *pf);
 } smx_attn_ukernels;
 
 extern const smx_attn_ukernels smx_attn_ukernels_scalar;

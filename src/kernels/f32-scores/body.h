@@ -49,11 +49,10 @@ static double sc_lane_sum(vd_t v) {
 }
 
 /* ------------------------------------------------------------------ top2 */
-/* per lane: a the largest, b the second largest, repeats counted (NaN as -inf) */
-SMX_INLINE void sc_top2_step(vf_t v, vf_t *a, vf_t *b, mf_t *nan, vf_t ninf) {
-  mf_t u = vf_unord(v, v);
-  *nan = mf_or(*nan, u);
-  v = vf_sel(u, ninf, v);
+/* per lane: a the largest, b the second largest, repeats counted. A NaN
+ * entry leaves a and b meaningless, but the caller's NaN flag then makes
+ * the row NaN whatever they are. */
+SMX_INLINE void sc_top2_step(vf_t v, vf_t *a, vf_t *b) {
   *b = vf_max(*b, vf_min(*a, v));
   *a = vf_max(*a, v);
 }
@@ -64,12 +63,16 @@ static void top2_k(size_t n, const float *z, smx_score_top2 *out) {
   mf_t nan = mf_none();
   size_t i = 0;
   for (; i + 2 * VF_W <= n; i += 2 * VF_W) {
-    sc_top2_step(vf_ld(z + i), &a0, &b0, &nan, ninf);
-    sc_top2_step(vf_ld(z + i + VF_W), &a1, &b1, &nan, ninf);
+    vf_t v0 = vf_ld(z + i), v1 = vf_ld(z + i + VF_W);
+    nan = mf_or(nan, vf_unord(v0, v1));   /* one compare finds a NaN in either */
+    sc_top2_step(v0, &a0, &b0);
+    sc_top2_step(v1, &a1, &b1);
   }
-  for (; i < n; i += VF_W) {
+  for (; i < n; i += VF_W) {   /* tails read -inf */
     kf_t k = n - i >= VF_W ? kf_full() : kf_tail(n - i);
-    sc_top2_step(vf_ld_k(z + i, k, ninf), &a0, &b0, &nan, ninf);
+    vf_t v = vf_ld_k(z + i, k, ninf);
+    nan = mf_or(nan, vf_unord(v, v));
+    sc_top2_step(v, &a0, &b0);
   }
   float la[2 * VF_W], lb[2 * VF_W];
   vf_st(la, a0);
@@ -87,6 +90,30 @@ static void top2_k(size_t n, const float *z, smx_score_top2 *out) {
   out->m1 = m1;
   out->m2 = m2;
   out->nan = mf_any(nan);
+}
+
+/* --------------------------------------------------------------- max_nan */
+/* The max alone (a NaN lane leaves it meaningless; *nan says so) */
+static float max_nan_k(size_t n, const float *z, int *has_nan) {
+  const vf_t ninf = vf_set1(-INFINITY);
+  vf_t a0 = ninf, a1 = ninf, a2 = ninf, a3 = ninf;
+  mf_t nan = mf_none();
+  size_t i = 0;
+  for (; i + 4 * VF_W <= n; i += 4 * VF_W) {
+    vf_t v0 = vf_ld(z + i), v1 = vf_ld(z + i + VF_W), v2 = vf_ld(z + i + 2 * VF_W), v3 = vf_ld(z + i + 3 * VF_W);
+    nan = mf_or(nan, mf_or(vf_unord(v0, v1), vf_unord(v2, v3)));
+    a0 = vf_max(a0, v0);
+    a1 = vf_max(a1, v1);
+    a2 = vf_max(a2, v2);
+    a3 = vf_max(a3, v3);
+  }
+  for (; i < n; i += VF_W) {   /* tails read -inf */
+    vf_t v = vf_ld_k(z + i, n - i >= VF_W ? kf_full() : kf_tail(n - i), ninf);
+    nan = mf_or(nan, vf_unord(v, v));
+    a0 = vf_max(a0, v);
+  }
+  *has_nan = mf_any(nan);
+  return vf_reduce_max(vf_max(vf_max(a0, a1), vf_max(a2, a3)));
 }
 
 /* ---------------------------------------------------------------- expsum */
@@ -186,12 +213,26 @@ static void expsum_k(size_t n, const float *z, double m, const smx_expcd *c, dou
 #endif
 #define SC_FLUSH 16
 
+/* Rows up to SC_SHORT_ROW floats fetch the data SC_PREFETCH_AHEAD floats
+ * ahead (the next row of a 4096-class matrix) while this one is computed
+ * from L1, as the f32 softmax kernels' exponential pass does: the next
+ * row's top2 then finds it in cache instead of waiting on memory. */
+#define SC_PREFETCH_AHEAD 4096
+#define SC_SHORT_ROW 8192
+SMX_INLINE void sc_prefetch_ahead(const float *p) {   /* 4 lines: 64 floats */
+  uintptr_t a = (uintptr_t)p + SC_PREFETCH_AHEAD * sizeof(float);
+  for (uintptr_t l = 0; l < 4; l++) smx_prefetch(a + 64 * l);
+}
+
 typedef struct sc32 {
-  vf_t v, w, c0;       /* float partial sums: terms, e a, entries with n = 0 */
-  vd_t vd, wd, c0d;    /* their double totals (lo and hi halves added)     */
+  vf_t v, w;     /* float partial sums: terms, e a   */
+  vd_t vd, wd;   /* their double totals (lo and hi halves added) */
 } sc32;
 
-SMX_INLINE vf_t sc32_step(vf_t x, vf_t vm, vexpf_c cv, vf_t amin, vf_t one, vf_t zero, int want_w, sc32 *a) {
+/* one vector: its terms into a, its entries with n = 0 counted into *c0
+ * (a mask count, on the integer side: the float pipes are the bottleneck) */
+SMX_INLINE vf_t sc32_step(vf_t x, vf_t vm, vexpf_c cv, vf_t amin, vf_t one, vf_t zero, int want_w, int store,
+                          sc32 *a, size_t *c0) {
   vf_t t = vf_max(amin, vf_sub(x, vm));   /* -inf and huge negatives: 2^(amin c) = +0, t finite */
   vf_t nf;
   vf_t r = vexpf_split(t, cv, &nf);
@@ -201,76 +242,65 @@ SMX_INLINE vf_t sc32_step(vf_t x, vf_t vm, vexpf_c cv, vf_t amin, vf_t one, vf_t
   q = vf_fmadd(q, r, vf_set1(SMX_EXP2_C3));
   q = vf_fmadd(q, r, vf_set1(SMX_EXP2_C2));
   q = vf_fmadd(q, r, vf_set1(SMX_EXP2_C1));
-  vf_t u = vf_mul(q, r);
-  vf_t e = vf_scale2(vf_add(u, one), nf);
+  /* the term: 2^r = 1 + r q scaled by 2^n, except at n = 0, where it is u = r q alone (the 1 is
+   * counted): one fma with 0 or 1 as its addend, and 2^0 = 1 scales u exactly */
   mf_t n0 = vf_eq(nf, zero);
-  a->v = vf_add(a->v, vf_sel(n0, u, e));
-  a->c0 = vf_add(a->c0, vf_sel(n0, one, zero));
-  if (want_w) a->w = vf_fmadd(e, t, a->w);   /* e = 0 where t was clamped, so 0 there */
+  vf_t term = vf_scale2(vf_fmadd(q, r, vf_sel(n0, zero, one)), nf);
+  a->v = vf_add(a->v, term);
+  *c0 += (size_t)__builtin_popcount(mf_bits(n0));
+  if (!want_w && !store) return term;
+  vf_t e = vf_add(term, vf_sel(n0, one, zero));   /* e itself: 1 + u where n = 0 */
+  if (want_w) a->w = vf_fmadd(e, t, a->w);         /* e = 0 where t was clamped, so 0 there */
   return e;
 }
 
 SMX_INLINE void sc32_flush(sc32 *a, vf_t zero, int want_w) {
   a->vd = vd_add(a->vd, vd_add(vf_lo_pd(a->v), vf_hi_pd(a->v)));
-  a->c0d = vd_add(a->c0d, vd_add(vf_lo_pd(a->c0), vf_hi_pd(a->c0)));
   if (want_w) a->wd = vd_add(a->wd, vd_add(vf_lo_pd(a->w), vf_hi_pd(a->w)));
   a->v = zero;
-  a->c0 = zero;
   a->w = zero;
 }
 
-/* e (as doubles) at i: k <= VF_W entries */
-SMX_INLINE void sc32_store(double *e, size_t k, vf_t v) {
-  vd_t lo = vf_lo_pd(v), hi = vf_hi_pd(v);
-  if (k == VF_W) {
-    vd_st(e, lo);
-    vd_st(e + VD_W, hi);
-  } else if (k > VD_W) {
-    vd_st(e, lo);
-    vd_st_part(e + VD_W, k - VD_W, hi);
-  } else if (k == VD_W) {
-    vd_st(e, lo);
-  } else {
-    vd_st_part(e, k, lo);
-  }
-}
-
-SMX_INLINE void expsum32_impl(size_t n, const float *z, float m, const smx_expc *c, double *e, int want_w,
+SMX_INLINE void expsum32_impl(size_t n, const float *z, float m, const smx_expc *c, float *e, int want_w,
                               smx_score_sums *out, int store) {
   const vexpf_c cv = vexpf_c_set(c->hi, c->lo);
   const vf_t vm = vf_set1(m), amin = vf_set1(SC_AMIN(c)), one = vf_set1(1.0f), zero = vf_zero(),
              ninf = vf_set1(-INFINITY);
   const vd_t dz = vd_set1(0.0);
-  sc32 a = { zero, zero, zero, dz, dz, dz }, b = a;
-  size_t i = 0, f = 0;
-  for (; i + 2 * VF_W <= n; i += 2 * VF_W) {
-    vf_t e0 = sc32_step(vf_ld(z + i), vm, cv, amin, one, zero, want_w, &a);
-    vf_t e1 = sc32_step(vf_ld(z + i + VF_W), vm, cv, amin, one, zero, want_w, &b);
-    if (store) {
-      sc32_store(e + i, VF_W, e0);
-      sc32_store(e + i + VF_W, VF_W, e1);
+  sc32 a[4] = { { zero, zero, dz, dz }, { zero, zero, dz, dz }, { zero, zero, dz, dz }, { zero, zero, dz, dz } };
+  size_t i = 0, f = 0, c0 = 0;
+  const int short_row = n <= SC_SHORT_ROW;
+  /* four vectors a step, each into its own sums (four independent chains) */
+  for (; i + 4 * VF_W <= n; i += 4 * VF_W) {
+    if (short_row && !(i & 63)) sc_prefetch_ahead(z + i);
+    for (int q = 0; q < 4; q++) {
+      vf_t eq = sc32_step(vf_ld(z + i + (size_t)q * VF_W), vm, cv, amin, one, zero, want_w, store, &a[q], &c0);
+      if (store) vf_st(e + i + (size_t)q * VF_W, eq);
     }
-    if (++f == SC_FLUSH) { sc32_flush(&a, zero, want_w); sc32_flush(&b, zero, want_w); f = 0; }
+    if (++f == SC_FLUSH / 2) {
+      for (int q = 0; q < 4; q++) sc32_flush(&a[q], zero, want_w);
+      f = 0;
+    }
   }
   for (; i < n; i += VF_W) {
     size_t k = n - i >= VF_W ? VF_W : n - i;
-    vf_t e0 = sc32_step(vf_ld_k(z + i, k == VF_W ? kf_full() : kf_tail(k), ninf), vm, cv, amin, one, zero, want_w, &a);
-    if (store) sc32_store(e + i, k, e0);
+    kf_t kt = k == VF_W ? kf_full() : kf_tail(k);
+    vf_t e0 = sc32_step(vf_ld_k(z + i, kt, ninf), vm, cv, amin, one, zero, want_w, store, &a[0], &c0);
+    if (store) vf_st_k(e + i, kt, e0);
   }
-  sc32_flush(&a, zero, want_w);
-  sc32_flush(&b, zero, want_w);
+  for (int q = 0; q < 4; q++) sc32_flush(&a[q], zero, want_w);
   /* tails read -inf: e = 0 and never n = 0, so they count nowhere. The
    * maximum is among the n = 0 entries (u = 0): leaving one of them out
    * leaves the sum of all the others. */
-  double c0 = sc_lane_sum(vd_add(a.c0d, b.c0d)), v = sc_lane_sum(vd_add(a.vd, b.vd));
-  out->s.hi = (c0 - 1.0) + v;
+  double v = sc_lane_sum(vd_add(vd_add(a[0].vd, a[1].vd), vd_add(a[2].vd, a[3].vd)));
+  out->s.hi = ((double)c0 - 1.0) + v;
   out->s.lo = 0.0;
-  out->w.hi = want_w ? sc_lane_sum(vd_add(a.wd, b.wd)) : 0.0;
+  out->w.hi = want_w ? sc_lane_sum(vd_add(vd_add(a[0].wd, a[1].wd), vd_add(a[2].wd, a[3].wd))) : 0.0;
   out->w.lo = 0.0;
   out->n_eq = 1.0;
 }
 
-static void expsum32_k(size_t n, const float *z, float m, const smx_expc *c, const smx_expcd *cd, double *e,
+static void expsum32_k(size_t n, const float *z, float m, const smx_expc *c, const smx_expcd *cd, float *e,
                        int want_w, smx_score_sums *out) {
   (void)cd;
   if (e) {
@@ -297,6 +327,60 @@ static double excess_k(size_t n, const double *e, double u) {
     sc_acc(&s[0], &se[0], vd_max(vd_sub(x, vu), zero));
   }
   return smx_dd_value(sc_lanes(s, se, 2, SC_BIAS_S));
+}
+
+/* sum_j max(e_j - u, 0) over f32 e: float lanes flushed to double every
+ * SC_FLUSH vectors, as expsum32's sums (the terms are nonnegative, so the
+ * error is relative to the result) */
+static double excess32_k(size_t n, const float *e, float u) {
+  const vf_t vu = vf_set1(u), zero = vf_zero();
+  vf_t a = zero, b = zero;
+  vd_t d = vd_set1(0.0);
+  size_t i = 0, f = 0;
+  for (; i + 2 * VF_W <= n; i += 2 * VF_W) {
+    a = vf_add(a, vf_max(vf_sub(vf_ld(e + i), vu), zero));
+    b = vf_add(b, vf_max(vf_sub(vf_ld(e + i + VF_W), vu), zero));
+    if (++f == SC_FLUSH) {
+      d = vd_add(d, vd_add(vd_add(vf_lo_pd(a), vf_hi_pd(a)), vd_add(vf_lo_pd(b), vf_hi_pd(b))));
+      a = zero;
+      b = zero;
+      f = 0;
+    }
+  }
+  for (; i < n; i += VF_W) {   /* tails read u: they add 0 */
+    size_t k = n - i >= VF_W ? VF_W : n - i;
+    a = vf_add(a, vf_max(vf_sub(vf_ld_k(e + i, k == VF_W ? kf_full() : kf_tail(k), vu), vu), zero));
+  }
+  d = vd_add(d, vd_add(vd_add(vf_lo_pd(a), vf_hi_pd(a)), vd_add(vf_lo_pd(b), vf_hi_pd(b))));
+  return sc_lane_sum(d);
+}
+
+/* ----------------------------------------------------------- filter_vals */
+static size_t filter_vals_k(size_t n, const float *z, float thr, float m, float *vals, size_t *n_eq) {
+  const vf_t vt = vf_set1(thr), vm = vf_set1(m), ninf = vf_set1(-INFINITY);
+  size_t c = 0, eq = 0;
+  for (size_t i = 0; i < n; i += VF_W) {   /* tails read -inf: never above thr, never m */
+    vf_t v = n - i >= VF_W ? vf_ld(z + i) : vf_ld_k(z + i, kf_tail(n - i), ninf);
+    c += vf_compress_st(vals + c, vf_gt(v, vt), v);   /* no branch on the data */
+    eq += (size_t)__builtin_popcount(mf_bits(vf_eq(v, vm)));
+  }
+  *n_eq = eq;
+  return c;
+}
+
+/* ------------------------------------------------------------- count_gt */
+static size_t count_gt_k(size_t n, const float *v, float t) {
+  const vf_t vt = vf_set1(t), ninf = vf_set1(-INFINITY);
+  size_t c0 = 0, c1 = 0, i = 0;
+  for (; i + 2 * VF_W <= n; i += 2 * VF_W) {
+    c0 += (size_t)__builtin_popcount(mf_bits(vf_gt(vf_ld(v + i), vt)));
+    c1 += (size_t)__builtin_popcount(mf_bits(vf_gt(vf_ld(v + i + VF_W), vt)));
+  }
+  for (; i < n; i += VF_W) {   /* tails read -inf: never above t */
+    size_t k = n - i >= VF_W ? VF_W : n - i;
+    c0 += (size_t)__builtin_popcount(mf_bits(vf_gt(vf_ld_k(v + i, k == VF_W ? kf_full() : kf_tail(k), ninf), vt)));
+  }
+  return c0 + c1;
 }
 
 /* ------------------------------------------------------------------- gen */
@@ -351,4 +435,5 @@ static double gen_sum_k(size_t n, const float *z, double m, double s, double log
   return smx_dd_value(sc_lanes(acc, err, 2, SC_BIAS_S));
 }
 
-const smx_scores_ukernels SMX_SCORES_TABLE = { SMX_SIMD_ISA, top2_k, expsum_k, expsum32_k, excess_k, gen_sum_k };
+const smx_scores_ukernels SMX_SCORES_TABLE = { SMX_SIMD_ISA, top2_k,    max_nan_k, expsum_k,  expsum32_k, excess_k,
+                                                excess32_k,   filter_vals_k, count_gt_k, gen_sum_k };

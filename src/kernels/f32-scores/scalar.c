@@ -24,19 +24,28 @@ static void top2_scalar(size_t n, const float *z, smx_score_top2 *out) {
   out->nan = nan;
 }
 
+static float max_nan_scalar(size_t n, const float *z, int *has_nan) {
+  smx_score_top2 t;
+  top2_scalar(n, z, &t);
+  *has_nan = t.nan;
+  return t.m1;
+}
+
 /* e^((x - m)/T) for x <= m, m finite */
 static inline double exp_at(double x, double m, const smx_expcd *c) {
   double a = x - m;
   return c->div ? smx_exp2d_div(a, c->t, c->hi, c->lo) : smx_exp2d_ac(a, c->hi, c->lo);
 }
 
-static void expsum_scalar(size_t n, const float *z, double m, const smx_expcd *c, double *e, int want_w,
-                          smx_score_sums *out) {
+/* e (double) or e32 (float), either may be NULL */
+static void expsum_into(size_t n, const float *z, double m, const smx_expcd *c, double *e, float *e32, int want_w,
+                        smx_score_sums *out) {
   smx_dd s = { 0.0, 0.0 }, w = { 0.0, 0.0 };
   double cnt = 0.0;
   for (size_t j = 0; j < n; j++) {
     double x = z[j], v = exp_at(x, m, c);
     if (e) e[j] = v;
+    if (e32) e32[j] = (float)v;
     if (x == m) { cnt += 1.0; continue; }
     smx_dd_add_d(&s, v);
     if (want_w && v > 0.0) smx_dd_add_d(&w, v * (x - m));
@@ -46,11 +55,16 @@ static void expsum_scalar(size_t n, const float *z, double m, const smx_expcd *c
   out->n_eq = cnt;
 }
 
+static void expsum_scalar(size_t n, const float *z, double m, const smx_expcd *c, double *e, int want_w,
+                          smx_score_sums *out) {
+  expsum_into(n, z, m, c, e, NULL, want_w, out);
+}
+
 /* the portable table computes the f32 entry in double */
-static void expsum32_scalar(size_t n, const float *z, float m, const smx_expc *c, const smx_expcd *cd, double *e,
+static void expsum32_scalar(size_t n, const float *z, float m, const smx_expc *c, const smx_expcd *cd, float *e,
                             int want_w, smx_score_sums *out) {
   (void)c;
-  expsum_scalar(n, z, m, cd, e, want_w, out);
+  expsum_into(n, z, m, cd, NULL, e, want_w, out);
 }
 
 static double excess_scalar(size_t n, const double *e, double u) {
@@ -58,6 +72,30 @@ static double excess_scalar(size_t n, const double *e, double u) {
   for (size_t j = 0; j < n; j++)
     if (e[j] > u) smx_dd_add_d(&s, e[j] - u);
   return smx_dd_value(s);
+}
+
+static double excess32_scalar(size_t n, const float *e, float u) {
+  double s = 0.0;
+  for (size_t j = 0; j < n; j++)
+    if (e[j] > u) s += (double)e[j] - (double)u;
+  return s;
+}
+
+static size_t filter_vals_scalar(size_t n, const float *z, float thr, float m, float *vals, size_t *n_eq) {
+  size_t c = 0, eq = 0;
+  for (size_t j = 0; j < n; j++)
+    if (z[j] > thr) {
+      vals[c++] = z[j];
+      eq += z[j] == m;
+    }
+  *n_eq = eq;
+  return c;
+}
+
+static size_t count_gt_scalar(size_t n, const float *v, float t) {
+  size_t c = 0;
+  for (size_t j = 0; j < n; j++) c += v[j] > t;
+  return c;
 }
 
 static double gen_sum_scalar(size_t n, const float *z, double m, double s, double log_s, double g) {
@@ -73,5 +111,6 @@ static double gen_sum_scalar(size_t n, const float *z, double m, double s, doubl
   return smx_dd_value(acc);
 }
 
-const smx_scores_ukernels smx_scores_ukernels_scalar = { "scalar", top2_scalar, expsum_scalar, expsum32_scalar, excess_scalar,
-                                                         gen_sum_scalar };
+const smx_scores_ukernels smx_scores_ukernels_scalar = { "scalar",         top2_scalar,     max_nan_scalar,  expsum_scalar,
+                                                         expsum32_scalar,  excess_scalar,   excess32_scalar,
+                                                         filter_vals_scalar, count_gt_scalar, gen_sum_scalar };

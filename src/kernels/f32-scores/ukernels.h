@@ -22,8 +22,8 @@
 #include "kernels/f64-softmax/ukernels.h"   /* smx_expcd, smx_dd */
 
 /* The row's two largest entries, repeats counted (m2 = m1 when the maximum
- * is repeated), NaN entries skipped (-inf when there is none); nan is 1 when
- * some entry is NaN. */
+ * is repeated; -inf when there is none); nan is 1 when some entry is NaN,
+ * and m1, m2 are then unspecified. */
 typedef struct smx_score_top2 {
   float m1, m2;
   int nan;
@@ -40,6 +40,9 @@ typedef struct smx_score_sums {
 typedef struct smx_scores_ukernels {
   const char *isa;
   void (*top2)(size_t n, const float *z, smx_score_top2 *out);
+  /* the row's largest entry; *has_nan = 1 when some entry is NaN (the
+   * result is then unspecified), else 0. */
+  float (*max_nan)(size_t n, const float *z, int *has_nan);
   /* the sums above; e_j stored to e unless e is NULL; w formed when want_w. */
   void (*expsum)(size_t n, const float *z, double m, const smx_expcd *c, double *e, int want_w,
                  smx_score_sums *out);
@@ -49,11 +52,21 @@ typedef struct smx_scores_ukernels {
    * (the ties at m are not counted); relative error of s + 1 below
    * 16 * 2^-24. c: the f32 constants of T (core/temperature.h), cd its f64
    * constants (the scalar table computes in double with them, and returns
-   * expsum's sums). e_j is stored as a double. s.lo and w.lo are 0. */
-  void (*expsum32)(size_t n, const float *z, float m, const smx_expc *c, const smx_expcd *cd, double *e,
+   * expsum's sums). e_j is stored as a float (half the bytes of a double row:
+   * it stays in L1 for the pass that reads it again). s.lo and w.lo are 0. */
+  void (*expsum32)(size_t n, const float *z, float m, const smx_expc *c, const smx_expcd *cd, float *e,
                    int want_w, smx_score_sums *out);
   /* sum_j max(e_j - u, 0), compensated (u >= 0; nonuniformity). */
   double (*excess)(size_t n, const double *e, double u);
+  /* the same over expsum32's float e: float lanes flushed to double (the
+   * terms are nonnegative: relative error below 16 * 2^-24). */
+  double (*excess32)(size_t n, const float *e, float u);
+  /* GEN's candidates: the z_j > thr copied to vals in index order (their
+   * number returned; vals has room for n + 16 floats: whole vectors may be
+   * stored past the count), *n_eq the number of them equal to m (m > thr). */
+  size_t (*filter_vals)(size_t n, const float *z, float thr, float m, float *vals, size_t *n_eq);
+  /* the number of v_j > t (GEN's selection counts by bisection). */
+  size_t (*count_gt)(size_t n, const float *v, float t);
   /* GEN's terms at T = 1 over the entries z_j < m (the others add 0):
    * sum (q_j (1 - q_j))^g, q_j = e_j / s, e_j = exp(z_j - m), formed as
    * exp(g (z_j - m - log_s + log1p(-q_j))); e_j = 0 adds 0. s >= 1 is the

@@ -7,19 +7,10 @@
 #include <math.h>
 
 #include "kernels/f32-softmax/ukernels.h"
+#include "kernels/scalar_rows.h"
 #include "math/exp2_scalar.h"
 
-static float rmax_scalar(size_t n, const float *x) {
-  float m0 = -INFINITY, m1 = -INFINITY;
-  size_t i = 0;
-  for (; i + 2 <= n; i += 2) {
-    /* written so that NaN compares false and is skipped */
-    m0 = x[i] > m0 ? x[i] : m0;
-    m1 = x[i + 1] > m1 ? x[i + 1] : m1;
-  }
-  if (i < n) m0 = x[i] > m0 ? x[i] : m0;
-  return m1 > m0 ? m1 : m0;
-}
+SMX_SCALAR_ROWS(float)
 
 /* e^((x - m)/T), with x - m rounded to float (the one rounding the contract
  * allows) unless it overflows float, when the double difference is used. */
@@ -57,11 +48,6 @@ static double raddexpstoresub_scalar(size_t n, const float *x, float *y, float m
     y[i] = a;
   }
   return s0;
-}
-
-static void vscale_scalar(size_t n, const float *x, float *y, float s, int stream) {
-  (void)stream;
-  for (size_t i = 0; i < n; i++) y[i] = x[i] * s;
 }
 
 static void vscaleexp_scalar(size_t n, const float *x, float *y, float m, const smx_expc *c, float s, int stream) {

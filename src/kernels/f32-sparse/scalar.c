@@ -3,23 +3,18 @@
 
 #include "kernels/f32-sparse/ukernels.h"
 
-static size_t vselect_scalar(size_t n, const float *x, float thr, size_t *idx, int *nan, size_t cap) {
-  size_t cnt = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (x[i] >= thr) { idx[cnt++] = i; if (cnt > cap) return cnt; }
-    else if (x[i] != x[i]) *nan = 1;
+/* The indices of the entries at or above thr (NaN flagged), stopping once past cap: one body for f32 and f64 rows */
+#define VSELECT_SCALAR(name, T)                                                                 \
+  static size_t name(size_t n, const T *x, T thr, size_t *idx, int *nan, size_t cap) {          \
+    size_t cnt = 0;                                                                             \
+    for (size_t i = 0; i < n; i++) {                                                            \
+      if (x[i] >= thr) { idx[cnt++] = i; if (cnt > cap) return cnt; }                           \
+      else if (x[i] != x[i]) *nan = 1;                                                          \
+    }                                                                                           \
+    return cnt;                                                                                 \
   }
-  return cnt;
-}
-
-static size_t vselect_f64_scalar(size_t n, const double *x, double thr, size_t *idx, int *nan, size_t cap) {
-  size_t cnt = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (x[i] >= thr) { idx[cnt++] = i; if (cnt > cap) return cnt; }
-    else if (x[i] != x[i]) *nan = 1;
-  }
-  return cnt;
-}
+VSELECT_SCALAR(vselect_scalar, float)
+VSELECT_SCALAR(vselect_f64_scalar, double)
 
 static void vthresh_scalar(size_t n, const float *x, float *y, float m, float a, float th, float tl, int sq) {
   for (size_t i = 0; i < n; i++) {

@@ -78,20 +78,49 @@ static void vsoftmax_bwd_k(size_t n, const float *y, const float *dy, float *dx,
   }
 }
 
+/* The log-softmax backward's term e^y_i (-sum), formed as (e^y_i 2^64)(-sum 2^-64) where e^y_i is below
+ * 2^-100: e^y_i under FLT_MIN (y_i < -87.3) was lost (AVX2, NEON: 2^n built in the exponent field gives 0) or
+ * kept only as a subnormal, while its product with a large sum (a long row) over a small T is a normal number
+ * (soak: dx = 5.9e-38 returned as 0 at T = 0.01). Both scalings are exact while -sum 2^-64 is normal, so the
+ * product, and every lane with e^y_i >= 2^-100, is the same real number and the same bits as unscaled; with
+ * |sum| < 2^-60 the term is below 2^-160 and nothing is scaled. Below y = -132 (2^-190; -200 where the scale
+ * saturates) the term is +0, as for y = -inf. */
+#if SMX_VF_SCALE2_SATURATES
+#define SMX_XENT_LOG_AMIN_LOW (-200.0f)
+#else
+#define SMX_XENT_LOG_AMIN_LOW (-132.5f)   /* n + 64 <= -127 there: +0 from the exponent field */
+#endif
+typedef struct lbwd_c { vexpf_c c; vf_t amin, amax, nlow, nsum, nsum_lo, vs; } lbwd_c;
+
+SMX_INLINE vf_t lbwd1(vf_t y, vf_t dy, const lbwd_c *k) {
+#if SMX_VF_SCALE2_SATURATES
+  vf_t a = vf_max(k->amin, y);   /* NaN kept; a large y overflows to +inf by itself */
+#else
+  vf_t a = vf_max(k->amin, vf_min(k->amax, y));   /* NaN kept by both */
+#endif
+  vf_t n;
+  vf_t p = vexp2f_poly6(vexpf_split(a, k->c, &n));
+  mf_t low = vf_gt(k->nlow, n);
+  vf_t e = vf_scale2(p, vf_sel(low, vf_add(n, vf_set1(64.0f)), n));
+  return vf_mul(vf_fmadd(e, vf_sel(low, k->nsum_lo, k->nsum), dy), k->vs);
+}
+
 static void vlogsoftmax_bwd_k(size_t n, const float *y, const float *dy, float *dx, float sum, float s) {
   const float hi = (float)SMX_LOG2E_D;
-  const vexpf_c c = vexpf_c_set(hi, (float)(SMX_LOG2E_D - (double)hi));
-  const vf_t amin = vf_set1(SMX_XENT_LOG_AMIN), amax = vf_set1(SMX_XENT_LOG_AMAX);
-  const vf_t nsum = vf_set1(-sum), vs = vf_set1(s);
+  lbwd_c k;
+  k.c = vexpf_c_set(hi, (float)(SMX_LOG2E_D - (double)hi));
+  int scaled = fabsf(sum) >= 0x1p-60f;   /* (NaN: not scaled; every lane is NaN anyway) */
+  k.amin = vf_set1(scaled ? SMX_XENT_LOG_AMIN_LOW : SMX_XENT_LOG_AMIN);
+  k.amax = vf_set1(SMX_XENT_LOG_AMAX);
+  k.nlow = vf_set1(scaled ? -100.0f : -1000.0f);
+  k.nsum = vf_set1(-sum);
+  k.nsum_lo = vf_set1(-sum * 0x1p-64f);
+  k.vs = vf_set1(s);
   size_t i = 0;
-  for (; i + VF_W <= n; i += VF_W) {
-    vf_t e = exp2c(vf_ld(y + i), c, amin, amax);
-    vf_st(dx + i, vf_mul(vf_fmadd(e, nsum, vf_ld(dy + i)), vs));
-  }
+  for (; i + VF_W <= n; i += VF_W) vf_st(dx + i, lbwd1(vf_ld(y + i), vf_ld(dy + i), &k));
   if (i < n) {
-    kf_t k = kf_tail(n - i);
-    vf_t e = exp2c(vf_ldz_k(y + i, k), c, amin, amax);
-    vf_st_k(dx + i, k, vf_mul(vf_fmadd(e, nsum, vf_ldz_k(dy + i, k)), vs));
+    kf_t t = kf_tail(n - i);
+    vf_st_k(dx + i, t, lbwd1(vf_ldz_k(y + i, t), vf_ldz_k(dy + i, t), &k));
   }
 }
 

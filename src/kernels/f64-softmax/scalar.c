@@ -7,19 +7,10 @@
 #include <math.h>
 
 #include "kernels/f64-softmax/ukernels.h"
+#include "kernels/scalar_rows.h"
 #include "math/exp2d_scalar.h"
 
-static double rmax_scalar(size_t n, const double *x) {
-  double m0 = -INFINITY, m1 = -INFINITY;
-  size_t i = 0;
-  for (; i + 2 <= n; i += 2) {
-    /* written so that NaN compares false and is skipped */
-    m0 = x[i] > m0 ? x[i] : m0;
-    m1 = x[i + 1] > m1 ? x[i + 1] : m1;
-  }
-  if (i < n) m0 = x[i] > m0 ? x[i] : m0;
-  return m1 > m0 ? m1 : m0;
-}
+SMX_SCALAR_ROWS(double)
 
 /* e^((x - m)/T): x - m rounded once (the rounding the contract allows) */
 static inline double exp_arg(double x, double m, const smx_expcd *c) {
@@ -47,11 +38,6 @@ static smx_dd raddstoreexp_scalar(size_t n, const double *x, double *y, double m
     smx_dd_add_d(&s0, e);
   }
   return smx_dd_add(s0, s1);
-}
-
-static void vscale_scalar(size_t n, const double *x, double *y, double s, int stream) {
-  (void)stream;
-  for (size_t i = 0; i < n; i++) y[i] = x[i] * s;
 }
 
 static void vscaleexp_scalar(size_t n, const double *x, double *y, double m, const smx_expcd *c, double s,

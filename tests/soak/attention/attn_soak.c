@@ -37,30 +37,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../common/attn_elems.h"
+#include "../../common/soak_run.h"
 #include "attn_soak.h"
 #include "math/half_scalar.h"
 #include "smx/smx.h"
 
 typedef long double ld;
 
-/* ------------------------------------------------------------------ rng */
-typedef struct rng { uint64_t s; } rng;
-static uint64_t next(rng *r) {
-  uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-static double unif(rng *r) { return (double)(next(r) >> 11) * 0x1p-53; }
-static double unif_in(rng *r, double lo, double hi) { return lo + (hi - lo) * unif(r); }
-static size_t below(rng *r, size_t n) { return n ? (size_t)(next(r) % n) : 0; }
-static size_t range_in(rng *r, size_t lo, size_t hi) { return lo + below(r, hi - lo + 1); }
-static int chance(rng *r, double p) { return unif(r) < p; }
-static double normal(rng *r) {
-  double u1 = unif(r), u2 = unif(r);
-  if (u1 < 1e-300) u1 = 1e-300;
-  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
+/* ------------------------------------ draws (splitmix64: tests/common/splitmix.h) */
+static double unif_in(tu_rng *r, double lo, double hi) { return lo + (hi - lo) * tu_uniform(r); }
+static size_t range_in(tu_rng *r, size_t lo, size_t hi) { return lo + tu_below(r, hi - lo + 1); }
 
 /* ------------------------------------------------------------- failures */
 static int verbose;
@@ -153,10 +140,10 @@ static size_t span_of(const size_t n[3], const size_t s[3], size_t dim) {
 }
 
 /* Picks a layout: packed, padded (B, H, L, D), (B, L, H, D); bcast: K / V may share a batch or head (stride 0). */
-static void layout(rng *r, tensor *t, size_t n0, size_t n1, size_t n2, size_t dim, int bcast, int *edge) {
+static void layout(tu_rng *r, tensor *t, size_t n0, size_t n1, size_t n2, size_t dim, int bcast, int *edge) {
   t->n[0] = n0; t->n[1] = n1; t->n[2] = n2; t->dim = dim;
-  int mode = (int)below(r, bcast ? 5 : 4);
-  size_t pr = chance(r, 0.5) ? range_in(r, 1, 9) : 0, ph = below(r, 3) * 7, pb = below(r, 3) * 5;
+  int mode = (int)tu_below(r, bcast ? 5 : 4);
+  size_t pr = tu_chance(r, 0.5) ? range_in(r, 1, 9) : 0, ph = tu_below(r, 3) * 7, pb = tu_below(r, 3) * 5;
   switch (mode) {
     case 0: case 1:   /* packed, given as {0,0,0} */
       t->given[0] = t->given[1] = t->given[2] = 0;
@@ -175,15 +162,15 @@ static void layout(rng *r, tensor *t, size_t n0, size_t n1, size_t n2, size_t di
       break;
     default:   /* broadcast: a zero batch and / or head stride (np.broadcast_to, torch.expand) */
       t->s[2] = dim + pr; t->s[1] = n2 * t->s[2] + ph; t->s[0] = n1 * t->s[1] + pb;
-      if (n0 > 1 && chance(r, 0.6)) t->s[0] = 0;
-      if (n1 > 1 && (t->s[0] != 0 || chance(r, 0.5))) t->s[1] = 0;
+      if (n0 > 1 && tu_chance(r, 0.6)) t->s[0] = 0;
+      if (n1 > 1 && (t->s[0] != 0 || tu_chance(r, 0.5))) t->s[1] = 0;
       memcpy(t->given, t->s, sizeof t->s);
       t->layout = "broadcast";
       *edge = 1;
       break;
   }
   /* a single row: its stride is never used, the header's rule on it notwithstanding */
-  if (mode >= 2 && n2 <= 1 && chance(r, 0.3)) { t->s[2] = t->given[2] = 0; *edge = 1; }
+  if (mode >= 2 && n2 <= 1 && tu_chance(r, 0.3)) { t->s[2] = t->given[2] = 0; *edge = 1; }
   /* a given triple of zeros would mean packed: keep at least one nonzero */
   if (mode >= 2 && !t->given[0] && !t->given[1] && !t->given[2]) { t->s[2] = t->given[2] = dim; }
   t->span = span_of(t->n, t->s, dim);
@@ -191,17 +178,6 @@ static void layout(rng *r, tensor *t, size_t n0, size_t n1, size_t n2, size_t di
 
 static size_t off(const tensor *t, size_t a, size_t b, size_t c, size_t x) {
   return a * t->s[0] + b * t->s[1] + c * t->s[2] + x;
-}
-
-static void put(smx_attn_dtype dt, void *p, size_t i, float v) {
-  if (dt == SMX_ATTN_F32) ((float *)p)[i] = v;
-  else if (dt == SMX_ATTN_F16) ((uint16_t *)p)[i] = smx_f32_to_f16(v);
-  else ((uint16_t *)p)[i] = smx_f32_to_bf16(v);
-}
-static float get(smx_attn_dtype dt, const void *p, size_t i) {
-  if (dt == SMX_ATTN_F32) return ((const float *)p)[i];
-  if (dt == SMX_ATTN_F16) return smx_f16_to_f32(((const uint16_t *)p)[i]);
-  return smx_bf16_to_f32(((const uint16_t *)p)[i]);
 }
 
 static void *xmalloc(size_t bytes) {
@@ -213,72 +189,72 @@ static void *xmalloc(size_t bytes) {
 /* A stored tensor of n elements of es bytes, every element NaN (the gaps stay so). */
 static void *alloc_nan(smx_attn_dtype dt, size_t n, int es) {
   void *p = xmalloc(n * (size_t)es);
-  for (size_t i = 0; i < n; i++) put(dt, p, i, NAN);
+  for (size_t i = 0; i < n; i++) tu_attn_put(dt, p, i, NAN);
   return p;
 }
 
-static float special_value(rng *r) {
-  int k = (int)below(r, 3);
+static float special_value(tu_rng *r) {
+  int k = (int)tu_below(r, 3);
   return k == 0 ? NAN : k == 1 ? INFINITY : -INFINITY;
 }
 
 /* The descriptor and everything the case needs, from its seed. */
 static void make_case(uint64_t seed, gen *g) {
-  rng r = { seed };
+  tu_rng r = { seed };
   memset(g, 0, sizeof *g);
   smx_attention_desc *d = &g->c.d;
   /* kind: the softmax most often, every other kind regularly */
   static const int kinds[] = { 0, 0, 0, 0, 0, 0, 1, 1, 2, 2, 3, 4, 5, 6, 6 };
-  int kind = kinds[below(&r, sizeof kinds / sizeof kinds[0])];
+  int kind = kinds[tu_below(&r, sizeof kinds / sizeof kinds[0])];
   d->kind = (smx_attn_kind)kind;
   int score = kind <= SMX_ATTN_SOFTPICK, lin = kind >= SMX_ATTN_LINEAR && kind <= SMX_ATTN_MALA, scr = kind == SMX_ATTN_SCREEN;
-  d->dtype = (smx_attn_dtype)(chance(&r, 0.5) ? SMX_ATTN_F32 : chance(&r, 0.5) ? SMX_ATTN_F16 : SMX_ATTN_BF16);
+  d->dtype = (smx_attn_dtype)(tu_chance(&r, 0.5) ? SMX_ATTN_F32 : tu_chance(&r, 0.5) ? SMX_ATTN_F16 : SMX_ATTN_BF16);
   g->es = d->dtype == SMX_ATTN_F32 ? 4 : 2;
 
   /* shape */
   static const size_t bs[] = { 1, 1, 1, 2, 3 }, gs[] = { 1, 1, 2, 3, 4, 5, 8 };
-  d->batch = chance(&r, 0.02) ? 0 : bs[below(&r, 5)];
-  d->heads_kv = chance(&r, 0.02) ? 0 : range_in(&r, 1, 3);
-  d->heads_q = chance(&r, 0.02) ? 0 : d->heads_kv * gs[below(&r, 7)];   /* (Hq = 0 with Hkv > 0: nothing to do) */
-  double u = unif(&r);
+  d->batch = tu_chance(&r, 0.02) ? 0 : bs[tu_below(&r, 5)];
+  d->heads_kv = tu_chance(&r, 0.02) ? 0 : range_in(&r, 1, 3);
+  d->heads_q = tu_chance(&r, 0.02) ? 0 : d->heads_kv * gs[tu_below(&r, 7)];   /* (Hq = 0 with Hkv > 0: nothing to do) */
+  double u = tu_uniform(&r);
   d->len_q = u < 0.3 ? 1 : u < 0.45 ? range_in(&r, 2, 8) : u < 0.9 ? range_in(&r, 9, 90) : u < 0.95 ? 0 : range_in(&r, 91, 160);
-  u = unif(&r);
+  u = tu_uniform(&r);
   d->len_k = u < 0.04 ? 0 : u < 0.6 ? range_in(&r, 1, 130) : u < 0.9 ? range_in(&r, 131, 700) : range_in(&r, 4096, 4700);
   /* keep the reference's work (rows x keys x dims) bounded */
   while (d->batch * d->heads_q * d->len_q * d->len_k > 150000 && d->len_q > 1) d->len_q = d->len_q / 2;
   while (d->batch * d->heads_q * d->len_q * d->len_k > 150000 && d->len_k > 64) d->len_k = d->len_k / 2;
   static const size_t dims[] = { 1, 2, 3, 7, 8, 16, 24, 31, 32, 40, 64, 72, 80, 128 };
-  d->dim_qk = chance(&r, 0.5) ? dims[below(&r, 14)] : range_in(&r, 1, 96);
-  d->dim_v = chance(&r, 0.5) ? d->dim_qk : chance(&r, 0.5) ? dims[below(&r, 14)] : range_in(&r, 1, 96);
+  d->dim_qk = tu_chance(&r, 0.5) ? dims[tu_below(&r, 14)] : range_in(&r, 1, 96);
+  d->dim_v = tu_chance(&r, 0.5) ? d->dim_qk : tu_chance(&r, 0.5) ? dims[tu_below(&r, 14)] : range_in(&r, 1, 96);
   while (d->batch * d->heads_q * d->len_q * d->len_k * (d->dim_qk + d->dim_v) > 6000000 && d->dim_qk > 8) d->dim_qk /= 2;
   while (d->batch * d->heads_q * d->len_q * d->len_k * (d->dim_qk + d->dim_v) > 6000000 && d->dim_v > 8) d->dim_v /= 2;
 
   /* masks */
-  if (chance(&r, 0.45)) d->causal = (smx_attn_causal)range_in(&r, 1, 2);
+  if (tu_chance(&r, 0.45)) d->causal = (smx_attn_causal)range_in(&r, 1, 2);
   if (!lin) {
-    if (chance(&r, 0.2)) {
+    if (tu_chance(&r, 0.2)) {
       d->window = 1;
-      d->window_left = chance(&r, 0.2) ? -1 : (int64_t)range_in(&r, 0, 120);
-      d->window_right = chance(&r, 0.4) ? -1 : (int64_t)range_in(&r, 0, 40);
+      d->window_left = tu_chance(&r, 0.2) ? -1 : (int64_t)range_in(&r, 0, 120);
+      d->window_right = tu_chance(&r, 0.4) ? -1 : (int64_t)range_in(&r, 0, 40);
     }
-    u = unif(&r);
+    u = tu_uniform(&r);
     if (u < 0.15) d->mask_kind = SMX_ATTN_MASK_BOOL;
     else if (u < 0.3 && !scr) d->mask_kind = SMX_ATTN_MASK_BIAS;
-    if (!scr && chance(&r, 0.15)) d->alibi = 1;
-    if (chance(&r, 0.07)) d->radial_frame = range_in(&r, 1, 16);
+    if (!scr && tu_chance(&r, 0.15)) d->alibi = 1;
+    if (tu_chance(&r, 0.07)) d->radial_frame = range_in(&r, 1, 16);
   }
   /* variants */
   if (score) {
-    if (chance(&r, 0.15)) d->softcap = unif_in(&r, 0.5, 50);
-    if (chance(&r, 0.15)) d->ssmax_s = unif_in(&r, 0.1, 2);
-    if (chance(&r, 0.1) && d->len_q <= d->len_k) d->fox = 1;
-    if (chance(&r, 0.12)) { d->qk_norm = 1; if (chance(&r, 0.5)) d->qk_norm_eps = unif_in(&r, 1e-8, 1e-2); }
-    if (chance(&r, 0.1)) d->l2_distance = 1;
-    if (chance(&r, 0.1)) { d->k_int8 = 1; d->k_int8_jensen = chance(&r, 0.5); }
+    if (tu_chance(&r, 0.15)) d->softcap = unif_in(&r, 0.5, 50);
+    if (tu_chance(&r, 0.15)) d->ssmax_s = unif_in(&r, 0.1, 2);
+    if (tu_chance(&r, 0.1) && d->len_q <= d->len_k) d->fox = 1;
+    if (tu_chance(&r, 0.12)) { d->qk_norm = 1; if (tu_chance(&r, 0.5)) d->qk_norm_eps = unif_in(&r, 1e-8, 1e-2); }
+    if (tu_chance(&r, 0.1)) d->l2_distance = 1;
+    if (tu_chance(&r, 0.1)) { d->k_int8 = 1; d->k_int8_jensen = tu_chance(&r, 0.5); }
     if (kind == SMX_ATTN_SOFTMAX) {
-      if (chance(&r, 0.15)) d->sinks = 1;
-      if (chance(&r, 0.1)) d->blasst_log_threshold = unif_in(&r, -40, -6);
-      if (chance(&r, 0.1) && !d->sinks && !d->qk_norm && d->dim_qk >= 2) {
+      if (tu_chance(&r, 0.15)) d->sinks = 1;
+      if (tu_chance(&r, 0.1)) d->blasst_log_threshold = unif_in(&r, -40, -6);
+      if (tu_chance(&r, 0.1) && !d->sinks && !d->qk_norm && d->dim_qk >= 2) {
         d->diff_lambda = unif_in(&r, 0.1, 0.9);
         if (d->dim_qk % 2) d->dim_qk++;
       }
@@ -286,27 +262,27 @@ static void make_case(uint64_t seed, gen *g) {
     if (kind == SMX_ATTN_SIGMOID) d->sigmoid_bias = unif_in(&r, -10, 2);
     /* NSA: block selection on <q, mean k>; kept apart from QK-norm and L2 distance, where "q" and "k" of the
      * block score are not pinned down by the header */
-    if (chance(&r, 0.1) && d->diff_lambda == 0 && !d->qk_norm && !d->l2_distance) d->nsa_topk = range_in(&r, 1, 4);
+    if (tu_chance(&r, 0.1) && d->diff_lambda == 0 && !d->qk_norm && !d->l2_distance) d->nsa_topk = range_in(&r, 1, 4);
   }
   if (scr) {
-    d->screen_r = chance(&r, 0.2) ? 0 : chance(&r, 0.85) ? unif_in(&r, 0.2, 1) : unif_in(&r, 0.02, 0.2);
-    d->screen_window = chance(&r, 0.5) ? 0 : unif_in(&r, 1, (double)d->len_k + 10);
-    if (chance(&r, 0.2)) d->screen_eps = chance(&r, 0.5) ? 1e-30 : unif_in(&r, 1e-6, 1e-2);
-    d->screen_flags = (uint32_t)below(&r, 4);
-    if (chance(&r, 0.1)) d->k_int8 = 1;
+    d->screen_r = tu_chance(&r, 0.2) ? 0 : tu_chance(&r, 0.85) ? unif_in(&r, 0.2, 1) : unif_in(&r, 0.02, 0.2);
+    d->screen_window = tu_chance(&r, 0.5) ? 0 : unif_in(&r, 1, (double)d->len_k + 10);
+    if (tu_chance(&r, 0.2)) d->screen_eps = tu_chance(&r, 0.5) ? 1e-30 : unif_in(&r, 1e-6, 1e-2);
+    d->screen_flags = (uint32_t)tu_below(&r, 4);
+    if (tu_chance(&r, 0.1)) d->k_int8 = 1;
   }
-  if (!scr && kind != SMX_ATTN_LINEAR && kind != SMX_ATTN_COSFORMER && chance(&r, 0.3))
+  if (!scr && kind != SMX_ATTN_LINEAR && kind != SMX_ATTN_COSFORMER && tu_chance(&r, 0.3))
     d->scale = unif_in(&r, 0.02, 1.5);
-  if (chance(&r, 0.15)) { d->gate = 1; if (chance(&r, 0.5)) d->gate_flags = SMX_ATTN_GATE_ELEMENTWISE; }
+  if (tu_chance(&r, 0.15)) { d->gate = 1; if (tu_chance(&r, 0.5)) d->gate_flags = SMX_ATTN_GATE_ELEMENTWISE; }
 
   /* options the header leaves open, now and then: a refusal is fine, a result must be right */
-  if (chance(&r, 0.04)) {
+  if (tu_chance(&r, 0.04)) {
     g->edge = 1;
-    switch (below(&r, 6)) {
-      case 0: if (score) d->softcap = chance(&r, 0.5) ? 1e300 : 1e-300; break;
-      case 1: if (score || kind == SMX_ATTN_MALA) d->scale = chance(&r, 0.5) ? 1e300 : 1e-300; break;
+    switch (tu_below(&r, 6)) {
+      case 0: if (score) d->softcap = tu_chance(&r, 0.5) ? 1e300 : 1e-300; break;
+      case 1: if (score || kind == SMX_ATTN_MALA) d->scale = tu_chance(&r, 0.5) ? 1e300 : 1e-300; break;
       case 2: if (score) d->ssmax_s = -unif_in(&r, 0.1, 2); break;
-      case 3: if (kind == SMX_ATTN_SIGMOID) d->sigmoid_bias = chance(&r, 0.5) ? 1e300 : -1e300; break;
+      case 3: if (kind == SMX_ATTN_SIGMOID) d->sigmoid_bias = tu_chance(&r, 0.5) ? 1e300 : -1e300; break;
       case 4: if (d->qk_norm) d->qk_norm_eps = 1e300; break;
       default: if (kind == SMX_ATTN_SOFTMAX) d->blasst_log_threshold = -1e300; break;
     }
@@ -315,8 +291,8 @@ static void make_case(uint64_t seed, gen *g) {
 
   /* layouts */
   layout(&r, &g->tq, d->batch, d->heads_q, d->len_q, d->dim_qk, 0, &g->edge);
-  layout(&r, &g->tk, d->batch, d->heads_kv, d->len_k, d->dim_qk, chance(&r, 0.15), &g->edge);
-  layout(&r, &g->tv, d->batch, d->heads_kv, d->len_k, d->dim_v, chance(&r, 0.15), &g->edge);
+  layout(&r, &g->tk, d->batch, d->heads_kv, d->len_k, d->dim_qk, tu_chance(&r, 0.15), &g->edge);
+  layout(&r, &g->tv, d->batch, d->heads_kv, d->len_k, d->dim_v, tu_chance(&r, 0.15), &g->edge);
   layout(&r, &g->to, d->batch, d->heads_q, d->len_q, d->dim_v, 0, &g->edge);
   memcpy(d->q_stride, g->tq.given, sizeof d->q_stride);
   memcpy(d->k_stride, g->tk.given, sizeof d->k_stride);
@@ -326,9 +302,9 @@ static void make_case(uint64_t seed, gen *g) {
   /* values */
   size_t B = d->batch, Hq = d->heads_q, Hkv = d->heads_kv, Lq = d->len_q, Lk = d->len_k, Dq = d->dim_qk, Dv = d->dim_v;
   size_t nq = B * Hq * Lq * Dq, nk = B * Hkv * Lk * Dq, nv = B * Hkv * Lk * Dv;
-  g->big = chance(&r, 0.05);
-  double qmul = g->big ? unif_in(&r, 10, 60) : chance(&r, 0.2) ? unif_in(&r, 2, 4) : 1;
-  double vmul = chance(&r, 0.1) ? pow(10.0, unif_in(&r, -3, 3)) : 1;
+  g->big = tu_chance(&r, 0.05);
+  double qmul = g->big ? unif_in(&r, 10, 60) : tu_chance(&r, 0.2) ? unif_in(&r, 2, 4) : 1;
+  double vmul = tu_chance(&r, 0.1) ? pow(10.0, unif_in(&r, -3, 3)) : 1;
   if (lin && qmul > 2) qmul = 2;   /* elu + 1 of large q: the weights, not the bound, are the subject */
   attn_case *c = &g->c;
   c->q = xmalloc((nq + 1) * sizeof(ld));
@@ -337,23 +313,23 @@ static void make_case(uint64_t seed, gen *g) {
   g->q = alloc_nan(d->dtype, g->tq.span, g->es);
   g->v = alloc_nan(d->dtype, g->tv.span, g->es);
   float *kf = xmalloc((nk + 1) * sizeof(float));
-  for (size_t i = 0; i < nq; i++) c->q[i] = (ld)(float)(normal(&r) * qmul);
-  for (size_t i = 0; i < nk; i++) kf[i] = (float)normal(&r);
-  for (size_t i = 0; i < nv; i++) c->v[i] = (ld)(float)(normal(&r) * vmul);
+  for (size_t i = 0; i < nq; i++) c->q[i] = (ld)(float)(tu_gauss(&r) * qmul);
+  for (size_t i = 0; i < nk; i++) kf[i] = (float)tu_gauss(&r);
+  for (size_t i = 0; i < nv; i++) c->v[i] = (ld)(float)(tu_gauss(&r) * vmul);
   /* screening: zero rows give 0 (q^ = 0 sees nothing, k^ = 0 and v^ = 0 add nothing) */
-  if (scr && chance(&r, 0.5)) {
-    for (size_t x = 0; x + Dq <= nq; x += Dq) if (chance(&r, 0.1)) for (size_t y = 0; y < Dq; y++) c->q[x + y] = 0;
-    for (size_t x = 0; x + Dq <= nk; x += Dq) if (chance(&r, 0.1)) for (size_t y = 0; y < Dq; y++) kf[x + y] = 0;
+  if (scr && tu_chance(&r, 0.5)) {
+    for (size_t x = 0; x + Dq <= nq; x += Dq) if (tu_chance(&r, 0.1)) for (size_t y = 0; y < Dq; y++) c->q[x + y] = 0;
+    for (size_t x = 0; x + Dq <= nk; x += Dq) if (tu_chance(&r, 0.1)) for (size_t y = 0; y < Dq; y++) kf[x + y] = 0;
   }
   /* special values: NaN and +-inf in Q, K and V (not with NSA, whose block scores assume finite keys) */
-  if (!d->nsa_topk && chance(&r, 0.2)) {
+  if (!d->nsa_topk && tu_chance(&r, 0.2)) {
     g->special = 1;
     int n = (int)range_in(&r, 1, 3);
     for (int s = 0; s < n; s++) {
-      int which = (int)below(&r, 3);
-      if (which == 0 && nq) c->q[below(&r, nq)] = special_value(&r);
-      if (which == 1 && nk && !d->k_int8) kf[below(&r, nk)] = special_value(&r);
-      if (which == 2 && nv) c->v[below(&r, nv)] = special_value(&r);
+      int which = (int)tu_below(&r, 3);
+      if (which == 0 && nq) c->q[tu_below(&r, nq)] = special_value(&r);
+      if (which == 1 && nk && !d->k_int8) kf[tu_below(&r, nk)] = special_value(&r);
+      if (which == 2 && nv) c->v[tu_below(&r, nv)] = special_value(&r);
     }
   }
   /* stored forms; the reference reads the stored values back */
@@ -362,8 +338,8 @@ static void make_case(uint64_t seed, gen *g) {
       for (size_t i = 0; i < Lq; i++)
         for (size_t x = 0; x < Dq; x++) {
           size_t li = ((b * Hq + h) * Lq + i) * Dq + x, o = off(&g->tq, b, h, i, x);
-          put(d->dtype, g->q, o, (float)c->q[li]);
-          c->q[li] = get(d->dtype, g->q, o);
+          tu_attn_put(d->dtype, g->q, o, (float)c->q[li]);
+          c->q[li] = tu_attn_get(d->dtype, g->q, o);
         }
   /* K and V: with a zero stride, the last write to a shared element wins, and every logical element reads it */
   size_t nblk = (Lk + 63) / 64;
@@ -390,7 +366,7 @@ static void make_case(uint64_t seed, gen *g) {
     for (size_t b = 0; b < B; b++)
       for (size_t gg = 0; gg < Hkv; gg++)
         for (size_t j = 0; j < Lk; j++)
-          for (size_t x = 0; x < Dq; x++) put(d->dtype, g->k, off(&g->tk, b, gg, j, x), kf[((b * Hkv + gg) * Lk + j) * Dq + x]);
+          for (size_t x = 0; x < Dq; x++) tu_attn_put(d->dtype, g->k, off(&g->tk, b, gg, j, x), kf[((b * Hkv + gg) * Lk + j) * Dq + x]);
   }
   for (size_t b = 0; b < B; b++)
     for (size_t gg = 0; gg < Hkv; gg++)
@@ -398,14 +374,14 @@ static void make_case(uint64_t seed, gen *g) {
         for (size_t x = 0; x < Dq; x++) {
           size_t o = off(&g->tk, b, gg, j, x), li = ((b * Hkv + gg) * Lk + j) * Dq + x;
           c->k[li] = d->k_int8 ? (ld)((const int8_t *)g->k)[o] * g->kscales[(b * Hkv + gg) * nblk + j / 64]
-                               : (ld)get(d->dtype, g->k, o);
+                               : (ld)tu_attn_get(d->dtype, g->k, o);
         }
-        for (size_t x = 0; x < Dv; x++) put(d->dtype, g->v, off(&g->tv, b, gg, j, x), (float)c->v[((b * Hkv + gg) * Lk + j) * Dv + x]);
+        for (size_t x = 0; x < Dv; x++) tu_attn_put(d->dtype, g->v, off(&g->tv, b, gg, j, x), (float)c->v[((b * Hkv + gg) * Lk + j) * Dv + x]);
       }
   for (size_t b = 0; b < B; b++)
     for (size_t gg = 0; gg < Hkv; gg++)
       for (size_t j = 0; j < Lk; j++)
-        for (size_t x = 0; x < Dv; x++) c->v[((b * Hkv + gg) * Lk + j) * Dv + x] = get(d->dtype, g->v, off(&g->tv, b, gg, j, x));
+        for (size_t x = 0; x < Dv; x++) c->v[((b * Hkv + gg) * Lk + j) * Dv + x] = tu_attn_get(d->dtype, g->v, off(&g->tv, b, gg, j, x));
   if (d->k_int8)
     for (size_t i = 0; i < B * Hkv * nblk; i++) c->kscale[i] = g->kscales[i];
   free(kf);
@@ -414,13 +390,13 @@ static void make_case(uint64_t seed, gen *g) {
   if (d->mask_kind) {
     size_t full[4] = { B, Hq, Lq, Lk }, s = 1;
     for (int a = 3; a >= 0; a--) {
-      g->mask_n[a] = full[a] > 1 && chance(&r, a == 3 ? 0.05 : 0.4) ? 1 : full[a];
+      g->mask_n[a] = full[a] > 1 && tu_chance(&r, a == 3 ? 0.05 : 0.4) ? 1 : full[a];
       if (g->mask_n[a] <= 1) {
         /* one stored entry along this axis: the stride is never used when the extent is 1 */
-        d->mask_stride[a] = full[a] <= 1 && chance(&r, 0.5) ? s : 0;
+        d->mask_stride[a] = full[a] <= 1 && tu_chance(&r, 0.5) ? s : 0;
         continue;
       }
-      d->mask_stride[a] = s + (a == 2 && chance(&r, 0.3) ? range_in(&r, 1, 3) : 0);   /* padded query rows */
+      d->mask_stride[a] = s + (a == 2 && tu_chance(&r, 0.3) ? range_in(&r, 1, 3) : 0);   /* padded query rows */
       s = d->mask_stride[a] * g->mask_n[a];
     }
     /* the span: one past the stored element the largest index reaches */
@@ -429,16 +405,16 @@ static void make_case(uint64_t seed, gen *g) {
     g->mask_span = span;
     int isbool = d->mask_kind == SMX_ATTN_MASK_BOOL;
     g->mask = xmalloc(span * (isbool ? 1 : sizeof(float)));
-    double keep = unif_in(&r, 0.3, 0.95), ninf = chance(&r, 0.5) ? 0.1 : 0;
+    double keep = unif_in(&r, 0.3, 0.95), ninf = tu_chance(&r, 0.5) ? 0.1 : 0;
     for (size_t e = 0; e < span; e++) {
-      if (isbool) ((unsigned char *)g->mask)[e] = (unsigned char)(chance(&r, keep) ? (chance(&r, 0.5) ? 1 : range_in(&r, 2, 255)) : 0);
-      else ((float *)g->mask)[e] = chance(&r, ninf) ? -INFINITY : (float)unif_in(&r, -3, 3);
+      if (isbool) ((unsigned char *)g->mask)[e] = (unsigned char)(tu_chance(&r, keep) ? (tu_chance(&r, 0.5) ? 1 : range_in(&r, 2, 255)) : 0);
+      else ((float *)g->mask)[e] = tu_chance(&r, ninf) ? -INFINITY : (float)unif_in(&r, -3, 3);
     }
     /* fully masked rows now and then */
-    if (chance(&r, 0.3) && B && Hq && Lq && Lk) {
+    if (tu_chance(&r, 0.3) && B && Hq && Lq && Lk) {
       size_t n0 = g->mask_n[0], n1 = g->mask_n[1], n2 = g->mask_n[2];
       for (size_t q = 0; q < n0 * n1 * n2; q++) {
-        if (!chance(&r, 0.25)) continue;
+        if (!tu_chance(&r, 0.25)) continue;
         size_t i2 = q % n2, h2 = q / n2 % n1, b2 = q / n2 / n1;
         size_t base = b2 * d->mask_stride[0] + h2 * d->mask_stride[1] + i2 * d->mask_stride[2];
         for (size_t j = 0; j < g->mask_n[3]; j++) {
@@ -486,47 +462,47 @@ static void make_case(uint64_t seed, gen *g) {
     size_t n = B * Hq * Lq * ((d->gate_flags & SMX_ATTN_GATE_ELEMENTWISE) ? Dv : 1);
     g->gate = xmalloc((n + 1) * sizeof(float));
     c->gate = xmalloc((n + 1) * sizeof(ld));
-    for (size_t i = 0; i < n; i++) c->gate[i] = g->gate[i] = (float)(2 * normal(&r));
+    for (size_t i = 0; i < n; i++) c->gate[i] = g->gate[i] = (float)(2 * tu_gauss(&r));
   }
   if (d->qk_norm) {
-    if (chance(&r, 0.7)) {
+    if (tu_chance(&r, 0.7)) {
       g->qw = xmalloc(Dq * sizeof(float));
       c->qw = xmalloc(Dq * sizeof(ld));
       for (size_t x = 0; x < Dq; x++) c->qw[x] = g->qw[x] = (float)unif_in(&r, 0.5, 1.5);
     }
-    if (chance(&r, 0.7)) {
+    if (tu_chance(&r, 0.7)) {
       g->kw = xmalloc(Dq * sizeof(float));
       c->kw = xmalloc(Dq * sizeof(ld));
       for (size_t x = 0; x < Dq; x++) c->kw[x] = g->kw[x] = (float)unif_in(&r, 0.5, 1.5);
     }
   }
   if (scr) {
-    if (d->screen_r == 0 || chance(&r, 0.3)) {
+    if (d->screen_r == 0 || tu_chance(&r, 0.3)) {
       g->sr = xmalloc(Hq * sizeof(float));
       c->sr = xmalloc(Hq * sizeof(ld));
-      for (size_t h = 0; h < Hq; h++) c->sr[h] = g->sr[h] = chance(&r, 0.2) ? 1.0f : (float)unif_in(&r, 0.2, 0.95);
+      for (size_t h = 0; h < Hq; h++) c->sr[h] = g->sr[h] = tu_chance(&r, 0.2) ? 1.0f : (float)unif_in(&r, 0.2, 0.95);
     }
-    if (chance(&r, 0.3)) {
+    if (tu_chance(&r, 0.3)) {
       g->sw = xmalloc(Hq * sizeof(float));
       c->sw = xmalloc(Hq * sizeof(ld));
       for (size_t h = 0; h < Hq; h++) {
-        double w = unif(&r);
+        double w = tu_uniform(&r);
         c->sw[h] = g->sw[h] = w < 0.2 ? 0.0f : w < 0.4 ? INFINITY : (float)unif_in(&r, 1, (double)Lk + 5);
       }
     }
   }
-  g->use_lse = chance(&r, 0.8);
-  g->ws_given = chance(&r, 0.5);
-  g->isa = n_isa ? (int)below(&r, (size_t)n_isa) : 0;
+  g->use_lse = tu_chance(&r, 0.8);
+  g->ws_given = tu_chance(&r, 0.5);
+  g->isa = n_isa ? (int)tu_below(&r, (size_t)n_isa) : 0;
   /* the tile arithmetic, from a stream of its own (the other draws, and so the cases of older seeds, stay):
    * f32 storage sometimes opts in to bf16 products, bf16 storage sometimes asks for f32 */
-  rng rm = { seed ^ 0x9e3779b97f4a7c15ull };
+  tu_rng rm = { seed ^ 0x9e3779b97f4a7c15ull };
   if (d->dtype == SMX_ATTN_F32)
-    d->math = chance(&rm, 0.25) ? SMX_ATTN_MATH_BF16 : chance(&rm, 0.1) ? SMX_ATTN_MATH_F32 : SMX_ATTN_MATH_AUTO;
+    d->math = tu_chance(&rm, 0.25) ? SMX_ATTN_MATH_BF16 : tu_chance(&rm, 0.1) ? SMX_ATTN_MATH_F32 : SMX_ATTN_MATH_AUTO;
   else
-    d->math = chance(&rm, 0.15) ? SMX_ATTN_MATH_F32 : SMX_ATTN_MATH_AUTO;
+    d->math = tu_chance(&rm, 0.15) ? SMX_ATTN_MATH_F32 : SMX_ATTN_MATH_AUTO;
   /* half of the cases that may take bf16 products run at the top kernel set, which has them where the CPU does */
-  if ((d->dtype == SMX_ATTN_BF16 || d->math == SMX_ATTN_MATH_BF16) && n_isa && chance(&rm, 0.5)) g->isa = n_isa - 1;
+  if ((d->dtype == SMX_ATTN_BF16 || d->math == SMX_ATTN_MATH_BF16) && n_isa && tu_chance(&rm, 0.5)) g->isa = n_isa - 1;
 
   snprintf(cur_desc, sizeof cur_desc,
            "%s %s B=%zu Hq=%zu Hkv=%zu Lq=%zu Lk=%zu Dqk=%zu Dv=%zu causal=%d window=%d(%" PRId64 ",%" PRId64 ") mask=%d"
@@ -688,7 +664,7 @@ static void check_results(gen *g, const unsigned char *ob, const float *lse, con
         size_t row = (b * Hq + h) * Lq + i;
         for (size_t x = 0; x < Dv; x++) {
           size_t li = row * Dv + x;
-          float y = get(d->dtype, ob, off(&g->to, b, h, i, x));
+          float y = tu_attn_get(d->dtype, ob, off(&g->to, b, h, i, x));
           ld ref = e.o[li];
           int ok = 1;
           switch (e.o_cls[li]) {
@@ -777,24 +753,24 @@ static void check_results(gen *g, const unsigned char *ob, const float *lse, con
 
 /* Bad arguments: a descriptor the header refuses (plan_create: SMX_E_INVALID_ARG, plan NULL), or a run
  * without an operand it needs (smx_attention_run: SMX_E_INVALID_ARG, O and lse untouched). */
-static void bad_case(gen *g, rng *r) {
+static void bad_case(gen *g, tu_rng *r) {
   smx_attention_desc d = g->c.d;
   const char *what = "";
   int at_run = 0;
-  switch (below(r, 16)) {
-    case 0: d.heads_kv = 2; d.heads_q = 2 * below(r, 4) + 1; what = "Hq not a multiple of Hkv"; break;
+  switch (tu_below(r, 16)) {
+    case 0: d.heads_kv = 2; d.heads_q = 2 * tu_below(r, 4) + 1; what = "Hq not a multiple of Hkv"; break;
     case 1: d.dim_qk = 0; what = "Dqk 0"; break;
     case 2: d.dim_v = 0; what = "Dv 0"; break;
-    case 3: d.scale = below(r, 2) ? NAN : -INFINITY; what = "non-finite scale"; break;
-    case 4: d.softcap = below(r, 2) ? -1.0 : NAN; what = "bad softcap"; break;
-    case 5: d.threads = -1 - (int)below(r, 5); what = "negative threads"; break;
+    case 3: d.scale = tu_below(r, 2) ? NAN : -INFINITY; what = "non-finite scale"; break;
+    case 4: d.softcap = tu_below(r, 2) ? -1.0 : NAN; what = "bad softcap"; break;
+    case 5: d.threads = -1 - (int)tu_below(r, 5); what = "negative threads"; break;
     case 6: d.blasst_log_threshold = 0.5; what = "BLASST threshold > 0"; break;
-    case 7: d.window = 1; d.window_left = -2 - (int64_t)below(r, 100); what = "window_left < -1"; break;
-    case 8: d.kind = (smx_attn_kind)(7 + below(r, 100)); what = "unknown kind"; break;
-    case 9: d.mask_kind = (smx_attn_mask_kind)(3 + below(r, 5)); what = "unknown mask kind"; break;
+    case 7: d.window = 1; d.window_left = -2 - (int64_t)tu_below(r, 100); what = "window_left < -1"; break;
+    case 8: d.kind = (smx_attn_kind)(7 + tu_below(r, 100)); what = "unknown kind"; break;
+    case 9: d.mask_kind = (smx_attn_mask_kind)(3 + tu_below(r, 5)); what = "unknown mask kind"; break;
     case 10:
-      if (below(r, 2)) { d.dtype = (smx_attn_dtype)(3 + below(r, 5)); what = "unknown dtype"; break; }
-      if (below(r, 2)) { d.math = (smx_attn_math)(3 + below(r, 5)); what = "unknown math"; break; }
+      if (tu_below(r, 2)) { d.dtype = (smx_attn_dtype)(3 + tu_below(r, 5)); what = "unknown dtype"; break; }
+      if (tu_below(r, 2)) { d.math = (smx_attn_math)(3 + tu_below(r, 5)); what = "unknown math"; break; }
       d.dtype = SMX_ATTN_F16;
       d.math = SMX_ATTN_MATH_BF16;
       what = "bf16 math on f16 storage";
@@ -805,8 +781,8 @@ static void bad_case(gen *g, rng *r) {
       d.q_stride[2] = d.dim_qk > 1 ? d.dim_qk - 1 : 0;
       if (d.len_q > 1 && d.dim_qk > 1) what = "Q row stride below Dqk";
       break;
-    case 12: d.screen_r = below(r, 2) ? 1.5 : -0.25; what = "screen_r outside [0, 1]"; break;
-    case 13: d.gate_flags = 2u << below(r, 8); what = "unknown gate flag"; break;
+    case 12: d.screen_r = tu_below(r, 2) ? 1.5 : -0.25; what = "screen_r outside [0, 1]"; break;
+    case 13: d.gate_flags = 2u << tu_below(r, 8); what = "unknown gate flag"; break;
     case 14:
       if (d.kind == SMX_ATTN_SOFTMAX) {
         d.kind = SMX_ATTN_SIGMOID;
@@ -830,7 +806,7 @@ static void bad_case(gen *g, rng *r) {
     memset(o, O_FILL, obytes);
     memset(lse, O_FILL, (rows + 1) * sizeof(float));
     smx_attention_args a = args_of(g, o, lse);
-    int k = (int)below(r, 6);
+    int k = (int)tu_below(r, 6);
     int needs = d.batch && d.heads_q && d.len_q;   /* no work: any operand may be absent */
     switch (k) {
       case 0: a.q = NULL; what = "NULL Q"; break;
@@ -891,7 +867,7 @@ static void bwd_cmp(const char *what, smx_attn_dtype dt, const void *got, int f3
                     size_t n, double eps) {
   double u = f32out ? 0.0 : dt_unit(dt), sub = f32out ? 0.0 : dt_half_sub(dt);
   for (size_t i = 0; i < n; i++) {
-    ld y = f32out ? (ld)((const float *)got)[i] : (ld)get(dt, got, i);
+    ld y = f32out ? (ld)((const float *)got)[i] : (ld)tu_attn_get(dt, got, i);
     /* the stored gradient's rounding: relative, or half the smallest subnormal of a 16-bit type */
     ld tol = (ld)eps * mag[i] + (ld)u * fabsl(ref[i]) + (ld)sub + 1e-30L;
     if (!(fabsl(y - ref[i]) <= tol)) {
@@ -912,7 +888,7 @@ static void check_backward(gen *g, const unsigned char *ob, const float *lse, ui
   size_t rows = B * Hq * Lq, nq = rows * D, nk = B * Hkv * Lk * D, nv = B * Hkv * Lk * Dv, nm = rows * Lk;
   size_t nf = B * Hq * Lk, ng = rows * ((d->gate_flags & SMX_ATTN_GATE_ELEMENTWISE) ? Dv : 1);
   if (nm > ((size_t)1 << 22)) return;   /* dbias is Lq x Lk per head: keep the soak's memory small */
-  rng r = { seed ^ 0xb4c4u };
+  tu_rng r = { seed ^ 0xb4c4u };
   smx_attn_dtype dt = d->dtype;
   size_t es = (size_t)g->es;
   unsigned char *dob = xmalloc(g->to.span * es + 1);
@@ -922,8 +898,8 @@ static void check_backward(gen *g, const unsigned char *ob, const float *lse, ui
       for (size_t i = 0; i < Lq; i++)
         for (size_t x = 0; x < Dv; x++) {
           size_t at = off(&g->to, b, h, i, x);
-          put(dt, dob, at, (float)normal(&r));
-          dol[((b * Hq + h) * Lq + i) * Dv + x] = get(dt, dob, at);
+          tu_attn_put(dt, dob, at, (float)tu_gauss(&r));
+          dol[((b * Hq + h) * Lq + i) * Dv + x] = tu_attn_get(dt, dob, at);
         }
   size_t sz[9] = { nq, nk, nv, nm, Hq, nf, ng, D, D };
   void *got[3][9];
@@ -1003,10 +979,10 @@ static void run_case(uint64_t seed) {
   make_case(seed, &g);
   smx_set_max_isa(isa_levels[g.isa]);
   if (verbose) printf("case 0x%016" PRIx64 ": %s\n", seed, cur_desc);
-  rng r = { seed ^ 0x5bd1e995u };
+  tu_rng r = { seed ^ 0x5bd1e995u };
   n_cases++;
   if (g.special) n_special++;
-  if (chance(&r, 0.12)) {
+  if (tu_chance(&r, 0.12)) {
     bad_case(&g, &r);
   } else {
     const smx_attention_desc *d = &g.c.d;
@@ -1053,44 +1029,28 @@ static void run_case(uint64_t seed) {
   free_case(&g);
 }
 
-static double wall(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int main(int argc, char **argv) {
-  double seconds = -1;
-  uint64_t seed = 0, one = 0;
-  int have_seed = 0, have_one = 0;
+  tu_soak_args a = TU_SOAK_ARGS_INIT;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--seed") && i + 1 < argc) { seed = strtoull(argv[++i], NULL, 0); have_seed = 1; }
-    else if (!strcmp(argv[i], "--case") && i + 1 < argc) { one = strtoull(argv[++i], NULL, 0); have_one = 1; }
-    else if (!strcmp(argv[i], "--verbose")) verbose = 1;
+    if (tu_soak_arg(&a, argc, argv, &i)) continue;
+    if (!strcmp(argv[i], "--verbose")) verbose = 1;
     else if (!strcmp(argv[i], "--no-known")) use_known = 0;
     else {
       fprintf(stderr, "usage: attn_soak [--seconds S] [--seed S] [--case 0xSEED] [--verbose] [--no-known]\n");
       return 2;
     }
   }
-  if (seconds < 0) {
-    const char *e = getenv("SMX_SOAK_SECONDS");
-    seconds = e && *e ? atof(e) : 15;
-  }
+  tu_soak_defaults(&a);
   isa_init();
-  if (have_one) {
+  if (a.have_one) {
     verbose = 1;
-    run_case(one);
+    run_case(a.one);
   } else {
-    if (!have_seed) seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
-    printf("attn_soak: seed 0x%016" PRIx64 ", %.0f s, %d kernel sets (replay the run: --seed 0x%016" PRIx64 ")\n", seed,
-           seconds, n_isa, seed);
+    printf("attn_soak: seed 0x%016" PRIx64 ", %.0f s, %d kernel sets (replay the run: --seed 0x%016" PRIx64 ")\n", a.seed,
+           a.seconds, n_isa, a.seed);
     fflush(stdout);
-    double t0 = wall();
-    rng r = { seed };
-    do run_case(next(&r));
-    while (wall() - t0 < seconds);
+    uint64_t s;
+    for (tu_soak_loop l = tu_soak_loop_start(&a); tu_soak_loop_next(&l, &s);) run_case(s);
   }
   smx_set_max_isa(isa_levels[n_isa ? n_isa - 1 : 0]);
   for (size_t i = 0; i < NKNOWN; i++)

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../common/soak_run.h"
 #include "smx/smx.h"
 
 /* The options of a loss call, smx_options with its loss extension beside it (as tests/common/test_util.h):
@@ -47,22 +48,7 @@ static const smx_options *tu_lo(tu_loss_opts *t) {
 
 typedef long double ld;
 
-typedef struct rng { uint64_t s; } rng;
-static uint64_t nx(rng *r) {
-  uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-static double u01(rng *r) { return (double)(nx(r) >> 11) * 0x1p-53; }
-static double uin(rng *r, double lo, double hi) { return lo + (hi - lo) * u01(r); }
-static size_t pick(rng *r, size_t n) { return n ? (size_t)(nx(r) % n) : 0; }
-static int coin(rng *r, double p) { return u01(r) < p; }
-static double gauss(rng *r) {
-  double a = u01(r), b = u01(r);
-  if (a < 1e-300) a = 1e-300;
-  return sqrt(-2 * log(a)) * cos(6.283185307179586 * b);
-}
+static double uin(tu_rng *r, double lo, double hi) { return lo + (hi - lo) * tu_uniform(r); }
 
 enum { L_FOCAL, L_ZLOSS, L_NCE, L_DICE, L_KD, L_SPARSEMAX, L_ENTMAX15, L_ENTMAX, L_N };
 static const char *const lname[L_N] = { "focal", "spherical_z", "info_nce", "dice", "kd", "sparsemax_loss",
@@ -107,14 +93,14 @@ static void *xmalloc(size_t n) {
 }
 
 /* one row of values */
-static void gen_row(rng *r, double *x, size_t n, int f64) {
+static void gen_row(tu_rng *r, double *x, size_t n, int f64) {
   double s = pow(10.0, uin(r, -1, 0.8)), off = 0;
-  int k = (int)pick(r, 10);
-  if (k == 0) off = (coin(r, 0.7) ? -1 : 1) * pow(10.0, uin(r, 1, f64 ? 4 : 3.5));
-  for (size_t j = 0; j < n; j++) x[j] = off + gauss(r) * s;
-  if (k == 1) for (size_t j = 0; j < n; j++) x[j] = coin(r, 0.5) ? x[0] : x[j];   /* ties */
+  int k = (int)tu_below(r, 10);
+  if (k == 0) off = (tu_chance(r, 0.7) ? -1 : 1) * pow(10.0, uin(r, 1, f64 ? 4 : 3.5));
+  for (size_t j = 0; j < n; j++) x[j] = off + tu_gauss(r) * s;
+  if (k == 1) for (size_t j = 0; j < n; j++) x[j] = tu_chance(r, 0.5) ? x[0] : x[j];   /* ties */
   if (k == 2) for (size_t j = 0; j < n; j++) x[j] = 1.25;                             /* constant */
-  if (k == 3 && n) x[pick(r, n)] = uin(r, 20, 60);                                    /* a spike */
+  if (k == 3 && n) x[tu_below(r, n)] = uin(r, 20, 60);                                    /* a spike */
   if (!f64) for (size_t j = 0; j < n; j++) x[j] = (double)(float)x[j];
 }
 
@@ -521,39 +507,39 @@ static long n_cases, n_fail, n_bad, n_special, n_known;
 
 static double getv(const lcase *c, const void *p, size_t i) { return c->f64 ? ((const double *)p)[i] : (double)((const float *)p)[i]; }
 
-static void make_case(uint64_t seed, lcase *c, rng *r) {
+static void make_case(uint64_t seed, lcase *c, tu_rng *r) {
   memset(c, 0, sizeof *c);
-  c->kind = (int)pick(r, L_N);
-  c->f64 = coin(r, 0.5);
-  c->rows = coin(r, 0.03) ? 0 : 1 + pick(r, 40);
-  c->cols = coin(r, 0.05) ? 1 : 2 + pick(r, 249);
-  c->red = (int)pick(r, 3);
+  c->kind = (int)tu_below(r, L_N);
+  c->f64 = tu_chance(r, 0.5);
+  c->rows = tu_chance(r, 0.03) ? 0 : 1 + tu_below(r, 40);
+  c->cols = tu_chance(r, 0.05) ? 1 : 2 + tu_below(r, 249);
+  c->red = (int)tu_below(r, 3);
   static const double gs[] = { 0, 0, 1, 0.5, -3, 1e-3 };
-  c->grad_scale = gs[pick(r, 6)];
-  c->ignore = coin(r, 0.7) ? -100 : (int64_t)pick(r, 8);
+  c->grad_scale = gs[tu_below(r, 6)];
+  c->ignore = tu_chance(r, 0.7) ? -100 : (int64_t)tu_below(r, 8);
   static const double gam[] = { 0, 0.5, 1, 2, 5 };
-  c->gamma = gam[pick(r, 5)];
-  c->has_alpha = coin(r, 0.4);
+  c->gamma = gam[tu_below(r, 5)];
+  c->has_alpha = tu_chance(r, 0.4);
   c->za = uin(r, 0.5, 5);
   c->zb = uin(r, -2, 3);
   static const double temps[] = { 0.07, 0.5, 1, 3 };
-  c->temp = c->kind == L_KD ? (double)(1 + pick(r, 4)) : temps[pick(r, 4)];
+  c->temp = c->kind == L_KD ? (double)(1 + tu_below(r, 4)) : temps[tu_below(r, 4)];
   static const double sm[] = { 0, 1, 1e-5 };
-  c->smooth = sm[pick(r, 3)];
+  c->smooth = sm[tu_below(r, 3)];
   static const double ae[] = { 1.2, 1.5, 1.7, 2, 3 };
-  c->alpha_ent = ae[pick(r, 5)];
-  c->standardize = coin(r, 0.5);
-  c->soft = c->kind == L_DICE && coin(r, 0.3);
-  c->sym = c->kind == L_NCE && coin(r, 0.4);
-  c->null_targets = c->kind == L_NCE && coin(r, 0.3);
+  c->alpha_ent = ae[tu_below(r, 5)];
+  c->standardize = tu_chance(r, 0.5);
+  c->soft = c->kind == L_DICE && tu_chance(r, 0.3);
+  c->sym = c->kind == L_NCE && tu_chance(r, 0.4);
+  c->null_targets = c->kind == L_NCE && tu_chance(r, 0.3);
   if (c->kind == L_KD) c->cols = c->cols < 2 ? 2 : c->cols;
   if ((c->sym || c->null_targets) && c->rows > c->cols) c->rows = c->cols;
-  c->ld = c->cols + (coin(r, 0.5) ? pick(r, 7) : 0);
-  c->ldt = c->cols + (coin(r, 0.5) ? pick(r, 5) : 0);
-  c->with_grad = coin(r, 0.8);
+  c->ld = c->cols + (tu_chance(r, 0.5) ? tu_below(r, 7) : 0);
+  c->ldt = c->cols + (tu_chance(r, 0.5) ? tu_below(r, 5) : 0);
+  c->with_grad = tu_chance(r, 0.8);
   int inplace_ok = c->kind != L_DICE && !(c->kind == L_NCE && c->sym);
-  c->inplace = c->with_grad && inplace_ok && coin(r, 0.2);
-  c->ldg = c->inplace ? c->ld : c->cols + (coin(r, 0.5) ? pick(r, 6) : 0);
+  c->inplace = c->with_grad && inplace_ok && tu_chance(r, 0.2);
+  c->ldg = c->inplace ? c->ld : c->cols + (tu_chance(r, 0.5) ? tu_below(r, 6) : 0);
   size_t R = c->rows, C = c->cols;
   c->x = xmalloc((R * c->ld + 1) * sizeof(double));
   c->x2 = xmalloc((R * c->ldt + 1) * sizeof(double));
@@ -561,22 +547,22 @@ static void make_case(uint64_t seed, lcase *c, rng *r) {
   c->t = xmalloc((R + 1) * sizeof(int64_t));
   for (size_t i = 0; i < R * c->ld; i++) c->x[i] = 0;
   for (size_t q = 0; q < R; q++) gen_row(r, c->x + q * c->ld, C, c->f64);
-  for (size_t j = 0; j < C; j++) c->alpha[j] = coin(r, 0.1) ? 0 : uin(r, 0.1, 2);
+  for (size_t j = 0; j < C; j++) c->alpha[j] = tu_chance(r, 0.1) ? 0 : uin(r, 0.1, 2);
   for (size_t i = 0; i < R * c->ldt; i++) c->x2[i] = 0;
   for (size_t q = 0; q < R; q++) {   /* KD's teacher, or Dice's soft targets (rows of probabilities) */
     double *t = c->x2 + q * c->ldt, sum = 0;
     if (c->kind == L_KD) gen_row(r, t, C, c->f64);
     else {
-      for (size_t j = 0; j < C; j++) sum += t[j] = coin(r, 0.5) ? 0 : u01(r);
+      for (size_t j = 0; j < C; j++) sum += t[j] = tu_chance(r, 0.5) ? 0 : tu_uniform(r);
       for (size_t j = 0; j < C; j++) t[j] = sum > 0 ? t[j] / sum : 1.0 / (double)C;
       if (!c->f64) for (size_t j = 0; j < C; j++) t[j] = (double)(float)t[j];
     }
   }
   /* targets: distinct for the symmetric InfoNCE (a column is the positive of one row at most) */
-  for (size_t q = 0; q < R; q++) c->t[q] = (int64_t)pick(r, C);
+  for (size_t q = 0; q < R; q++) c->t[q] = (int64_t)tu_below(r, C);
   if (c->sym)
     for (size_t q = 0; q < R; q++) {
-      size_t a = q + pick(r, C - q);   /* a partial Fisher-Yates draw of distinct columns */
+      size_t a = q + tu_below(r, C - q);   /* a partial Fisher-Yates draw of distinct columns */
       c->t[q] = (int64_t)a;
       for (size_t p = 0; p < q; p++) if (c->t[p] == (int64_t)a) c->t[q] = (int64_t)q;
     }
@@ -584,28 +570,28 @@ static void make_case(uint64_t seed, lcase *c, rng *r) {
     size_t *perm = xmalloc(C * sizeof *perm);
     for (size_t j = 0; j < C; j++) perm[j] = j;
     for (size_t q = 0; q < R; q++) {
-      size_t a = q + pick(r, C - q), tmp = perm[q];
+      size_t a = q + tu_below(r, C - q), tmp = perm[q];
       perm[q] = perm[a];
       perm[a] = tmp;
       c->t[q] = (int64_t)perm[q];
     }
     free(perm);
   }
-  for (size_t q = 0; q < R; q++) if (coin(r, 0.12)) c->t[q] = c->ignore;
+  for (size_t q = 0; q < R; q++) if (tu_chance(r, 0.12)) c->t[q] = c->ignore;
   for (size_t q = 0; q < R; q++) if (c->t[q] != c->ignore && (c->t[q] < 0 || c->t[q] >= (int64_t)C)) c->t[q] = 0;
   /* special values in a few rows */
-  if (coin(r, 0.2) && R) {
+  if (tu_chance(r, 0.2) && R) {
     n_special++;
-    size_t k = 1 + pick(r, 3);
+    size_t k = 1 + tu_below(r, 3);
     for (size_t s = 0; s < k; s++) {
-      size_t q = pick(r, R);
+      size_t q = tu_below(r, R);
       double *x = c->x + q * c->ld;
-      switch (pick(r, 5)) {
-        case 0: x[pick(r, C)] = NAN; break;
-        case 1: x[pick(r, C)] = INFINITY; break;
+      switch (tu_below(r, 5)) {
+        case 0: x[tu_below(r, C)] = NAN; break;
+        case 1: x[tu_below(r, C)] = INFINITY; break;
         case 2: for (size_t j = 0; j < C; j++) x[j] = -INFINITY; break;
         case 3: if (c->t[q] >= 0 && c->t[q] < (int64_t)C) x[c->t[q]] = -INFINITY; break;
-        default: for (size_t j = 0; j < C; j++) if (coin(r, 0.3)) x[j] = -INFINITY; break;
+        default: for (size_t j = 0; j < C; j++) if (tu_chance(r, 0.3)) x[j] = -INFINITY; break;
       }
     }
   }
@@ -744,7 +730,7 @@ static void check_fy(const lcase *c, const void *loss, const void *grad) {
 }
 
 /* a bad argument: refused with SMX_E_INVALID_ARG, nothing written */
-static void bad_case(lcase *c, rng *r, const void *x, const void *x2) {
+static void bad_case(lcase *c, tu_rng *r, const void *x, const void *x2) {
   size_t R = c->rows, C = c->cols, es = c->f64 ? 8 : 4, nl = nloss_of(c) + 1;
   if (R < 2 || C < 2) return;
   size_t gcount = (R - 1) * c->ldg + C + 8;
@@ -765,20 +751,20 @@ static void bad_case(lcase *c, rng *r, const void *x, const void *x2) {
   const char *what = NULL;
   int fy = c->kind >= L_SPARSEMAX, kd = c->kind == L_KD, uses_t = !kd && !c->soft && !c->null_targets;
   lcase b = *c;
-  switch (pick(r, 9)) {
+  switch (tu_below(r, 9)) {
     case 0: b.ld = C - 1; what = "ld < cols"; break;
     case 1: ldg = C - 1; what = "ldg < cols"; break;
     case 2:
       if (uses_t) {   /* (a value equal to ignore_index is a valid target) */
-        int64_t v = coin(r, 0.5) ? (int64_t)C : -5;
+        int64_t v = tu_chance(r, 0.5) ? (int64_t)C : -5;
         if (v == c->ignore) v = v < 0 ? -6 : v + 1;
-        t[pick(r, R)] = v;
+        t[tu_below(r, R)] = v;
         what = "target out of range";
       }
       break;
     case 3: xx = NULL; what = "NULL logits"; break;
-    case 4: if (!kd) { lo.e.reduction = (smx_reduction)(3 + pick(r, 5)); lop = &lo; what = "bad reduction"; } break;
-    case 5: if (!kd && !fy) { lo.e.grad_scale = coin(r, 0.5) ? NAN : INFINITY; lop = &lo; what = "grad_scale NaN / inf"; } break;
+    case 4: if (!kd) { lo.e.reduction = (smx_reduction)(3 + tu_below(r, 5)); lop = &lo; what = "bad reduction"; } break;
+    case 5: if (!kd && !fy) { lo.e.grad_scale = tu_chance(r, 0.5) ? NAN : INFINITY; lop = &lo; what = "grad_scale NaN / inf"; } break;
     case 6:   /* the gradient one element into the logits: an overlap other than exactly */
       xcopy = xmalloc((R * c->ld + 2) * es);
       memcpy(xcopy, x, R * c->ld * es);
@@ -790,12 +776,12 @@ static void bad_case(lcase *c, rng *r, const void *x, const void *x2) {
     case 7: if (!kd && !fy) { lo.o.threads = -1; lop = &lo; what = "threads -1"; } break;
     default:
       switch (c->kind) {
-        case L_FOCAL: b.gamma = coin(r, 0.5) ? -1 : NAN; what = "gamma < 0 or NaN"; break;
-        case L_ZLOSS: if (coin(r, 0.5)) b.za = coin(r, 0.5) ? 0 : -1; else b.zb = NAN; what = "a <= 0 or b NaN"; break;
-        case L_NCE: b.temp = coin(r, 0.5) ? -1 : NAN; what = "temperature < 0 or NaN"; break;
-        case L_DICE: b.smooth = coin(r, 0.5) ? -1 : NAN; what = "smooth < 0 or NaN"; break;
-        case L_KD: b.temp = coin(r, 0.5) ? NAN : -2; what = "temperature < 0 or NaN"; break;
-        case L_ENTMAX: b.alpha_ent = coin(r, 0.5) ? 1 : NAN; what = "alpha <= 1 or NaN"; break;
+        case L_FOCAL: b.gamma = tu_chance(r, 0.5) ? -1 : NAN; what = "gamma < 0 or NaN"; break;
+        case L_ZLOSS: if (tu_chance(r, 0.5)) b.za = tu_chance(r, 0.5) ? 0 : -1; else b.zb = NAN; what = "a <= 0 or b NaN"; break;
+        case L_NCE: b.temp = tu_chance(r, 0.5) ? -1 : NAN; what = "temperature < 0 or NaN"; break;
+        case L_DICE: b.smooth = tu_chance(r, 0.5) ? -1 : NAN; what = "smooth < 0 or NaN"; break;
+        case L_KD: b.temp = tu_chance(r, 0.5) ? NAN : -2; what = "temperature < 0 or NaN"; break;
+        case L_ENTMAX: b.alpha_ent = tu_chance(r, 0.5) ? 1 : NAN; what = "alpha <= 1 or NaN"; break;
         default: break;
       }
   }
@@ -813,7 +799,7 @@ static void bad_case(lcase *c, rng *r, const void *x, const void *x2) {
 }
 
 static void run_case(uint64_t seed) {
-  rng r = { seed };
+  tu_rng r = { seed };
   lcase c;
   cur = seed;
   cur_fail = 0;
@@ -822,7 +808,7 @@ static void run_case(uint64_t seed) {
   n_cases++;
   size_t R = c.rows, C = c.cols, es = c.f64 ? 8 : 4, nl = nloss_of(&c);
   void *x = stored(&c, c.x, R * c.ld), *x2 = stored(&c, c.x2, R * c.ldt);
-  if (coin(&r, 1.0 / 6)) {
+  if (tu_chance(&r, 1.0 / 6)) {
     bad_case(&c, &r, x, x2);
   } else {
     size_t gcount = R ? (R - 1) * c.ldg + C : 0;
@@ -878,42 +864,26 @@ static void run_case(uint64_t seed) {
   free_case(&c);
 }
 
-static double mono(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int main(int argc, char **argv) {
-  double seconds = -1;
-  uint64_t seed = 0, one = 0;
-  int have_seed = 0, have_one = 0;
+  tu_soak_args a = TU_SOAK_ARGS_INIT;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--seed") && i + 1 < argc) { seed = strtoull(argv[++i], NULL, 0); have_seed = 1; }
-    else if (!strcmp(argv[i], "--case") && i + 1 < argc) { one = strtoull(argv[++i], NULL, 0); have_one = 1; }
-    else if (!strcmp(argv[i], "--no-known")) use_known = 0;
+    if (tu_soak_arg(&a, argc, argv, &i)) continue;
+    if (!strcmp(argv[i], "--no-known")) use_known = 0;
     else {
       fprintf(stderr, "usage: loss_soak [--seconds S] [--seed S] [--case 0xSEED] [--no-known]\n");
       return 2;
     }
   }
-  if (seconds < 0) {
-    const char *e = getenv("SMX_SOAK_SECONDS");
-    seconds = e && *e ? atof(e) : 15;
-  }
-  if (have_one) {
+  tu_soak_defaults(&a);
+  if (a.have_one) {
     verbose = 1;
-    run_case(one);
-    printf("case 0x%016" PRIx64 ": %s\n", one, cur_desc);
+    run_case(a.one);
+    printf("case 0x%016" PRIx64 ": %s\n", a.one, cur_desc);
   } else {
-    if (!have_seed) seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
-    printf("loss_soak: seed 0x%016" PRIx64 ", %.0f s (replay the run: --seed 0x%016" PRIx64 ")\n", seed, seconds, seed);
+    printf("loss_soak: seed 0x%016" PRIx64 ", %.0f s (replay the run: --seed 0x%016" PRIx64 ")\n", a.seed, a.seconds, a.seed);
     fflush(stdout);
-    rng r = { seed };
-    double t0 = mono();
-    do run_case(nx(&r));
-    while (mono() - t0 < seconds);
+    uint64_t s;
+    for (tu_soak_loop l = tu_soak_loop_start(&a); tu_soak_loop_next(&l, &s);) run_case(s);
   }
   for (size_t i = 0; i < NKNOWN; i++)
     if (known_list[i].what) printf("known: %s: %s\n", known_list[i].what, known_seen[i] ? "seen" : "not seen in this run");
