@@ -59,6 +59,9 @@ static int profiling;
  * bitwise across thread counts, placements and the in-place form. The
  * Release runs check every element. */
 static int quick;
+/* SMX_OPS_THREADED: only the cases that call with more than one thread (the TSan run: a one-thread call
+ * starts no worker, so it has nothing to race, and TSan's cost is in the arithmetic it instruments) */
+static int threaded_only;
 
 /* CPU time of the process (every thread), what a test costs on shared cores */
 static double now(void) {
@@ -608,6 +611,12 @@ static int op_runs(size_t op, const family *f, const int *run_dt) {
   if ((op_table[op].caps & OP_SHORT_ROWS) && f->n > ((size_t)1 << 14)) return 0;
   if ((op_table[op].caps & OP_INV_TEMP) && f->T != 0.0 && !(1.0 / f->T >= DBL_MIN && 1.0 / f->T <= DBL_MAX)) return 0;
   if (!run_dt[d] || !ops_op_wanted(op)) return 0;
+  if (threaded_only) {
+    int plan[MAX_THREADS];
+    int rows_threaded = f->n > 0 && f->n <= ROWS_FORM_MAX && 3 * f->n >= ROWS_SPLIT_MIN;   /* rows_form */
+    if (!rows_threaded && thread_plan(&op_table[op], f, (op_table[op].caps & OP_ALGOS) ? 4 : 1, 0, plan) < 2)
+      return 0;
+  }
   return (f->kind & want) != 0;
 }
 
@@ -666,6 +675,8 @@ int main(int argc, char **argv) {
   levels_init();
   profiling = getenv("SMX_OPS_PROFILE") != NULL;
   quick = getenv("SMX_OPS_QUICK") && strcmp(getenv("SMX_OPS_QUICK"), "0") != 0;
+  threaded_only = getenv("SMX_OPS_THREADED") && strcmp(getenv("SMX_OPS_THREADED"), "0") != 0;
+  if (threaded_only) printf("SMX_OPS_THREADED: only the cases that call with more than one thread\n");
   const char *only = getenv("SMX_OPS_DTYPES");
   int run_dt[4] = { 1, 1, 1, 1 };
   if (only) {
